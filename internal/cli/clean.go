@@ -1,0 +1,39 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/calibra-bench/calibra/internal/engine/postgres"
+)
+
+func (a *app) cleanCommand() *cobra.Command {
+	var path string
+	cmd := &cobra.Command{
+		Use:   "clean",
+		Short: "Stop and remove the managed instance under --path",
+		Long: `Remove PATH/calibra-pg, the managed PostgreSQL instance calibra created on the
+storage under test, stopping its server first if a crashed calibra left one
+running. Run directories are kept.`,
+		Example: `  calibra clean --path /mnt/array`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkPath(path, 0, "clean"); err != nil {
+				return err
+			}
+			removed, err := postgres.Remove(path)
+			if err != nil {
+				return wrap(fmt.Errorf("remove the managed instance: %w", err))
+			}
+			if removed {
+				fmt.Fprintf(a.stderr, "removed the managed instance under %s\n", path)
+			} else {
+				fmt.Fprintf(a.stderr, "no managed instance under %s\n", path)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&path, "path", ".", "directory on the storage under test")
+	return cmd
+}

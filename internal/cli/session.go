@@ -1,0 +1,251 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/observe"
+	"github.com/calibra-bench/calibra/internal/progress"
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// defaultStopGrace is how long a child gets to stop cleanly before it is
+// killed: a PostgreSQL fast shutdown writes a checkpoint first.
+const defaultStopGrace = time.Minute
+
+// common are the flags every running command shares (DESIGN.md).
+type common struct {
+	path, out, label, dsn, progress string
+	seed                            uint64
+	json                            bool
+	pgBin, runAs, dbCache           string
+}
+
+func (c *common) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&c.path, "path", ".", "directory on the storage under test; the managed PostgreSQL instance lives in PATH/calibra-pg")
+	f.StringVar(&c.out, "out", "", "run directory (default ./calibra-runs/<UTC time>_<label>)")
+	f.StringVar(&c.label, "label", "", "names the run in its directory name, report and comparisons")
+	f.StringVar(&c.dsn, "dsn", "", "use an existing PostgreSQL server instead of the managed instance (postgres://user:pass@host:port/db)")
+	f.Uint64Var(&c.seed, "seed", 1, "seed of every random choice, for reproducible data and workloads")
+	f.StringVar(&c.progress, "progress", progress.Auto, "progress on stderr: auto (redrawn on a terminal), plain (a line every 10 s) or none")
+	f.BoolVar(&c.json, "json", false, "print the final results as JSON on stdout")
+	f.StringVar(&c.pgBin, "pg-bin", "", "directory of the PostgreSQL server binaries (default: pg_config --bindir, /usr/lib/postgresql/*/bin, PATH)")
+	f.StringVar(&c.runAs, "run-as", "", "unprivileged account that runs the managed server when calibra runs as root (default postgres)")
+	f.StringVar(&c.dbCache, "db-cache", postgres.DefaultDBCache, "database cache of the managed instance (shared_buffers), e.g. 256MB or 8GB")
+}
+
+// problems collects every input problem so they are reported at once.
+type problems []error
+
+func (p *problems) add(fix, format string, args ...any) {
+	*p = append(*p, fault.Input(fix, format, args...))
+}
+
+func (p problems) err() error { return errors.Join(p...) }
+
+func (c *common) validate(p *problems) {
+	switch c.progress {
+	case progress.Auto, progress.Plain, progress.None:
+	default:
+		p.add("use auto, plain or none", "--progress %q is not a progress mode", c.progress)
+	}
+	if c.dsn == "" && c.dbCache != "" && !validMemory(c.dbCache) {
+		p.add("give a size such as 256MB or 8GB", "--db-cache %q is not a memory size", c.dbCache)
+	}
+}
+
+func validMemory(s string) bool {
+	s = strings.TrimSpace(s)
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		return false
+	}
+	switch strings.ToUpper(s[i:]) {
+	case "", "KB", "MB", "GB", "TB":
+		return true
+	}
+	return false
+}
+
+// checkPath verifies the storage path before anything is written: it must
+// exist, be a writable directory, and have room for what will be put there.
+func checkPath(path string, needBytes uint64, what string) error {
+	st, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return fault.Input("create it or choose another --path", "the path %s does not exist", path)
+	}
+	if err != nil {
+		return fault.Input("choose another --path", "the path %s cannot be read: %v", path, errors.Unwrap(err))
+	}
+	if !st.IsDir() {
+		return fault.Input("give a directory on the storage under test", "the path %s is not a directory", path)
+	}
+	if err := unix.Access(path, unix.W_OK); err != nil {
+		return fault.Input("choose a --path you can write to", "the path %s is not writable (%v)", path, err)
+	}
+	var fs unix.Statfs_t
+	if err := unix.Statfs(path, &fs); err == nil {
+		free := fs.Bavail * uint64(fs.Bsize)
+		if free < needBytes {
+			return fault.Input("free some space or choose another --path",
+				"the path %s has %s free but %s needs about %s", path, humanBytes(free), what, humanBytes(needBytes))
+		}
+	}
+	return nil
+}
+
+func humanBytes(b uint64) string {
+	const unit = 1 << 10
+	if b < unit {
+		return fmt.Sprintf("%d B", b)
+	}
+	div, exp := uint64(unit), 0
+	for n := b / unit; n >= unit; n /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(b)/float64(div), "KMGTPE"[exp])
+}
+
+// session is a running command: its run directory, target and progress.
+type session struct {
+	dir    *results.Dir
+	target *postgres.Target
+	prog   *progress.Printer
+}
+
+// stepFunc does a command's work and returns its steps (also when it fails
+// part-way, so that what was measured is kept).
+type stepFunc func(ctx context.Context, s *session) ([]results.Step, error)
+
+// runSession opens the target and the run directory, runs body, records its
+// steps and the final status, and stops the managed server on every path.
+func (a *app) runSession(ctx context.Context, command string, c *common, maxConns int, needBytes uint64, body stepFunc) error {
+	if c.dsn == "" {
+		if err := checkPath(c.path, needBytes, command); err != nil {
+			return err
+		}
+	}
+	target, err := postgres.Prepare(ctx, postgres.TargetConfig{DSN: c.dsn, Path: c.path, PGBin: c.pgBin,
+		RunAs: c.runAs, DBCache: c.dbCache, MaxConnections: maxConns})
+	if err != nil {
+		return err
+	}
+	started := time.Now().UTC()
+	out := c.out
+	if out == "" {
+		out = results.DefaultPath(started, c.label)
+	}
+	storage := observe.Storage(c.path)
+	if c.dsn != "" {
+		storage = results.Storage{}
+	}
+	run := &results.Run{StartedAt: started, Meta: results.Meta{ToolVersion: Version, Command: command,
+		Label: c.label, Seed: c.seed, Host: observe.Host(), Storage: storage, Engine: &target.Info}}
+	dir, err := results.Create(out, run)
+	if err != nil {
+		return err
+	}
+	logFile, err := os.OpenFile(dir.File("logs", "calibra.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	prog := progress.New(a.stderr, c.progress, a.stderrTTY)
+	prog.LogTo(logFile)
+	prog.Phase("calibra %s: %s, run directory %s", Version, command, dir.Path)
+
+	s := &session{dir: dir, target: target, prog: prog}
+	steps, err := a.runTarget(ctx, s, body)
+	for _, st := range steps {
+		if st.Status == "" {
+			st.Status = stepStatus(ctx, err)
+		}
+		if serr := dir.AddStep(st); serr != nil && err == nil {
+			err = serr
+		}
+	}
+	status := stepStatus(ctx, err)
+	if err != nil {
+		fmt.Fprintf(logFile, "%s error: %v\n", time.Now().UTC().Format(time.RFC3339Nano), err)
+	}
+	if ferr := dir.Finish(status, err); ferr != nil && err == nil {
+		err = ferr
+	}
+	a.summary(dir, prog, status)
+	if c.json {
+		if r, lerr := results.Load(dir.Path); lerr == nil {
+			enc := json.NewEncoder(a.stdout)
+			enc.SetIndent("", "  ")
+			_ = enc.Encode(r)
+		}
+	}
+	if status == results.StatusInterrupted {
+		return wrap(fault.ErrInterrupted)
+	}
+	return wrap(err)
+}
+
+func (a *app) runTarget(ctx context.Context, s *session, body stepFunc) ([]results.Step, error) {
+	s.target.SetServerLog(s.dir.File("logs", "server.log"))
+	defer func() {
+		if err := s.target.Stop(); err != nil {
+			s.prog.Phase("warning: %v", err)
+		}
+	}()
+	if s.target.Managed != nil {
+		s.prog.Phase("starting the managed PostgreSQL %s in %s", s.target.Info.Version, s.target.Managed.DataDir)
+	}
+	initialised, err := s.target.Start(ctx, a.group)
+	if initialised {
+		s.prog.Phase("initialised a new data directory %s", s.target.Managed.DataDir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.dir.Update(func(r *results.Run) { r.Meta.Engine = &s.target.Info }); err != nil {
+		return nil, err
+	}
+	return body(ctx, s)
+}
+
+func stepStatus(ctx context.Context, err error) string {
+	switch {
+	case ctx.Err() != nil:
+		return results.StatusInterrupted
+	case err != nil:
+		return results.StatusFailed
+	default:
+		return results.StatusComplete
+	}
+}
+
+// newStep starts a step record.
+func newStep(kind, name string, started time.Time, body any) results.Step {
+	now := time.Now().UTC()
+	return results.Step{StepHeader: results.StepHeader{Kind: kind, Name: name, StartedAt: started.UTC(), FinishedAt: &now}, Body: body}
+}
+
+// writeFile writes a run-directory file atomically.
+func writeFile(dir *results.Dir, data []byte, parts ...string) error {
+	path := dir.File(parts...)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return results.WriteFileAtomic(path, data)
+}

@@ -1,0 +1,110 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/calibra-bench/calibra/internal/fault"
+)
+
+// ParseDSN parses a URL or key=value DSN, turning a malformed one into an
+// input error that never repeats the password.
+func ParseDSN(dsn string) (*pgx.ConnConfig, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, fault.Input("write it as postgres://user:password@host:port/db or 'host=... user=... dbname=...'",
+			"the --dsn %s cannot be parsed", RedactDSN(dsn))
+	}
+	return cfg, nil
+}
+
+// Connect opens one connection and explains a failure in one sentence, with
+// the password never printed.
+func Connect(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err == nil {
+		return conn, nil
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	where := fmt.Sprintf("%s@%s:%d/%s", cfg.User, cfg.Host, cfg.Port, cfg.Database)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "28P01", "28000":
+			return nil, fault.Input("check the user and password in --dsn (and pg_hba.conf on the server)",
+				"PostgreSQL refused the login of %s", where)
+		case "3D000":
+			return nil, fault.Input("create the database or name an existing one in --dsn",
+				"the database %q does not exist on %s:%d", cfg.Database, cfg.Host, cfg.Port)
+		}
+	}
+	msg := redactSecret(innermost(err), cfg.Password)
+	return nil, fault.Input("check the host and port in --dsn and that the server is running",
+		"cannot connect to %s: %s", where, msg)
+}
+
+func innermost(err error) string {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err.Error()
+		}
+		err = next
+	}
+}
+
+var kvPassword = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)`)
+
+// RedactDSN hides the password of a URL or key=value DSN.
+func RedactDSN(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" && strings.HasPrefix(u.Scheme, "postgres") {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		}
+		q := u.Query()
+		if q.Has("password") {
+			q.Set("password", "xxxxx")
+			u.RawQuery = q.Encode()
+		}
+		return u.String()
+	}
+	return kvPassword.ReplaceAllString(dsn, "${1}xxxxx")
+}
+
+func redactSecret(s, secret string) string {
+	if secret == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, secret, "xxxxx")
+}
+
+// Describe returns the server version and every setting not at its default.
+func Describe(ctx context.Context, conn *pgx.Conn) (string, map[string]string, error) {
+	var version string
+	if err := conn.QueryRow(ctx, "SHOW server_version").Scan(&version); err != nil {
+		return "", nil, err
+	}
+	rows, err := conn.Query(ctx, `SELECT name, setting || coalesce(unit, '') FROM pg_settings
+		WHERE source NOT IN ('default', 'override') AND name NOT LIKE 'lc\_%' ORDER BY name`)
+	if err != nil {
+		return "", nil, err
+	}
+	settings := map[string]string{}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return "", nil, err
+		}
+		settings[k] = v
+	}
+	return version, settings, rows.Err()
+}

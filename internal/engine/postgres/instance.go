@@ -1,0 +1,398 @@
+package postgres
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/proc"
+)
+
+// DataDirName is the managed instance's directory under the storage path.
+const DataDirName = "calibra-pg"
+
+// Superuser and Database are the role and database of the managed instance.
+const (
+	Superuser = "calibra"
+	Database  = "calibra"
+)
+
+// InstanceConfig describes a managed instance.
+type InstanceConfig struct {
+	Path           string   // storage under test; the data directory goes under it
+	Bin            Binaries // server installation
+	RunAs          string   // account to run the server as when calibra is root
+	DBCache        string   // shared_buffers, e.g. "1GB"
+	MaxConnections int
+	LogFile        string // server log, in the run directory
+}
+
+// Instance is a throwaway PostgreSQL server calibra creates, starts and stops
+// with its data on the storage under test.
+type Instance struct {
+	cfg       InstanceConfig
+	DataDir   string
+	SocketDir string
+	Port      int
+	uid, gid  int
+	account   string
+	server    *proc.Proc
+	log       *os.File
+}
+
+// NewInstance resolves the account and paths; it starts nothing.
+func NewInstance(cfg InstanceConfig) (*Instance, error) {
+	in := &Instance{cfg: cfg, DataDir: filepath.Join(cfg.Path, DataDirName), uid: -1, gid: -1}
+	if os.Geteuid() == 0 {
+		name := cfg.RunAs
+		if name == "" {
+			name = "postgres"
+		}
+		u, err := user.Lookup(name)
+		if err != nil {
+			return nil, fault.Input("install postgresql (it creates the 'postgres' account) or pass --run-as USER naming an unprivileged account",
+				"PostgreSQL refuses to run as root and the account %q does not exist", name)
+		}
+		in.uid, _ = strconv.Atoi(u.Uid)
+		in.gid, _ = strconv.Atoi(u.Gid)
+		if in.uid == 0 {
+			return nil, fault.Input("pass --run-as USER naming an unprivileged account", "PostgreSQL refuses to run as root (--run-as %s)", name)
+		}
+		in.account = name
+		if err := checkReachable(cfg.Path, in.uid, in.gid); err != nil {
+			return nil, err
+		}
+	}
+	return in, nil
+}
+
+// checkReachable verifies that the account can traverse every directory
+// above path: initdb fails late and obscurely otherwise.
+func checkReachable(path string, uid, gid int) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	for dir := abs; ; dir = filepath.Dir(dir) {
+		st, err := os.Stat(dir)
+		if err != nil {
+			return fault.Input("create it or choose another --path", "the path %s does not exist", dir)
+		}
+		sys := st.Sys().(*syscall.Stat_t)
+		mode := st.Mode().Perm()
+		ok := mode&0o001 != 0 ||
+			(int(sys.Uid) == uid && mode&0o100 != 0) ||
+			(int(sys.Gid) == gid && mode&0o010 != 0)
+		if !ok {
+			return fault.Input(fmt.Sprintf("run 'chmod o+x %s' or choose a --path the account can reach (or --run-as another account)", dir),
+				"the account that runs PostgreSQL (uid %d) cannot enter %s", uid, dir)
+		}
+		if dir == "/" {
+			return nil
+		}
+	}
+}
+
+// Exists reports whether the data directory has been initialised.
+func (in *Instance) Exists() bool {
+	_, err := os.Stat(filepath.Join(in.DataDir, "PG_VERSION"))
+	return err == nil
+}
+
+// Init runs initdb into the data directory.
+func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
+	if err := os.MkdirAll(in.DataDir, 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", in.DataDir, err)
+	}
+	if err := in.chown(in.DataDir); err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, in.cfg.Bin.Path("initdb"),
+		"-D", in.DataDir, "-U", Superuser, "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync")
+	out, err := in.runAs(group, "initdb", cmd)
+	if err != nil {
+		return fmt.Errorf("initdb into %s: %w\n%s", in.DataDir, err, lastLines(out, 8))
+	}
+	return nil
+}
+
+// runAs runs a short-lived program as the instance's account, owned by group.
+func (in *Instance) runAs(group *proc.Group, name string, cmd *exec.Cmd) (string, error) {
+	in.credentials(cmd)
+	var buf strings.Builder
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	p, err := group.Start(name, cmd, syscall.SIGTERM)
+	if err != nil {
+		return "", err
+	}
+	<-p.Done()
+	return buf.String(), p.Err()
+}
+
+func (in *Instance) credentials(cmd *exec.Cmd) {
+	cmd.Env = []string{"LC_ALL=C", "PATH=/usr/bin:/bin", "TZ=UTC"}
+	if in.uid < 0 {
+		return
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(in.uid), Gid: uint32(in.gid)}}
+	cmd.Dir = "/"
+}
+
+func (in *Instance) chown(path string) error {
+	if in.uid < 0 {
+		return nil
+	}
+	if err := os.Chown(path, in.uid, in.gid); err != nil {
+		return fmt.Errorf("give %s to the account %s: %w", path, in.account, err)
+	}
+	return nil
+}
+
+// Settings are the server settings calibra starts the instance with: sane
+// for a benchmark, honest about durability (fsync and synchronous commit on).
+func (in *Instance) Settings() map[string]string {
+	maxConn := in.cfg.MaxConnections
+	if maxConn < 100 {
+		maxConn = 100
+	}
+	cache := in.cfg.DBCache
+	if cache == "" {
+		cache = DefaultDBCache
+	}
+	s := map[string]string{
+		"listen_addresses":             "127.0.0.1",
+		"port":                         strconv.Itoa(in.Port),
+		"unix_socket_directories":      in.SocketDir,
+		"shared_buffers":               cache,
+		"max_connections":              strconv.Itoa(maxConn),
+		"max_wal_size":                 "8GB",
+		"min_wal_size":                 "1GB",
+		"checkpoint_completion_target": "0.9",
+		"track_io_timing":              "on",
+		"jit":                          "off",
+		"logging_collector":            "off",
+		"log_line_prefix":              "%m [%p] ",
+		"log_checkpoints":              "on",
+		"maintenance_work_mem":         "512MB",
+		"fsync":                        "on",
+		"synchronous_commit":           "on",
+		"full_page_writes":             "on",
+	}
+	if in.cfg.Bin.Major >= 14 {
+		s["track_wal_io_timing"] = "on"
+	}
+	return s
+}
+
+// DefaultDBCache is shared_buffers when the study does not say.
+const DefaultDBCache = "1GB"
+
+// Start starts the server as a child of calibra and waits until it accepts
+// connections. The caller must Stop it on every path.
+func (in *Instance) Start(ctx context.Context, group *proc.Group) error {
+	if pid, ok := in.runningPID(); ok {
+		return fault.Input(fmt.Sprintf("wait for the other calibra to finish, or run 'calibra clean --path %s'", in.cfg.Path),
+			"a PostgreSQL server (pid %d) is already running on %s", pid, in.DataDir)
+	}
+	sock, err := os.MkdirTemp("", "calibra-sock-")
+	if err != nil {
+		return err
+	}
+	in.SocketDir = sock
+	if err := in.chown(sock); err != nil {
+		return err
+	}
+	if in.cfg.LogFile != "" {
+		in.log, err = os.OpenFile(in.cfg.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("open the server log: %w", err)
+		}
+	}
+	for attempt := 0; ; attempt++ {
+		if in.Port, err = freePort(); err != nil {
+			return err
+		}
+		err = in.startOnce(ctx, group)
+		if err == nil || attempt == 2 || ctx.Err() != nil || !strings.Contains(err.Error(), "could not bind") {
+			return err
+		}
+	}
+}
+
+func (in *Instance) startOnce(ctx context.Context, group *proc.Group) error {
+	args := []string{"-D", in.DataDir}
+	settings := in.Settings()
+	keys := make([]string, 0, len(settings))
+	for k := range settings {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		args = append(args, "-c", k+"="+settings[k])
+	}
+	cmd := exec.Command(in.cfg.Bin.Path("postgres"), args...)
+	in.credentials(cmd)
+	var tail tailBuffer
+	if in.log != nil {
+		cmd.Stdout, cmd.Stderr = in.log, io.MultiWriter(in.log, &tail)
+	} else {
+		cmd.Stdout, cmd.Stderr = &tail, &tail
+	}
+	// SIGINT is PostgreSQL's fast shutdown: abort sessions, checkpoint, exit.
+	p, err := group.Start("postgres", cmd, syscall.SIGINT)
+	if err != nil {
+		return err
+	}
+	in.server = p
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		conn, err := pgx.Connect(ctx, in.ConnString("postgres"))
+		if err == nil {
+			conn.Close(ctx)
+			return nil
+		}
+		select {
+		case <-p.Done():
+			in.server = nil
+			return fmt.Errorf("the PostgreSQL server exited while starting: %s", strings.TrimSpace(tail.String()))
+		case <-ctx.Done():
+			in.Stop()
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			in.Stop()
+			return fmt.Errorf("the PostgreSQL server did not accept connections within 2 minutes: %s", strings.TrimSpace(tail.String()))
+		}
+	}
+}
+
+// Stop shuts the server down (fast shutdown, then kill after a grace period)
+// and removes its socket directory. Safe to call more than once.
+func (in *Instance) Stop() error {
+	var err error
+	if in.server != nil {
+		err = in.server.Stop(time.Minute)
+		in.server = nil
+	}
+	if in.SocketDir != "" {
+		os.RemoveAll(in.SocketDir)
+		in.SocketDir = ""
+	}
+	if in.log != nil {
+		in.log.Close()
+		in.log = nil
+	}
+	return err
+}
+
+// ConnString is a libpq-style connection string to db over the Unix socket.
+func (in *Instance) ConnString(db string) string {
+	return fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable", in.SocketDir, in.Port, Superuser, db)
+}
+
+// runningPID reports a live postmaster that owns the data directory.
+func (in *Instance) runningPID() (int, bool) {
+	data, err := os.ReadFile(filepath.Join(in.DataDir, "postmaster.pid"))
+	if err != nil {
+		return 0, false
+	}
+	first, _, _ := strings.Cut(string(data), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(first))
+	if err != nil || pid <= 0 {
+		return 0, false
+	}
+	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	if err != nil || !strings.HasPrefix(string(comm), "postgres") {
+		return 0, false
+	}
+	return pid, true
+}
+
+// Remove stops any server left running on the data directory under path
+// (a crashed calibra's) and deletes the directory. It reports whether there
+// was anything to remove.
+func Remove(path string) (bool, error) {
+	in := &Instance{DataDir: filepath.Join(path, DataDirName)}
+	if _, err := os.Stat(in.DataDir); errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if pid, ok := in.runningPID(); ok {
+		_ = syscall.Kill(pid, syscall.SIGQUIT)
+		for i := 0; i < 100; i++ {
+			if _, ok := in.runningPID(); !ok {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if _, ok := in.runningPID(); ok {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	return true, os.RemoveAll(in.DataDir)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free loopback port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// tailBuffer keeps the last few KiB written to it: the server's last words
+// when it fails to start.
+type tailBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > 4096 {
+		t.b = t.b[len(t.b)-4096:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	sc := bufio.NewScanner(strings.NewReader(string(t.b)))
+	var lines []string
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	if len(lines) > 5 {
+		lines = lines[len(lines)-5:]
+	}
+	return strings.Join(lines, " | ")
+}

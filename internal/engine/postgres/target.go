@@ -1,0 +1,203 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/calibra-bench/calibra/internal/fault"
+
+	"github.com/calibra-bench/calibra/internal/proc"
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// TargetConfig says which server to use: an existing one (DSN) or the
+// managed instance under Path.
+type TargetConfig struct {
+	DSN            string
+	Path           string
+	PGBin          string
+	RunAs          string
+	DBCache        string
+	MaxConnections int
+	ServerLog      string
+}
+
+// Target is the database calibra measures, managed or not.
+type Target struct {
+	Managed *Instance // nil with --dsn
+	conn    *pgx.ConnConfig
+	Info    results.Engine
+}
+
+// Prepare checks everything that can be checked before a run directory
+// exists: binaries, the account and its access, the DSN's syntax and reach.
+func Prepare(ctx context.Context, cfg TargetConfig) (*Target, error) {
+	if cfg.DSN != "" {
+		cc, err := ParseDSN(cfg.DSN)
+		if err != nil {
+			return nil, err
+		}
+		conn, err := Connect(ctx, cc)
+		if err != nil {
+			return nil, err
+		}
+		defer conn.Close(ctx)
+		t := &Target{conn: cc, Info: results.Engine{Name: "postgresql", Target: RedactDSN(cfg.DSN)}}
+		if t.Info.Version, t.Info.Settings, err = Describe(ctx, conn); err != nil {
+			return nil, fmt.Errorf("read server settings: %w", err)
+		}
+		return t, nil
+	}
+	bin, err := FindBinaries(cfg.PGBin)
+	if err != nil {
+		return nil, err
+	}
+	in, err := NewInstance(InstanceConfig{Path: cfg.Path, Bin: bin, RunAs: cfg.RunAs, DBCache: cfg.DBCache,
+		MaxConnections: cfg.MaxConnections, LogFile: cfg.ServerLog})
+	if err != nil {
+		return nil, err
+	}
+	return &Target{Managed: in, Info: results.Engine{Name: "postgresql", Version: bin.Version, Managed: true, Target: in.DataDir}}, nil
+}
+
+// SetServerLog names the managed server's log file (in the run directory,
+// which exists only after Prepare).
+func (t *Target) SetServerLog(path string) {
+	if t.Managed != nil {
+		t.Managed.cfg.LogFile = path
+	}
+}
+
+// Start initialises (first time only) and starts the managed instance and
+// makes sure its database exists; with a DSN it does nothing.
+func (t *Target) Start(ctx context.Context, group *proc.Group) (initialised bool, err error) {
+	in := t.Managed
+	if in == nil {
+		return false, nil
+	}
+	if !in.Exists() {
+		if err := in.Init(ctx, group); err != nil {
+			return false, err
+		}
+		initialised = true
+	}
+	if err := in.Start(ctx, group); err != nil {
+		return initialised, err
+	}
+	cc, err := pgx.ParseConfig(in.ConnString("postgres"))
+	if err != nil {
+		return initialised, err
+	}
+	conn, err := pgx.ConnectConfig(ctx, cc)
+	if err != nil {
+		return initialised, fmt.Errorf("connect to the managed instance: %w", err)
+	}
+	defer conn.Close(ctx)
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", Database).Scan(&exists); err != nil {
+		return initialised, err
+	}
+	if !exists {
+		if _, err := conn.Exec(ctx, "CREATE DATABASE "+Database); err != nil {
+			return initialised, fmt.Errorf("create database %s: %w", Database, err)
+		}
+	}
+	t.Info.Version, t.Info.Settings, err = Describe(ctx, conn)
+	if err != nil {
+		return initialised, fmt.Errorf("read server settings: %w", err)
+	}
+	t.conn, err = pgx.ParseConfig(in.ConnString(Database))
+	return initialised, err
+}
+
+// Stop stops the managed instance, if any.
+func (t *Target) Stop() error {
+	if t.Managed == nil {
+		return nil
+	}
+	return t.Managed.Stop()
+}
+
+// ConnConfig returns a fresh copy of the benchmark database's connection
+// settings, to which callers add their own runtime parameters.
+func (t *Target) ConnConfig() *pgx.ConnConfig { return t.conn.Copy() }
+
+// TemplateDatabase holds the managed instance's loaded copy, from which the
+// benchmark database is recreated for a clean start.
+const TemplateDatabase = "calibra_template"
+
+// maintenance connects to the managed instance's postgres database, from
+// which the benchmark database can be copied or dropped.
+func (t *Target) maintenance(ctx context.Context) (*pgx.Conn, error) {
+	return pgx.Connect(ctx, t.Managed.ConnString("postgres"))
+}
+
+// SaveTemplate copies the benchmark database into the template database,
+// replacing an older one. Nobody may be connected to the benchmark database.
+func (t *Target) SaveTemplate(ctx context.Context) (string, error) {
+	conn, err := t.maintenance(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(context.Background())
+	if err := dropDatabase(ctx, conn, TemplateDatabase); err != nil {
+		return "", err
+	}
+	if _, err := conn.Exec(ctx, "CHECKPOINT"); err != nil {
+		return "", err
+	}
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+TemplateDatabase+" TEMPLATE "+Database+t.copyStrategy()); err != nil {
+		return "", fmt.Errorf("copy the loaded database: %w", err)
+	}
+	if _, err := conn.Exec(ctx, "ALTER DATABASE "+TemplateDatabase+" WITH IS_TEMPLATE true ALLOW_CONNECTIONS false"); err != nil {
+		return "", err
+	}
+	return TemplateDatabase, nil
+}
+
+// RestoreTemplate recreates the benchmark database from the template: the
+// open equivalent of a guaranteed restore point.
+func (t *Target) RestoreTemplate(ctx context.Context) error {
+	conn, err := t.maintenance(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", TemplateDatabase).Scan(&exists); err != nil {
+		return err
+	}
+	if !exists {
+		return fault.Input("build it with 'calibra oltp build'", "there is no loaded template to reset from")
+	}
+	if err := dropDatabase(ctx, conn, Database); err != nil {
+		return err
+	}
+	_, err = conn.Exec(ctx, "CREATE DATABASE "+Database+" TEMPLATE "+TemplateDatabase+t.copyStrategy())
+	return err
+}
+
+// copyStrategy asks for a file-level copy where the server offers the
+// choice (15+): much faster than WAL-logging every block of a big database.
+func (t *Target) copyStrategy() string {
+	if t.Managed.cfg.Bin.Major >= 15 {
+		return " STRATEGY FILE_COPY"
+	}
+	return ""
+}
+
+func dropDatabase(ctx context.Context, conn *pgx.Conn, name string) error {
+	if _, err := conn.Exec(ctx, "ALTER DATABASE "+name+" WITH IS_TEMPLATE false"); err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "3D000" {
+			return nil
+		}
+		return err
+	}
+	_, err := conn.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)")
+	return err
+}

@@ -1,0 +1,67 @@
+// Package hist records latencies in HDR histograms (three significant
+// digits) and summarises them in the units results.json uses.
+package hist
+
+import (
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// Range of a recorded latency, in microseconds: 1 µs to 10 minutes. A longer
+// latency is recorded as the maximum (and still counts in exact means).
+const (
+	minMicros = 1
+	maxMicros = int64(10 * time.Minute / time.Microsecond)
+	sigFigs   = 3
+)
+
+// Histogram is a latency histogram in microseconds.
+type Histogram struct{ h *hdrhistogram.Histogram }
+
+// New returns an empty histogram.
+func New() *Histogram { return &Histogram{hdrhistogram.New(minMicros, maxMicros, sigFigs)} }
+
+// Record adds one latency.
+func (h *Histogram) Record(d time.Duration) {
+	us := d.Microseconds()
+	if us < minMicros {
+		us = minMicros
+	} else if us > maxMicros {
+		us = maxMicros
+	}
+	_ = h.h.RecordValue(us)
+}
+
+// Merge adds every value of o.
+func (h *Histogram) Merge(o *Histogram) { h.h.Merge(o.h) }
+
+// Reset empties the histogram.
+func (h *Histogram) Reset() { h.h.Reset() }
+
+// Count is the number of recorded values.
+func (h *Histogram) Count() int64 { return h.h.TotalCount() }
+
+// QuantileMs returns the q-th percentile (0-100) in milliseconds.
+func (h *Histogram) QuantileMs(q float64) float64 {
+	return float64(h.h.ValueAtQuantile(q)) / 1000
+}
+
+// Summary gives the percentiles of results.Latency; mean is passed in
+// because callers keep it exactly.
+func (h *Histogram) Summary(meanMs float64) results.Latency {
+	return results.Latency{
+		Mean: round3(meanMs),
+		P50:  h.QuantileMs(50),
+		P90:  h.QuantileMs(90),
+		P95:  h.QuantileMs(95),
+		P99:  h.QuantileMs(99),
+		Max:  float64(h.h.Max()) / 1000,
+	}
+}
+
+func round3(v float64) float64 {
+	return float64(int64(v*1000+0.5)) / 1000
+}

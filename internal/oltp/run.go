@@ -1,0 +1,381 @@
+package oltp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/hist"
+	"github.com/calibra-bench/calibra/internal/oltp/tpcc"
+	"github.com/calibra-bench/calibra/internal/progress"
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// RunConfig is a timed run.
+type RunConfig struct {
+	Warehouses     int // 0: as built
+	Users          int
+	Mode           Mode
+	KeyingThinking float64 // scale of the spec's keying and think times; 0 is off
+	Rampup         time.Duration
+	Duration       time.Duration
+	Seed           uint64
+}
+
+// ErrNotBuilt means the target holds no complete build.
+var ErrNotBuilt = errors.New("no TPC-C-like schema is built")
+
+// MaxUsersPerWarehouse is the specification's ten terminals per warehouse,
+// binding when keying and think times are on.
+const MaxUsersPerWarehouse = 10
+
+// Tick is one second of the run as the client saw it (live figures, for
+// the timeline; the window's metrics come from its edges).
+type Tick struct {
+	At         time.Time
+	ElapsedS   float64
+	Phase      string
+	TPM        float64 // completed transactions per minute
+	NOPMClient float64 // committed New-Orders per minute
+	ARTMs      float64
+	P90Ms      float64
+	Errors     int64
+}
+
+// Run drives a timed run: all users start together, run through the
+// ramp-up, then the timed window; metrics cover the window only.
+func Run(ctx context.Context, t *postgres.Target, cfg RunConfig, prog *progress.Printer) (*results.OLTP, []Tick, error) {
+	ctl, err := connect(ctx, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer ctl.Close(context.Background())
+	bi, err := ReadBuildInfo(ctx, ctl)
+	if err != nil {
+		return nil, nil, err
+	}
+	if bi == nil {
+		return nil, nil, ErrNotBuilt
+	}
+	if cfg.Warehouses == 0 {
+		cfg.Warehouses = bi.Warehouses
+	}
+	if cfg.Warehouses != bi.Warehouses {
+		return nil, nil, fault.Input(fmt.Sprintf("pass --warehouses %d, or rebuild with 'calibra oltp build --rebuild --warehouses %d'", bi.Warehouses, cfg.Warehouses),
+			"the schema holds %d warehouses but the run asks for %d", bi.Warehouses, cfg.Warehouses)
+	}
+	if err := CheckUsers(cfg.Users, cfg.Warehouses, cfg.KeyingThinking); err != nil {
+		return nil, nil, err
+	}
+	var versionNum int
+	if err := ctl.QueryRow(ctx, "SELECT current_setting('server_version_num')::int").Scan(&versionNum); err != nil {
+		return nil, nil, err
+	}
+
+	out := &results.OLTP{Workload: Workload, Warehouses: cfg.Warehouses, Users: cfg.Users, Mode: string(cfg.Mode),
+		KeyingThinking: false, RampupS: cfg.Rampup.Seconds(), LatencyBasis: "service", Missing: map[string]string{}}
+	if cfg.KeyingThinking > 0 {
+		out.KeyingThinking = cfg.KeyingThinking
+		out.LatencyBasis = "response"
+	}
+	ed := &edges{start: make(chan struct{}), stop: make(chan struct{}), flushStats: versionNum >= 150000}
+	if !ed.flushStats {
+		out.Notes = append(out.Notes, "this server cannot flush statistics on demand (before 15): tpm_db edges are uncertain by up to 10 s of transactions")
+	}
+
+	prog.Phase("oltp run: connecting %d users", cfg.Users)
+	users, err := newUsers(ctx, t, cfg, bi, ed)
+	defer func() {
+		for _, u := range users {
+			u.conn.Close(context.Background())
+		}
+	}()
+	if err != nil {
+		return nil, nil, err
+	}
+
+	runCtx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
+	var wg sync.WaitGroup
+	userErrs := make(chan error, len(users))
+	ed.startAck.Add(len(users))
+	began := time.Now()
+	for _, u := range users {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := u.run(runCtx); err != nil && !errors.Is(err, context.Canceled) {
+				userErrs <- err
+				cancelRun()
+			}
+		}()
+	}
+	allDone := make(chan struct{})
+	go func() { wg.Wait(); close(allDone) }()
+
+	col := &collector{users: users, began: began, prog: prog, out: out, tick: tickStats{lat: hist.New()}}
+	ticker := time.NewTicker(time.Second)
+	defer ticker.Stop()
+	ramp := time.NewTimer(cfg.Rampup)
+	defer ramp.Stop()
+	var window <-chan time.Time
+	var t0 time.Time
+	var c0 counters
+	phase := "rampup"
+	prog.Phase("oltp run: %d users, ramp-up %s, then %s timed", cfg.Users, cfg.Rampup, cfg.Duration)
+loop:
+	for {
+		select {
+		case now := <-ticker.C:
+			col.collect(now, phase)
+		case <-ramp.C:
+			t0 = time.Now()
+			close(ed.start)
+			if !waitGroupOrDone(&ed.startAck, runCtx) {
+				break loop
+			}
+			if c0, err = readCounters(runCtx, ctl, ed.flushStats); err != nil {
+				cancelRun()
+				<-allDone
+				return nil, nil, fmt.Errorf("read counters at the window start: %w", err)
+			}
+			phase = "measure"
+			window = time.After(cfg.Duration - time.Since(t0))
+		case <-window:
+			break loop
+		case <-runCtx.Done():
+			break loop
+		}
+	}
+	t1 := time.Now()
+	close(ed.stop)
+	<-allDone
+	col.collect(time.Now(), phase)
+	prog.Done()
+	close(userErrs)
+	userErr := <-userErrs
+
+	interrupted := ctx.Err() != nil
+	if t0.IsZero() || phase != "measure" {
+		for _, k := range []string{"nopm", "tpm_db", "tpm_client", "art_ms"} {
+			out.Missing[k] = "the run stopped before the timed window began"
+		}
+		out.Transactions = map[string]results.TxStats{}
+		out.MixPct = map[string]float64{}
+		return out, col.ticks, firstErr(userErr, ctx.Err())
+	}
+	win := t1.Sub(t0)
+	out.DurationS = win.Seconds()
+	if interrupted || userErr != nil {
+		reason := "the run was interrupted"
+		if userErr != nil {
+			reason = "the run failed"
+		}
+		out.Missing["nopm"] = reason + ": the server's counters at the cut are not exact"
+		out.Missing["tpm_db"] = out.Missing["nopm"]
+	} else {
+		c1, err := readCounters(ctx, ctl, false)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read counters at the window end: %w", err)
+		}
+		n := nopm(c0, c1, win)
+		// calibra's own commits inside the window: the start read (and its
+		// flush) and the users' flush calls at the end edge.
+		own := int64(1) + ed.stopFlushes.Load()
+		if ed.flushStats {
+			own++
+		}
+		tpm := tpmDB(c0, c1, own, win)
+		out.NOPM, out.TPMDB = &n, &tpm
+		if cfg.KeyingThinking == 1 {
+			e := efficiencyPct(n, cfg.Warehouses)
+			out.EfficiencyPct = &e
+		}
+	}
+	summarise(out, users, win)
+	return out, col.ticks, firstErr(userErr, ctx.Err())
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// CheckUsers refuses more terminals than the specification allows per
+// warehouse when its keying and think times are on.
+func CheckUsers(users, warehouses int, keying float64) error {
+	if keying > 0 && warehouses > 0 && users > MaxUsersPerWarehouse*warehouses {
+		return fault.Input(fmt.Sprintf("use at most %d users, more warehouses, or --keying-thinking off", MaxUsersPerWarehouse*warehouses),
+			"with keying and thinking on, each of the %d users is a terminal and a warehouse has at most %d", users, MaxUsersPerWarehouse)
+	}
+	return nil
+}
+
+// newUsers connects every user and binds it to its home warehouse (and
+// district, as a spec terminal, when keying and thinking are on).
+func newUsers(ctx context.Context, t *postgres.Target, cfg RunConfig, bi *BuildInfo, ed *edges) ([]*user, error) {
+	consts := tpcc.RunConstants(tpcc.NewRand(cfg.Seed, 0xC1), tpcc.Constants{CLast: bi.CLastLoad})
+	users := make([]*user, cfg.Users)
+	errs := make(chan error, cfg.Users)
+	sem := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	for i := range users {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			conn, err := connect(ctx, t)
+			if err != nil {
+				errs <- err
+				return
+			}
+			rng := tpcc.NewRand(cfg.Seed, 0x5E, uint64(i))
+			term := Terminal{W: i%cfg.Warehouses + 1, Warehouses: cfg.Warehouses, C: consts, Rng: rng}
+			if cfg.KeyingThinking > 0 {
+				term.D = (i/cfg.Warehouses)%tpcc.DistrictsPerWarehouse + 1
+			}
+			users[i] = &user{conn: conn, exec: newExecutor(cfg.Mode, conn), term: term, deck: NewDeck(rng),
+				keying: cfg.KeyingThinking, edges: ed, tick: tickStats{lat: hist.New()}, win: newWindow()}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	connected := users[:0]
+	for _, u := range users {
+		if u != nil {
+			connected = append(connected, u)
+		}
+	}
+	if err := <-errs; err != nil {
+		return connected, fmt.Errorf("connect the users: %w", err)
+	}
+	return connected, nil
+}
+
+// waitGroupOrDone waits for wg unless ctx ends first.
+func waitGroupOrDone(wg *sync.WaitGroup, ctx context.Context) bool {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// readCounters reads the window-edge counters in one statement. At the
+// start it then flushes its own statistics, so that its commits (the read
+// and the flush) fall inside the window for certain and can be subtracted.
+func readCounters(ctx context.Context, conn *pgx.Conn, flush bool) (counters, error) {
+	q := `SELECT (SELECT sum(d_next_o_id) FROM district), xact_commit + xact_rollback
+		FROM pg_stat_database WHERE datname = current_database()`
+	var c counters
+	err := conn.QueryRow(ctx, q).Scan(&c.sumNextOID, &c.xacts)
+	if err == nil && flush {
+		_, err = conn.Exec(ctx, "SELECT pg_stat_force_next_flush()")
+	}
+	return c, err
+}
+
+// summarise merges the users' window records into the step's metrics.
+func summarise(out *results.OLTP, users []*user, win time.Duration) {
+	var types [numTxTypes]typeStats
+	var lats [numTxTypes]*hist.Histogram
+	for i := range lats {
+		lats[i] = hist.New()
+	}
+	for _, u := range users {
+		for i := range types {
+			types[i].add(u.win.types[i])
+			lats[i].Merge(u.win.lat[i])
+		}
+	}
+	out.Transactions = map[string]results.TxStats{}
+	out.MixPct = map[string]float64{}
+	mix := mixPct(types)
+	var completed int64
+	for i, s := range types {
+		ts := results.TxStats{Count: s.count, Rollbacks: s.rollbacks, Errors: s.errors}
+		if s.count > 0 {
+			ts.LatMs = lats[i].Summary(float64(s.sumNs) / float64(s.count) / 1e6)
+		}
+		out.Transactions[TxType(i).String()] = ts
+		out.MixPct[TxType(i).String()] = math.Round(mix[i]*100) / 100
+		completed += s.count
+	}
+	out.NewOrderCommits = types[NewOrder].count - types[NewOrder].rollbacks
+	out.TPMClient = perMinute(float64(completed), win)
+	if a := art(types); !math.IsNaN(a) {
+		out.ARTMs = math.Round(a*1000) / 1000
+	} else {
+		out.Missing["art_ms"] = "no transaction completed in the timed window"
+	}
+}
+
+// collector gathers the users' ticks every second for the timeline and the
+// live status line.
+type collector struct {
+	users []*user
+	began time.Time
+	prog  *progress.Printer
+	out   *results.OLTP
+	tick  tickStats
+	ticks []Tick
+	last  time.Time
+}
+
+func (c *collector) collect(now time.Time, phase string) {
+	c.tick = tickStats{lat: c.tick.lat}
+	c.tick.lat.Reset()
+	for _, u := range c.users {
+		u.takeTick(&c.tick)
+	}
+	prev := c.last
+	if prev.IsZero() {
+		prev = c.began
+	}
+	c.last = now
+	span := now.Sub(prev)
+	var n, errs int64
+	for _, s := range c.tick.types {
+		n += s.count
+		errs += s.errors
+	}
+	tk := Tick{At: now, ElapsedS: now.Sub(c.began).Seconds(), Phase: phase, Errors: errs,
+		TPM: perMinute(float64(n), span), NOPMClient: perMinute(float64(c.tick.types[NewOrder].count-c.tick.types[NewOrder].rollbacks), span)}
+	if n > 0 {
+		tk.ARTMs = art(c.tick.types)
+		tk.P90Ms = c.tick.lat.QuantileMs(90)
+	}
+	c.ticks = append(c.ticks, tk)
+	c.prog.Status(fmt.Sprintf("oltp %-7s %5.0fs  tpm %8.0f  nopm %8.0f  art %7.2f ms  p90 %7.2f ms  errors %d",
+		phase, tk.ElapsedS, tk.TPM, tk.NOPMClient, tk.ARTMs, tk.P90Ms, errs))
+}
+
+// WriteTimeseries writes the ticks as CSV, one row a second.
+func WriteTimeseries(w io.Writer, ticks []Tick) error {
+	if _, err := fmt.Fprintln(w, "time,elapsed_s,phase,tpm_client,nopm_client,art_ms,p90_ms,errors"); err != nil {
+		return err
+	}
+	for _, t := range ticks {
+		if _, err := fmt.Fprintf(w, "%s,%.3f,%s,%.1f,%.1f,%.3f,%.3f,%d\n", t.At.UTC().Format(time.RFC3339Nano),
+			t.ElapsedS, t.Phase, t.TPM, t.NOPMClient, t.ARTMs, t.P90Ms, t.Errors); err != nil {
+			return err
+		}
+	}
+	return nil
+}

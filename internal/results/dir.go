@@ -1,0 +1,143 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/calibra-bench/calibra/internal/fault"
+)
+
+// Dir is a run directory: results.json, logs/, raw/ and the reports.
+type Dir struct {
+	Path string
+
+	mu  sync.Mutex
+	run *Run
+}
+
+// DefaultParent is where run directories go when --out is not given.
+const DefaultParent = "calibra-runs"
+
+var unsafeLabel = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// DefaultPath names a run directory by its UTC start time and label.
+func DefaultPath(start time.Time, label string) string {
+	name := start.UTC().Format("20060102T150405Z")
+	if l := unsafeLabel.ReplaceAllString(label, "-"); l != "" {
+		name += "_" + l
+	}
+	return filepath.Join(DefaultParent, name)
+}
+
+// Create makes a new run directory at path and writes an initial results.json
+// with status "running". It refuses a directory that already holds a run.
+func Create(path string, run *Run) (*Dir, error) {
+	if _, err := os.Stat(filepath.Join(path, "results.json")); err == nil {
+		return nil, fault.Input("choose another --out or remove the old run",
+			"the run directory %s already holds a run", path)
+	}
+	for _, sub := range []string{"", "logs", "raw"} {
+		if err := os.MkdirAll(filepath.Join(path, sub), 0o755); err != nil {
+			return nil, fault.Input("choose an --out directory you can write to",
+				"cannot create the run directory %s: %v", path, unwrapPathError(err))
+		}
+	}
+	run.Schema = Schema
+	run.Status = StatusRunning
+	d := &Dir{Path: path, run: run}
+	return d, d.Save()
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// File returns the path of a file inside the run directory.
+func (d *Dir) File(parts ...string) string {
+	return filepath.Join(append([]string{d.Path}, parts...)...)
+}
+
+// Update gives f the run under the directory's lock, then saves results.json.
+func (d *Dir) Update(f func(*Run)) error {
+	d.mu.Lock()
+	f(d.run)
+	d.mu.Unlock()
+	return d.Save()
+}
+
+// AddStep appends a finished step and saves results.json at once, so a step
+// survives whatever happens later.
+func (d *Dir) AddStep(s Step) error {
+	return d.Update(func(r *Run) { r.Steps = append(r.Steps, s) })
+}
+
+// Finish sets the final status and saves.
+func (d *Dir) Finish(status string, err error) error {
+	return d.Update(func(r *Run) {
+		now := time.Now().UTC()
+		r.FinishedAt = &now
+		r.Status = status
+		if err != nil {
+			r.Error = err.Error()
+		}
+	})
+}
+
+// Save writes results.json atomically.
+func (d *Dir) Save() error {
+	d.mu.Lock()
+	data, err := json.MarshalIndent(d.run, "", "  ")
+	d.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("encode results: %w", err)
+	}
+	return WriteFileAtomic(d.File("results.json"), append(data, '\n'))
+}
+
+// Load reads a run directory's results.json.
+func Load(path string) (*Run, error) {
+	data, err := os.ReadFile(filepath.Join(path, "results.json"))
+	if err != nil {
+		return nil, err
+	}
+	var r Run
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &r, nil
+}
+
+// WriteFileAtomic writes data to a temporary file beside path, syncs it and
+// renames it over path, so readers never see a half-written file.
+func WriteFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

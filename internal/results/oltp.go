@@ -1,0 +1,98 @@
+package results
+
+// Step kinds of the OLTP layer.
+const (
+	KindOLTPBuild = "oltp_build"
+	KindOLTP      = "oltp"
+	KindOLTPCheck = "oltp_check"
+)
+
+func init() {
+	RegisterKind(KindOLTPBuild, func() any { return &OLTPBuild{} })
+	RegisterKind(KindOLTP, func() any { return &OLTP{} })
+	RegisterKind(KindOLTPCheck, func() any { return &OLTPCheck{} })
+}
+
+// Latency percentiles in milliseconds, from an HDR histogram with three
+// significant digits; Mean is exact (sum over count).
+type Latency struct {
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
+	Max  float64 `json:"max"`
+}
+
+// TxStats are one transaction type's figures over the timed window.
+type TxStats struct {
+	Count     int64   `json:"count"` // completed: commits plus expected rollbacks
+	Rollbacks int64   `json:"rollbacks,omitempty"`
+	Errors    int64   `json:"errors"`
+	LatMs     Latency `json:"lat_ms"`
+}
+
+// Check is one consistency condition.
+type Check struct {
+	ID         string `json:"id"` // the clause, e.g. "3.3.2.1"
+	Name       string `json:"name"`
+	OK         bool   `json:"ok"`
+	Violations int64  `json:"violations"`
+	Detail     string `json:"detail,omitempty"`
+}
+
+// Consistency is the verdict of a set of consistency checks.
+type Consistency struct {
+	OK     bool    `json:"ok"`
+	Checks []Check `json:"checks"`
+}
+
+// OLTP is a timed TPC-C-like run (kind "oltp").
+type OLTP struct {
+	Workload       string  `json:"workload"`
+	Warehouses     int     `json:"warehouses"`
+	Users          int     `json:"users"`
+	Mode           string  `json:"mode"`
+	KeyingThinking any     `json:"keying_thinking"` // false, or the scale of the spec's times
+	RampupS        float64 `json:"rampup_s"`
+	DurationS      float64 `json:"duration_s"` // the timed window actually measured
+	LatencyBasis   string  `json:"latency_basis"`
+
+	NOPM            *float64 `json:"nopm"`
+	TPMDB           *float64 `json:"tpm_db"`
+	TPMClient       float64  `json:"tpm_client"`
+	ARTMs           float64  `json:"art_ms"`
+	NewOrderCommits int64    `json:"new_order_commits"`
+	EfficiencyPct   *float64 `json:"efficiency_pct,omitempty"`
+
+	Transactions map[string]TxStats `json:"transactions"`
+	MixPct       map[string]float64 `json:"mix_pct"`
+	Consistency  *Consistency       `json:"consistency,omitempty"`
+
+	// Missing names each metric that could not be measured, with the reason.
+	Missing map[string]string `json:"missing,omitempty"`
+	Notes   []string          `json:"notes,omitempty"`
+}
+
+// OLTPBuild is a schema build (kind "oltp_build").
+type OLTPBuild struct {
+	Workload    string           `json:"workload"`
+	Warehouses  int              `json:"warehouses"`
+	Seed        uint64           `json:"seed"`
+	Workers     int              `json:"workers"`
+	Rows        map[string]int64 `json:"rows"`
+	DBBytes     int64            `json:"db_bytes"`
+	LoadS       float64          `json:"load_s"`
+	IndexS      float64          `json:"index_s"`
+	VacuumS     float64          `json:"vacuum_s"`
+	TotalS      float64          `json:"total_s"`
+	MBPerS      float64          `json:"mb_per_s"` // db_bytes / total_s, in 10^6 bytes
+	Template    string           `json:"template,omitempty"`
+	Consistency *Consistency     `json:"consistency,omitempty"`
+}
+
+// OLTPCheck is an on-demand consistency check (kind "oltp_check").
+type OLTPCheck struct {
+	Warehouses  int          `json:"warehouses"`
+	Consistency *Consistency `json:"consistency"`
+}

@@ -1,0 +1,136 @@
+// Package results is the model of results.json, shared by the runner, the
+// report and compare, and the run directory that holds it.
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Schema identifies the results.json format.
+const Schema = "calibra.results/v1"
+
+// Run and step statuses.
+const (
+	StatusRunning     = "running"
+	StatusComplete    = "complete"
+	StatusInterrupted = "interrupted"
+	StatusFailed      = "failed"
+)
+
+// Run is the whole of results.json.
+type Run struct {
+	Schema     string     `json:"schema"`
+	Status     string     `json:"status"`
+	StartedAt  time.Time  `json:"started_at"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	Error      string     `json:"error,omitempty"`
+	Meta       Meta       `json:"meta"`
+	Steps      []Step     `json:"steps"`
+}
+
+// Meta describes what was measured and with what.
+type Meta struct {
+	ToolVersion string         `json:"tool_version"`
+	Command     string         `json:"command"`
+	Label       string         `json:"label,omitempty"`
+	Seed        uint64         `json:"seed"`
+	Host        Host           `json:"host"`
+	Storage     Storage        `json:"storage"`
+	Engine      *Engine        `json:"engine,omitempty"`
+	Study       map[string]any `json:"study,omitempty"`
+}
+
+// Host is the machine calibra ran on.
+type Host struct {
+	Hostname string `json:"hostname"`
+	CPUs     int    `json:"cpus"`
+	MemBytes uint64 `json:"mem_bytes"`
+	Kernel   string `json:"kernel"`
+	CPUModel string `json:"cpu_model"`
+}
+
+// Storage is the storage under test.
+type Storage struct {
+	Path   string `json:"path"`
+	FS     string `json:"fs"`
+	Device string `json:"device"`
+}
+
+// Engine is the database under test.
+type Engine struct {
+	Name     string            `json:"name"`
+	Version  string            `json:"version"`
+	Managed  bool              `json:"managed"`
+	Target   string            `json:"target"` // redacted DSN or data directory
+	Settings map[string]string `json:"settings"`
+}
+
+// StepHeader holds the keys every step has.
+type StepHeader struct {
+	Kind       string     `json:"kind"`
+	Name       string     `json:"name"`
+	Status     string     `json:"status"`
+	StartedAt  time.Time  `json:"started_at"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	Error      string     `json:"error,omitempty"`
+}
+
+// Step is one step's result: the header keys plus its kind's keys, flat in
+// one JSON object as DESIGN.md specifies.
+type Step struct {
+	StepHeader
+	Body any // a pointer to the kind's struct, e.g. *OLTP
+}
+
+// kinds maps a step kind to a constructor of its body, for decoding.
+var kinds = map[string]func() any{}
+
+// RegisterKind declares the body type of a step kind.
+func RegisterKind(kind string, newBody func() any) { kinds[kind] = newBody }
+
+// MarshalJSON writes the header and body keys into one object.
+func (s Step) MarshalJSON() ([]byte, error) {
+	head, err := json.Marshal(s.StepHeader)
+	if err != nil {
+		return nil, err
+	}
+	if s.Body == nil {
+		return head, nil
+	}
+	body, err := json.Marshal(s.Body)
+	if err != nil {
+		return nil, err
+	}
+	body = bytes.TrimSpace(body)
+	if len(body) < 2 || body[0] != '{' {
+		return nil, fmt.Errorf("step %s: body is not a JSON object", s.Kind)
+	}
+	if len(body) == 2 {
+		return head, nil
+	}
+	out := make([]byte, 0, len(head)+len(body))
+	out = append(out, head[:len(head)-1]...)
+	out = append(out, ',')
+	return append(out, body[1:]...), nil
+}
+
+// UnmarshalJSON reads the header, then the body of the registered kind.
+func (s *Step) UnmarshalJSON(data []byte) error {
+	if err := json.Unmarshal(data, &s.StepHeader); err != nil {
+		return err
+	}
+	newBody, ok := kinds[s.Kind]
+	if !ok {
+		var m map[string]any
+		if err := json.Unmarshal(data, &m); err != nil {
+			return err
+		}
+		s.Body = m
+		return nil
+	}
+	s.Body = newBody()
+	return json.Unmarshal(data, s.Body)
+}
