@@ -122,7 +122,8 @@ func humanBytes(b uint64) string {
 	return fmt.Sprintf("%.1f %ciB", float64(b)/float64(div), "KMGTPE"[exp])
 }
 
-// session is a running command: its run directory, target and progress.
+// session is a running command: its run directory, target (nil for
+// commands without a database) and progress.
 type session struct {
 	dir    *results.Dir
 	target *postgres.Target
@@ -133,18 +134,30 @@ type session struct {
 // part-way, so that what was measured is kept).
 type stepFunc func(ctx context.Context, s *session) ([]results.Step, error)
 
-// runSession opens the target and the run directory, runs body, records its
-// steps and the final status, and stops the managed server on every path.
-func (a *app) runSession(ctx context.Context, command string, c *common, maxConns int, needBytes uint64, body stepFunc) error {
-	if c.dsn == "" {
-		if err := checkPath(c.path, needBytes, command); err != nil {
+// sessionNeeds says what a command needs before it starts.
+type sessionNeeds struct {
+	database bool   // a database target: the managed instance or --dsn
+	maxConns int    // connections the command opens at once
+	bytes    uint64 // free space needed under --path
+}
+
+// runSession opens the target (when the command needs a database) and the
+// run directory, runs body, records its steps and the final status, and
+// stops the managed server on every path.
+func (a *app) runSession(ctx context.Context, command string, c *common, needs sessionNeeds, body stepFunc) error {
+	if c.dsn == "" || !needs.database {
+		if err := checkPath(c.path, needs.bytes, command); err != nil {
 			return err
 		}
 	}
-	target, err := postgres.Prepare(ctx, postgres.TargetConfig{DSN: c.dsn, Path: c.path, PGBin: c.pgBin,
-		RunAs: c.runAs, DBCache: c.dbCache, MaxConnections: maxConns})
-	if err != nil {
-		return err
+	var target *postgres.Target
+	if needs.database {
+		var err error
+		target, err = postgres.Prepare(ctx, postgres.TargetConfig{DSN: c.dsn, Path: c.path, PGBin: c.pgBin,
+			RunAs: c.runAs, DBCache: c.dbCache, MaxConnections: needs.maxConns})
+		if err != nil {
+			return err
+		}
 	}
 	started := time.Now().UTC()
 	out := c.out
@@ -152,11 +165,14 @@ func (a *app) runSession(ctx context.Context, command string, c *common, maxConn
 		out = results.DefaultPath(started, c.label)
 	}
 	storage := observe.Storage(c.path)
-	if c.dsn != "" {
+	if c.dsn != "" && needs.database {
 		storage = results.Storage{}
 	}
 	run := &results.Run{StartedAt: started, Meta: results.Meta{ToolVersion: Version, Command: command,
-		Label: c.label, Seed: c.seed, Host: observe.Host(), Storage: storage, Engine: &target.Info}}
+		Label: c.label, Seed: c.seed, Host: observe.Host(), Storage: storage}}
+	if target != nil {
+		run.Meta.Engine = &target.Info
+	}
 	dir, err := results.Create(out, run)
 	if err != nil {
 		return err
@@ -171,7 +187,12 @@ func (a *app) runSession(ctx context.Context, command string, c *common, maxConn
 	prog.Phase("calibra %s: %s, run directory %s", Version, command, dir.Path)
 
 	s := &session{dir: dir, target: target, prog: prog}
-	steps, err := a.runTarget(ctx, s, body)
+	var steps []results.Step
+	if target != nil {
+		steps, err = a.runTarget(ctx, s, body)
+	} else {
+		steps, err = body(ctx, s)
+	}
 	for _, st := range steps {
 		if st.Status == "" {
 			st.Status = stepStatus(ctx, err)
