@@ -29,7 +29,9 @@ func (a *app) summary(dir *results.Dir, prog *progress.Printer, status string) {
 		}
 	}
 	fmt.Fprintf(&b, "results: %s\n", dir.File("results.json"))
-	prog.Phase("%s", strings.TrimRight(b.String(), "\n"))
+	// The summary is the command's answer, shown whatever --progress says.
+	prog.Done()
+	fmt.Fprint(a.stderr, b.String())
 }
 
 func writeOLTPSummary(b *strings.Builder, st results.Step, o *results.OLTP) {

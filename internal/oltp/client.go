@@ -18,6 +18,9 @@ import (
 // connection and reuses it.
 type clientExec struct{ conn *pgx.Conn }
 
+// prepare is lazy in client mode: pgx prepares each text on first use.
+func (e *clientExec) prepare(context.Context) error { return nil }
+
 // inTx runs f in a transaction, committing on success and rolling back on
 // any error.
 func (e *clientExec) inTx(ctx context.Context, f func(tx pgx.Tx) error) error {

@@ -3,6 +3,7 @@ package oltp
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -24,6 +25,7 @@ var errRollback = errors.New("new-order rolled back on an unused item (expected)
 
 // executor runs the five transactions on one connection.
 type executor interface {
+	prepare(ctx context.Context) error
 	newOrder(ctx context.Context, in *NewOrderInput) error
 	payment(ctx context.Context, in *PaymentInput) error
 	orderStatus(ctx context.Context, in *OrderStatusInput) error
@@ -41,12 +43,33 @@ func newExecutor(mode Mode, conn *pgx.Conn) executor {
 // procExec calls the PL/pgSQL functions of functionDDL.
 type procExec struct{ conn *pgx.Conn }
 
+// procStatements are prepared once per connection under these names. pgx's
+// automatic statement cache would instead drop and re-prepare a statement
+// after every error, so each expected New-Order rollback would cost two more
+// round trips and server transactions, inflating tpm_db and latency.
+var procStatements = map[string]string{
+	"new_order":    "SELECT tpcc_new_order($1, $2, $3, $4, $5, $6, $7)",
+	"payment":      "SELECT tpcc_payment($1, $2, $3, $4, $5, $6, $7::int / 100.0)",
+	"order_status": "SELECT tpcc_order_status($1, $2, $3, $4)",
+	"delivery":     "SELECT tpcc_delivery($1, $2)",
+	"stock_level":  "SELECT tpcc_stock_level($1, $2, $3)",
+}
+
+func (e *procExec) prepare(ctx context.Context) error {
+	for name, sql := range procStatements {
+		if _, err := e.conn.Prepare(ctx, name, sql); err != nil {
+			return fmt.Errorf("prepare %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
 func (e *procExec) newOrder(ctx context.Context, in *NewOrderInput) error {
 	allLocal := 0
 	if in.AllLocal {
 		allLocal = 1
 	}
-	_, err := e.conn.Exec(ctx, "SELECT tpcc_new_order($1, $2, $3, $4, $5, $6, $7)",
+	_, err := e.conn.Exec(ctx, "new_order",
 		in.W, in.D, in.C, allLocal, in.ItemIDs, in.SupplyW, in.Qty)
 	if isExpectedRollback(err) {
 		return errRollback
@@ -55,23 +78,23 @@ func (e *procExec) newOrder(ctx context.Context, in *NewOrderInput) error {
 }
 
 func (e *procExec) payment(ctx context.Context, in *PaymentInput) error {
-	_, err := e.conn.Exec(ctx, "SELECT tpcc_payment($1, $2, $3, $4, $5, $6, $7::int / 100.0)",
+	_, err := e.conn.Exec(ctx, "payment",
 		in.W, in.D, in.CW, in.CD, in.C, in.CLast, in.AmountCents)
 	return err
 }
 
 func (e *procExec) orderStatus(ctx context.Context, in *OrderStatusInput) error {
-	_, err := e.conn.Exec(ctx, "SELECT tpcc_order_status($1, $2, $3, $4)", in.W, in.D, in.C, in.CLast)
+	_, err := e.conn.Exec(ctx, "order_status", in.W, in.D, in.C, in.CLast)
 	return err
 }
 
 func (e *procExec) delivery(ctx context.Context, in *DeliveryInput) error {
-	_, err := e.conn.Exec(ctx, "SELECT tpcc_delivery($1, $2)", in.W, in.Carrier)
+	_, err := e.conn.Exec(ctx, "delivery", in.W, in.Carrier)
 	return err
 }
 
 func (e *procExec) stockLevel(ctx context.Context, in *StockLevelInput) error {
-	_, err := e.conn.Exec(ctx, "SELECT tpcc_stock_level($1, $2, $3)", in.W, in.D, in.Threshold)
+	_, err := e.conn.Exec(ctx, "stock_level", in.W, in.D, in.Threshold)
 	return err
 }
 

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -129,6 +131,7 @@ func Run(ctx context.Context, t *postgres.Target, cfg RunConfig, prog *progress.
 	var window <-chan time.Time
 	var t0 time.Time
 	var c0 counters
+	var cpu0, cpu1 time.Duration
 	phase := "rampup"
 	prog.Phase("oltp run: %d users, ramp-up %s, then %s timed", cfg.Users, cfg.Rampup, cfg.Duration)
 loop:
@@ -138,6 +141,7 @@ loop:
 			col.collect(now, phase)
 		case <-ramp.C:
 			t0 = time.Now()
+			cpu0 = processCPU()
 			close(ed.start)
 			if !waitGroupOrDone(&ed.startAck, runCtx) {
 				break loop
@@ -156,6 +160,7 @@ loop:
 		}
 	}
 	t1 := time.Now()
+	cpu1 = processCPU()
 	close(ed.stop)
 	<-allDone
 	col.collect(time.Now(), phase)
@@ -201,7 +206,26 @@ loop:
 		}
 	}
 	summarise(out, users, win)
+	if completed := out.TPMClient * win.Minutes(); completed > 0 {
+		cpu := (cpu1 - cpu0).Seconds()
+		out.Driver = &results.DriverCPU{CPUS: round(cpu, 3), CPUUsPerTxn: round(cpu/completed*1e6, 1),
+			MachineSharePct: round(100*cpu/(win.Seconds()*float64(runtime.NumCPU())), 2)}
+	}
 	return out, col.ticks, firstErr(userErr, ctx.Err())
+}
+
+// processCPU is the user plus system CPU time of the whole calibra process.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func round(v float64, digits int) float64 {
+	p := math.Pow(10, float64(digits))
+	return math.Round(v*p) / p
 }
 
 func firstErr(errs ...error) error {
@@ -242,12 +266,18 @@ func newUsers(ctx context.Context, t *postgres.Target, cfg RunConfig, bi *BuildI
 				errs <- err
 				return
 			}
+			exec := newExecutor(cfg.Mode, conn)
+			if err := exec.prepare(ctx); err != nil {
+				conn.Close(context.Background())
+				errs <- err
+				return
+			}
 			rng := tpcc.NewRand(cfg.Seed, 0x5E, uint64(i))
 			term := Terminal{W: i%cfg.Warehouses + 1, Warehouses: cfg.Warehouses, C: consts, Rng: rng}
 			if cfg.KeyingThinking > 0 {
 				term.D = (i/cfg.Warehouses)%tpcc.DistrictsPerWarehouse + 1
 			}
-			users[i] = &user{conn: conn, exec: newExecutor(cfg.Mode, conn), term: term, deck: NewDeck(rng),
+			users[i] = &user{conn: conn, exec: exec, term: term, deck: NewDeck(rng),
 				keying: cfg.KeyingThinking, edges: ed, tick: tickStats{lat: hist.New()}, win: newWindow()}
 		}()
 	}
@@ -278,9 +308,15 @@ func waitGroupOrDone(wg *sync.WaitGroup, ctx context.Context) bool {
 }
 
 // readCounters reads the window-edge counters in one statement. At the
-// start it then flushes its own statistics, so that its commits (the read
-// and the flush) fall inside the window for certain and can be subtracted.
+// start it flushes its own pending statistics first, so they fall before the
+// window, and again after the read, so that the read's commit and the flush's
+// fall inside it for certain: two commits calibra subtracts.
 func readCounters(ctx context.Context, conn *pgx.Conn, flush bool) (counters, error) {
+	if flush {
+		if _, err := conn.Exec(ctx, "SELECT pg_stat_force_next_flush()"); err != nil {
+			return counters{}, err
+		}
+	}
 	q := `SELECT (SELECT sum(d_next_o_id) FROM district), xact_commit + xact_rollback
 		FROM pg_stat_database WHERE datname = current_database()`
 	var c counters

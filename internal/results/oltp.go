@@ -65,6 +65,10 @@ type OLTP struct {
 	NewOrderCommits int64    `json:"new_order_commits"`
 	EfficiencyPct   *float64 `json:"efficiency_pct,omitempty"`
 
+	// Driver is calibra's own CPU use over the window, so a reader can see
+	// that the driver was not what was measured.
+	Driver *DriverCPU `json:"driver,omitempty"`
+
 	Transactions map[string]TxStats `json:"transactions"`
 	MixPct       map[string]float64 `json:"mix_pct"`
 	Consistency  *Consistency       `json:"consistency,omitempty"`
@@ -95,4 +99,12 @@ type OLTPBuild struct {
 type OLTPCheck struct {
 	Warehouses  int          `json:"warehouses"`
 	Consistency *Consistency `json:"consistency"`
+}
+
+// DriverCPU is the driver process's CPU time (getrusage, user + system)
+// over the timed window.
+type DriverCPU struct {
+	CPUS            float64 `json:"cpu_s"`
+	CPUUsPerTxn     float64 `json:"cpu_us_per_txn"`
+	MachineSharePct float64 `json:"machine_share_pct"` // of all CPUs over the window
 }

@@ -62,7 +62,10 @@ func innermost(err error) string {
 	}
 }
 
-var kvPassword = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)`)
+var (
+	kvPassword  = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]+)`)
+	urlPassword = regexp.MustCompile(`(://[^:/@]*:)[^@]*@`)
+)
 
 // RedactDSN hides the password of a URL or key=value DSN.
 func RedactDSN(dsn string) string {
@@ -77,7 +80,8 @@ func RedactDSN(dsn string) string {
 		}
 		return u.String()
 	}
-	return kvPassword.ReplaceAllString(dsn, "${1}xxxxx")
+	// Not a URL we can parse (or key=value): mask anything password-shaped.
+	return kvPassword.ReplaceAllString(urlPassword.ReplaceAllString(dsn, "${1}xxxxx@"), "${1}xxxxx")
 }
 
 func redactSecret(s, secret string) string {

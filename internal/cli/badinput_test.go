@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Every bad input gets exit 2 and one sentence that names the problem and
+// the fix, before anything is written.
+func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a-file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "nope")
+	cases := []struct {
+		name string
+		args []string
+		want []string // fragments of the sentence on stderr
+	}{
+		{"unknown flag", []string{"oltp", "run", "--wharehouses", "2"}, []string{"unknown flag: --wharehouses", "calibra oltp run --help"}},
+		{"unknown command", []string{"olpt"}, []string{`unknown command "olpt"`, "calibra --help"}},
+		{"warehouses not positive", []string{"oltp", "build", "--warehouses", "0", "--path", dir}, []string{"--warehouses 0 is not positive", "1 or more"}},
+		{"users not positive", []string{"oltp", "run", "--users", "-3", "--path", dir}, []string{"--users -3 is not positive"}},
+		{"duration not positive", []string{"oltp", "run", "--duration", "0s", "--path", dir}, []string{"--duration 0s is not positive"}},
+		{"unknown mode", []string{"oltp", "run", "--mode", "fast", "--path", dir}, []string{`--mode "fast" is not a transaction mode`, "procedures or client"}},
+		{"bad keying scale", []string{"oltp", "run", "--keying-thinking", "-1", "--path", dir}, []string{`--keying-thinking "-1"`, "off, on"}},
+		{"more users than terminals", []string{"oltp", "run", "--warehouses", "2", "--users", "21", "--keying-thinking", "on", "--path", dir},
+			[]string{"a warehouse has at most 10", "at most 20 users"}},
+		{"missing path", []string{"oltp", "build", "--path", missing}, []string{"the path " + missing + " does not exist", "create it"}},
+		{"path is a file", []string{"oltp", "build", "--path", file}, []string{"is not a directory"}},
+		{"not enough space", []string{"oltp", "build", "--warehouses", "100000000", "--path", dir}, []string{"free but oltp build needs about", "free some space"}},
+		{"no postgres binaries", []string{"oltp", "build", "--pg-bin", missing, "--path", dir}, []string{"holds no initdb and postgres", "apt-get install postgresql"}},
+		{"unreachable dsn", []string{"oltp", "run", "--dsn", "postgres://bench:hunter2@127.0.0.1:1/bench"},
+			[]string{"cannot connect to bench@127.0.0.1:1/bench", "check the host and port"}},
+		{"unparsable dsn", []string{"oltp", "run", "--dsn", "postgres://bench:hunter2@[::1/bench"}, []string{"cannot be parsed"}},
+		{"bad progress mode", []string{"oltp", "run", "--progress", "loud", "--path", dir}, []string{`--progress "loud" is not a progress mode`}},
+		{"several problems at once", []string{"oltp", "run", "--users", "0", "--duration", "-1s", "--path", dir},
+			[]string{"--users 0 is not positive", "--duration -1s is not positive"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before, _ := os.ReadDir(dir)
+			code, stdout, stderr := run(t, c.args...)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2; stderr:\n%s", code, stderr)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+			if strings.Contains(stderr, "hunter2") || strings.Contains(stdout, "hunter2") {
+				t.Errorf("the password was printed:\n%s", stderr)
+			}
+			if strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "panic") {
+				t.Errorf("a stack trace was printed:\n%s", stderr)
+			}
+			for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
+				if !strings.HasPrefix(line, "calibra: ") {
+					t.Errorf("stderr line %q is not a calibra sentence", line)
+				}
+			}
+			after, _ := os.ReadDir(dir)
+			if len(after) != len(before) {
+				t.Errorf("something was written under --path: %d entries before, %d after", len(before), len(after))
+			}
+			if _, err := os.Stat(filepath.Join(dir, "..", "calibra-runs")); err == nil {
+				t.Error("a run directory was created")
+			}
+		})
+	}
+}
+
+func TestVersionPrintsToStdout(t *testing.T) {
+	code, stdout, _ := run(t, "version")
+	if code != 0 || !strings.HasPrefix(stdout, "calibra ") {
+		t.Fatalf("version: exit %d, stdout %q", code, stdout)
+	}
+}

@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/calibra-bench/calibra/internal/engine/postgres"
+)
+
+// TestMain lets the test binary stand in for calibra when a test runs it as
+// a child process (to send it real signals).
+func TestMain(m *testing.M) {
+	if os.Getenv("CALIBRA_TEST_AS_CALIBRA") == "1" {
+		os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// run calls calibra in-process and returns its exit code, stdout and stderr.
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// required reports whether CI demands the named prerequisite, turning a
+// skip into a failure (CALIBRA_TEST_REQUIRE=postgres,fio).
+func required(name string) bool {
+	for _, r := range strings.Split(os.Getenv("CALIBRA_TEST_REQUIRE"), ",") {
+		if strings.TrimSpace(r) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// requirePostgres skips a test when no PostgreSQL server is installed,
+// saying how to install one, unless CI requires it.
+func requirePostgres(t *testing.T) {
+	t.Helper()
+	if _, err := postgres.FindBinaries(""); err != nil {
+		if required("postgres") {
+			t.Fatalf("PostgreSQL is required here: %v", err)
+		}
+		t.Skipf("no PostgreSQL server installed (apt-get install postgresql): %v", err)
+	}
+}
+
+// storageDir makes a directory the unprivileged server account can reach:
+// t.TempDir's parents are private to root.
+func storageDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "calibra-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// noServerLeft fails if a server still runs on the managed data directory.
+func noServerLeft(t *testing.T, path string) {
+	t.Helper()
+	pidFile := filepath.Join(path, postgres.DataDirName, "postmaster.pid")
+	if data, err := os.ReadFile(pidFile); err == nil {
+		t.Fatalf("a PostgreSQL server is still running under %s (postmaster.pid: %s)", path, strings.SplitN(string(data), "\n", 2)[0])
+	}
+}

@@ -1,0 +1,175 @@
+package oltp
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/calibra-bench/calibra/internal/oltp/tpcc"
+)
+
+func TestDeckHoldsTheMixExactlyInEveryHundredCards(t *testing.T) {
+	d := NewDeck(tpcc.NewRand(7, 1))
+	for round := 0; round < 5; round++ {
+		var n [numTxTypes]int
+		for range 100 {
+			n[d.Next()]++
+		}
+		if n != mixCards {
+			t.Fatalf("round %d dealt %v, want %v", round, n, mixCards)
+		}
+	}
+}
+
+func TestDeckIsShuffled(t *testing.T) {
+	d := NewDeck(tpcc.NewRand(7, 1))
+	first := make([]TxType, 100)
+	for i := range first {
+		first[i] = d.Next()
+	}
+	// An unshuffled deck would deal 45 New-Orders first.
+	run := 0
+	for _, c := range first {
+		if c != NewOrder {
+			break
+		}
+		run++
+	}
+	if run >= 20 {
+		t.Fatalf("the deck starts with %d New-Orders in a row: not shuffled", run)
+	}
+	second := make([]TxType, 100)
+	for i := range second {
+		second[i] = d.Next()
+	}
+	same := true
+	for i := range first {
+		same = same && first[i] == second[i]
+	}
+	if same {
+		t.Fatal("the second deck repeats the first: not reshuffled")
+	}
+}
+
+func TestThinkTimeIsTruncatedAtTenTimesTheMean(t *testing.T) {
+	cases := []struct {
+		name  string
+		typ   TxType
+		scale float64
+		u     float64
+		want  time.Duration
+	}{
+		{"median draw of New-Order", NewOrder, 1, 0.5, time.Duration(-math.Log(0.5) * 12 * float64(time.Second))},
+		{"tiny u is capped at 10x the mean", Payment, 1, 1e-300, 120 * time.Second},
+		{"scale shrinks the cap too", Delivery, 0.01, 1e-300, 500 * time.Millisecond},
+		{"u of one thinks zero", StockLevel, 1, 1, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := ThinkTime(c.typ, c.scale, c.u)
+			if d := got - c.want; d > time.Microsecond || d < -time.Microsecond {
+				t.Fatalf("ThinkTime = %v, want %v", got, c.want)
+			}
+		})
+	}
+	if k := KeyingTime(NewOrder, 0.1); k != 1800*time.Millisecond {
+		t.Fatalf("KeyingTime(NewOrder, 0.1) = %v, want 1.8s", k)
+	}
+}
+
+func newTerminal(warehouses int) *Terminal {
+	r := tpcc.NewRand(3, 9)
+	return &Terminal{W: 1, Warehouses: warehouses, C: tpcc.RunConstants(r, tpcc.Constants{CLast: 100}), Rng: r}
+}
+
+func TestNewOrderInputFollowsClause2_4_1(t *testing.T) {
+	term := newTerminal(4)
+	var in NewOrderInput
+	const n = 100000
+	var rollbacks, lines, remote int
+	for range n {
+		term.NextNewOrder(&in)
+		if len(in.ItemIDs) < 5 || len(in.ItemIDs) > 15 {
+			t.Fatalf("%d order lines, want 5 to 15", len(in.ItemIDs))
+		}
+		if in.C < 1 || in.C > 3000 || in.D < 1 || in.D > 10 {
+			t.Fatalf("customer %d district %d out of range", in.C, in.D)
+		}
+		last := len(in.ItemIDs) - 1
+		if in.Rollback {
+			rollbacks++
+			if in.ItemIDs[last] != tpcc.Items+1 {
+				t.Fatalf("a rollback order's last item is %d, want the unused %d", in.ItemIDs[last], tpcc.Items+1)
+			}
+			last--
+		}
+		allLocal := true
+		for i := 0; i <= last; i++ {
+			if in.ItemIDs[i] < 1 || in.ItemIDs[i] > tpcc.Items {
+				t.Fatalf("item %d out of range", in.ItemIDs[i])
+			}
+			if in.Qty[i] < 1 || in.Qty[i] > 10 {
+				t.Fatalf("quantity %d out of range", in.Qty[i])
+			}
+			if i > 0 && (in.SupplyW[i] < in.SupplyW[i-1] || in.SupplyW[i] == in.SupplyW[i-1] && in.ItemIDs[i] < in.ItemIDs[i-1]) {
+				t.Fatal("order lines are not sorted by (supply warehouse, item): concurrent orders could deadlock")
+			}
+			if in.SupplyW[i] != int32(in.W) {
+				remote++
+			}
+			lines++
+		}
+		for _, w := range in.SupplyW {
+			allLocal = allLocal && w == int32(in.W)
+		}
+		if allLocal != in.AllLocal {
+			t.Fatal("AllLocal disagrees with the supply warehouses")
+		}
+	}
+	within(t, "rollback share", float64(rollbacks)/n, 0.01, 0.002)
+	within(t, "remote line share", float64(remote)/float64(lines), 0.01, 0.002)
+}
+
+func TestPaymentInputFollowsClause2_5_1(t *testing.T) {
+	term := newTerminal(4)
+	var in PaymentInput
+	const n = 100000
+	var byName, remote int
+	for range n {
+		term.NextPayment(&in)
+		if in.AmountCents < 100 || in.AmountCents > 500000 {
+			t.Fatalf("amount %d cents out of [1.00, 5000.00]", in.AmountCents)
+		}
+		if in.C == 0 {
+			byName++
+			if in.CLast == "" {
+				t.Fatal("a by-name payment without a last name")
+			}
+		}
+		if in.CW != in.W {
+			remote++
+		}
+	}
+	within(t, "by-name share", float64(byName)/n, 0.60, 0.01)
+	within(t, "remote customer share", float64(remote)/n, 0.15, 0.01)
+}
+
+func TestOneWarehouseHasNoRemoteWork(t *testing.T) {
+	term := newTerminal(1)
+	var no NewOrderInput
+	var pm PaymentInput
+	for range 10000 {
+		term.NextNewOrder(&no)
+		term.NextPayment(&pm)
+		if !no.AllLocal || pm.CW != 1 {
+			t.Fatal("a single warehouse produced remote work")
+		}
+	}
+}
+
+func within(t *testing.T, what string, got, want, tol float64) {
+	t.Helper()
+	if math.Abs(got-want) > tol {
+		t.Errorf("%s = %.4f, want %.4f ± %.4f", what, got, want, tol)
+	}
+}
