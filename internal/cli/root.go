@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -61,6 +62,14 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		}
 	}()
 
+	// A developer's aid for the hot paths: CALIBRA_CPUPROFILE=FILE.
+	if path := os.Getenv("CALIBRA_CPUPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil {
+			if pprof.StartCPUProfile(f) == nil {
+				defer func() { pprof.StopCPUProfile(); f.Close() }()
+			}
+		}
+	}
 	root := a.rootCommand()
 	root.SetArgs(args)
 	root.SetOut(stdout)
