@@ -228,7 +228,8 @@ func runSteps(ctx context.Context, s *session, cfg oltp.RunConfig, b buildFlags,
 			b.warehouses = cfg.Warehouses
 		}
 		s.prog.Phase("oltp run: no schema on the managed instance; building %d warehouses first", b.warehouses)
-		st, err := buildStep(ctx, s, b, seed)
+		var st results.Step
+		st, err = buildStep(ctx, s, b, seed)
 		steps = append(steps, st)
 		if err != nil {
 			return steps, err

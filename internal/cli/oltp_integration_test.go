@@ -1,0 +1,251 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	"github.com/calibra-bench/calibra/internal/proc"
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// mustRun runs calibra in-process and fails unless it exits with want.
+func mustRun(t *testing.T, want int, args ...string) string {
+	t.Helper()
+	code, _, stderr := run(t, args...)
+	if code != want {
+		t.Fatalf("calibra %s: exit %d, want %d\n%s", strings.Join(args, " "), code, want, stderr)
+	}
+	return stderr
+}
+
+func lastStep[T any](t *testing.T, out string) (results.Step, T) {
+	t.Helper()
+	r, err := results.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Steps) == 0 {
+		t.Fatalf("%s has no step", out)
+	}
+	st := r.Steps[len(r.Steps)-1]
+	body, ok := st.Body.(T)
+	if !ok {
+		t.Fatalf("the last step is %T, want %T", st.Body, body)
+	}
+	return st, body
+}
+
+// TestOLTPOnAManagedInstance builds one warehouse on a real managed
+// PostgreSQL, runs it in both modes and with keying and thinking, checks
+// consistency, and leaves no server behind.
+func TestOLTPOnAManagedInstance(t *testing.T) {
+	requirePostgres(t)
+	path := storageDir(t)
+	outs := t.TempDir()
+	out := func(name string) string { return filepath.Join(outs, name) }
+	common := []string{"--path", path, "--progress", "none"}
+
+	// A run on an empty instance builds first, says so, and then runs.
+	stderr := mustRun(t, 0, append([]string{"oltp", "run", "--warehouses", "1", "--users", "1", "--rampup", "0s",
+		"--duration", "1s", "--out", out("first")}, common...)...)
+	if !strings.Contains(stderr, "build") {
+		t.Errorf("the first run did not say it built the schema:\n%s", stderr)
+	}
+	first, err := results.Load(out("first"))
+	if err != nil || first.Status != results.StatusComplete || len(first.Steps) != 2 ||
+		first.Steps[0].Kind != results.KindOLTPBuild || first.Steps[1].Kind != results.KindOLTP {
+		t.Fatalf("the first run: %v %+v", err, first)
+	}
+
+	mustRun(t, 0, append([]string{"oltp", "build", "--rebuild", "--warehouses", "1", "--out", out("build")}, common...)...)
+	noServerLeft(t, path)
+	_, build := lastStep[*results.OLTPBuild](t, out("build"))
+	if build.Consistency == nil || !build.Consistency.OK {
+		t.Fatalf("the fresh build fails its consistency checks: %+v", build.Consistency)
+	}
+	if build.Rows["stock"] != 100000 || build.Rows["customer"] != 30000 || build.Rows["new_order"] != 9000 {
+		t.Fatalf("row counts %v do not match one warehouse", build.Rows)
+	}
+	if build.Template == "" || build.MBPerS <= 0 {
+		t.Fatalf("build kept no template or measured no rate: %+v", build)
+	}
+
+	for _, mode := range []string{"procedures", "client"} {
+		t.Run(mode, func(t *testing.T) {
+			mustRun(t, 0, append([]string{"oltp", "run", "--warehouses", "1", "--users", "3", "--rampup", "1s",
+				"--duration", "8s", "--mode", mode, "--out", out(mode)}, common...)...)
+			noServerLeft(t, path)
+			st, o := lastStep[*results.OLTP](t, out(mode))
+			if st.Status != results.StatusComplete || o.Mode != mode || o.LatencyBasis != "service" {
+				t.Fatalf("status %s mode %s basis %s", st.Status, o.Mode, o.LatencyBasis)
+			}
+			if o.NOPM == nil || *o.NOPM <= 0 || o.TPMDB == nil || *o.TPMDB <= 0 || o.TPMClient <= 0 || o.ARTMs <= 0 {
+				t.Fatalf("a headline metric is missing or not positive: nopm %v tpm_db %v tpm_client %v art %v (%v)",
+					o.NOPM, o.TPMDB, o.TPMClient, o.ARTMs, o.Missing)
+			}
+			// The server counts the same transactions the client does, give or
+			// take calibra's own few edge statements.
+			if d := math.Abs(*o.TPMDB-o.TPMClient) * o.DurationS / 60; d > 20 {
+				t.Errorf("tpm_db %.0f and tpm_client %.0f differ by %.0f transactions", *o.TPMDB, o.TPMClient, d)
+			}
+			want := map[string]float64{"new_order": 45, "payment": 43, "order_status": 4, "delivery": 4, "stock_level": 4}
+			var total int64
+			for name, pct := range want {
+				tx := o.Transactions[name]
+				if tx.Count == 0 || tx.Errors != 0 {
+					t.Errorf("%s: count %d errors %d", name, tx.Count, tx.Errors)
+				}
+				if math.Abs(o.MixPct[name]-pct) > 2 {
+					t.Errorf("%s is %.2f%% of the mix, want %.0f%% ± 2", name, o.MixPct[name], pct)
+				}
+				total += tx.Count
+			}
+			if total < 2000 {
+				t.Errorf("only %d transactions: too few to judge the mix", total)
+			}
+			if o.Consistency == nil || !o.Consistency.OK {
+				t.Errorf("consistency after the run: %+v", o.Consistency)
+			}
+			if o.Driver == nil || o.Driver.CPUUsPerTxn <= 0 {
+				t.Errorf("no driver CPU figure: %+v", o.Driver)
+			}
+		})
+	}
+
+	t.Run("keying and thinking scaled", func(t *testing.T) {
+		mustRun(t, 0, append([]string{"oltp", "run", "--users", "10", "--rampup", "1s", "--duration", "6s",
+			"--keying-thinking", "0.01", "--out", out("keying")}, common...)...)
+		_, o := lastStep[*results.OLTP](t, out("keying"))
+		if o.LatencyBasis != "response" || o.KeyingThinking != 0.01 {
+			t.Fatalf("basis %s keying %v, want response and 0.01", o.LatencyBasis, o.KeyingThinking)
+		}
+		if o.NOPM == nil || *o.NOPM <= 0 || o.ARTMs <= 0 || o.Consistency == nil || !o.Consistency.OK {
+			t.Fatalf("nopm %v art %v consistency %+v", o.NOPM, o.ARTMs, o.Consistency)
+		}
+		// Ten terminals thinking ~0.1 s between transactions cannot run flat out.
+		if o.TPMClient > 10*60/0.05 {
+			t.Errorf("tpm_client %.0f is too high for ten thinking terminals", o.TPMClient)
+		}
+	})
+
+	t.Run("another warehouse count is refused", func(t *testing.T) {
+		stderr := mustRun(t, 2, append([]string{"oltp", "run", "--warehouses", "2", "--out", out("wrongw")}, common...)...)
+		if !strings.Contains(stderr, "the schema holds 1 warehouses but the run asks for 2") {
+			t.Fatalf("stderr: %s", stderr)
+		}
+		noServerLeft(t, path)
+	})
+
+	t.Run("check", func(t *testing.T) {
+		mustRun(t, 0, append([]string{"oltp", "check", "--out", out("check")}, common...)...)
+		_, c := lastStep[*results.OLTPCheck](t, out("check"))
+		if !c.Consistency.OK || len(c.Consistency.Checks) != 4 {
+			t.Fatalf("check: %+v", c.Consistency)
+		}
+	})
+
+	t.Run("reset from the template", func(t *testing.T) {
+		mustRun(t, 0, append([]string{"oltp", "run", "--reset", "--users", "1", "--rampup", "0s", "--duration", "1s",
+			"--out", out("reset")}, common...)...)
+	})
+
+	t.Run("existing server through --dsn", func(t *testing.T) {
+		group := proc.NewGroup()
+		defer group.StopAll(time.Minute)
+		target, err := postgres.Prepare(context.Background(), postgres.TargetConfig{Path: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := target.Start(context.Background(), group); err != nil {
+			t.Fatal(err)
+		}
+		defer target.Stop()
+		port := target.Managed.Port
+		dsn := fmt.Sprintf("postgres://calibra:pw@127.0.0.1:%d/calibra?sslmode=disable", port)
+		mustRun(t, 0, "oltp", "run", "--dsn", dsn, "--users", "2", "--rampup", "0s", "--duration", "2s",
+			"--progress", "none", "--out", out("dsn"))
+		r, err := results.Load(out("dsn"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Meta.Engine == nil || r.Meta.Engine.Managed || strings.Contains(r.Meta.Engine.Target, ":pw@") {
+			t.Fatalf("engine %+v: want unmanaged, password redacted", r.Meta.Engine)
+		}
+		bad := fmt.Sprintf("postgres://nosuchuser:hunter2@127.0.0.1:%d/calibra?sslmode=disable", port)
+		code, _, stderr := run(t, "oltp", "run", "--dsn", bad, "--progress", "none", "--out", out("badlogin"))
+		if code != 2 || !strings.Contains(stderr, "refused the login of nosuchuser@127.0.0.1") || strings.Contains(stderr, "hunter2") {
+			t.Fatalf("a refused login: exit %d, stderr %s", code, stderr)
+		}
+	})
+
+	t.Run("clean removes the instance", func(t *testing.T) {
+		mustRun(t, 0, "clean", "--path", path)
+		if _, err := os.Stat(filepath.Join(path, postgres.DataDirName)); !os.IsNotExist(err) {
+			t.Fatalf("%s/%s still exists", path, postgres.DataDirName)
+		}
+	})
+}
+
+// TestInterruptKeepsWhatWasMeasured sends SIGINT to a real calibra process
+// in the middle of its timed window.
+func TestInterruptKeepsWhatWasMeasured(t *testing.T) {
+	requirePostgres(t)
+	path := storageDir(t)
+	out := filepath.Join(t.TempDir(), "run")
+	cmd := exec.Command(os.Args[0], "oltp", "run", "--users", "2", "--rampup", "1s", "--duration", "5m",
+		"--path", path, "--out", out, "--progress", "plain")
+	cmd.Env = append(os.Environ(), "CALIBRA_TEST_AS_CALIBRA=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := bufio.NewScanner(stderr)
+	var seen []string
+	for lines.Scan() {
+		seen = append(seen, lines.Text())
+		// The first live status line of the run comes once users are running.
+		if strings.HasPrefix(lines.Text(), "oltp run: 2 users") {
+			break
+		}
+	}
+	time.Sleep(3 * time.Second) // into the timed window
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	for lines.Scan() {
+		seen = append(seen, lines.Text())
+	}
+	err = cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Fatalf("exit: %v, want 130\n%s", err, strings.Join(seen, "\n"))
+	}
+	r, err := results.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != results.StatusInterrupted {
+		t.Fatalf("status %q, want interrupted", r.Status)
+	}
+	st, o := lastStep[*results.OLTP](t, out)
+	if st.Status != results.StatusInterrupted || o.TPMClient <= 0 || o.DurationS <= 0 {
+		t.Fatalf("step %s, tpm_client %v over %v s: what was measured is lost", st.Status, o.TPMClient, o.DurationS)
+	}
+	if o.NOPM != nil || o.Missing["nopm"] == "" {
+		t.Fatalf("nopm %v without a reason for its absence: %v", o.NOPM, o.Missing)
+	}
+	noServerLeft(t, path)
+}
