@@ -43,10 +43,14 @@ type buildFlags struct {
 	rebuild             bool
 }
 
-func (b *buildFlags) register(cmd *cobra.Command) {
-	cmd.Flags().IntVar(&b.warehouses, "warehouses", 1, "warehouses to build (about 100 MB each)")
+func (b *buildFlags) register(cmd *cobra.Command, forRun bool) {
+	if forRun {
+		cmd.Flags().IntVar(&b.warehouses, "warehouses", 0, "warehouses of the built schema (default: as built, or 1 when run has to build first)")
+	} else {
+		cmd.Flags().IntVar(&b.warehouses, "warehouses", 1, "warehouses to build (about 110 MB each)")
+		cmd.Flags().BoolVar(&b.rebuild, "rebuild", false, "replace an existing build")
+	}
 	cmd.Flags().IntVar(&b.workers, "load-workers", runtime.NumCPU(), "parallel loader connections")
-	cmd.Flags().BoolVar(&b.rebuild, "rebuild", false, "replace an existing build")
 }
 
 func (a *app) oltpBuildCommand() *cobra.Command {
@@ -83,7 +87,7 @@ database is kept as a template so later runs can start from a clean copy.`,
 		},
 	}
 	c.register(cmd)
-	b.register(cmd)
+	b.register(cmd, false)
 	return cmd
 }
 
@@ -197,7 +201,7 @@ On the managed instance with no schema, run builds one first and says so.`,
 		},
 	}
 	c.register(cmd)
-	b.register(cmd)
+	b.register(cmd, true)
 	f := cmd.Flags()
 	f.IntVar(&users, "users", 4, "virtual users, each with its own connection")
 	f.StringVar(&mode, "mode", string(oltp.ModeProcedures), "procedures (PL/pgSQL functions, as HammerDB) or client (prepared statements from calibra)")
@@ -224,9 +228,7 @@ func runSteps(ctx context.Context, s *session, cfg oltp.RunConfig, b buildFlags,
 		if s.target.Managed == nil {
 			return nil, fault.Input("build it first with 'calibra oltp build --dsn ...'", "the database of --dsn holds no TPC-C-like schema")
 		}
-		if cfg.Warehouses > 0 {
-			b.warehouses = cfg.Warehouses
-		}
+		b.warehouses = max(cfg.Warehouses, 1)
 		s.prog.Phase("oltp run: no schema on the managed instance; building %d warehouses first", b.warehouses)
 		var st results.Step
 		st, err = buildStep(ctx, s, b, seed)
