@@ -109,31 +109,41 @@ func checkReachable(path string, uid, gid int) error {
 	}
 }
 
-// Exists reports whether the data directory has been initialised.
+// initialisedMarker is written once initdb has succeeded: a data directory
+// without it is the remains of an interrupted initdb, to be made anew.
+const initialisedMarker = "calibra-initialised"
+
+// Exists reports whether the data directory has been fully initialised.
 func (in *Instance) Exists() bool {
-	_, err := os.Stat(filepath.Join(in.DataDir, "PG_VERSION"))
+	_, err := os.Stat(filepath.Join(in.DataDir, initialisedMarker))
 	return err == nil
 }
 
-// Init runs initdb into the data directory.
+// Init runs initdb into the data directory, clearing the remains of an
+// interrupted earlier one.
 func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
+	if err := os.RemoveAll(in.DataDir); err != nil {
+		return fmt.Errorf("clear %s: %w", in.DataDir, err)
+	}
 	if err := os.MkdirAll(in.DataDir, 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", in.DataDir, err)
 	}
 	if err := in.chown(in.DataDir); err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, in.cfg.Bin.Path("initdb"),
+	cmd := exec.Command(in.cfg.Bin.Path("initdb"),
 		"-D", in.DataDir, "-U", Superuser, "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync")
-	out, err := in.runAs(group, "initdb", cmd)
+	out, err := in.runAs(ctx, group, "initdb", cmd)
 	if err != nil {
 		return fmt.Errorf("initdb into %s: %w\n%s", in.DataDir, err, lastLines(out, 8))
 	}
-	return nil
+	return os.WriteFile(filepath.Join(in.DataDir, initialisedMarker), nil, 0o644)
 }
 
-// runAs runs a short-lived program as the instance's account, owned by group.
-func (in *Instance) runAs(group *proc.Group, name string, cmd *exec.Cmd) (string, error) {
+// runAs runs a short-lived program as the instance's account, owned by
+// group. On cancellation it asks the program to stop (SIGTERM lets initdb
+// remove what it made) rather than killing it.
+func (in *Instance) runAs(ctx context.Context, group *proc.Group, name string, cmd *exec.Cmd) (string, error) {
 	in.credentials(cmd)
 	var buf strings.Builder
 	cmd.Stdout, cmd.Stderr = &buf, &buf
@@ -141,8 +151,13 @@ func (in *Instance) runAs(group *proc.Group, name string, cmd *exec.Cmd) (string
 	if err != nil {
 		return "", err
 	}
-	<-p.Done()
-	return buf.String(), p.Err()
+	select {
+	case <-p.Done():
+		return buf.String(), p.Err()
+	case <-ctx.Done():
+		_ = p.Stop(10 * time.Second)
+		return buf.String(), ctx.Err()
+	}
 }
 
 func (in *Instance) credentials(cmd *exec.Cmd) {
