@@ -2,6 +2,7 @@ package cli
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -79,5 +80,19 @@ func TestVersionPrintsToStdout(t *testing.T) {
 	code, stdout, _ := run(t, "version")
 	if code != 0 || !strings.HasPrefix(stdout, "calibra ") {
 		t.Fatalf("version: exit %d, stdout %q", code, stdout)
+	}
+}
+
+// A read-only file system is the one way to refuse writes to root, who
+// ignores permission bits; it needs a mount, which needs root.
+func TestReadOnlyPathExitsTwo(t *testing.T) {
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a read-only file system here (needs root): %v %s", err, out)
+	}
+	defer exec.Command("umount", dir).Run()
+	code, _, stderr := run(t, "oltp", "build", "--path", dir)
+	if code != 2 || !strings.Contains(stderr, "is not writable") || !strings.Contains(stderr, "choose a --path you can write to") {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}
 }
