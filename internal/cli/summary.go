@@ -24,6 +24,8 @@ func (a *app) summary(dir *results.Dir, prog *progress.Printer, status string) {
 		case *results.OLTPBuild:
 			fmt.Fprintf(&b, "  build      %d warehouses, %.0f MB in %.1f s = %.1f MB/s\n",
 				body.Warehouses, float64(body.DBBytes)/1e6, body.TotalS, body.MBPerS)
+		case *results.Device:
+			writeDeviceSummary(&b, st, body)
 		case *results.OLTPCheck:
 			fmt.Fprintf(&b, "  consistency %s\n", verdict(body.Consistency))
 		}

@@ -1,0 +1,157 @@
+package device
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/proc"
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// Fio is the fio binary calibra drives.
+type Fio struct {
+	Path    string
+	Version string // as fio prints it, e.g. "fio-3.33"
+}
+
+// minMajor is the oldest fio major version calibra reads: fio 3.0 moved
+// latencies to nanoseconds (clat_ns), the keys the parser reads.
+const minMajor = 3
+
+const installHint = "install fio 3.0 or newer (Debian/Ubuntu: apt-get install fio; Fedora/RHEL: dnf install fio) or pass --fio PATH"
+
+// stopGrace is how long fio gets to stop its jobs after SIGINT: it only has
+// to finish the I/Os in flight.
+const stopGrace = 10 * time.Second
+
+var fioVersion = regexp.MustCompile(`^fio-(\d+)\.(\d+)`)
+
+// FindFio locates fio (explicit, else on PATH) and checks its version.
+func FindFio(ctx context.Context, explicit string) (Fio, error) {
+	name := explicit
+	if name == "" {
+		name = "fio"
+	}
+	path, err := exec.LookPath(name)
+	if err != nil {
+		if explicit != "" {
+			return Fio{}, fault.Input(installHint, "--fio %s is not an executable program", explicit)
+		}
+		return Fio{}, fault.Input(installHint, "fio was not found on PATH")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, "--version").Output()
+	if err != nil {
+		return Fio{}, fault.Input(installHint, "'%s --version' failed: %v", path, err)
+	}
+	version := strings.TrimSpace(string(out))
+	m := fioVersion.FindStringSubmatch(version)
+	if m == nil {
+		return Fio{}, fault.Input(installHint, "'%s --version' printed %q, not a fio version", path, version)
+	}
+	if major, _ := strconv.Atoi(m[1]); major < minMajor {
+		return Fio{}, fault.Input(installHint, "%s is %s, older than the fio %d.0 calibra needs", path, version, minMajor)
+	}
+	return Fio{Path: path, Version: version}, nil
+}
+
+// run runs one job under raw/ as name: it writes name.fio, has fio write its
+// JSON to a temporary file that becomes name.json once fio is done (so raw/
+// never holds half a report), keeps fio's other output in name.log when
+// there is any, and returns the parsed report. A report whose jobs hit I/O
+// errors is returned with them; a run that produced no report is an error.
+func (f Fio) run(ctx context.Context, group *proc.Group, rawDir, name string, job Job) (*Report, error) {
+	base := filepath.Join(rawDir, name)
+	if err := results.WriteFileAtomic(base+".fio", []byte(job.JobFile())); err != nil {
+		return nil, err
+	}
+	tmp := filepath.Join(rawDir, "."+name+".json.tmp")
+	defer os.Remove(tmp)
+	cmd := exec.Command(f.Path, "--output-format=json+", "--output="+tmp, "--eta=never", base+".fio")
+	cmd.Dir = rawDir // whatever else fio writes lands in raw/
+	log := &capped{limit: 1 << 20}
+	cmd.Stdout = log
+	cmd.Stderr = log
+	p, err := group.Start("fio", cmd, syscall.SIGINT)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-p.Done():
+	case <-ctx.Done():
+		_ = p.Stop(stopGrace)
+	}
+	if log.Len() > 0 {
+		if err := results.WriteFileAtomic(base+".log", log.Bytes()); err != nil {
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	data, rerr := os.ReadFile(tmp)
+	if rerr == nil {
+		rerr = os.Rename(tmp, base+".json")
+	}
+	if rerr != nil || len(data) == 0 {
+		return nil, fmt.Errorf("fio %s wrote no report (%s): %s", name, exitText(p.Err()), lastLine(log.String()))
+	}
+	rep, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("fio %s: %w", name, err)
+	}
+	if p.Err() != nil && rep.Errors == 0 {
+		return nil, fmt.Errorf("fio %s failed (%s): %s", name, exitText(p.Err()), lastLine(log.String()))
+	}
+	return rep, nil
+}
+
+// capped keeps the first limit bytes written to it and drops the rest:
+// fio may print a line per I/O error.
+type capped struct {
+	bytes.Buffer
+	limit int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := c.limit - c.Len(); room > 0 {
+		c.Buffer.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+func exitText(err error) string {
+	if err == nil {
+		return "exit status 0"
+	}
+	return err.Error()
+}
+
+// lastLine is the last non-empty line of fio's output: where it says why.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if l := strings.TrimSpace(lines[len(lines)-1]); l != "" {
+		return l
+	}
+	return "no output"
+}
+
+// errnoSuffix names the error a job ended on, if one did: " (invalid
+// argument, errno 22)".
+func errnoSuffix(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%s, errno %d)", syscall.Errno(n).Error(), n)
+}

@@ -1,0 +1,439 @@
+package device
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/calibra-bench/calibra/internal/observe"
+	"github.com/calibra-bench/calibra/internal/proc"
+	"github.com/calibra-bench/calibra/internal/progress"
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// Engines are fio's I/O engines in calibra's order of preference: io_uring
+// and libaio keep qd I/Os in flight; psync is synchronous (always depth 1)
+// but works everywhere.
+var Engines = []string{"io_uring", "libaio", "psync"}
+
+// Config is one sweep.
+type Config struct {
+	Fio        Fio
+	Specs      []Spec
+	QDs        []int
+	Targets    []Target
+	Workers    int   // per target
+	Size       int64 // bytes per worker
+	Ramp       time.Duration
+	Runtime    time.Duration
+	Repeats    int
+	MaxLatency time.Duration
+	Direct     bool
+	Engine     string // one of Engines, or "" to take the first that works
+	Seed       uint64
+}
+
+// Env is what a sweep runs with.
+type Env struct {
+	Group  *proc.Group // owns the fio processes
+	Prog   *progress.Printer
+	RawDir string // every job file, JSON report and fio log goes here
+}
+
+// Sweep probes the I/O engine, writes the test files, runs the sweep and
+// returns the step's body: also what was measured when it fails or is
+// interrupted. The test files are removed on every path.
+func Sweep(ctx context.Context, cfg Config, env Env) (*results.Device, error) {
+	out := cfg.header()
+	err := measure(ctx, cfg, env, out)
+	out.Specs = specResults(cfg.Specs, out.Points, cfg.MaxLatency)
+	if cerr := Cleanup(cfg.Targets); cerr != nil {
+		err = errors.Join(err, fmt.Errorf("remove the test files: %w", cerr))
+	}
+	return out, err
+}
+
+func (cfg Config) header() *results.Device {
+	out := &results.Device{FioPath: cfg.Fio.Path, FioVersion: cfg.Fio.Version, Direct: cfg.Direct,
+		WorkersPerTarget: cfg.Workers, SizeBytes: cfg.Size, RampS: cfg.Ramp.Seconds(), RuntimeS: cfg.Runtime.Seconds(),
+		Repeats: cfg.Repeats, Seed: cfg.Seed, LatencyBasis: "clat", Points: []results.DevicePoint{},
+		MaxLatencyUs: float64(cfg.MaxLatency) / float64(time.Microsecond)}
+	for _, t := range cfg.Targets {
+		dt := results.DeviceTarget{Path: t.Path, Kind: t.Kind, Device: t.Path}
+		if t.Kind != KindBlock {
+			st := observe.Storage(t.Path)
+			dt.FS, dt.Device = st.FS, st.Device
+		}
+		out.Targets = append(out.Targets, dt)
+	}
+	if !cfg.Direct {
+		out.Notes = append(out.Notes, "buffered I/O (--direct=false): the figures include the page cache")
+	}
+	return out
+}
+
+func measure(ctx context.Context, cfg Config, env Env, out *results.Device) error {
+	for _, t := range cfg.Targets {
+		if t.Kind == KindDir {
+			if err := os.MkdirAll(filepath.Join(t.Path, TestDir), 0o755); err != nil {
+				return err
+			}
+		}
+	}
+	engine, err := probe(ctx, cfg, env, out)
+	if err != nil {
+		return err
+	}
+	cfg.Engine, out.IOEngine = engine, engine
+	if engine == "psync" && slices.Max(cfg.QDs) > 1 {
+		out.Notes = append(out.Notes, "ioengine psync is synchronous: every queue depth above 1 ran at depth 1; raise --workers for concurrency")
+	}
+	if engine == "libaio" && !cfg.Direct {
+		out.Notes = append(out.Notes, "ioengine libaio is synchronous for buffered I/O: queue depths above 1 add little")
+	}
+	for _, n := range out.Notes {
+		env.Prog.Phase("device: note: %s", n)
+	}
+	runs := Plan(cfg.Specs, cfg.QDs, cfg.Repeats)
+	points := len(runs) / cfg.Repeats
+	window := cfg.Ramp + cfg.Runtime
+	names := make([]string, len(cfg.Specs))
+	for i, sp := range cfg.Specs {
+		names[i] = sp.Name
+	}
+	qds := make([]string, len(cfg.QDs))
+	for i, qd := range cfg.QDs {
+		qds[i] = strconv.Itoa(qd)
+	}
+	runsEach := "1 run"
+	if cfg.Repeats > 1 {
+		runsEach = fmt.Sprintf("%d runs", cfg.Repeats)
+	}
+	env.Prog.Phase("device: %d points (%s at qd %s), %s each of %s ramp + %s, about %s; ioengine %s, %s",
+		points, strings.Join(names, ", "), strings.Join(qds, ","), runsEach, cfg.Ramp, cfg.Runtime,
+		(time.Duration(len(runs)) * (window + time.Second/2)).Round(time.Second), engine, IOMode(cfg.Direct))
+	if err := prepare(ctx, cfg, env); err != nil {
+		return err
+	}
+	eta := etaEstimate{window: window, left: len(runs)}
+	var reps []*Report
+	var raw []string
+	var wall time.Duration
+	for _, r := range runs {
+		started := time.Now()
+		stop := statusLoop(env.Prog, func() string {
+			return fmt.Sprintf("device: run %d/%d %s qd %d, %s in, about %s left",
+				r.Index+1, len(runs), r.Spec.Name, r.QD, time.Since(started).Round(time.Second), eta.remaining(time.Since(started)).Round(time.Second))
+		})
+		rep, err := cfg.Fio.run(ctx, env.Group, env.RawDir, r.Name(), cfg.job(r))
+		stop()
+		if err != nil {
+			return err
+		}
+		took := time.Since(started)
+		eta.done(took)
+		reps, raw, wall = append(reps, rep), append(raw, r.Name()), wall+took
+		if r.Repeat < r.Repeats {
+			continue
+		}
+		p := point(r.Spec, r.QD, cfg.Workers*len(cfg.Targets), reps)
+		p.WallS, p.Raw = round(wall.Seconds(), 3), raw
+		out.Points = append(out.Points, p)
+		env.Prog.Phase("device: point %d/%d %s", r.Point+1, points, pointLine(p))
+		reps, raw, wall = nil, nil, 0
+	}
+	var errs, bad int64
+	for _, p := range out.Points {
+		if p.Errors > 0 {
+			errs += p.Errors
+			bad++
+		}
+	}
+	if errs > 0 {
+		return fmt.Errorf("fio counted %d I/O errors in %d of %d points; see the fio logs under raw/", errs, bad, len(out.Points))
+	}
+	return nil
+}
+
+// job is the fio job of one run of the sweep.
+func (cfg Config) job(r Run) Job {
+	return Job{
+		Title:  fmt.Sprintf("calibra device: %s at queue depth %d, run %d", r.Spec.Name, r.QD, r.Index+1),
+		Engine: cfg.Engine, Direct: cfg.Direct, Spec: r.Spec, QD: r.QD,
+		Ramp: cfg.Ramp, Runtime: cfg.Runtime, Seed: cfg.Seed + uint64(r.Index),
+		Size: cfg.Size, Workers: cfg.Workers, Targets: cfg.Targets,
+	}
+}
+
+// IOMode names direct or buffered I/O.
+func IOMode(direct bool) string {
+	if direct {
+		return "direct I/O"
+	}
+	return "buffered I/O"
+}
+
+// probe finds the first engine (or checks the one asked for) that can do a
+// few reads at depth 2 on the first target, with the sweep's direct flag:
+// io_uring may be missing from the kernel or blocked by a container's
+// seccomp profile, libaio may not be built into fio.
+func probe(ctx context.Context, cfg Config, env Env, out *results.Device) (string, error) {
+	engines := Engines
+	if cfg.Engine != "" {
+		engines = []string{cfg.Engine}
+	}
+	t := cfg.Targets[0]
+	var reasons []string
+	for _, e := range engines {
+		job := Job{Title: "calibra device: can ioengine " + e + " read here?", Engine: e, Direct: cfg.Direct,
+			Spec: Spec{Name: "probe", BlockSize: 4 << 10, ReadPct: 100, Align: 4 << 10}, QD: 2,
+			Seed: cfg.Seed, Size: min(64<<10, cfg.Size), Workers: 1, Targets: []Target{t}}
+		rep, err := cfg.Fio.run(ctx, env.Group, env.RawDir, "probe-"+e, job)
+		switch {
+		case ctx.Err() != nil:
+			return "", ctx.Err()
+		case err != nil:
+			reasons = append(reasons, fmt.Sprintf("%s: %v", e, err))
+		case rep.ErrNo != 0:
+			reasons = append(reasons, e+":"+errnoSuffix(rep.ErrNo))
+		case rep.Read.IOs == 0:
+			reasons = append(reasons, e+": no I/O completed")
+		default:
+			if len(reasons) > 0 {
+				out.Notes = append(out.Notes, fmt.Sprintf("ioengine %s chosen because %s", e, strings.Join(reasons, "; ")))
+			}
+			return e, nil
+		}
+	}
+	return "", fmt.Errorf("no fio ioengine could read %s: %s", t.Path, strings.Join(reasons, "; "))
+}
+
+// prepare writes every worker's region once before the sweep, so that reads
+// hit written blocks: a file system returns holes and unwritten extents
+// without touching the device, and a thin or fresh SSD does the same for
+// blocks never written. It ends with an fsync, so that no write-back of
+// its data spills into the first point.
+func prepare(ctx context.Context, cfg Config, env Env) error {
+	var targets []Target
+	for _, t := range cfg.Targets {
+		if t.writable() {
+			targets = append(targets, t)
+		}
+	}
+	if len(targets) == 0 {
+		return nil
+	}
+	bs := gcd(cfg.Size, 1<<20)
+	job := Job{Title: "calibra device: write each worker's region once, so that reads hit written blocks",
+		Engine: cfg.Engine, Direct: cfg.Direct, Spec: Spec{Name: "prepare", BlockSize: bs, Align: bs}, QD: 8, Fsync: true,
+		Seed: cfg.Seed, Size: cfg.Size, Workers: cfg.Workers, Targets: targets}
+	env.Prog.Phase("device: writing the test regions (%d x %s) so that reads hit written blocks", cfg.Workers*len(targets), FormatSize(cfg.Size))
+	started := time.Now()
+	stop := statusLoop(env.Prog, func() string {
+		return fmt.Sprintf("device: writing the test regions, %s in", time.Since(started).Round(time.Second))
+	})
+	rep, err := cfg.Fio.run(ctx, env.Group, env.RawDir, "prepare", job)
+	stop()
+	if err != nil {
+		return err
+	}
+	if rep.Errors > 0 {
+		return fmt.Errorf("writing the test regions hit %d I/O errors%s; see raw/prepare.log", rep.Errors, errnoSuffix(rep.ErrNo))
+	}
+	return nil
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// point sums up the repeats of one spec at one queue depth: IOPS and MB/s
+// are their means; latency comes from their merged histograms.
+func point(s Spec, qd, workers int, reps []*Report) results.DevicePoint {
+	p := results.DevicePoint{Spec: s.Name, BlockSize: s.BlockSize, ReadPct: s.ReadPct, RandomPct: s.RandomPct,
+		QD: qd, Workers: workers, OutstandingIOs: workers * qd, Repeats: len(reps)}
+	n := float64(len(reps))
+	var read, write, all Hist
+	var readIOPS, writeIOPS, readBps, writeBps float64
+	iops := make([]float64, len(reps))
+	p99 := make([]float64, len(reps))
+	for i, r := range reps {
+		iops[i] = r.Read.IOPS + r.Write.IOPS
+		readIOPS += r.Read.IOPS / n
+		writeIOPS += r.Write.IOPS / n
+		readBps += r.Read.BytesPerS / n
+		writeBps += r.Write.BytesPerS / n
+		read.Add(r.Read.Clat)
+		write.Add(r.Write.Clat)
+		var one Hist
+		one.Add(r.Read.Clat)
+		one.Add(r.Write.Clat)
+		p99[i] = one.Percentiles(99)[0] / 1e3
+		p.Errors += r.Errors
+		if p.ErrNo == 0 {
+			p.ErrNo = r.ErrNo
+		}
+	}
+	all.Add(read)
+	all.Add(write)
+	p.IOPS = round(readIOPS+writeIOPS, 2)
+	p.MBps = round((readBps+writeBps)/1e6, 3)
+	p.LatUs = latencyUs(all)
+	if read.N > 0 && write.N > 0 {
+		p.Read = &results.DeviceDirection{IOPS: round(readIOPS, 2), MBps: round(readBps/1e6, 3), LatUs: latencyUs(read)}
+		p.Write = &results.DeviceDirection{IOPS: round(writeIOPS, 2), MBps: round(writeBps/1e6, 3), LatUs: latencyUs(write)}
+	}
+	if len(reps) > 1 {
+		p.Spread = &results.DeviceSpread{IOPSMin: round(slices.Min(iops), 2), IOPSMax: round(slices.Max(iops), 2),
+			IOPSStddev: round(stddev(iops), 2), P99UsMin: round(slices.Min(p99), 3), P99UsMax: round(slices.Max(p99), 3)}
+	}
+	return p
+}
+
+// latencyUs reads a histogram in nanoseconds as microseconds; nil when no
+// I/O completed.
+func latencyUs(h Hist) *results.DeviceLatency {
+	if h.N == 0 {
+		return nil
+	}
+	ps := h.Percentiles(50, 99, 99.9)
+	return &results.DeviceLatency{Mean: round(h.Mean()/1e3, 3), P50: round(ps[0]/1e3, 3),
+		P99: round(ps[1]/1e3, 3), P999: round(ps[2]/1e3, 3), Max: round(h.Max/1e3, 3)}
+}
+
+func stddev(xs []float64) float64 {
+	mean := 0.0
+	for _, x := range xs {
+		mean += x / float64(len(xs))
+	}
+	ss := 0.0
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return math.Sqrt(ss / float64(len(xs)-1))
+}
+
+func round(x float64, places int) float64 {
+	f := math.Pow(10, float64(places))
+	return math.Round(x*f) / f
+}
+
+// specResults answers, per spec, "how many IOPS within the latency bound?":
+// the error-free point with the highest IOPS whose p99 is at or under it.
+func specResults(specs []Spec, points []results.DevicePoint, bound time.Duration) []results.DeviceSpec {
+	boundUs := float64(bound) / float64(time.Microsecond)
+	var out []results.DeviceSpec
+	for _, s := range specs {
+		ds := results.DeviceSpec{Name: s.Name, BlockSize: s.BlockSize, ReadPct: s.ReadPct, RandomPct: s.RandomPct, AlignBytes: s.Align}
+		var best, lowest *results.DevicePoint
+		measured := 0
+		for i := range points {
+			p := &points[i]
+			if p.Spec != s.Name {
+				continue
+			}
+			measured++
+			if p.Errors > 0 || p.LatUs == nil {
+				continue
+			}
+			if lowest == nil || p.LatUs.P99 < lowest.LatUs.P99 {
+				lowest = p
+			}
+			if p.LatUs.P99 <= boundUs && (best == nil || p.IOPS > best.IOPS) {
+				best = p
+			}
+		}
+		switch {
+		case best != nil:
+			ds.AtMaxLatency = &results.DeviceBest{QD: best.QD, IOPS: best.IOPS, MBps: best.MBps, P99Us: best.LatUs.P99}
+		case measured == 0:
+			ds.AtMaxLatencyMissing = "not measured: the sweep stopped before a point of this spec was done"
+		case lowest == nil:
+			ds.AtMaxLatencyMissing = "every point of this spec had I/O errors"
+		default:
+			ds.AtMaxLatencyMissing = fmt.Sprintf("no queue depth kept p99 at or under %s (the lowest p99 was %s at qd %d)",
+				bound, FormatMicros(lowest.LatUs.P99), lowest.QD)
+		}
+		out = append(out, ds)
+	}
+	return out
+}
+
+// pointLine is a point in one line, for progress and summaries.
+func pointLine(p results.DevicePoint) string {
+	line := fmt.Sprintf("%s qd %d: %.0f IOPS, %.1f MB/s", p.Spec, p.QD, p.IOPS, p.MBps)
+	if p.LatUs != nil {
+		line += fmt.Sprintf(", p99 %s", FormatMicros(p.LatUs.P99))
+	}
+	if p.Errors > 0 {
+		line += fmt.Sprintf(", %d errors%s", p.Errors, errnoSuffix(p.ErrNo))
+	}
+	return line
+}
+
+// FormatMicros writes a latency in microseconds for people.
+func FormatMicros(us float64) string {
+	switch {
+	case us >= 1e6:
+		return fmt.Sprintf("%.2f s", us/1e6)
+	case us >= 1e3:
+		return fmt.Sprintf("%.2f ms", us/1e3)
+	case us >= 10:
+		return fmt.Sprintf("%.0f µs", us)
+	default:
+		return fmt.Sprintf("%.1f µs", us)
+	}
+}
+
+// etaEstimate predicts the time left: the runs to go, each a window plus
+// the start-up overhead measured so far.
+type etaEstimate struct {
+	window   time.Duration
+	left     int
+	overhead time.Duration // mean wall time beyond the window
+	finished int
+}
+
+func (e *etaEstimate) done(took time.Duration) {
+	e.overhead = (e.overhead*time.Duration(e.finished) + max(took-e.window, 0)) / time.Duration(e.finished+1)
+	e.finished++
+	e.left--
+}
+
+// remaining is the time left while the current run has been going for elapsed.
+func (e *etaEstimate) remaining(elapsed time.Duration) time.Duration {
+	return max(time.Duration(e.left)*(e.window+e.overhead)-elapsed, 0)
+}
+
+// statusLoop redraws a status line every second until the returned stop;
+// work shorter than a second shows none.
+func statusLoop(prog *progress.Printer, line func() string) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				prog.Status(line())
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}

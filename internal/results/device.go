@@ -1,0 +1,121 @@
+package results
+
+// KindDevice is the device layer: fio over the storage under test.
+const KindDevice = "device"
+
+func init() {
+	RegisterKind(KindDevice, func() any { return &Device{} })
+}
+
+// Device is a device-layer sweep (kind "device"): access specs over queue
+// depths, run by fio.
+type Device struct {
+	FioPath          string         `json:"fio_path"`
+	FioVersion       string         `json:"fio_version"`
+	IOEngine         string         `json:"ioengine"`
+	Direct           bool           `json:"direct"`
+	Targets          []DeviceTarget `json:"targets"`
+	WorkersPerTarget int            `json:"workers_per_target"`
+	SizeBytes        int64          `json:"size_bytes"` // per worker
+	RampS            float64        `json:"ramp_s"`
+	RuntimeS         float64        `json:"runtime_s"`
+	Repeats          int            `json:"repeats"`
+	Seed             uint64         `json:"seed"`
+	// LatencyBasis names fio's latency that lat_us holds: "clat",
+	// submission to completion.
+	LatencyBasis string        `json:"latency_basis"`
+	MaxLatencyUs float64       `json:"max_latency_us"`
+	Specs        []DeviceSpec  `json:"specs"`
+	Points       []DevicePoint `json:"points"`
+	Notes        []string      `json:"notes,omitempty"`
+}
+
+// DeviceTarget is one storage target.
+type DeviceTarget struct {
+	Path   string `json:"path"`
+	Kind   string `json:"kind"` // "directory", "file" or "block device"
+	FS     string `json:"fs,omitempty"`
+	Device string `json:"device,omitempty"`
+}
+
+// DeviceSpec is an access specification and its answer to "how many IOPS
+// within the latency bound?".
+type DeviceSpec struct {
+	Name       string `json:"name"`
+	BlockSize  int64  `json:"block_size"`
+	ReadPct    int    `json:"read_pct"`
+	RandomPct  int    `json:"random_pct"`
+	AlignBytes int64  `json:"align"`
+	// AtMaxLatency is the point with the highest IOPS whose p99 stays at or
+	// under max_latency_us and that had no errors; null when none did, with
+	// the reason in AtMaxLatencyMissing.
+	AtMaxLatency        *DeviceBest `json:"at_max_latency"`
+	AtMaxLatencyMissing string      `json:"at_max_latency_missing,omitempty"`
+}
+
+// DeviceBest is the point a spec's bound picked.
+type DeviceBest struct {
+	QD    int     `json:"qd"`
+	IOPS  float64 `json:"iops"`
+	MBps  float64 `json:"mbps"`
+	P99Us float64 `json:"p99_us"`
+}
+
+// DevicePoint is one spec at one queue depth: the mean of its repeats.
+type DevicePoint struct {
+	Spec      string `json:"spec"`
+	BlockSize int64  `json:"block_size"`
+	ReadPct   int    `json:"read_pct"`
+	RandomPct int    `json:"random_pct"`
+	QD        int    `json:"qd"`      // per worker
+	Workers   int    `json:"workers"` // over every target
+	// OutstandingIOs is workers x qd: the load of Little's law.
+	OutstandingIOs int `json:"outstanding_ios"`
+
+	IOPS float64 `json:"iops"`
+	MBps float64 `json:"mbps"` // 10^6 bytes per second
+	// LatUs is null when no I/O completed (Errors and ErrNo say why).
+	LatUs *DeviceLatency `json:"lat_us"`
+	// Errors counts I/O errors: those fio counted and went on after, plus
+	// one for each run a job ended on.
+	Errors int64 `json:"errors"`
+	// ErrNo is the first error a job ended on (errno), 0 when none did.
+	ErrNo int `json:"errno,omitempty"`
+
+	// Read and Write split a mixed spec by direction.
+	Read  *DeviceDirection `json:"read,omitempty"`
+	Write *DeviceDirection `json:"write,omitempty"`
+
+	Repeats int           `json:"repeats"`
+	Spread  *DeviceSpread `json:"spread,omitempty"` // with 2 or more repeats
+	// WallS is the wall time of the point's runs, fio's start-up included.
+	WallS float64  `json:"wall_s"`
+	Raw   []string `json:"raw"` // its files under raw/, without extension
+}
+
+// DeviceLatency is completion latency in microseconds. Percentiles come from
+// fio's histogram of every I/O of the point (both directions, all repeats),
+// read as fio reads it (the first bucket whose cumulative count reaches p).
+type DeviceLatency struct {
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
+}
+
+// DeviceDirection is one direction of a mixed point.
+type DeviceDirection struct {
+	IOPS  float64        `json:"iops"`
+	MBps  float64        `json:"mbps"`
+	LatUs *DeviceLatency `json:"lat_us"`
+}
+
+// DeviceSpread is how much a point's repeats differ.
+type DeviceSpread struct {
+	IOPSMin    float64 `json:"iops_min"`
+	IOPSMax    float64 `json:"iops_max"`
+	IOPSStddev float64 `json:"iops_stddev"` // sample standard deviation
+	P99UsMin   float64 `json:"p99_us_min"`
+	P99UsMax   float64 `json:"p99_us_max"`
+}
