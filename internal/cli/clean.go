@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/calibra-bench/calibra/internal/device"
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
 )
 
@@ -15,7 +16,8 @@ func (a *app) cleanCommand() *cobra.Command {
 		Short: "Stop and remove the managed instance under --path",
 		Long: `Remove PATH/calibra-pg, the managed PostgreSQL instance calibra created on the
 storage under test, stopping its server first if a crashed calibra left one
-running. Run directories are kept.`,
+running, and any device test files a crashed run left in PATH/calibra-device.
+Run directories are kept.`,
 		Example: `  calibra clean --path /mnt/array`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -30,6 +32,10 @@ running. Run directories are kept.`,
 				fmt.Fprintf(a.stderr, "removed the managed instance under %s\n", path)
 			} else {
 				fmt.Fprintf(a.stderr, "no managed instance under %s\n", path)
+			}
+			// Test files a crashed device run left behind.
+			if err := device.Cleanup([]device.Target{{Kind: device.KindDir, Path: path}}); err != nil {
+				return wrap(fmt.Errorf("remove device test files: %w", err))
 			}
 			return nil
 		},

@@ -49,6 +49,9 @@ func lastStep[T any](t *testing.T, out string) (results.Step, T) {
 // PostgreSQL, runs it in both modes and with keying and thinking, checks
 // consistency, and leaves no server behind.
 func TestOLTPOnAManagedInstance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a minute of real PostgreSQL work; run without -short")
+	}
 	requirePostgres(t)
 	path := storageDir(t)
 	outs := t.TempDir()
@@ -188,8 +191,18 @@ func TestOLTPOnAManagedInstance(t *testing.T) {
 		}
 	})
 
-	t.Run("clean removes the instance", func(t *testing.T) {
+	t.Run("clean removes the instance and device leftovers", func(t *testing.T) {
+		leftover := filepath.Join(path, "calibra-device", "w0")
+		if err := os.MkdirAll(filepath.Dir(leftover), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(leftover, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		mustRun(t, 0, "clean", "--path", path)
+		if _, err := os.Stat(leftover); !os.IsNotExist(err) {
+			t.Fatalf("the device test file %s is still there", leftover)
+		}
 		if _, err := os.Stat(filepath.Join(path, postgres.DataDirName)); !os.IsNotExist(err) {
 			t.Fatalf("%s/%s still exists", path, postgres.DataDirName)
 		}
@@ -199,6 +212,9 @@ func TestOLTPOnAManagedInstance(t *testing.T) {
 // TestInterruptKeepsWhatWasMeasured sends SIGINT to a real calibra process
 // in the middle of its timed window.
 func TestInterruptKeepsWhatWasMeasured(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs on a real PostgreSQL; run without -short")
+	}
 	requirePostgres(t)
 	path := storageDir(t)
 	out := filepath.Join(t.TempDir(), "run")
