@@ -58,7 +58,13 @@ type Instance struct {
 
 // NewInstance resolves the account and paths; it starts nothing.
 func NewInstance(cfg InstanceConfig) (*Instance, error) {
-	in := &Instance{cfg: cfg, DataDir: filepath.Join(cfg.Path, DataDirName), uid: -1, gid: -1}
+	// The server runs from "/", so a relative path would point elsewhere.
+	abs, err := filepath.Abs(cfg.Path)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Path = abs
+	in := &Instance{cfg: cfg, DataDir: filepath.Join(abs, DataDirName), uid: -1, gid: -1}
 	if os.Geteuid() == 0 {
 		name := cfg.RunAs
 		if name == "" {
@@ -135,7 +141,7 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 		"-D", in.DataDir, "-U", Superuser, "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync")
 	out, err := in.runAs(ctx, group, "initdb", cmd)
 	if err != nil {
-		return fmt.Errorf("initdb into %s: %w\n%s", in.DataDir, err, lastLines(out, 8))
+		return fmt.Errorf("initdb into %s: %w: %s", in.DataDir, err, lastLines(out, 1))
 	}
 	return os.WriteFile(filepath.Join(in.DataDir, initialisedMarker), nil, 0o644)
 }
