@@ -1,13 +1,11 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -235,35 +233,12 @@ func TestDeviceInterrupt(t *testing.T) {
 		t.Skip("interrupts a run (-short)")
 	}
 	target, out := t.TempDir(), filepath.Join(t.TempDir(), "run")
-	cmd := exec.Command(os.Args[0], "device", "--path", target, "--specs", "4k-randread", "--qd", "1,2,4",
-		"--runtime", "2s", "--ramp", "0s", "--size", "16MiB", "--out", out, "--progress", "plain")
-	cmd.Env = append(os.Environ(), "CALIBRA_TEST_AS_CALIBRA=1")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	lines := bufio.NewScanner(stderr)
-	var seen []string
-	for lines.Scan() {
-		seen = append(seen, lines.Text())
-		if strings.HasPrefix(lines.Text(), "device: point 1/3") {
-			break
-		}
-	}
-	time.Sleep(500 * time.Millisecond) // into the second run
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	for lines.Scan() {
-		seen = append(seen, lines.Text())
-	}
-	err = cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
-		t.Fatalf("exit: %v, want 130\n%s", err, strings.Join(seen, "\n"))
+	// The pause takes the signal into the second run.
+	code, stderr := interruptChild(t, "device: point 1/3", 500*time.Millisecond, "device", "--path", target,
+		"--specs", "4k-randread", "--qd", "1,2,4", "--runtime", "2s", "--ramp", "0s", "--size", "16MiB",
+		"--out", out, "--progress", "plain")
+	if code != 130 {
+		t.Fatalf("exit %d, want 130\n%s", code, stderr)
 	}
 	r, err := results.Load(out)
 	if err != nil {

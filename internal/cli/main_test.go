@@ -1,11 +1,15 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
 )
@@ -72,4 +76,45 @@ func noServerLeft(t *testing.T, path string) {
 	if data, err := os.ReadFile(pidFile); err == nil {
 		t.Fatalf("a PostgreSQL server is still running under %s (postmaster.pid: %s)", path, strings.SplitN(string(data), "\n", 2)[0])
 	}
+}
+
+// interruptChild runs calibra (this test binary, see TestMain) as a child,
+// sends it SIGINT after the given pause once a stderr line starts with
+// ready, and returns its exit code and everything it wrote on stderr.
+func interruptChild(t *testing.T, ready string, after time.Duration, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "CALIBRA_TEST_AS_CALIBRA=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := bufio.NewScanner(stderr)
+	var seen []string
+	for lines.Scan() {
+		seen = append(seen, lines.Text())
+		if strings.HasPrefix(lines.Text(), ready) {
+			break
+		}
+	}
+	time.Sleep(after)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	for lines.Scan() {
+		seen = append(seen, lines.Text())
+	}
+	code := 0
+	if err := cmd.Wait(); err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			t.Fatal(err)
+		}
+		code = ee.ExitCode()
+	}
+	return code, strings.Join(seen, "\n")
 }

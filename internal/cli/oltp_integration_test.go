@@ -1,15 +1,12 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -220,36 +217,12 @@ func TestInterruptKeepsWhatWasMeasured(t *testing.T) {
 	requirePostgres(t)
 	path := storageDir(t)
 	out := filepath.Join(t.TempDir(), "run")
-	cmd := exec.Command(os.Args[0], "oltp", "run", "--users", "2", "--rampup", "1s", "--duration", "5m",
-		"--path", path, "--out", out, "--progress", "plain")
-	cmd.Env = append(os.Environ(), "CALIBRA_TEST_AS_CALIBRA=1")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	lines := bufio.NewScanner(stderr)
-	var seen []string
-	for lines.Scan() {
-		seen = append(seen, lines.Text())
-		// The first live status line of the run comes once users are running.
-		if strings.HasPrefix(lines.Text(), "oltp run: 2 users") {
-			break
-		}
-	}
-	time.Sleep(3 * time.Second) // into the timed window
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	for lines.Scan() {
-		seen = append(seen, lines.Text())
-	}
-	err = cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
-		t.Fatalf("exit: %v, want 130\n%s", err, strings.Join(seen, "\n"))
+	// The first status line comes once the users run; three seconds later
+	// the timed window has begun.
+	code, stderr := interruptChild(t, "oltp run: 2 users", 3*time.Second, "oltp", "run", "--users", "2",
+		"--rampup", "1s", "--duration", "5m", "--path", path, "--out", out, "--progress", "plain")
+	if code != 130 {
+		t.Fatalf("exit %d, want 130\n%s", code, stderr)
 	}
 	r, err := results.Load(out)
 	if err != nil {
