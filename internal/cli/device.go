@@ -117,7 +117,7 @@ is kept under RUNDIR/raw/.`,
 			if i := slices.IndexFunc(cfg.Targets, func(t device.Target) bool { return t.Kind == device.KindDir }); i >= 0 {
 				c.path = cfg.Targets[i].Path
 			}
-			return a.runSession(cmd.Context(), "device", &c, sessionNeeds{}, func(ctx context.Context, s *session) ([]results.Step, error) {
+			return a.runSession(cmd, &c, sessionNeeds{}, func(ctx context.Context, s *session) ([]results.Step, error) {
 				return a.deviceStep(ctx, s, cfg)
 			})
 		},

@@ -80,7 +80,7 @@ database is kept as a template so later runs can start from a clean copy.`,
 				return err
 			}
 			need := uint64(minFree + b.warehouses*bytesPerWarehouse)
-			return a.runSession(cmd.Context(), "oltp build", &c, sessionNeeds{database: true, maxConns: b.workers + 10, bytes: need}, func(ctx context.Context, s *session) ([]results.Step, error) {
+			return a.runSession(cmd, &c, sessionNeeds{database: true, maxConns: b.workers + 10, bytes: need}, func(ctx context.Context, s *session) ([]results.Step, error) {
 				st, err := buildStep(ctx, s, b, c.seed)
 				return []results.Step{st}, err
 			})
@@ -195,7 +195,7 @@ On the managed instance with no schema, run builds one first and says so.`,
 			cfg := oltp.RunConfig{Warehouses: warehouses, Users: users, Mode: oltp.Mode(mode), KeyingThinking: scale,
 				Rampup: rampup, Duration: duration, Seed: c.seed}
 			need := uint64(minFree)
-			return a.runSession(cmd.Context(), "oltp run", &c, sessionNeeds{database: true, maxConns: users + b.workers + 10, bytes: need}, func(ctx context.Context, s *session) ([]results.Step, error) {
+			return a.runSession(cmd, &c, sessionNeeds{database: true, maxConns: users + b.workers + 10, bytes: need}, func(ctx context.Context, s *session) ([]results.Step, error) {
 				return runSteps(ctx, s, cfg, b, reset, c.seed)
 			})
 		},
@@ -273,7 +273,7 @@ func (a *app) oltpCheckCommand() *cobra.Command {
 			if err := p.err(); err != nil {
 				return err
 			}
-			return a.runSession(cmd.Context(), "oltp check", &c, sessionNeeds{database: true, maxConns: 10, bytes: minFree}, func(ctx context.Context, s *session) ([]results.Step, error) {
+			return a.runSession(cmd, &c, sessionNeeds{database: true, maxConns: 10, bytes: minFree}, func(ctx context.Context, s *session) ([]results.Step, error) {
 				started := time.Now()
 				cons, w, err := oltp.CheckBuilt(ctx, s.target)
 				if err != nil {

@@ -183,6 +183,10 @@ func TestOLTPOnAManagedInstance(t *testing.T) {
 		if r.Meta.Engine == nil || r.Meta.Engine.Managed || strings.Contains(r.Meta.Engine.Target, ":pw@") {
 			t.Fatalf("engine %+v: want unmanaged, password redacted", r.Meta.Engine)
 		}
+		flags, _ := r.Meta.Study["flags"].(map[string]any)
+		if r.Meta.Study["command"] != "oltp run" || flags["users"] != "2" || strings.Contains(fmt.Sprint(flags["dsn"]), ":pw@") {
+			t.Fatalf("study %+v: want the command and its flags, password redacted", r.Meta.Study)
+		}
 		bad := fmt.Sprintf("postgres://nosuchuser:hunter2@127.0.0.1:%d/calibra?sslmode=disable", port)
 		code, _, stderr := run(t, "oltp", "run", "--dsn", bad, "--progress", "none", "--out", out("badlogin"))
 		if code != 2 || !strings.Contains(stderr, "refused the login of nosuchuser@127.0.0.1") || strings.Contains(stderr, "hunter2") {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
@@ -144,7 +145,9 @@ type sessionNeeds struct {
 // runSession opens the target (when the command needs a database) and the
 // run directory, runs body, records its steps and the final status, and
 // stops the managed server on every path.
-func (a *app) runSession(ctx context.Context, command string, c *common, needs sessionNeeds, body stepFunc) error {
+func (a *app) runSession(cmd *cobra.Command, c *common, needs sessionNeeds, body stepFunc) error {
+	ctx := cmd.Context()
+	command := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
 	if c.dsn == "" || !needs.database {
 		if err := checkPath(c.path, needs.bytes, command); err != nil {
 			return err
@@ -169,7 +172,7 @@ func (a *app) runSession(ctx context.Context, command string, c *common, needs s
 		storage = results.Storage{}
 	}
 	run := &results.Run{StartedAt: started, Meta: results.Meta{ToolVersion: Version, Command: command,
-		Label: c.label, Seed: c.seed, Host: observe.Host(), Storage: storage}}
+		Label: c.label, Seed: c.seed, Host: observe.Host(), Storage: storage, Study: studyOf(cmd, command)}}
 	if target != nil {
 		run.Meta.Engine = &target.Info
 	}
@@ -269,4 +272,21 @@ func writeFile(dir *results.Dir, data []byte, parts ...string) error {
 		return err
 	}
 	return results.WriteFileAtomic(path, data)
+}
+
+// studyOf records the command and the value of every flag it takes, defaults
+// included, so a run says exactly what was asked (the DSN's password hidden).
+func studyOf(cmd *cobra.Command, command string) map[string]any {
+	flags := map[string]string{}
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Hidden || f.Name == "help" {
+			return
+		}
+		v := f.Value.String()
+		if f.Name == "dsn" && v != "" {
+			v = postgres.RedactDSN(v)
+		}
+		flags[f.Name] = v
+	})
+	return map[string]any{"command": command, "flags": flags}
 }
