@@ -223,7 +223,7 @@ func runSteps(ctx context.Context, s *session, cfg oltp.RunConfig, b buildFlags,
 		}
 	}
 	started := time.Now()
-	out, ticks, err := oltp.Run(ctx, s.target, cfg, s.prog)
+	out, rec, err := oltp.Run(ctx, s.target, cfg, s.prog)
 	if errors.Is(err, oltp.ErrNotBuilt) {
 		if s.target.Managed == nil {
 			return nil, fault.Input("build it first with 'calibra oltp build --dsn ...'", "the database of --dsn holds no TPC-C-like schema")
@@ -237,18 +237,13 @@ func runSteps(ctx context.Context, s *session, cfg oltp.RunConfig, b buildFlags,
 			return steps, err
 		}
 		started = time.Now()
-		out, ticks, err = oltp.Run(ctx, s.target, cfg, s.prog)
+		out, rec, err = oltp.Run(ctx, s.target, cfg, s.prog)
 	}
 	if out == nil {
 		return steps, err
 	}
-	if len(ticks) > 0 {
-		var buf bytes.Buffer
-		if werr := oltp.WriteTimeseries(&buf, ticks); werr == nil {
-			if werr := writeFile(s.dir, buf.Bytes(), "timeseries.csv"); werr != nil && err == nil {
-				err = werr
-			}
-		}
+	if werr := writeRecord(s, rec); werr != nil && err == nil {
+		err = werr
 	}
 	if err == nil && out.Missing["nopm"] == "" {
 		s.prog.Phase("oltp run: checking consistency")
@@ -289,4 +284,20 @@ func (a *app) oltpCheckCommand() *cobra.Command {
 	}
 	c.register(cmd)
 	return cmd
+}
+
+// writeRecord keeps the run's timeline: timeseries.csv and the per-tick
+// latency histograms under raw/.
+func writeRecord(s *session, rec *oltp.Record) error {
+	if rec == nil || len(rec.Ticks) == 0 {
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := oltp.WriteTimeseries(&buf, rec.Ticks); err != nil {
+		return err
+	}
+	if err := writeFile(s.dir, buf.Bytes(), "timeseries.csv"); err != nil {
+		return err
+	}
+	return writeFile(s.dir, rec.Histograms, "raw", "oltp-latency.hlog")
 }

@@ -121,6 +121,14 @@ func TestOLTPOnAManagedInstance(t *testing.T) {
 			if o.Driver == nil || o.Driver.CPUUsPerTxn <= 0 {
 				t.Errorf("no driver CPU figure: %+v", o.Driver)
 			}
+			csv, err := os.ReadFile(filepath.Join(out(mode), "timeseries.csv"))
+			if rows := strings.Count(string(csv), "\n"); err != nil || rows < 9 || !strings.Contains(string(csv), ",measure,") {
+				t.Errorf("timeseries.csv: %v, %d rows:\n%s", err, rows, csv)
+			}
+			hlog, err := os.ReadFile(filepath.Join(out(mode), "raw", "oltp-latency.hlog"))
+			if err != nil || strings.Count(string(hlog), "Tag=measure,") < 8 {
+				t.Errorf("raw/oltp-latency.hlog lacks a histogram per second of the window: %v", err)
+			}
 		})
 	}
 

@@ -3,6 +3,7 @@
 package hist
 
 import (
+	"bytes"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -65,3 +66,35 @@ func (h *Histogram) Summary(meanMs float64) results.Latency {
 func round3(v float64) float64 {
 	return float64(int64(v*1000+0.5)) / 1000
 }
+
+// Log is an HdrHistogram interval log (format 1.3): one histogram per tick,
+// so any window can be recomputed afterwards with the standard tools.
+type Log struct {
+	buf bytes.Buffer
+	w   *hdrhistogram.HistogramLogWriter
+}
+
+// NewLog starts a log whose interval times count from start.
+func NewLog(start time.Time, comment string) *Log {
+	l := &Log{}
+	l.w = hdrhistogram.NewHistogramLogWriter(&l.buf)
+	ms := start.UnixMilli()
+	l.w.SetBaseTime(ms)
+	_ = l.w.OutputComment(comment)
+	_ = l.w.OutputComment("values in microseconds")
+	_ = l.w.OutputLogFormatVersion()
+	_ = l.w.OutputStartTime(ms)
+	_ = l.w.OutputLegend()
+	return l
+}
+
+// Add appends h as the interval [from, to) under tag.
+func (l *Log) Add(h *Histogram, from, to time.Time, tag string) error {
+	h.h.SetStartTimeMs(from.UnixMilli())
+	h.h.SetEndTimeMs(to.UnixMilli())
+	h.h.SetTag(tag)
+	return l.w.OutputIntervalHistogram(h.h)
+}
+
+// Bytes is the log so far.
+func (l *Log) Bytes() []byte { return l.buf.Bytes() }

@@ -52,9 +52,16 @@ type Tick struct {
 	Errors     int64
 }
 
+// Record is the run's timeline: a tick a second, and each tick's latency
+// histogram (all transaction types) as an HdrHistogram interval log.
+type Record struct {
+	Ticks      []Tick
+	Histograms []byte
+}
+
 // Run drives a timed run: all users start together, run through the
 // ramp-up, then the timed window; metrics cover the window only.
-func Run(ctx context.Context, t *postgres.Target, cfg RunConfig, prog *progress.Printer) (*results.OLTP, []Tick, error) {
+func Run(ctx context.Context, t *postgres.Target, cfg RunConfig, prog *progress.Printer) (*results.OLTP, *Record, error) {
 	ctl, err := connect(ctx, t)
 	if err != nil {
 		return nil, nil, err
@@ -123,7 +130,8 @@ func Run(ctx context.Context, t *postgres.Target, cfg RunConfig, prog *progress.
 	allDone := make(chan struct{})
 	go func() { wg.Wait(); close(allDone) }()
 
-	col := &collector{users: users, began: began, prog: prog, out: out, tick: tickStats{lat: hist.New()}}
+	col := &collector{users: users, began: began, prog: prog, out: out, tick: tickStats{lat: hist.New()},
+		log: hist.NewLog(began, "calibra oltp: latency of all transaction types per 1 s tick, tagged by phase")}
 	ticker := time.NewTicker(time.Second)
 	defer ticker.Stop()
 	ramp := time.NewTimer(cfg.Rampup)
@@ -175,7 +183,7 @@ loop:
 		}
 		out.Transactions = map[string]results.TxStats{}
 		out.MixPct = map[string]float64{}
-		return out, col.ticks, firstErr(userErr, ctx.Err())
+		return out, col.record(), firstErr(userErr, ctx.Err())
 	}
 	win := t1.Sub(t0)
 	out.DurationS = win.Seconds()
@@ -211,7 +219,7 @@ loop:
 		out.Driver = &results.DriverCPU{CPUS: round(cpu, 3), CPUUsPerTxn: round(cpu/completed*1e6, 1),
 			MachineSharePct: round(100*cpu/(win.Seconds()*float64(runtime.NumCPU())), 2)}
 	}
-	return out, col.ticks, firstErr(userErr, ctx.Err())
+	return out, col.record(), firstErr(userErr, ctx.Err())
 }
 
 // processCPU is the user plus system CPU time of the whole calibra process.
@@ -371,8 +379,11 @@ type collector struct {
 	out   *results.OLTP
 	tick  tickStats
 	ticks []Tick
+	log   *hist.Log
 	last  time.Time
 }
+
+func (c *collector) record() *Record { return &Record{Ticks: c.ticks, Histograms: c.log.Bytes()} }
 
 func (c *collector) collect(now time.Time, phase string) {
 	c.tick = tickStats{lat: c.tick.lat}
@@ -398,6 +409,7 @@ func (c *collector) collect(now time.Time, phase string) {
 		tk.P90Ms = c.tick.lat.QuantileMs(90)
 	}
 	c.ticks = append(c.ticks, tk)
+	_ = c.log.Add(c.tick.lat, prev, now, phase)
 	c.prog.Status(fmt.Sprintf("oltp %-7s %5.0fs  tpm %8.0f  nopm %8.0f  art %7.2f ms  p90 %7.2f ms  errors %d",
 		phase, tk.ElapsedS, tk.TPM, tk.NOPMClient, tk.ARTMs, tk.P90Ms, errs))
 }

@@ -1,0 +1,64 @@
+package hist
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+func TestSummaryKeepsThreeSignificantDigits(t *testing.T) {
+	h := New()
+	for i := 1; i <= 1000; i++ {
+		h.Record(time.Duration(i) * time.Millisecond)
+	}
+	s := h.Summary(500.5)
+	cases := []struct {
+		name      string
+		got, want float64
+	}{
+		{"p50", s.P50, 500}, {"p90", s.P90, 900}, {"p99", s.P99, 990}, {"max", s.Max, 1000}, {"mean passed through", s.Mean, 500.5},
+	}
+	for _, c := range cases {
+		if rel := (c.got - c.want) / c.want; rel > 0.001 || rel < -0.001 {
+			t.Errorf("%s = %v ms, want %v within 0.1%%", c.name, c.got, c.want)
+		}
+	}
+}
+
+func TestRecordClampsOutOfRangeLatencies(t *testing.T) {
+	h := New()
+	h.Record(0)
+	h.Record(time.Hour)
+	if h.Count() != 2 {
+		t.Fatalf("%d values recorded, want both kept", h.Count())
+	}
+	if h.QuantileMs(100) < 599000 {
+		t.Fatalf("an hour was recorded as %v ms, want the 10-minute ceiling", h.QuantileMs(100))
+	}
+}
+
+func TestLogRoundTripsEachTick(t *testing.T) {
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	l := NewLog(start, "calibra test")
+	for i := 1; i <= 3; i++ {
+		h := New()
+		for range i * 10 {
+			h.Record(time.Duration(i) * time.Millisecond)
+		}
+		if err := l.Add(h, start.Add(time.Duration(i-1)*time.Second), start.Add(time.Duration(i)*time.Second), "measure"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := hdrhistogram.NewHistogramLogReader(bytes.NewReader(l.Bytes()))
+	for i := 1; i <= 3; i++ {
+		h, err := r.NextIntervalHistogram()
+		if err != nil || h == nil {
+			t.Fatalf("tick %d: %v", i, err)
+		}
+		if h.TotalCount() != int64(i*10) || h.Tag() != "measure" {
+			t.Fatalf("tick %d: %d values tagged %q, want %d tagged measure", i, h.TotalCount(), h.Tag(), i*10)
+		}
+	}
+}
