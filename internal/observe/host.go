@@ -1,9 +1,11 @@
 // Package observe reads what the host and the storage under test are, and
-// (later) samples them while a step runs.
+// samples them while a step runs: the OS from /proc each second, the
+// database from its statistics views and pg_stat_activity.
 package observe
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -42,20 +44,29 @@ func Host() results.Host {
 // Storage finds the file system and device that hold path, from the mount
 // table: the mount with the longest mount point that prefixes path.
 func Storage(path string) results.Storage {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		abs = path
-	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
-	}
+	abs := absPath(path)
 	s := results.Storage{Path: abs}
-	f, err := os.Open("/proc/self/mountinfo")
+	if m, err := mountOf("/proc", abs); err == nil {
+		s.FS, s.Device = m.fstype, m.source
+	}
+	return s
+}
+
+// mount is one line of /proc/self/mountinfo.
+type mount struct {
+	point, fstype, source string
+	majMin                string // the st_dev of files on it, "8:1"
+}
+
+// mountOf returns the mount that holds the absolute path abs.
+func mountOf(proc, abs string) (mount, error) {
+	f, err := os.Open(filepath.Join(proc, "self", "mountinfo"))
 	if err != nil {
-		return s
+		return mount{}, fmt.Errorf("read the mount table: %w", err)
 	}
 	defer f.Close()
-	best := -1
+	var best mount
+	found := false
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		// id parent major:minor root mountpoint options [optional...] - fstype source superopts
@@ -71,14 +82,33 @@ func Storage(path string) results.Storage {
 			continue
 		}
 		mp := unescapeMount(fields[4])
-		if !within(abs, mp) || len(mp) <= best {
+		if !within(abs, mp) || (found && len(mp) < len(best.point)) {
 			continue
 		}
-		best = len(mp)
-		s.FS = fields[sep+1]
-		s.Device = fields[sep+2]
+		// A later mount on the same point hides the earlier one.
+		best = mount{point: mp, fstype: fields[sep+1], source: unescapeMount(fields[sep+2]), majMin: fields[2]}
+		found = true
 	}
-	return s
+	if err := sc.Err(); err != nil {
+		return mount{}, fmt.Errorf("read the mount table: %w", err)
+	}
+	if !found {
+		return mount{}, fmt.Errorf("no mount holds %s", abs)
+	}
+	return best, nil
+}
+
+// absPath makes path absolute and resolves its symbolic links where it
+// exists, so that the mount table matches it.
+func absPath(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	return abs
 }
 
 func within(path, mount string) bool {

@@ -1,0 +1,176 @@
+package observe
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	"github.com/calibra-bench/calibra/internal/proc"
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// startPostgres starts a throwaway managed instance, or skips when no
+// server is installed unless CALIBRA_TEST_REQUIRE names postgres.
+func startPostgres(t *testing.T) *postgres.Target {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a real PostgreSQL; run without -short")
+	}
+	if _, err := postgres.FindBinaries(""); err != nil {
+		if strings.Contains(os.Getenv("CALIBRA_TEST_REQUIRE"), "postgres") {
+			t.Fatalf("PostgreSQL is required here: %v", err)
+		}
+		t.Skipf("no PostgreSQL server installed (apt-get install postgresql): %v", err)
+	}
+	// The server runs as the postgres account: t.TempDir's parents are private.
+	path, err := os.MkdirTemp("", "calibra-observe-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(path) })
+	if err := os.Chmod(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	group := proc.NewGroup()
+	t.Cleanup(func() { group.StopAll(time.Minute) })
+	target, err := postgres.Prepare(context.Background(), postgres.TargetConfig{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := target.Start(context.Background(), group); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { target.Stop() })
+	return target
+}
+
+// TestSamplerOnPostgreSQL runs known load on a real server: sessions that
+// sleep (Timeout:PgSleep), one that spins on CPU and one that commits
+// (WAL writes and syncs), and checks the window sees each.
+func TestSamplerOnPostgreSQL(t *testing.T) {
+	target := startPostgres(t)
+	ctx := context.Background()
+	// Connected to postgres, observing calibra: the sampler never holds the
+	// observed database open.
+	maint, err := pgx.ParseConfig(target.Managed.ConnString("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Start(ctx, Config{Path: target.Managed.DataDir, DB: maint, Database: postgres.Database})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+
+	quiet := s.Edge()
+	time.Sleep(300 * time.Millisecond)
+	idle := s.Window(quiet, s.Edge())
+	if len(idle.Waits) != 0 || idle.DB == nil || idle.DB.WaitSamples == 0 {
+		t.Fatalf("an idle server: waits %+v, db %+v; want polls that see nothing (the sampler excludes itself)", idle.Waits, idle.DB)
+	}
+
+	load := []string{
+		"SELECT pg_sleep(1.5)",
+		"SELECT pg_sleep(1.5)",
+		"SELECT count(*) FROM generate_series(1, 1e9)",
+		"DO $$ BEGIN CREATE TABLE w(i int); FOR i IN 1..300 LOOP INSERT INTO w VALUES (i); COMMIT; END LOOP; END $$",
+	}
+	conns := make([]*pgx.Conn, len(load))
+	for i := range load {
+		cc := target.ConnConfig()
+		cc.RuntimeParams["statement_timeout"] = "1500"
+		if conns[i], err = pgx.ConnectConfig(ctx, cc); err != nil {
+			t.Fatal(err)
+		}
+		defer conns[i].Close(ctx)
+	}
+	from := s.Edge()
+	var wg sync.WaitGroup
+	for i, q := range load {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// The CPU spinner ends by statement_timeout.
+			if _, err := conns[i].Exec(ctx, q); err != nil && !strings.Contains(err.Error(), "statement timeout") {
+				t.Errorf("%s: %v", q, err)
+			}
+		}()
+	}
+	wg.Wait()
+	// A backend publishes its counters when idle at most once a second, or
+	// up to 10 s later when it flushed less than a second ago (PostgreSQL
+	// 15+); it always does when its session ends.
+	for _, c := range conns[1:] {
+		c.Close(ctx)
+	}
+	time.Sleep(300 * time.Millisecond)
+	o := s.Window(from, s.Edge())
+
+	byEvent := map[string]results.Wait{}
+	for _, w := range o.Waits {
+		byEvent[w.Class+":"+w.Event] = w
+	}
+	js, _ := json.Marshal(o)
+	t.Logf("observe %s", js)
+	if w := byEvent["Timeout:PgSleep"]; w.Seconds < 2 || w.Seconds > 3.5 {
+		t.Errorf("two sessions slept 1.5 s each: PgSleep %+v, want about 3 s", w)
+	}
+	if w := byEvent["CPU:CPU"]; w.Seconds < 0.8 {
+		t.Errorf("one session spun 1.5 s on CPU: %+v", w)
+	}
+	if o.DB.ActiveSessionsAvg == nil || *o.DB.ActiveSessionsAvg < 2 {
+		t.Errorf("active sessions %v, want about 3.5 for 1.5 s of 1.8", o.DB.ActiveSessionsAvg)
+	}
+	if o.DB.WALSyncs == nil || *o.DB.WALSyncs < 300 || o.DB.WALSyncAvgMs == nil {
+		t.Errorf("300 commits: wal syncs %v, avg %v, missing %v", o.DB.WALSyncs, o.DB.WALSyncAvgMs, o.Missing)
+	}
+	if o.CPUBusyPct == nil {
+		t.Errorf("no cpu_busy_pct: %v", o.Missing)
+	}
+	if len(o.Devices) == 0 && o.Missing["disk"] == "" {
+		t.Errorf("no device and no reason")
+	}
+	var version int
+	if err := conns[0].QueryRow(ctx, "SELECT current_setting('server_version_num')::int").Scan(&version); err != nil {
+		t.Fatal(err)
+	}
+	if (version < 160000) != (o.Missing["db.client_reads"] != "") {
+		t.Errorf("server %d: missing %q for pg_stat_io", version, o.Missing["db.client_reads"])
+	}
+
+	// The sampler must not block recreating the observed database, and it
+	// says so when its counters reset.
+	admin, err := pgx.Connect(ctx, target.Managed.ConnString("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	conns[0].Close(ctx)
+	before := s.Edge()
+	for _, q := range []string{"DROP DATABASE " + postgres.Database, "CREATE DATABASE " + postgres.Database} {
+		if _, err := admin.Exec(ctx, q); err != nil {
+			t.Fatalf("%s with the sampler running: %v", q, err)
+		}
+	}
+	busy, err := pgx.ConnectConfig(ctx, target.ConnConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close(ctx)
+	if _, err := busy.Exec(ctx, "CREATE TABLE t AS SELECT g FROM generate_series(1, 10000) g"); err != nil {
+		t.Fatal(err)
+	}
+	busy.Close(ctx)
+	time.Sleep(300 * time.Millisecond)
+	after := s.Window(before, s.Edge())
+	if _, ok := after.Missing["db.blks_hit"]; !ok {
+		t.Errorf("a recreated database: blks_hit %v, missing %v; want absent with a reason", after.DB.BlksHit, after.Missing)
+	}
+}

@@ -1,0 +1,366 @@
+package observe
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// Config says what a Sampler watches and how often.
+type Config struct {
+	// Path is the storage under test: the block device under it is the one
+	// whose counters are read.
+	Path string
+	// Proc and Sys are the roots of procfs and sysfs ("/proc", "/sys" when
+	// empty); tests point them at recorded files.
+	Proc, Sys string
+	// Interval is the period of the OS and counter readings (1s when zero).
+	Interval time.Duration
+	// DB is the connection for the database sampler; nil samples the OS
+	// only. The sampler opens one connection of its own with
+	// application_name calibra-observe.
+	DB *pgx.ConnConfig
+	// Database is the database whose backends and counters are observed
+	// (DB.Database when empty). Connecting DB to another database (e.g.
+	// postgres) keeps the sampler from blocking a DROP or CREATE DATABASE
+	// ... TEMPLATE of the observed one.
+	Database string
+	// WaitInterval is the period of the pg_stat_activity polls (100ms when
+	// zero).
+	WaitInterval time.Duration
+}
+
+// Sampler reads the OS (and the database) every Interval, and polls the
+// database's wait events every WaitInterval, from Start until Stop. It
+// keeps every reading in memory: about 0.5 KB a second of OS and counter
+// readings, plus a few bytes per wait poll.
+type Sampler struct {
+	cfg     Config
+	devices []string
+	static  map[string]string // why a metric cannot be measured at all here
+	pg      *pgObserver
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	loops  sync.WaitGroup
+
+	mu       sync.Mutex
+	readings []reading // sorted by time
+	polls    []waitPoll
+	waitKeys []waitKey
+	keyIndex map[waitKey]int
+}
+
+// reading is every counter at one instant.
+type reading struct {
+	at   time.Time
+	tick bool // taken by the Interval loop, not by Edge
+	os   osCounters
+	db   *pgCounters
+}
+
+// waitPoll is one pg_stat_activity poll: how many active backends were in
+// each wait event (by index into Sampler.waitKeys).
+type waitPoll struct {
+	at     time.Time
+	counts []keyCount
+	err    error
+}
+
+type keyCount struct{ key, n int }
+
+// Sample is what happened in one Interval, ending at Time.
+type Sample struct {
+	Time    time.Time
+	Observe *results.Observe
+}
+
+// Start resolves the block device under cfg.Path, connects the database
+// sampler if cfg.DB is set, takes a first reading and starts sampling. A
+// device that cannot be resolved is not an error: disk metrics are then
+// absent with the reason. ctx bounds only the start: sampling goes on
+// until Stop, so that an interrupted step can still close its window.
+func Start(ctx context.Context, cfg Config) (*Sampler, error) {
+	if cfg.Proc == "" {
+		cfg.Proc = "/proc"
+	}
+	if cfg.Sys == "" {
+		cfg.Sys = "/sys"
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = time.Second
+	}
+	if cfg.WaitInterval <= 0 {
+		cfg.WaitInterval = 100 * time.Millisecond
+	}
+	s := &Sampler{cfg: cfg, static: map[string]string{}, keyIndex: map[waitKey]int{}}
+	if cfg.Path == "" {
+		s.static["disk"] = "no storage path was given"
+	} else if dev, err := blockDevice(cfg.Proc, cfg.Sys, absPath(cfg.Path)); err != nil {
+		s.static["disk"] = err.Error()
+	} else {
+		s.devices = []string{dev}
+	}
+	if first := readOS(cfg.Proc, s.devices); first.cpu == nil {
+		return nil, fmt.Errorf("start the OS sampler: %s", first.missing["cpu"])
+	}
+	if cfg.DB != nil {
+		pg, err := newPGObserver(ctx, cfg.DB, cfg.Database)
+		if err != nil {
+			return nil, err
+		}
+		s.pg = pg
+	}
+	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	s.take(true)
+	s.loop(cfg.Interval, func() { s.take(true) })
+	if s.pg != nil {
+		s.loop(cfg.WaitInterval, s.pollWaits)
+	}
+	return s, nil
+}
+
+func (s *Sampler) loop(every time.Duration, f func()) {
+	s.loops.Add(1)
+	go func() {
+		defer s.loops.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.ctx.Done():
+				return
+			case <-t.C:
+				f()
+			}
+		}
+	}()
+}
+
+// Stop ends sampling and closes the database connection. Window and
+// Samples still answer from the readings taken.
+func (s *Sampler) Stop() error {
+	s.cancel()
+	s.loops.Wait()
+	if s.pg != nil {
+		s.pg.close()
+	}
+	return nil
+}
+
+// Edge reads every counter now, keeps the reading and returns its time.
+// Call it at the start and at the end of a timed window and pass the two
+// times to Window: the rates then are exact deltas over that window, not
+// the nearest Interval's. After Stop it returns the last reading's time.
+//
+// PostgreSQL backends publish their counters only between transactions, at
+// most once a second, and (15+) up to 10 s late when they go idle right
+// after a flush; a session that ends publishes at once. So the database
+// counters at an edge can miss up to a second of a running load: take the
+// end Edge after the load's sessions have closed when a rate must be exact.
+// The averages (time per read, per WAL write) are not biased by this.
+func (s *Sampler) Edge() time.Time {
+	if s.ctx.Err() != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.readings[len(s.readings)-1].at
+	}
+	return s.take(false)
+}
+
+func (s *Sampler) take(tick bool) time.Time {
+	r := reading{at: time.Now(), tick: tick, os: readOS(s.cfg.Proc, s.devices)}
+	if s.pg != nil {
+		ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
+		c := s.pg.counters(ctx)
+		cancel()
+		r.db = &c
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// A tick and an Edge may race; keep the readings in time order.
+	i := sort.Search(len(s.readings), func(i int) bool { return s.readings[i].at.After(r.at) })
+	s.readings = append(s.readings, reading{})
+	copy(s.readings[i+1:], s.readings[i:])
+	s.readings[i] = r
+	return r.at
+}
+
+func (s *Sampler) pollWaits() {
+	at := time.Now()
+	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.WaitInterval*5)
+	rows, err := s.pg.waits(ctx)
+	cancel()
+	if s.ctx.Err() != nil {
+		return // stopping: the poll was cut short, not failed
+	}
+	p := waitPoll{at: at, err: err}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range rows {
+		k, ok := s.keyIndex[r.key]
+		if !ok {
+			k = len(s.waitKeys)
+			s.waitKeys = append(s.waitKeys, r.key)
+			s.keyIndex[r.key] = k
+		}
+		p.counts = append(p.counts, keyCount{key: k, n: r.n})
+	}
+	s.polls = append(s.polls, p)
+}
+
+// Window is what happened between from and to: rates and averages from
+// the latest reading at or before from and the earliest at or after to
+// (taking one now if to is past the last reading), waits from the polls
+// between those two readings. With times from Edge the window is exact.
+func (s *Sampler) Window(from, to time.Time) *results.Observe {
+	s.mu.Lock()
+	last := s.readings[len(s.readings)-1].at
+	s.mu.Unlock()
+	if to.After(last) && s.ctx.Err() == nil {
+		s.take(false)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rs := s.readings
+	// The latest reading at or before from (the first if none is).
+	i := sort.Search(len(rs), func(i int) bool { return rs[i].at.After(from) }) - 1
+	i = max(i, 0)
+	// The earliest reading at or after to (the last if none is).
+	j := sort.Search(len(rs), func(j int) bool { return !rs[j].at.Before(to) })
+	j = min(j, len(rs)-1)
+	return s.between(rs[i], rs[j], s.pollsBetween(rs[i].at, rs[j].at))
+}
+
+// Samples returns one Sample per Interval reading, from the second one on.
+func (s *Sampler) Samples() []Sample {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Sample
+	var prev *reading
+	for i := range s.readings {
+		r := &s.readings[i]
+		if !r.tick {
+			continue
+		}
+		if prev != nil {
+			out = append(out, Sample{Time: r.at, Observe: s.between(*prev, *r, s.pollsBetween(prev.at, r.at))})
+		}
+		prev = r
+	}
+	return out
+}
+
+// pollsBetween returns the polls taken in (from, to]; the caller holds mu.
+func (s *Sampler) pollsBetween(from, to time.Time) []waitPoll {
+	i := sort.Search(len(s.polls), func(i int) bool { return s.polls[i].at.After(from) })
+	j := sort.Search(len(s.polls), func(j int) bool { return s.polls[j].at.After(to) })
+	return s.polls[i:j]
+}
+
+// between derives the observe block from two readings and the polls in
+// between; the caller holds mu.
+func (s *Sampler) between(a, b reading, polls []waitPoll) *results.Observe {
+	o := &results.Observe{From: a.at.UTC(), To: b.at.UTC(), WindowS: round3(b.at.Sub(a.at).Seconds()),
+		Devices: slices.Clone(s.devices), Missing: map[string]string{}}
+	for k, why := range s.static {
+		o.Missing[k] = why
+	}
+	if !b.at.After(a.at) {
+		o.Missing["window"] = "the window holds a single reading: it is shorter than the sampling interval and had no Edge at both ends"
+		return o
+	}
+	osRates(a.os, b.os, o.WindowS, o)
+	if s.pg != nil {
+		o.DB = &results.ObserveDB{Database: s.pg.database, WaitIntervalMs: float64(s.cfg.WaitInterval) / float64(time.Millisecond)}
+		dbRates(*a.db, *b.db, o.DB, s.pg.static, o.Missing)
+		o.Waits = s.aggregateWaits(polls, o.DB, o.Missing)
+	}
+	if len(o.Missing) == 0 {
+		o.Missing = nil
+	}
+	return o
+}
+
+// aggregateWaits turns polls into the top-waits list: each backend seen in
+// an event counts as one WaitInterval of database time in it (the ASH
+// estimate). Failed polls count nothing, so the average active sessions
+// are taken over the polls that succeeded.
+func (s *Sampler) aggregateWaits(polls []waitPoll, db *results.ObserveDB, missing map[string]string) []results.Wait {
+	perKey := map[int]int{}
+	total := 0
+	var firstErr error
+	for _, p := range polls {
+		if p.err != nil {
+			if firstErr == nil {
+				firstErr = p.err
+			}
+			db.WaitSamplesFailed++
+			continue
+		}
+		db.WaitSamples++
+		for _, c := range p.counts {
+			perKey[c.key] += c.n
+			total += c.n
+		}
+	}
+	if firstErr != nil {
+		key := "waits.failed_polls"
+		if db.WaitSamples == 0 {
+			key = "waits"
+		}
+		missing[key] = fmt.Sprintf("%d of %d polls of pg_stat_activity failed, the first: %v",
+			db.WaitSamplesFailed, len(polls), firstErr)
+	}
+	if db.WaitSamples == 0 {
+		if firstErr == nil {
+			missing["waits"] = "no poll of pg_stat_activity fell inside the window"
+		}
+		return nil
+	}
+	db.ActiveSessionsAvg = ptr(round3(float64(total) / float64(db.WaitSamples)))
+	step := s.cfg.WaitInterval.Seconds()
+	waits := make([]results.Wait, 0, len(perKey))
+	for k, n := range perKey {
+		key := s.waitKeys[k]
+		w := results.Wait{Class: key.class, Event: key.event, Samples: n, Seconds: round3(float64(n) * step),
+			SharePct: round3(100 * float64(n) / float64(total))}
+		w.AvgMs = eventLatency(key, db)
+		waits = append(waits, w)
+	}
+	sort.Slice(waits, func(i, j int) bool {
+		if waits[i].Samples != waits[j].Samples {
+			return waits[i].Samples > waits[j].Samples
+		}
+		return waits[i].Class+"/"+waits[i].Event < waits[j].Class+"/"+waits[j].Event
+	})
+	return waits
+}
+
+// eventLatency is the mean latency of one wait where the counters give it.
+// For data-file reads pg_stat_io's client-backend figure is preferred: it
+// counts exactly the backends the wait samples see.
+func eventLatency(key waitKey, db *results.ObserveDB) *float64 {
+	if key.class != "IO" {
+		return nil
+	}
+	switch key.event {
+	case "DataFileRead":
+		if db.ClientReadAvgMs != nil {
+			return db.ClientReadAvgMs
+		}
+		return db.DataFileReadAvgMs
+	case "WALWrite":
+		return db.WALWriteAvgMs
+	case "WALSync":
+		return db.WALSyncAvgMs
+	}
+	return nil
+}

@@ -1,0 +1,195 @@
+package observe
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// fakeSampler holds readings whose CPU ticks grow by 400 a second (25
+// busy), so that a window's span shows in its rates, and wait polls.
+func fakeSampler(t0 time.Time, at ...float64) *Sampler {
+	s := &Sampler{cfg: Config{Interval: time.Second, WaitInterval: 100 * time.Millisecond},
+		static: map[string]string{}, keyIndex: map[waitKey]int{}}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.cancel() // stopped: Window answers from what it holds
+	for i, sec := range at {
+		ticks := uint64(sec * 400)
+		r := reading{at: t0.Add(time.Duration(sec * float64(time.Second))), tick: sec == float64(int(sec)),
+			os: osCounters{cpu: &cpuTicks{user: ticks / 4, idle: ticks - ticks/4}, missing: map[string]string{}}}
+		r.os.disk = &diskCounters{reads: uint64(i) * 1000, readTicks: uint64(i) * 1000}
+		s.readings = append(s.readings, r)
+	}
+	return s
+}
+
+func TestWindowUsesTheReadingsThatBracketIt(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s := fakeSampler(t0, 0, 1, 1.5, 2, 3, 3.25)
+	s.devices = []string{"sda"}
+	sec := func(v float64) time.Time { return t0.Add(time.Duration(v * float64(time.Second))) }
+	for _, c := range []struct {
+		name         string
+		from, to     float64
+		wantFrom     float64
+		wantWindowS  float64
+		wantReadIOPS float64
+	}{
+		{"Edge times are exact", 1.5, 3.25, 1.5, 1.75, 3000 / 1.75},
+		{"other times widen to the readings around them", 0.5, 1.7, 0, 2, 1500},
+		{"before the first reading starts at it", -4, 1, 0, 1, 1000},
+		{"after the last reading ends at it", 3, 9, 3, 0.25, 4000},
+	} {
+		o := s.Window(sec(c.from), sec(c.to))
+		if !o.From.Equal(sec(c.wantFrom)) || o.WindowS != c.wantWindowS {
+			t.Errorf("%s: from %v over %v s, want %v over %v s", c.name, o.From, o.WindowS, sec(c.wantFrom), c.wantWindowS)
+		}
+		want(t, c.name+": r_iops", o.Disk.RIOPS, round3(c.wantReadIOPS))
+		want(t, c.name+": busy", o.CPUBusyPct, 25)
+		want(t, c.name+": await", o.Disk.AwaitMs, 1)
+	}
+	if o := s.Window(sec(3.25), sec(3.25)); o.Missing["window"] == "" || o.CPUBusyPct != nil {
+		t.Errorf("a window of one reading: %+v, want nothing but a reason", o)
+	}
+
+	// Samples skip the Edge readings: one per Interval.
+	samples := s.Samples()
+	if len(samples) != 3 || !samples[0].Time.Equal(sec(1)) || !samples[2].Time.Equal(sec(3)) {
+		t.Fatalf("samples at %v, want at 1, 2 and 3 s", samples)
+	}
+	var buf bytes.Buffer
+	if err := WriteCSV(&buf, samples); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&buf).ReadAll()
+	if err != nil || len(rows) != 4 || rows[0][0] != "time" || rows[0][1] != "cpu_busy_pct" {
+		t.Fatalf("csv %v, %v: want a header and three rows", rows, err)
+	}
+	col := map[string]int{}
+	for i, name := range rows[0] {
+		col[name] = i
+	}
+	if r := rows[1]; r[0] != "2026-01-02T03:04:06Z" || r[col["cpu_busy_pct"]] != "25" ||
+		r[col["disk_r_iops"]] != "1000" || r[col["mem_available_bytes"]] != "" || r[col["db_active_sessions"]] != "" {
+		t.Errorf("first row %v: want the time in UTC, measured values, and empty cells for what was not measured", r)
+	}
+}
+
+func TestWaitsAreSamplesTimesInterval(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s := fakeSampler(t0, 0, 2)
+	s.pg = &pgObserver{database: "calibra", static: map[string]string{}}
+	s.readings[0].db = &pgCounters{blksRead: ptr(int64(100)), blksHit: ptr(int64(900)), blkReadTime: ptr(50.0),
+		walWrites: ptr(int64(10)), walWriteTime: ptr(1.0), walSyncs: ptr(int64(5)), walSyncTime: ptr(10.0)}
+	s.readings[1].db = &pgCounters{blksRead: ptr(int64(300)), blksHit: ptr(int64(2700)), blkReadTime: ptr(850.0),
+		walWrites: ptr(int64(10)), walWriteTime: ptr(1.0), walSyncs: ptr(int64(15)), walSyncTime: ptr(30.0)}
+	cpu, read, lock := waitKey{"CPU", "CPU"}, waitKey{"IO", "DataFileRead"}, waitKey{"Lock", "tuple"}
+	s.waitKeys = []waitKey{cpu, read, lock}
+	// 20 polls in the window: 2 on CPU and 1 reading in each, one lock wait in
+	// the first five; one poll failed; one poll lies outside the window.
+	for i := 1; i <= 21; i++ {
+		p := waitPoll{at: t0.Add(time.Duration(i) * 95 * time.Millisecond), counts: []keyCount{{0, 2}, {1, 1}}}
+		if i <= 5 {
+			p.counts = append(p.counts, keyCount{2, 1})
+		}
+		if i == 21 {
+			p = waitPoll{at: p.at, err: context.DeadlineExceeded}
+		}
+		s.polls = append(s.polls, p)
+	}
+	s.polls = append(s.polls, waitPoll{at: t0.Add(3 * time.Second), counts: []keyCount{{2, 50}}})
+
+	o := s.Window(t0, t0.Add(2*time.Second))
+	if len(o.Waits) != 3 {
+		t.Fatalf("waits %+v, want CPU, DataFileRead and tuple", o.Waits)
+	}
+	// 40 + 20 + 5 = 65 samples of 100 ms.
+	for i, w := range []results.Wait{
+		{Class: "CPU", Event: "CPU", Samples: 40, Seconds: 4, SharePct: 61.538},
+		{Class: "IO", Event: "DataFileRead", Samples: 20, Seconds: 2, SharePct: 30.769, AvgMs: ptr(4.0)},
+		{Class: "Lock", Event: "tuple", Samples: 5, Seconds: 0.5, SharePct: 7.692},
+	} {
+		got := o.Waits[i]
+		if got.Class != w.Class || got.Event != w.Event || got.Samples != w.Samples || got.Seconds != w.Seconds ||
+			got.SharePct != w.SharePct || (got.AvgMs == nil) != (w.AvgMs == nil) || (w.AvgMs != nil && *got.AvgMs != *w.AvgMs) {
+			t.Errorf("waits[%d] = %+v (avg %v), want %+v (avg %v)", i, got, got.AvgMs, w, w.AvgMs)
+		}
+	}
+	db := o.DB
+	want(t, "active sessions", db.ActiveSessionsAvg, 3.25)
+	if db.WaitSamples != 20 || db.WaitSamplesFailed != 1 || o.Missing["waits.failed_polls"] == "" {
+		t.Errorf("%d polls, %d failed, missing %v: want 20, 1 and the failure", db.WaitSamples, db.WaitSamplesFailed, o.Missing)
+	}
+	// 200 reads in 800 ms; no WAL write in the window; 10 syncs in 20 ms.
+	want(t, "data-file read ms", db.DataFileReadAvgMs, 4)
+	want(t, "hit pct", db.HitPct, 90)
+	want(t, "wal sync ms", db.WALSyncAvgMs, 2)
+	if db.WALWriteAvgMs != nil || *db.WALWrites != 0 || !strings.Contains(o.Missing["db.wal_write_avg_ms"], "no WAL write") {
+		t.Errorf("no WAL write: avg %v, missing %v", db.WALWriteAvgMs, o.Missing)
+	}
+}
+
+func TestDBRatesSayWhyTheyAreAbsent(t *testing.T) {
+	a := pgCounters{blksRead: ptr(int64(500)), blksHit: ptr(int64(10)), blkReadTime: ptr(100.0)}
+	b := pgCounters{blksRead: ptr(int64(20)), blksHit: ptr(int64(30)), blkReadTime: ptr(5.0)}
+	static := map[string]string{"db.client_reads": "PostgreSQL 15 has no pg_stat_io (16+)", "db.wal_writes": "PostgreSQL 13 has no pg_stat_wal (14+)"}
+	db, missing := &results.ObserveDB{}, map[string]string{}
+	dbRates(a, b, db, static, missing)
+	if db.BlksRead != nil || db.DataFileReadAvgMs != nil || !strings.Contains(missing["db.blks_read"], "reset") {
+		t.Errorf("a reset: blks_read %v, avg %v, missing %v", db.BlksRead, db.DataFileReadAvgMs, missing)
+	}
+	if db.BlksHit == nil || *db.BlksHit != 20 || db.ClientReads != nil || db.WALWrites != nil ||
+		missing["db.client_reads"] == "" || missing["db.wal_writes"] == "" {
+		t.Errorf("blks_hit %v, client reads %v, wal %v, missing %v", db.BlksHit, db.ClientReads, db.WALWrites, missing)
+	}
+
+	timingOff := map[string]string{"db.data_file_read_avg_ms": "track_io_timing is off on the server"}
+	db, missing = &results.ObserveDB{}, map[string]string{}
+	b = pgCounters{blksRead: ptr(int64(600)), blksHit: ptr(int64(10)), blkReadTime: ptr(100.0)}
+	dbRates(a, b, db, timingOff, missing)
+	if db.DataFileReadAvgMs != nil || *db.BlksRead != 100 || missing["db.data_file_read_avg_ms"] != timingOff["db.data_file_read_avg_ms"] {
+		t.Errorf("track_io_timing off: avg %v, reads %v, missing %v", db.DataFileReadAvgMs, db.BlksRead, missing)
+	}
+
+	db, missing = &results.ObserveDB{}, map[string]string{}
+	dbRates(a, pgCounters{err: context.Canceled}, db, nil, missing)
+	if db.BlksRead != nil || missing["db"] == "" {
+		t.Errorf("a failed reading: %+v, missing %v", db, missing)
+	}
+}
+
+// TestStartSamplesThisMachine runs the OS sampler on the real /proc for a
+// moment.
+func TestStartSamplesThisMachine(t *testing.T) {
+	s, err := Start(context.Background(), Config{Path: t.TempDir(), Interval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := s.Edge()
+	time.Sleep(110 * time.Millisecond)
+	to := s.Edge()
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	o := s.Window(from, to)
+	if !o.From.Equal(from) || !o.To.Equal(to) {
+		t.Errorf("window %v to %v, want the Edge readings %v to %v", o.From, o.To, from, to)
+	}
+	if o.CPUBusyPct == nil && o.Missing["cpu"] == "" {
+		t.Errorf("no cpu_busy_pct and no reason: %+v", o)
+	}
+	if (o.Disk == nil) == (o.Missing["disk"] == "") {
+		t.Errorf("disk %+v, missing %v: want one of them", o.Disk, o.Missing)
+	}
+	if n := len(s.Samples()); n < 3 {
+		t.Errorf("%d samples in 110 ms at 20 ms, want at least 3", n)
+	}
+	if _, err := Start(context.Background(), Config{Proc: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "cpu") {
+		t.Errorf("a proc root without stat: %v, want an error about cpu times", err)
+	}
+}

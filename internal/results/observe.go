@@ -1,0 +1,132 @@
+package results
+
+import "time"
+
+// Observe is what the host and the database did over one step's timed
+// window (the "observe" key of every step). Rates and averages come from
+// counters read at the window's two edges; waits come from the activity
+// samples taken inside it. A field that could not be measured is absent,
+// and Missing says why; no absent number is ever written as zero.
+type Observe struct {
+	// From and To are the instants of the two counter snapshots the rates
+	// span; WindowS is the time between them.
+	From    time.Time `json:"from"`
+	To      time.Time `json:"to"`
+	WindowS float64   `json:"window_s"`
+
+	// CPU shares of all CPUs' time. Busy is 100 - idle - iowait; sys
+	// includes irq and softirq, user includes nice.
+	CPUBusyPct   *float64 `json:"cpu_busy_pct,omitempty"`
+	CPUUserPct   *float64 `json:"cpu_user_pct,omitempty"`
+	CPUSysPct    *float64 `json:"cpu_sys_pct,omitempty"`
+	CPUIOWaitPct *float64 `json:"cpu_iowait_pct,omitempty"`
+	CPUStealPct  *float64 `json:"cpu_steal_pct,omitempty"`
+
+	// Devices names the block devices under the storage path whose counters
+	// make up Disk (kernel names, as in /proc/diskstats).
+	Devices []string     `json:"devices,omitempty"`
+	Disk    *ObserveDisk `json:"disk,omitempty"`
+
+	// IOPressure is /proc/pressure/io: the share of the window in which some
+	// (or all non-idle) tasks were stalled on I/O.
+	IOPressure *IOPressure `json:"io_pressure,omitempty"`
+
+	// Mem is /proc/meminfo at the window's end.
+	Mem *ObserveMem `json:"mem,omitempty"`
+
+	DB *ObserveDB `json:"db,omitempty"`
+
+	// Waits is the AWR-like top-waits list, most time first: database time
+	// per wait event, from pg_stat_activity samples (the ASH idea).
+	Waits []Wait `json:"waits,omitempty"`
+
+	// Missing maps a metric (its JSON path, e.g. "disk.await_ms") to the
+	// reason it is absent.
+	Missing map[string]string `json:"missing,omitempty"`
+}
+
+// ObserveDisk is /proc/diskstats over the window, as iostat derives it.
+type ObserveDisk struct {
+	RIOPS *float64 `json:"r_iops,omitempty"`
+	WIOPS *float64 `json:"w_iops,omitempty"`
+	RMBps *float64 `json:"r_mbps,omitempty"` // 10^6 bytes per second
+	WMBps *float64 `json:"w_mbps,omitempty"`
+	// AwaitMs is Δ(read + write ticks) / Δ(reads + writes): the mean time
+	// an I/O spent queued and in service; absent when no I/O completed.
+	AwaitMs  *float64 `json:"await_ms,omitempty"`
+	RAwaitMs *float64 `json:"r_await_ms,omitempty"`
+	WAwaitMs *float64 `json:"w_await_ms,omitempty"`
+	// QueueSize is the mean number of I/Os in flight (iostat's aqu-sz).
+	QueueSize *float64 `json:"queue_size,omitempty"`
+	// UtilPct is the share of the window with at least one I/O in flight.
+	UtilPct *float64 `json:"util_pct,omitempty"`
+}
+
+// IOPressure is pressure-stall information for I/O.
+type IOPressure struct {
+	SomePct *float64 `json:"some_pct,omitempty"`
+	FullPct *float64 `json:"full_pct,omitempty"`
+}
+
+// ObserveMem is a snapshot of memory that tells page-cache effects apart.
+type ObserveMem struct {
+	AvailableBytes *uint64 `json:"available_bytes,omitempty"`
+	CachedBytes    *uint64 `json:"cached_bytes,omitempty"`
+	DirtyBytes     *uint64 `json:"dirty_bytes,omitempty"`
+	WritebackBytes *uint64 `json:"writeback_bytes,omitempty"`
+}
+
+// ObserveDB is the database's own counters over the window. Every read the
+// database counts may have been served by the OS page cache; compare
+// DataFileReadAvgMs with disk.r_await_ms to tell. Backends publish their
+// counters between transactions at most once a second, so the counts at
+// each edge may lag the load by about a second; averages are unaffected.
+type ObserveDB struct {
+	Database string `json:"database"`
+	// ActiveSessionsAvg is sampled database time / window: the mean number
+	// of active backends (AWR's average active sessions).
+	ActiveSessionsAvg *float64 `json:"active_sessions_avg,omitempty"`
+	WaitSamples       int      `json:"wait_samples"`
+	WaitSamplesFailed int      `json:"wait_samples_failed,omitempty"`
+	WaitIntervalMs    float64  `json:"wait_interval_ms"`
+
+	// From pg_stat_database: blocks read (from the OS) and found in
+	// shared buffers, and the mean data-file read time, Δblk_read_time /
+	// Δblks_read (needs track_io_timing).
+	BlksRead          *int64   `json:"blks_read,omitempty"`
+	BlksHit           *int64   `json:"blks_hit,omitempty"`
+	HitPct            *float64 `json:"hit_pct,omitempty"`
+	DataFileReadAvgMs *float64 `json:"data_file_read_avg_ms,omitempty"`
+
+	// From pg_stat_io (PostgreSQL 16+), client backends, object relation,
+	// context normal: single-block reads, the closest to Oracle's "db file
+	// sequential read".
+	ClientReads     *int64   `json:"client_reads,omitempty"`
+	ClientReadAvgMs *float64 `json:"client_read_avg_ms,omitempty"`
+
+	// WAL writes and syncs (pg_stat_wal, PostgreSQL 14-17; pg_stat_io
+	// object wal from 18) and their mean times (needs track_wal_io_timing).
+	WALWrites         *int64   `json:"wal_writes,omitempty"`
+	WALWriteAvgMs     *float64 `json:"wal_write_avg_ms,omitempty"`
+	WALSyncs          *int64   `json:"wal_syncs,omitempty"`
+	WALSyncAvgMs      *float64 `json:"wal_sync_avg_ms,omitempty"`
+	WALBytes          *int64   `json:"wal_bytes,omitempty"`
+	Checkpoints       *int64   `json:"checkpoints,omitempty"`
+	BuffersCheckpoint *int64   `json:"buffers_checkpoint,omitempty"`
+}
+
+// Wait is one row of the top-waits list. Seconds is samples × the sampling
+// interval; SharePct is its share of all sampled database time. Class
+// "CPU", event "CPU" stands for an active backend with no wait event: on
+// CPU, or in code PostgreSQL does not instrument. AvgMs is the mean latency
+// of one such wait where the server's counters give it (IO:DataFileRead
+// from db.data_file_read_avg_ms, IO:WALWrite and IO:WALSync from the WAL
+// averages).
+type Wait struct {
+	Class    string   `json:"class"`
+	Event    string   `json:"event"`
+	Samples  int      `json:"samples"`
+	Seconds  float64  `json:"seconds"`
+	SharePct float64  `json:"share_pct"`
+	AvgMs    *float64 `json:"avg_ms,omitempty"`
+}
