@@ -216,6 +216,7 @@ On the managed instance with no schema, run builds one first and says so.`,
 // schema, then runs the timed window.
 func runSteps(ctx context.Context, s *session, cfg oltp.RunConfig, b buildFlags, reset bool, seed uint64) ([]results.Step, error) {
 	var steps []results.Step
+	cfg.Edge = s.edge()
 	if reset {
 		s.prog.Phase("oltp run: recreating the database from its loaded template")
 		if err := s.target.RestoreTemplate(ctx); err != nil {
@@ -286,18 +287,23 @@ func (a *app) oltpCheckCommand() *cobra.Command {
 	return cmd
 }
 
-// writeRecord keeps the run's timeline: timeseries.csv and the per-tick
-// latency histograms under raw/.
+// writeRecord keeps the run's timeline: its per-second figures join the
+// observers' timeseries.csv (or make it alone, without observers), and the
+// per-tick latency histograms go under raw/.
 func writeRecord(s *session, rec *oltp.Record) error {
 	if rec == nil || len(rec.Ticks) == 0 {
 		return nil
 	}
-	var buf bytes.Buffer
-	if err := oltp.WriteTimeseries(&buf, rec.Ticks); err != nil {
-		return err
-	}
-	if err := writeFile(s.dir, buf.Bytes(), "timeseries.csv"); err != nil {
-		return err
+	if s.obs != nil {
+		s.extra = append(s.extra, oltp.TickColumns(rec.Ticks))
+	} else {
+		var buf bytes.Buffer
+		if err := oltp.WriteTimeseries(&buf, rec.Ticks); err != nil {
+			return err
+		}
+		if err := writeFile(s.dir, buf.Bytes(), "timeseries.csv"); err != nil {
+			return err
+		}
 	}
 	return writeFile(s.dir, rec.Histograms, "raw", "oltp-latency.hlog")
 }

@@ -121,8 +121,12 @@ func TestOLTPOnAManagedInstance(t *testing.T) {
 			if o.Driver == nil || o.Driver.CPUUsPerTxn <= 0 {
 				t.Errorf("no driver CPU figure: %+v", o.Driver)
 			}
+			if st.Observe == nil || st.Observe.CPUBusyPct == nil || len(st.Observe.Waits) == 0 {
+				t.Errorf("the step has no observations of its window (CPU, waits): %+v", st.Observe)
+			}
 			csv, err := os.ReadFile(filepath.Join(out(mode), "timeseries.csv"))
-			if rows := strings.Count(string(csv), "\n"); err != nil || rows < 9 || !strings.Contains(string(csv), ",measure,") {
+			if rows := strings.Count(string(csv), "\n"); err != nil || rows < 9 || !strings.Contains(string(csv), ",measure,") ||
+				!strings.HasPrefix(string(csv), "time,cpu_busy_pct,") {
 				t.Errorf("timeseries.csv: %v, %d rows:\n%s", err, rows, csv)
 			}
 			hlog, err := os.ReadFile(filepath.Join(out(mode), "raw", "oltp-latency.hlog"))

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -129,6 +130,9 @@ type session struct {
 	dir    *results.Dir
 	target *postgres.Target
 	prog   *progress.Printer
+	path   string           // storage under test
+	obs    *observe.Sampler // nil when the observers could not start
+	extra  []observe.Extra  // the steps' own per-second columns for timeseries.csv
 }
 
 // stepFunc does a command's work and returns its steps (also when it fails
@@ -189,12 +193,12 @@ func (a *app) runSession(cmd *cobra.Command, c *common, needs sessionNeeds, body
 	prog.LogTo(logFile)
 	prog.Phase("calibra %s: %s, run directory %s", Version, command, dir.Path)
 
-	s := &session{dir: dir, target: target, prog: prog}
+	s := &session{dir: dir, target: target, prog: prog, path: c.path}
 	var steps []results.Step
 	if target != nil {
 		steps, err = a.runTarget(ctx, s, body)
 	} else {
-		steps, err = body(ctx, s)
+		steps, err = s.observed(ctx, body)
 	}
 	for _, st := range steps {
 		if st.Status == "" {
@@ -245,7 +249,56 @@ func (a *app) runTarget(ctx context.Context, s *session, body stepFunc) ([]resul
 	if err := s.dir.Update(func(r *results.Run) { r.Meta.Engine = &s.target.Info }); err != nil {
 		return nil, err
 	}
-	return body(ctx, s)
+	return s.observed(ctx, body)
+}
+
+// observed runs body with the OS and database observers sampling, gives
+// every step the observations of its timed window, and writes
+// timeseries.csv. Observation is evidence, not the measurement: if the
+// observers cannot start, the step runs anyway and says why.
+func (s *session) observed(ctx context.Context, body stepFunc) ([]results.Step, error) {
+	cfg := observe.Config{Path: s.path}
+	if s.target != nil {
+		cfg.DB, cfg.Database = s.target.ObserveConn()
+	}
+	obs, err := observe.Start(ctx, cfg)
+	if err != nil {
+		s.prog.Phase("warning: observers not started: %v", err)
+	} else {
+		s.obs = obs
+	}
+	steps, err := body(ctx, s)
+	if s.obs == nil {
+		return steps, err
+	}
+	for i := range steps {
+		from, to := steps[i].StartedAt, time.Now()
+		if steps[i].FinishedAt != nil {
+			to = *steps[i].FinishedAt
+		}
+		if o, ok := steps[i].Body.(*results.OLTP); ok && o.WindowStart != nil && o.WindowEnd != nil {
+			from, to = *o.WindowStart, *o.WindowEnd
+		}
+		steps[i].Observe = s.obs.Window(from, to)
+	}
+	if serr := s.obs.Stop(); serr != nil {
+		s.prog.Phase("warning: observers: %v", serr)
+	}
+	var buf bytes.Buffer
+	if werr := observe.WriteCSV(&buf, s.obs.Samples(), s.extra...); werr == nil {
+		if werr := writeFile(s.dir, buf.Bytes(), "timeseries.csv"); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	return steps, err
+}
+
+// edge reads the observers at a window edge; nil when there are none.
+func (s *session) edge() func() time.Time {
+	if s.obs == nil {
+		return nil
+	}
+	return s.obs.Edge
 }
 
 func stepStatus(ctx context.Context, err error) string {

@@ -58,14 +58,26 @@ var csvColumns = []struct {
 	{"db_wal_sync_avg_ms", dbf(func(d *results.ObserveDB) *float64 { return d.WALSyncAvgMs })},
 }
 
+// Extra is another source's columns, joined to the samples by time (the
+// load generator's per-second figures, say).
+type Extra interface {
+	Header() []string
+	// Row gives the source's cells for the sample that ends at at, empty
+	// cells where it has nothing for that second.
+	Row(at time.Time) []string
+}
+
 // WriteCSV writes a header and one row per sample: the sample's end time
-// (RFC 3339, UTC) and the columns above.
-func WriteCSV(w io.Writer, samples []Sample) error {
+// (RFC 3339, UTC), the columns above, then each extra source's columns.
+func WriteCSV(w io.Writer, samples []Sample, extra ...Extra) error {
 	cw := csv.NewWriter(w)
 	row := make([]string, 0, len(csvColumns)+1)
 	row = append(row, "time")
 	for _, c := range csvColumns {
 		row = append(row, c.name)
+	}
+	for _, e := range extra {
+		row = append(row, e.Header()...)
 	}
 	if err := cw.Write(row); err != nil {
 		return fmt.Errorf("write the observation timeseries: %w", err)
@@ -74,6 +86,9 @@ func WriteCSV(w io.Writer, samples []Sample) error {
 		row = append(row[:0], s.Time.UTC().Format(time.RFC3339Nano))
 		for _, c := range csvColumns {
 			row = append(row, c.value(s.Observe))
+		}
+		for _, e := range extra {
+			row = append(row, e.Row(s.Time)...)
 		}
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("write the observation timeseries: %w", err)

@@ -46,3 +46,30 @@ func TestARTAndMixWeighEveryCompletedTransaction(t *testing.T) {
 		t.Fatal("ART of no transaction must be NaN (reported as missing), never zero")
 	}
 }
+
+func TestTickColumnsJoinTheNearestSecond(t *testing.T) {
+	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	tc := TickColumns{
+		{At: base, Phase: "rampup", TPM: 60},
+		{At: base.Add(time.Second), Phase: "measure", TPM: 120},
+	}
+	cases := []struct {
+		name  string
+		at    time.Time
+		phase string
+	}{
+		{"exactly on a tick", base, "rampup"},
+		{"nearer the second tick", base.Add(700 * time.Millisecond), "measure"},
+		{"nearer the first tick", base.Add(300 * time.Millisecond), "rampup"},
+		{"too far before any tick", base.Add(-800 * time.Millisecond), ""},
+		{"too far after the last", base.Add(2 * time.Second), ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			row := tc.Row(c.at)
+			if len(row) != len(tc.Header()) || row[0] != c.phase {
+				t.Fatalf("Row = %q, want phase %q in %d cells", row, c.phase, len(tc.Header()))
+			}
+		})
+	}
+}

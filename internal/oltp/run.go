@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"sort"
 	"sync"
 	"syscall"
 	"time"
@@ -30,6 +31,10 @@ type RunConfig struct {
 	Rampup         time.Duration
 	Duration       time.Duration
 	Seed           uint64
+	// Edge, when set, is called at the two edges of the timed window, once
+	// the server's counters hold exactly that edge's transactions; it
+	// returns the time of the observers' reading.
+	Edge func() time.Time
 }
 
 // ErrNotBuilt means the target holds no complete build.
@@ -160,6 +165,7 @@ loop:
 				return nil, nil, fmt.Errorf("read counters at the window start: %w", err)
 			}
 			phase = "measure"
+			out.WindowStart = edge(cfg.Edge)
 			window = time.After(cfg.Duration - time.Since(t0))
 		case <-window:
 			break loop
@@ -171,6 +177,9 @@ loop:
 	cpu1 = processCPU()
 	close(ed.stop)
 	<-allDone
+	if out.WindowStart != nil {
+		out.WindowEnd = edge(cfg.Edge)
+	}
 	col.collect(time.Now(), phase)
 	prog.Done()
 	close(userErrs)
@@ -234,6 +243,15 @@ func processCPU() time.Duration {
 func round(v float64, digits int) float64 {
 	p := math.Pow(10, float64(digits))
 	return math.Round(v*p) / p
+}
+
+// edge calls the observers' edge hook, if any.
+func edge(f func() time.Time) *time.Time {
+	if f == nil {
+		return nil
+	}
+	t := f().UTC()
+	return &t
 }
 
 func firstErr(errs ...error) error {
@@ -412,6 +430,40 @@ func (c *collector) collect(now time.Time, phase string) {
 	_ = c.log.Add(c.tick.lat, prev, now, phase)
 	c.prog.Status(fmt.Sprintf("oltp %-7s %5.0fs  tpm %8.0f  nopm %8.0f  art %7.2f ms  p90 %7.2f ms  errors %d",
 		phase, tk.ElapsedS, tk.TPM, tk.NOPMClient, tk.ARTMs, tk.P90Ms, errs))
+}
+
+// TickColumns are the run's per-second figures as columns of the
+// observers' timeseries, each row taking the tick nearest its time (within
+// half a second).
+type TickColumns []Tick
+
+// Header names the columns.
+func (tc TickColumns) Header() []string {
+	return []string{"oltp_phase", "oltp_tpm_client", "oltp_nopm_client", "oltp_art_ms", "oltp_p90_ms", "oltp_errors"}
+}
+
+// Row gives the tick nearest at, or empty cells.
+func (tc TickColumns) Row(at time.Time) []string {
+	i := sort.Search(len(tc), func(i int) bool { return !tc[i].At.Before(at) })
+	best := -1
+	for _, j := range []int{i - 1, i} {
+		if j >= 0 && j < len(tc) && (best < 0 || absDur(tc[j].At.Sub(at)) < absDur(tc[best].At.Sub(at))) {
+			best = j
+		}
+	}
+	if best < 0 || absDur(tc[best].At.Sub(at)) > 500*time.Millisecond {
+		return make([]string, 6)
+	}
+	t := tc[best]
+	return []string{t.Phase, fmt.Sprintf("%.1f", t.TPM), fmt.Sprintf("%.1f", t.NOPMClient),
+		fmt.Sprintf("%.3f", t.ARTMs), fmt.Sprintf("%.3f", t.P90Ms), fmt.Sprintf("%d", t.Errors)}
+}
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
 }
 
 // WriteTimeseries writes the ticks as CSV, one row a second.

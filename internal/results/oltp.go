@@ -1,5 +1,7 @@
 package results
 
+import "time"
+
 // Step kinds of the OLTP layer.
 const (
 	KindOLTPBuild = "oltp_build"
@@ -57,6 +59,9 @@ type OLTP struct {
 	RampupS        float64 `json:"rampup_s"`
 	DurationS      float64 `json:"duration_s"` // the timed window actually measured
 	LatencyBasis   string  `json:"latency_basis"`
+	// The timed window's edges, as the observers read them.
+	WindowStart *time.Time `json:"window_start,omitempty"`
+	WindowEnd   *time.Time `json:"window_end,omitempty"`
 
 	NOPM            *float64 `json:"nopm"`
 	TPMDB           *float64 `json:"tpm_db"`

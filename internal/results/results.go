@@ -76,6 +76,9 @@ type StepHeader struct {
 	StartedAt  time.Time  `json:"started_at"`
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
 	Error      string     `json:"error,omitempty"`
+	// Observe is what the host and the database did over the step's timed
+	// window (or the whole step when it has none).
+	Observe *Observe `json:"observe,omitempty"`
 }
 
 // Step is one step's result: the header keys plus its kind's keys, flat in

@@ -201,3 +201,17 @@ func dropDatabase(ctx context.Context, conn *pgx.Conn, name string) error {
 	_, err := conn.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)")
 	return err
 }
+
+// ObserveConn is where an observer connects and which database it watches.
+// On the managed instance it connects to the postgres database, so that it
+// never blocks a reset of the benchmark database from its template.
+func (t *Target) ObserveConn() (*pgx.ConnConfig, string) {
+	if t.Managed == nil {
+		return t.conn.Copy(), t.conn.Database
+	}
+	cc, err := pgx.ParseConfig(t.Managed.ConnString("postgres"))
+	if err != nil {
+		return nil, ""
+	}
+	return cc, Database
+}
