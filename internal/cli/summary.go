@@ -45,7 +45,7 @@ func writeOLTPSummary(b *strings.Builder, st results.Step, o *results.OLTP) {
 		o.Warehouses, o.Users, o.Mode, keying, o.DurationS, st.Status)
 	metric := func(name string, v *float64, unit, def string) {
 		if v == nil {
-			fmt.Fprintf(b, "  %-10s n/a        %s\n", name, o.Missing[strings.ToLower(strings.ReplaceAll(name, " ", "_"))])
+			fmt.Fprintf(b, "  %-10s n/a        %s\n", name, o.Missing[name])
 			return
 		}
 		fmt.Fprintf(b, "  %-10s %10.0f %-3s %s\n", name, *v, unit, def)

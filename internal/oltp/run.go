@@ -376,13 +376,13 @@ func summarise(out *results.OLTP, users []*user, win time.Duration) {
 			ts.LatMs = lats[i].Summary(float64(s.sumNs) / float64(s.count) / 1e6)
 		}
 		out.Transactions[TxType(i).String()] = ts
-		out.MixPct[TxType(i).String()] = math.Round(mix[i]*100) / 100
+		out.MixPct[TxType(i).String()] = round(mix[i], 2)
 		completed += s.count
 	}
 	out.NewOrderCommits = types[NewOrder].count - types[NewOrder].rollbacks
 	out.TPMClient = perMinute(float64(completed), win)
 	if a := art(types); !math.IsNaN(a) {
-		out.ARTMs = math.Round(a*1000) / 1000
+		out.ARTMs = round(a, 3)
 	} else {
 		out.Missing["art_ms"] = "no transaction completed in the timed window"
 	}
