@@ -110,14 +110,12 @@ is kept under RUNDIR/raw/.`,
 			if err != nil {
 				return err
 			}
-			// runSession checks and describes a directory: the first directory
-			// target, else (files and devices only, already checked) the
-			// temporary directory, and the body describes the target itself.
-			c.path = os.TempDir()
-			if i := slices.IndexFunc(cfg.Targets, func(t device.Target) bool { return t.Kind == device.KindDir }); i >= 0 {
-				c.path = cfg.Targets[i].Path
+			// config has checked every target; the run describes the first.
+			storage := results.Storage{Path: cfg.Targets[0].Path, Device: cfg.Targets[0].Path}
+			if cfg.Targets[0].Kind != device.KindBlock {
+				storage = observe.Storage(cfg.Targets[0].Path)
 			}
-			return a.runSession(cmd, &c, sessionNeeds{}, func(ctx context.Context, s *session) ([]results.Step, error) {
+			return a.runSession(cmd, &c, sessionNeeds{storage: &storage}, func(ctx context.Context, s *session) ([]results.Step, error) {
 				return a.deviceStep(ctx, s, cfg)
 			})
 		},
@@ -321,15 +319,6 @@ func (f *deviceFlags) targets(paths, writers []string, need int64, p *problems) 
 }
 
 func (a *app) deviceStep(ctx context.Context, s *session, cfg device.Config) ([]results.Step, error) {
-	if t := cfg.Targets[0]; t.Kind != device.KindDir {
-		storage := results.Storage{Path: t.Path, Device: t.Path}
-		if t.Kind == device.KindFile {
-			storage = observe.Storage(t.Path)
-		}
-		if err := s.dir.Update(func(r *results.Run) { r.Meta.Storage = storage }); err != nil {
-			return nil, err
-		}
-	}
 	started := time.Now()
 	out, err := device.Sweep(ctx, cfg, device.Env{Group: a.group, Prog: s.prog, RawDir: s.dir.File("raw")})
 	return []results.Step{newStep(results.KindDevice, "device", started, out)}, err

@@ -144,6 +144,9 @@ type sessionNeeds struct {
 	database bool   // a database target: the managed instance or --dsn
 	maxConns int    // connections the command opens at once
 	bytes    uint64 // free space needed under --path
+	// storage describes targets the command has checked itself (files,
+	// block devices, several paths); nil means --path, checked here.
+	storage *results.Storage
 }
 
 // runSession opens the target (when the command needs a database) and the
@@ -152,7 +155,7 @@ type sessionNeeds struct {
 func (a *app) runSession(cmd *cobra.Command, c *common, needs sessionNeeds, body stepFunc) error {
 	ctx := cmd.Context()
 	command := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
-	if c.dsn == "" || !needs.database {
+	if needs.storage == nil && (c.dsn == "" || !needs.database) {
 		if err := checkPath(c.path, needs.bytes, command); err != nil {
 			return err
 		}
@@ -171,9 +174,12 @@ func (a *app) runSession(cmd *cobra.Command, c *common, needs sessionNeeds, body
 	if out == "" {
 		out = results.DefaultPath(started, c.label)
 	}
-	storage := observe.Storage(c.path)
-	if c.dsn != "" && needs.database {
-		storage = results.Storage{}
+	var storage results.Storage
+	switch {
+	case needs.storage != nil:
+		storage = *needs.storage
+	case c.dsn == "" || !needs.database:
+		storage = observe.Storage(c.path)
 	}
 	run := &results.Run{StartedAt: started, Meta: results.Meta{ToolVersion: Version, Command: command,
 		Label: c.label, Seed: c.seed, Host: observe.Host(), Storage: storage, Study: studyOf(cmd, command)}}
@@ -194,6 +200,9 @@ func (a *app) runSession(cmd *cobra.Command, c *common, needs sessionNeeds, body
 	prog.Phase("calibra %s: %s, run directory %s", Version, command, dir.Path)
 
 	s := &session{dir: dir, target: target, prog: prog, path: c.path}
+	if needs.storage != nil {
+		s.path = needs.storage.Path
+	}
 	var steps []results.Step
 	if target != nil {
 		steps, err = a.runTarget(ctx, s, body)
