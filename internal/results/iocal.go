@@ -1,0 +1,70 @@
+package results
+
+// KindIOCal is I/O through the database (layers 2 and 3).
+const KindIOCal = "iocal"
+
+func init() {
+	RegisterKind(KindIOCal, func() any { return &IOCal{} })
+}
+
+// IOCal is an I/O calibration through the database (kind "iocal"), the
+// open counterpart of CALIBRATE_IO and the peakmarks sweeps.
+type IOCal struct {
+	DataBytes      int64  `json:"data_bytes"`       // calibration data on disk
+	BlockSizeBytes int    `json:"block_size_bytes"` // the database block in force
+	ReadMethod     string `json:"read_method"`      // how single blocks are read, e.g. "tid"
+	WriteMethod    string `json:"write_method,omitempty"`
+	// CacheDominated is set, with the reason, when reads may have been
+	// served from a cache rather than the storage.
+	CacheDominated string            `json:"cache_dominated,omitempty"`
+	Limits         *AppliedLimits    `json:"limits,omitempty"`
+	RandomRead     *IOCalRandom      `json:"random_read,omitempty"`
+	SeqRead        *IOCalSeq         `json:"seq_read,omitempty"`
+	SeqWrite       *IOCalSeq         `json:"seq_write,omitempty"`
+	Missing        map[string]string `json:"missing,omitempty"`
+	Notes          []string          `json:"notes,omitempty"`
+}
+
+// IOCalRandom is the random single-block read sweep over parallel jobs.
+type IOCalRandom struct {
+	Points         []IOCalPoint `json:"points"`
+	MaxIOPS        *float64     `json:"max_iops"` // null when no point met max_latency_ms
+	LatencyMsAtMax *float64     `json:"latency_ms_at_max"`
+	MaxLatencyMs   float64      `json:"max_latency_ms"`
+	SaturationJobs *int         `json:"saturation_jobs"`
+}
+
+// IOCalPoint is one point of a sweep, over its timed window.
+type IOCalPoint struct {
+	Jobs       int           `json:"jobs"`
+	IOPS       float64       `json:"iops,omitempty"`
+	DBPS       float64       `json:"dbps,omitempty"` // database blocks read (or written) per second
+	MBPS       float64       `json:"mbps"`
+	LatMs      *IOCalLatency `json:"lat_ms,omitempty"`
+	CPUBusyPct *float64      `json:"cpu_busy_pct"`
+	CPUSysPct  *float64      `json:"cpu_sys_pct"`
+	Seconds    float64       `json:"seconds"`
+}
+
+// IOCalLatency is a point's latency in milliseconds.
+type IOCalLatency struct {
+	Mean float64 `json:"mean"`
+	P99  float64 `json:"p99"`
+}
+
+// IOCalSeq is a sequential sweep (read or write) over parallel jobs.
+type IOCalSeq struct {
+	Points  []IOCalPoint `json:"points"`
+	MaxMBPS float64      `json:"max_mbps"`
+}
+
+// AppliedLimits are the cache and storage limits in force for a step, as
+// applied (or why not).
+type AppliedLimits struct {
+	DBCache        string            `json:"db_cache,omitempty"`
+	OSCacheLimit   string            `json:"os_cache_limit,omitempty"`
+	StorageLimit   map[string]string `json:"storage_limit,omitempty"`
+	NotApplied     map[string]string `json:"not_applied,omitempty"`
+	ColdStart      bool              `json:"cold_start,omitempty"`
+	OSCacheDropped *bool             `json:"os_cache_dropped,omitempty"`
+}

@@ -1,0 +1,49 @@
+package results
+
+// KindRamp is a user ramp to a response-time SLA (Benchmark Factory style).
+const KindRamp = "ramp"
+
+func init() {
+	RegisterKind(KindRamp, func() any { return &Ramp{} })
+}
+
+// Ramp is a ramp of rising user loads, each a timed window (kind "ramp").
+type Ramp struct {
+	Workload       string  `json:"workload"`
+	Warehouses     int     `json:"warehouses"`
+	Mode           string  `json:"mode"`
+	KeyingThinking any     `json:"keying_thinking"`
+	Loop           string  `json:"loop"` // "closed" or "open"
+	ArrivalRate    float64 `json:"arrival_rate_per_s,omitempty"`
+	LatencyBasis   string  `json:"latency_basis"`
+	SLAMs          float64 `json:"sla_ms"`
+	SLAMetric      string  `json:"sla_metric"` // "art" or "p90"
+	StepRampupS    float64 `json:"step_rampup_s"`
+	StepDurationS  float64 `json:"step_duration_s"`
+
+	Steps             []RampStep `json:"steps"`
+	MaxTPS            *float64   `json:"max_tps"`
+	MaxUsersWithinSLA *int       `json:"max_users_within_sla"`
+	// ARTAtLoad is the ART at a named user load (the study's "ART at N users").
+	ARTAtUsers *int              `json:"art_at_users,omitempty"`
+	ARTAtMs    *float64          `json:"art_at_ms,omitempty"`
+	StopReason string            `json:"stop_reason"`
+	Missing    map[string]string `json:"missing,omitempty"`
+	Notes      []string          `json:"notes,omitempty"`
+}
+
+// RampStep is one user load of a ramp, over its own timed window.
+type RampStep struct {
+	Users      int      `json:"users"`
+	TPS        float64  `json:"tps"`
+	NOPM       *float64 `json:"nopm"`
+	ARTMs      float64  `json:"art_ms"`
+	P90Ms      float64  `json:"p90_ms"`
+	CPUBusyPct *float64 `json:"cpu_busy_pct"`
+	IOWaitPct  *float64 `json:"iowait_pct"`
+	// LittleUsers is throughput x (response + think time): Little's law's
+	// count of users, to compare with Users.
+	LittleUsers *float64 `json:"little_users,omitempty"`
+	WithinSLA   bool     `json:"within_sla"`
+	Errors      int64    `json:"errors"`
+}
