@@ -17,6 +17,10 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(dir, "nope")
+	brokenStudy := filepath.Join(t.TempDir(), "broken.yaml")
+	if err := os.WriteFile(brokenStudy, []byte("version: 1\nsteps:\n  - kind: oltp\n    userz: 3\n  - kind: rampp\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name string
 		args []string
@@ -41,6 +45,21 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{"bad progress mode", []string{"oltp", "run", "--progress", "loud", "--path", dir}, []string{`--progress "loud" is not a progress mode`}},
 		{"several problems at once", []string{"oltp", "run", "--users", "0", "--duration", "-1s", "--path", dir},
 			[]string{"--users 0 is not positive", "--duration -1s is not positive"}},
+		{"ramp range empty", []string{"oltp", "ramp", "--from", "8", "--to", "4", "--path", dir}, []string{"the ramp from 8 to 4 users is empty"}},
+		{"ramp sla not positive", []string{"oltp", "ramp", "--sla", "0s", "--path", dir}, []string{"--sla 0s is not positive"}},
+		{"ramp sla metric", []string{"oltp", "ramp", "--sla-metric", "p95", "--path", dir}, []string{`--sla-metric "p95"`, "art or p90"}},
+		{"open and keyed at once", []string{"oltp", "run", "--rate-per-user", "5", "--keying-thinking", "on", "--path", dir}, []string{"both pace the users"}},
+		{"unknown preset", []string{"run", "--preset", "quik", "--path", dir}, []string{`--preset "quik" is not a built-in study`, "quick"}},
+		{"missing study file", []string{"run", "--study", missing, "--path", dir}, []string{"cannot read the study " + missing}},
+		{"broken study", []string{"run", "--study", brokenStudy, "--path", dir},
+			[]string{"broken.yaml:4:5: \"userz\" is not a setting of kind oltp", "broken.yaml:5:5: \"rampp\" is not a step kind"}},
+		{"preset and study", []string{"run", "--preset", "quick", "--study", brokenStudy}, []string{"--preset and --study both choose the study"}},
+		{"bad set", []string{"run", "--set", "oltp.users", "--path", dir}, []string{`--set "oltp.users" is not KIND.KEY=VALUE`}},
+		{"set on a missing kind", []string{"run", "--set", "dss.sf=1", "--path", dir}, []string{"the study has no step of kind dss"}},
+		{"set a bad value", []string{"run", "--set", "oltp.users=0", "--path", dir}, []string{"step 3 (oltp): --users 0 is not positive"}},
+		{"threshold on an unknown metric", []string{"run", "--threshold", "oltp.nopmm > 5", "--path", dir}, []string{`names no metric of oltp`, "nopm"}},
+		{"threshold unparsable", []string{"run", "--threshold", "oltp.nopm is big", "--path", dir}, []string{"has no comparison"}},
+		{"study path missing", []string{"run", "--path", missing}, []string{"the path " + missing + " does not exist"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

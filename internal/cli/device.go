@@ -47,9 +47,33 @@ func (l *pathList) Set(v string) error {
 	return nil
 }
 
+// deviceCommand is the device layer as a command: --path may name several
+// targets, and the database flags are hidden.
 func (a *app) deviceCommand() *cobra.Command {
-	var c common
-	var f deviceFlags
+	var f *deviceFlags
+	cmd := a.command(func(c *common) layer {
+		l := a.deviceLayer(c)
+		f = l.flags
+		return l.layer
+	})
+	fl := cmd.Flags()
+	pathFlag := fl.Lookup("path")
+	pathFlag.Value = &f.paths
+	pathFlag.Usage = "storage under test: a directory, an existing file or a block device; repeat or comma-separate for several targets"
+	// The device layer needs no database.
+	for _, name := range []string{"dsn", "pg-bin", "run-as", "db-cache"} {
+		_ = fl.MarkHidden(name)
+	}
+	return cmd
+}
+
+type deviceLayer struct {
+	layer
+	flags *deviceFlags
+}
+
+func (a *app) deviceLayer(c *common) deviceLayer {
+	f := &deviceFlags{}
 	cmd := &cobra.Command{
 		Use:   "device",
 		Short: "Layer 1: the storage alone, through fio (IOPS, MB/s and latency per queue depth)",
@@ -104,31 +128,22 @@ is kept under RUNDIR/raw/.`,
 
   # A raw device (its contents are lost)
   calibra device --path /dev/nvme1n1 --allow-destroy /dev/nvme1n1 --specs 8k-randrw70,oltp16k:bs=16k,read=70`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := f.config(cmd.Context(), &c)
-			if err != nil {
-				return err
-			}
-			// config has checked every target; the run describes the first.
-			storage := results.Storage{Path: cfg.Targets[0].Path, Device: cfg.Targets[0].Path}
-			if cfg.Targets[0].Kind != device.KindBlock {
-				storage = observe.Storage(cfg.Targets[0].Path)
-			}
-			return a.runSession(cmd, &c, sessionNeeds{storage: &storage}, func(ctx context.Context, s *session) ([]results.Step, error) {
-				return a.deviceStep(ctx, s, cfg)
-			})
-		},
 	}
-	c.register(cmd)
+	plan := func(ctx context.Context) (sessionNeeds, stepFunc, error) {
+		cfg, err := f.config(ctx, c)
+		if err != nil {
+			return sessionNeeds{}, nil, err
+		}
+		// config has checked every target; the run describes the first.
+		storage := results.Storage{Path: cfg.Targets[0].Path, Device: cfg.Targets[0].Path}
+		if cfg.Targets[0].Kind != device.KindBlock {
+			storage = observe.Storage(cfg.Targets[0].Path)
+		}
+		return sessionNeeds{storage: &storage}, func(ctx context.Context, s *session) ([]results.Step, error) {
+			return a.deviceStep(ctx, s, cfg)
+		}, nil
+	}
 	fl := cmd.Flags()
-	pathFlag := fl.Lookup("path")
-	pathFlag.Value = &f.paths
-	pathFlag.Usage = "storage under test: a directory, an existing file or a block device; repeat or comma-separate for several targets"
-	// The device layer needs no database.
-	for _, name := range []string{"dsn", "pg-bin", "run-as", "db-cache"} {
-		_ = fl.MarkHidden(name)
-	}
 	fl.StringVar(&f.specs, "specs", device.DefaultSpecs, "access specs, built-in names or custom "+device.SpecSyntax)
 	fl.StringVar(&f.qds, "qd", device.DefaultQDs, "queue depths to sweep, per worker")
 	fl.IntVar(&f.workers, "workers", 1, "workers per target, each on its own file or region")
@@ -141,7 +156,7 @@ is kept under RUNDIR/raw/.`,
 	fl.BoolVar(&f.direct, "direct", true, "direct I/O (O_DIRECT), bypassing the page cache")
 	fl.StringVar(&f.fio, "fio", "", "fio program to run (default: fio on PATH)")
 	fl.StringSliceVar(&f.allowDestroy, "allow-destroy", nil, "file or block device given to --path that calibra may overwrite")
-	return cmd
+	return deviceLayer{layer: layer{kind: results.KindDevice, cmd: cmd, plan: plan}, flags: f}
 }
 
 // config checks every flag and target, reporting every problem at once,

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -26,7 +25,7 @@ the nine tables once, then run timed windows of the five transactions and
 read NOPM, TPM and response times. TPC-C-derived: not comparable with
 published TPC-C results.`,
 	}
-	cmd.AddCommand(a.oltpBuildCommand(), a.oltpRunCommand(), a.oltpCheckCommand())
+	cmd.AddCommand(a.command(a.oltpBuildLayer), a.command(a.oltpRunLayer), a.command(a.oltpRampLayer), a.command(a.oltpCheckLayer))
 	return cmd
 }
 
@@ -53,8 +52,7 @@ func (b *buildFlags) register(cmd *cobra.Command, forRun bool) {
 	cmd.Flags().IntVar(&b.workers, "load-workers", runtime.NumCPU(), "parallel loader connections")
 }
 
-func (a *app) oltpBuildCommand() *cobra.Command {
-	var c common
+func (a *app) oltpBuildLayer(c *common) layer {
 	var b buildFlags
 	cmd := &cobra.Command{
 		Use:   "build",
@@ -66,29 +64,26 @@ consistency conditions 3.3.2.1 to 3.3.2.4. On the managed instance the loaded
 database is kept as a template so later runs can start from a clean copy.`,
 		Example: `  calibra oltp build --warehouses 10 --path /mnt/array
   calibra oltp build --warehouses 4 --dsn postgres://bench@db1/bench --rebuild`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var p problems
-			c.validate(&p)
-			if b.warehouses <= 0 {
-				p.add("give a whole number of 1 or more", "--warehouses %d is not positive", b.warehouses)
-			}
-			if b.workers <= 0 {
-				p.add("give a whole number of 1 or more", "--load-workers %d is not positive", b.workers)
-			}
-			if err := p.err(); err != nil {
-				return err
-			}
-			need := uint64(minFree + b.warehouses*bytesPerWarehouse)
-			return a.runSession(cmd, &c, sessionNeeds{database: true, maxConns: b.workers + 10, bytes: need}, func(ctx context.Context, s *session) ([]results.Step, error) {
-				st, err := buildStep(ctx, s, b, c.seed)
-				return []results.Step{st}, err
-			})
-		},
 	}
-	c.register(cmd)
 	b.register(cmd, false)
-	return cmd
+	return layer{kind: results.KindOLTPBuild, cmd: cmd, plan: func(context.Context) (sessionNeeds, stepFunc, error) {
+		var p problems
+		c.validate(&p)
+		if b.warehouses <= 0 {
+			p.add("give a whole number of 1 or more", "--warehouses %d is not positive", b.warehouses)
+		}
+		if b.workers <= 0 {
+			p.add("give a whole number of 1 or more", "--load-workers %d is not positive", b.workers)
+		}
+		if err := p.err(); err != nil {
+			return sessionNeeds{}, nil, err
+		}
+		need := uint64(minFree + b.warehouses*bytesPerWarehouse)
+		return sessionNeeds{database: true, maxConns: b.workers + 10, bytes: need}, func(ctx context.Context, s *session) ([]results.Step, error) {
+			st, err := buildStep(ctx, s, b, c.seed)
+			return []results.Step{st}, err
+		}, nil
+	}}
 }
 
 func buildStep(ctx context.Context, s *session, b buildFlags, seed uint64) (results.Step, error) {
@@ -121,13 +116,76 @@ func parseKeying(s string) (float64, error) {
 	return v, nil
 }
 
-func (a *app) oltpRunCommand() *cobra.Command {
-	var c common
-	var b buildFlags
+// loadFlags are what a timed run and a ramp share: the schema, the mode,
+// the pacing and the timing of each window.
+type loadFlags struct {
+	build            buildFlags
+	mode, keying     string
+	ratePerUser      float64
+	rampup, duration time.Duration
+	reset            bool
+}
+
+func (l *loadFlags) register(cmd *cobra.Command, rampup, duration time.Duration, per string) {
+	l.build.register(cmd, true)
+	f := cmd.Flags()
+	f.StringVar(&l.mode, "mode", string(oltp.ModeProcedures), "procedures (PL/pgSQL functions, as HammerDB) or client (prepared statements from calibra)")
+	f.StringVar(&l.keying, "keying-thinking", "off", "closed loop with the specification's keying and think times: off, on, or a scale such as 0.1")
+	f.Float64Var(&l.ratePerUser, "rate-per-user", 0, "open loop: each user starts this many transactions a second on a fixed schedule (0: closed loop)")
+	f.DurationVar(&l.rampup, "rampup", rampup, "warm-up before "+per+" timed window (not measured)")
+	f.DurationVar(&l.duration, "duration", duration, "length of "+per+" timed window")
+	f.BoolVar(&l.reset, "reset", false, "recreate the database from its loaded template first (managed instance)")
+}
+
+// check validates the flags for at most maxUsers users and returns the run
+// they describe (Users left to the caller).
+func (l *loadFlags) check(cmd *cobra.Command, c *common, maxUsers int, p *problems) oltp.RunConfig {
+	scale, err := parseKeying(l.keying)
+	if err != nil {
+		*p = append(*p, err)
+	}
+	warehouses := 0
+	if cmd.Flags().Changed("warehouses") {
+		warehouses = l.build.warehouses
+		if warehouses <= 0 {
+			p.add("give a whole number of 1 or more", "--warehouses %d is not positive", warehouses)
+		} else if err := oltp.CheckUsers(maxUsers, warehouses, scale); err != nil {
+			*p = append(*p, err)
+		}
+	}
+	if l.mode != string(oltp.ModeProcedures) && l.mode != string(oltp.ModeClient) {
+		p.add("use procedures or client", "--mode %q is not a transaction mode", l.mode)
+	}
+	if l.ratePerUser < 0 {
+		p.add("give a rate such as 10, or 0 for a closed loop", "--rate-per-user %g is negative", l.ratePerUser)
+	}
+	if l.ratePerUser > 0 && scale > 0 {
+		p.add("choose one: an open loop (--rate-per-user) or keying and thinking", "--rate-per-user and --keying-thinking both pace the users")
+	}
+	if l.rampup < 0 {
+		p.add("give a duration such as 30s or 2m", "--rampup %s is negative", l.rampup)
+	}
+	if l.duration <= 0 {
+		p.add("give a duration such as 30s or 5m", "--duration %s is not positive", l.duration)
+	}
+	if l.build.workers <= 0 {
+		p.add("give a whole number of 1 or more", "--load-workers %d is not positive", l.build.workers)
+	}
+	if l.reset && c.dsn != "" {
+		p.add("drop --reset, or use the managed instance", "--reset needs the managed instance's template and cannot be used with --dsn")
+	}
+	return oltp.RunConfig{Warehouses: warehouses, Mode: oltp.Mode(l.mode), KeyingThinking: scale, RatePerUser: l.ratePerUser,
+		Rampup: l.rampup, Duration: l.duration, Seed: c.seed}
+}
+
+// needs is what a load of at most users users needs from the session.
+func (l *loadFlags) needs(users int) sessionNeeds {
+	return sessionNeeds{database: true, maxConns: users + l.build.workers + 10, bytes: minFree}
+}
+
+func (a *app) oltpRunLayer(c *common) layer {
+	var l loadFlags
 	var users int
-	var mode, keying string
-	var rampup, duration time.Duration
-	var reset bool
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a timed TPC-C-like window and measure NOPM, TPM and response times",
@@ -143,107 +201,76 @@ ramp-up, then measure the timed window only:
   latency     per transaction type, p50/p90/p95/p99/max from HDR histograms
 
 With --keying-thinking off (the default, as HammerDB) users run back to back
-and latency is service time. With on or a scale, each user is a terminal
-bound to a home warehouse and district with the specification's keying and
-think times, and latency runs from the intended start (response time).
+(a closed loop) and latency is service time. With on or a scale, each user
+is a terminal bound to a home warehouse and district with the
+specification's keying and think times, and latency runs from the intended
+start (response time). With --rate-per-user R (an open loop) each user starts
+a transaction every 1/R s on a fixed schedule whatever the last one took, and
+latency runs from the scheduled start, so a slow system's queueing is
+counted (coordinated omission corrected).
 
 On the managed instance with no schema, run builds one first and says so.`,
 		Example: `  calibra oltp run --warehouses 2 --users 4 --rampup 5s --duration 30s --path /mnt/array
   calibra oltp run --users 8 --mode client --duration 5m
-  calibra oltp run --warehouses 10 --users 100 --keying-thinking 0.1 --reset`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var p problems
-			c.validate(&p)
-			scale, err := parseKeying(keying)
-			if err != nil {
-				p = append(p, err)
-			}
-			if cmd.Flags().Changed("warehouses") && b.warehouses <= 0 {
-				p.add("give a whole number of 1 or more", "--warehouses %d is not positive", b.warehouses)
-			}
-			if users <= 0 {
-				p.add("give a whole number of 1 or more", "--users %d is not positive", users)
-			}
-			if mode != string(oltp.ModeProcedures) && mode != string(oltp.ModeClient) {
-				p.add("use procedures or client", "--mode %q is not a transaction mode", mode)
-			}
-			if rampup < 0 {
-				p.add("give a duration such as 30s or 2m", "--rampup %s is negative", rampup)
-			}
-			if duration <= 0 {
-				p.add("give a duration such as 30s or 5m", "--duration %s is not positive", duration)
-			}
-			if b.workers <= 0 {
-				p.add("give a whole number of 1 or more", "--load-workers %d is not positive", b.workers)
-			}
-			if cmd.Flags().Changed("warehouses") && b.warehouses > 0 {
-				if err := oltp.CheckUsers(users, b.warehouses, scale); err != nil {
-					p = append(p, err)
-				}
-			}
-			if reset && c.dsn != "" {
-				p.add("drop --reset, or use the managed instance", "--reset needs the managed instance's template and cannot be used with --dsn")
-			}
-			if err := p.err(); err != nil {
-				return err
-			}
-			warehouses := 0
-			if cmd.Flags().Changed("warehouses") {
-				warehouses = b.warehouses
-			}
-			cfg := oltp.RunConfig{Warehouses: warehouses, Users: users, Mode: oltp.Mode(mode), KeyingThinking: scale,
-				Rampup: rampup, Duration: duration, Seed: c.seed}
-			need := uint64(minFree)
-			return a.runSession(cmd, &c, sessionNeeds{database: true, maxConns: users + b.workers + 10, bytes: need}, func(ctx context.Context, s *session) ([]results.Step, error) {
-				return runSteps(ctx, s, cfg, b, reset, c.seed)
-			})
-		},
+  calibra oltp run --warehouses 10 --users 100 --keying-thinking 0.1 --reset
+  calibra oltp run --users 16 --rate-per-user 50 --duration 2m`,
 	}
-	c.register(cmd)
-	b.register(cmd, true)
-	f := cmd.Flags()
-	f.IntVar(&users, "users", 4, "virtual users, each with its own connection")
-	f.StringVar(&mode, "mode", string(oltp.ModeProcedures), "procedures (PL/pgSQL functions, as HammerDB) or client (prepared statements from calibra)")
-	f.StringVar(&keying, "keying-thinking", "off", "the specification's keying and think times: off, on, or a scale such as 0.1")
-	f.DurationVar(&rampup, "rampup", 10*time.Second, "warm-up before the timed window (not measured)")
-	f.DurationVar(&duration, "duration", time.Minute, "length of the timed window")
-	f.BoolVar(&reset, "reset", false, "recreate the database from its loaded template first (managed instance)")
-	return cmd
+	l.register(cmd, 10*time.Second, time.Minute, "the")
+	cmd.Flags().IntVar(&users, "users", 4, "virtual users, each with its own connection")
+	return layer{kind: results.KindOLTP, cmd: cmd, plan: func(context.Context) (sessionNeeds, stepFunc, error) {
+		var p problems
+		c.validate(&p)
+		if users <= 0 {
+			p.add("give a whole number of 1 or more", "--users %d is not positive", users)
+		}
+		cfg := l.check(cmd, c, users, &p)
+		if err := p.err(); err != nil {
+			return sessionNeeds{}, nil, err
+		}
+		cfg.Users = users
+		return l.needs(users), func(ctx context.Context, s *session) ([]results.Step, error) {
+			return runSteps(ctx, s, cfg, l, c.seed)
+		}, nil
+	}}
 }
 
-// runSteps resets if asked, builds first when the managed instance has no
-// schema, then runs the timed window.
-func runSteps(ctx context.Context, s *session, cfg oltp.RunConfig, b buildFlags, reset bool, seed uint64) ([]results.Step, error) {
-	var steps []results.Step
-	cfg.Edge = s.edge()
-	if reset {
-		s.prog.Phase("oltp run: recreating the database from its loaded template")
+// prepareLoad resets the database if asked, and builds the schema first
+// when the managed instance has none.
+func prepareLoad(ctx context.Context, s *session, cfg oltp.RunConfig, l loadFlags, seed uint64) ([]results.Step, error) {
+	if l.reset {
+		s.prog.Phase("oltp: recreating the database from its loaded template")
 		if err := s.target.RestoreTemplate(ctx); err != nil {
 			return nil, err
 		}
 	}
+	bi, err := oltp.Built(ctx, s.target)
+	if err != nil || bi != nil {
+		return nil, err
+	}
+	if s.target.Managed == nil {
+		return nil, fault.Input("build it first with 'calibra oltp build --dsn ...'", "the database of --dsn holds no TPC-C-like schema")
+	}
+	b := l.build
+	b.warehouses = max(cfg.Warehouses, 1)
+	s.prog.Phase("oltp: no schema on the managed instance; building %d warehouses first", b.warehouses)
+	st, err := buildStep(ctx, s, b, seed)
+	return []results.Step{st}, err
+}
+
+// runSteps prepares the schema, then runs the timed window and checks the
+// database's consistency after it.
+func runSteps(ctx context.Context, s *session, cfg oltp.RunConfig, l loadFlags, seed uint64) ([]results.Step, error) {
+	steps, err := prepareLoad(ctx, s, cfg, l, seed)
+	if err != nil {
+		return steps, err
+	}
+	cfg.Edge = s.edge()
 	started := time.Now()
 	out, rec, err := oltp.Run(ctx, s.target, cfg, s.prog)
-	if errors.Is(err, oltp.ErrNotBuilt) {
-		if s.target.Managed == nil {
-			return nil, fault.Input("build it first with 'calibra oltp build --dsn ...'", "the database of --dsn holds no TPC-C-like schema")
-		}
-		b.warehouses = max(cfg.Warehouses, 1)
-		s.prog.Phase("oltp run: no schema on the managed instance; building %d warehouses first", b.warehouses)
-		var st results.Step
-		st, err = buildStep(ctx, s, b, seed)
-		steps = append(steps, st)
-		if err != nil {
-			return steps, err
-		}
-		started = time.Now()
-		out, rec, err = oltp.Run(ctx, s.target, cfg, s.prog)
-	}
 	if out == nil {
 		return steps, err
 	}
-	if werr := writeRecord(s, rec); werr != nil && err == nil {
+	if werr := writeRecord(s, rec, "oltp"); werr != nil && err == nil {
 		err = werr
 	}
 	if err == nil && out.Missing["nopm"] == "" {
@@ -257,53 +284,38 @@ func runSteps(ctx context.Context, s *session, cfg oltp.RunConfig, b buildFlags,
 	return steps, err
 }
 
-func (a *app) oltpCheckCommand() *cobra.Command {
-	var c common
+func (a *app) oltpCheckLayer(c *common) layer {
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Check the TPC-C consistency conditions 3.3.2.1 to 3.3.2.4",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var p problems
-			c.validate(&p)
-			if err := p.err(); err != nil {
-				return err
-			}
-			return a.runSession(cmd, &c, sessionNeeds{database: true, maxConns: 10, bytes: minFree}, func(ctx context.Context, s *session) ([]results.Step, error) {
-				started := time.Now()
-				cons, w, err := oltp.CheckBuilt(ctx, s.target)
-				if err != nil {
-					return nil, err
-				}
-				step := newStep(results.KindOLTPCheck, "oltp check", started, &results.OLTPCheck{Warehouses: w, Consistency: cons})
-				if !cons.OK {
-					return []results.Step{step}, errors.New("the database fails the consistency conditions")
-				}
-				return []results.Step{step}, nil
-			})
-		},
 	}
-	c.register(cmd)
-	return cmd
+	return layer{kind: results.KindOLTPCheck, cmd: cmd, plan: func(context.Context) (sessionNeeds, stepFunc, error) {
+		var p problems
+		c.validate(&p)
+		if err := p.err(); err != nil {
+			return sessionNeeds{}, nil, err
+		}
+		return sessionNeeds{database: true, maxConns: 10, bytes: minFree}, func(ctx context.Context, s *session) ([]results.Step, error) {
+			started := time.Now()
+			cons, w, err := oltp.CheckBuilt(ctx, s.target)
+			if err != nil {
+				return nil, err
+			}
+			step := newStep(results.KindOLTPCheck, "oltp check", started, &results.OLTPCheck{Warehouses: w, Consistency: cons})
+			if !cons.OK {
+				return []results.Step{step}, errors.New("the database fails the consistency conditions")
+			}
+			return []results.Step{step}, nil
+		}, nil
+	}}
 }
 
-// writeRecord keeps the run's timeline: its per-second figures join the
-// observers' timeseries.csv (or make it alone, without observers), and the
-// per-tick latency histograms go under raw/.
-func writeRecord(s *session, rec *oltp.Record) error {
+// writeRecord keeps a load's timeline: its seconds join timeseries.csv,
+// and its per-tick latency histograms go under raw/ as name-latency.hlog.
+func writeRecord(s *session, rec *oltp.Record, name string) error {
 	if rec == nil || len(rec.Ticks) == 0 {
 		return nil
 	}
-	if s.obs != nil {
-		s.extra = append(s.extra, oltp.TickColumns(rec.Ticks))
-	} else {
-		var buf bytes.Buffer
-		if err := oltp.WriteTimeseries(&buf, rec.Ticks); err != nil {
-			return err
-		}
-		if err := writeFile(s.dir, buf.Bytes(), "timeseries.csv"); err != nil {
-			return err
-		}
-	}
-	return writeFile(s.dir, rec.Histograms, "raw", "oltp-latency.hlog")
+	s.ticks = append(s.ticks, rec.Ticks...)
+	return writeFile(s.dir, rec.Histograms, "raw", s.rawPrefix+name+"-latency.hlog")
 }

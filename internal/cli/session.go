@@ -18,6 +18,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/observe"
+	"github.com/calibra-bench/calibra/internal/oltp"
 	"github.com/calibra-bench/calibra/internal/progress"
 	"github.com/calibra-bench/calibra/internal/results"
 )
@@ -133,6 +134,9 @@ type session struct {
 	path   string           // storage under test
 	obs    *observe.Sampler // nil when the observers could not start
 	extra  []observe.Extra  // the steps' own per-second columns for timeseries.csv
+	ticks  []oltp.Tick      // the oltp load's seconds, over every oltp step
+	// rawPrefix names a study step's files under raw/ (empty for a command).
+	rawPrefix string
 }
 
 // stepFunc does a command's work and returns its steps (also when it fails
@@ -147,6 +151,9 @@ type sessionNeeds struct {
 	// storage describes targets the command has checked itself (files,
 	// block devices, several paths); nil means --path, checked here.
 	storage *results.Storage
+	// study, when set, is what meta.study records instead of the
+	// command's flags (a study's resolved plan).
+	study map[string]any
 }
 
 // runSession opens the target (when the command needs a database) and the
@@ -182,7 +189,10 @@ func (a *app) runSession(cmd *cobra.Command, c *common, needs sessionNeeds, body
 		storage = observe.Storage(c.path)
 	}
 	run := &results.Run{StartedAt: started, Meta: results.Meta{ToolVersion: Version, Command: command,
-		Label: c.label, Seed: c.seed, Host: observe.Host(), Storage: storage, Study: studyOf(cmd, command)}}
+		Label: c.label, Seed: c.seed, Host: observe.Host(), Storage: storage, Study: needs.study}}
+	if run.Meta.Study == nil {
+		run.Meta.Study = studyOf(cmd, command)
+	}
 	if target != nil {
 		run.Meta.Engine = &target.Info
 	}
@@ -203,19 +213,10 @@ func (a *app) runSession(cmd *cobra.Command, c *common, needs sessionNeeds, body
 	if needs.storage != nil {
 		s.path = needs.storage.Path
 	}
-	var steps []results.Step
 	if target != nil {
-		steps, err = a.runTarget(ctx, s, body)
+		err = a.runTarget(ctx, s, body)
 	} else {
-		steps, err = s.observed(ctx, body)
-	}
-	for _, st := range steps {
-		if st.Status == "" {
-			st.Status = stepStatus(ctx, err)
-		}
-		if serr := dir.AddStep(st); serr != nil && err == nil {
-			err = serr
-		}
+		err = s.observed(ctx, body)
 	}
 	status := stepStatus(ctx, err)
 	if err != nil {
@@ -238,7 +239,7 @@ func (a *app) runSession(cmd *cobra.Command, c *common, needs sessionNeeds, body
 	return wrap(err)
 }
 
-func (a *app) runTarget(ctx context.Context, s *session, body stepFunc) ([]results.Step, error) {
+func (a *app) runTarget(ctx context.Context, s *session, body stepFunc) error {
 	s.target.SetServerLog(s.dir.File("logs", "server.log"))
 	defer func() {
 		if err := s.target.Stop(); err != nil {
@@ -253,19 +254,19 @@ func (a *app) runTarget(ctx context.Context, s *session, body stepFunc) ([]resul
 		s.prog.Phase("initialised a new data directory %s", s.target.Managed.DataDir)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := s.dir.Update(func(r *results.Run) { r.Meta.Engine = &s.target.Info }); err != nil {
-		return nil, err
+		return err
 	}
 	return s.observed(ctx, body)
 }
 
-// observed runs body with the OS and database observers sampling, gives
-// every step the observations of its timed window, and writes
-// timeseries.csv. Observation is evidence, not the measurement: if the
-// observers cannot start, the step runs anyway and says why.
-func (s *session) observed(ctx context.Context, body stepFunc) ([]results.Step, error) {
+// observed runs body with the OS and database observers sampling, keeps
+// the steps it returns, and writes timeseries.csv. Observation is
+// evidence, not the measurement: if the observers cannot start, the steps
+// run anyway and say why.
+func (s *session) observed(ctx context.Context, body stepFunc) error {
 	cfg := observe.Config{Path: s.path}
 	if s.target != nil {
 		cfg.DB, cfg.Database = s.target.ObserveConn()
@@ -277,29 +278,54 @@ func (s *session) observed(ctx context.Context, body stepFunc) ([]results.Step, 
 		s.obs = obs
 	}
 	steps, err := body(ctx, s)
+	err = errors.Join(err, s.keep(ctx, steps, err))
 	if s.obs == nil {
-		return steps, err
-	}
-	for i := range steps {
-		from, to := steps[i].StartedAt, time.Now()
-		if steps[i].FinishedAt != nil {
-			to = *steps[i].FinishedAt
+		if len(s.ticks) > 0 {
+			var buf bytes.Buffer
+			if werr := oltp.WriteTimeseries(&buf, s.ticks); werr == nil {
+				err = errors.Join(err, writeFile(s.dir, buf.Bytes(), "timeseries.csv"))
+			}
 		}
-		if o, ok := steps[i].Body.(*results.OLTP); ok && o.WindowStart != nil && o.WindowEnd != nil {
-			from, to = *o.WindowStart, *o.WindowEnd
-		}
-		steps[i].Observe = s.obs.Window(from, to)
+		return err
 	}
 	if serr := s.obs.Stop(); serr != nil {
 		s.prog.Phase("warning: observers: %v", serr)
 	}
+	extra := s.extra
+	if len(s.ticks) > 0 {
+		extra = append(extra, oltp.TickColumns(s.ticks))
+	}
 	var buf bytes.Buffer
-	if werr := observe.WriteCSV(&buf, s.obs.Samples(), s.extra...); werr == nil {
+	if werr := observe.WriteCSV(&buf, s.obs.Samples(), extra...); werr == nil {
 		if werr := writeFile(s.dir, buf.Bytes(), "timeseries.csv"); werr != nil && err == nil {
 			err = werr
 		}
 	}
-	return steps, err
+	return err
+}
+
+// keep gives each step its status (from err when it has none) and the
+// observations of its timed window (the whole step when it has none), and
+// appends it to results.json.
+func (s *session) keep(ctx context.Context, steps []results.Step, err error) error {
+	var kerr error
+	for _, st := range steps {
+		if st.Status == "" {
+			st.Status = stepStatus(ctx, err)
+		}
+		if s.obs != nil {
+			from, to := st.StartedAt, time.Now()
+			if st.FinishedAt != nil {
+				to = *st.FinishedAt
+			}
+			if o, ok := st.Body.(*results.OLTP); ok && o.WindowStart != nil && o.WindowEnd != nil {
+				from, to = *o.WindowStart, *o.WindowEnd
+			}
+			st.Observe = s.obs.Window(from, to)
+		}
+		kerr = errors.Join(kerr, s.dir.AddStep(st))
+	}
+	return kerr
 }
 
 // edge reads the observers at a window edge; nil when there are none.

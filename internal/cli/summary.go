@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/calibra-bench/calibra/internal/progress"
 	"github.com/calibra-bench/calibra/internal/results"
@@ -17,6 +18,7 @@ func (a *app) summary(dir *results.Dir, prog *progress.Printer, status string) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n%s: %s\n", r.Meta.Command, status)
+	writeVerdicts(&b, r.Verdicts)
 	for _, st := range r.Steps {
 		switch body := st.Body.(type) {
 		case *results.OLTP:
@@ -28,7 +30,13 @@ func (a *app) summary(dir *results.Dir, prog *progress.Printer, status string) {
 			writeDeviceSummary(&b, st, body)
 		case *results.OLTPCheck:
 			fmt.Fprintf(&b, "  consistency %s\n", verdict(body.Consistency))
+		case *results.Ramp:
+			writeRampSummary(&b, st, body)
 		}
+	}
+	writeRepeats(&b, r.Repeats)
+	if len(r.Steps) > 1 {
+		writeTimes(&b, r)
 	}
 	fmt.Fprintf(&b, "results: %s\n", dir.File("results.json"))
 	// The summary is the command's answer, shown whatever --progress says.
@@ -80,4 +88,90 @@ func verdict(c *results.Consistency) string {
 		}
 	}
 	return "FAILED: " + strings.Join(bad, ", ")
+}
+
+// writeVerdicts puts the thresholds first: they decide the exit code.
+func writeVerdicts(b *strings.Builder, vs []results.Verdict) {
+	if len(vs) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "  thresholds\n")
+	for _, v := range vs {
+		word, value := "pass", "not measured"
+		if !v.OK {
+			word = "FAIL"
+		}
+		if v.Value != nil {
+			value = fmt.Sprintf("%.4g", *v.Value)
+		}
+		fmt.Fprintf(b, "    %-4s %-40s %s", word, v.Threshold, value)
+		if v.Reason != "" && v.Value != nil {
+			fmt.Fprintf(b, " (%s)", v.Reason)
+		}
+		fmt.Fprintf(b, "  [%s]\n", v.Step)
+	}
+}
+
+func writeRampSummary(b *strings.Builder, st results.Step, r *results.Ramp) {
+	fmt.Fprintf(b, "  ramp       %d warehouses, %s loop, %s mode, SLA %s <= %g ms, %.0f s windows (%s)\n",
+		r.Warehouses, r.Loop, r.Mode, r.SLAMetric, r.SLAMs, r.StepDurationS, st.Status)
+	fmt.Fprintf(b, "  %8s %10s %10s %10s %12s %8s\n", "users", "tps", "art ms", "p90 ms", "little users", "sla")
+	for _, s := range r.Steps {
+		little := ""
+		if s.LittleUsers != nil {
+			little = fmt.Sprintf("%.1f", *s.LittleUsers)
+		}
+		fmt.Fprintf(b, "  %8d %10.1f %10.2f %10.2f %12s %8s\n", s.Users, s.TPS, s.ARTMs, s.P90Ms, little, map[bool]string{true: "within", false: "over"}[s.WithinSLA])
+	}
+	opt := func(v *float64, format string) string {
+		if v == nil {
+			return "n/a"
+		}
+		return fmt.Sprintf(format, *v)
+	}
+	users := "n/a"
+	if r.MaxUsersWithinSLA != nil {
+		users = fmt.Sprint(*r.MaxUsersWithinSLA)
+	}
+	fmt.Fprintf(b, "  max_tps %s, max_users_within_sla %s", opt(r.MaxTPS, "%.1f"), users)
+	if r.ARTAtUsers != nil {
+		fmt.Fprintf(b, ", ART at %d users %s ms", *r.ARTAtUsers, opt(r.ARTAtMs, "%.2f"))
+	}
+	fmt.Fprintf(b, "; stopped: %s\n", r.StopReason)
+}
+
+// writeRepeats prints the median and spread of each repeated step's
+// headline metrics.
+func writeRepeats(b *strings.Builder, reps []results.Repeats) {
+	for _, rep := range reps {
+		fmt.Fprintf(b, "  repeats    %s: %d runs, median [min .. max] spread\n", rep.Name, rep.N)
+		for _, m := range rep.Metrics {
+			spread := "n/a"
+			if m.SpreadPct != nil {
+				spread = fmt.Sprintf("%.1f%%", *m.SpreadPct)
+			}
+			fmt.Fprintf(b, "    %-22s %12.4g [%.4g .. %.4g] %s\n", m.Name, m.Median, m.Min, m.Max, spread)
+		}
+	}
+}
+
+// writeTimes says where the time went, step by step.
+func writeTimes(b *strings.Builder, r *results.Run) {
+	fmt.Fprintf(b, "  time       ")
+	var total time.Duration
+	for i, st := range r.Steps {
+		if st.FinishedAt == nil {
+			continue
+		}
+		d := st.FinishedAt.Sub(st.StartedAt)
+		total += d
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(b, "%s %s", st.Kind, d.Round(time.Second))
+	}
+	if r.FinishedAt != nil {
+		fmt.Fprintf(b, "; run %s", r.FinishedAt.Sub(r.StartedAt).Round(time.Second))
+	}
+	b.WriteString("\n")
 }

@@ -47,6 +47,17 @@ func connect(ctx context.Context, t *postgres.Target) (*pgx.Conn, error) {
 	return pgx.ConnectConfig(ctx, cfg)
 }
 
+// Built returns the target's build record, or nil when it holds no
+// complete build.
+func Built(ctx context.Context, t *postgres.Target) (*BuildInfo, error) {
+	conn, err := connect(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(context.Background())
+	return ReadBuildInfo(ctx, conn)
+}
+
 // ReadBuildInfo returns the schema's build record, or nil when no complete
 // build exists.
 func ReadBuildInfo(ctx context.Context, conn *pgx.Conn) (*BuildInfo, error) {

@@ -63,7 +63,11 @@ type user struct {
 	term   Terminal
 	deck   *Deck
 	keying float64 // scale of keying and think times; 0 is off
-	edges  *edges
+	// interval paces an open loop: one transaction per interval on a fixed
+	// schedule, whatever the last one took; 0 is a closed loop.
+	interval time.Duration
+	next     time.Time // the next transaction's intended start (open loop)
+	edges    *edges
 
 	mu   sync.Mutex
 	tick tickStats
@@ -147,7 +151,16 @@ func (u *user) run(ctx context.Context) error {
 		}
 		t := u.deck.Next()
 		intended := time.Now()
-		if u.keying > 0 {
+		switch {
+		case u.interval > 0:
+			// A late schedule is not reset: the wait counts in the latency
+			// (coordinated omission corrected).
+			intended = u.next
+			u.next = u.next.Add(u.interval)
+			if !sleepUntil(intended) {
+				continue
+			}
+		case u.keying > 0:
 			intended = intended.Add(KeyingTime(t, u.keying))
 			if !sleepUntil(intended) {
 				continue
@@ -155,7 +168,7 @@ func (u *user) run(ctx context.Context) error {
 		}
 		inWindow := sawStart
 		began := time.Now()
-		if u.keying == 0 {
+		if u.keying == 0 && u.interval == 0 {
 			intended = began
 		}
 		err := u.do(ctx, t)

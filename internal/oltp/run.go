@@ -2,6 +2,7 @@ package oltp
 
 import (
 	"context"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -28,9 +29,13 @@ type RunConfig struct {
 	Users          int
 	Mode           Mode
 	KeyingThinking float64 // scale of the spec's keying and think times; 0 is off
-	Rampup         time.Duration
-	Duration       time.Duration
-	Seed           uint64
+	// RatePerUser, when above 0, makes the run an open loop: each user
+	// starts a transaction every 1/RatePerUser seconds on a fixed schedule,
+	// and latency runs from the scheduled start.
+	RatePerUser float64
+	Rampup      time.Duration
+	Duration    time.Duration
+	Seed        uint64
 	// Edge, when set, is called at the two edges of the timed window, once
 	// the server's counters hold exactly that edge's transactions; it
 	// returns the time of the observers' reading.
@@ -55,6 +60,7 @@ type Tick struct {
 	ARTMs      float64
 	P90Ms      float64
 	Errors     int64
+	Users      int
 }
 
 // Record is the run's timeline: a tick a second, and each tick's latency
@@ -98,6 +104,10 @@ func Run(ctx context.Context, t *postgres.Target, cfg RunConfig, prog *progress.
 		KeyingThinking: false, RampupS: cfg.Rampup.Seconds(), LatencyBasis: "service", Missing: map[string]string{}}
 	if cfg.KeyingThinking > 0 {
 		out.KeyingThinking = cfg.KeyingThinking
+		out.LatencyBasis = "response"
+	}
+	if cfg.RatePerUser > 0 {
+		out.RatePerUser = cfg.RatePerUser
 		out.LatencyBasis = "response"
 	}
 	ed := &edges{start: make(chan struct{}), stop: make(chan struct{}), flushStats: versionNum >= 150000}
@@ -305,6 +315,11 @@ func newUsers(ctx context.Context, t *postgres.Target, cfg RunConfig, bi *BuildI
 			}
 			users[i] = &user{conn: conn, exec: exec, term: term, deck: NewDeck(rng),
 				keying: cfg.KeyingThinking, edges: ed, tick: tickStats{lat: hist.New()}, win: newWindow()}
+			if cfg.RatePerUser > 0 {
+				// Users start spread over one interval, not in lockstep.
+				users[i].interval = time.Duration(float64(time.Second) / cfg.RatePerUser)
+				users[i].next = time.Now().Add(time.Duration(unitFloat(rng) * float64(users[i].interval)))
+			}
 		}()
 	}
 	wg.Wait()
@@ -360,10 +375,12 @@ func summarise(out *results.OLTP, users []*user, win time.Duration) {
 	for i := range lats {
 		lats[i] = hist.New()
 	}
+	all := hist.New()
 	for _, u := range users {
 		for i := range types {
 			types[i].add(u.win.types[i])
 			lats[i].Merge(u.win.lat[i])
+			all.Merge(u.win.lat[i])
 		}
 	}
 	out.Transactions = map[string]results.TxStats{}
@@ -383,6 +400,8 @@ func summarise(out *results.OLTP, users []*user, win time.Duration) {
 	out.TPMClient = perMinute(float64(completed), win)
 	if a := art(types); !math.IsNaN(a) {
 		out.ARTMs = round(a, 3)
+		l := all.Summary(a)
+		out.LatMs = &l
 	} else {
 		out.Missing["art_ms"] = "no transaction completed in the timed window"
 	}
@@ -420,7 +439,7 @@ func (c *collector) collect(now time.Time, phase string) {
 		n += s.count
 		errs += s.errors
 	}
-	tk := Tick{At: now, ElapsedS: now.Sub(c.began).Seconds(), Phase: phase, Errors: errs,
+	tk := Tick{At: now, ElapsedS: now.Sub(c.began).Seconds(), Phase: phase, Errors: errs, Users: len(c.users),
 		TPM: perMinute(float64(n), span), NOPMClient: perMinute(float64(c.tick.types[NewOrder].count-c.tick.types[NewOrder].rollbacks), span)}
 	if n > 0 {
 		tk.ARTMs = art(c.tick.types)
@@ -439,7 +458,7 @@ type TickColumns []Tick
 
 // Header names the columns.
 func (tc TickColumns) Header() []string {
-	return []string{"oltp_phase", "oltp_tpm_client", "oltp_nopm_client", "oltp_art_ms", "oltp_p90_ms", "oltp_errors"}
+	return []string{"oltp_phase", "oltp_tpm_client", "oltp_nopm_client", "oltp_art_ms", "oltp_p90_ms", "oltp_errors", "oltp_users"}
 }
 
 // Row gives the tick nearest at, or empty cells.
@@ -452,11 +471,14 @@ func (tc TickColumns) Row(at time.Time) []string {
 		}
 	}
 	if best < 0 || absDur(tc[best].At.Sub(at)) > 500*time.Millisecond {
-		return make([]string, 6)
+		return make([]string, len(tc.Header()))
 	}
-	t := tc[best]
+	return tc[best].cells()
+}
+
+func (t Tick) cells() []string {
 	return []string{t.Phase, fmt.Sprintf("%.1f", t.TPM), fmt.Sprintf("%.1f", t.NOPMClient),
-		fmt.Sprintf("%.3f", t.ARTMs), fmt.Sprintf("%.3f", t.P90Ms), fmt.Sprintf("%d", t.Errors)}
+		fmt.Sprintf("%.3f", t.ARTMs), fmt.Sprintf("%.3f", t.P90Ms), fmt.Sprintf("%d", t.Errors), fmt.Sprintf("%d", t.Users)}
 }
 
 func absDur(d time.Duration) time.Duration {
@@ -466,16 +488,18 @@ func absDur(d time.Duration) time.Duration {
 	return d
 }
 
-// WriteTimeseries writes the ticks as CSV, one row a second.
+// WriteTimeseries writes the ticks as CSV, one row a second, with the
+// columns they have in the observers' timeseries (used without observers).
 func WriteTimeseries(w io.Writer, ticks []Tick) error {
-	if _, err := fmt.Fprintln(w, "time,elapsed_s,phase,tpm_client,nopm_client,art_ms,p90_ms,errors"); err != nil {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(append([]string{"time"}, TickColumns(nil).Header()...)); err != nil {
 		return err
 	}
 	for _, t := range ticks {
-		if _, err := fmt.Fprintf(w, "%s,%.3f,%s,%.1f,%.1f,%.3f,%.3f,%d\n", t.At.UTC().Format(time.RFC3339Nano),
-			t.ElapsedS, t.Phase, t.TPM, t.NOPMClient, t.ARTMs, t.P90Ms, t.Errors); err != nil {
+		if err := cw.Write(append([]string{t.At.UTC().Format(time.RFC3339Nano)}, t.cells()...)); err != nil {
 			return err
 		}
 	}
-	return nil
+	cw.Flush()
+	return cw.Error()
 }

@@ -55,7 +55,8 @@ type OLTP struct {
 	Warehouses     int     `json:"warehouses"`
 	Users          int     `json:"users"`
 	Mode           string  `json:"mode"`
-	KeyingThinking any     `json:"keying_thinking"` // false, or the scale of the spec's times
+	KeyingThinking any     `json:"keying_thinking"`         // false, or the scale of the spec's times
+	RatePerUser    float64 `json:"rate_per_user,omitempty"` // open loop: transactions a second per user
 	RampupS        float64 `json:"rampup_s"`
 	DurationS      float64 `json:"duration_s"` // the timed window actually measured
 	LatencyBasis   string  `json:"latency_basis"`
@@ -67,6 +68,7 @@ type OLTP struct {
 	TPMDB           *float64 `json:"tpm_db"`
 	TPMClient       float64  `json:"tpm_client"`
 	ARTMs           float64  `json:"art_ms"`
+	LatMs           *Latency `json:"lat_ms,omitempty"` // all transaction types together
 	NewOrderCommits int64    `json:"new_order_commits"`
 	EfficiencyPct   *float64 `json:"efficiency_pct,omitempty"`
 

@@ -13,8 +13,8 @@ type Ramp struct {
 	Warehouses     int     `json:"warehouses"`
 	Mode           string  `json:"mode"`
 	KeyingThinking any     `json:"keying_thinking"`
-	Loop           string  `json:"loop"` // "closed" or "open"
-	ArrivalRate    float64 `json:"arrival_rate_per_s,omitempty"`
+	Loop           string  `json:"loop"`                    // "closed" or "open"
+	RatePerUser    float64 `json:"rate_per_user,omitempty"` // open loop: transactions a second per user
 	LatencyBasis   string  `json:"latency_basis"`
 	SLAMs          float64 `json:"sla_ms"`
 	SLAMetric      string  `json:"sla_metric"` // "art" or "p90"

@@ -29,6 +29,10 @@ type Run struct {
 	Error      string     `json:"error,omitempty"`
 	Meta       Meta       `json:"meta"`
 	Steps      []Step     `json:"steps"`
+	// Verdicts are the study's thresholds, judged; Repeats summarise the
+	// steps that ran more than once.
+	Verdicts []Verdict `json:"verdicts,omitempty"`
+	Repeats  []Repeats `json:"repeats,omitempty"`
 }
 
 // Meta describes what was measured and with what.
@@ -76,6 +80,11 @@ type StepHeader struct {
 	StartedAt  time.Time  `json:"started_at"`
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
 	Error      string     `json:"error,omitempty"`
+	// StudyStep is the step's place in the study (from 1), and Repeat its
+	// repetition of Repeats; all absent for a single command.
+	StudyStep int `json:"study_step,omitempty"`
+	Repeat    int `json:"repeat,omitempty"`
+	Repeats   int `json:"repeats,omitempty"`
 	// Observe is what the host and the database did over the step's timed
 	// window (or the whole step when it has none).
 	Observe *Observe `json:"observe,omitempty"`

@@ -1,0 +1,566 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"go.yaml.in/yaml/v4"
+
+	"github.com/calibra-bench/calibra/examples"
+	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/study"
+)
+
+// studyFlags choose and adjust a study: what `run` and `plan` share.
+type studyFlags struct {
+	preset, file string
+	sets         []string
+	thresholds   []string
+	osCacheLimit string
+	coldStart    bool
+}
+
+func (f *studyFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.preset, "preset", "", "a built-in study: "+strings.Join(examples.Names(), ", ")+" (default quick)")
+	fl.StringVar(&f.file, "study", "", "a study file (YAML; see examples/ and 'calibra plan')")
+	fl.StringArrayVar(&f.sets, "set", nil, "override a setting of every step of a kind: KIND.KEY=VALUE, e.g. oltp.users=16 (repeatable)")
+	fl.StringArrayVar(&f.thresholds, "threshold", nil, "add a threshold: 'KIND.METRIC OP NUMBER', e.g. 'oltp.nopm > 20000' (repeatable)")
+	fl.StringVar(&f.osCacheLimit, "os-cache-limit", "", "bound the server's page cache with a memory cgroup, e.g. 1GiB")
+	fl.BoolVar(&f.coldStart, "cold-start", false, "restart the server and drop the OS cache before every step and repeat")
+}
+
+// studyEnv are the environment variables a study reads, between the file
+// and the flags in precedence.
+var studyEnv = map[string]string{
+	"path":           "CALIBRA_PATH",
+	"dsn":            "CALIBRA_DSN",
+	"db-cache":       "CALIBRA_DB_CACHE",
+	"os-cache-limit": "CALIBRA_OS_CACHE_LIMIT",
+}
+
+const studyLong = `A study is a plan of steps over one target, as the storage papers run them:
+the device (fio), I/O through the database (iocal), a TPC-C-like build, timed
+runs and a user ramp to an SLA, TPC-H-like decision support; each step
+optionally repeated, the cache made cold between them, and the whole judged
+against thresholds.
+
+Choose a built-in study with --preset (each is also a file under examples/):
+%s
+or write your own with --study FILE. A step's keys are the flags of its
+layer's command ('calibra oltp run --help' lists those of kind oltp), plus
+kind, name, repeat and cold_start:
+
+  version: 1
+  target: {path: /mnt/array, db_cache: 1GB, os_cache_limit: 2GiB}
+  cold_start: true
+  steps:
+    - kind: oltp_build
+      warehouses: 4
+    - kind: oltp
+      users: 8
+      duration: 5m
+      repeat: 3
+    - kind: ramp
+      from: 4
+      to: 64
+      step: 4
+      sla: 2s
+  thresholds:
+    - oltp.nopm > 20000
+    - ramp.max_users_within_sla >= 32
+
+Settings come from, lowest first: each flag's default, the study, the
+environment (CALIBRA_PATH, CALIBRA_DSN, CALIBRA_DB_CACHE,
+CALIBRA_OS_CACHE_LIMIT), then the command line (--path, --db-cache,
+--set KIND.KEY=VALUE, --threshold...). 'calibra plan' prints the result.`
+
+func presetList() string {
+	var b strings.Builder
+	for _, name := range examples.Names() {
+		fmt.Fprintf(&b, "  %-10s %s\n", name, examples.Summary(name))
+	}
+	return b.String()
+}
+
+func (a *app) runCommand() *cobra.Command {
+	var c common
+	var f studyFlags
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run a whole study: every layer, repeated and judged (default: the quick preset)",
+		Long:  "Run a study and write its run directory.\n\n" + fmt.Sprintf(studyLong, presetList()),
+		Example: `  # The quick study (about 5 minutes) on the storage under the current directory
+  calibra run
+
+  # The HammerDB-style study on an array, three repeats of the timed run
+  calibra run --preset tprocc --path /mnt/array --set oltp.repeat=3
+
+  # Your own study, with a threshold that sets the exit code (3 when it fails)
+  calibra run --study mystudy.yaml --threshold 'oltp.nopm > 20000'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			r, err := a.resolveStudy(cmd.Context(), cmd, &c, f)
+			if err != nil {
+				return err
+			}
+			needs := r.needs()
+			return a.runSession(cmd, &c, needs, r.body(a))
+		},
+	}
+	c.register(cmd)
+	f.register(cmd)
+	return cmd
+}
+
+func (a *app) planCommand() *cobra.Command {
+	var c common
+	var f studyFlags
+	cmd := &cobra.Command{
+		Use:   "plan",
+		Short: "Print the resolved study (preset or file, environment and flags) without running it",
+		Long:  "Resolve a study as 'calibra run' would, check every step, and print it as a\nstudy file on stdout.\n\n" + fmt.Sprintf(studyLong, presetList()),
+		Example: `  calibra plan                         # the quick study, resolved
+  calibra plan --preset bmf-ramp --set ramp.to=64 > my.yaml
+  calibra run --study my.yaml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			r, err := a.resolveStudy(cmd.Context(), cmd, &c, f)
+			if err != nil {
+				return err
+			}
+			_, err = a.stdout.Write(r.yaml)
+			return err
+		},
+	}
+	c.register(cmd)
+	f.register(cmd)
+	return cmd
+}
+
+// resolved is a study ready to run: every step planned.
+type resolved struct {
+	study *study.Study
+	steps []plannedStep
+	yaml  []byte // the resolved study file
+}
+
+type plannedStep struct {
+	study.Step
+	index int // from 1
+	kind  string
+	needs sessionNeeds
+	body  stepFunc
+}
+
+// layers maps a step kind to its layer.
+func (a *app) layers() map[string]newLayer {
+	return map[string]newLayer{
+		results.KindDevice:    func(c *common) layer { return a.deviceLayer(c).layer },
+		results.KindOLTPBuild: a.oltpBuildLayer,
+		results.KindOLTP:      a.oltpRunLayer,
+		results.KindRamp:      a.oltpRampLayer,
+		results.KindOLTPCheck: a.oltpCheckLayer,
+	}
+}
+
+// resolveStudy reads the study, applies the environment and the flags,
+// and plans every step, reporting every problem at once.
+func (a *app) resolveStudy(ctx context.Context, cmd *cobra.Command, c *common, f studyFlags) (*resolved, error) {
+	if f.preset != "" && f.file != "" {
+		return nil, fault.Input("give one of them", "--preset and --study both choose the study")
+	}
+	var data []byte
+	var name string
+	switch {
+	case f.file != "":
+		var err error
+		if data, err = os.ReadFile(f.file); err != nil {
+			return nil, fault.Input("give the path of a study file (YAML)", "cannot read the study %s: %v", f.file, errors.Unwrap(err))
+		}
+		name = f.file
+	default:
+		preset := f.preset
+		if preset == "" {
+			preset = "quick"
+		}
+		var ok bool
+		if data, ok = examples.Study(preset); !ok {
+			return nil, fault.Input("use one of: "+strings.Join(examples.Names(), ", "), "--preset %q is not a built-in study", preset)
+		}
+		name = "preset " + preset
+	}
+	st, err := study.Parse(data, name)
+	if st == nil {
+		return nil, err
+	}
+	var p problems
+	if err != nil {
+		p = append(p, unjoin(err)...)
+	}
+	applyTarget(cmd, c, &f, st)
+	if f.coldStart {
+		st.ColdStart = true
+	}
+	for _, set := range f.sets {
+		applySet(st, set, &p)
+	}
+	for _, expr := range f.thresholds {
+		t, err := study.ParseThreshold(expr)
+		if err != nil {
+			p.add("write it as 'KIND.METRIC OP NUMBER', e.g. 'oltp.nopm > 20000'", "--threshold: %v", err)
+			continue
+		}
+		t.Pos = study.Pos{File: "--threshold"}
+		st.Thresholds = append(st.Thresholds, t)
+	}
+	r := &resolved{study: st}
+	layers := a.layers()
+	for i := range st.Steps {
+		r.plan(ctx, layers, c, i, &p)
+	}
+	for _, t := range st.Thresholds {
+		if !slices.ContainsFunc(st.Steps, func(s study.Step) bool { return s.Kind == t.Kind }) {
+			p = append(p, study.Problem(t.Pos, "name the kind of one of the study's steps", "threshold %q names %s, which the study has no step of", t.Expr, t.Kind))
+		} else if !results.KnownMetric(t.Kind, t.Metric) {
+			p = append(p, study.Problem(t.Pos, "use one of: "+strings.Join(results.MetricNames[t.Kind], ", "), "threshold %q names no metric of %s", t.Expr, t.Kind))
+		}
+	}
+	if err := dedupe(p).err(); err != nil {
+		return nil, err
+	}
+	if r.yaml, err = st.Encode(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// applyTarget gives the common flags their value by precedence: the flag
+// when given, else the environment, else the study, else the default; and
+// writes the outcome back into the study.
+func applyTarget(cmd *cobra.Command, c *common, f *studyFlags, st *study.Study) {
+	fields := []struct {
+		flag string
+		val  *string
+		file *string
+	}{
+		{"path", &c.path, &st.Target.Path},
+		{"dsn", &c.dsn, &st.Target.DSN},
+		{"db-cache", &c.dbCache, &st.Target.DBCache},
+		{"os-cache-limit", &f.osCacheLimit, &st.Target.OSCacheLimit},
+	}
+	for _, fd := range fields {
+		if cmd.Flags().Changed(fd.flag) {
+			*fd.file = *fd.val
+			continue
+		}
+		if v, ok := os.LookupEnv(studyEnv[fd.flag]); ok && v != "" {
+			*fd.file = v
+		}
+		if *fd.file != "" {
+			*fd.val = *fd.file
+		} else {
+			*fd.file = *fd.val
+		}
+	}
+}
+
+// applySet applies --set KIND.KEY=VALUE to every step of that kind.
+func applySet(st *study.Study, set string, p *problems) {
+	name, value, ok := strings.Cut(set, "=")
+	kind, key, ok2 := strings.Cut(name, ".")
+	if !ok || !ok2 || kind == "" || key == "" {
+		p.add("write it as KIND.KEY=VALUE, e.g. oltp.users=16", "--set %q is not KIND.KEY=VALUE", set)
+		return
+	}
+	pos := study.Pos{File: "--set " + set}
+	found := false
+	for i := range st.Steps {
+		if st.Steps[i].Kind != kind {
+			continue
+		}
+		found = true
+		switch key {
+		case "repeat":
+			var n int
+			if _, err := fmt.Sscan(value, &n); err != nil || n <= 0 {
+				p.add("give a whole number of 1 or more", "--set %s: repeat %q is not positive", set, value)
+			}
+			st.Steps[i].Repeat = n
+		case "name":
+			st.Steps[i].Name = value
+		default:
+			st.Steps[i].Set(key, value, pos)
+		}
+	}
+	if !found {
+		p.add("name the kind of one of the study's steps ('calibra plan' lists them)", "--set %q: the study has no step of kind %s", set, kind)
+	}
+}
+
+// plan makes step i's layer, sets its keys as flags and plans it. Its
+// settings are then rewritten as every flag's value, so the resolved study
+// says exactly what ran.
+func (r *resolved) plan(ctx context.Context, layers map[string]newLayer, c *common, i int, p *problems) {
+	st := r.study.Steps[i]
+	mk, ok := layers[st.Kind]
+	if !ok {
+		*p = append(*p, study.Problem(st.Pos, "use one of: "+strings.Join(kindNames(layers), ", "), "%q is not a step kind", st.Kind))
+		return
+	}
+	l := mk(c)
+	fl := l.cmd.Flags()
+	for _, prm := range st.Params {
+		flag := strings.ReplaceAll(prm.Key, "_", "-")
+		if f := fl.Lookup(flag); f == nil || !settable(f) {
+			*p = append(*p, study.Problem(prm.Pos, "use one of: "+strings.Join(flagNames(fl), ", "), "%q is not a setting of kind %s", prm.Key, st.Kind))
+			continue
+		}
+		if err := fl.Set(flag, prm.Value); err != nil {
+			*p = append(*p, study.Problem(prm.Pos, "see 'calibra help' for the setting's form", "%s: %v", prm.Key, err))
+		}
+	}
+	// A cold OLTP load starts from the loaded database, not the last run's.
+	cold := r.study.ColdStart
+	if st.ColdStart != nil {
+		cold = *st.ColdStart
+	}
+	if f := fl.Lookup("reset"); cold && f != nil && !f.Changed && c.dsn == "" {
+		_ = fl.Set("reset", "true")
+	}
+	needs, body, err := l.plan(ctx)
+	if err != nil {
+		for _, e := range unjoin(err) {
+			*p = append(*p, fault.Input("", "%s step %d (%s): %v", st.Pos, i+1, st.Kind, e))
+		}
+		return
+	}
+	st.Params = nil
+	fl.VisitAll(func(f *pflag.Flag) {
+		if settable(f) && (f.Changed || !unsetDefault(f.DefValue)) {
+			st.Params = append(st.Params, study.Param{Key: strings.ReplaceAll(f.Name, "-", "_"), Value: f.Value.String()})
+		}
+	})
+	r.study.Steps[i] = st
+	r.steps = append(r.steps, plannedStep{Step: st, index: i + 1, kind: l.kind, needs: needs, body: body})
+}
+
+func kindNames(layers map[string]newLayer) []string {
+	names := make([]string, 0, len(layers))
+	for k := range layers {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// settable reports whether a flag is a step setting: the study's own
+// repeat key is the whole step's, not a flag's.
+func settable(f *pflag.Flag) bool { return !f.Hidden && f.Name != "repeat" }
+
+// unsetDefault reports whether a default means "not set" (0 warehouses:
+// as built), so the resolved study leaves it out rather than set it.
+func unsetDefault(v string) bool { return v == "" || v == "0" || v == "[]" }
+
+func flagNames(fl *pflag.FlagSet) []string {
+	var names []string
+	fl.VisitAll(func(f *pflag.Flag) {
+		if settable(f) {
+			names = append(names, strings.ReplaceAll(f.Name, "-", "_"))
+		}
+	})
+	return names
+}
+
+// unjoin splits a joined error into its parts.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// dedupe drops repeated problems: every step checks the common flags.
+func dedupe(p problems) problems {
+	var out problems
+	seen := map[string]bool{}
+	for _, e := range p {
+		if !seen[e.Error()] {
+			seen[e.Error()] = true
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// needs is what the whole study needs from its session.
+func (r *resolved) needs() sessionNeeds {
+	var n sessionNeeds
+	for _, st := range r.steps {
+		n.database = n.database || st.needs.database
+		n.maxConns = max(n.maxConns, st.needs.maxConns)
+		n.bytes = max(n.bytes, st.needs.bytes)
+	}
+	var m map[string]any
+	if yaml.Unmarshal(r.yaml, &m) == nil {
+		n.study = m
+	}
+	return n
+}
+
+// body runs the steps in order, each repetition kept in results.json as it
+// completes; then summarises the repeats and judges the thresholds.
+func (r *resolved) body(a *app) stepFunc {
+	return func(ctx context.Context, s *session) ([]results.Step, error) {
+		if err := writeFile(s.dir, r.yaml, "study.yaml"); err != nil {
+			return nil, err
+		}
+		total := 0
+		for _, st := range r.steps {
+			total += st.Repeat
+		}
+		n := 0
+		for _, st := range r.steps {
+			for rep := 1; rep <= st.Repeat; rep++ {
+				cold := r.study.ColdStart
+				if st.ColdStart != nil {
+					cold = *st.ColdStart
+				}
+				if n > 0 && cold {
+					if err := a.coldStart(ctx, s); err != nil {
+						return nil, err
+					}
+				}
+				n++
+				s.rawPrefix = fmt.Sprintf("step%02d-", n)
+				what := st.kind
+				if st.Repeat > 1 {
+					what = fmt.Sprintf("%s, repeat %d of %d", st.kind, rep, st.Repeat)
+				}
+				s.prog.Phase("study step %d of %d: %s", n, total, what)
+				began := time.Now()
+				steps, err := st.body(ctx, s)
+				for i := range steps {
+					steps[i].StudyStep = st.index
+					if st.Repeat > 1 {
+						steps[i].Repeat, steps[i].Repeats = rep, st.Repeat
+					}
+					if st.Name != "" && steps[i].Kind == st.kind {
+						steps[i].Name = st.Name
+					}
+				}
+				if kerr := s.keep(ctx, steps, err); err == nil {
+					err = kerr
+				}
+				s.prog.Phase("study step %d of %d: %s done in %s", n, total, what, time.Since(began).Round(time.Second))
+				if err != nil {
+					return nil, err
+				}
+			}
+		}
+		return nil, r.judge(s)
+	}
+}
+
+// judge writes the repeats' summaries and the thresholds' verdicts; a
+// failed threshold is exit 3.
+func (r *resolved) judge(s *session) error {
+	run, err := results.Load(s.dir.Path)
+	if err != nil {
+		return err
+	}
+	var reps []results.Repeats
+	for _, st := range r.steps {
+		if st.Repeat < 2 {
+			continue
+		}
+		group := stepsOf(run, st.index, st.kind)
+		if len(group) == 0 {
+			continue
+		}
+		reps = append(reps, results.Repeats{StudyStep: st.index, Kind: st.kind, Name: group[0].Name, N: len(group),
+			Metrics: results.SummariseRepeats(group)})
+	}
+	var verdicts []results.Verdict
+	var failed []string
+	for _, t := range r.study.Thresholds {
+		for _, v := range r.verdicts(run, t) {
+			verdicts = append(verdicts, v)
+			if !v.OK {
+				failed = append(failed, v.Threshold)
+			}
+		}
+	}
+	if err := s.dir.Update(func(run *results.Run) { run.Repeats, run.Verdicts = reps, verdicts }); err != nil {
+		return err
+	}
+	if len(failed) > 0 {
+		return &fault.ThresholdError{Failed: failed}
+	}
+	return nil
+}
+
+// verdicts judges a threshold on every study step of its kind: the median
+// over the step's repeats.
+func (r *resolved) verdicts(run *results.Run, t study.Threshold) []results.Verdict {
+	var out []results.Verdict
+	for _, st := range r.steps {
+		if st.kind != t.Kind {
+			continue
+		}
+		group := stepsOf(run, st.index, st.kind)
+		v := results.Verdict{Threshold: t.Expr}
+		var values []float64
+		for _, g := range group {
+			v.Step = g.Name
+			if m, ok := results.LookupMetric(g, t.Metric); ok {
+				values = append(values, m.Value)
+			}
+		}
+		if len(values) == 0 {
+			v.Reason = "not measured"
+		} else {
+			med := results.Median(values)
+			v.Value = &med
+			v.OK = t.Holds(med)
+			if len(values) > 1 {
+				v.Reason = fmt.Sprintf("median of %d repeats", len(values))
+			}
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// stepsOf returns the complete steps of a kind from one study step.
+func stepsOf(run *results.Run, index int, kind string) []results.Step {
+	var out []results.Step
+	for _, st := range run.Steps {
+		if st.StudyStep == index && st.Kind == kind && st.Status == results.StatusComplete {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// coldStart makes the next step start cold: the server restarted and the
+// OS page cache dropped where permitted.
+func (a *app) coldStart(ctx context.Context, s *session) error {
+	if s.target == nil || s.target.Managed == nil {
+		return nil
+	}
+	s.prog.Phase("cold start: restarting the server")
+	if err := s.target.Stop(); err != nil {
+		return err
+	}
+	_, err := s.target.Start(ctx, a.group)
+	return err
+}

@@ -1,0 +1,136 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/calibra-bench/calibra/examples"
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// Every preset resolves, and its resolved form reads back the same.
+func TestEveryPresetPlans(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range examples.Names() {
+		code, out, stderr := run(t, "plan", "--preset", name, "--path", dir)
+		if code != 0 {
+			t.Errorf("plan --preset %s: exit %d\n%s", name, code, stderr)
+			continue
+		}
+		file := filepath.Join(dir, name+".yaml")
+		if err := os.WriteFile(file, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, again, stderr := run(t, "plan", "--study", file)
+		if code != 0 || again != out {
+			t.Errorf("plan --study of the resolved %s: exit %d, differs: %v\n%s", name, code, again != out, stderr)
+		}
+	}
+}
+
+// Precedence: flags over the environment over the study file.
+func TestStudyPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "s.yaml")
+	study := "version: 1\ntarget: {path: /from/file, db_cache: 256MB}\nsteps:\n  - kind: oltp\n    users: 3\n"
+	if err := os.WriteFile(file, []byte(study), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CALIBRA_PATH", "/from/env")
+	t.Setenv("CALIBRA_DB_CACHE", "512MB")
+	_, out, _ := run(t, "plan", "--study", file, "--db-cache", "2GB", "--set", "oltp.users=7")
+	for _, want := range []string{"path: /from/env", "db_cache: 2GB", "users: 7"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("resolved study lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestStudyOnAManagedInstance runs a small study with a repeated timed run
+// started cold, a ramp and thresholds, one of which fails: exit 3, and
+// every repetition, the repeats' medians and the verdicts are kept.
+func TestStudyOnAManagedInstance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a minute of real PostgreSQL work; run without -short")
+	}
+	requirePostgres(t)
+	path := storageDir(t)
+	file := filepath.Join(t.TempDir(), "small.yaml")
+	study := `version: 1
+name: small
+cold_start: true
+steps:
+  - kind: oltp_build
+    warehouses: 1
+  - kind: oltp
+    users: 2
+    rampup: 1s
+    duration: 3s
+    repeat: 2
+  - kind: ramp
+    name: to the SLA
+    from: 1
+    to: 3
+    step: 1
+    rampup: 1s
+    duration: 3s
+    sla: 10s
+    fall: 99
+thresholds:
+  - oltp.nopm > 1
+  - ramp.max_tps < 1
+`
+	if err := os.WriteFile(file, []byte(study), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "run")
+	stderr := mustRun(t, 3, "run", "--study", file, "--path", path, "--out", out, "--progress", "plain")
+	noServerLeft(t, path)
+	if !strings.Contains(stderr, "FAIL ramp.max_tps < 1") || strings.Index(stderr, "thresholds") > strings.Index(stderr, "  oltp ") {
+		t.Errorf("the summary does not lead with the failed threshold:\n%s", stderr)
+	}
+	if !strings.Contains(stderr, "cold start: restarting the server") {
+		t.Errorf("no cold start between the repeats:\n%s", stderr)
+	}
+	r, err := results.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, st := range r.Steps {
+		kinds = append(kinds, st.Kind)
+		if st.Status != results.StatusComplete || st.Observe == nil {
+			t.Errorf("step %s: status %s, observe %v", st.Name, st.Status, st.Observe != nil)
+		}
+	}
+	if got := strings.Join(kinds, ","); got != "oltp_build,oltp,oltp,ramp" {
+		t.Fatalf("steps %s", got)
+	}
+	if r.Steps[2].Repeat != 2 || r.Steps[2].Repeats != 2 || r.Steps[1].StudyStep != 2 {
+		t.Errorf("repeat marks: %+v", r.Steps[2].StepHeader)
+	}
+	if len(r.Repeats) != 1 || r.Repeats[0].N != 2 || r.Repeats[0].Metrics[0].Name != "nopm" || len(r.Repeats[0].Metrics[0].Values) != 2 {
+		t.Errorf("repeats: %+v", r.Repeats)
+	}
+	if len(r.Verdicts) != 2 || !r.Verdicts[0].OK || r.Verdicts[1].OK || r.Verdicts[0].Reason != "median of 2 repeats" {
+		t.Errorf("verdicts: %+v", r.Verdicts)
+	}
+	ramp := r.Steps[3].Body.(*results.Ramp)
+	if r.Steps[3].Name != "to the SLA" || len(ramp.Steps) != 3 || ramp.MaxTPS == nil || *ramp.MaxTPS <= 0 ||
+		ramp.MaxUsersWithinSLA == nil || *ramp.MaxUsersWithinSLA != 3 || ramp.StopReason != "last_load" || ramp.ARTAtMs != nil {
+		t.Errorf("ramp: %+v", ramp)
+	}
+	for i, st := range ramp.Steps {
+		if st.Users != i+1 || st.TPS <= 0 || st.CPUBusyPct == nil || st.LittleUsers == nil {
+			t.Errorf("ramp load %d: %+v", i, st)
+		}
+	}
+	if data, err := os.ReadFile(filepath.Join(out, "study.yaml")); err != nil || !strings.Contains(string(data), "name: to the SLA") {
+		t.Errorf("study.yaml: %v\n%s", err, data)
+	}
+	if _, err := os.Stat(filepath.Join(out, "raw", "step04-ramp-3u-latency.hlog")); err != nil {
+		t.Errorf("the ramp's histograms: %v", err)
+	}
+}

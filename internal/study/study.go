@@ -1,0 +1,333 @@
+// Package study reads study files: a versioned YAML plan of steps over one
+// target, with thresholds. It knows the file's shape, not what the steps
+// do: each step's keys are the flags of its layer's command, checked by
+// the runner, so a study and a command accept exactly the same settings.
+package study
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v4"
+
+	"github.com/calibra-bench/calibra/internal/fault"
+)
+
+// Version is the study file format this calibra reads.
+const Version = 1
+
+// Study is a resolved study file.
+type Study struct {
+	Version     int
+	Name        string
+	Description string
+	Target      Target
+	// ColdStart restarts the server and drops the OS page cache before
+	// every step and repeat but the first, and starts each OLTP load from
+	// the loaded template.
+	ColdStart  bool
+	Steps      []Step
+	Thresholds []Threshold
+}
+
+// Target is where the study runs and the limits it runs under.
+type Target struct {
+	Path         string
+	DSN          string
+	DBCache      string // shared_buffers of the managed instance
+	OSCacheLimit string // memory cgroup bound on the server's page cache
+	StorageLimit StorageLimit
+	// LimitsOptional lets the study run, marked, when a limit cannot be
+	// applied; otherwise that is an error.
+	LimitsOptional bool
+}
+
+// StorageLimit throttles the storage under test (the block-I/O cgroup
+// controller); zero fields are unlimited.
+type StorageLimit struct {
+	ReadIOPS, WriteIOPS int64
+	ReadMBPS, WriteMBPS int64
+}
+
+// IsZero reports whether no storage limit is set.
+func (s StorageLimit) IsZero() bool { return s == StorageLimit{} }
+
+// Step is one step of the plan: a layer kind and its settings.
+type Step struct {
+	Kind      string
+	Name      string
+	Repeat    int
+	ColdStart *bool // overrides the study's
+	Params    []Param
+	Pos       Pos
+}
+
+// Param is one setting of a step: a flag of its layer's command.
+type Param struct {
+	Key, Value string
+	Pos        Pos
+}
+
+// Set replaces the value of key, or adds it.
+func (s *Step) Set(key, value string, pos Pos) {
+	for i := range s.Params {
+		if s.Params[i].Key == key {
+			s.Params[i].Value, s.Params[i].Pos = value, pos
+			return
+		}
+	}
+	s.Params = append(s.Params, Param{Key: key, Value: value, Pos: pos})
+}
+
+// Pos is where a setting came from: file, line and column, or a flag.
+type Pos struct {
+	File      string
+	Line, Col int
+}
+
+func (p Pos) String() string {
+	if p.Line == 0 {
+		return p.File
+	}
+	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
+}
+
+// Problem is an error at a position in a study.
+func Problem(pos Pos, fix, format string, args ...any) error {
+	return fault.Input(fix, "%s: %s", pos, fmt.Sprintf(format, args...))
+}
+
+// Parse reads a study file, reporting every problem at once, each with its
+// file:line:col. Unless the YAML itself is broken, it also returns what it
+// could read, so the caller can check the steps and report their problems
+// with these.
+func Parse(data []byte, file string) (*Study, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fault.Input("fix the YAML syntax", "%s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	p := &parser{file: file}
+	s := &Study{}
+	if len(doc.Content) == 0 {
+		return nil, fault.Input("start from an example under examples/ or 'calibra plan --preset quick'", "%s is empty", file)
+	}
+	root := doc.Content[0]
+	seen := p.mapping(root, "the study", map[string]func(v *yaml.Node){
+		"version": func(v *yaml.Node) {
+			if s.Version = p.int(v); s.Version != Version {
+				p.add(p.pos(v), "write 'version: 1'", "version %s is not a study format this calibra reads (it reads %d)", v.Value, Version)
+			}
+		},
+		"name":        func(v *yaml.Node) { s.Name = p.str(v) },
+		"description": func(v *yaml.Node) { s.Description = p.str(v) },
+		"cold_start":  func(v *yaml.Node) { s.ColdStart = p.bool(v) },
+		"target":      func(v *yaml.Node) { p.target(v, &s.Target) },
+		"steps":       func(v *yaml.Node) { s.Steps = p.steps(v) },
+		"thresholds":  func(v *yaml.Node) { s.Thresholds = p.thresholds(v) },
+	})
+	if root.Kind == yaml.MappingNode {
+		if !seen["version"] {
+			p.add(p.pos(root), "add 'version: 1' at the top", "the study has no version")
+		}
+		if !seen["steps"] || len(s.Steps) == 0 {
+			p.add(p.pos(root), "list the steps under 'steps:'", "the study has no steps")
+		}
+	}
+	return s, errors.Join(p.errs...)
+}
+
+type parser struct {
+	file string
+	errs []error
+}
+
+func (p *parser) pos(n *yaml.Node) Pos { return Pos{File: p.file, Line: n.Line, Col: n.Column} }
+
+func (p *parser) add(pos Pos, fix, format string, args ...any) {
+	p.errs = append(p.errs, Problem(pos, fix, format, args...))
+}
+
+// mapping calls the handler of each key of a mapping node, refusing
+// unknown and repeated keys, and returns the keys it saw.
+func (p *parser) mapping(n *yaml.Node, what string, keys map[string]func(v *yaml.Node)) map[string]bool {
+	seen := map[string]bool{}
+	if n.Kind != yaml.MappingNode {
+		p.add(p.pos(n), "write it as 'key: value' lines", "%s is not a mapping", what)
+		return seen
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		h, ok := keys[k.Value]
+		switch {
+		case !ok:
+			p.add(p.pos(k), "use one of: "+keyList(keys), "%q is not a key of %s", k.Value, what)
+		case seen[k.Value]:
+			p.add(p.pos(k), "give it once", "%q is given twice in %s", k.Value, what)
+		default:
+			seen[k.Value] = true
+			h(v)
+		}
+	}
+	return seen
+}
+
+func keyList(keys map[string]func(v *yaml.Node)) string {
+	names := make([]string, 0, len(keys))
+	for k := range keys {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}
+
+func (p *parser) scalar(n *yaml.Node, what string) bool {
+	if n.Kind != yaml.ScalarNode {
+		p.add(p.pos(n), "give a single value", "%s is not a single value", what)
+		return false
+	}
+	return true
+}
+
+func (p *parser) str(n *yaml.Node) string {
+	if !p.scalar(n, "this") {
+		return ""
+	}
+	return n.Value
+}
+
+func (p *parser) int(n *yaml.Node) int {
+	if !p.scalar(n, "this") {
+		return 0
+	}
+	v, err := strconv.Atoi(n.Value)
+	if err != nil {
+		p.add(p.pos(n), "give a whole number", "%q is not a whole number", n.Value)
+	}
+	return v
+}
+
+func (p *parser) int64(n *yaml.Node) int64 {
+	if !p.scalar(n, "this") {
+		return 0
+	}
+	v, err := strconv.ParseInt(n.Value, 10, 64)
+	if err != nil || v < 0 {
+		p.add(p.pos(n), "give a whole number of 0 or more", "%q is not a whole number of 0 or more", n.Value)
+	}
+	return v
+}
+
+func (p *parser) bool(n *yaml.Node) bool {
+	if !p.scalar(n, "this") {
+		return false
+	}
+	v, err := strconv.ParseBool(n.Value)
+	if err != nil {
+		p.add(p.pos(n), "give true or false", "%q is not true or false", n.Value)
+	}
+	return v
+}
+
+func (p *parser) target(n *yaml.Node, t *Target) {
+	p.mapping(n, "target", map[string]func(v *yaml.Node){
+		"path":            func(v *yaml.Node) { t.Path = p.str(v) },
+		"dsn":             func(v *yaml.Node) { t.DSN = p.str(v) },
+		"db_cache":        func(v *yaml.Node) { t.DBCache = p.str(v) },
+		"os_cache_limit":  func(v *yaml.Node) { t.OSCacheLimit = p.str(v) },
+		"limits_optional": func(v *yaml.Node) { t.LimitsOptional = p.bool(v) },
+		"storage_limit": func(v *yaml.Node) {
+			l := &t.StorageLimit
+			p.mapping(v, "storage_limit", map[string]func(v *yaml.Node){
+				"read_iops":  func(v *yaml.Node) { l.ReadIOPS = p.int64(v) },
+				"write_iops": func(v *yaml.Node) { l.WriteIOPS = p.int64(v) },
+				"read_mbps":  func(v *yaml.Node) { l.ReadMBPS = p.int64(v) },
+				"write_mbps": func(v *yaml.Node) { l.WriteMBPS = p.int64(v) },
+			})
+		},
+	})
+}
+
+func (p *parser) steps(n *yaml.Node) []Step {
+	if n.Kind != yaml.SequenceNode {
+		p.add(p.pos(n), "write each step as a '- kind: ...' item", "steps is not a list")
+		return nil
+	}
+	var steps []Step
+	for _, item := range n.Content {
+		st := Step{Repeat: 1, Pos: p.pos(item)}
+		if item.Kind != yaml.MappingNode {
+			p.add(p.pos(item), "write the step as 'kind: oltp' and its settings", "a step is not a mapping")
+			continue
+		}
+		for i := 0; i+1 < len(item.Content); i += 2 {
+			k, v := item.Content[i], item.Content[i+1]
+			switch k.Value {
+			case "kind":
+				st.Kind = p.str(v)
+			case "name":
+				st.Name = p.str(v)
+			case "repeat":
+				if st.Repeat = p.int(v); st.Repeat <= 0 {
+					p.add(p.pos(v), "give a whole number of 1 or more", "repeat %s is not positive", v.Value)
+				}
+			case "cold_start":
+				b := p.bool(v)
+				st.ColdStart = &b
+			default:
+				val, ok := p.value(v)
+				if ok {
+					st.Params = append(st.Params, Param{Key: k.Value, Value: val, Pos: p.pos(k)})
+				}
+			}
+		}
+		if st.Kind == "" {
+			p.add(st.Pos, "add 'kind:' (device, iocal, oltp_build, oltp, ramp, dss_build, dss...)", "the step has no kind")
+		}
+		steps = append(steps, st)
+	}
+	return steps
+}
+
+// value reads a setting: a scalar, or a list of scalars written as the
+// comma list its flag takes.
+func (p *parser) value(v *yaml.Node) (string, bool) {
+	switch v.Kind {
+	case yaml.ScalarNode:
+		return v.Value, true
+	case yaml.SequenceNode:
+		parts := make([]string, 0, len(v.Content))
+		for _, e := range v.Content {
+			if !p.scalar(e, "a list item") {
+				return "", false
+			}
+			parts = append(parts, e.Value)
+		}
+		return strings.Join(parts, ","), true
+	}
+	p.add(p.pos(v), "give a value or a list of values", "a step setting is not a value or a list")
+	return "", false
+}
+
+func (p *parser) thresholds(n *yaml.Node) []Threshold {
+	if n.Kind != yaml.SequenceNode {
+		p.add(p.pos(n), "write each as a '- oltp.nopm > 20000' item", "thresholds is not a list")
+		return nil
+	}
+	var out []Threshold
+	for _, item := range n.Content {
+		if !p.scalar(item, "a threshold") {
+			continue
+		}
+		t, err := ParseThreshold(item.Value)
+		if err != nil {
+			p.errs = append(p.errs, Problem(p.pos(item), "write it as 'kind.metric OP number', e.g. 'oltp.nopm > 20000'", "%v", err))
+			continue
+		}
+		t.Pos = p.pos(item)
+		out = append(out, t)
+	}
+	return out
+}

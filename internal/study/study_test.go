@@ -1,0 +1,124 @@
+package study
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// Every problem of a broken study is reported at once, each at its place.
+func TestParseReportsEveryProblemWithItsPosition(t *testing.T) {
+	data, err := os.ReadFile("testdata/broken.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Parse(data, "broken.yaml")
+	if err == nil {
+		t.Fatal("a broken study parsed")
+	}
+	want := []string{
+		`broken.yaml:1:10: version 2 is not a study format`,
+		`broken.yaml:2:7: this is not a single value`,
+		`broken.yaml:5:3: "colour" is not a key of target`,
+		`broken.yaml:6:30: "-5" is not a whole number of 0 or more`,
+		`broken.yaml:10:13: repeat 0 is not positive`,
+		`broken.yaml:11:17: "maybe" is not true or false`,
+		`broken.yaml:12:5: the step has no kind`,
+		`broken.yaml:13:5: a step is not a mapping`,
+		`broken.yaml:16:5: threshold "garbage" has no comparison`,
+		`broken.yaml:17:1: "extra" is not a key of the study`,
+	}
+	msg := err.Error()
+	for _, w := range want {
+		if !strings.Contains(msg, w) {
+			t.Errorf("missing problem %q in:\n%s", w, msg)
+		}
+	}
+	if n := strings.Count(msg, "\n") + 1; n != len(want) {
+		t.Errorf("%d problems, want %d:\n%s", n, len(want), msg)
+	}
+	// What could be read is returned, for the caller to check the steps.
+	if s == nil || len(s.Steps) != 2 || s.Steps[0].Params[0] != (Param{Key: "users", Value: "8", Pos: Pos{"broken.yaml", 9, 5}}) {
+		t.Errorf("partial study: %+v", s)
+	}
+}
+
+func TestParseRefusesBrokenYAMLAndEmptyFiles(t *testing.T) {
+	for _, tc := range []struct{ data, want string }{
+		{"version: 1\nsteps: [\n", "f.yaml: "},
+		{"", "f.yaml is empty"},
+		{"version: 1\n", "the study has no steps"},
+		{"steps:\n  - kind: oltp\n", "the study has no version"},
+	} {
+		_, err := Parse([]byte(tc.data), "f.yaml")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Parse(%q) = %v, want %q", tc.data, err, tc.want)
+		}
+	}
+}
+
+// A resolved study written out reads back the same.
+func TestEncodeRoundTrips(t *testing.T) {
+	cold := false
+	s := &Study{Version: 1, Name: "x", Description: "two\nlines", ColdStart: true,
+		Target: Target{Path: "/mnt/a", DBCache: "1GB", OSCacheLimit: "2GiB", StorageLimit: StorageLimit{ReadIOPS: 5000, WriteMBPS: 100}, LimitsOptional: true},
+		Steps:  []Step{{Kind: "oltp", Name: "timed", Repeat: 3, ColdStart: &cold, Params: []Param{{Key: "users", Value: "8"}, {Key: "keying_thinking", Value: "off"}, {Key: "specs", Value: "4k-randread,1m-seqread"}}}},
+	}
+	th, err := ParseThreshold("oltp.nopm >= 20000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Thresholds = []Threshold{th}
+	data, err := s.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse(data, "resolved")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, data)
+	}
+	again, err := back.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(again) != string(data) {
+		t.Errorf("round trip differs:\n%s\n---\n%s", data, again)
+	}
+	if back.Target != s.Target || back.Steps[0].Repeat != 3 || *back.Steps[0].ColdStart || back.Thresholds[0].Value != 20000 {
+		t.Errorf("read back %+v", back)
+	}
+}
+
+func TestThresholds(t *testing.T) {
+	for _, tc := range []struct {
+		expr         string
+		kind, metric string
+		v            float64
+		holds        bool
+		err          string
+	}{
+		{expr: "oltp.nopm > 20000", kind: "oltp", metric: "nopm", v: 20001, holds: true},
+		{expr: "oltp.nopm > 20000", kind: "oltp", metric: "nopm", v: 20000, holds: false},
+		{expr: "ramp.max_users_within_sla >= 100", kind: "ramp", metric: "max_users_within_sla", v: 100, holds: true},
+		{expr: "oltp.art_ms<=2.5", kind: "oltp", metric: "art_ms", v: 2.6, holds: false},
+		{expr: "device.4k-randread.iops_at_max_latency < 1e6", kind: "device", metric: "4k-randread.iops_at_max_latency", v: 5, holds: true},
+		{expr: "nopm > 5", err: "does not name kind.metric"},
+		{expr: "oltp.nopm > lots", err: "does not compare with a number"},
+		{expr: "oltp.nopm is big", err: "has no comparison"},
+	} {
+		th, err := ParseThreshold(tc.expr)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: err %v, want %q", tc.expr, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || th.Kind != tc.kind || th.Metric != tc.metric {
+			t.Errorf("%q: %+v %v", tc.expr, th, err)
+			continue
+		}
+		if th.Holds(tc.v) != tc.holds {
+			t.Errorf("%q holds for %g: %v, want %v", tc.expr, tc.v, !tc.holds, tc.holds)
+		}
+	}
+}
