@@ -61,10 +61,15 @@ type IOCalSeq struct {
 // AppliedLimits are the cache and storage limits in force for a step, as
 // applied (or why not).
 type AppliedLimits struct {
-	DBCache        string            `json:"db_cache,omitempty"`
-	OSCacheLimit   string            `json:"os_cache_limit,omitempty"`
-	StorageLimit   map[string]string `json:"storage_limit,omitempty"`
-	NotApplied     map[string]string `json:"not_applied,omitempty"`
-	ColdStart      bool              `json:"cold_start,omitempty"`
-	OSCacheDropped *bool             `json:"os_cache_dropped,omitempty"`
+	DBCache      string `json:"db_cache,omitempty"`
+	OSCacheLimit string `json:"os_cache_limit,omitempty"`
+	// MemoryLimitBytes is the server's memory cgroup limit: the database
+	// cache, its backends and the page cache its I/O fills.
+	MemoryLimitBytes int64             `json:"memory_limit_bytes,omitempty"`
+	Cgroup           string            `json:"cgroup,omitempty"`
+	CgroupVersion    int               `json:"cgroup_version,omitempty"`
+	StorageLimit     map[string]string `json:"storage_limit,omitempty"`
+	NotApplied       map[string]string `json:"not_applied,omitempty"`
+	ColdStart        bool              `json:"cold_start,omitempty"`
+	OSCacheDropped   *bool             `json:"os_cache_dropped,omitempty"`
 }
