@@ -13,7 +13,17 @@ type IOCal struct {
 	DataBytes      int64  `json:"data_bytes"`       // calibration data on disk
 	BlockSizeBytes int    `json:"block_size_bytes"` // the database block in force
 	ReadMethod     string `json:"read_method"`      // how single blocks are read, e.g. "tid"
+	SeqReadMethod  string `json:"seq_read_method,omitempty"`
 	WriteMethod    string `json:"write_method,omitempty"`
+	Tables         int    `json:"tables,omitempty"` // the data's tables, one per loader
+	// LoadMBPS is the calibration data's size / seconds to load it (COPY
+	// FREEZE, WAL-logged); null when the data was reused.
+	LoadMBPS *float64 `json:"load_mbps,omitempty"`
+	PointS   float64  `json:"point_s"`  // timed window of each point
+	WarmupS  float64  `json:"warmup_s"` // unmeasured run before each point
+	// ColdStarts counts the restarts (with the page cache dropped where
+	// permitted) made before each test.
+	ColdStarts int `json:"cold_starts"`
 	// CacheDominated is set, with the reason, when reads may have been
 	// served from a cache rather than the storage.
 	CacheDominated string            `json:"cache_dominated,omitempty"`
@@ -44,6 +54,13 @@ type IOCalPoint struct {
 	CPUBusyPct *float64      `json:"cpu_busy_pct"`
 	CPUSysPct  *float64      `json:"cpu_sys_pct"`
 	Seconds    float64       `json:"seconds"`
+	// The storage's view of the point (observers, /proc/diskstats): what
+	// reached the device, to tell storage from cache.
+	DiskRIOPS *float64 `json:"disk_r_iops,omitempty"`
+	DiskRMBPS *float64 `json:"disk_r_mbps,omitempty"`
+	DiskWMBPS *float64 `json:"disk_w_mbps,omitempty"`
+	// DBHitPct is the share of block requests served by the database cache.
+	DBHitPct *float64 `json:"db_hit_pct,omitempty"`
 }
 
 // IOCalLatency is a point's latency in milliseconds.
@@ -54,8 +71,9 @@ type IOCalLatency struct {
 
 // IOCalSeq is a sequential sweep (read or write) over parallel jobs.
 type IOCalSeq struct {
-	Points  []IOCalPoint `json:"points"`
-	MaxMBPS float64      `json:"max_mbps"`
+	Points         []IOCalPoint `json:"points"`
+	MaxMBPS        float64      `json:"max_mbps"`
+	SaturationJobs *int         `json:"saturation_jobs"`
 }
 
 // AppliedLimits are the cache and storage limits in force for a step, as
