@@ -17,6 +17,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/limits"
 	"github.com/calibra-bench/calibra/internal/observe"
 	"github.com/calibra-bench/calibra/internal/progress"
 	"github.com/calibra-bench/calibra/internal/results"
@@ -147,6 +148,8 @@ type sessionNeeds struct {
 	// storage describes targets the command has checked itself (files,
 	// block devices, several paths); nil means --path, checked here.
 	storage *results.Storage
+	// cgroup, when set, holds the managed server (cache and I/O limits).
+	cgroup *limits.Cgroup
 }
 
 // runSession opens the target (when the command needs a database) and the
@@ -164,7 +167,7 @@ func (a *app) runSession(cmd *cobra.Command, c *common, needs sessionNeeds, body
 	if needs.database {
 		var err error
 		target, err = postgres.Prepare(ctx, postgres.TargetConfig{DSN: c.dsn, Path: c.path, PGBin: c.pgBin,
-			RunAs: c.runAs, DBCache: c.dbCache, MaxConnections: needs.maxConns})
+			RunAs: c.runAs, DBCache: c.dbCache, MaxConnections: needs.maxConns, Cgroup: needs.cgroup})
 		if err != nil {
 			return err
 		}
