@@ -211,7 +211,20 @@ func (a *app) iocalBody(cfg iocal.Config, env iocal.Env) stepFunc {
 			env.Edge, env.Window = s.obs.Edge, s.obs.Window
 		}
 		if s.target.Managed != nil {
-			env.ColdStart = func(ctx context.Context) (bool, error) { return s.target.Restart(ctx, a.group) }
+			env.ColdStart = func(ctx context.Context) (bool, error) {
+				dropped, err := s.target.Restart(ctx, a.group)
+				if err != nil || s.obs == nil {
+					return dropped, err
+				}
+				// The database observer reconnects at most once a second:
+				// let it, so that the next edge reads the server's counters.
+				select {
+				case <-time.After(1100 * time.Millisecond):
+					s.obs.Edge()
+				case <-ctx.Done():
+				}
+				return dropped, ctx.Err()
+			}
 		} else {
 			conn, err := postgres.Connect(ctx, s.target.ConnConfig())
 			if err != nil {
