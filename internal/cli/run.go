@@ -14,7 +14,9 @@ import (
 	"go.yaml.in/yaml/v4"
 
 	"github.com/calibra-bench/calibra/examples"
+	"github.com/calibra-bench/calibra/internal/device"
 	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/limits"
 	"github.com/calibra-bench/calibra/internal/results"
 	"github.com/calibra-bench/calibra/internal/study"
 )
@@ -148,9 +150,10 @@ func (a *app) planCommand() *cobra.Command {
 
 // resolved is a study ready to run: every step planned.
 type resolved struct {
-	study *study.Study
-	steps []plannedStep
-	yaml  []byte // the resolved study file
+	study  *study.Study
+	limits *limitsNeed // the study's own, nil when it sets none
+	steps  []plannedStep
+	yaml   []byte // the resolved study file
 }
 
 type plannedStep struct {
@@ -169,6 +172,7 @@ func (a *app) layers() map[string]newLayer {
 		results.KindOLTP:      a.oltpRunLayer,
 		results.KindRamp:      a.oltpRampLayer,
 		results.KindOLTPCheck: a.oltpCheckLayer,
+		results.KindIOCal:     a.iocalLayer,
 	}
 }
 
@@ -223,6 +227,7 @@ func (a *app) resolveStudy(ctx context.Context, cmd *cobra.Command, c *common, f
 		st.Thresholds = append(st.Thresholds, t)
 	}
 	r := &resolved{study: st}
+	r.limits = studyLimits(st, c, &p)
 	layers := a.layers()
 	for i := range st.Steps {
 		r.plan(ctx, layers, c, i, &p)
@@ -401,13 +406,44 @@ func dedupe(p problems) problems {
 	return out
 }
 
-// needs is what the whole study needs from its session.
+// studyLimits reads the study's cache and storage limits; nil when it sets
+// none. The memory bound adds room for every backend to the two caches.
+func studyLimits(st *study.Study, c *common, p *problems) *limitsNeed {
+	t := st.Target
+	if t.OSCacheLimit == "" && t.StorageLimit.IsZero() {
+		return nil
+	}
+	l := &limitsNeed{dbCache: c.dbCache, osCache: t.OSCacheLimit, required: !t.LimitsOptional,
+		fix: "set limits_optional: true in the study's target to run without them (results then say so), or run as root on a machine with cgroups"}
+	l.spec = limits.Spec{Path: c.path, ReadIOPS: t.StorageLimit.ReadIOPS, WriteIOPS: t.StorageLimit.WriteIOPS,
+		ReadBPS: t.StorageLimit.ReadMBPS * 1e6, WriteBPS: t.StorageLimit.WriteMBPS * 1e6}
+	if t.OSCacheLimit != "" {
+		osCache := positiveSize(p, "os_cache_limit", t.OSCacheLimit)
+		dbCache, _ := device.ParseSize(c.dbCache)
+		if c.dsn == "" && validMemory(c.dbCache) && osCache > 0 {
+			l.spec.MemoryBytes = dbCache + osCache
+		}
+	}
+	return l
+}
+
+// needs is what the whole study needs from its session: the study's
+// limits, else those of the first step that asks for some.
 func (r *resolved) needs() sessionNeeds {
 	var n sessionNeeds
 	for _, st := range r.steps {
 		n.database = n.database || st.needs.database
 		n.maxConns = max(n.maxConns, st.needs.maxConns)
 		n.bytes = max(n.bytes, st.needs.bytes)
+		if n.limits == nil {
+			n.limits = st.needs.limits
+		}
+	}
+	if r.limits != nil {
+		n.limits = r.limits
+		if n.limits.spec.MemoryBytes > 0 {
+			n.limits.spec.MemoryBytes += backendAllowance * int64(n.maxConns)
+		}
 	}
 	var m map[string]any
 	if yaml.Unmarshal(r.yaml, &m) == nil {
@@ -557,10 +593,10 @@ func (a *app) coldStart(ctx context.Context, s *session) error {
 	if s.target == nil || s.target.Managed == nil {
 		return nil
 	}
-	s.prog.Phase("cold start: restarting the server")
-	if err := s.target.Stop(); err != nil {
-		return err
+	s.prog.Phase("cold start: restarting the server and dropping the OS page cache")
+	dropped, err := a.restartCold(ctx, s)
+	if err == nil && !dropped {
+		s.prog.Phase("cold start: the OS page cache could not be dropped (not permitted here); the next step may start warm")
 	}
-	_, err := s.target.Start(ctx, a.group)
 	return err
 }

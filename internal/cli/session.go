@@ -17,6 +17,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/limits"
 	"github.com/calibra-bench/calibra/internal/observe"
 	"github.com/calibra-bench/calibra/internal/oltp"
 	"github.com/calibra-bench/calibra/internal/progress"
@@ -137,6 +138,10 @@ type session struct {
 	ticks  []oltp.Tick      // the oltp load's seconds, over every oltp step
 	// rawPrefix names a study step's files under raw/ (empty for a command).
 	rawPrefix string
+	// limits are the cache and storage limits in force (nil: none asked);
+	// cacheBytes bounds what the caches can hold, 0 when unbounded.
+	limits     *results.AppliedLimits
+	cacheBytes int64
 }
 
 // stepFunc does a command's work and returns its steps (also when it fails
@@ -154,6 +159,39 @@ type sessionNeeds struct {
 	// study, when set, is what meta.study records instead of the
 	// command's flags (a study's resolved plan).
 	study map[string]any
+	// limits, when set, bound the managed server's caches and I/O.
+	limits *limitsNeed
+}
+
+// limitsNeed is the cgroup a session's managed server is to run in.
+type limitsNeed struct {
+	spec             limits.Spec
+	dbCache, osCache string // as given, for the record
+	// required makes a limit that cannot be applied an input error;
+	// otherwise the run goes on and says so.
+	required bool
+	fix      string // how to do without, when required
+}
+
+// apply creates the cgroup, or records why it cannot be (nil cgroup).
+func (l *limitsNeed) apply(dsn string) (*limits.Cgroup, *results.AppliedLimits, error) {
+	rec := &results.AppliedLimits{DBCache: l.dbCache, OSCacheLimit: l.osCache, NotApplied: map[string]string{}}
+	if dsn != "" {
+		rec.DBCache, rec.OSCacheLimit = "", ""
+		rec.NotApplied["limits"] = "the server is not calibra's (--dsn)"
+		return nil, rec, nil
+	}
+	cg, err := limits.New(l.spec)
+	if err != nil {
+		if l.required {
+			return nil, nil, fault.Input(l.fix, "the cache or storage limits cannot be applied: %v", err)
+		}
+		rec.NotApplied["limits"] = err.Error()
+		return nil, rec, nil
+	}
+	applied := cg.Applied()
+	applied.DBCache, applied.OSCacheLimit = l.dbCache, l.osCache
+	return cg, &applied, nil
 }
 
 // runSession opens the target (when the command needs a database) and the
@@ -167,11 +205,22 @@ func (a *app) runSession(cmd *cobra.Command, c *common, needs sessionNeeds, body
 			return err
 		}
 	}
+	var cg *limits.Cgroup
+	var applied *results.AppliedLimits
+	if needs.limits != nil && needs.database {
+		var err error
+		if cg, applied, err = needs.limits.apply(c.dsn); err != nil {
+			return err
+		}
+		if cg != nil {
+			defer cg.Close()
+		}
+	}
 	var target *postgres.Target
 	if needs.database {
 		var err error
 		target, err = postgres.Prepare(ctx, postgres.TargetConfig{DSN: c.dsn, Path: c.path, PGBin: c.pgBin,
-			RunAs: c.runAs, DBCache: c.dbCache, MaxConnections: needs.maxConns})
+			RunAs: c.runAs, DBCache: c.dbCache, MaxConnections: needs.maxConns, Cgroup: cg})
 		if err != nil {
 			return err
 		}
@@ -189,7 +238,7 @@ func (a *app) runSession(cmd *cobra.Command, c *common, needs sessionNeeds, body
 		storage = observe.Storage(c.path)
 	}
 	run := &results.Run{StartedAt: started, Meta: results.Meta{ToolVersion: Version, Command: command,
-		Label: c.label, Seed: c.seed, Host: observe.Host(), Storage: storage, Study: needs.study}}
+		Label: c.label, Seed: c.seed, Host: observe.Host(), Storage: storage, Study: needs.study, Limits: applied}}
 	if run.Meta.Study == nil {
 		run.Meta.Study = studyOf(cmd, command)
 	}
@@ -209,7 +258,10 @@ func (a *app) runSession(cmd *cobra.Command, c *common, needs sessionNeeds, body
 	prog.LogTo(logFile)
 	prog.Phase("calibra %s: %s, run directory %s", Version, command, dir.Path)
 
-	s := &session{dir: dir, target: target, prog: prog, path: c.path}
+	s := &session{dir: dir, target: target, prog: prog, path: c.path, limits: applied}
+	if cg != nil {
+		s.cacheBytes = needs.limits.spec.MemoryBytes
+	}
 	if needs.storage != nil {
 		s.path = needs.storage.Path
 	}
@@ -326,6 +378,22 @@ func (s *session) keep(ctx context.Context, steps []results.Step, err error) err
 		kerr = errors.Join(kerr, s.dir.AddStep(st))
 	}
 	return kerr
+}
+
+// restartCold restarts the managed server with the OS page cache dropped,
+// reporting whether it could be, and lets the database observer reconnect
+// (at most once a second) so that the next edge reads the new server.
+func (a *app) restartCold(ctx context.Context, s *session) (bool, error) {
+	dropped, err := s.target.Restart(ctx, a.group)
+	if err != nil || s.obs == nil {
+		return dropped, err
+	}
+	select {
+	case <-time.After(1100 * time.Millisecond):
+		s.obs.Edge()
+	case <-ctx.Done():
+	}
+	return dropped, ctx.Err()
 }
 
 // edge reads the observers at a window edge; nil when there are none.

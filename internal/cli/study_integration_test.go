@@ -91,7 +91,7 @@ thresholds:
 	if !strings.Contains(stderr, "FAIL ramp.max_tps < 1") || strings.Index(stderr, "thresholds") > strings.Index(stderr, "  oltp ") {
 		t.Errorf("the summary does not lead with the failed threshold:\n%s", stderr)
 	}
-	if !strings.Contains(stderr, "cold start: restarting the server") {
+	if !strings.Contains(stderr, "cold start: restarting the server and dropping the OS page cache") {
 		t.Errorf("no cold start between the repeats:\n%s", stderr)
 	}
 	r, err := results.Load(out)

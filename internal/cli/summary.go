@@ -28,6 +28,8 @@ func (a *app) summary(dir *results.Dir, prog *progress.Printer, status string) {
 				body.Warehouses, float64(body.DBBytes)/1e6, body.TotalS, body.MBPerS)
 		case *results.Device:
 			writeDeviceSummary(&b, st, body)
+		case *results.IOCal:
+			writeIOCalSummary(&b, st, body)
 		case *results.OLTPCheck:
 			fmt.Fprintf(&b, "  consistency %s\n", verdict(body.Consistency))
 		case *results.Ramp:

@@ -13,7 +13,17 @@ type IOCal struct {
 	DataBytes      int64  `json:"data_bytes"`       // calibration data on disk
 	BlockSizeBytes int    `json:"block_size_bytes"` // the database block in force
 	ReadMethod     string `json:"read_method"`      // how single blocks are read, e.g. "tid"
+	SeqReadMethod  string `json:"seq_read_method,omitempty"`
 	WriteMethod    string `json:"write_method,omitempty"`
+	Tables         int    `json:"tables,omitempty"` // the data's tables, one per loader
+	// LoadMBPS is the calibration data's size / seconds to load it (COPY
+	// FREEZE, WAL-logged); null when the data was reused.
+	LoadMBPS *float64 `json:"load_mbps,omitempty"`
+	PointS   float64  `json:"point_s"`  // timed window of each point
+	WarmupS  float64  `json:"warmup_s"` // unmeasured run before each point
+	// ColdStarts counts the restarts (with the page cache dropped where
+	// permitted) made before each test.
+	ColdStarts int `json:"cold_starts"`
 	// CacheDominated is set, with the reason, when reads may have been
 	// served from a cache rather than the storage.
 	CacheDominated string            `json:"cache_dominated,omitempty"`
@@ -44,6 +54,13 @@ type IOCalPoint struct {
 	CPUBusyPct *float64      `json:"cpu_busy_pct"`
 	CPUSysPct  *float64      `json:"cpu_sys_pct"`
 	Seconds    float64       `json:"seconds"`
+	// The storage's view of the point (observers, /proc/diskstats): what
+	// reached the device, to tell storage from cache.
+	DiskRIOPS *float64 `json:"disk_r_iops,omitempty"`
+	DiskRMBPS *float64 `json:"disk_r_mbps,omitempty"`
+	DiskWMBPS *float64 `json:"disk_w_mbps,omitempty"`
+	// DBHitPct is the share of block requests served by the database cache.
+	DBHitPct *float64 `json:"db_hit_pct,omitempty"`
 }
 
 // IOCalLatency is a point's latency in milliseconds.
@@ -54,17 +71,23 @@ type IOCalLatency struct {
 
 // IOCalSeq is a sequential sweep (read or write) over parallel jobs.
 type IOCalSeq struct {
-	Points  []IOCalPoint `json:"points"`
-	MaxMBPS float64      `json:"max_mbps"`
+	Points         []IOCalPoint `json:"points"`
+	MaxMBPS        float64      `json:"max_mbps"`
+	SaturationJobs *int         `json:"saturation_jobs"`
 }
 
 // AppliedLimits are the cache and storage limits in force for a step, as
 // applied (or why not).
 type AppliedLimits struct {
-	DBCache        string            `json:"db_cache,omitempty"`
-	OSCacheLimit   string            `json:"os_cache_limit,omitempty"`
-	StorageLimit   map[string]string `json:"storage_limit,omitempty"`
-	NotApplied     map[string]string `json:"not_applied,omitempty"`
-	ColdStart      bool              `json:"cold_start,omitempty"`
-	OSCacheDropped *bool             `json:"os_cache_dropped,omitempty"`
+	DBCache      string `json:"db_cache,omitempty"`
+	OSCacheLimit string `json:"os_cache_limit,omitempty"`
+	// MemoryLimitBytes is the server's memory cgroup limit: the database
+	// cache, its backends and the page cache its I/O fills.
+	MemoryLimitBytes int64             `json:"memory_limit_bytes,omitempty"`
+	Cgroup           string            `json:"cgroup,omitempty"`
+	CgroupVersion    int               `json:"cgroup_version,omitempty"`
+	StorageLimit     map[string]string `json:"storage_limit,omitempty"`
+	NotApplied       map[string]string `json:"not_applied,omitempty"`
+	ColdStart        bool              `json:"cold_start,omitempty"`
+	OSCacheDropped   *bool             `json:"os_cache_dropped,omitempty"`
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/limits"
 	"github.com/calibra-bench/calibra/internal/proc"
 )
 
@@ -40,7 +41,8 @@ type InstanceConfig struct {
 	RunAs          string   // account to run the server as when calibra is root
 	DBCache        string   // shared_buffers, e.g. "1GB"
 	MaxConnections int
-	LogFile        string // server log, in the run directory
+	LogFile        string         // server log, in the run directory
+	Cgroup         *limits.Cgroup // holds the server when set (cache and I/O limits)
 }
 
 // Instance is a throwaway PostgreSQL server calibra creates, starts and stops
@@ -269,6 +271,10 @@ func (in *Instance) startOnce(ctx context.Context, group *proc.Group) error {
 	}
 	cmd := exec.Command(in.cfg.Bin.Path("postgres"), args...)
 	in.credentials(cmd)
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	in.cfg.Cgroup.Prepare(cmd.SysProcAttr)
 	var tail tailBuffer
 	if in.log != nil {
 		cmd.Stdout, cmd.Stderr = in.log, io.MultiWriter(in.log, &tail)
@@ -281,6 +287,10 @@ func (in *Instance) startOnce(ctx context.Context, group *proc.Group) error {
 		return err
 	}
 	in.server = p
+	if err := in.cfg.Cgroup.Attach(p.Pid()); err != nil {
+		in.stopServer()
+		return err
+	}
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		conn, err := pgx.Connect(ctx, in.ConnString("postgres"))
@@ -304,14 +314,36 @@ func (in *Instance) startOnce(ctx context.Context, group *proc.Group) error {
 	}
 }
 
-// Stop shuts the server down (fast shutdown, then kill after a grace period)
-// and removes its socket directory. Safe to call more than once.
-func (in *Instance) Stop() error {
-	var err error
-	if in.server != nil {
-		err = in.server.Stop(time.Minute)
-		in.server = nil
+// Restart stops the server, drops the OS page cache where permitted, and
+// starts it again on the same port and socket, so that connections made
+// from the same settings (the observers') find it again: a cold start.
+// It reports whether the page cache was dropped.
+func (in *Instance) Restart(ctx context.Context, group *proc.Group) (bool, error) {
+	if err := in.stopServer(); err != nil {
+		return false, err
 	}
+	dropped, err := limits.DropCaches()
+	if err != nil {
+		return false, err
+	}
+	return dropped, in.startOnce(ctx, group)
+}
+
+// stopServer shuts the server down (fast shutdown, then kill after a grace
+// period).
+func (in *Instance) stopServer() error {
+	if in.server == nil {
+		return nil
+	}
+	err := in.server.Stop(time.Minute)
+	in.server = nil
+	return err
+}
+
+// Stop shuts the server down and removes its socket directory. Safe to call
+// more than once.
+func (in *Instance) Stop() error {
+	err := in.stopServer()
 	if in.SocketDir != "" {
 		os.RemoveAll(in.SocketDir)
 		in.SocketDir = ""

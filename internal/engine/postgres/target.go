@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/limits"
 
 	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/results"
@@ -24,6 +25,9 @@ type TargetConfig struct {
 	DBCache        string
 	MaxConnections int
 	ServerLog      string
+	// Cgroup, when set, holds the managed server: its memory (and so its
+	// page cache) and its I/O are bounded by it.
+	Cgroup *limits.Cgroup
 }
 
 // Target is the database calibra measures, managed or not.
@@ -57,7 +61,7 @@ func Prepare(ctx context.Context, cfg TargetConfig) (*Target, error) {
 		return nil, err
 	}
 	in, err := NewInstance(InstanceConfig{Path: cfg.Path, Bin: bin, RunAs: cfg.RunAs, DBCache: cfg.DBCache,
-		MaxConnections: cfg.MaxConnections, LogFile: cfg.ServerLog})
+		MaxConnections: cfg.MaxConnections, LogFile: cfg.ServerLog, Cgroup: cfg.Cgroup})
 	if err != nil {
 		return nil, err
 	}
@@ -112,6 +116,18 @@ func (t *Target) Start(ctx context.Context, group *proc.Group) (initialised bool
 	}
 	t.conn, err = pgx.ParseConfig(in.ConnString(Database))
 	return initialised, err
+}
+
+// ErrNoRestart is Restart's answer for a server calibra does not manage.
+var ErrNoRestart = errors.New("calibra cannot restart a server it does not manage (--dsn)")
+
+// Restart is a cold start of the managed instance: stop, drop the OS page
+// cache where permitted (reported), start on the same address.
+func (t *Target) Restart(ctx context.Context, group *proc.Group) (cacheDropped bool, err error) {
+	if t.Managed == nil {
+		return false, ErrNoRestart
+	}
+	return t.Managed.Restart(ctx, group)
 }
 
 // Stop stops the managed instance, if any.

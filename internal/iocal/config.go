@@ -1,0 +1,106 @@
+// Package iocal is I/O through the database (layers 2 and 3 of the
+// studies): random single-block reads swept over parallel jobs, the open
+// counterpart of Oracle's CALIBRATE_IO, and sequential reads and writes
+// swept the same way, as the peakmarks storage tests do. It works on its
+// own calibration data, loaded first and dropped at the end.
+package iocal
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/calibra-bench/calibra/internal/fault"
+)
+
+// The tests a calibration can run.
+const (
+	TestRandom   = "random"
+	TestSeqRead  = "seqread"
+	TestSeqWrite = "seqwrite"
+)
+
+// Tests are the tests in the order they run.
+var Tests = []string{TestRandom, TestSeqRead, TestSeqWrite}
+
+// Defaults.
+const (
+	DefaultJobs       = "1,2,4,8,16,32,64,128,256"
+	MaxJobs           = 1024
+	DefaultMaxLatency = 10 * time.Millisecond // CALIBRATE_IO's minimum
+)
+
+// Config is one calibration; its fields read well in a study's YAML.
+type Config struct {
+	SizeBytes  int64         `yaml:"size_bytes"`  // calibration data on disk
+	Jobs       []int         `yaml:"jobs"`        // parallel jobs, one connection each
+	Point      time.Duration `yaml:"point"`       // timed window of each point
+	Warmup     time.Duration `yaml:"warmup"`      // unmeasured run before each point
+	MaxLatency time.Duration `yaml:"max_latency"` // bound on mean single-block read latency
+	Tests      []string      `yaml:"tests"`
+	Keep       bool          `yaml:"keep"` // keep the calibration data for a later run
+	Seed       uint64        `yaml:"seed"`
+	Loaders    int           `yaml:"loaders"` // parallel loaders of the calibration data
+}
+
+// ParseJobs reads a comma list of job counts, each 1 to MaxJobs.
+func ParseJobs(list string) ([]int, error) {
+	fix := fmt.Sprintf("give whole numbers from 1 to %d, e.g. --jobs 1,2,4,8", MaxJobs)
+	var jobs []int
+	for _, tok := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(tok))
+		switch {
+		case err != nil:
+			return nil, fault.Input(fix, "--jobs %q holds %q, not a whole number", list, tok)
+		case n <= 0:
+			return nil, fault.Input(fix, "--jobs %q holds %d, which is not positive", list, n)
+		case n > MaxJobs:
+			return nil, fault.Input(fix, "--jobs %q holds %d, more than %d", list, n, MaxJobs)
+		case slices.Contains(jobs, n):
+			return nil, fault.Input("list each job count once", "--jobs %q lists %d twice", list, n)
+		}
+		jobs = append(jobs, n)
+	}
+	slices.Sort(jobs)
+	return jobs, nil
+}
+
+// ParseTests reads a comma list of tests.
+func ParseTests(list string) ([]string, error) {
+	var tests []string
+	for _, tok := range strings.Split(list, ",") {
+		tok = strings.TrimSpace(tok)
+		if !slices.Contains(Tests, tok) {
+			return nil, fault.Input("use random, seqread and/or seqwrite", "--tests %q holds %q, not a test", list, tok)
+		}
+		if !slices.Contains(tests, tok) {
+			tests = append(tests, tok)
+		}
+	}
+	// Always in the order of Tests: writes last, so they cannot disturb reads.
+	slices.SortFunc(tests, func(a, b string) int { return slices.Index(Tests, a) - slices.Index(Tests, b) })
+	return tests, nil
+}
+
+// CheckRights verifies that the role of an existing server (--dsn) may
+// create the calibration schema, or owns it already.
+func CheckRights(ctx context.Context, conn *pgx.Conn) error {
+	var ok bool
+	var role, db string
+	err := conn.QueryRow(ctx, `SELECT has_database_privilege(current_database(), 'CREATE')
+	    OR EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1 AND pg_has_role(nspowner, 'USAGE')),
+	  current_user, current_database()`, Schema).Scan(&ok, &role, &db)
+	if err != nil {
+		return fmt.Errorf("check the rights of --dsn: %w", err)
+	}
+	if !ok {
+		return fault.Input(fmt.Sprintf("run 'GRANT CREATE ON DATABASE %s TO %s' on the server, or use a role that has it", db, role),
+			"the --dsn role %s may not create the schema %s in the database %s (it needs CREATE on the database)", role, Schema, db)
+	}
+	return nil
+}

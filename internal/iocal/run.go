@@ -1,0 +1,513 @@
+package iocal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	"github.com/calibra-bench/calibra/internal/hist"
+	"github.com/calibra-bench/calibra/internal/progress"
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// Env is what a calibration runs with, from the session around it.
+type Env struct {
+	Prog *progress.Printer
+	// Edge reads the observers at a window edge and Window returns what
+	// they saw between two edges; nil without observers.
+	Edge   func() time.Time
+	Window func(from, to time.Time) *results.Observe
+	// ColdStart restarts the server and drops the OS page cache (reporting
+	// whether it could); nil when the server is not calibra's.
+	ColdStart func(ctx context.Context) (cacheDropped bool, err error)
+	// Limits are the cache and storage limits in force.
+	Limits *results.AppliedLimits
+	// CacheBytes is the most the caches in force can hold (database cache
+	// plus the bounded page cache); CacheUnbounded says why no bound is
+	// known when it is zero.
+	CacheBytes     int64
+	CacheUnbounded string
+}
+
+// cacheFactor is how much larger than every cache the data must be for the
+// reads to reach the storage: with uniform random reads at most a third
+// can then be hits.
+const cacheFactor = 3
+
+// Run loads the calibration data (or reuses what --keep left), runs the
+// tests asked for, each after a cold start, and drops the data unless
+// cfg.Keep. It returns the step's body, with what was measured also when
+// it fails or is interrupted.
+func Run(ctx context.Context, t *postgres.Target, cfg Config, env Env) (*results.IOCal, error) {
+	out := &results.IOCal{DataBytes: cfg.SizeBytes, PointS: cfg.Point.Seconds(), WarmupS: cfg.Warmup.Seconds(),
+		Limits: env.Limits, Missing: map[string]string{}}
+	r := &runner{t: t, cfg: cfg, env: env, out: out}
+	err := r.run(ctx)
+	if cerr := r.cleanup(); cerr != nil {
+		err = errors.Join(err, cerr)
+	}
+	if len(out.Missing) == 0 {
+		out.Missing = nil
+	}
+	return out, err
+}
+
+type runner struct {
+	t     *postgres.Target
+	cfg   Config
+	env   Env
+	out   *results.IOCal
+	data  *data
+	pool  []*pgx.Conn
+	flush bool // the server can publish statistics on demand (15+)
+}
+
+func (r *runner) connect(ctx context.Context) (*pgx.Conn, error) {
+	cc := r.t.ConnConfig()
+	cc.RuntimeParams["application_name"] = "calibra-iocal"
+	// One backend per job: no parallel workers joining a scan.
+	cc.RuntimeParams["max_parallel_workers_per_gather"] = "0"
+	return postgres.Connect(ctx, cc)
+}
+
+func (r *runner) run(ctx context.Context) error {
+	conn, err := r.connect(ctx)
+	if err != nil {
+		return err
+	}
+	var blockSize, version int
+	err = conn.QueryRow(ctx, "SELECT current_setting('block_size')::int, current_setting('server_version_num')::int").Scan(&blockSize, &version)
+	if err != nil {
+		conn.Close(ctx)
+		return err
+	}
+	r.out.BlockSizeBytes, r.flush = blockSize, version >= 150000
+	r.out.ReadMethod = "tid: SELECT by ctid of a uniformly random block of the data, one row per block, so each query reads exactly one block (TID Scan); latency is the query's round trip as the client sees it"
+	r.out.SeqReadMethod = "tid range: each query counts the rows of the next 4 MiB of the data (TID Range Scan), chunks handed out in order across the tables"
+	r.out.WriteMethod = "bulk load: each job loops BEGIN; TRUNCATE its own table; COPY ... FREEZE of one chunk of one-block rows; COMMIT (WAL-logged, synchronous commit); MB/s counts the table blocks committed"
+	r.cacheVerdict()
+	r.data, err = existing(ctx, conn, r.cfg.SizeBytes, blockSize)
+	conn.Close(context.Background())
+	if err != nil {
+		return err
+	}
+	if r.data != nil {
+		r.env.Prog.Phase("iocal: reusing the calibration data kept by an earlier run (%s)", human(r.cfg.SizeBytes))
+		r.out.Notes = append(r.out.Notes, "the calibration data was kept by an earlier run (--keep) and reused")
+	} else {
+		loaders := max(r.cfg.Loaders, 1)
+		r.env.Prog.Phase("iocal: loading %s of calibration data with %d loaders", human(r.cfg.SizeBytes), loaders)
+		var took float64
+		r.data, took, err = load(ctx, r.connect, r.cfg.SizeBytes, blockSize, loaders, r.cfg.Seed)
+		if err != nil {
+			return fmt.Errorf("load the calibration data: %w", err)
+		}
+		r.out.LoadMBPS = ptr(round(float64(r.data.total*int64(blockSize))/1e6/took, 1))
+		r.env.Prog.Phase("iocal: loaded %d blocks in %.1f s (%.0f MB/s)", r.data.total, took, *r.out.LoadMBPS)
+	}
+	r.out.Tables = len(r.data.blocks)
+	r.out.DataBytes = r.data.total * int64(blockSize)
+	if !r.flush {
+		r.out.Notes = append(r.out.Notes, "this server cannot publish statistics on demand (before 15): db_hit_pct and dbps may miss up to a second of each point")
+	}
+	for _, test := range r.cfg.Tests {
+		if err := r.coldStart(ctx, test); err != nil {
+			return err
+		}
+		var err error
+		switch test {
+		case TestRandom:
+			r.out.RandomRead = &results.IOCalRandom{Points: []results.IOCalPoint{}, MaxLatencyMs: r.cfg.MaxLatency.Seconds() * 1000}
+			err = r.sweep(ctx, test, &r.out.RandomRead.Points)
+			summarise(r.out.RandomRead, r.out.Missing)
+		case TestSeqRead:
+			r.out.SeqRead = &results.IOCalSeq{Points: []results.IOCalPoint{}}
+			err = r.sweep(ctx, test, &r.out.SeqRead.Points)
+			summariseSeq(r.out.SeqRead, "seq_read", r.out.Missing)
+		case TestSeqWrite:
+			r.out.SeqWrite = &results.IOCalSeq{Points: []results.IOCalPoint{}}
+			err = r.sweep(ctx, test, &r.out.SeqWrite.Points)
+			summariseSeq(r.out.SeqWrite, "seq_write", r.out.Missing)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cacheVerdict says whether the reads may be served by a cache.
+func (r *runner) cacheVerdict() {
+	switch {
+	case r.env.CacheUnbounded != "":
+		r.out.CacheDominated = r.env.CacheUnbounded
+	case r.cfg.SizeBytes < cacheFactor*r.env.CacheBytes:
+		r.out.CacheDominated = fmt.Sprintf("the calibration data (%s) is less than %d times the caches in force (%s): raise --size",
+			human(r.cfg.SizeBytes), cacheFactor, human(r.env.CacheBytes))
+	}
+	if r.env.ColdStart == nil {
+		note := "no cold start between tests (the server is not calibra's): earlier tests warm the caches for later ones"
+		if r.out.CacheDominated == "" {
+			r.out.CacheDominated = note
+		} else {
+			r.out.Notes = append(r.out.Notes, note)
+		}
+	}
+}
+
+// coldStart restarts the server with the page cache dropped, before a test.
+func (r *runner) coldStart(ctx context.Context, test string) error {
+	if r.env.ColdStart == nil {
+		return nil
+	}
+	r.closePool()
+	r.env.Prog.Phase("iocal: %s: cold start (restart, drop the OS page cache)", test)
+	dropped, err := r.env.ColdStart(ctx)
+	if err != nil {
+		return fmt.Errorf("cold start before %s: %w", test, err)
+	}
+	r.out.ColdStarts++
+	if r.out.Limits != nil {
+		r.out.Limits.ColdStart = true
+		r.out.Limits.OSCacheDropped = ptr(dropped)
+	}
+	if !dropped {
+		r.out.Missing["limits.os_cache_dropped"] = "the OS page cache could not be dropped (needs root outside a restricted container): tests start with what the cache holds"
+	}
+	return nil
+}
+
+// ensurePool opens connections until there are n.
+func (r *runner) ensurePool(ctx context.Context, n int) error {
+	have := len(r.pool)
+	if have >= n {
+		return nil
+	}
+	conns := make([]*pgx.Conn, n-have)
+	err := parallel(len(conns), func(i int) error {
+		var err error
+		conns[i], err = r.connect(ctx)
+		return err
+	})
+	for _, c := range conns {
+		if c != nil {
+			r.pool = append(r.pool, c)
+		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+func (r *runner) closePool() {
+	for _, c := range r.pool {
+		c.Close(context.Background())
+	}
+	r.pool = nil
+}
+
+// cleanup closes the connections and drops the data unless asked to keep
+// it (the write test's tables always go).
+func (r *runner) cleanup() error {
+	r.closePool()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	conn, err := r.connect(ctx)
+	if err != nil {
+		return fmt.Errorf("remove the calibration data: %w", err)
+	}
+	defer conn.Close(ctx)
+	if !r.cfg.Keep || r.data == nil {
+		_, err = conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+Schema+" CASCADE")
+		return err
+	}
+	rows, err := conn.Query(ctx, `SELECT format('%I.%I', schemaname, tablename) FROM pg_tables WHERE schemaname = $1 AND tablename LIKE 'w\_%'`, Schema)
+	if err != nil {
+		return err
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for _, t := range tables {
+		if _, err := conn.Exec(ctx, "DROP TABLE "+t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// job is one parallel job's state over a point.
+type job struct {
+	id    int
+	conn  *pgx.Conn
+	rng   *rand.Rand
+	lat   *hist.Histogram
+	ops   int64
+	bytes int64
+	sum   time.Duration
+}
+
+// op does one unit of a test's work and returns the bytes it moved.
+type op func(ctx context.Context, j *job) (int64, error)
+
+// sweep runs one test over every job count.
+func (r *runner) sweep(ctx context.Context, test string, points *[]results.IOCalPoint) error {
+	next := r.opFor(test)
+	for i, n := range r.cfg.Jobs {
+		if err := r.ensurePool(ctx, n); err != nil {
+			return err
+		}
+		jobs := make([]*job, n)
+		for k := range jobs {
+			jobs[k] = &job{id: k, conn: r.pool[k], lat: hist.New(),
+				rng: rand.New(rand.NewPCG(r.cfg.Seed, uint64(i)<<32|uint64(k)))}
+		}
+		op := next(n)
+		if r.cfg.Warmup > 0 {
+			r.env.Prog.Status(fmt.Sprintf("iocal: %s %d jobs: warming up", test, n))
+			if _, err := r.phase(ctx, jobs, r.cfg.Warmup, op); err != nil {
+				return err
+			}
+			for _, j := range jobs {
+				j.ops, j.bytes, j.sum = 0, 0, 0
+				j.lat.Reset()
+			}
+		}
+		from := r.edge()
+		stop := statusLoop(r.env.Prog, time.Now(), func(d time.Duration) string {
+			return fmt.Sprintf("iocal: %s point %d/%d, %d jobs, %s of %s", test, i+1, len(r.cfg.Jobs), n, d.Round(time.Second), r.cfg.Point)
+		})
+		elapsed, err := r.phase(ctx, jobs, r.cfg.Point, op)
+		stop()
+		to := r.edge()
+		if err != nil {
+			return err
+		}
+		p := r.point(test, jobs, elapsed, from, to)
+		*points = append(*points, p)
+		r.env.Prog.Phase("iocal: %s", pointLine(test, p))
+	}
+	return nil
+}
+
+func (r *runner) edge() time.Time {
+	if r.env.Edge == nil {
+		return time.Now()
+	}
+	return r.env.Edge()
+}
+
+// phase runs op on every job for d, lets each finish the unit in flight,
+// has each backend publish its statistics, and returns the time from the
+// start until the last job was done.
+func (r *runner) phase(ctx context.Context, jobs []*job, d time.Duration, op op) (time.Duration, error) {
+	start := time.Now()
+	deadline := start.Add(d)
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil && time.Now().Before(deadline) {
+				t0 := time.Now()
+				b, err := op(ctx, j)
+				if err != nil {
+					if ctx.Err() == nil {
+						errs[i] = fmt.Errorf("job %d: %w", j.id, err)
+					}
+					return
+				}
+				lat := time.Since(t0)
+				j.lat.Record(lat)
+				j.ops++
+				j.bytes += b
+				j.sum += lat
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if ctx.Err() != nil {
+		return elapsed, ctx.Err()
+	}
+	if err := errors.Join(errs...); err != nil {
+		return elapsed, err
+	}
+	if r.flush {
+		// Counters read at the edge then hold exactly this phase's work.
+		err := parallel(len(jobs), func(i int) error {
+			_, err := jobs[i].conn.Exec(ctx, "SELECT pg_stat_force_next_flush()")
+			return err
+		})
+		if err != nil {
+			return elapsed, err
+		}
+	}
+	return elapsed, nil
+}
+
+// opFor returns, for a job count, the unit of work of a test.
+func (r *runner) opFor(test string) func(jobs int) op {
+	bs := int64(r.data.blockSize)
+	switch test {
+	case TestRandom:
+		return func(int) op {
+			return func(ctx context.Context, j *job) (int64, error) {
+				k, b := r.data.locate(j.rng.Int64N(r.data.total))
+				var id int64
+				tid := pgtype.TID{BlockNumber: uint32(b), OffsetNumber: 1, Valid: true}
+				if err := j.conn.QueryRow(ctx, "SELECT id FROM "+dataTable(k)+" WHERE ctid = $1", tid).Scan(&id); err != nil {
+					return 0, err
+				}
+				return bs, nil
+			}
+		}
+	case TestSeqRead:
+		chunk := int64(4<<20) / bs
+		var mu sync.Mutex
+		table, at := 0, int64(0)
+		return func(int) op {
+			return func(ctx context.Context, j *job) (int64, error) {
+				mu.Lock()
+				k, from := table, at
+				to := min(from+chunk, r.data.blocks[k])
+				if at = to; at >= r.data.blocks[k] {
+					table, at = (table+1)%len(r.data.blocks), 0
+				}
+				mu.Unlock()
+				var n int64
+				err := j.conn.QueryRow(ctx, "SELECT count(*) FROM "+dataTable(k)+" WHERE ctid >= $1 AND ctid < $2",
+					pgtype.TID{BlockNumber: uint32(from), Valid: true}, pgtype.TID{BlockNumber: uint32(to), Valid: true}).Scan(&n)
+				return (to - from) * bs, err
+			}
+		}
+	default: // TestSeqWrite
+		return func(jobs int) op {
+			// The jobs' tables together stay within the data's size.
+			rows := max(int64(1<<20)/bs, min(r.cfg.SizeBytes/int64(jobs), 64<<20)/bs)
+			created := map[int]bool{}
+			var mu sync.Mutex
+			return func(ctx context.Context, j *job) (int64, error) {
+				mu.Lock()
+				create := !created[j.id]
+				created[j.id] = true
+				mu.Unlock()
+				if create {
+					if _, err := j.conn.Exec(ctx, "DROP TABLE IF EXISTS "+writeTable(j.id)); err != nil {
+						return 0, err
+					}
+				}
+				err := copyRows(ctx, j.conn, writeTable(j.id), create, j.ops*rows, rows, rowBytes(int(bs)), r.cfg.Seed+uint64(j.id))
+				return rows * bs, err
+			}
+		}
+	}
+}
+
+// point sums up one point: client-side rates and latency over its
+// elapsed time, the database's and the OS's view from the observers.
+func (r *runner) point(test string, jobs []*job, elapsed time.Duration, from, to time.Time) results.IOCalPoint {
+	secs := elapsed.Seconds()
+	all := hist.New()
+	var ops, bytes int64
+	var sum time.Duration
+	for _, j := range jobs {
+		all.Merge(j.lat)
+		ops += j.ops
+		bytes += j.bytes
+		sum += j.sum
+	}
+	p := results.IOCalPoint{Jobs: len(jobs), Seconds: round(secs, 3), MBPS: round(float64(bytes)/1e6/secs, 2)}
+	if ops > 0 {
+		p.LatMs = &results.IOCalLatency{Mean: round(sum.Seconds()*1000/float64(ops), 3), P99: all.QuantileMs(99)}
+	}
+	if test == TestRandom {
+		p.IOPS = round(float64(ops)/secs, 1)
+	}
+	if test == TestSeqWrite {
+		p.DBPS = round(float64(bytes)/float64(r.data.blockSize)/secs, 1)
+	}
+	if r.env.Window == nil {
+		return p
+	}
+	o := r.env.Window(from, to)
+	p.CPUBusyPct, p.CPUSysPct = o.CPUBusyPct, o.CPUSysPct
+	if o.Disk != nil {
+		p.DiskRIOPS, p.DiskRMBPS, p.DiskWMBPS = o.Disk.RIOPS, o.Disk.RMBps, o.Disk.WMBps
+	}
+	if o.DB != nil {
+		p.DBHitPct = o.DB.HitPct
+		if test != TestSeqWrite && o.DB.BlksRead != nil && o.WindowS > 0 {
+			p.DBPS = round(float64(*o.DB.BlksRead)/o.WindowS, 1)
+		}
+	}
+	return p
+}
+
+func pointLine(test string, p results.IOCalPoint) string {
+	line := fmt.Sprintf("%s %d jobs: ", test, p.Jobs)
+	if test == TestRandom {
+		line += fmt.Sprintf("%.0f IOPS, ", p.IOPS)
+	}
+	line += fmt.Sprintf("%.1f MB/s", p.MBPS)
+	if p.LatMs != nil {
+		line += fmt.Sprintf(", latency mean %.3f ms, p99 %.3f ms", p.LatMs.Mean, p.LatMs.P99)
+	}
+	if p.DiskRIOPS != nil && test == TestRandom {
+		line += fmt.Sprintf(", device %.0f reads/s", *p.DiskRIOPS)
+	}
+	return line
+}
+
+// statusLoop redraws a status line every second until stop.
+func statusLoop(prog *progress.Printer, start time.Time, line func(time.Duration) string) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				prog.Status(line(time.Since(start)))
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+// DefaultLoaders is the parallel loaders when the study does not say.
+func DefaultLoaders() int { return min(runtime.NumCPU(), 8) }
+
+func round(x float64, places int) float64 {
+	f := 1.0
+	for range places {
+		f *= 10
+	}
+	return float64(int64(x*f+0.5)) / f
+}
+
+func human(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
+	}
+	return fmt.Sprintf("%d B", b)
+}

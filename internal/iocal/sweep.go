@@ -1,0 +1,72 @@
+package iocal
+
+import (
+	"fmt"
+
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// saturationGain is the growth below which a sweep counts as saturated.
+const saturationGain = 0.05
+
+// summarise applies CALIBRATE_IO's rule and the saturation rule to the
+// random-read points: max_iops is the highest IOPS among the points whose
+// mean latency is at or under the bound; saturation_jobs is the first
+// point after which throughput grows by less than 5%. What cannot be
+// found is null, with the reason in missing.
+func summarise(r *results.IOCalRandom, missing map[string]string) {
+	var best *results.IOCalPoint
+	for i := range r.Points {
+		p := &r.Points[i]
+		if p.LatMs == nil || p.LatMs.Mean > r.MaxLatencyMs {
+			continue
+		}
+		if best == nil || p.IOPS > best.IOPS {
+			best = p
+		}
+	}
+	switch {
+	case best != nil:
+		r.MaxIOPS, r.LatencyMsAtMax = ptr(best.IOPS), ptr(best.LatMs.Mean)
+	case len(r.Points) == 0:
+		missing["random_read.max_iops"] = "no point was measured"
+	default:
+		missing["random_read.max_iops"] = fmt.Sprintf("no point kept its mean latency at or under %g ms", r.MaxLatencyMs)
+	}
+	rates := make([]float64, len(r.Points))
+	for i, p := range r.Points {
+		rates[i] = p.IOPS
+	}
+	if i, ok := saturation(rates); ok {
+		r.SaturationJobs = ptr(r.Points[i].Jobs)
+	} else if len(r.Points) > 0 {
+		missing["random_read.saturation_jobs"] = "throughput grew by 5% or more at every step of the sweep: add more jobs to find saturation"
+	}
+}
+
+// saturation is the index of the first point after which the rate grows
+// by less than saturationGain.
+func saturation(rates []float64) (int, bool) {
+	for i := 0; i+1 < len(rates); i++ {
+		if rates[i+1] < rates[i]*(1+saturationGain) {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// summariseSeq finds a sequential sweep's highest MB/s and its saturation.
+func summariseSeq(s *results.IOCalSeq, key string, missing map[string]string) {
+	rates := make([]float64, len(s.Points))
+	for i, p := range s.Points {
+		s.MaxMBPS = max(s.MaxMBPS, p.MBPS)
+		rates[i] = p.MBPS
+	}
+	if i, ok := saturation(rates); ok {
+		s.SaturationJobs = ptr(s.Points[i].Jobs)
+	} else if len(s.Points) > 0 {
+		missing[key+".saturation_jobs"] = "throughput grew by 5% or more at every step of the sweep"
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
