@@ -341,6 +341,10 @@ func (r *resolved) plan(ctx context.Context, layers map[string]newLayer, c *comm
 	if f := fl.Lookup("reset"); cold && f != nil && !f.Changed && c.dsn == "" {
 		_ = fl.Set("reset", "true")
 	}
+	// A study measures its own build: it replaces what an earlier run left.
+	if f := fl.Lookup("rebuild"); f != nil && !f.Changed {
+		_ = fl.Set("rebuild", "true")
+	}
 	needs, body, err := l.plan(ctx)
 	if err != nil {
 		for _, e := range unjoin(err) {
