@@ -37,6 +37,10 @@ func (a *app) summary(dir *results.Dir, prog *progress.Printer, status string) {
 		}
 	}
 	writeRepeats(&b, r.Repeats)
+	if l := r.Meta.Limits; l != nil && l.NotApplied["limits"] != "" {
+		fmt.Fprintf(&b, "  warning    the cache and storage limits were not applied (%s): reads may have come from the page cache; run as root on a machine with cgroups to bound it\n",
+			l.NotApplied["limits"])
+	}
 	if len(r.Steps) > 1 {
 		writeTimes(&b, r)
 	}
