@@ -187,7 +187,12 @@ func positiveSize(p *problems, flag, s string) int64 {
 func (a *app) iocalBody(cfg iocal.Config) stepFunc {
 	return func(ctx context.Context, s *session) ([]results.Step, error) {
 		started := time.Now()
-		env := iocal.Env{Prog: s.prog, Limits: s.limits, CacheBytes: s.cacheBytes}
+		env := iocal.Env{Prog: s.prog, CacheBytes: s.cacheBytes}
+		if s.limits != nil {
+			// The step records its own cold starts in its copy.
+			lim := *s.limits
+			env.Limits = &lim
+		}
 		switch {
 		case s.target.Managed == nil:
 			env.CacheUnbounded = "the server is not calibra's (--dsn): its caches cannot be bounded, results may be cache-dominated"
