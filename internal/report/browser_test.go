@@ -68,9 +68,6 @@ func checkPage(t *testing.T, res browsertest.Result, charts int) {
 	if img.Bounds().Dy() < 500 {
 		t.Errorf("the screenshot is %v: the page is nearly empty", img.Bounds())
 	}
-	if dir := os.Getenv("CALIBRA_TEST_SCREENSHOTS"); dir != "" {
-		_ = os.WriteFile(filepath.Join(dir, strings.ReplaceAll(t.Name(), "/", "_")+".png"), res.Screenshot, 0o644)
-	}
 }
 
 // The label <script>alert(1)</script> is shown as text, never run.

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -251,21 +252,12 @@ func txNames(m map[string]results.TxStats) []string {
 	}
 	var rest []string
 	for n := range m {
-		if !contains(txOrder, n) {
+		if !slices.Contains(txOrder, n) {
 			rest = append(rest, n)
 		}
 	}
 	sort.Strings(rest)
 	return append(out, rest...)
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 func (b *builder) consistency(c *results.Consistency) {

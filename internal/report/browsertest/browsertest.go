@@ -66,7 +66,9 @@ func New(t *testing.T) *Browser {
 	return &Browser{ctx: ctx}
 }
 
-// Open loads file in a new tab and waits for its charts.
+// Open loads file in a new tab and waits for its charts. With
+// CALIBRA_TEST_SCREENSHOTS=DIR it keeps a screenshot there, named after
+// the test.
 func (b *Browser) Open(t *testing.T, file string) Result {
 	t.Helper()
 	abs, err := filepath.Abs(file)
@@ -119,6 +121,9 @@ func (b *Browser) Open(t *testing.T, file string) Result {
 		t.Fatalf("chromium on %s: %v", file, err)
 	}
 	fmt.Sscan(renderMs, &res.RenderMs)
+	if dir := os.Getenv("CALIBRA_TEST_SCREENSHOTS"); dir != "" {
+		_ = os.WriteFile(filepath.Join(dir, strings.ReplaceAll(t.Name(), "/", "_")+".png"), res.Screenshot, 0o644)
+	}
 	res.Charts = map[string]float64{}
 	for _, c := range charts {
 		if c.Drawn < 0 {
