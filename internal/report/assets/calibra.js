@@ -53,11 +53,12 @@
     var hasY2 = (spec.series || []).some(function (s) { return s.y2; });
     var category = spec.categories && spec.categories.length > 0;
     var series = (spec.series || []).map(function (s, i) {
-      var o = {name: s.name, type: s.type || 'line', yAxisIndex: s.y2 ? 1 : 0, showSymbol: s.type !== 'line' || s.y.length < 60,
+      var type = s.type || 'line';
+      var o = {name: s.name, type: type, yAxisIndex: s.y2 ? 1 : 0, showSymbol: type !== 'line' || s.y.length < 60,
         connectNulls: false, data: category ? s.y : zip(s.x || spec.x, s.y), itemStyle: {color: s.color || palette[i % palette.length]}};
       if (s.dashed) o.lineStyle = {type: 'dashed'};
       if (s.stack) o.stack = s.stack;
-      if (s.type === 'line' && s.y.length > 600) { o.sampling = 'lttb'; o.large = true; }
+      if (type === 'line' && s.y.length > 600) o.sampling = 'lttb';
       return o;
     });
     if (series.length > 0) {
