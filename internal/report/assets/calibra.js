@@ -77,7 +77,8 @@
     }
     var y = [axis(spec.y_log ? 'log' : 'value', spec.y_name, {nameGap: 45, nameRotate: 90})];
     if (hasY2) y.push(axis('value', spec.y2_name, {nameGap: 45, nameRotate: 90, splitLine: {show: false}}));
-    var x = category ? {type: 'category', data: spec.categories, name: spec.x_name || '', nameLocation: 'middle', nameGap: 30}
+    var x = category ? {type: 'category', data: spec.categories, name: spec.x_name || '', nameLocation: 'middle', nameGap: 30,
+        axisLabel: {interval: spec.categories.length <= 12 ? 0 : 'auto'}}
       : axis(spec.x_log ? 'log' : 'value', spec.x_name, spec.x_log ? {min: 'dataMin', max: 'dataMax'} : {});
     return {
       animation: false,
