@@ -97,6 +97,9 @@ var layerRank = map[string]int{
 func Build(run *results.Run, ts *results.Timeseries) *Report {
 	r := &Report{Label: run.Meta.Label, Command: run.Meta.Command, Status: run.Status, Error: run.Error,
 		Started: run.StartedAt.UTC().Format(time.RFC3339), hasTimeseries: ts != nil}
+	if r.Error == r.Status {
+		r.Error = "" // "interrupted" says nothing the status does not
+	}
 	r.Title = "calibra " + run.Meta.Command
 	if r.Label != "" {
 		r.Title += ": " + r.Label
