@@ -122,7 +122,8 @@ writes results.json and a report to a run directory.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fault.Input(fmt.Sprintf("run '%s --help' for its flags", c.CommandPath()), "%v", err)
 	})
-	root.AddCommand(a.runCommand(), a.planCommand(), a.versionCommand(), a.oltpCommand(), a.cleanCommand(), a.deviceCommand(), a.iocalCommand())
+	root.AddCommand(a.runCommand(), a.planCommand(), a.versionCommand(), a.oltpCommand(), a.cleanCommand(), a.deviceCommand(), a.iocalCommand(),
+		a.reportCommand(), a.compareCommand())
 	return root
 }
 

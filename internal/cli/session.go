@@ -21,6 +21,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/observe"
 	"github.com/calibra-bench/calibra/internal/oltp"
 	"github.com/calibra-bench/calibra/internal/progress"
+	"github.com/calibra-bench/calibra/internal/report"
 	"github.com/calibra-bench/calibra/internal/results"
 )
 
@@ -276,6 +277,9 @@ func (a *app) runSession(cmd *cobra.Command, c *common, needs sessionNeeds, body
 	}
 	if ferr := dir.Finish(status, err); ferr != nil && err == nil {
 		err = ferr
+	}
+	if rerr := report.Write(dir.Path); rerr != nil {
+		prog.Phase("warning: report.html and report.md not written: %v (calibra report %s makes them again)", rerr, dir.Path)
 	}
 	a.summary(dir, prog, status)
 	if c.json {

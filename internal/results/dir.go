@@ -104,15 +104,32 @@ func (d *Dir) Save() error {
 	return WriteFileAtomic(d.File("results.json"), append(data, '\n'))
 }
 
-// Load reads a run directory's results.json.
+// Load reads a run directory's results.json. A missing file, broken JSON or
+// a schema this version does not know is bad input: the user gave the wrong
+// directory or a file from another tool or version.
 func Load(path string) (*Run, error) {
-	data, err := os.ReadFile(filepath.Join(path, "results.json"))
+	file := filepath.Join(path, "results.json")
+	data, err := os.ReadFile(file)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fault.Input("give the run directory that calibra wrote (it holds results.json)",
+			"%s holds no results.json", path)
+	}
 	if err != nil {
-		return nil, err
+		return nil, fault.Input("check the path and its permissions", "cannot read %s: %v", file, unwrapPathError(err))
+	}
+	var head struct {
+		Schema string `json:"schema"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fault.Input("rerun the command that wrote it, or restore the file", "%s is not valid JSON (%v)", file, err)
+	}
+	if head.Schema != Schema {
+		return nil, fault.Input("use the calibra version that wrote it",
+			"%s has schema %q, but this calibra reads %q", file, head.Schema, Schema)
 	}
 	var r Run
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fault.Input("rerun the command that wrote it, or restore the file", "%s does not match its schema (%v)", file, err)
 	}
 	return &r, nil
 }

@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/calibra-bench/calibra/internal/compare"
+	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+func (a *app) compareCommand() *cobra.Command {
+	var format, html string
+	cmd := &cobra.Command{
+		Use:   "compare BASE OTHER...",
+		Short: "Set runs side by side: every shared metric with its delta against the base",
+		Long: `Compare runs: every metric the runs share, aligned by step (kind and name)
+and metric, with its direction (↑ higher is better, ↓ lower), its value in each
+run and its change against the base (the first run) in percent.
+
+Steps of the same kind and name in one run count as repetitions: the value is
+then their median with its spread, and the change is tested as benchstat does
+(Mann-Whitney U test; "~" when p ≥ 0.05, no significant difference; it needs
+4 or more repetitions a side to find one). When the runs have ramps, the three
+headline figures of the cache study come first: max TPS, ART at a load every
+run reached, users within the SLA. Footnotes name what differs between the
+runs besides the storage (engine version, warehouses, settings, flags), and
+runs that were interrupted or failed are marked.`,
+		Example: `  calibra compare calibra-runs/20260302T140511Z_hdd calibra-runs/20260302T151200Z_flash
+  calibra compare base/ new/ --format csv > deltas.csv
+  calibra compare base/ new/ --html compare.html`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !slices.Contains(compare.Formats, format) {
+				return fault.Input("use "+strings.Join(compare.Formats, ", "), "--format %q is not a compare format", format)
+			}
+			runs, err := compare.Load(args)
+			if err != nil {
+				return err
+			}
+			t, err := compare.Compare(runs)
+			var nc *compare.NoCommonStepError
+			if errors.As(err, &nc) {
+				return fault.Input("compare runs of the same layers (calibra report RUNDIR shows each run alone)", "%v", err)
+			}
+			if err != nil {
+				return wrap(err)
+			}
+			if html != "" {
+				var b bytes.Buffer
+				if err := compare.HTML(&b, t, runs); err != nil {
+					return wrap(err)
+				}
+				if err := results.WriteFileAtomic(html, b.Bytes()); err != nil {
+					return fault.Input("choose a --html file in a directory you can write to", "cannot write %s: %v", html, err)
+				}
+			}
+			return wrap(t.Write(a.stdout, format))
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "text", "output on stdout: text, md, csv or json")
+	cmd.Flags().StringVar(&html, "html", "", "also write an HTML page with the table and the runs' curves overlaid")
+	return cmd
+}

@@ -1,0 +1,33 @@
+package cli
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/calibra-bench/calibra/internal/report"
+)
+
+func (a *app) reportCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "report RUNDIR",
+		Short: "Rebuild report.html and report.md of a run directory from its results.json",
+		Long: `Rebuild a run directory's report.html (one self-contained page that works
+offline: headline figures, the studies' charts per layer, the tables, the
+environment and the metric definitions) and report.md (the headline tables,
+for pasting into tickets) from its results.json and, when present,
+timeseries.csv. Every running command writes both at its end; use this after
+an upgrade of calibra or to make them again.`,
+		Example: `  calibra report calibra-runs/20260302T140511Z_nvme`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := report.Write(args[0]); err != nil {
+				return wrap(err)
+			}
+			fmt.Fprintln(a.stdout, filepath.Join(args[0], "report.html"))
+			fmt.Fprintln(a.stdout, filepath.Join(args[0], "report.md"))
+			return nil
+		},
+	}
+}

@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/calibra-bench/calibra/internal/report/browsertest"
+)
+
+const fixtureRuns = "../results/testdata/runs"
+
+// copyRun copies a fixture run directory, so tests may write into it.
+func copyRun(t *testing.T, name string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(filepath.Join(fixtureRuns, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(fixtureRuns, name, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestReportRebuildsBothFiles(t *testing.T) {
+	dir := copyRun(t, "study-b")
+	code, stdout, stderr := run(t, "report", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, f := range []string{"report.html", "report.md"} {
+		if !strings.Contains(stdout, filepath.Join(dir, f)) {
+			t.Errorf("stdout does not name %s: %q", f, stdout)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), "interrupted") {
+			t.Errorf("%s does not mark the interrupted run", f)
+		}
+	}
+}
+
+func TestCompareTwoRuns(t *testing.T) {
+	a, b := filepath.Join(fixtureRuns, "oltp-base"), filepath.Join(fixtureRuns, "oltp-xss")
+	code, stdout, stderr := run(t, "compare", a, b)
+	if code != 0 || !strings.Contains(stdout, "NOPM ↑") || !strings.Contains(stdout, "+89.26% (n=1) better") {
+		t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	code, stdout, _ = run(t, "compare", a, b, "--format", "csv")
+	if recs, err := csv.NewReader(strings.NewReader(stdout)).ReadAll(); code != 0 || err != nil || len(recs) < 3 {
+		t.Errorf("csv: exit %d, %d records, %v", code, len(recs), err)
+	}
+	code, stdout, _ = run(t, "compare", a, b, "--format", "json")
+	var tab struct{ Rows []any }
+	if err := json.Unmarshal([]byte(stdout), &tab); code != 0 || err != nil || len(tab.Rows) == 0 {
+		t.Errorf("json: exit %d, %v", code, err)
+	}
+	html := filepath.Join(t.TempDir(), "cmp.html")
+	if code, _, stderr := run(t, "compare", a, b, "--format", "md", "--html", html); code != 0 {
+		t.Fatalf("--html: exit %d: %s", code, stderr)
+	}
+	if st, err := os.Stat(html); err != nil || st.Size() < 100_000 {
+		t.Errorf("--html wrote %v, %v", st, err)
+	}
+}
+
+func TestReportAndCompareBadInput(t *testing.T) {
+	empty := t.TempDir()
+	broken, future := t.TempDir(), t.TempDir()
+	_ = os.WriteFile(filepath.Join(broken, "results.json"), []byte("{not json"), 0o644)
+	_ = os.WriteFile(filepath.Join(future, "results.json"), []byte(`{"schema":"calibra.results/v2"}`), 0o644)
+	dev, oltp := filepath.Join(fixtureRuns, "device-a"), filepath.Join(fixtureRuns, "oltp-base")
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"report without results.json", []string{"report", empty}, "holds no results.json; give the run directory"},
+		{"report of broken JSON", []string{"report", broken}, "is not valid JSON"},
+		{"report of an unknown schema", []string{"report", future}, `has schema "calibra.results/v2", but this calibra reads "calibra.results/v1"`},
+		{"report without a directory", []string{"report"}, "accepts 1 arg"},
+		{"compare one run", []string{"compare", dev}, "requires at least 2 arg"},
+		{"compare with no step in common", []string{"compare", dev, oltp}, "share no step"},
+		{"compare a directory that is no run", []string{"compare", dev, empty}, "holds no results.json"},
+		{"compare in an unknown format", []string{"compare", dev, dev, "--format", "xml"}, `--format "xml" is not a compare format; use text, md, csv, json`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, stdout, stderr := run(t, c.args...)
+			if code != 2 || !strings.Contains(stderr, c.want) || stdout != "" {
+				t.Fatalf("exit %d, stdout %q, stderr:\n%s\nwant exit 2 and %q", code, stdout, stderr, c.want)
+			}
+			if lines := strings.Split(strings.TrimSpace(stderr), "\n"); len(lines) != 1 {
+				t.Errorf("%d lines on stderr, want one sentence", len(lines))
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(broken, "report.html")); err == nil {
+		t.Error("a report was written for broken input")
+	}
+}
+
+// A real run writes its report at its end; a failed one too, marked.
+func TestRunsWriteTheirReport(t *testing.T) {
+	target, out := t.TempDir(), filepath.Join(t.TempDir(), "failed")
+	code, _, _ := run(t, "device", "--path", target, "--fio", fakeFio(t, "fio-3.33"), "--out", out, "--progress", "none")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil || !strings.Contains(string(md), "This run is failed") {
+		t.Fatalf("report.md of the failed run: %v\n%s", err, md)
+	}
+
+	requireFio(t)
+	out = filepath.Join(t.TempDir(), "run")
+	code, _, stderr := run(t, "device", "--path", target, "--specs", "4k-randread", "--qd", "1,4",
+		"--runtime", "1s", "--ramp", "0s", "--size", "16MiB", "--out", out, "--progress", "none", "--label", "<script>alert(1)</script>")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	res := browsertest.New(t).Open(t, filepath.Join(out, "report.html"))
+	if len(res.Errors) > 0 || len(res.Dialogs) > 0 || len(res.Unrendered) > 0 || len(res.Charts) == 0 {
+		t.Fatalf("report.html of a real run: errors %q, dialogs %q, undrawn %v, %d charts", res.Errors, res.Dialogs, res.Unrendered, len(res.Charts))
+	}
+	for id, drawn := range res.Charts {
+		if drawn < 0.01 {
+			t.Errorf("chart %s is blank", id)
+		}
+	}
+	if !strings.Contains(res.Text, "<script>alert(1)</script>") {
+		t.Error("the label is not shown as text")
+	}
+}

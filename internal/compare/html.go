@@ -1,0 +1,221 @@
+package compare
+
+import (
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+
+	"github.com/calibra-bench/calibra/internal/report/assets"
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+//go:embed compare.tmpl
+var compareTmpl string
+
+var page = template.Must(assets.Template(nil).Parse(compareTmpl))
+
+type cell struct{ Text, Class string }
+
+type chartRef struct{ ID, Title string }
+
+// HTML writes a self-contained page: the runs' curves overlaid (ramps,
+// iocal sweeps, device curves, query times), then the table.
+func HTML(w io.Writer, t *Table, runs []Run) error {
+	specs, refs := overlays(runs)
+	a, err := assets.NewPage(specs)
+	if err != nil {
+		return err
+	}
+	var rows [][]cell
+	for _, r := range t.Rows {
+		texts := t.cellsOf(r)
+		row := make([]cell, len(texts))
+		for i, s := range texts {
+			row[i] = cell{Text: s}
+		}
+		row[0].Class, row[1].Class = "t", "t"
+		for i := 1; i < len(r.Values); i++ {
+			switch r.Deltas[i].mark() {
+			case "better":
+				row[2+2*i].Class = "good"
+			case "worse":
+				row[2+2*i].Class = "bad"
+			}
+		}
+		rows = append(rows, row)
+	}
+	return page.ExecuteTemplate(w, "page", struct {
+		T      *Table
+		Assets assets.Page
+		Charts []chartRef
+		Head   []string
+		Rows   [][]cell
+		Legend string
+	}{t, a, refs, t.header(), rows, legend})
+}
+
+// overlays draws each kind's curves with one series per run, from the
+// first step of that kind in each run.
+// The captions are HTML text beside the charts.
+func overlays(runs []Run) ([]assets.Chart, []chartRef) {
+	var out []assets.Chart
+	var refs []chartRef
+	add := func(id, title string, c assets.Chart) {
+		if len(c.Series) < 2 {
+			return // nothing to overlay
+		}
+		c.ID = id
+		out = append(out, c)
+		refs = append(refs, chartRef{ID: id, Title: title})
+	}
+	first := func(r Run, kind string) any {
+		for _, st := range r.Steps {
+			if st.Kind == kind {
+				return st.Body
+			}
+		}
+		return nil
+	}
+	// Ramps: throughput and response time against users.
+	tps := assets.Chart{XName: "users", YName: "TPS"}
+	art := assets.Chart{XName: "users", YName: "ART ms"}
+	for _, r := range runs {
+		b, ok := first(r, results.KindRamp).(*results.Ramp)
+		if !ok {
+			continue
+		}
+		var x, y, z []float64
+		for _, s := range b.Steps {
+			x, y, z = append(x, float64(s.Users)), append(y, s.TPS), append(z, s.ARTMs)
+		}
+		tps.Series = append(tps.Series, assets.Series{Name: r.Label, X: assets.Nums(x), Y: assets.Nums(y)})
+		art.Series = append(art.Series, assets.Series{Name: r.Label, X: assets.Nums(x), Y: assets.Nums(z)})
+		if len(art.MarkY) == 0 {
+			art.MarkY = []assets.Mark{{Label: fmt.Sprintf("SLA %g ms", b.SLAMs), Value: b.SLAMs}}
+		}
+	}
+	add("ramp-tps", "Ramp: TPS against users", tps)
+	add("ramp-art", "Ramp: ART against users", art)
+
+	// iocal: random IOPS and sequential MB/s against jobs.
+	iops := assets.Chart{XName: "parallel jobs", YName: "IOPS", XLog: true}
+	seq := assets.Chart{XName: "parallel jobs", YName: "MB/s", XLog: true}
+	for _, r := range runs {
+		b, ok := first(r, results.KindIOCal).(*results.IOCal)
+		if !ok {
+			continue
+		}
+		if b.RandomRead != nil {
+			x, y := points(b.RandomRead.Points, func(p results.IOCalPoint) float64 { return p.IOPS })
+			iops.Series = append(iops.Series, assets.Series{Name: r.Label, X: x, Y: y})
+		}
+		for _, s := range []struct {
+			name string
+			sw   *results.IOCalSeq
+		}{{"read", b.SeqRead}, {"write", b.SeqWrite}} {
+			if s.sw != nil {
+				x, y := points(s.sw.Points, func(p results.IOCalPoint) float64 { return p.MBPS })
+				seq.Series = append(seq.Series, assets.Series{Name: r.Label + " " + s.name, X: x, Y: y, Dashed: s.name == "write"})
+			}
+		}
+	}
+	add("iocal-iops", "iocal: random read IOPS against jobs", iops)
+	add("iocal-seq", "iocal: sequential MB/s against jobs", seq)
+
+	// Device: IOPS and p99 against queue depth, per spec.
+	dev := map[string]*[2]assets.Chart{}
+	var specs []string
+	for _, r := range runs {
+		b, ok := first(r, results.KindDevice).(*results.Device)
+		if !ok {
+			continue
+		}
+		by := map[string][]results.DevicePoint{}
+		var order []string
+		for _, p := range b.Points {
+			if _, ok := by[p.Spec]; !ok {
+				order = append(order, p.Spec)
+			}
+			by[p.Spec] = append(by[p.Spec], p)
+		}
+		for _, s := range order {
+			c, ok := dev[s]
+			if !ok {
+				c = &[2]assets.Chart{{XName: "queue depth per worker", YName: "IOPS", XLog: true}, {XName: "queue depth per worker", YName: "p99 µs", XLog: true}}
+				dev[s] = c
+				specs = append(specs, s)
+			}
+			var x, y, l []float64
+			for _, p := range by[s] {
+				x, y = append(x, float64(p.QD)), append(y, p.IOPS)
+				if p.LatUs != nil {
+					l = append(l, p.LatUs.P99)
+				} else {
+					l = append(l, nan)
+				}
+			}
+			c[0].Series = append(c[0].Series, assets.Series{Name: r.Label, X: assets.Nums(x), Y: assets.Nums(y)})
+			c[1].Series = append(c[1].Series, assets.Series{Name: r.Label, X: assets.Nums(x), Y: assets.Nums(l)})
+		}
+	}
+	for i, s := range specs {
+		add(fmt.Sprintf("dev-%d-iops", i), "Device "+s+": IOPS against queue depth", dev[s][0])
+		add(fmt.Sprintf("dev-%d-p99", i), "Device "+s+": p99 latency against queue depth", dev[s][1])
+	}
+
+	// DSS: power-test query times side by side.
+	q := assets.Chart{YName: "seconds"}
+	for _, r := range runs {
+		b, ok := first(r, results.KindDSS).(*results.DSS)
+		if !ok || b.Power == nil {
+			continue
+		}
+		var y []float64
+		var cats []string
+		for _, qq := range b.Power.Queries {
+			cats = append(cats, "Q"+qq.Q)
+			if qq.Seconds != nil {
+				y = append(y, *qq.Seconds)
+			} else {
+				y = append(y, nan)
+			}
+		}
+		if q.Categories == nil {
+			q.Categories = cats
+		}
+		if strings.Join(cats, ",") == strings.Join(q.Categories, ",") {
+			q.Series = append(q.Series, assets.Series{Name: r.Label, Type: "bar", Y: assets.Nums(y)})
+		}
+	}
+	add("dss-queries", "DSS: power test query seconds", q)
+
+	// OLTP: per-transaction p90 side by side.
+	tx := assets.Chart{YName: "p90 ms", Categories: txOrder}
+	for _, r := range runs {
+		b, ok := first(r, results.KindOLTP).(*results.OLTP)
+		if !ok {
+			continue
+		}
+		var y []float64
+		for _, n := range txOrder {
+			if s, ok := b.Transactions[n]; ok && s.Count > 0 {
+				y = append(y, s.LatMs.P90)
+			} else {
+				y = append(y, nan)
+			}
+		}
+		tx.Series = append(tx.Series, assets.Series{Name: r.Label, Type: "bar", Y: assets.Nums(y)})
+	}
+	add("oltp-p90", "OLTP: p90 per transaction", tx)
+	return out, refs
+}
+
+func points(ps []results.IOCalPoint, f func(results.IOCalPoint) float64) ([]assets.Num, []assets.Num) {
+	var x, y []float64
+	for _, p := range ps {
+		x, y = append(x, float64(p.Jobs)), append(y, f(p))
+	}
+	return assets.Nums(x), assets.Nums(y)
+}

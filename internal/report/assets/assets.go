@@ -1,0 +1,140 @@
+// Package assets holds what every calibra HTML page embeds: the chart
+// library (Apache ECharts, vendored under echarts/, see its README), the
+// chart renderer, the style sheet, the page skeleton, and the chart specs
+// the Go side fills in. The report and compare both build on it, so the
+// pages look and behave alike and neither imports the other.
+package assets
+
+import (
+	_ "embed"
+	"encoding/json"
+	"html/template"
+	"math"
+	"strconv"
+)
+
+var (
+	//go:embed echarts/echarts.min.js
+	echartsJS string
+	//go:embed calibra.js
+	rendererJS string
+	//go:embed report.css
+	css string
+	//go:embed page.tmpl
+	pageTmpl string
+)
+
+// Page is what the "page" template needs beside the caller's own data.
+type Page struct {
+	CSS      template.CSS
+	ECharts  template.JS
+	Renderer template.JS
+	Data     template.JS // the chart specs, as JSON
+}
+
+// NewPage encodes the charts for the page. encoding/json escapes <, > and
+// & (and U+2028/9), so no value can close the script element it sits in.
+func NewPage(charts []Chart) (Page, error) {
+	if charts == nil {
+		charts = []Chart{}
+	}
+	data, err := json.Marshal(struct {
+		Charts []Chart `json:"charts"`
+	}{charts})
+	if err != nil {
+		return Page{}, err
+	}
+	return Page{CSS: template.CSS(css), ECharts: template.JS(echartsJS), Renderer: template.JS(rendererJS), Data: template.JS(data)}, nil
+}
+
+// Template returns the page skeleton; the caller adds the templates
+// "title" and "body" and executes "page" with data that has an Assets
+// field of type Page.
+func Template(funcs template.FuncMap) *template.Template {
+	return template.Must(template.New("page").Funcs(funcs).Parse(pageTmpl))
+}
+
+// Chart is one figure: series over a value (or category) x axis, with
+// optional reference lines, shaded x ranges, a second y axis, or, when Kind
+// is "timeline", segments on rows (a Gantt chart).
+type Chart struct {
+	ID         string    `json:"id"`
+	Kind       string    `json:"kind,omitempty"` // "" (xy) or "timeline"
+	XName      string    `json:"x_name,omitempty"`
+	YName      string    `json:"y_name,omitempty"`
+	Y2Name     string    `json:"y2_name,omitempty"`
+	XLog       bool      `json:"x_log,omitempty"`
+	YLog       bool      `json:"y_log,omitempty"`
+	X          []Num     `json:"x,omitempty"` // shared by series without their own
+	Categories []string  `json:"categories,omitempty"`
+	Series     []Series  `json:"series,omitempty"`
+	MarkY      []Mark    `json:"mark_y,omitempty"` // horizontal lines: bounds, SLAs
+	MarkX      []Mark    `json:"mark_x,omitempty"` // vertical lines: saturation, max users
+	Areas      []Area    `json:"areas,omitempty"`  // shaded x ranges: ramp-up
+	Rows       []string  `json:"rows,omitempty"`   // timeline rows
+	Segments   []Segment `json:"segments,omitempty"`
+}
+
+// Series is one line (or bar set) of a chart.
+type Series struct {
+	Name   string `json:"name"`
+	Type   string `json:"type,omitempty"` // line (default), bar, scatter
+	Y2     bool   `json:"y2,omitempty"`
+	Dashed bool   `json:"dashed,omitempty"`
+	Stack  string `json:"stack,omitempty"`
+	X      []Num  `json:"x,omitempty"`
+	Y      []Num  `json:"y"`
+}
+
+// Mark is a reference line at a value.
+type Mark struct {
+	Label string  `json:"label"`
+	Value float64 `json:"value"`
+	Y2    bool    `json:"y2,omitempty"` // a horizontal line on the right axis
+}
+
+// Area is a shaded x range.
+type Area struct {
+	Label string  `json:"label"`
+	From  float64 `json:"from"`
+	To    float64 `json:"to"`
+}
+
+// Segment is one bar of a timeline.
+type Segment struct {
+	Row   string  `json:"row"`
+	From  float64 `json:"from"`
+	To    float64 `json:"to"`
+	Label string  `json:"label"`
+}
+
+// Num is a plotted number: five significant digits (a chart shows no more,
+// and an hour of samples stays small), null when NaN (not measured, so a
+// gap, never a zero).
+type Num float64
+
+// MarshalJSON writes the number or null.
+func (n Num) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, f, 'g', 5, 64), nil
+}
+
+// Nums converts floats (NaN for gaps).
+func Nums(v []float64) []Num {
+	out := make([]Num, len(v))
+	for i, f := range v {
+		out[i] = Num(f)
+	}
+	return out
+}
+
+// Ptr converts an optional number, NaN when absent.
+func Ptr(v *float64) Num {
+	if v == nil {
+		return Num(math.NaN())
+	}
+	return Num(*v)
+}

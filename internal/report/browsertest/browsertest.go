@@ -1,0 +1,153 @@
+// Package browsertest opens calibra's HTML pages in headless Chromium for
+// tests: it reports console errors, dialogs (a script that ran), and how
+// much of each chart's canvas was drawn. Only tests import it.
+package browsertest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// Result is what the page did.
+type Result struct {
+	Errors     []string           // console errors and uncaught exceptions
+	Dialogs    []string           // alert/confirm/prompt messages: scripts that ran
+	Charts     map[string]float64 // chart id -> share of its canvas drawn (non-white)
+	Unrendered []string           // chart elements with no canvas
+	RenderMs   float64            // navigation to the last chart drawn
+	Text       string             // the page's visible text
+	Screenshot []byte             // PNG of the whole page
+}
+
+// Require skips the test when Chromium is missing, unless
+// CALIBRA_TEST_REQUIRE names chromium, which turns the skip into a failure.
+func Require(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	for _, r := range strings.Split(os.Getenv("CALIBRA_TEST_REQUIRE"), ",") {
+		if strings.TrimSpace(r) == "chromium" {
+			t.Fatal("Chromium is required here (CALIBRA_TEST_REQUIRE names chromium) but is not installed: apt-get install chromium")
+		}
+	}
+	t.Skip("no Chromium installed, so the HTML report is not opened in a browser (apt-get install chromium)")
+	return ""
+}
+
+// Browser is one headless Chromium shared by a test's pages.
+type Browser struct{ ctx context.Context }
+
+// New starts Chromium (or skips, see Require); it stops when the test ends.
+func New(t *testing.T) *Browser {
+	t.Helper()
+	bin := Require(t)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox,
+		chromedp.WindowSize(1280, 900), chromedp.Flag("disable-gpu", true))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	if err := chromedp.Run(ctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return &Browser{ctx: ctx}
+}
+
+// Open loads file in a new tab and waits for its charts. With
+// CALIBRA_TEST_SCREENSHOTS=DIR it keeps a screenshot there, named after
+// the test.
+func (b *Browser) Open(t *testing.T, file string) Result {
+	t.Helper()
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := chromedp.NewContext(b.ctx)
+	defer cancel()
+	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
+	defer cancelTimeout()
+
+	var res Result
+	chromedp.ListenTarget(ctx, func(ev any) {
+		switch e := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			res.Errors = append(res.Errors, exception(e.ExceptionDetails))
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.APITypeError || e.Type == runtime.APITypeAssert {
+				var parts []string
+				for _, a := range e.Args {
+					parts = append(parts, string(a.Value)+a.Description)
+				}
+				res.Errors = append(res.Errors, "console: "+strings.Join(parts, " "))
+			}
+		case *log.EventEntryAdded:
+			if e.Entry.Level == log.LevelError {
+				res.Errors = append(res.Errors, "log: "+e.Entry.Text)
+			}
+		case *page.EventJavascriptDialogOpening:
+			res.Dialogs = append(res.Dialogs, e.Message)
+			go func() { _ = chromedp.Run(ctx, page.HandleJavaScriptDialog(false)) }()
+		}
+	})
+	var charts []struct {
+		ID    string  `json:"id"`
+		Drawn float64 `json:"drawn"`
+	}
+	var renderMs string
+	err = chromedp.Run(ctx,
+		log.Enable(), runtime.Enable(),
+		chromedp.Navigate("file://"+abs),
+		chromedp.WaitReady("body"),
+		chromedp.Poll(`document.documentElement.hasAttribute('data-charts')`, nil),
+		chromedp.Evaluate(`document.documentElement.getAttribute('data-render-ms') || ''`, &renderMs),
+		chromedp.Evaluate(drawnJS, &charts),
+		chromedp.Evaluate(`document.body.innerText`, &res.Text),
+		chromedp.FullScreenshot(&res.Screenshot, 100), // 100: PNG,
+	)
+	if err != nil {
+		t.Fatalf("chromium on %s: %v", file, err)
+	}
+	fmt.Sscan(renderMs, &res.RenderMs)
+	if dir := os.Getenv("CALIBRA_TEST_SCREENSHOTS"); dir != "" {
+		_ = os.WriteFile(filepath.Join(dir, strings.ReplaceAll(t.Name(), "/", "_")+".png"), res.Screenshot, 0o644)
+	}
+	res.Charts = map[string]float64{}
+	for _, c := range charts {
+		if c.Drawn < 0 {
+			res.Unrendered = append(res.Unrendered, c.ID)
+			continue
+		}
+		res.Charts[c.ID] = c.Drawn
+	}
+	return res
+}
+
+func exception(d *runtime.ExceptionDetails) string {
+	if d.Exception != nil && d.Exception.Description != "" {
+		return d.Exception.Description
+	}
+	return d.Text
+}
+
+// drawnJS measures, for each chart, the share of canvas pixels that are
+// not background: a chart with axes but no data draws a few percent.
+const drawnJS = `Array.from(document.querySelectorAll('.chart')).map(function (el) {
+  var c = el.querySelector('canvas');
+  if (!c || !c.width || !c.height) return {id: el.id, drawn: -1};
+  var d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data, n = 0;
+  for (var i = 0; i < d.length; i += 4) if (d[i+3] > 0 && (d[i] < 240 || d[i+1] < 240 || d[i+2] < 240)) n++;
+  return {id: el.id, drawn: n / (d.length / 4)};
+})`

@@ -1,0 +1,422 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/calibra-bench/calibra/internal/report/assets"
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+var nan = math.NaN()
+
+func (b *builder) device(d *results.Device) {
+	var specs []string
+	bySpec := map[string][]results.DevicePoint{}
+	for _, p := range d.Points {
+		if _, ok := bySpec[p.Spec]; !ok {
+			specs = append(specs, p.Spec)
+		}
+		bySpec[p.Spec] = append(bySpec[p.Spec], p)
+	}
+	series := func(f func(p results.DevicePoint) float64) []assets.Series {
+		var out []assets.Series
+		for _, s := range specs {
+			var x, y []float64
+			for _, p := range bySpec[s] {
+				x = append(x, float64(p.QD))
+				y = append(y, f(p))
+			}
+			out = append(out, assets.Series{Name: s, X: assets.Nums(x), Y: assets.Nums(y)})
+		}
+		return out
+	}
+	p99 := func(p results.DevicePoint) float64 {
+		if p.LatUs == nil {
+			return nan
+		}
+		return p.LatUs.P99
+	}
+	lat := assets.Chart{XName: "queue depth per worker", YName: "p99 latency µs", XLog: true, Series: series(p99)}
+	if d.MaxLatencyUs > 0 {
+		lat.MarkY = []assets.Mark{{Label: "bound " + Num(d.MaxLatencyUs) + " µs", Value: d.MaxLatencyUs}}
+	}
+	b.charts("Against queue depth",
+		b.chart("IOPS", assets.Chart{XName: "queue depth per worker", YName: "IOPS", XLog: true,
+			Series: series(func(p results.DevicePoint) float64 { return p.IOPS })}),
+		b.chart("MB/s", assets.Chart{XName: "queue depth per worker", YName: "MB/s", XLog: true,
+			Series: series(func(p results.DevicePoint) float64 { return p.MBps })}),
+		b.chart("p99 latency", lat))
+
+	best := Table{Caption: fmt.Sprintf("Best IOPS within the latency bound (p99 ≤ %s µs, no errors)", Num(d.MaxLatencyUs)),
+		Head: []string{"spec", "qd", "IOPS", "MB/s", "p99 µs"}, Headline: true}
+	for _, s := range d.Specs {
+		if s.AtMaxLatency == nil {
+			best.Rows = append(best.Rows, append(cells(s.Name), Cell{Text: "none: " + s.AtMaxLatencyMissing, Class: "bad"}, Cell{}, Cell{}, Cell{}))
+			continue
+		}
+		a := s.AtMaxLatency
+		best.Rows = append(best.Rows, cells(s.Name, strconv.Itoa(a.QD), Num(a.IOPS), Num(a.MBps), Num(a.P99Us)))
+		b.card(s.Name+" IOPS", Num(a.IOPS), "IOPS", fmt.Sprintf("at qd %d, p99 %s µs", a.QD, Num(a.P99Us)))
+	}
+	b.table(best)
+
+	pts := Table{Caption: fmt.Sprintf("Every point (fio %s, %s, direct=%t, %s s each, latency: %s)", d.FioVersion, d.IOEngine, d.Direct, Num(d.RuntimeS), d.LatencyBasis),
+		Head: []string{"spec", "qd", "workers", "IOPS", "MB/s", "mean µs", "p50 µs", "p99 µs", "p99.9 µs", "max µs", "errors"}}
+	for _, p := range d.Points {
+		row := cells(p.Spec, strconv.Itoa(p.QD), strconv.Itoa(p.Workers), Num(p.IOPS), Num(p.MBps))
+		if p.LatUs != nil {
+			l := p.LatUs
+			row = append(row, cells(Num(l.Mean), Num(l.P50), Num(l.P99), Num(l.P999), Num(l.Max))...)
+			row[5].Class = ""
+		} else {
+			row = append(row, Cell{Text: "n/a"}, Cell{Text: "n/a"}, Cell{Text: "n/a"}, Cell{Text: "n/a"}, Cell{Text: "n/a"})
+		}
+		e := Cell{Text: Int(p.Errors)}
+		if p.Errors > 0 {
+			e.Class = "bad"
+		}
+		pts.Rows = append(pts.Rows, append(row, e))
+	}
+	b.table(pts)
+	b.sec.Notes = append(b.sec.Notes, d.Notes...)
+}
+
+func (b *builder) iocal(c *results.IOCal) {
+	if c.CacheDominated != "" {
+		b.sec.Notes = append(b.sec.Notes, "Results may be cache-dominated: "+c.CacheDominated)
+	}
+	if rr := c.RandomRead; rr != nil {
+		var jobs, iops, mean []float64
+		for _, p := range rr.Points {
+			jobs = append(jobs, float64(p.Jobs))
+			iops = append(iops, p.IOPS)
+			if p.LatMs != nil {
+				mean = append(mean, p.LatMs.Mean)
+			} else {
+				mean = append(mean, nan)
+			}
+		}
+		ch := assets.Chart{XName: "parallel jobs", YName: "IOPS", Y2Name: "mean latency ms", XLog: true, X: assets.Nums(jobs),
+			Series: []assets.Series{{Name: "IOPS", Y: assets.Nums(iops)}, {Name: "mean latency ms", Y: assets.Nums(mean), Y2: true, Dashed: true}},
+			MarkY:  []assets.Mark{{Label: "max latency " + Num(rr.MaxLatencyMs) + " ms", Value: rr.MaxLatencyMs, Y2: true}}}
+		if rr.SaturationJobs != nil {
+			ch.MarkX = []assets.Mark{{Label: fmt.Sprintf("saturation at %d jobs", *rr.SaturationJobs), Value: float64(*rr.SaturationJobs)}}
+		}
+		refs := []ChartRef{b.chart("Random single-block reads", ch)}
+		b.card("iocal max IOPS", NumPtr(rr.MaxIOPS), "IOPS", fmt.Sprintf("mean latency ≤ %s ms", Num(rr.MaxLatencyMs)))
+		seq := assets.Chart{XName: "parallel jobs", YName: "MB/s", XLog: true}
+		for _, s := range []struct {
+			name string
+			sw   *results.IOCalSeq
+		}{{"sequential read", c.SeqRead}, {"sequential write", c.SeqWrite}} {
+			if s.sw == nil {
+				continue
+			}
+			var x, y []float64
+			for _, p := range s.sw.Points {
+				x = append(x, float64(p.Jobs))
+				y = append(y, p.MBPS)
+			}
+			seq.Series = append(seq.Series, assets.Series{Name: s.name, X: assets.Nums(x), Y: assets.Nums(y)})
+			b.card("iocal max MB/s, "+s.name, Num(s.sw.MaxMBPS), "MB/s", "")
+		}
+		if len(seq.Series) > 0 {
+			refs = append(refs, b.chart("Sequential MB/s", seq))
+		}
+		b.charts("Against parallel jobs", refs...)
+		sat := "n/a"
+		if rr.SaturationJobs != nil {
+			sat = strconv.Itoa(*rr.SaturationJobs)
+		}
+		b.table(Table{Caption: "Calibration (CALIBRATE_IO's rule: the highest point whose mean latency stays at or under the bound)",
+			Head:     []string{"max IOPS", "latency at max ms", "max latency ms", "saturation jobs", "seq read max MB/s", "seq write max MB/s"},
+			Rows:     [][]Cell{cells(NumPtr(rr.MaxIOPS), NumPtr(rr.LatencyMsAtMax), Num(rr.MaxLatencyMs), sat, seqMax(c.SeqRead), seqMax(c.SeqWrite))},
+			Headline: true})
+	}
+	if rr := c.RandomRead; rr != nil && len(rr.Points) > 0 {
+		t := Table{Caption: "Points, random read", Head: []string{"jobs", "IOPS", "db blocks/s", "MB/s", "mean ms", "p99 ms", "CPU busy %", "CPU sys %", "seconds"}}
+		for _, p := range rr.Points {
+			mean, p99 := "n/a", "n/a"
+			if p.LatMs != nil {
+				mean, p99 = Num(p.LatMs.Mean), Num(p.LatMs.P99)
+			}
+			t.Rows = append(t.Rows, cells(strconv.Itoa(p.Jobs), Num(p.IOPS), Num(p.DBPS), Num(p.MBPS), mean, p99, NumPtr(p.CPUBusyPct), NumPtr(p.CPUSysPct), Num(p.Seconds)))
+		}
+		b.table(t)
+	}
+	for _, s := range []struct {
+		name string
+		sw   *results.IOCalSeq
+	}{{"sequential read", c.SeqRead}, {"sequential write", c.SeqWrite}} {
+		if s.sw == nil {
+			continue
+		}
+		t := Table{Caption: "Points, " + s.name, Head: []string{"jobs", "MB/s", "CPU busy %", "CPU sys %", "seconds"}}
+		for _, p := range s.sw.Points {
+			t.Rows = append(t.Rows, cells(strconv.Itoa(p.Jobs), Num(p.MBPS), NumPtr(p.CPUBusyPct), NumPtr(p.CPUSysPct), Num(p.Seconds)))
+		}
+		b.table(t)
+	}
+	b.missing(c.Missing)
+	b.sec.Notes = append(b.sec.Notes, c.Notes...)
+}
+
+func seqMax(s *results.IOCalSeq) string {
+	if s == nil {
+		return "n/a"
+	}
+	return Num(s.MaxMBPS)
+}
+
+// txOrder is the TPC-C transactions in the spec's order.
+var txOrder = []string{"new_order", "payment", "order_status", "delivery", "stock_level"}
+
+func (b *builder) oltp(o *results.OLTP) {
+	b.card("NOPM", NumPtr(o.NOPM), "", "New-Orders per minute")
+	b.card("TPM (database)", NumPtr(o.TPMDB), "", "commits + rollbacks per minute")
+	b.card("ART", Num(o.ARTMs), "ms", "mean "+o.LatencyBasis+" time")
+	keying := "keying/thinking off"
+	if o.KeyingThinking != false {
+		keying = fmt.Sprintf("keying/thinking ×%v", o.KeyingThinking)
+	}
+	b.sec.Notes = append(b.sec.Notes, fmt.Sprintf("%s: %d warehouses, %d users, %s mode, %s, ramp-up %s s, timed window %s s, latency basis %s.",
+		o.Workload, o.Warehouses, o.Users, o.Mode, keying, Num(o.RampupS), Num(o.DurationS), o.LatencyBasis))
+	eff := "n/a"
+	if o.EfficiencyPct != nil {
+		eff = Num(*o.EfficiencyPct) + " %"
+	}
+	b.table(Table{Caption: "Over the timed window", Headline: true,
+		Head: []string{"NOPM", "TPM (db)", "TPM (client)", "ART ms", "New-Order commits", "efficiency"},
+		Rows: [][]Cell{cells(NumPtr(o.NOPM), NumPtr(o.TPMDB), Num(o.TPMClient), Num(o.ARTMs), Int(o.NewOrderCommits), eff)}})
+
+	if b.ts != nil && b.ts.Has("oltp_phase") {
+		rows := b.window()
+		x := b.seconds(rows)
+		if len(rows) >= 2 {
+			phase := pick(b.ts.Text("oltp_phase"), rows)
+			ch := assets.Chart{XName: "seconds from the step's start", YName: "per minute", X: assets.Nums(x),
+				Series: []assets.Series{{Name: "NOPM (client, each second)", Y: assets.Nums(pickF(b.ts.Float("oltp_nopm_client"), rows))},
+					{Name: "TPM (client, each second)", Y: assets.Nums(pickF(b.ts.Float("oltp_tpm_client"), rows))}}}
+			if from, to, ok := span(x, phase, "rampup"); ok {
+				ch.Areas = []assets.Area{{Label: "ramp-up", From: from, To: to}}
+			}
+			lat := assets.Chart{XName: "seconds from the step's start", YName: "ms", X: assets.Nums(x), Areas: ch.Areas,
+				Series: []assets.Series{{Name: "ART", Y: assets.Nums(pickF(b.ts.Float("oltp_art_ms"), rows))},
+					{Name: "p90", Y: assets.Nums(pickF(b.ts.Float("oltp_p90_ms"), rows)), Dashed: true}}}
+			b.charts("Over time (ramp-up shaded; the window's figures above come from counters at its edges)",
+				b.chart("NOPM and TPM", ch), b.chart("Response time", lat))
+		}
+	}
+
+	t := Table{Caption: "Per transaction, timed window (" + o.LatencyBasis + " time, ms)", Headline: true,
+		Head: []string{"transaction", "count", "mix %", "mean", "p50", "p90", "p95", "p99", "max", "errors"}}
+	var cats []string
+	p50, p90, p99 := []float64{}, []float64{}, []float64{}
+	for _, name := range txNames(o.Transactions) {
+		s := o.Transactions[name]
+		l := s.LatMs
+		row := cells(name, Int(s.Count), Num(o.MixPct[name]), Num(l.Mean), Num(l.P50), Num(l.P90), Num(l.P95), Num(l.P99), Num(l.Max), Int(s.Errors))
+		if s.Errors > 0 {
+			row[9].Class = "bad"
+		}
+		t.Rows = append(t.Rows, row)
+		cats = append(cats, name)
+		p50, p90, p99 = append(p50, l.P50), append(p90, l.P90), append(p99, l.P99)
+	}
+	if len(cats) > 0 {
+		b.charts("Latency percentiles", b.chart("Per transaction", assets.Chart{YName: "ms", Categories: cats, Series: []assets.Series{
+			{Name: "p50", Type: "bar", Y: assets.Nums(p50)}, {Name: "p90", Type: "bar", Y: assets.Nums(p90)}, {Name: "p99", Type: "bar", Y: assets.Nums(p99)}}}))
+	}
+	b.table(t)
+	if o.Driver != nil {
+		b.sec.Notes = append(b.sec.Notes, fmt.Sprintf("Driver CPU: %s s (%s µs per transaction, %s %% of the machine).",
+			Num(o.Driver.CPUS), Num(o.Driver.CPUUsPerTxn), Num(o.Driver.MachineSharePct)))
+	}
+	b.consistency(o.Consistency)
+	b.missing(o.Missing)
+	b.sec.Notes = append(b.sec.Notes, o.Notes...)
+}
+
+// txNames lists the spec's transactions first, then any others.
+func txNames(m map[string]results.TxStats) []string {
+	var out []string
+	for _, n := range txOrder {
+		if _, ok := m[n]; ok {
+			out = append(out, n)
+		}
+	}
+	var rest []string
+	for n := range m {
+		if !slices.Contains(txOrder, n) {
+			rest = append(rest, n)
+		}
+	}
+	sort.Strings(rest)
+	return append(out, rest...)
+}
+
+func (b *builder) consistency(c *results.Consistency) {
+	if c == nil {
+		return
+	}
+	t := Table{Caption: "Consistency", Head: []string{"check", "name", "verdict", "violations", "detail"}, Headline: true}
+	for _, ch := range c.Checks {
+		row := cells(ch.ID, ch.Name)
+		row[1].Class = "t"
+		row = append(row, verdictCell(ch.OK, "ok", "FAILED"), Cell{Text: Int(ch.Violations)}, Cell{Text: ch.Detail, Class: "t"})
+		t.Rows = append(t.Rows, row)
+	}
+	if c.OK {
+		t.Caption = "Consistency: ok"
+	} else {
+		t.Caption = "Consistency: FAILED"
+	}
+	b.table(t)
+}
+
+func (b *builder) oltpBuild(o *results.OLTPBuild) {
+	b.table(Table{Caption: "Build", Head: []string{"warehouses", "MB", "load s", "index s", "vacuum s", "total s", "MB/s"},
+		Rows: [][]Cell{cells(strconv.Itoa(o.Warehouses), Num(float64(o.DBBytes)/1e6), Num(o.LoadS), Num(o.IndexS), Num(o.VacuumS), Num(o.TotalS), Num(o.MBPerS))}})
+	b.consistency(o.Consistency)
+}
+
+func (b *builder) ramp(r *results.Ramp) {
+	b.card("max TPS", NumPtr(r.MaxTPS), "TPS", "over the ramp")
+	users := "n/a"
+	if r.MaxUsersWithinSLA != nil {
+		users = Int(int64(*r.MaxUsersWithinSLA))
+	}
+	b.card("users within SLA", users, "users", fmt.Sprintf("%s ≤ %s ms", r.SLAMetric, Num(r.SLAMs)))
+	if r.ARTAtUsers != nil {
+		b.card(fmt.Sprintf("ART at %d users", *r.ARTAtUsers), NumPtr(r.ARTAtMs), "ms", "")
+	}
+	var x, tps, art, p90 []float64
+	t := Table{Caption: fmt.Sprintf("Steps (%s loop, %s time; SLA: %s ≤ %s ms)", r.Loop, r.LatencyBasis, r.SLAMetric, Num(r.SLAMs)),
+		Head: []string{"users", "TPS", "NOPM", "ART ms", "p90 ms", "CPU busy %", "I/O wait %", "Little's users", "within SLA", "errors"}}
+	for _, s := range r.Steps {
+		x, tps, art, p90 = append(x, float64(s.Users)), append(tps, s.TPS), append(art, s.ARTMs), append(p90, s.P90Ms)
+		row := cells(Int(int64(s.Users)), Num(s.TPS), NumPtr(s.NOPM), Num(s.ARTMs), Num(s.P90Ms), NumPtr(s.CPUBusyPct), NumPtr(s.IOWaitPct), NumPtr(s.LittleUsers))
+		t.Rows = append(t.Rows, append(row, verdictCell(s.WithinSLA, "yes", "no"), Cell{Text: Int(s.Errors)}))
+	}
+	ch := assets.Chart{XName: "users", YName: "TPS", Y2Name: "ms", X: assets.Nums(x),
+		Series: []assets.Series{{Name: "TPS", Y: assets.Nums(tps)}, {Name: "ART ms", Y: assets.Nums(art), Y2: true, Dashed: true},
+			{Name: "p90 ms", Y: assets.Nums(p90), Y2: true, Dashed: true}},
+		MarkY: []assets.Mark{{Label: "SLA " + Num(r.SLAMs) + " ms", Value: r.SLAMs, Y2: true}}}
+	if r.MaxUsersWithinSLA != nil {
+		ch.MarkX = []assets.Mark{{Label: fmt.Sprintf("max users %d", *r.MaxUsersWithinSLA), Value: float64(*r.MaxUsersWithinSLA)}}
+	}
+	b.charts("Against users", b.chart("TPS and response time", ch))
+	b.table(Table{Caption: "Ramp to the SLA", Headline: true, Head: []string{"max TPS", "max users within SLA", "ART at users", "stop reason"},
+		Rows: [][]Cell{cells(NumPtr(r.MaxTPS), users, artAt(r), r.StopReason)}})
+	b.table(t)
+	b.missing(r.Missing)
+	b.sec.Notes = append(b.sec.Notes, r.Notes...)
+}
+
+func artAt(r *results.Ramp) string {
+	if r.ARTAtUsers == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%s ms at %d", NumPtr(r.ARTAtMs), *r.ARTAtUsers)
+}
+
+func (b *builder) dssBuild(d *results.DSSBuild) {
+	b.table(Table{Caption: "Build (scale factor " + Num(d.ScaleFactor) + ", " + d.Generator + ")", Head: []string{"MB", "load s", "index s", "analyze s", "total s", "MB/s"},
+		Rows: [][]Cell{cells(Num(float64(d.DBBytes)/1e6), Num(d.LoadS), Num(d.IndexS), Num(d.AnalyzeS), Num(d.TotalS), Num(d.MBPerS))}})
+}
+
+func (b *builder) dss(d *results.DSS) {
+	b.sec.Notes = append(b.sec.Notes, d.Workload+", scale factor "+Num(d.ScaleFactor)+": TPC-H-derived, not comparable with published TPC-H results.")
+	head := Table{Caption: "Headline", Headline: true, Head: []string{"geomean s", "Power@Size", "Throughput@Size", "streams", "QphH"}}
+	geo, power, thr, streams := "n/a", "n/a", "n/a", "n/a"
+	if d.Power != nil {
+		geo, power = NumPtr(d.Power.GeomeanS), NumPtr(d.Power.PowerAtSize)
+		b.card("DSS geomean", geo, "s", "power test, per query")
+	}
+	if d.Throughput != nil {
+		thr, streams = NumPtr(d.Throughput.ThroughputAtSize), strconv.Itoa(d.Throughput.Streams)
+	}
+	b.card("QphH (derived)", NumPtr(d.QphH), "", "TPC-H-derived")
+	head.Rows = [][]Cell{cells(geo, power, thr, streams, NumPtr(d.QphH))}
+	b.table(head)
+
+	var refs []ChartRef
+	if d.Power != nil && len(d.Power.Queries) > 0 {
+		var cats []string
+		var secs []float64
+		t := Table{Caption: "Power test queries", Head: []string{"query", "seconds", "rows", "note"}}
+		for _, q := range append(append([]results.DSSQuery{}, d.Power.Queries...), d.Power.Refresh...) {
+			cats = append(cats, qname(q.Q))
+			secs = append(secs, ptrOr(q.Seconds))
+			t.Rows = append(t.Rows, cells(qname(q.Q), NumPtr(q.Seconds), Int(q.Rows), queryNote(q)))
+			t.Rows[len(t.Rows)-1][3].Class = "t"
+		}
+		refs = append(refs, b.chart("Per-query seconds (power test)", assets.Chart{YName: "seconds", Categories: cats,
+			Series: []assets.Series{{Name: "seconds", Type: "bar", Y: assets.Nums(secs)}}}))
+		defer b.table(t)
+	}
+	if d.Throughput != nil && len(d.Throughput.StreamRuns) > 0 {
+		tl := assets.Chart{Kind: "timeline", XName: "seconds from the test's start"}
+		for _, s := range d.Throughput.StreamRuns {
+			row := fmt.Sprintf("stream %d", s.Stream)
+			tl.Rows = append(tl.Rows, row)
+			for _, q := range s.Queries {
+				if q.Seconds != nil {
+					tl.Segments = append(tl.Segments, assets.Segment{Row: row, From: q.StartS, To: q.StartS + *q.Seconds, Label: qname(q.Q)})
+				}
+			}
+		}
+		if len(d.Throughput.Refresh) > 0 {
+			tl.Rows = append(tl.Rows, "refresh")
+			for _, q := range d.Throughput.Refresh {
+				if q.Seconds != nil {
+					tl.Segments = append(tl.Segments, assets.Segment{Row: "refresh", From: q.StartS, To: q.StartS + *q.Seconds, Label: q.Q})
+				}
+			}
+		}
+		refs = append(refs, b.chart("Throughput test streams", tl))
+	}
+	if b.ts != nil && b.ts.Has("disk_r_mbps") {
+		rows := b.window()
+		if len(rows) >= 2 {
+			refs = append(refs, b.chart("Storage MB/s over the test", assets.Chart{XName: "seconds from the step's start", YName: "MB/s",
+				X: assets.Nums(b.seconds(rows)), Series: []assets.Series{
+					{Name: "read MB/s", Y: assets.Nums(pickF(b.ts.Float("disk_r_mbps"), rows))},
+					{Name: "write MB/s", Y: assets.Nums(pickF(b.ts.Float("disk_w_mbps"), rows))}}}))
+		}
+	}
+	if len(refs) > 0 {
+		b.charts("Queries", refs...)
+	}
+	b.missing(d.Missing)
+	b.sec.Notes = append(b.sec.Notes, d.Notes...)
+}
+
+func qname(q string) string {
+	if strings.HasPrefix(q, "RF") {
+		return q
+	}
+	return "Q" + q
+}
+
+func queryNote(q results.DSSQuery) string {
+	switch {
+	case q.TimedOut:
+		return "timed out"
+	case q.Error != "":
+		return q.Error
+	}
+	return ""
+}
+
+func ptrOr(v *float64) float64 {
+	if v == nil {
+		return nan
+	}
+	return *v
+}

@@ -1,0 +1,105 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// mdEscape keeps a value from being read as markdown or HTML where the
+// report is pasted: pipes would split cells, angle brackets open tags.
+var mdEscape = strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ", "&", "&amp;", "<", "&lt;", ">", "&gt;", "`", "\\`", "*", `\*`, "_", `\_`)
+
+// Markdown writes report.md: the headline figures and tables of every step,
+// for pasting into tickets.
+func (r *Report) Markdown(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "# %s\n\n", mdEscape.Replace(r.Title))
+	fmt.Fprintf(bw, "Status: **%s** · started %s", r.Status, r.Started)
+	if r.Duration != "" {
+		fmt.Fprintf(bw, " · duration %s", r.Duration)
+	}
+	bw.WriteString("\n\n")
+	if r.Status != "complete" {
+		fmt.Fprintf(bw, "> **This run is %s**", r.Status)
+		if r.Error != "" {
+			fmt.Fprintf(bw, ": %s", mdEscape.Replace(r.Error))
+		}
+		bw.WriteString(". Its figures cover only what was measured before it stopped.\n\n")
+	}
+	if len(r.Cards) > 0 {
+		t := Table{Head: []string{"headline", "value", "note"}}
+		for _, c := range r.Cards {
+			v := c.Value
+			if c.Unit != "" {
+				v += " " + c.Unit
+			}
+			row := cells(c.Name, v, c.Note)
+			row[2].Class = "t"
+			t.Rows = append(t.Rows, row)
+		}
+		mdTable(bw, &t)
+	}
+	for _, s := range r.Sections {
+		fmt.Fprintf(bw, "## %s", mdEscape.Replace(s.Title))
+		if s.Status != "" {
+			fmt.Fprintf(bw, " (%s)", s.Status)
+		}
+		bw.WriteString("\n\n")
+		if s.Error != "" {
+			fmt.Fprintf(bw, "> %s\n\n", mdEscape.Replace(s.Error))
+		}
+		for _, n := range s.Notes {
+			fmt.Fprintf(bw, "%s\n\n", mdEscape.Replace(n))
+		}
+		for _, b := range s.Blocks {
+			if b.Table != nil && b.Table.Headline {
+				if b.Table.Caption != "" {
+					fmt.Fprintf(bw, "**%s**\n\n", mdEscape.Replace(b.Table.Caption))
+				}
+				mdTable(bw, b.Table)
+			}
+		}
+	}
+	for _, t := range r.Env[:min(len(r.Env), 3)] {
+		var parts []string
+		for _, row := range t.Rows {
+			if row[1].Text != "" {
+				parts = append(parts, row[0].Text+" "+row[1].Text)
+			}
+		}
+		fmt.Fprintf(bw, "%s: %s  \n", t.Caption, mdEscape.Replace(strings.Join(parts, ", ")))
+	}
+	bw.WriteString("\nFull report, charts and metric definitions: report.html beside this file.\n")
+	return bw.Flush()
+}
+
+func mdTable(w *bufio.Writer, t *Table) {
+	row := func(texts []string) {
+		w.WriteString("|")
+		for _, c := range texts {
+			fmt.Fprintf(w, " %s |", mdEscape.Replace(c))
+		}
+		w.WriteString("\n")
+	}
+	row(t.Head)
+	w.WriteString("|")
+	for i := range t.Head {
+		// Text columns (the first, and those of class "t") align left.
+		if i == 0 || (len(t.Rows) > 0 && i < len(t.Rows[0]) && t.Rows[0][i].Class == "t") {
+			w.WriteString("---|")
+		} else {
+			w.WriteString("--:|")
+		}
+	}
+	w.WriteString("\n")
+	for _, r := range t.Rows {
+		texts := make([]string, len(r))
+		for i, c := range r {
+			texts[i] = c.Text
+		}
+		row(texts)
+	}
+	w.WriteString("\n")
+}

@@ -1,0 +1,163 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/calibra-bench/calibra/internal/report/assets"
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// window returns the timeseries rows inside the step's observed window (its
+// timed window when it has one), or its whole span.
+func (b *builder) window() []int {
+	from, to := b.bounds()
+	var rows []int
+	for i, t := range b.ts.Time {
+		if !t.Before(from) && !t.After(to) {
+			rows = append(rows, i)
+		}
+	}
+	return rows
+}
+
+// bounds is the span the step's time charts cover: from its start (so a
+// ramp-up shows) to its end.
+func (b *builder) bounds() (time.Time, time.Time) {
+	from, to := b.step.StartedAt, b.step.StartedAt.Add(24*time.Hour)
+	if b.step.FinishedAt != nil {
+		to = *b.step.FinishedAt
+	}
+	if o := b.step.Observe; o != nil && o.To.After(to) {
+		to = o.To
+	}
+	// A sample is stamped at its end: take the one that covers the last second.
+	return from, to.Add(500 * time.Millisecond)
+}
+
+// seconds are the rows' times from the step's start.
+func (b *builder) seconds(rows []int) []float64 {
+	out := make([]float64, len(rows))
+	for i, r := range rows {
+		out[i] = b.ts.Time[r].Sub(b.step.StartedAt).Seconds()
+	}
+	return out
+}
+
+func pickF(col []float64, rows []int) []float64 {
+	out := make([]float64, len(rows))
+	for i, r := range rows {
+		if col == nil {
+			out[i] = nan
+		} else {
+			out[i] = col[r]
+		}
+	}
+	return out
+}
+
+func pick(col []string, rows []int) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		if col != nil {
+			out[i] = col[r]
+		}
+	}
+	return out
+}
+
+// span is the x range of the rows whose label is want, widened by the
+// second before the first one (a sample covers the second before it).
+func span(x []float64, labels []string, want string) (float64, float64, bool) {
+	first, last := -1, -1
+	for i, l := range labels {
+		if l == want {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	if first < 0 {
+		return 0, 0, false
+	}
+	from := x[first] - 1
+	if first > 0 {
+		from = x[first-1]
+	}
+	return from, x[last], true
+}
+
+// observe adds what the host and the database did over the step's window:
+// the figures, the top waits (AWR's view) and, from timeseries.csv, the
+// CPU and disk over time.
+func (b *builder) observe() {
+	o := b.step.Observe
+	if o == nil && b.ts == nil {
+		return
+	}
+	b.sec.Blocks = append(b.sec.Blocks, Block{Heading: "Host and database over the step"})
+	if b.ts != nil {
+		rows := b.window()
+		if len(rows) < 2 {
+			b.note("Fewer than two samples in this step's window: no time charts.")
+		} else {
+			x := assets.Nums(b.seconds(rows))
+			line := func(col, name string, dashed bool) assets.Series {
+				return assets.Series{Name: name, Y: assets.Nums(pickF(b.ts.Float(col), rows)), Dashed: dashed}
+			}
+			const xn = "seconds from the step's start"
+			b.charts("",
+				b.chart("CPU", assets.Chart{XName: xn, YName: "% of all CPUs", X: x,
+					Series: []assets.Series{line("cpu_busy_pct", "busy %", false), line("cpu_iowait_pct", "I/O wait %", false)}}),
+				b.chart("Disk IOPS", assets.Chart{XName: xn, YName: "IOPS", X: x,
+					Series: []assets.Series{line("disk_r_iops", "read IOPS", false), line("disk_w_iops", "write IOPS", false)}}),
+				b.chart("Disk MB/s", assets.Chart{XName: xn, YName: "MB/s", X: x,
+					Series: []assets.Series{line("disk_r_mbps", "read MB/s", false), line("disk_w_mbps", "write MB/s", false)}}),
+				b.chart("Latency", assets.Chart{XName: xn, YName: "ms", X: x,
+					Series: []assets.Series{line("disk_await_ms", "disk await ms", false), line("db_data_file_read_avg_ms", "data file read ms", true),
+						line("db_wal_sync_avg_ms", "WAL sync ms", true)}}))
+		}
+	}
+	if o == nil {
+		return
+	}
+	b.table(Table{Caption: fmt.Sprintf("Over the window (%s s; devices %s)", Num(o.WindowS), strings.Join(o.Devices, ", ")),
+		Head: []string{"CPU busy %", "user %", "sys %", "I/O wait %", "read IOPS", "write IOPS", "read MB/s", "write MB/s", "await ms", "util %"},
+		Rows: [][]Cell{cells(NumPtr(o.CPUBusyPct), NumPtr(o.CPUUserPct), NumPtr(o.CPUSysPct), NumPtr(o.CPUIOWaitPct),
+			disk(o, func(d *results.ObserveDisk) *float64 { return d.RIOPS }), disk(o, func(d *results.ObserveDisk) *float64 { return d.WIOPS }),
+			disk(o, func(d *results.ObserveDisk) *float64 { return d.RMBps }), disk(o, func(d *results.ObserveDisk) *float64 { return d.WMBps }),
+			disk(o, func(d *results.ObserveDisk) *float64 { return d.AwaitMs }), disk(o, func(d *results.ObserveDisk) *float64 { return d.UtilPct }))}})
+	if db := o.DB; db != nil {
+		b.table(Table{Caption: "Database counters (" + db.Database + ")",
+			Head: []string{"active sessions", "blocks read", "hit %", "data file read ms", "WAL write ms", "WAL sync ms", "checkpoints"},
+			Rows: [][]Cell{cells(NumPtr(db.ActiveSessionsAvg), intPtr(db.BlksRead), NumPtr(db.HitPct), NumPtr(db.DataFileReadAvgMs),
+				NumPtr(db.WALWriteAvgMs), NumPtr(db.WALSyncAvgMs), intPtr(db.Checkpoints))}})
+	}
+	if len(o.Waits) > 0 {
+		t := Table{Caption: "Top waits (sampled database time; avg ms from the server's counters)", Headline: true,
+			Head: []string{"event", "class", "seconds", "share %", "avg ms", "samples"}}
+		for _, w := range o.Waits {
+			row := cells(w.Event, w.Class, Num(w.Seconds), Num(w.SharePct), NumPtr(w.AvgMs), Int(int64(w.Samples)))
+			row[1].Class = "t"
+			t.Rows = append(t.Rows, row)
+		}
+		b.table(t)
+	}
+	b.missing(o.Missing)
+}
+
+func disk(o *results.Observe, f func(*results.ObserveDisk) *float64) string {
+	if o.Disk == nil {
+		return "n/a"
+	}
+	return NumPtr(f(o.Disk))
+}
+
+func intPtr(v *int64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return Int(*v)
+}

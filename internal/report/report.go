@@ -1,0 +1,233 @@
+// Package report renders a run directory's results.json (and
+// timeseries.csv, when present) as report.html, one self-contained page
+// that works offline, and report.md, the headline tables for tickets. It
+// reads only those files: no metric is computed twice.
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/calibra-bench/calibra/internal/report/assets"
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// Report is a run laid out for reading: headline cards, then one section
+// per step in layer order, then the environment and the definitions.
+type Report struct {
+	Title    string
+	Label    string
+	Command  string
+	Status   string
+	Error    string
+	Started  string
+	Finished string
+	Duration string
+	Cards    []Card
+	Sections []Section
+	Env      []Table
+	Defs     []Def
+
+	charts        []assets.Chart
+	hasTimeseries bool
+}
+
+// Card is one headline figure.
+type Card struct {
+	Name  string
+	Value string
+	Unit  string
+	Note  string
+}
+
+// Section is one step's figures.
+type Section struct {
+	ID     string
+	Title  string
+	Kind   string
+	Status string // the step's status when it is not "complete"
+	Error  string
+	Notes  []string
+	Blocks []Block
+}
+
+// Block is a chart, a row of charts or a table, in reading order.
+type Block struct {
+	Heading string
+	Charts  []ChartRef
+	Table   *Table
+	Note    string
+}
+
+// ChartRef places a chart; its data travels in the page's JSON.
+type ChartRef struct {
+	ID    string
+	Title string
+}
+
+// Table is a table of text cells. Headline tables also go into report.md.
+type Table struct {
+	Caption  string
+	Head     []string
+	Rows     [][]Cell
+	Headline bool
+}
+
+// Cell is one table cell; Class marks a verdict ("good", "bad") or text
+// ("t", left-aligned).
+type Cell struct {
+	Text  string
+	Class string
+}
+
+// Def is a metric definition.
+type Def struct{ Term, Text string }
+
+// layerRank orders steps by layer; unknown kinds go last, listed.
+var layerRank = map[string]int{
+	results.KindDevice: 1, results.KindIOCal: 2, results.KindOLTPBuild: 3, results.KindOLTP: 4,
+	results.KindOLTPCheck: 5, results.KindRamp: 6, results.KindDSSBuild: 7, results.KindDSS: 8,
+}
+
+// Build lays out a run. ts may be nil (no timeseries.csv): the time charts
+// are then left out with a note.
+func Build(run *results.Run, ts *results.Timeseries) *Report {
+	r := &Report{Label: run.Meta.Label, Command: run.Meta.Command, Status: run.Status, Error: run.Error,
+		Started: run.StartedAt.UTC().Format(time.RFC3339), hasTimeseries: ts != nil}
+	if r.Error == r.Status {
+		r.Error = "" // "interrupted" says nothing the status does not
+	}
+	r.Title = "calibra " + run.Meta.Command
+	if r.Label != "" {
+		r.Title += ": " + r.Label
+	}
+	if run.FinishedAt != nil {
+		r.Finished = run.FinishedAt.UTC().Format(time.RFC3339)
+		r.Duration = run.FinishedAt.Sub(run.StartedAt).Round(time.Second).String()
+	}
+	steps := append([]results.Step(nil), run.Steps...)
+	sort.SliceStable(steps, func(i, j int) bool { return rank(steps[i].Kind) < rank(steps[j].Kind) })
+	for i, st := range steps {
+		b := &builder{r: r, prefix: fmt.Sprintf("s%d", i), step: st, ts: ts}
+		sec := Section{ID: b.prefix, Title: st.Kind + ": " + st.Name, Kind: st.Kind, Error: st.Error}
+		if st.Status != results.StatusComplete {
+			sec.Status = st.Status
+		}
+		b.sec = &sec
+		b.body()
+		b.observe()
+		r.Sections = append(r.Sections, sec)
+	}
+	r.environment(run)
+	r.Defs = definitions
+	return r
+}
+
+func rank(kind string) int {
+	if n, ok := layerRank[kind]; ok {
+		return n
+	}
+	return 100
+}
+
+// builder fills one step's section.
+type builder struct {
+	r      *Report
+	sec    *Section
+	step   results.Step
+	prefix string
+	ts     *results.Timeseries
+	n      int
+}
+
+func (b *builder) body() {
+	switch body := b.step.Body.(type) {
+	case *results.Device:
+		b.device(body)
+	case *results.IOCal:
+		b.iocal(body)
+	case *results.OLTP:
+		b.oltp(body)
+	case *results.OLTPBuild:
+		b.oltpBuild(body)
+	case *results.OLTPCheck:
+		b.consistency(body.Consistency)
+	case *results.Ramp:
+		b.ramp(body)
+	case *results.DSSBuild:
+		b.dssBuild(body)
+	case *results.DSS:
+		b.dss(body)
+	default:
+		b.sec.Notes = append(b.sec.Notes, fmt.Sprintf("This calibra does not know step kind %q; its keys are in results.json.", b.step.Kind))
+	}
+}
+
+// chart registers a chart and returns its reference.
+func (b *builder) chart(title string, c assets.Chart) ChartRef {
+	b.n++
+	c.ID = fmt.Sprintf("%s-c%d", b.prefix, b.n)
+	b.r.charts = append(b.r.charts, c)
+	return ChartRef{ID: c.ID, Title: title}
+}
+
+func (b *builder) charts(heading string, refs ...ChartRef) {
+	b.sec.Blocks = append(b.sec.Blocks, Block{Heading: heading, Charts: refs})
+}
+
+func (b *builder) table(t Table) {
+	if len(t.Rows) == 0 {
+		return
+	}
+	b.sec.Blocks = append(b.sec.Blocks, Block{Table: &t})
+}
+
+func (b *builder) note(format string, args ...any) {
+	b.sec.Blocks = append(b.sec.Blocks, Block{Note: fmt.Sprintf(format, args...)})
+}
+
+func (b *builder) card(name, value, unit, note string) {
+	if b.step.Status != results.StatusComplete {
+		note = b.step.Status + ": " + note
+	}
+	b.r.Cards = append(b.r.Cards, Card{Name: name, Value: value, Unit: unit, Note: note})
+}
+
+func (b *builder) missing(m map[string]string) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		b.sec.Notes = append(b.sec.Notes, fmt.Sprintf("%s not measured: %s", k, m[k]))
+	}
+}
+
+// Write rebuilds report.html and report.md in a run directory from its
+// results.json and timeseries.csv.
+func Write(dir string) error {
+	run, err := results.Load(dir)
+	if err != nil {
+		return err
+	}
+	ts, err := results.LoadTimeseries(dir)
+	if err != nil {
+		return err
+	}
+	rep := Build(run, ts)
+	var h, m bytes.Buffer
+	if err := rep.HTML(&h); err != nil {
+		return err
+	}
+	if err := rep.Markdown(&m); err != nil {
+		return err
+	}
+	if err := results.WriteFileAtomic(filepath.Join(dir, "report.html"), h.Bytes()); err != nil {
+		return err
+	}
+	return results.WriteFileAtomic(filepath.Join(dir, "report.md"), m.Bytes())
+}

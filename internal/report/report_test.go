@@ -1,0 +1,172 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// runs are the run directories the tests read: real runs of calibra
+// (oltp-*, device-*) and hand-made ones for the layers that do not run yet.
+const runs = "../results/testdata/runs"
+
+func fixtures(t *testing.T) []string {
+	t.Helper()
+	entries, err := os.ReadDir(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func build(t *testing.T, name string) *Report {
+	t.Helper()
+	dir := filepath.Join(runs, name)
+	run, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := results.LoadTimeseries(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Build(run, ts)
+}
+
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from its golden file (go test -update rewrites it); got:\n%s", path, got)
+	}
+}
+
+func TestMarkdownGolden(t *testing.T) {
+	for _, name := range fixtures(t) {
+		t.Run(name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := build(t, name).Markdown(&b); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, filepath.Join("testdata", name+".md"), b.Bytes())
+		})
+	}
+}
+
+// Every step gets a section in layer order; a kind this calibra does not
+// know is listed, not dropped; a run that did not complete says so.
+func TestSectionsFollowTheLayers(t *testing.T) {
+	r := build(t, "study-b")
+	var kinds []string
+	for _, s := range r.Sections {
+		kinds = append(kinds, s.Kind)
+	}
+	if got := strings.Join(kinds, " "); got != "iocal ramp dss future_kind" {
+		t.Errorf("sections %q", got)
+	}
+	last := r.Sections[len(r.Sections)-1]
+	if len(last.Notes) == 0 || !strings.Contains(last.Notes[0], `does not know step kind "future_kind"`) {
+		t.Errorf("the unknown kind is not listed: %+v", last)
+	}
+	if r.Sections[2].Status != results.StatusInterrupted {
+		t.Errorf("the interrupted dss step is not marked: %+v", r.Sections[2].Status)
+	}
+	var h bytes.Buffer
+	if err := r.HTML(&h); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(h.String(), `<div class="banner">This run is <b>interrupted</b>`) {
+		t.Error("report.html of an interrupted run has no visible mark")
+	}
+}
+
+// A label is text: html/template escapes it in the page, and the chart data
+// (JSON in a script element) cannot close its element.
+func TestHTMLEscapesEveryValue(t *testing.T) {
+	var h bytes.Buffer
+	if err := build(t, "oltp-xss").HTML(&h); err != nil {
+		t.Fatal(err)
+	}
+	page := h.String()
+	if strings.Contains(page, "<script>alert(1)") {
+		t.Fatal("the label <script>alert(1)</script> went into the page unescaped")
+	}
+	if !strings.Contains(page, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Error("the label is not shown")
+	}
+	if n := strings.Count(page, "</script>"); n != 3 {
+		t.Errorf("%d script elements closed, want 3 (data, ECharts, renderer)", n)
+	}
+	markup := regexp.MustCompile(`(?s)(<script[^>]*>).*?</script>`).ReplaceAllString(page, "$1</script>")
+	for _, ref := range []string{" src=", "<link", "<img", "@import", "url("} {
+		if strings.Contains(markup, ref) {
+			t.Errorf("the page refers to another file (%s): it must work offline", ref)
+		}
+	}
+}
+
+func TestWriteRefusesWhatIsNotARun(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name, content, want string
+	}{
+		{"no results.json", "", "holds no results.json"},
+		{"broken JSON", `{"schema": "calibra.results/v1", "steps": [`, "is not valid JSON"},
+		{"unknown schema", `{"schema": "calibra.results/v9"}`, `has schema "calibra.results/v9"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			run := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-"))
+			if err := os.MkdirAll(run, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if c.content != "" {
+				if err := os.WriteFile(filepath.Join(run, "results.json"), []byte(c.content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := Write(run)
+			var in *fault.InputError
+			if !errors.As(err, &in) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Write = %v, want an input error containing %q", err, c.want)
+			}
+			if _, err := os.Stat(filepath.Join(run, "report.html")); err == nil {
+				t.Error("a report was written")
+			}
+		})
+	}
+}
+
+func TestNum(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		want string
+	}{{0, "0"}, {0.01234, "0.012"}, {1.5, "1.50"}, {12.34, "12.3"}, {999.6, "1,000"}, {1234567.8, "1,234,568"}, {-4321, "-4,321"}} {
+		if got := Num(c.v); got != c.want {
+			t.Errorf("Num(%v) = %q, want %q", c.v, got, c.want)
+		}
+	}
+}
