@@ -70,7 +70,7 @@ func writeOLTPSummary(b *strings.Builder, st results.Step, o *results.OLTP) {
 	metric("tpm_client", &tc, "", "transactions completed per minute (client)")
 	fmt.Fprintf(b, "  %-10s %10.3f ms  mean %s time of all transactions\n", "art", o.ARTMs, o.LatencyBasis)
 	fmt.Fprintf(b, "  %-13s %8s %6s %9s %9s %9s %9s\n", "transaction", "count", "mix %", "p50 ms", "p90 ms", "p99 ms", "errors")
-	for _, name := range []string{"new_order", "payment", "order_status", "delivery", "stock_level"} {
+	for _, name := range results.TxTypes {
 		t := o.Transactions[name]
 		fmt.Fprintf(b, "  %-13s %8d %6.2f %9.3f %9.3f %9.3f %9d\n", name, t.Count, o.MixPct[name], t.LatMs.P50, t.LatMs.P90, t.LatMs.P99, t.Errors)
 	}

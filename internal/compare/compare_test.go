@@ -92,7 +92,7 @@ func TestRampHeadlineFirst(t *testing.T) {
 	for _, r := range tab.Rows[:3] {
 		got = append(got, r.Name)
 	}
-	if strings.Join(got, "; ") != "max TPS; ART at 40 users; users within art ≤ 50 ms" {
+	if strings.Join(got, "; ") != "max_tps; art_ms_at_40_users; max_users_within_sla" {
 		t.Errorf("first rows %q", got)
 	}
 	if d := tab.Rows[0].Deltas[1]; d == nil || d.Pct == nil || *d.Pct < 33.3 || *d.Pct > 33.4 || !d.Better {
@@ -111,14 +111,14 @@ func TestRepeatsAreTested(t *testing.T) {
 	for _, r := range tab.Rows {
 		byName[r.Name] = r
 	}
-	nopm := byName["NOPM"]
+	nopm := byName["nopm"]
 	if nopm.Values[0].N != 5 || nopm.Values[0].Center != 1010 {
 		t.Errorf("NOPM base %+v, want the median of 5", nopm.Values[0])
 	}
 	if d := nopm.Deltas[1]; d.P == nil || *d.P >= Alpha || d.Noise {
 		t.Errorf("NOPM +25%% with 5 repeats a side is not significant: %+v", d)
 	}
-	if d := byName["new_order p90"].Deltas[1]; !d.Noise {
+	if d := byName["new_order.p90_ms"].Deltas[1]; !d.Noise {
 		t.Errorf("identical p90s are not within noise: %+v", d)
 	}
 }

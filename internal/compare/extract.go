@@ -12,95 +12,28 @@ type figure struct {
 	value float64
 }
 
-// txOrder is the TPC-C transactions in the spec's order.
-var txOrder = []string{"new_order", "payment", "order_status", "delivery", "stock_level"}
-
-// extract lists a step's comparable figures. Unmeasured figures (null) are
-// left out, never compared as zero. load is the user load at which the
-// ramps' ART is compared (0: none shared).
+// extract lists a step's comparable figures: its metrics that have a
+// direction (results.Metrics, the names thresholds use), the ramps' ART at
+// the load every run reached instead of each run's own. Unmeasured figures
+// are left out, never compared as zero.
 func extract(st results.Step, load int) []figure {
 	step := st.Kind + "/" + st.Name
 	var out []figure
-	add := func(name, unit string, higher bool, v float64) {
-		out = append(out, figure{Metric{Step: step, Name: name, Unit: unit, Higher: higher}, v})
+	for _, m := range results.Metrics(st) {
+		if m.Better == "" || (st.Kind == results.KindRamp && m.Name == "art_at_ms") {
+			continue
+		}
+		headline := st.Kind == results.KindRamp && (m.Name == "max_tps" || m.Name == "max_users_within_sla")
+		out = append(out, figure{Metric{Step: step, Name: m.Name, Unit: m.Unit, Higher: m.Better == results.HigherIsBetter, Headline: headline}, m.Value})
 	}
-	opt := func(name, unit string, higher bool, v *float64) {
-		if v != nil {
-			add(name, unit, higher, *v)
-		}
-	}
-	switch b := st.Body.(type) {
-	case *results.Device:
-		for _, s := range b.Specs {
-			if s.AtMaxLatency != nil {
-				add(s.Name+" IOPS within bound", "IOPS", true, s.AtMaxLatency.IOPS)
-			}
-		}
-		for _, p := range b.Points {
-			at := fmt.Sprintf("%s qd %d", p.Spec, p.QD)
-			add(at+" IOPS", "IOPS", true, p.IOPS)
-			add(at+" MB/s", "MB/s", true, p.MBps)
-			if p.LatUs != nil {
-				add(at+" p99", "µs", false, p.LatUs.P99)
-			}
-		}
-	case *results.IOCal:
-		if r := b.RandomRead; r != nil {
-			opt("max IOPS", "IOPS", true, r.MaxIOPS)
-			opt("latency at max IOPS", "ms", false, r.LatencyMsAtMax)
-		}
-		if b.SeqRead != nil {
-			add("seq read max MB/s", "MB/s", true, b.SeqRead.MaxMBPS)
-		}
-		if b.SeqWrite != nil {
-			add("seq write max MB/s", "MB/s", true, b.SeqWrite.MaxMBPS)
-		}
-	case *results.OLTP:
-		opt("NOPM", "", true, b.NOPM)
-		opt("TPM (db)", "", true, b.TPMDB)
-		add("TPM (client)", "", true, b.TPMClient)
-		add("ART", "ms", false, b.ARTMs)
-		for _, n := range txOrder {
-			if s, ok := b.Transactions[n]; ok && s.Count > 0 {
-				add(n+" p90", "ms", false, s.LatMs.P90)
-				add(n+" p99", "ms", false, s.LatMs.P99)
-			}
-		}
-	case *results.Ramp:
-		if b.MaxTPS != nil {
-			out = append(out, figure{Metric{Step: step, Name: "max TPS", Unit: "TPS", Higher: true, Headline: true}, *b.MaxTPS})
-		}
+	if b, ok := st.Body.(*results.Ramp); ok && load > 0 {
 		for _, s := range b.Steps {
-			if load > 0 && s.Users == load {
-				out = append(out, figure{Metric{Step: step, Name: fmt.Sprintf("ART at %d users", load), Unit: "ms", Headline: true}, s.ARTMs})
+			if s.Users == load {
+				// The study's order: max TPS, ART at a load, users within the SLA.
+				art := figure{Metric{Step: step, Name: fmt.Sprintf("art_ms_at_%d_users", load), Unit: "ms", Headline: true}, s.ARTMs}
+				at := min(1, len(out))
+				out = append(out[:at], append([]figure{art}, out[at:]...)...)
 			}
-		}
-		if b.MaxUsersWithinSLA != nil {
-			out = append(out, figure{Metric{Step: step, Name: fmt.Sprintf("users within %s ≤ %g ms", b.SLAMetric, b.SLAMs), Unit: "users",
-				Higher: true, Headline: true}, float64(*b.MaxUsersWithinSLA)})
-		}
-	case *results.DSS:
-		if b.Power != nil {
-			opt("geomean", "s", false, b.Power.GeomeanS)
-			opt("Power@Size", "", true, b.Power.PowerAtSize)
-			for _, q := range b.Power.Queries {
-				opt("Q"+q.Q, "s", false, q.Seconds)
-			}
-		}
-		if b.Throughput != nil {
-			opt("Throughput@Size", "", true, b.Throughput.ThroughputAtSize)
-		}
-		opt("QphH", "", true, b.QphH)
-	case *results.OLTPBuild:
-		add("build MB/s", "MB/s", true, b.MBPerS)
-	case *results.DSSBuild:
-		add("build MB/s", "MB/s", true, b.MBPerS)
-	}
-	if o := st.Observe; o != nil {
-		// Evidence beside the measurement: less waiting on storage.
-		opt("I/O wait", "%", false, o.CPUIOWaitPct)
-		if o.Disk != nil {
-			opt("disk await", "ms", false, o.Disk.AwaitMs)
 		}
 	}
 	return out

@@ -192,14 +192,14 @@ func overlays(runs []Run) ([]assets.Chart, []chartRef) {
 	add("dss-queries", "DSS: power test query seconds", q)
 
 	// OLTP: per-transaction p90 side by side.
-	tx := assets.Chart{YName: "p90 ms", Categories: txOrder}
+	tx := assets.Chart{YName: "p90 ms", Categories: results.TxTypes}
 	for _, r := range runs {
 		b, ok := first(r, results.KindOLTP).(*results.OLTP)
 		if !ok {
 			continue
 		}
 		var y []float64
-		for _, n := range txOrder {
+		for _, n := range results.TxTypes {
 			if s, ok := b.Transactions[n]; ok && s.Count > 0 {
 				y = append(y, s.LatMs.P90)
 			} else {

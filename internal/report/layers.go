@@ -173,9 +173,6 @@ func seqMax(s *results.IOCalSeq) string {
 	return Num(s.MaxMBPS)
 }
 
-// txOrder is the TPC-C transactions in the spec's order.
-var txOrder = []string{"new_order", "payment", "order_status", "delivery", "stock_level"}
-
 func (b *builder) oltp(o *results.OLTP) {
 	b.card("NOPM", NumPtr(o.NOPM), "", "New-Orders per minute")
 	b.card("TPM (database)", NumPtr(o.TPMDB), "", "commits + rollbacks per minute")
@@ -245,14 +242,14 @@ func (b *builder) oltp(o *results.OLTP) {
 // txNames lists the spec's transactions first, then any others.
 func txNames(m map[string]results.TxStats) []string {
 	var out []string
-	for _, n := range txOrder {
+	for _, n := range results.TxTypes {
 		if _, ok := m[n]; ok {
 			out = append(out, n)
 		}
 	}
 	var rest []string
 	for n := range m {
-		if !slices.Contains(txOrder, n) {
+		if !slices.Contains(results.TxTypes, n) {
 			rest = append(rest, n)
 		}
 	}

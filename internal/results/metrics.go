@@ -38,6 +38,12 @@ func Metrics(st Step) []Metric {
 			m.add("p99_ms", b.LatMs.P99, "ms", LowerIsBetter)
 		}
 		m.opt("efficiency_pct", b.EfficiencyPct, "%", HigherIsBetter)
+		for _, n := range TxTypes {
+			if s, ok := b.Transactions[n]; ok && s.Count > 0 {
+				m.add(n+".p90_ms", s.LatMs.P90, "ms", LowerIsBetter)
+				m.add(n+".p99_ms", s.LatMs.P99, "ms", LowerIsBetter)
+			}
+		}
 	case *Ramp:
 		m.opt("max_tps", b.MaxTPS, "tps", HigherIsBetter)
 		if b.MaxUsersWithinSLA != nil {
@@ -77,6 +83,9 @@ func Metrics(st Step) []Metric {
 		if p := b.Power; p != nil {
 			m.opt("power_at_size", p.PowerAtSize, "", HigherIsBetter)
 			m.opt("geomean_s", p.GeomeanS, "s", LowerIsBetter)
+			for _, q := range p.Queries {
+				m.opt("power.q"+q.Q+"_s", q.Seconds, "s", LowerIsBetter)
+			}
 		}
 		if t := b.Throughput; t != nil {
 			m.opt("throughput_at_size", t.ThroughputAtSize, "", HigherIsBetter)
@@ -89,20 +98,27 @@ func Metrics(st Step) []Metric {
 		m.add("total_s", b.TotalS, "s", LowerIsBetter)
 	}
 	if o := st.Observe; o != nil {
+		// Evidence beside the measurement: less waiting on storage is better.
 		m.opt("cpu_busy_pct", o.CPUBusyPct, "%", "")
-		m.opt("cpu_iowait_pct", o.CPUIOWaitPct, "%", "")
+		m.opt("cpu_iowait_pct", o.CPUIOWaitPct, "%", LowerIsBetter)
+		if o.Disk != nil {
+			m.opt("disk_await_ms", o.Disk.AwaitMs, "ms", LowerIsBetter)
+		}
 	}
 	return m
 }
 
+// TxTypes are the TPC-C-like transactions in the specification's order.
+var TxTypes = []string{"new_order", "payment", "order_status", "delivery", "stock_level"}
+
 // MetricNames are the names a threshold may give for a kind, as patterns:
 // "*" stands for a name part known only from the run (a device spec).
 var MetricNames = map[string][]string{
-	KindOLTP:      {"nopm", "tpm_db", "tpm_client", "art_ms", "p90_ms", "p99_ms", "efficiency_pct"},
+	KindOLTP:      {"nopm", "tpm_db", "tpm_client", "art_ms", "p90_ms", "p99_ms", "efficiency_pct", "*.p90_ms", "*.p99_ms"},
 	KindRamp:      {"max_tps", "max_users_within_sla", "art_at_ms"},
 	KindDevice:    {"*.iops_at_max_latency"},
 	KindIOCal:     {"max_iops", "latency_ms_at_max", "saturation_jobs", "seq_read_max_mbps", "seq_write_max_mbps"},
-	KindDSS:       {"qphh", "power_at_size", "geomean_s", "throughput_at_size"},
+	KindDSS:       {"qphh", "power_at_size", "geomean_s", "throughput_at_size", "power.*"},
 	KindOLTPBuild: {"mb_per_s", "total_s"},
 	KindDSSBuild:  {"mb_per_s", "total_s"},
 }
@@ -110,14 +126,14 @@ var MetricNames = map[string][]string{
 // KnownMetric reports whether name is a metric of kind (observe's CPU
 // figures belong to every kind).
 func KnownMetric(kind, name string) bool {
-	if name == "cpu_busy_pct" || name == "cpu_iowait_pct" {
+	if name == "cpu_busy_pct" || name == "cpu_iowait_pct" || name == "disk_await_ms" {
 		return true
 	}
 	for _, p := range MetricNames[kind] {
 		if p == name {
 			return true
 		}
-		if rest, ok := strings.CutPrefix(p, "*"); ok && strings.HasSuffix(name, rest) && len(name) > len(rest) {
+		if pre, suf, ok := strings.Cut(p, "*"); ok && strings.HasPrefix(name, pre) && strings.HasSuffix(name, suf) && len(name) > len(pre)+len(suf) {
 			return true
 		}
 	}
