@@ -141,7 +141,7 @@ func writeRampSummary(b *strings.Builder, st results.Step, r *results.Ramp) {
 	}
 	fmt.Fprintf(b, "  max_tps %s, max_users_within_sla %s", opt(r.MaxTPS, "%.1f"), users)
 	if r.ARTAtUsers != nil {
-		fmt.Fprintf(b, ", ART at %d users %s ms", *r.ARTAtUsers, opt(r.ARTAtMs, "%.2f"))
+		fmt.Fprintf(b, ", ART at %d users %s", *r.ARTAtUsers, opt(r.ARTAtMs, "%.2f ms"))
 	}
 	fmt.Fprintf(b, "; stopped: %s\n", r.StopReason)
 }
