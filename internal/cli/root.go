@@ -122,7 +122,7 @@ writes results.json and a report to a run directory.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fault.Input(fmt.Sprintf("run '%s --help' for its flags", c.CommandPath()), "%v", err)
 	})
-	root.AddCommand(a.versionCommand(), a.oltpCommand(), a.cleanCommand(), a.deviceCommand())
+	root.AddCommand(a.versionCommand(), a.oltpCommand(), a.cleanCommand(), a.deviceCommand(), a.dssCommand())
 	return root
 }
 

@@ -16,13 +16,22 @@ type DSSBuild struct {
 	Workload    string           `json:"workload"`
 	ScaleFactor float64          `json:"scale_factor"`
 	Generator   string           `json:"generator"` // name and version
+	Workers     int              `json:"workers"`   // parallel generator + COPY pipelines
 	Rows        map[string]int64 `json:"rows"`
+	RowCheck    DSSRowCheck      `json:"row_check"`
 	DBBytes     int64            `json:"db_bytes"`
 	LoadS       float64          `json:"load_s"`
 	IndexS      float64          `json:"index_s"`
 	AnalyzeS    float64          `json:"analyze_s"`
 	TotalS      float64          `json:"total_s"`
 	MBPerS      float64          `json:"mb_per_s"`
+}
+
+// DSSRowCheck compares the loaded row counts with the specification's.
+type DSSRowCheck struct {
+	OK        bool     `json:"ok"`
+	Detail    string   `json:"detail,omitempty"`
+	Unchecked []string `json:"unchecked,omitempty"` // tables with no published count at this scale factor
 }
 
 // DSS is a TPC-H-like power and/or throughput test (kind "dss").
