@@ -39,6 +39,11 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 			[]string{"cannot connect to bench@127.0.0.1:1/bench", "check the host and port"}},
 		{"unparsable dsn", []string{"oltp", "run", "--dsn", "postgres://bench:hunter2@[::1/bench"}, []string{"cannot be parsed"}},
 		{"bad progress mode", []string{"oltp", "run", "--progress", "loud", "--path", dir}, []string{`--progress "loud" is not a progress mode`}},
+		{"scale factor not positive", []string{"dss", "build", "--sf", "0", "--path", dir}, []string{"--sf 0 is not positive", "above 0"}},
+		{"streams not positive", []string{"dss", "throughput", "--streams", "0", "--path", dir}, []string{"--streams 0 is not positive"}},
+		{"query timeout negative", []string{"dss", "power", "--query-timeout", "-1s", "--path", dir}, []string{"--query-timeout -1s is negative"}},
+		{"no TPC-H generator", []string{"dss", "build", "--tpchgen", missing, "--path", dir},
+			[]string{"--tpchgen " + missing + " is not an executable program", "pip install tpchgen-cli"}},
 		{"several problems at once", []string{"oltp", "run", "--users", "0", "--duration", "-1s", "--path", dir},
 			[]string{"--users 0 is not positive", "--duration -1s is not positive"}},
 	}

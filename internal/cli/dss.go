@@ -256,3 +256,39 @@ func dssRunBody(cfg dss.RunConfig, build dss.BuildConfig) stepFunc {
 		return append(steps, newStep(results.KindDSS, name, started, out)), err
 	}
 }
+
+func writeDSSBuildSummary(b *strings.Builder, o *results.DSSBuild) {
+	rows := "match the specification"
+	if !o.RowCheck.OK {
+		rows = "DIFFER: " + o.RowCheck.Detail
+	}
+	fmt.Fprintf(b, "  dss build  SF %g, %.0f MB in %.1f s = %.1f MB/s (load %.1f s, indexes %.1f s, analyze %.1f s); row counts %s\n",
+		o.ScaleFactor, float64(o.DBBytes)/1e6, o.TotalS, o.MBPerS, o.LoadS, o.IndexS, o.AnalyzeS, rows)
+}
+
+func writeDSSSummary(b *strings.Builder, st results.Step, o *results.DSS) {
+	fmt.Fprintf(b, "  dss        SF %g, max_parallel_workers_per_gather %s (%s)\n", o.ScaleFactor,
+		o.Parallelism["max_parallel_workers_per_gather"], st.Status)
+	metric := func(name string, v *float64, format, def string) {
+		if v == nil {
+			fmt.Fprintf(b, "  %-18s n/a        %s\n", name, o.Missing[name])
+			return
+		}
+		fmt.Fprintf(b, "  %-18s "+format+"  %s\n", name, *v, def)
+	}
+	if p := o.Power; p != nil {
+		metric("geomean_s", p.GeomeanS, "%10.3f s", "geometric mean of the power test's 22 query times")
+		metric("power_at_size", p.PowerAtSize, "%10.1f  ", "3600 x SF / geomean of 22 queries + 2 refreshes")
+	}
+	if th := o.Throughput; th != nil {
+		fmt.Fprintf(b, "  %-18s %10.1f s  %d query streams and a refresh stream\n", "throughput elapsed", th.ElapsedS, th.Streams)
+		metric("throughput_at_size", th.ThroughputAtSize, "%10.1f  ", "S x 22 x 3600 / elapsed x SF")
+	}
+	if o.Power != nil && o.Throughput != nil {
+		metric("qphh", o.QphH, "%10.1f  ", "sqrt(Power@Size x Throughput@Size)")
+	}
+	if d := st.Observe; d != nil && d.Disk != nil && d.Disk.RMBps != nil && d.Disk.WMBps != nil {
+		fmt.Fprintf(b, "  %-18s %10.1f MB/s read, %.1f MB/s written over the step\n", "storage", *d.Disk.RMBps, *d.Disk.WMBps)
+	}
+	fmt.Fprintf(b, "  %s\n", o.Workload)
+}

@@ -28,6 +28,10 @@ func (a *app) summary(dir *results.Dir, prog *progress.Printer, status string) {
 			writeDeviceSummary(&b, st, body)
 		case *results.OLTPCheck:
 			fmt.Fprintf(&b, "  consistency %s\n", verdict(body.Consistency))
+		case *results.DSSBuild:
+			writeDSSBuildSummary(&b, body)
+		case *results.DSS:
+			writeDSSSummary(&b, st, body)
 		}
 	}
 	fmt.Fprintf(&b, "results: %s\n", dir.File("results.json"))
