@@ -42,11 +42,9 @@ type BuildInfo struct {
 // ErrNotBuilt says the database holds no complete TPC-H-like build.
 var ErrNotBuilt = errors.New("no TPC-H-like build")
 
-// partBytes is the size of CSV one generator part produces: small enough
-// that the pipelines finish together, big enough that the generator's
-// start-up (about 1 s of CPU: it builds dbgen's 300 MB text pool) stays
-// small beside its work.
-const partBytes = 200e6
+// minPartBytes is the smallest part worth a generator of its own: each one
+// starts with about 1 s of CPU (it builds dbgen's 300 MB text pool).
+const minPartBytes = 32e6
 
 // connect opens a connection on the schema.
 func connect(ctx context.Context, t *postgres.Target) (*pgx.Conn, error) {
@@ -229,9 +227,15 @@ type loadJob struct {
 	bytes       float64
 }
 
-// loadJobs cuts every table into generator parts, biggest first so the
-// pipelines finish together.
-func loadJobs(sf float64) []loadJob {
+// loadJobs cuts every table into generator parts of at most one pipeline's
+// share, biggest first, so the pipelines finish together with few
+// generator starts.
+func loadJobs(sf float64, workers int) []loadJob {
+	var total float64
+	for _, tb := range tables {
+		total += tb.bytes * sf
+	}
+	partBytes := max(minPartBytes, total/float64(workers))
 	var jobs []loadJob
 	for _, tb := range tables {
 		size := tb.bytes * sf
@@ -245,9 +249,9 @@ func loadJobs(sf float64) []loadJob {
 }
 
 // load runs the jobs on the pipelines: each one starts the generator on a
-// part and COPYs its output as it comes.
+// part and COPYs its output as it comes, in COPY's text format.
 func load(ctx context.Context, conns []*pgx.Conn, gen Generator, cfg BuildConfig, rows map[string]int64, prog *progress.Printer) error {
-	jobs := loadJobs(cfg.ScaleFactor)
+	jobs := loadJobs(cfg.ScaleFactor, len(conns))
 	var total int64
 	for _, tb := range tables {
 		n, ok := tb.expectedRows(cfg.ScaleFactor)
@@ -271,7 +275,7 @@ func load(ctx context.Context, conns []*pgx.Conn, gen Generator, cfg BuildConfig
 			for j := range queue {
 				var n int64
 				err := gen.stream(ctx, cfg.Group, cfg.ScaleFactor, j.table.name, j.part, j.parts, func(r io.Reader) error {
-					tag, err := conn.PgConn().CopyFrom(ctx, r, "COPY "+j.table.name+" FROM STDIN (FORMAT csv, HEADER true)")
+					tag, err := conn.PgConn().CopyFrom(ctx, newTblReader(r), "COPY "+j.table.name+" FROM STDIN (DELIMITER '|')")
 					n = tag.RowsAffected()
 					return err
 				})

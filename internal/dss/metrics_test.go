@@ -108,7 +108,7 @@ func TestRowCheckAgainstTheSpecification(t *testing.T) {
 
 // Every table is cut into parts that cover it once, biggest first.
 func TestLoadJobs(t *testing.T) {
-	jobs := loadJobs(1)
+	jobs := loadJobs(1, 2)
 	parts := map[string]int{}
 	for i, j := range jobs {
 		parts[j.table.name]++
