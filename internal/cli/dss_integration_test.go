@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -99,4 +100,34 @@ func TestDSSOnAManagedInstance(t *testing.T) {
 			t.Errorf("power on an unbuilt --dsn: exit %d\n%s", code, stderr)
 		}
 	})
+}
+
+// TestDSSInterruptStopsTheGenerators sends SIGINT to a real calibra in the
+// middle of a build: it exits 130, keeps the step as interrupted, and leaves
+// neither a server nor a generator behind.
+func TestDSSInterruptStopsTheGenerators(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads a TPC-H-like database on a real PostgreSQL; run without -short")
+	}
+	requirePostgres(t)
+	requireTpchgen(t)
+	path := storageDir(t)
+	out := filepath.Join(t.TempDir(), "build")
+	code, stderr := interruptChild(t, "dss build: streaming", time.Second, "dss", "build", "--sf", "0.1",
+		"--path", path, "--out", out, "--progress", "plain")
+	if code != 130 {
+		t.Fatalf("exit %d, want 130\n%s", code, stderr)
+	}
+	r, err := results.Load(out)
+	if err != nil || r.Status != results.StatusInterrupted || len(r.Steps) != 1 || r.Steps[0].Status != results.StatusInterrupted {
+		t.Fatalf("%v %+v", err, r)
+	}
+	noServerLeft(t, path)
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), "tpchgen-cli") &&
+			strings.Contains(string(b), "--scale-factor\x000.1\x00") {
+			t.Errorf("a generator is left: %s", strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
 }

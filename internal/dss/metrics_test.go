@@ -67,6 +67,8 @@ func TestFinishSaysWhyAMetricIsMissing(t *testing.T) {
 		{"power only", RunConfig{Power: true}, results.DSS{Power: powerOf()}, []string{"qphh"}},
 		{"a query timed out", both, results.DSS{Power: powerOf(results.DSSQuery{Q: "14", TimedOut: true})},
 			[]string{"power_at_size", "geomean_s", "throughput_at_size", "qphh"}},
+		{"interrupted", both, results.DSS{Power: powerOf(results.DSSQuery{Q: "13", Error: interrupted})},
+			[]string{"power_at_size", "geomean_s", "throughput_at_size", "qphh"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -83,8 +85,9 @@ func TestFinishSaysWhyAMetricIsMissing(t *testing.T) {
 			if len(c.missing) == 0 && (out.QphH == nil || !near(*out.QphH, math.Sqrt(3600*3600))) {
 				t.Errorf("qphh %v, want 3600 (every interval 1 s, SF 1)", out.QphH)
 			}
-			if c.name == "a query timed out" && !strings.Contains(out.Missing["power_at_size"], "Q14 timed out") {
-				t.Errorf("the reason does not name the query: %q", out.Missing["power_at_size"])
+			if why := out.Missing["power_at_size"]; c.name == "a query timed out" && !strings.Contains(why, "Q14 timed out") ||
+				c.name == "interrupted" && !strings.Contains(why, "interrupted during Q13") {
+				t.Errorf("the reason does not say what happened to which query: %q", why)
 			}
 		})
 	}

@@ -124,6 +124,8 @@ func seconds(runs []results.DSSQuery, want int) ([]float64, string) {
 		switch {
 		case r.TimedOut:
 			return nil, fmt.Sprintf("%s timed out (--query-timeout)", name(r.Q))
+		case r.Error == interrupted:
+			return nil, fmt.Sprintf("the test was interrupted during %s", name(r.Q))
 		case r.Seconds == nil:
 			return nil, fmt.Sprintf("%s failed", name(r.Q))
 		}
@@ -134,6 +136,9 @@ func seconds(runs []results.DSSQuery, want int) ([]float64, string) {
 	}
 	return xs, ""
 }
+
+// interrupted is the error of the query a Ctrl-C stopped.
+const interrupted = "interrupted"
 
 func name(q string) string {
 	if _, err := strconv.Atoi(q); err == nil {
@@ -316,6 +321,7 @@ func (r *runner) outcome(ctx context.Context, run *results.DSSQuery, t0 time.Tim
 		return nil
 	}
 	if ctx.Err() != nil {
+		run.Error = interrupted
 		return ctx.Err()
 	}
 	var pgErr *pgconn.PgError
