@@ -41,6 +41,7 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{"bad progress mode", []string{"oltp", "run", "--progress", "loud", "--path", dir}, []string{`--progress "loud" is not a progress mode`}},
 		{"scale factor not positive", []string{"dss", "build", "--sf", "0", "--path", dir}, []string{"--sf 0 is not positive", "above 0"}},
 		{"streams not positive", []string{"dss", "throughput", "--streams", "0", "--path", dir}, []string{"--streams 0 is not positive"}},
+		{"dop negative", []string{"dss", "run", "--dop", "-2", "--path", dir}, []string{"--dop -2 is negative"}},
 		{"query timeout negative", []string{"dss", "power", "--query-timeout", "-1s", "--path", dir}, []string{"--query-timeout -1s is negative"}},
 		{"no TPC-H generator", []string{"dss", "build", "--tpchgen", missing, "--path", dir},
 			[]string{"--tpchgen " + missing + " is not an executable program", "pip install tpchgen-cli"}},

@@ -184,6 +184,9 @@ func (a *app) dssRunCommand(kind string) *cobra.Command {
 			if cfg.Throughput && cmd.Flags().Changed("streams") && streams <= 0 {
 				p.add("give a whole number of 1 or more", "--streams %d is not positive", streams)
 			}
+			if cmd.Flags().Changed("dop") && dop < 0 {
+				p.add("give 0 (no parallel workers) or more, or leave it out for the server's setting", "--dop %d is negative", dop)
+			}
 			if timeout < 0 {
 				p.add("give a duration such as 10m, or 0 for none", "--query-timeout %s is negative", timeout)
 			}
@@ -191,15 +194,13 @@ func (a *app) dssRunCommand(kind string) *cobra.Command {
 				return err
 			}
 			cfg.Streams, cfg.Seed, cfg.DOP, cfg.QueryTimeout = streams, c.seed, dop, timeout
-			if cfg.Streams <= 0 {
-				cfg.Streams = dss.MinStreams(b.sf)
-			}
 			build := b.config(a)
 			if !cmd.Flags().Changed("sf") {
 				build.ScaleFactor = 0 // whatever was built
 			}
 			need := uint64(minFree)
-			return a.runSession(cmd, &c, sessionNeeds{database: true, maxConns: cfg.Streams + b.workers + 10, bytes: need},
+			conns := max(streams, dss.MinStreams(b.sf)) + b.workers + 10
+			return a.runSession(cmd, &c, sessionNeeds{database: true, maxConns: conns, bytes: need},
 				dssRunBody(cfg, build))
 		},
 	}
@@ -249,8 +250,8 @@ func dssRunBody(cfg dss.RunConfig, build dss.BuildConfig) stepFunc {
 		if cfg.Power {
 			tests = append(tests, "power")
 		}
-		if cfg.Throughput {
-			tests = append(tests, fmt.Sprintf("throughput %d streams", cfg.Streams))
+		if out.Throughput != nil {
+			tests = append(tests, fmt.Sprintf("throughput %d streams", out.Throughput.Streams))
 		}
 		name := fmt.Sprintf("dss sf %g %s", out.ScaleFactor, strings.Join(tests, " + "))
 		return append(steps, newStep(results.KindDSS, name, started, out)), err

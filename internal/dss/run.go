@@ -19,8 +19,10 @@ import (
 // RunConfig says which tests to run and how.
 type RunConfig struct {
 	Power, Throughput bool
-	Streams           int // query streams of the throughput test
-	Seed              uint64
+	// Streams is the throughput test's query streams; 0 takes the
+	// specification's minimum for the built scale factor.
+	Streams int
+	Seed    uint64
 	// DOP is max_parallel_workers_per_gather for every query; below 0 the
 	// server's own setting stays.
 	DOP          int
@@ -37,6 +39,9 @@ func Run(ctx context.Context, t *postgres.Target, cfg RunConfig, prog *progress.
 	bi, err := Built(ctx, t)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Streams <= 0 {
+		cfg.Streams = MinStreams(bi.ScaleFactor)
 	}
 	out := &results.DSS{Workload: Workload, ScaleFactor: bi.ScaleFactor, Seed: cfg.Seed, TimeoutS: cfg.QueryTimeout.Seconds(),
 		Missing: map[string]string{}}
