@@ -139,8 +139,8 @@ const dssMetrics = `Metrics (TPC-H-derived, not comparable with published TPC-H 
   Throughput@Size    S x 22 x 3600 / elapsed seconds of the throughput test
                      x SF: queries per hour, scaled
   QphH               sqrt(Power@Size x Throughput@Size), when one run has both
-Storage MB/s, IOPS and CPU over each test's window are in the step's observe
-block and in timeseries.csv.
+Storage MB/s, IOPS, CPU and waits over the step (the tests it ran) are in its
+observe block, and second by second in timeseries.csv.
 
 Queries: the specification's 22, in PostgreSQL's dialect (Q15's view is a
 common table expression), parameters drawn by qgen's rules from --seed, each
@@ -210,7 +210,7 @@ func (a *app) dssRunCommand(kind string) *cobra.Command {
 	if cfg.Throughput {
 		f.IntVar(&streams, "streams", 0, "query streams of the throughput test (default: the specification's minimum for the scale factor, 2 up to SF 1)")
 	}
-	f.IntVar(&dop, "dop", -1, "degree of parallelism: max_parallel_workers_per_gather for every query (default: the server's setting)")
+	f.IntVar(&dop, "dop", -1, "degree of parallelism: max_parallel_workers_per_gather for every query; -1 keeps the server's setting")
 	f.DurationVar(&timeout, "query-timeout", 0, "stop a query after this long and report it as timed out (default: no limit)")
 	return cmd
 }
