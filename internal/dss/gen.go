@@ -71,16 +71,22 @@ func FindGenerator(ctx context.Context, explicit string) (Generator, error) {
 // under pyenv) to the program itself: the shim starts pyenv's shell
 // scripts, about 2 s on each of the build's many starts.
 func unshim(ctx context.Context, path string) string {
-	if filepath.Base(filepath.Dir(path)) != "shims" {
+	shims := filepath.Dir(path)
+	if filepath.Base(shims) != "shims" {
 		return path
 	}
-	pyenv, err := exec.LookPath("pyenv")
-	if err != nil {
-		return path
-	}
-	out, err := exec.CommandContext(ctx, pyenv, "which", filepath.Base(path)).Output()
-	if real := strings.TrimSpace(string(out)); err == nil && filepath.IsAbs(real) {
-		return real
+	root := filepath.Dir(shims) // PYENV_ROOT
+	for _, pyenv := range []string{"pyenv", filepath.Join(root, "bin", "pyenv"), filepath.Join(root, "libexec", "pyenv")} {
+		bin, err := exec.LookPath(pyenv)
+		if err != nil {
+			continue
+		}
+		cmd := exec.CommandContext(ctx, bin, "which", filepath.Base(path))
+		cmd.Env = append(os.Environ(), "PYENV_ROOT="+root)
+		out, err := cmd.Output()
+		if real := strings.TrimSpace(string(out)); err == nil && filepath.IsAbs(real) {
+			return real
+		}
 	}
 	return path
 }

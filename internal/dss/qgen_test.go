@@ -1,6 +1,8 @@
 package dss
 
 import (
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -101,5 +103,19 @@ func TestMinStreams(t *testing.T) {
 		if got := MinStreams(c.sf); got != c.want {
 			t.Errorf("MinStreams(%g) = %d, want %d", c.sf, got, c.want)
 		}
+	}
+}
+
+// A pyenv shim resolves to the program it stands for; anything else stays.
+func TestUnshim(t *testing.T) {
+	if got := unshim(t.Context(), "/usr/bin/tpchgen-cli"); got != "/usr/bin/tpchgen-cli" {
+		t.Errorf("a plain path became %s", got)
+	}
+	shim, err := exec.LookPath("tpchgen-cli")
+	if err != nil || filepath.Base(filepath.Dir(shim)) != "shims" {
+		t.Skip("tpchgen-cli is not behind a pyenv shim here")
+	}
+	if got := unshim(t.Context(), shim); got == shim || filepath.Base(got) != "tpchgen-cli" {
+		t.Errorf("the shim %s resolved to %s", shim, got)
 	}
 }
