@@ -242,9 +242,20 @@ func dssRunBody(cfg dss.RunConfig, build dss.BuildConfig) stepFunc {
 				"the database is built at scale factor %g, not %g", bi.ScaleFactor, build.ScaleFactor)
 		}
 		started := time.Now()
+		cfg.Edge = s.edge()
 		out, err := dss.Run(ctx, s.target, cfg, s.prog)
 		if out == nil {
 			return steps, err
+		}
+		// The studies report storage bandwidth per test: each test gets
+		// its own observations beside the step's.
+		if s.obs != nil {
+			if p := out.Power; p != nil && !p.FinishedAt.IsZero() {
+				p.Observe = s.obs.Window(p.StartedAt, p.FinishedAt)
+			}
+			if th := out.Throughput; th != nil && !th.FinishedAt.IsZero() {
+				th.Observe = s.obs.Window(th.StartedAt, th.FinishedAt)
+			}
 		}
 		var tests []string
 		if cfg.Power {
@@ -288,8 +299,16 @@ func writeDSSSummary(b *strings.Builder, st results.Step, o *results.DSS) {
 	if o.Power != nil && o.Throughput != nil {
 		metric("qphh", o.QphH, "%10.1f  ", "sqrt(Power@Size x Throughput@Size)")
 	}
-	if d := st.Observe; d != nil && d.Disk != nil && d.Disk.RMBps != nil && d.Disk.WMBps != nil {
-		fmt.Fprintf(b, "  %-18s %10.1f MB/s read, %.1f MB/s written over the step\n", "storage", *d.Disk.RMBps, *d.Disk.WMBps)
+	storage := func(test string, d *results.Observe) {
+		if d != nil && d.Disk != nil && d.Disk.RMBps != nil && d.Disk.WMBps != nil {
+			fmt.Fprintf(b, "  %-18s %10.1f MB/s read, %.1f MB/s written over the %s\n", "storage", *d.Disk.RMBps, *d.Disk.WMBps, test)
+		}
+	}
+	if o.Power != nil {
+		storage("power test", o.Power.Observe)
+	}
+	if o.Throughput != nil {
+		storage("throughput test", o.Throughput.Observe)
 	}
 	fmt.Fprintf(b, "  %s\n", o.Workload)
 }

@@ -68,8 +68,11 @@ func TestDSSOnAManagedInstance(t *testing.T) {
 	if o.Parallelism["max_parallel_workers_per_gather"] != "1" || !strings.Contains(o.Workload, "not comparable") {
 		t.Errorf("parallelism %v, workload %q", o.Parallelism, o.Workload)
 	}
-	if st.Observe == nil || st.Observe.CPUBusyPct == nil {
-		t.Errorf("the dss step has no observations of its window: %+v", st.Observe)
+	if st.Observe == nil || st.Observe.CPUBusyPct == nil || o.Power.Observe == nil || o.Throughput.Observe == nil {
+		t.Errorf("the dss step or one of its tests has no observations of its window: %+v", st.Observe)
+	}
+	if !o.Throughput.StartedAt.After(o.Power.FinishedAt.Add(-time.Millisecond)) || o.Power.ElapsedS <= 0 {
+		t.Errorf("the throughput test started at %v, before the power test ended at %v", o.Throughput.StartedAt, o.Power.FinishedAt)
 	}
 
 	// A second build refuses to replace the first without --rebuild; a run

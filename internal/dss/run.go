@@ -27,6 +27,9 @@ type RunConfig struct {
 	// server's own setting stays.
 	DOP          int
 	QueryTimeout time.Duration // 0: none
+	// Edge reads the observers at a test's start and end and returns the
+	// time of that reading; nil uses the clock.
+	Edge func() time.Time
 }
 
 // parallelSettings are the server settings that make the degree of
@@ -42,6 +45,9 @@ func Run(ctx context.Context, t *postgres.Target, cfg RunConfig, prog *progress.
 	}
 	if cfg.Streams <= 0 {
 		cfg.Streams = MinStreams(bi.ScaleFactor)
+	}
+	if cfg.Edge == nil {
+		cfg.Edge = time.Now
 	}
 	out := &results.DSS{Workload: Workload, ScaleFactor: bi.ScaleFactor, Seed: cfg.Seed, TimeoutS: cfg.QueryTimeout.Seconds(),
 		Missing: map[string]string{}}
@@ -192,9 +198,12 @@ func showSettings(ctx context.Context, conn *pgx.Conn) (map[string]string, error
 // (clause 5.3.3).
 func (r *runner) power(ctx context.Context, conn *pgx.Conn) (*results.DSSPower, error) {
 	r.prog.Phase("dss power: RF1, the 22 queries in stream 0's order, RF2")
-	p := &results.DSSPower{}
-	start := time.Now()
-	defer func() { p.ElapsedS = time.Since(start).Seconds() }()
+	p := &results.DSSPower{StartedAt: r.cfg.Edge()}
+	start := p.StartedAt
+	defer func() {
+		p.FinishedAt = r.cfg.Edge()
+		p.ElapsedS = p.FinishedAt.Sub(start).Seconds()
+	}()
 	rf, err := r.refresh(ctx, conn, 1, start)
 	p.Refresh = append(p.Refresh, rf)
 	if err != nil {
@@ -249,7 +258,8 @@ func (r *runner) throughput(ctx context.Context) (*results.DSSThroughput, error)
 	defer cancel()
 	errs := make([]error, s+1)
 	var wg sync.WaitGroup
-	start := time.Now()
+	th.StartedAt = r.cfg.Edge()
+	start := th.StartedAt
 	for i := range s {
 		wg.Add(1)
 		go func() {
@@ -287,7 +297,8 @@ func (r *runner) throughput(ctx context.Context) (*results.DSSThroughput, error)
 		}
 	}()
 	wg.Wait()
-	th.ElapsedS = time.Since(start).Seconds()
+	th.FinishedAt = r.cfg.Edge()
+	th.ElapsedS = th.FinishedAt.Sub(start).Seconds()
 	return th, errors.Join(errs...)
 }
 

@@ -1,5 +1,7 @@
 package results
 
+import "time"
+
 // Step kinds of the decision-support layer.
 const (
 	KindDSSBuild = "dss_build"
@@ -66,6 +68,9 @@ type DSSPower struct {
 	GeomeanS    *float64   `json:"geomean_s"`
 	PowerAtSize *float64   `json:"power_at_size"`
 	ElapsedS    float64    `json:"elapsed_s"`
+	StartedAt   time.Time  `json:"started_at"`
+	FinishedAt  time.Time  `json:"finished_at"`
+	Observe     *Observe   `json:"observe,omitempty"` // over this test alone
 }
 
 // DSSThroughput is the throughput test: S query streams and a refresh stream.
@@ -75,6 +80,9 @@ type DSSThroughput struct {
 	ThroughputAtSize *float64    `json:"throughput_at_size"`
 	StreamRuns       []DSSStream `json:"stream_runs"`
 	Refresh          []DSSQuery  `json:"refresh"`
+	StartedAt        time.Time   `json:"started_at"`
+	FinishedAt       time.Time   `json:"finished_at"`
+	Observe          *Observe    `json:"observe,omitempty"` // over this test alone
 }
 
 // DSSStream is one query stream of the throughput test.
