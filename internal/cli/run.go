@@ -173,6 +173,8 @@ func (a *app) layers() map[string]newLayer {
 		results.KindRamp:      a.oltpRampLayer,
 		results.KindOLTPCheck: a.oltpCheckLayer,
 		results.KindIOCal:     a.iocalLayer,
+		results.KindDSSBuild:  a.dssBuildLayer,
+		results.KindDSS:       a.dssRunLayer("run"),
 	}
 }
 

@@ -34,6 +34,10 @@ func (a *app) summary(dir *results.Dir, prog *progress.Printer, status string) {
 			fmt.Fprintf(&b, "  consistency %s\n", verdict(body.Consistency))
 		case *results.Ramp:
 			writeRampSummary(&b, st, body)
+		case *results.DSSBuild:
+			writeDSSBuildSummary(&b, body)
+		case *results.DSS:
+			writeDSSSummary(&b, st, body)
 		}
 	}
 	writeRepeats(&b, r.Repeats)

@@ -127,7 +127,7 @@ func Build(ctx context.Context, t *postgres.Target, cfg BuildConfig, prog *progr
 
 	prog.Phase("oltp build: adding keys and indexes")
 	t0 := time.Now()
-	if err := parallelExec(ctx, conns, indexDDL); err != nil {
+	if err := postgres.ParallelExec(ctx, conns, indexDDL); err != nil {
 		return nil, fmt.Errorf("create indexes: %w", err)
 	}
 	out.IndexS = time.Since(t0).Seconds()
@@ -138,7 +138,7 @@ func Build(ctx context.Context, t *postgres.Target, cfg BuildConfig, prog *progr
 	for _, tb := range tpcc.Tables() {
 		vacuums = append(vacuums, "VACUUM (FREEZE, ANALYZE) "+tb.String())
 	}
-	if err := parallelExec(ctx, conns, vacuums); err != nil {
+	if err := postgres.ParallelExec(ctx, conns, vacuums); err != nil {
 		return nil, fmt.Errorf("vacuum: %w", err)
 	}
 	out.VacuumS = time.Since(t0).Seconds()
@@ -302,30 +302,4 @@ func rowWidth(t tpcc.Table) int {
 	default:
 		return 50
 	}
-}
-
-// parallelExec runs each statement on the first free connection.
-func parallelExec(ctx context.Context, conns []*pgx.Conn, stmts []string) error {
-	queue := make(chan string, len(stmts))
-	for _, s := range stmts {
-		queue <- s
-	}
-	close(queue)
-	var wg sync.WaitGroup
-	errs := make(chan error, len(conns))
-	for _, conn := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for s := range queue {
-				if _, err := conn.Exec(ctx, s); err != nil {
-					errs <- fmt.Errorf("%s: %w", s, err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	return <-errs
 }

@@ -1,5 +1,7 @@
 package results
 
+import "time"
+
 // Step kinds of the decision-support layer.
 const (
 	KindDSSBuild = "dss_build"
@@ -16,13 +18,22 @@ type DSSBuild struct {
 	Workload    string           `json:"workload"`
 	ScaleFactor float64          `json:"scale_factor"`
 	Generator   string           `json:"generator"` // name and version
+	Workers     int              `json:"workers"`   // parallel generator + COPY pipelines
 	Rows        map[string]int64 `json:"rows"`
+	RowCheck    DSSRowCheck      `json:"row_check"`
 	DBBytes     int64            `json:"db_bytes"`
 	LoadS       float64          `json:"load_s"`
 	IndexS      float64          `json:"index_s"`
 	AnalyzeS    float64          `json:"analyze_s"`
 	TotalS      float64          `json:"total_s"`
 	MBPerS      float64          `json:"mb_per_s"`
+}
+
+// DSSRowCheck compares the loaded row counts with the specification's.
+type DSSRowCheck struct {
+	OK        bool     `json:"ok"`
+	Detail    string   `json:"detail,omitempty"`
+	Unchecked []string `json:"unchecked,omitempty"` // tables with no published count at this scale factor
 }
 
 // DSS is a TPC-H-like power and/or throughput test (kind "dss").
@@ -57,6 +68,9 @@ type DSSPower struct {
 	GeomeanS    *float64   `json:"geomean_s"`
 	PowerAtSize *float64   `json:"power_at_size"`
 	ElapsedS    float64    `json:"elapsed_s"`
+	StartedAt   time.Time  `json:"started_at"`
+	FinishedAt  time.Time  `json:"finished_at"`
+	Observe     *Observe   `json:"observe,omitempty"` // over this test alone
 }
 
 // DSSThroughput is the throughput test: S query streams and a refresh stream.
@@ -66,6 +80,9 @@ type DSSThroughput struct {
 	ThroughputAtSize *float64    `json:"throughput_at_size"`
 	StreamRuns       []DSSStream `json:"stream_runs"`
 	Refresh          []DSSQuery  `json:"refresh"`
+	StartedAt        time.Time   `json:"started_at"`
+	FinishedAt       time.Time   `json:"finished_at"`
+	Observe          *Observe    `json:"observe,omitempty"` // over this test alone
 }
 
 // DSSStream is one query stream of the throughput test.

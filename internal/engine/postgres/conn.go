@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -111,4 +112,31 @@ func Describe(ctx context.Context, conn *pgx.Conn) (string, map[string]string, e
 		settings[k] = v
 	}
 	return version, settings, rows.Err()
+}
+
+// ParallelExec runs each statement on the first free connection: index
+// builds and vacuums after a bulk load.
+func ParallelExec(ctx context.Context, conns []*pgx.Conn, stmts []string) error {
+	queue := make(chan string, len(stmts))
+	for _, s := range stmts {
+		queue <- s
+	}
+	close(queue)
+	var wg sync.WaitGroup
+	errs := make(chan error, len(conns))
+	for _, conn := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for s := range queue {
+				if _, err := conn.Exec(ctx, s); err != nil {
+					errs <- fmt.Errorf("%s: %w", s, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
 }

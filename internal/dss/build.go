@@ -1,0 +1,309 @@
+package dss
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/proc"
+	"github.com/calibra-bench/calibra/internal/progress"
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// BuildConfig says what to build and with what.
+type BuildConfig struct {
+	ScaleFactor float64
+	Workers     int         // parallel generator + COPY pipelines
+	Rebuild     bool        // replace an existing build
+	Tpchgen     string      // the generator program; "" finds tpchgen-cli on PATH
+	Group       *proc.Group // every generator process runs in it
+}
+
+// BuildInfo is what a build records in the schema, read back by the tests.
+type BuildInfo struct {
+	ScaleFactor float64
+	Generator   string
+	// KeyShift moves an order to a free key when the refresh functions
+	// copy it: a multiple of 32 above every loaded key, so copies keep
+	// dbgen's sparse key pattern and never collide.
+	KeyShift int64
+}
+
+// ErrNotBuilt says the database holds no complete TPC-H-like build.
+var ErrNotBuilt = errors.New("no TPC-H-like build")
+
+// minPartBytes is the smallest part worth a generator of its own: each one
+// starts with about 1 s of CPU (it builds dbgen's 300 MB text pool).
+const minPartBytes = 32e6
+
+// connect opens a connection on the schema.
+func connect(ctx context.Context, t *postgres.Target) (*pgx.Conn, error) {
+	cfg := t.ConnConfig()
+	cfg.RuntimeParams["search_path"] = Schema
+	cfg.RuntimeParams["application_name"] = "calibra dss"
+	return pgx.ConnectConfig(ctx, cfg)
+}
+
+// ReadBuildInfo returns the schema's build record, or ErrNotBuilt.
+func ReadBuildInfo(ctx context.Context, conn *pgx.Conn) (*BuildInfo, error) {
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, Schema+".build_info").Scan(&exists); err != nil {
+		return nil, err
+	}
+	if !exists {
+		return nil, ErrNotBuilt
+	}
+	m := map[string]string{}
+	rows, err := conn.Query(ctx, "SELECT key, value FROM "+Schema+".build_info")
+	if err != nil {
+		return nil, err
+	}
+	var k, v string
+	if _, err := pgx.ForEachRow(rows, []any{&k, &v}, func() error { m[k] = v; return nil }); err != nil {
+		return nil, err
+	}
+	if m["complete"] != "true" {
+		return nil, ErrNotBuilt
+	}
+	bi := &BuildInfo{Generator: m["generator"]}
+	bi.ScaleFactor, _ = strconv.ParseFloat(m["scale_factor"], 64)
+	bi.KeyShift, _ = strconv.ParseInt(m["key_shift"], 10, 64)
+	if bi.ScaleFactor <= 0 || bi.KeyShift <= 0 {
+		return nil, ErrNotBuilt
+	}
+	return bi, nil
+}
+
+// Built returns the target's build record, or ErrNotBuilt.
+func Built(ctx context.Context, t *postgres.Target) (*BuildInfo, error) {
+	conn, err := connect(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(context.Background())
+	return ReadBuildInfo(ctx, conn)
+}
+
+// Build creates the schema, streams every table from the generator straight
+// into COPY in parallel parts (nothing lands on disk but the database), then
+// adds keys and indexes, vacuums and analyzes, and checks the row counts
+// against the specification.
+func Build(ctx context.Context, t *postgres.Target, cfg BuildConfig, prog *progress.Printer) (*results.DSSBuild, error) {
+	gen, err := FindGenerator(ctx, cfg.Tpchgen)
+	if err != nil {
+		return nil, err
+	}
+	ctl, err := connect(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	defer ctl.Close(context.Background())
+	if err := prepareSchema(ctx, ctl, cfg.Rebuild); err != nil {
+		return nil, err
+	}
+	out := &results.DSSBuild{Workload: Workload, ScaleFactor: cfg.ScaleFactor, Generator: gen.Version,
+		Workers: cfg.Workers, Rows: map[string]int64{}}
+	conns := make([]*pgx.Conn, 0, cfg.Workers)
+	defer func() {
+		for _, c := range conns {
+			c.Close(context.Background())
+		}
+	}()
+	for range cfg.Workers {
+		c, err := connect(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		conns = append(conns, c)
+	}
+
+	start := time.Now()
+	prog.Phase("dss build: streaming scale factor %g from %s into COPY with %d pipelines", cfg.ScaleFactor, gen.Version, cfg.Workers)
+	if err := load(ctx, conns, gen, cfg, out.Rows, prog); err != nil {
+		return nil, err
+	}
+	out.LoadS = time.Since(start).Seconds()
+
+	prog.Phase("dss build: adding keys and indexes")
+	t0 := time.Now()
+	if err := postgres.ParallelExec(ctx, conns, indexDDL); err != nil {
+		return nil, fmt.Errorf("create indexes: %w", err)
+	}
+	out.IndexS = time.Since(t0).Seconds()
+
+	prog.Phase("dss build: vacuum and analyze")
+	t0 = time.Now()
+	var vacuums []string
+	for _, tb := range tables {
+		vacuums = append(vacuums, "VACUUM (ANALYZE) "+tb.name)
+	}
+	if err := postgres.ParallelExec(ctx, conns, vacuums); err != nil {
+		return nil, fmt.Errorf("vacuum: %w", err)
+	}
+	out.AnalyzeS = time.Since(t0).Seconds()
+	out.TotalS = time.Since(start).Seconds()
+
+	if err := ctl.QueryRow(ctx, `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c
+		JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r'`, Schema).Scan(&out.DBBytes); err != nil {
+		return nil, err
+	}
+	if out.TotalS > 0 {
+		out.MBPerS = float64(out.DBBytes) / 1e6 / out.TotalS
+	}
+	if out.RowCheck = CheckRows(cfg.ScaleFactor, out.Rows); !out.RowCheck.OK {
+		return out, fmt.Errorf("the loaded row counts differ from the specification's: %s", out.RowCheck.Detail)
+	}
+	var maxKey int64
+	if err := ctl.QueryRow(ctx, "SELECT max(o_orderkey) FROM orders").Scan(&maxKey); err != nil {
+		return nil, err
+	}
+	info := map[string]string{
+		"scale_factor": strconv.FormatFloat(cfg.ScaleFactor, 'f', -1, 64), "generator": gen.Version,
+		"key_shift": strconv.FormatInt((maxKey/32+1)*32, 10), "loaded_at": start.UTC().Format(time.RFC3339), "complete": "true",
+	}
+	for k, v := range info {
+		if _, err := ctl.Exec(ctx, "INSERT INTO build_info (key, value) VALUES ($1, $2)", k, v); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// CheckRows compares loaded row counts with the specification's for the
+// scale factor (clause 4.2.5).
+func CheckRows(sf float64, rows map[string]int64) results.DSSRowCheck {
+	check := results.DSSRowCheck{OK: true}
+	for _, tb := range tables {
+		want, ok := tb.expectedRows(sf)
+		if !ok {
+			check.Unchecked = append(check.Unchecked, tb.name)
+			continue
+		}
+		if got := rows[tb.name]; got != want {
+			check.OK = false
+			check.Detail += fmt.Sprintf("%s has %d rows, the specification %d; ", tb.name, got, want)
+		}
+	}
+	return check
+}
+
+// prepareSchema creates the schema and its tables, refusing to replace an
+// existing build unless told to.
+func prepareSchema(ctx context.Context, conn *pgx.Conn, rebuild bool) error {
+	bi, err := ReadBuildInfo(ctx, conn)
+	if err != nil && !errors.Is(err, ErrNotBuilt) {
+		return err
+	}
+	if bi != nil && !rebuild {
+		return fault.Input("pass --rebuild to replace it, or run it with 'calibra dss run'",
+			"a TPC-H-like schema at scale factor %g is already built here", bi.ScaleFactor)
+	}
+	stmts := []string{"DROP SCHEMA IF EXISTS " + Schema + " CASCADE", "CREATE SCHEMA " + Schema,
+		"CREATE TABLE build_info (key text PRIMARY KEY, value text NOT NULL)"}
+	for _, tb := range tables {
+		stmts = append(stmts, "CREATE TABLE "+tb.name+" ("+tb.columns+")")
+	}
+	for _, s := range stmts {
+		if _, err := conn.Exec(ctx, s); err != nil {
+			return fmt.Errorf("create schema: %w", err)
+		}
+	}
+	return nil
+}
+
+type loadJob struct {
+	table       table
+	part, parts int
+	bytes       float64
+}
+
+// loadJobs cuts every table into generator parts of at most one pipeline's
+// share, biggest first, so the pipelines finish together with few
+// generator starts.
+func loadJobs(sf float64, workers int) []loadJob {
+	var total float64
+	for _, tb := range tables {
+		total += tb.bytes * sf
+	}
+	partBytes := max(minPartBytes, total/float64(workers))
+	var jobs []loadJob
+	for _, tb := range tables {
+		size := tb.bytes * sf
+		parts := max(1, int(math.Ceil(size/partBytes)))
+		for p := 1; p <= parts; p++ {
+			jobs = append(jobs, loadJob{table: tb, part: p, parts: parts, bytes: size / float64(parts)})
+		}
+	}
+	sort.SliceStable(jobs, func(a, b int) bool { return jobs[a].bytes > jobs[b].bytes })
+	return jobs
+}
+
+// load runs the jobs on the pipelines: each one starts the generator on a
+// part and COPYs its output as it comes, in COPY's text format.
+func load(ctx context.Context, conns []*pgx.Conn, gen Generator, cfg BuildConfig, rows map[string]int64, prog *progress.Printer) error {
+	jobs := loadJobs(cfg.ScaleFactor, len(conns))
+	var total int64
+	for _, tb := range tables {
+		n, ok := tb.expectedRows(cfg.ScaleFactor)
+		if !ok {
+			n = int64(6_000_000 * cfg.ScaleFactor) // lineitem: about four lines per order
+		}
+		total += n
+	}
+	bar := prog.Bar(total, "loading", "rows")
+	defer bar.Finish()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	queue := make(chan loadJob)
+	errs := make(chan error, len(conns))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, conn := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range queue {
+				var n int64
+				err := gen.stream(ctx, cfg.Group, cfg.ScaleFactor, j.table.name, j.part, j.parts, func(r io.Reader) error {
+					tag, err := conn.PgConn().CopyFrom(ctx, newTblReader(r), "COPY "+j.table.name+" FROM STDIN (DELIMITER '|')")
+					n = tag.RowsAffected()
+					return err
+				})
+				if err != nil {
+					errs <- fmt.Errorf("load %s part %d/%d: %w", j.table.name, j.part, j.parts, err)
+					cancel()
+					return
+				}
+				mu.Lock()
+				rows[j.table.name] += n
+				mu.Unlock()
+				bar.Add(n)
+			}
+		}()
+	}
+feed:
+	for _, j := range jobs {
+		select {
+		case queue <- j:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(queue)
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return err
+	}
+	return ctx.Err()
+}

@@ -1,0 +1,151 @@
+package dss
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/proc"
+)
+
+// Generator is tpchgen-cli, the Rust TPC-H generator that reproduces dbgen's
+// data exactly; calibra drives it as it drives fio.
+type Generator struct {
+	Path    string
+	Version string // as it prints it, e.g. "tpchgen-cli 2.0.1"
+}
+
+// InstallHint says how to get the generator.
+const InstallHint = "install it with 'pip install tpchgen-cli' (or 'cargo install tpchgen-cli') or pass --tpchgen PATH"
+
+var generatorVersion = regexp.MustCompile(`^tpchgen-cli (\d+)\.\d+`)
+
+// minGeneratorMajor is the first version with --stdout and --part, which the
+// streaming load needs.
+const minGeneratorMajor = 1
+
+// FindGenerator locates tpchgen-cli (explicit, else on PATH) and checks its
+// version.
+func FindGenerator(ctx context.Context, explicit string) (Generator, error) {
+	name := explicit
+	if name == "" {
+		name = "tpchgen-cli"
+	}
+	path, err := exec.LookPath(name)
+	if err != nil {
+		if explicit != "" {
+			return Generator{}, fault.Input(InstallHint, "--tpchgen %s is not an executable program", explicit)
+		}
+		return Generator{}, fault.Input(InstallHint, "the TPC-H generator tpchgen-cli was not found on PATH")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	path = unshim(ctx, path)
+	out, err := exec.CommandContext(ctx, path, "--version").Output()
+	if err != nil {
+		return Generator{}, fault.Input(InstallHint, "'%s --version' failed: %v", path, err)
+	}
+	version := strings.TrimSpace(string(out))
+	m := generatorVersion.FindStringSubmatch(version)
+	if m == nil {
+		return Generator{}, fault.Input(InstallHint, "'%s --version' printed %q, not a tpchgen-cli version", path, version)
+	}
+	if major, _ := strconv.Atoi(m[1]); major < minGeneratorMajor {
+		return Generator{}, fault.Input(InstallHint, "%s is %s, older than the tpchgen-cli %d.0 calibra needs", path, version, minGeneratorMajor)
+	}
+	return Generator{Path: path, Version: version}, nil
+}
+
+// unshim resolves a pyenv shim (where 'pip install' puts the generator
+// under pyenv) to the program itself: the shim starts pyenv's shell
+// scripts, about 2 s on each of the build's many starts.
+func unshim(ctx context.Context, path string) string {
+	shims := filepath.Dir(path)
+	if filepath.Base(shims) != "shims" {
+		return path
+	}
+	root := filepath.Dir(shims) // PYENV_ROOT
+	for _, pyenv := range []string{"pyenv", filepath.Join(root, "bin", "pyenv"), filepath.Join(root, "libexec", "pyenv")} {
+		bin, err := exec.LookPath(pyenv)
+		if err != nil {
+			continue
+		}
+		cmd := exec.CommandContext(ctx, bin, "which", filepath.Base(path))
+		cmd.Env = append(os.Environ(), "PYENV_ROOT="+root)
+		out, err := cmd.Output()
+		if real := strings.TrimSpace(string(out)); err == nil && filepath.IsAbs(real) {
+			return real
+		}
+	}
+	return path
+}
+
+// args are the generator's arguments for one part of a table in dbgen's
+// .tbl format on stdout, on one thread: the load runs parts in parallel.
+func (g Generator) args(sf float64, tbl string, part, parts int) []string {
+	return []string{"tbl", "--scale-factor", strconv.FormatFloat(sf, 'f', -1, 64), "--tables", tbl,
+		"--parts", strconv.Itoa(parts), "--part", strconv.Itoa(part), "--stdout", "--num-threads", "1", "--quiet"}
+}
+
+// stream starts the generator on one part and hands its output to consume;
+// it waits for the generator and reports whichever side failed first.
+func (g Generator) stream(ctx context.Context, group *proc.Group, sf float64, tbl string, part, parts int, consume func(io.Reader) error) error {
+	// An os.Pipe rather than StdoutPipe: the group's Wait would close
+	// StdoutPipe's reader as soon as the generator exits, losing the rest.
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	// A 1 MiB pipe lets the generator run ahead of COPY instead of trading
+	// the CPU with it every 64 KiB; the default size works too, if slower.
+	_, _ = unix.FcntlInt(w.Fd(), unix.F_SETPIPE_SZ, 1<<20)
+	cmd := exec.Command(g.Path, g.args(sf, tbl, part, parts)...)
+	cmd.Stdout = w
+	var stderr tail
+	cmd.Stderr = &stderr
+	p, err := group.Start("tpchgen-cli", cmd, syscall.SIGTERM)
+	w.Close()
+	if err != nil {
+		return fmt.Errorf("start %s: %w", g.Path, err)
+	}
+	cerr := consume(r)
+	if cerr != nil {
+		_ = p.Stop(time.Second) // it may be blocked writing to a pipe nobody reads
+	}
+	<-p.Done()
+	if cerr != nil {
+		return cerr
+	}
+	if err := p.Err(); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("%s %s part %d/%d: %v: %s", g.Path, tbl, part, parts, err, stderr.String())
+	}
+	return nil
+}
+
+// tail keeps the last KiB of the generator's stderr: where it says why.
+type tail struct{ b []byte }
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if len(t.b) > 1024 {
+		t.b = t.b[len(t.b)-1024:]
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string { return strings.TrimSpace(string(t.b)) }

@@ -1,0 +1,7 @@
+-- Q4 order priority checking
+select o_orderpriority, count(*) as order_count
+from orders
+where o_orderdate >= date '[DATE]' and o_orderdate < date '[DATE]' + interval '3 month'
+  and exists (select * from lineitem where l_orderkey = o_orderkey and l_commitdate < l_receiptdate)
+group by o_orderpriority
+order by o_orderpriority
