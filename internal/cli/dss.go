@@ -48,7 +48,7 @@ type dssBuildFlags struct {
 func (b *dssBuildFlags) register(cmd *cobra.Command, forRun bool) {
 	f := cmd.Flags()
 	if forRun {
-		f.Float64Var(&b.sf, "sf", 1, "scale factor to build when the managed instance has no build (must match an existing build)")
+		f.Float64Var(&b.sf, "sf", 0, "scale factor of the build (default: as built, or 1 when the managed instance has none and run builds first)")
 	} else {
 		f.Float64Var(&b.sf, "sf", 1, "scale factor: about 1 GB of data per unit; fractions such as 0.01 or 0.1 work")
 		f.BoolVar(&b.rebuild, "rebuild", false, "replace an existing build")
@@ -57,8 +57,8 @@ func (b *dssBuildFlags) register(cmd *cobra.Command, forRun bool) {
 	f.StringVar(&b.tpchgen, "tpchgen", "", "the tpchgen-cli program (default: tpchgen-cli on PATH)")
 }
 
-func (b *dssBuildFlags) validate(p *problems) {
-	if b.sf <= 0 {
+func (b *dssBuildFlags) validate(cmd *cobra.Command, p *problems) {
+	if b.sf <= 0 && (cmd.Flags().Changed("sf") || cmd.Flags().Lookup("rebuild") != nil) {
 		p.add("give a scale factor above 0, such as 0.1, 1 or 10", "--sf %g is not positive", b.sf)
 	}
 	if b.workers <= 0 {
@@ -91,7 +91,7 @@ seconds, the database size and MB/s over the whole build.`,
 	return layer{kind: results.KindDSSBuild, cmd: cmd, plan: func(ctx context.Context) (sessionNeeds, stepFunc, error) {
 		var p problems
 		c.validate(&p)
-		b.validate(&p)
+		b.validate(cmd, &p)
 		if _, err := dss.FindGenerator(ctx, b.tpchgen); err != nil {
 			p = append(p, err)
 		}
@@ -182,12 +182,12 @@ func (a *app) dssRun(kind string, c *common) layer {
 	plan := func(context.Context) (sessionNeeds, stepFunc, error) {
 		var p problems
 		c.validate(&p)
-		b.validate(&p)
+		b.validate(cmd, &p)
 		if cfg.Throughput && cmd.Flags().Changed("streams") && streams <= 0 {
 			p.add("give a whole number of 1 or more", "--streams %d is not positive", streams)
 		}
-		if cmd.Flags().Changed("dop") && dop < 0 {
-			p.add("give 0 (no parallel workers) or more, or leave it out for the server's setting", "--dop %d is negative", dop)
+		if dop < -1 {
+			p.add("give 0 (no parallel workers) or more, or -1 for the server's setting", "--dop %d is below -1", dop)
 		}
 		if timeout < 0 {
 			p.add("give a duration such as 10m, or 0 for none", "--query-timeout %s is negative", timeout)
@@ -197,9 +197,6 @@ func (a *app) dssRun(kind string, c *common) layer {
 		}
 		cfg.Streams, cfg.Seed, cfg.DOP, cfg.QueryTimeout = streams, c.seed, dop, timeout
 		build := b.config(a)
-		if !cmd.Flags().Changed("sf") {
-			build.ScaleFactor = 0 // whatever was built
-		}
 		need := uint64(minFree)
 		conns := max(streams, dss.MinStreams(b.sf)) + b.workers + 10
 		return sessionNeeds{database: true, maxConns: conns, bytes: need}, dssRunBody(cfg, build), nil
