@@ -181,6 +181,7 @@ func TestDeviceBadInput(t *testing.T) {
 
 // The acceptance command's shape, tiny: two specs at two depths.
 func TestDeviceRunsFio(t *testing.T) {
+	t.Parallel() // real servers and fio: they overlap their waits
 	requireFio(t)
 	target, out := t.TempDir(), filepath.Join(t.TempDir(), "run")
 	code, _, stderr := run(t, "device", "--path", target, "--specs", "4k-randread,1m-seqwrite", "--qd", "1,4",
@@ -228,6 +229,7 @@ func TestDeviceRunsFio(t *testing.T) {
 // files and exits 130. calibra runs as a child (the test binary, see
 // TestMain) to get a real signal.
 func TestDeviceInterrupt(t *testing.T) {
+	t.Parallel() // real servers and fio: they overlap their waits
 	requireFio(t)
 	if testing.Short() {
 		t.Skip("interrupts a run (-short)")

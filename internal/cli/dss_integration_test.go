@@ -30,6 +30,7 @@ func requireTpchgen(t *testing.T) {
 // TestDSSOnAManagedInstance runs 'dss run' on an empty managed instance
 // (it builds SF 0.01 first), then the bad cases that need a server.
 func TestDSSOnAManagedInstance(t *testing.T) {
+	t.Parallel() // real servers and fio: they overlap their waits
 	if testing.Short() {
 		t.Skip("builds and queries a TPC-H-like database on a real PostgreSQL; run without -short")
 	}
@@ -109,6 +110,7 @@ func TestDSSOnAManagedInstance(t *testing.T) {
 // middle of a build: it exits 130, keeps the step as interrupted, and leaves
 // neither a server nor a generator behind.
 func TestDSSInterruptStopsTheGenerators(t *testing.T) {
+	t.Parallel() // real servers and fio: they overlap their waits
 	if testing.Short() {
 		t.Skip("loads a TPC-H-like database on a real PostgreSQL; run without -short")
 	}

@@ -14,6 +14,7 @@ import (
 // IOPS and latency, max_iops, both sequential maxima, observations, a
 // timeseries row a second, and nothing left behind.
 func TestIOCalOnAManagedInstance(t *testing.T) {
+	t.Parallel() // real servers and fio: they overlap their waits
 	if testing.Short() {
 		t.Skip("about 40 s of real PostgreSQL work; run without -short")
 	}

@@ -227,6 +227,7 @@ func TestOLTPOnAManagedInstance(t *testing.T) {
 // TestInterruptKeepsWhatWasMeasured sends SIGINT to a real calibra process
 // in the middle of its timed window.
 func TestInterruptKeepsWhatWasMeasured(t *testing.T) {
+	t.Parallel() // real servers and fio: they overlap their waits
 	if testing.Short() {
 		t.Skip("builds and runs on a real PostgreSQL; run without -short")
 	}

@@ -118,6 +118,7 @@ func TestReportAndCompareBadInput(t *testing.T) {
 
 // A real run writes its report at its end; a failed one too, marked.
 func TestRunsWriteTheirReport(t *testing.T) {
+	t.Parallel() // real servers and fio: they overlap their waits
 	target, out := t.TempDir(), filepath.Join(t.TempDir(), "failed")
 	code, _, _ := run(t, "device", "--path", target, "--fio", fakeFio(t, "fio-3.33"), "--out", out, "--progress", "none")
 	if code != 1 {

@@ -52,6 +52,7 @@ func TestStudyPrecedence(t *testing.T) {
 // started cold, a ramp and thresholds, one of which fails: exit 3, and
 // every repetition, the repeats' medians and the verdicts are kept.
 func TestStudyOnAManagedInstance(t *testing.T) {
+	t.Parallel() // real servers and fio: they overlap their waits
 	if testing.Short() {
 		t.Skip("a minute of real PostgreSQL work; run without -short")
 	}

@@ -37,7 +37,12 @@ func DefaultPath(start time.Time, label string) string {
 
 // Create makes a new run directory at path and writes an initial results.json
 // with status "running". It refuses a directory that already holds a run.
+// The directory's path is made absolute: tools calibra starts elsewhere
+// (fio, the server) write into it.
 func Create(path string, run *Run) (*Dir, error) {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
 	if _, err := os.Stat(filepath.Join(path, "results.json")); err == nil {
 		return nil, fault.Input("choose another --out or remove the old run",
 			"the run directory %s already holds a run", path)

@@ -65,3 +65,16 @@ func TestCreateRefusesADirectoryThatHoldsARun(t *testing.T) {
 		t.Fatal("the run directory has no raw/")
 	}
 }
+
+// A relative run directory is kept as an absolute path, so that programs
+// started in another directory write into it.
+func TestCreateMakesTheRunDirectoryAbsolute(t *testing.T) {
+	t.Chdir(t.TempDir())
+	d, err := Create(filepath.Join("runs", "a"), &Run{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !filepath.IsAbs(d.Path) || !filepath.IsAbs(d.File("raw")) {
+		t.Errorf("run directory %s is not absolute", d.Path)
+	}
+}
