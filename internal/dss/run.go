@@ -172,9 +172,6 @@ func (r *runner) connect(ctx context.Context) (*pgx.Conn, error) {
 	cc := r.t.ConnConfig()
 	cc.RuntimeParams["search_path"] = Schema
 	cc.RuntimeParams["application_name"] = "calibra dss"
-	if r.cfg.QueryTimeout > 0 {
-		cc.RuntimeParams["statement_timeout"] = strconv.FormatInt(r.cfg.QueryTimeout.Milliseconds(), 10)
-	}
 	if r.cfg.DOP >= 0 {
 		dop := strconv.Itoa(r.cfg.DOP)
 		cc.RuntimeParams["max_parallel_workers_per_gather"] = dop
@@ -308,6 +305,14 @@ func (r *runner) throughput(ctx context.Context) (*results.DSSThroughput, error)
 func (r *runner) query(ctx context.Context, conn *pgx.Conn, stream, q int, testStart time.Time) (results.DSSQuery, error) {
 	params := NewParams(r.cfg.Seed, stream, q, r.bi.ScaleFactor)
 	run := results.DSSQuery{Q: strconv.Itoa(q), Params: params}
+	// The timeout bounds the queries only: not the setup, nor the refresh
+	// functions, which must complete for the database to stay re-runnable.
+	if r.cfg.QueryTimeout > 0 {
+		if _, err := conn.Exec(ctx, "SET statement_timeout = "+strconv.FormatInt(r.cfg.QueryTimeout.Milliseconds(), 10)); err != nil {
+			return run, r.outcome(ctx, &run, time.Now(), err)
+		}
+		defer conn.Exec(context.Background(), "SET statement_timeout = 0")
+	}
 	t0 := time.Now()
 	run.StartS = t0.Sub(testStart).Seconds()
 	rows, err := Exec(ctx, conn, Text(q, params))
