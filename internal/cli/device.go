@@ -335,7 +335,7 @@ func (f *deviceFlags) targets(paths, writers []string, need int64, p *problems) 
 
 func (a *app) deviceStep(ctx context.Context, s *session, cfg device.Config) ([]results.Step, error) {
 	started := time.Now()
-	out, err := device.Sweep(ctx, cfg, device.Env{Group: a.group, Prog: s.prog, RawDir: s.dir.File("raw")})
+	out, err := device.Sweep(ctx, cfg, device.Env{Group: a.group, Prog: s.prog, RawDir: s.dir.File("raw"), Cgroup: s.cgroup})
 	return []results.Step{newStep(results.KindDevice, "device", started, out)}, err
 }
 

@@ -447,6 +447,9 @@ func (r *resolved) needs() sessionNeeds {
 	}
 	if r.limits != nil {
 		n.limits = r.limits
+		if !n.database {
+			n.limits.dbCache = ""
+		}
 		if n.limits.spec.MemoryBytes > 0 {
 			n.limits.spec.MemoryBytes += backendAllowance * int64(n.maxConns)
 		}

@@ -143,6 +143,7 @@ type session struct {
 	// cacheBytes bounds what the caches can hold, 0 when unbounded.
 	limits     *results.AppliedLimits
 	cacheBytes int64
+	cgroup     *limits.Cgroup // holds the server and fio; nil without limits
 }
 
 // stepFunc does a command's work and returns its steps (also when it fails
@@ -208,9 +209,13 @@ func (a *app) runSession(cmd *cobra.Command, c *common, needs sessionNeeds, body
 	}
 	var cg *limits.Cgroup
 	var applied *results.AppliedLimits
-	if needs.limits != nil && needs.database {
+	if needs.limits != nil {
+		dsn := c.dsn
+		if !needs.database {
+			dsn = ""
+		}
 		var err error
-		if cg, applied, err = needs.limits.apply(c.dsn); err != nil {
+		if cg, applied, err = needs.limits.apply(dsn); err != nil {
 			return err
 		}
 		if cg != nil {
@@ -259,7 +264,7 @@ func (a *app) runSession(cmd *cobra.Command, c *common, needs sessionNeeds, body
 	prog.LogTo(logFile)
 	prog.Phase("calibra %s: %s, run directory %s", Version, command, dir.Path)
 
-	s := &session{dir: dir, target: target, prog: prog, path: c.path, limits: applied}
+	s := &session{dir: dir, target: target, prog: prog, path: c.path, limits: applied, cgroup: cg}
 	if cg != nil {
 		s.cacheBytes = needs.limits.spec.MemoryBytes
 	}

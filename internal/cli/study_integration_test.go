@@ -135,3 +135,36 @@ thresholds:
 		t.Errorf("the ramp's histograms: %v", err)
 	}
 }
+
+// A study's storage limit throttles fio as it would the server: 4 KiB
+// random reads capped at 2000 IOPS measure no more than that.
+func TestStudyStorageLimitThrottlesFio(t *testing.T) {
+	t.Parallel()
+	requireFio(t)
+	path := storageDir(t)
+	file := filepath.Join(t.TempDir(), "limit.yaml")
+	study := "version: 1\ntarget: {storage_limit: {read_iops: 2000}}\nsteps:\n" +
+		"  - {kind: device, specs: [4k-randread], qd: [16], size: 64MiB, ramp: 1s, runtime: 3s}\n"
+	if err := os.WriteFile(file, []byte(study), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "run")
+	code, _, stderr := run(t, "run", "--study", file, "--path", path, "--out", out, "--progress", "none")
+	if code == 2 && strings.Contains(stderr, "cannot be applied") {
+		t.Skipf("block-I/O limits cannot be applied here (not root, or no blkio/io controller): %s", stderr)
+	}
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	r, err := results.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Meta.Limits == nil || r.Meta.Limits.StorageLimit["read_iops"] != "2000" {
+		t.Errorf("meta.limits %+v", r.Meta.Limits)
+	}
+	d := r.Steps[0].Body.(*results.Device)
+	if iops := d.Points[0].IOPS; iops <= 0 || iops > 2000*1.1 {
+		t.Errorf("4k-randread at qd 16 under a 2000 IOPS limit: %.0f IOPS", iops)
+	}
+}

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/calibra-bench/calibra/internal/fault"
-	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/results"
 )
 
@@ -71,7 +70,8 @@ func FindFio(ctx context.Context, explicit string) (Fio, error) {
 // never holds half a report), keeps fio's other output in name.log when
 // there is any, and returns the parsed report. A report whose jobs hit I/O
 // errors is returned with them; a run that produced no report is an error.
-func (f Fio) run(ctx context.Context, group *proc.Group, rawDir, name string, job Job) (*Report, error) {
+func (f Fio) run(ctx context.Context, env Env, name string, job Job) (*Report, error) {
+	rawDir := env.RawDir
 	base := filepath.Join(rawDir, name)
 	if err := results.WriteFileAtomic(base+".fio", []byte(job.JobFile())); err != nil {
 		return nil, err
@@ -83,8 +83,15 @@ func (f Fio) run(ctx context.Context, group *proc.Group, rawDir, name string, jo
 	log := &capped{limit: 1 << 20}
 	cmd.Stdout = log
 	cmd.Stderr = log
-	p, err := group.Start("fio", cmd, syscall.SIGINT)
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	env.Cgroup.Prepare(cmd.SysProcAttr)
+	p, err := env.Group.Start("fio", cmd, syscall.SIGINT)
 	if err != nil {
+		return nil, err
+	}
+	// A storage limit throttles fio as it does the server.
+	if err := env.Cgroup.Attach(p.Pid()); err != nil {
+		_ = p.Stop(stopGrace)
 		return nil, err
 	}
 	select {

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/calibra-bench/calibra/internal/limits"
 	"github.com/calibra-bench/calibra/internal/observe"
 	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/progress"
@@ -46,6 +47,8 @@ type Env struct {
 	Group  *proc.Group // owns the fio processes
 	Prog   *progress.Printer
 	RawDir string // every job file, JSON report and fio log goes here
+	// Cgroup, when set, holds fio: the study's storage limits apply to it.
+	Cgroup *limits.Cgroup
 }
 
 // Sweep probes the I/O engine, writes the test files, runs the sweep and
@@ -133,7 +136,7 @@ func measure(ctx context.Context, cfg Config, env Env, out *results.Device) erro
 			return fmt.Sprintf("device: run %d/%d %s qd %d, %s in, about %s left",
 				r.Index+1, len(runs), r.Spec.Name, r.QD, time.Since(started).Round(time.Second), eta.remaining(time.Since(started)).Round(time.Second))
 		})
-		rep, err := cfg.Fio.run(ctx, env.Group, env.RawDir, r.Name(), cfg.job(r))
+		rep, err := cfg.Fio.run(ctx, env, r.Name(), cfg.job(r))
 		stop()
 		if err != nil {
 			return err
@@ -196,7 +199,7 @@ func probe(ctx context.Context, cfg Config, env Env, out *results.Device) (strin
 		job := Job{Title: "calibra device: can ioengine " + e + " read here?", Engine: e, Direct: cfg.Direct,
 			Spec: Spec{Name: "probe", BlockSize: 4 << 10, ReadPct: 100, Align: 4 << 10}, QD: 2,
 			Seed: cfg.Seed, Size: min(64<<10, cfg.Size), Workers: 1, Targets: []Target{t}}
-		rep, err := cfg.Fio.run(ctx, env.Group, env.RawDir, "probe-"+e, job)
+		rep, err := cfg.Fio.run(ctx, env, "probe-"+e, job)
 		switch {
 		case ctx.Err() != nil:
 			return "", ctx.Err()
@@ -240,7 +243,7 @@ func prepare(ctx context.Context, cfg Config, env Env) error {
 	stop := statusLoop(env.Prog, func() string {
 		return fmt.Sprintf("device: writing the test regions, %s in", time.Since(started).Round(time.Second))
 	})
-	rep, err := cfg.Fio.run(ctx, env.Group, env.RawDir, "prepare", job)
+	rep, err := cfg.Fio.run(ctx, env, "prepare", job)
 	stop()
 	if err != nil {
 		return err
