@@ -262,48 +262,21 @@ func load(ctx context.Context, conns []*pgx.Conn, gen Generator, cfg BuildConfig
 	}
 	bar := prog.Bar(total, "loading", "rows")
 	defer bar.Finish()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	queue := make(chan loadJob)
-	errs := make(chan error, len(conns))
 	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for _, conn := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range queue {
-				var n int64
-				err := gen.stream(ctx, cfg.Group, cfg.ScaleFactor, j.table.name, j.part, j.parts, func(r io.Reader) error {
-					tag, err := conn.PgConn().CopyFrom(ctx, newTblReader(r), "COPY "+j.table.name+" FROM STDIN (DELIMITER '|')")
-					n = tag.RowsAffected()
-					return err
-				})
-				if err != nil {
-					errs <- fmt.Errorf("load %s part %d/%d: %w", j.table.name, j.part, j.parts, err)
-					cancel()
-					return
-				}
-				mu.Lock()
-				rows[j.table.name] += n
-				mu.Unlock()
-				bar.Add(n)
-			}
-		}()
-	}
-feed:
-	for _, j := range jobs {
-		select {
-		case queue <- j:
-		case <-ctx.Done():
-			break feed
+	return postgres.OnConns(ctx, conns, jobs, func(ctx context.Context, _ int, conn *pgx.Conn, j loadJob) error {
+		var n int64
+		err := gen.stream(ctx, cfg.Group, cfg.ScaleFactor, j.table.name, j.part, j.parts, func(r io.Reader) error {
+			tag, err := conn.PgConn().CopyFrom(ctx, newTblReader(r), "COPY "+j.table.name+" FROM STDIN (DELIMITER '|')")
+			n = tag.RowsAffected()
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("load %s part %d/%d: %w", j.table.name, j.part, j.parts, err)
 		}
-	}
-	close(queue)
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		return err
-	}
-	return ctx.Err()
+		mu.Lock()
+		rows[j.table.name] += n
+		mu.Unlock()
+		bar.Add(n)
+		return nil
+	})
 }

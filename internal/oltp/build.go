@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -251,43 +250,16 @@ func load(ctx context.Context, conns []*pgx.Conn, gen *tpcc.Generator, rows map[
 
 	bar := prog.Bar(total, "loading", "rows")
 	defer bar.Finish()
-	queue := make(chan loadJob)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errs := make(chan error, len(conns))
-	var wg sync.WaitGroup
-	for _, conn := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var buf []byte
-			for j := range queue {
-				buf = gen.AppendBatch(buf[:0], j.table, j.batch)
-				sql := "COPY " + j.table.String() + " (" + strings.Join(j.table.Columns(), ", ") + ") FROM STDIN"
-				if _, err := conn.PgConn().CopyFrom(ctx, bytes.NewReader(buf), sql); err != nil {
-					errs <- fmt.Errorf("load %s batch %d: %w", j.table, j.batch, err)
-					cancel()
-					return
-				}
-				bar.Add(int64(j.rows))
-			}
-		}()
-	}
-feed:
-	for _, j := range jobs {
-		select {
-		case queue <- j:
-		case <-ctx.Done():
-			break feed
+	bufs := make([][]byte, len(conns))
+	return postgres.OnConns(ctx, conns, jobs, func(ctx context.Context, w int, conn *pgx.Conn, j loadJob) error {
+		bufs[w] = gen.AppendBatch(bufs[w][:0], j.table, j.batch)
+		sql := "COPY " + j.table.String() + " (" + strings.Join(j.table.Columns(), ", ") + ") FROM STDIN"
+		if _, err := conn.PgConn().CopyFrom(ctx, bytes.NewReader(bufs[w]), sql); err != nil {
+			return fmt.Errorf("load %s batch %d: %w", j.table, j.batch, err)
 		}
-	}
-	close(queue)
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		return err
-	}
-	return ctx.Err()
+		bar.Add(int64(j.rows))
+		return nil
+	})
 }
 
 // rowWidth is a rough COPY row width per table, to order jobs by size.

@@ -117,20 +117,38 @@ func Describe(ctx context.Context, conn *pgx.Conn) (string, map[string]string, e
 // ParallelExec runs each statement on the first free connection: index
 // builds and vacuums after a bulk load.
 func ParallelExec(ctx context.Context, conns []*pgx.Conn, stmts []string) error {
-	queue := make(chan string, len(stmts))
-	for _, s := range stmts {
-		queue <- s
+	return OnConns(ctx, conns, stmts, func(ctx context.Context, _ int, conn *pgx.Conn, s string) error {
+		if _, err := conn.Exec(ctx, s); err != nil {
+			return fmt.Errorf("%s: %w", s, err)
+		}
+		return nil
+	})
+}
+
+// OnConns runs the jobs in order, each on the first free connection (w is
+// its index, for per-connection state such as a reused buffer). The first
+// error stops the others and is returned.
+func OnConns[J any](ctx context.Context, conns []*pgx.Conn, jobs []J, do func(ctx context.Context, w int, conn *pgx.Conn, j J) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	queue := make(chan J, len(jobs))
+	for _, j := range jobs {
+		queue <- j
 	}
 	close(queue)
-	var wg sync.WaitGroup
 	errs := make(chan error, len(conns))
-	for _, conn := range conns {
+	var wg sync.WaitGroup
+	for w, conn := range conns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for s := range queue {
-				if _, err := conn.Exec(ctx, s); err != nil {
-					errs <- fmt.Errorf("%s: %w", s, err)
+			for j := range queue {
+				if ctx.Err() != nil {
+					return
+				}
+				if err := do(ctx, w, conn, j); err != nil {
+					errs <- err
+					cancel()
 					return
 				}
 			}
@@ -138,5 +156,8 @@ func ParallelExec(ctx context.Context, conns []*pgx.Conn, stmts []string) error 
 	}
 	wg.Wait()
 	close(errs)
-	return <-errs
+	if err := <-errs; err != nil {
+		return err
+	}
+	return ctx.Err()
 }
