@@ -134,29 +134,16 @@ func Build(ctx context.Context, t *postgres.Target, cfg BuildConfig, prog *progr
 	}
 	out.LoadS = time.Since(start).Seconds()
 
-	prog.Phase("dss build: adding keys and indexes")
-	t0 := time.Now()
-	if err := postgres.ParallelExec(ctx, conns, indexDDL); err != nil {
-		return nil, fmt.Errorf("create indexes: %w", err)
-	}
-	out.IndexS = time.Since(t0).Seconds()
-
-	prog.Phase("dss build: vacuum and analyze")
-	t0 = time.Now()
 	var vacuums []string
 	for _, tb := range tables {
 		vacuums = append(vacuums, "VACUUM (ANALYZE) "+tb.name)
 	}
-	if err := postgres.ParallelExec(ctx, conns, vacuums); err != nil {
-		return nil, fmt.Errorf("vacuum: %w", err)
-	}
-	out.AnalyzeS = time.Since(t0).Seconds()
-	out.TotalS = time.Since(start).Seconds()
-
-	if err := ctl.QueryRow(ctx, `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c
-		JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r'`, Schema).Scan(&out.DBBytes); err != nil {
+	tail, err := postgres.FinishLoad(ctx, conns, Schema, indexDDL, vacuums, func(p string) { prog.Phase("dss build: %s", p) })
+	if err != nil {
 		return nil, err
 	}
+	out.IndexS, out.AnalyzeS, out.DBBytes = tail.IndexS, tail.VacuumS, tail.Bytes
+	out.TotalS = time.Since(start).Seconds()
 	if out.TotalS > 0 {
 		out.MBPerS = float64(out.DBBytes) / 1e6 / out.TotalS
 	}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -123,6 +124,34 @@ func ParallelExec(ctx context.Context, conns []*pgx.Conn, stmts []string) error 
 		}
 		return nil
 	})
+}
+
+// LoadTail is what follows a bulk load and how long each part took.
+type LoadTail struct {
+	IndexS, VacuumS float64
+	Bytes           int64 // the schema's tables with their indexes and TOAST
+}
+
+// FinishLoad is what follows a bulk load: keys and indexes, then vacuums,
+// each spread over the connections, then the schema's size on disk. phase
+// announces each part.
+func FinishLoad(ctx context.Context, conns []*pgx.Conn, schema string, indexDDL, vacuums []string, phase func(string)) (LoadTail, error) {
+	var tail LoadTail
+	phase("adding keys and indexes")
+	t0 := time.Now()
+	if err := ParallelExec(ctx, conns, indexDDL); err != nil {
+		return tail, fmt.Errorf("create indexes: %w", err)
+	}
+	tail.IndexS = time.Since(t0).Seconds()
+	phase("vacuum and analyze")
+	t0 = time.Now()
+	if err := ParallelExec(ctx, conns, vacuums); err != nil {
+		return tail, fmt.Errorf("vacuum: %w", err)
+	}
+	tail.VacuumS = time.Since(t0).Seconds()
+	err := conns[0].QueryRow(ctx, `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c
+		JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r'`, schema).Scan(&tail.Bytes)
+	return tail, err
 }
 
 // OnConns runs the jobs in order, each on the first free connection (w is
