@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/calibra-bench/calibra/examples"
 	"github.com/calibra-bench/calibra/internal/results"
@@ -166,5 +167,43 @@ func TestStudyStorageLimitThrottlesFio(t *testing.T) {
 	d := r.Steps[0].Body.(*results.Device)
 	if iops := d.Points[0].IOPS; iops <= 0 || iops > 2000*1.1 {
 		t.Errorf("4k-randread at qd 16 under a 2000 IOPS limit: %.0f IOPS", iops)
+	}
+}
+
+// Ctrl-C in the middle of a study keeps the steps already done and the one
+// cut short, marks the run interrupted, exits 130 and leaves no server.
+func TestStudyInterruptKeepsTheStepsDone(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds and runs on a real PostgreSQL; run without -short")
+	}
+	requirePostgres(t)
+	path := storageDir(t)
+	file := filepath.Join(t.TempDir(), "cut.yaml")
+	study := "version: 1\nsteps:\n  - {kind: oltp_build, warehouses: 1}\n  - {kind: oltp, users: 2, rampup: 1s, duration: 5m}\n" +
+		"  - {kind: ramp, from: 1, to: 2, duration: 5s}\n"
+	if err := os.WriteFile(file, []byte(study), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "run")
+	code, stderr := interruptChild(t, "study step 2 of 3", 4*time.Second, "run", "--study", file, "--path", path,
+		"--out", out, "--progress", "plain")
+	if code != 130 {
+		t.Fatalf("exit %d, want 130\n%s", code, stderr)
+	}
+	noServerLeft(t, path)
+	r, err := results.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, st := range r.Steps {
+		got = append(got, st.Kind+":"+st.Status)
+	}
+	if r.Status != results.StatusInterrupted || strings.Join(got, ",") != "oltp_build:complete,oltp:interrupted" {
+		t.Errorf("status %s, steps %v", r.Status, got)
+	}
+	if _, err := os.Stat(filepath.Join(out, "report.html")); err != nil {
+		t.Errorf("no report of the interrupted run: %v", err)
 	}
 }
