@@ -8,12 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/results"
 )
 
@@ -35,34 +34,12 @@ const stopGrace = 10 * time.Second
 
 var fioVersion = regexp.MustCompile(`^fio-(\d+)\.(\d+)`)
 
+var fioTool = proc.Tool{Name: "fio", Flag: "--fio", What: "fio", Version: fioVersion, MinMajor: minMajor, Hint: installHint}
+
 // FindFio locates fio (explicit, else on PATH) and checks its version.
 func FindFio(ctx context.Context, explicit string) (Fio, error) {
-	name := explicit
-	if name == "" {
-		name = "fio"
-	}
-	path, err := exec.LookPath(name)
-	if err != nil {
-		if explicit != "" {
-			return Fio{}, fault.Input(installHint, "--fio %s is not an executable program", explicit)
-		}
-		return Fio{}, fault.Input(installHint, "fio was not found on PATH")
-	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, path, "--version").Output()
-	if err != nil {
-		return Fio{}, fault.Input(installHint, "'%s --version' failed: %v", path, err)
-	}
-	version := strings.TrimSpace(string(out))
-	m := fioVersion.FindStringSubmatch(version)
-	if m == nil {
-		return Fio{}, fault.Input(installHint, "'%s --version' printed %q, not a fio version", path, version)
-	}
-	if major, _ := strconv.Atoi(m[1]); major < minMajor {
-		return Fio{}, fault.Input(installHint, "%s is %s, older than the fio %d.0 calibra needs", path, version, minMajor)
-	}
-	return Fio{Path: path, Version: version}, nil
+	path, version, err := fioTool.Find(ctx, explicit)
+	return Fio{Path: path, Version: version}, err
 }
 
 // run runs one job under raw/ as name: it writes name.fio, has fio write its

@@ -15,7 +15,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/proc"
 )
 
@@ -35,36 +34,14 @@ var generatorVersion = regexp.MustCompile(`^tpchgen-cli (\d+)\.\d+`)
 // streaming load needs.
 const minGeneratorMajor = 1
 
+var generatorTool = proc.Tool{Name: "tpchgen-cli", Flag: "--tpchgen", What: "the TPC-H generator tpchgen-cli",
+	Version: generatorVersion, MinMajor: minGeneratorMajor, Hint: InstallHint, Resolve: unshim}
+
 // FindGenerator locates tpchgen-cli (explicit, else on PATH) and checks its
 // version.
 func FindGenerator(ctx context.Context, explicit string) (Generator, error) {
-	name := explicit
-	if name == "" {
-		name = "tpchgen-cli"
-	}
-	path, err := exec.LookPath(name)
-	if err != nil {
-		if explicit != "" {
-			return Generator{}, fault.Input(InstallHint, "--tpchgen %s is not an executable program", explicit)
-		}
-		return Generator{}, fault.Input(InstallHint, "the TPC-H generator tpchgen-cli was not found on PATH")
-	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	path = unshim(ctx, path)
-	out, err := exec.CommandContext(ctx, path, "--version").Output()
-	if err != nil {
-		return Generator{}, fault.Input(InstallHint, "'%s --version' failed: %v", path, err)
-	}
-	version := strings.TrimSpace(string(out))
-	m := generatorVersion.FindStringSubmatch(version)
-	if m == nil {
-		return Generator{}, fault.Input(InstallHint, "'%s --version' printed %q, not a tpchgen-cli version", path, version)
-	}
-	if major, _ := strconv.Atoi(m[1]); major < minGeneratorMajor {
-		return Generator{}, fault.Input(InstallHint, "%s is %s, older than the tpchgen-cli %d.0 calibra needs", path, version, minGeneratorMajor)
-	}
-	return Generator{Path: path, Version: version}, nil
+	path, version, err := generatorTool.Find(ctx, explicit)
+	return Generator{Path: path, Version: version}, err
 }
 
 // unshim resolves a pyenv shim (where 'pip install' puts the generator

@@ -1,0 +1,58 @@
+package proc
+
+import (
+	"context"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/calibra-bench/calibra/internal/fault"
+)
+
+// Tool is an external program calibra drives (fio, tpchgen-cli): found on
+// PATH or where a flag points, with a version of at least MinMajor.
+type Tool struct {
+	Name     string         // the program on PATH, e.g. "fio"
+	Flag     string         // the flag naming another, e.g. "--fio"
+	What     string         // how messages call it, e.g. "the TPC-H generator tpchgen-cli"
+	Version  *regexp.Regexp // matches --version's output; group 1 is the major version
+	MinMajor int
+	Hint     string // how to install it: the fix of every error
+	// Resolve, when set, maps the found path to the program to run.
+	Resolve func(ctx context.Context, path string) string
+}
+
+// Find locates the tool (explicit, else on PATH) and checks its version;
+// every failure is an input error naming the fix.
+func (t Tool) Find(ctx context.Context, explicit string) (path, version string, err error) {
+	name := explicit
+	if name == "" {
+		name = t.Name
+	}
+	if path, err = exec.LookPath(name); err != nil {
+		if explicit != "" {
+			return "", "", fault.Input(t.Hint, "%s %s is not an executable program", t.Flag, explicit)
+		}
+		return "", "", fault.Input(t.Hint, "%s was not found on PATH", t.What)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if t.Resolve != nil {
+		path = t.Resolve(ctx, path)
+	}
+	out, err := exec.CommandContext(ctx, path, "--version").Output()
+	if err != nil {
+		return "", "", fault.Input(t.Hint, "'%s --version' failed: %v", path, err)
+	}
+	version = strings.TrimSpace(string(out))
+	m := t.Version.FindStringSubmatch(version)
+	if m == nil {
+		return "", "", fault.Input(t.Hint, "'%s --version' printed %q, not a %s version", path, version, t.Name)
+	}
+	if major, _ := strconv.Atoi(m[1]); major < t.MinMajor {
+		return "", "", fault.Input(t.Hint, "%s is %s, older than the %s %d.0 calibra needs", path, version, t.Name, t.MinMajor)
+	}
+	return path, version, nil
+}
