@@ -48,10 +48,7 @@ const minPartBytes = 32e6
 
 // connect opens a connection on the schema.
 func connect(ctx context.Context, t *postgres.Target) (*pgx.Conn, error) {
-	cfg := t.ConnConfig()
-	cfg.RuntimeParams["search_path"] = Schema
-	cfg.RuntimeParams["application_name"] = "calibra dss"
-	return pgx.ConnectConfig(ctx, cfg)
+	return t.ConnectSchema(ctx, Schema, "calibra dss")
 }
 
 // ReadBuildInfo returns the schema's build record, or ErrNotBuilt.
@@ -113,18 +110,10 @@ func Build(ctx context.Context, t *postgres.Target, cfg BuildConfig, prog *progr
 	}
 	out := &results.DSSBuild{Workload: Workload, ScaleFactor: cfg.ScaleFactor, Generator: gen.Version,
 		Workers: cfg.Workers, Rows: map[string]int64{}}
-	conns := make([]*pgx.Conn, 0, cfg.Workers)
-	defer func() {
-		for _, c := range conns {
-			c.Close(context.Background())
-		}
-	}()
-	for range cfg.Workers {
-		c, err := connect(ctx, t)
-		if err != nil {
-			return nil, err
-		}
-		conns = append(conns, c)
+	conns, err := postgres.OpenConns(ctx, cfg.Workers, func(ctx context.Context) (*pgx.Conn, error) { return connect(ctx, t) })
+	defer postgres.CloseConns(conns)
+	if err != nil {
+		return nil, err
 	}
 
 	start := time.Now()

@@ -169,9 +169,7 @@ type runner struct {
 
 // connect opens a stream's connection with the run's settings.
 func (r *runner) connect(ctx context.Context) (*pgx.Conn, error) {
-	cc := r.t.ConnConfig()
-	cc.RuntimeParams["search_path"] = Schema
-	cc.RuntimeParams["application_name"] = "calibra dss"
+	cc := r.t.SchemaConfig(Schema, "calibra dss")
 	if r.cfg.DOP >= 0 {
 		dop := strconv.Itoa(r.cfg.DOP)
 		cc.RuntimeParams["max_parallel_workers_per_gather"] = dop

@@ -40,10 +40,7 @@ type BuildInfo struct {
 
 // connect opens a connection to the target with search_path on the schema.
 func connect(ctx context.Context, t *postgres.Target) (*pgx.Conn, error) {
-	cfg := t.ConnConfig()
-	cfg.RuntimeParams["search_path"] = Schema
-	cfg.RuntimeParams["application_name"] = "calibra"
-	return pgx.ConnectConfig(ctx, cfg)
+	return t.ConnectSchema(ctx, Schema, "calibra")
 }
 
 // Built returns the target's build record, or nil when it holds no
@@ -111,8 +108,8 @@ func Build(ctx context.Context, t *postgres.Target, cfg BuildConfig, prog *progr
 	out := &results.OLTPBuild{Workload: Workload, Warehouses: cfg.Warehouses, Seed: cfg.Seed, Workers: cfg.Workers,
 		Rows: map[string]int64{}}
 
-	conns, err := openConns(ctx, t, cfg.Workers)
-	defer closeConns(conns)
+	conns, err := postgres.OpenConns(ctx, cfg.Workers, func(ctx context.Context) (*pgx.Conn, error) { return connect(ctx, t) })
+	defer func() { postgres.CloseConns(conns) }() // closed early before the template copy
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +151,7 @@ func Build(ctx context.Context, t *postgres.Target, cfg BuildConfig, prog *progr
 		}
 	}
 	if t.Managed != nil {
-		closeConns(conns)
+		postgres.CloseConns(conns)
 		conns = nil
 		ctl.Close(ctx)
 		prog.Phase("oltp build: keeping the loaded database as a template")
@@ -193,24 +190,6 @@ func prepareSchema(ctx context.Context, conn *pgx.Conn, rebuild bool) error {
 		}
 	}
 	return nil
-}
-
-func openConns(ctx context.Context, t *postgres.Target, n int) ([]*pgx.Conn, error) {
-	conns := make([]*pgx.Conn, 0, n)
-	for range n {
-		c, err := connect(ctx, t)
-		if err != nil {
-			return conns, err
-		}
-		conns = append(conns, c)
-	}
-	return conns, nil
-}
-
-func closeConns(conns []*pgx.Conn) {
-	for _, c := range conns {
-		c.Close(context.Background())
-	}
 }
 
 type loadJob struct {

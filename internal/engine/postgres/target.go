@@ -142,6 +142,41 @@ func (t *Target) Stop() error {
 // settings, to which callers add their own runtime parameters.
 func (t *Target) ConnConfig() *pgx.ConnConfig { return t.conn.Copy() }
 
+// SchemaConfig is a connection configuration working in schema, named app
+// in pg_stat_activity (so the observers can tell calibra's layers apart).
+func (t *Target) SchemaConfig(schema, app string) *pgx.ConnConfig {
+	cc := t.ConnConfig()
+	cc.RuntimeParams["search_path"] = schema
+	cc.RuntimeParams["application_name"] = app
+	return cc
+}
+
+// ConnectSchema opens a connection working in schema (see SchemaConfig).
+func (t *Target) ConnectSchema(ctx context.Context, schema, app string) (*pgx.Conn, error) {
+	return pgx.ConnectConfig(ctx, t.SchemaConfig(schema, app))
+}
+
+// OpenConns opens n connections with open, returning those it opened also
+// when one fails; CloseConns closes them.
+func OpenConns(ctx context.Context, n int, open func(context.Context) (*pgx.Conn, error)) ([]*pgx.Conn, error) {
+	conns := make([]*pgx.Conn, 0, n)
+	for range n {
+		c, err := open(ctx)
+		if err != nil {
+			return conns, err
+		}
+		conns = append(conns, c)
+	}
+	return conns, nil
+}
+
+// CloseConns closes connections OpenConns opened.
+func CloseConns(conns []*pgx.Conn) {
+	for _, c := range conns {
+		c.Close(context.Background())
+	}
+}
+
 // TemplateDatabase holds the managed instance's loaded copy, from which the
 // benchmark database is recreated for a clean start.
 const TemplateDatabase = "calibra_template"
