@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/calibra-bench/calibra/internal/dss"
-	"github.com/calibra-bench/calibra/internal/engine/postgres"
-	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/results"
 )
 
@@ -88,17 +86,8 @@ func TestDSSOnAManagedInstance(t *testing.T) {
 	}
 
 	t.Run("a database without a build through --dsn", func(t *testing.T) {
-		group := proc.NewGroup()
-		defer group.StopAll(time.Minute)
-		target, err := postgres.Prepare(context.Background(), postgres.TargetConfig{Path: path})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := target.Start(context.Background(), group); err != nil {
-			t.Fatal(err)
-		}
-		defer target.Stop()
-		dsn := fmt.Sprintf("postgres://calibra@127.0.0.1:%d/postgres?sslmode=disable", target.Managed.Port)
+		port := existingServer(t, path)
+		dsn := fmt.Sprintf("postgres://calibra@127.0.0.1:%d/postgres?sslmode=disable", port)
 		code, _, stderr := run(t, "dss", "power", "--dsn", dsn, "--progress", "none", "--out", out("dsn"))
 		if code != 2 || !strings.Contains(stderr, "holds no TPC-H-like schema") || !strings.Contains(stderr, "calibra dss build") {
 			t.Errorf("power on an unbuilt --dsn: exit %d\n%s", code, stderr)

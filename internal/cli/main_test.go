@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	"github.com/calibra-bench/calibra/internal/proc"
 )
 
 // TestMain lets the test binary stand in for calibra when a test runs it as
@@ -117,4 +119,22 @@ func interruptChild(t *testing.T, ready string, after time.Duration, args ...str
 		code = ee.ExitCode()
 	}
 	return code, strings.Join(seen, "\n")
+}
+
+// existingServer starts the managed instance under path by hand, as an
+// existing server that calibra reaches only through --dsn, and returns its
+// port; it stops at the end of the test.
+func existingServer(t *testing.T, path string) int {
+	t.Helper()
+	group := proc.NewGroup()
+	t.Cleanup(func() { _ = group.StopAll(time.Minute) })
+	target, err := postgres.Prepare(context.Background(), postgres.TargetConfig{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := target.Start(context.Background(), group); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = target.Stop() })
+	return target.Managed.Port
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"os"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
-	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/results"
 )
 
@@ -174,17 +172,7 @@ func TestOLTPOnAManagedInstance(t *testing.T) {
 	})
 
 	t.Run("existing server through --dsn", func(t *testing.T) {
-		group := proc.NewGroup()
-		defer group.StopAll(time.Minute)
-		target, err := postgres.Prepare(context.Background(), postgres.TargetConfig{Path: path})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := target.Start(context.Background(), group); err != nil {
-			t.Fatal(err)
-		}
-		defer target.Stop()
-		port := target.Managed.Port
+		port := existingServer(t, path)
 		dsn := fmt.Sprintf("postgres://calibra:pw@127.0.0.1:%d/calibra?sslmode=disable", port)
 		mustRun(t, 0, "oltp", "run", "--dsn", dsn, "--users", "2", "--rampup", "0s", "--duration", "2s",
 			"--progress", "none", "--out", out("dsn"))
