@@ -5,16 +5,14 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/calibra-bench/calibra/internal/golden"
 	"github.com/calibra-bench/calibra/internal/report/browsertest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 const runs = "../results/testdata/runs"
 
@@ -47,7 +45,7 @@ func TestFormatsGolden(t *testing.T) {
 				if err := tab.Write(&b, f); err != nil {
 					t.Fatal(err)
 				}
-				golden(t, filepath.Join("testdata", p[0]+"_"+p[1]+"."+f), b.Bytes())
+				golden.Check(t, filepath.Join("testdata", p[0]+"_"+p[1]+"."+f), b.Bytes())
 				switch f {
 				case "csv":
 					recs, err := csv.NewReader(&b).ReadAll()
@@ -62,23 +60,6 @@ func TestFormatsGolden(t *testing.T) {
 				}
 			})
 		}
-	}
-}
-
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from its golden file (go test -update rewrites it); got:\n%s", path, got)
 	}
 }
 

@@ -1,34 +1,13 @@
 package device
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/calibra-bench/calibra/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
 
 // Every built-in spec's job: two workers on a directory (own files) and on
 // a block device (own regions), with a ':' in a path that fio must not split.
@@ -39,7 +18,7 @@ func TestJobFileBuiltins(t *testing.T) {
 			job := Job{Title: "calibra device: " + s.Name + " at queue depth 8", Engine: "io_uring", Direct: true,
 				Spec: s, QD: 8, Ramp: 10 * time.Second, Runtime: 300 * time.Second, Seed: 7,
 				Size: 5 << 30, Workers: 2, Targets: targets}
-			golden(t, filepath.Join("jobs", s.Name+".fio"), []byte(job.JobFile()))
+			golden.Check(t, filepath.Join("testdata", "jobs", s.Name+".fio"), []byte(job.JobFile()))
 		})
 	}
 }

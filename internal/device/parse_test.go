@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/calibra-bench/calibra/internal/golden"
 )
 
 // The fixtures are real fio 3.33 output captured by testdata/fio/capture.sh
@@ -38,7 +40,7 @@ func TestParseGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, filepath.Join("fio", name+".golden.json"), append(got, '\n'))
+			golden.Check(t, filepath.Join("testdata", "fio", name+".golden.json"), append(got, '\n'))
 		})
 	}
 }

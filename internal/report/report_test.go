@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,10 +10,9 @@ import (
 	"testing"
 
 	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/golden"
 	"github.com/calibra-bench/calibra/internal/results"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // runs are the run directories the tests read: real runs of calibra
 // (oltp-*, device-*) and hand-made ones for the layers that do not run yet.
@@ -47,23 +45,6 @@ func build(t *testing.T, name string) *Report {
 	return Build(run, ts)
 }
 
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from its golden file (go test -update rewrites it); got:\n%s", path, got)
-	}
-}
-
 func TestMarkdownGolden(t *testing.T) {
 	for _, name := range fixtures(t) {
 		t.Run(name, func(t *testing.T) {
@@ -71,7 +52,7 @@ func TestMarkdownGolden(t *testing.T) {
 			if err := build(t, name).Markdown(&b); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, filepath.Join("testdata", name+".md"), b.Bytes())
+			golden.Check(t, filepath.Join("testdata", name+".md"), b.Bytes())
 		})
 	}
 }

@@ -2,17 +2,15 @@ package tpcc
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+	"github.com/calibra-bench/calibra/internal/golden"
+)
 
 var testLoadTime = time.Date(2024, 1, 2, 3, 4, 5, 678901000, time.UTC)
 
@@ -277,19 +275,7 @@ func TestGolden(t *testing.T) {
 		}
 		out = append(out, batch[:end]...)
 	}
-	path := filepath.Join("testdata", "golden.txt")
-	if *update {
-		if err := os.WriteFile(path, out, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(out, want) {
-		t.Errorf("output differs from %s (rerun with -update if intended):\n%s", path, out)
-	}
+	golden.Check(t, filepath.Join("testdata", "golden.txt"), out)
 }
 
 func benchGenerate(b *testing.B, tb Table) {

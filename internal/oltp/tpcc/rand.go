@@ -14,8 +14,8 @@ import (
 // A Rand is not safe for concurrent use; give each goroutine its own.
 type Rand struct{ s uint64 }
 
-// golden is SplitMix64's increment, 2^64 divided by the golden ratio.
-const golden = 0x9e3779b97f4a7c15
+// goldenGamma is SplitMix64's increment, 2^64 divided by the golden ratio.
+const goldenGamma = 0x9e3779b97f4a7c15
 
 // mix64 is SplitMix64's finaliser; it also hashes seeds and stream ids.
 func mix64(z uint64) uint64 {
@@ -35,18 +35,18 @@ func NewRand(seed uint64, stream ...uint64) *Rand {
 // seedRand is NewRand by value, so the generator's per-batch Rand can live
 // on the stack.
 func seedRand(seed uint64, stream ...uint64) Rand {
-	h := mix64(seed + golden)
+	h := mix64(seed + goldenGamma)
 	for _, s := range stream {
 		// Hashing h with each id in turn makes (1, 2), (2, 1) and (1, 2, 0)
 		// distinct streams.
-		h = mix64(h ^ mix64(s+golden))
+		h = mix64(h ^ mix64(s+goldenGamma))
 	}
 	return Rand{h}
 }
 
 // Uint64 returns a uniformly distributed 64-bit value.
 func (r *Rand) Uint64() uint64 {
-	r.s += golden
+	r.s += goldenGamma
 	return mix64(r.s)
 }
 
