@@ -131,11 +131,14 @@ const dssMetrics = `Metrics (TPC-H-derived, not comparable with published TPC-H 
                      reported as timed out with no time
   geomean_s          geometric mean of the power test's 22 query seconds
   Power@Size         3600 x SF / geometric mean of the power test's 22 query
-                     and 2 refresh seconds (queries shorter than the longest
-                     / 1000 count as that), per hour
+                     and 2 refresh seconds, each rounded to 0.1 s with less
+                     than 0.05 s counted as 0.1 s (clause 5.3.7.5; queries
+                     shorter than the longest / 1000 count as that), per hour
   Throughput@Size    S x 22 x 3600 / elapsed seconds of the throughput test
                      x SF: queries per hour, scaled
-  QphH               sqrt(Power@Size x Throughput@Size), when one run has both
+  QphH               sqrt(Power@Size x Throughput@Size), when one run has both;
+                     "indicative" (valid: false, with invalid_reasons) below
+                     SF 1 or with fewer streams than clause 5.3.4 requires
 Storage MB/s, IOPS, CPU and waits over the step (the tests it ran) are in its
 observe block, and second by second in timeseries.csv.
 
@@ -277,16 +280,21 @@ func writeDSSBuildSummary(b *strings.Builder, o *results.DSSBuild) {
 func writeDSSSummary(b *strings.Builder, st results.Step, o *results.DSS) {
 	fmt.Fprintf(b, "  dss        SF %g, max_parallel_workers_per_gather %s (%s)\n", o.ScaleFactor,
 		o.Parallelism["max_parallel_workers_per_gather"], st.Status)
+	indicative := o.Valid != nil && !*o.Valid
 	metric := func(name string, v *float64, format, def string) {
+		label := name
+		if indicative && name != "geomean_s" {
+			label += " (indicative)"
+		}
 		if v == nil {
-			fmt.Fprintf(b, "  %-18s n/a        %s\n", name, o.Missing[name])
+			fmt.Fprintf(b, "  %-18s n/a        %s\n", label, o.Missing[name])
 			return
 		}
-		fmt.Fprintf(b, "  %-18s "+format+"  %s\n", name, *v, def)
+		fmt.Fprintf(b, "  %-18s "+format+"  %s\n", label, *v, def)
 	}
 	if p := o.Power; p != nil {
 		metric("geomean_s", p.GeomeanS, "%10.3f s", "geometric mean of the power test's 22 query times")
-		metric("power_at_size", p.PowerAtSize, "%10.1f  ", "3600 x SF / geomean of 22 queries + 2 refreshes")
+		metric("power_at_size", p.PowerAtSize, "%10.1f  ", "3600 x SF / geomean of 22 queries + 2 refreshes, each rounded to 0.1 s")
 	}
 	if th := o.Throughput; th != nil {
 		fmt.Fprintf(b, "  %-18s %10.1f s  %d query streams and a refresh stream\n", "throughput elapsed", th.ElapsedS, th.Streams)
@@ -294,6 +302,11 @@ func writeDSSSummary(b *strings.Builder, st results.Step, o *results.DSS) {
 	}
 	if o.Power != nil && o.Throughput != nil {
 		metric("qphh", o.QphH, "%10.1f  ", "sqrt(Power@Size x Throughput@Size)")
+	}
+	if indicative {
+		for _, why := range o.InvalidReasons {
+			fmt.Fprintf(b, "  %-18s %s\n", "indicative", why)
+		}
 	}
 	storage := func(test string, d *results.Observe) {
 		if d != nil && d.Disk != nil && d.Disk.RMBps != nil && d.Disk.WMBps != nil {

@@ -78,6 +78,8 @@ func finish(out *results.DSS, cfg RunConfig) *results.DSS {
 	sf := out.ScaleFactor
 	var power, thru *float64
 	if p := out.Power; p != nil {
+		roundTimes(p.Queries)
+		roundTimes(p.Refresh)
 		qs, why := seconds(p.Queries, Queries)
 		rs, rwhy := seconds(p.Refresh, 2)
 		if why == "" {
@@ -91,7 +93,7 @@ func finish(out *results.DSS, cfg RunConfig) *results.DSS {
 		case rwhy != "":
 			out.Missing["power_at_size"] = rwhy
 		default:
-			p.PowerAtSize = ptr(PowerAtSize(sf, qs, rs))
+			p.PowerAtSize = ptr(PowerAtSize(sf, Round01All(qs), Round01All(rs)))
 			power = p.PowerAtSize
 		}
 	} else if cfg.Power {
@@ -99,7 +101,9 @@ func finish(out *results.DSS, cfg RunConfig) *results.DSS {
 	}
 	if th := out.Throughput; th != nil {
 		why := ""
+		roundTimes(th.Refresh)
 		for _, s := range th.StreamRuns {
+			roundTimes(s.Queries)
 			if _, w := seconds(s.Queries, Queries); w != "" && why == "" {
 				why = fmt.Sprintf("stream %d: %s", s.Stream, w)
 			}
@@ -108,7 +112,7 @@ func finish(out *results.DSS, cfg RunConfig) *results.DSS {
 			why = "refresh stream: " + w
 		}
 		if why == "" && th.ElapsedS > 0 {
-			th.ThroughputAtSize = ptr(ThroughputAtSize(sf, th.Streams, th.ElapsedS))
+			th.ThroughputAtSize = ptr(ThroughputAtSize(sf, th.Streams, Round01(th.ElapsedS)))
 			thru = th.ThroughputAtSize
 		} else {
 			out.Missing["throughput_at_size"] = why
@@ -124,7 +128,23 @@ func finish(out *results.DSS, cfg RunConfig) *results.DSS {
 	default:
 		out.Missing["qphh"] = "Power@Size or Throughput@Size is missing"
 	}
+	streams := 0
+	if out.Throughput != nil {
+		streams = out.Throughput.Streams
+	}
+	out.InvalidReasons = InvalidReasons(sf, streams)
+	valid := len(out.InvalidReasons) == 0
+	out.Valid = &valid
 	return out
+}
+
+// roundTimes records each run's time by clause 5.3.7.5 beside the raw one.
+func roundTimes(runs []results.DSSQuery) {
+	for i := range runs {
+		if s := runs[i].Seconds; s != nil {
+			runs[i].SecondsRounded = ptr(Round01(*s))
+		}
+	}
 }
 
 // seconds returns the intervals of runs, or why they do not make a metric:

@@ -338,7 +338,18 @@ func (b *builder) dss(d *results.DSS) {
 	if d.Throughput != nil {
 		thr, streams = NumPtr(d.Throughput.ThroughputAtSize), strconv.Itoa(d.Throughput.Streams)
 	}
-	b.card("QphH (derived)", NumPtr(d.QphH), "", "TPC-H-derived")
+	qphh, sub := "QphH (derived)", "TPC-H-derived"
+	if d.Valid != nil { // a run that applied clause 5.3.7.5
+		sub += ", times rounded to 0.1 s"
+	}
+	if d.Valid != nil && !*d.Valid {
+		qphh = "QphH (indicative)"
+		head.Head[len(head.Head)-1] = qphh
+		for _, why := range d.InvalidReasons {
+			b.sec.Notes = append(b.sec.Notes, "Indicative, not a result the specification defines: "+why+".")
+		}
+	}
+	b.card(qphh, NumPtr(d.QphH), "", sub)
 	head.Rows = [][]Cell{cells(geo, power, thr, streams, NumPtr(d.QphH))}
 	b.table(head)
 

@@ -46,19 +46,27 @@ type DSS struct {
 	Power       *DSSPower         `json:"power,omitempty"`
 	Throughput  *DSSThroughput    `json:"throughput,omitempty"`
 	QphH        *float64          `json:"qphh"`
-	Missing     map[string]string `json:"missing,omitempty"`
-	Notes       []string          `json:"notes,omitempty"`
+	// Valid is false when the specification defines no result for the
+	// run (scale factor below 1, too few streams): its metrics are then
+	// indicative, and InvalidReasons says why. Absent in older runs.
+	Valid          *bool             `json:"valid,omitempty"`
+	InvalidReasons []string          `json:"invalid_reasons,omitempty"`
+	Missing        map[string]string `json:"missing,omitempty"`
+	Notes          []string          `json:"notes,omitempty"`
 }
 
 // DSSQuery is one query's (or refresh function's) run.
 type DSSQuery struct {
-	Q        string            `json:"q"`       // "1".."22", "RF1", "RF2"
-	Seconds  *float64          `json:"seconds"` // null when it timed out or failed
-	TimedOut bool              `json:"timed_out,omitempty"`
-	Error    string            `json:"error,omitempty"`
-	Rows     int64             `json:"rows,omitempty"`
-	Params   map[string]string `json:"params,omitempty"`
-	StartS   float64           `json:"start_s,omitempty"` // from the test's start, for timelines
+	Q       string   `json:"q"`       // "1".."22", "RF1", "RF2"
+	Seconds *float64 `json:"seconds"` // raw, null when it timed out or failed
+	// SecondsRounded is Seconds by clause 5.3.7.5 (nearest 0.1 s, at
+	// least 0.1 s): the time Power@Size uses.
+	SecondsRounded *float64          `json:"seconds_rounded,omitempty"`
+	TimedOut       bool              `json:"timed_out,omitempty"`
+	Error          string            `json:"error,omitempty"`
+	Rows           int64             `json:"rows,omitempty"`
+	Params         map[string]string `json:"params,omitempty"`
+	StartS         float64           `json:"start_s,omitempty"` // from the test's start, for timelines
 }
 
 // DSSPower is the power test: RF1, stream 0's queries, RF2.
@@ -76,7 +84,7 @@ type DSSPower struct {
 // DSSThroughput is the throughput test: S query streams and a refresh stream.
 type DSSThroughput struct {
 	Streams          int         `json:"streams"`
-	ElapsedS         float64     `json:"elapsed_s"`
+	ElapsedS         float64     `json:"elapsed_s"` // raw; Throughput@Size uses it rounded to 0.1 s
 	ThroughputAtSize *float64    `json:"throughput_at_size"`
 	StreamRuns       []DSSStream `json:"stream_runs"`
 	Refresh          []DSSQuery  `json:"refresh"`
