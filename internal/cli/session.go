@@ -390,18 +390,21 @@ func (s *session) keep(ctx context.Context, steps []results.Step, err error) err
 }
 
 // restartCold restarts the managed server with the OS page cache dropped,
-// reporting whether it could be, and lets the database observer reconnect
-// (at most once a second) so that the next edge reads the new server.
-func (a *app) restartCold(ctx context.Context, s *session) (bool, error) {
-	dropped, err := s.target.Restart(ctx, a.group)
-	if err != nil || s.obs == nil {
+// reporting whether it could be; the database observer holds its polls
+// meanwhile (they are not failures) and reconnects at the next edge.
+func (a *app) restartCold(ctx context.Context, s *session) (dropped bool, err error) {
+	restart := func() error {
+		dropped, err = s.target.Restart(ctx, a.group)
+		return err
+	}
+	if s.obs == nil {
+		err = restart()
 		return dropped, err
 	}
-	select {
-	case <-time.After(1100 * time.Millisecond):
-		s.obs.Edge()
-	case <-ctx.Done():
+	if err = s.obs.Restart(restart); err != nil {
+		return dropped, err
 	}
+	s.obs.Edge()
 	return dropped, ctx.Err()
 }
 

@@ -2,6 +2,7 @@ package observe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -25,6 +26,7 @@ type pgObserver struct {
 	mu          sync.Mutex
 	conn        *pgx.Conn
 	lastAttempt time.Time
+	restarting  bool // calibra is restarting the server: read nothing
 
 	// Fixed at Start from the server's version and settings.
 	countersSQL string
@@ -63,6 +65,12 @@ FROM pg_stat_activity
 WHERE datname = $1 AND state = 'active' AND pid <> pg_backend_pid()
 GROUP BY 1, 2`
 
+// observerDatabase is where the sampler connects when it is given the
+// observed database itself: the cluster-wide views answer from any
+// database, and a poll run inside the observed one would land in its
+// xact_commit, and so in tpm_db (10 polls a second).
+const observerDatabase = "postgres"
+
 func newPGObserver(ctx context.Context, cfg *pgx.ConnConfig, database string) (*pgObserver, error) {
 	cc := cfg.Copy()
 	cc.RuntimeParams["application_name"] = ApplicationName
@@ -70,14 +78,28 @@ func newPGObserver(ctx context.Context, cfg *pgx.ConnConfig, database string) (*
 		database = cc.Database
 	}
 	p := &pgObserver{cfg: cc, database: database, static: map[string]string{}}
-	conn, err := pgx.ConnectConfig(ctx, cc)
-	if err != nil {
-		return nil, fmt.Errorf("connect the database sampler to %s@%s:%d/%s: %w", cc.User, cc.Host, cc.Port, cc.Database, err)
+	var conn *pgx.Conn
+	if cc.Database == database && database != observerDatabase {
+		other := cc.Copy()
+		other.Database = observerDatabase
+		var err error
+		if conn, err = pgx.ConnectConfig(ctx, other); err == nil {
+			p.cfg = other
+		} else {
+			p.static["db.observers_inside"] = fmt.Sprintf("the observers could not connect to the %s database (%v), so they run in %s: its commit counter, and tpm_db, include their statements (about 10 a second)",
+				observerDatabase, err, database)
+		}
+	}
+	if conn == nil {
+		var err error
+		if conn, err = pgx.ConnectConfig(ctx, cc); err != nil {
+			return nil, fmt.Errorf("connect the database sampler to %s@%s:%d/%s: %w", cc.User, cc.Host, cc.Port, cc.Database, err)
+		}
 	}
 	p.conn = conn
 	var version int
 	var ioTiming, walTiming string
-	err = conn.QueryRow(ctx, `SELECT current_setting('server_version_num')::int,
+	err := conn.QueryRow(ctx, `SELECT current_setting('server_version_num')::int,
 		current_setting('track_io_timing'), coalesce(current_setting('track_wal_io_timing', true), '')`).Scan(&version, &ioTiming, &walTiming)
 	if err != nil {
 		conn.Close(ctx)
@@ -161,6 +183,9 @@ func (p *pgObserver) plan(version int, ioTiming, walTiming bool) {
 func (p *pgObserver) withConn(ctx context.Context, f func(*pgx.Conn) error) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.restarting {
+		return errRestarting
+	}
 	if p.conn == nil {
 		if time.Since(p.lastAttempt) < reconnectEvery {
 			return fmt.Errorf("the database sampler is disconnected")
@@ -210,6 +235,28 @@ func (p *pgObserver) waits(ctx context.Context) ([]waitCount, error) {
 		return nil
 	})
 	return out, err
+}
+
+// errRestarting is the answer of every read while calibra restarts the
+// server: not a failure of the observers.
+var errRestarting = errors.New("calibra is restarting the server")
+
+// restart holds every read while the server restarts, then drops the
+// connection to the old server so that the next read reconnects at once.
+func (p *pgObserver) restart(f func() error) error {
+	p.mu.Lock()
+	p.restarting = true
+	p.mu.Unlock()
+	err := f()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.restarting = false
+	if p.conn != nil {
+		p.conn.Close(context.Background())
+		p.conn = nil
+	}
+	p.lastAttempt = time.Time{}
+	return err
 }
 
 func (p *pgObserver) close() {

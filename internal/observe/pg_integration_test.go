@@ -18,7 +18,7 @@ import (
 
 // startPostgres starts a throwaway managed instance, or skips when no
 // server is installed unless CALIBRA_TEST_REQUIRE names postgres.
-func startPostgres(t *testing.T) *postgres.Target {
+func startPostgres(t *testing.T) (*postgres.Target, *proc.Group) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a real PostgreSQL; run without -short")
@@ -48,14 +48,14 @@ func startPostgres(t *testing.T) *postgres.Target {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { target.Stop() })
-	return target
+	return target, group
 }
 
 // TestSamplerOnPostgreSQL runs known load on a real server: sessions that
 // sleep (Timeout:PgSleep), one that spins on CPU and one that commits
 // (WAL writes and syncs), and checks the window sees each.
 func TestSamplerOnPostgreSQL(t *testing.T) {
-	target := startPostgres(t)
+	target, _ := startPostgres(t)
 	ctx := context.Background()
 	// Connected to postgres, observing calibra: the sampler never holds the
 	// observed database open.
@@ -175,5 +175,32 @@ func TestSamplerOnPostgreSQL(t *testing.T) {
 	after := s.Window(before, s.Edge())
 	if _, ok := after.Missing["db.blks_hit"]; !ok {
 		t.Errorf("a recreated database: blks_hit %v, missing %v; want absent with a reason", after.DB.BlksHit, after.Missing)
+	}
+}
+
+// Given the observed database itself (as with --dsn), the sampler connects
+// to postgres instead, so that its polls never count in the observed
+// database; and the polls a restart by calibra breaks are not failures.
+func TestSamplerStaysOutsideAndSitsOutRestarts(t *testing.T) {
+	target, group := startPostgres(t)
+	ctx := context.Background()
+	s, err := Start(ctx, Config{Path: target.Managed.DataDir, DB: target.ConnConfig()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	if s.pg.cfg.Database != "postgres" || s.pg.database != postgres.Database || s.pg.static["db.observers_inside"] != "" {
+		t.Fatalf("the sampler connects to %q to observe %q (%v); want postgres observing %s",
+			s.pg.cfg.Database, s.pg.database, s.pg.static, postgres.Database)
+	}
+	before := s.Edge()
+	time.Sleep(300 * time.Millisecond)
+	if err := s.Restart(func() error { _, err := target.Restart(ctx, group); return err }); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	w := s.Window(before, s.Edge())
+	if w.DB == nil || w.DB.WaitSamples == 0 || w.DB.WaitSamplesFailed != 0 || w.Missing["waits.failed_polls"] != "" || w.Missing["db"] != "" {
+		t.Fatalf("a window across a restart by calibra: db %+v, missing %v; want no failed poll and the counters read", w.DB, w.Missing)
 	}
 }

@@ -2,6 +2,7 @@ package observe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -155,6 +156,16 @@ func (s *Sampler) Stop() error {
 	return nil
 }
 
+// Restart runs f, which restarts the server, without counting the polls
+// that the restart breaks as failures; the next reading reconnects to the
+// new server at once.
+func (s *Sampler) Restart(f func() error) error {
+	if s.pg == nil {
+		return f()
+	}
+	return s.pg.restart(f)
+}
+
 // Edge reads every counter now, keeps the reading and returns its time.
 // Call it at the start and at the end of a timed window and pass the two
 // times to Window: the rates then are exact deltas over that window, not
@@ -200,6 +211,9 @@ func (s *Sampler) pollWaits() {
 	cancel()
 	if s.ctx.Err() != nil {
 		return // stopping: the poll was cut short, not failed
+	}
+	if errors.Is(err, errRestarting) {
+		return // calibra is restarting the server: not a failed poll
 	}
 	p := waitPoll{at: at, err: err}
 	s.mu.Lock()
