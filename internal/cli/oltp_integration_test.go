@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/results"
@@ -113,6 +116,14 @@ func TestOLTPOnAManagedInstance(t *testing.T) {
 			if total < 2000 {
 				t.Errorf("only %d transactions: too few to judge the mix", total)
 			}
+			if o.Profile != "spec" || o.Valid == nil || !*o.Valid || len(o.Checks) != 9 || o.Delivery == nil {
+				t.Errorf("profile %q, valid %v %q, %d checks, delivery %+v: want a valid spec run with its checks", o.Profile, o.Valid,
+					o.InvalidReasons, len(o.Checks), o.Delivery)
+			}
+			// A few seconds after a fresh start hold no checkpoint, and say so.
+			if o.CheckpointsInWindow == nil || *o.CheckpointsInWindow == 0 && len(o.Warnings) == 0 {
+				t.Errorf("checkpoints_in_window %v, warnings %q", o.CheckpointsInWindow, o.Warnings)
+			}
 			if o.Consistency == nil || !o.Consistency.OK {
 				t.Errorf("consistency after the run: %+v", o.Consistency)
 			}
@@ -147,6 +158,15 @@ func TestOLTPOnAManagedInstance(t *testing.T) {
 		// Ten terminals thinking ~0.1 s between transactions cannot run flat out.
 		if o.TPMClient > 10*60/0.05 {
 			t.Errorf("tpm_client %.0f is too high for ten thinking terminals", o.TPMClient)
+		}
+	})
+
+	t.Run("hammerdb profile", func(t *testing.T) {
+		stderr := mustRun(t, 0, append([]string{"oltp", "run", "--profile", "hammerdb", "--users", "2", "--rampup", "0s",
+			"--duration", "4s", "--out", out("hammerdb")}, common...)...)
+		_, o := lastStep[*results.OLTP](t, out("hammerdb"))
+		if o.Profile != "hammerdb" || !strings.Contains(stderr, "profile hammerdb") || math.Abs(o.MixPct["new_order"]-43.48) > 2 {
+			t.Errorf("profile %q, New-Order %.2f%% of the mix; want hammerdb, 43.48%%, and the summary to say so", o.Profile, o.MixPct["new_order"])
 		}
 	})
 
@@ -187,11 +207,28 @@ func TestOLTPOnAManagedInstance(t *testing.T) {
 		if r.Meta.Study["command"] != "oltp run" || flags["users"] != "2" || strings.Contains(fmt.Sprint(flags["dsn"]), ":pw@") {
 			t.Fatalf("study %+v: want the command and its flags, password redacted", r.Meta.Study)
 		}
+		admin, err := pgx.Connect(context.Background(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer admin.Close(context.Background())
 		// At a low rate the observers' own polls (10 a second) would dwarf
 		// the load if they ran in the benchmarked database: they run in
-		// postgres, and the server counts what the driver completed.
+		// postgres, and the server counts what the driver completed. The
+		// database is kept quiet (no autovacuum, whose transactions the server
+		// counts too, after the runs above churned the tables).
+		autovacuum := func(on string) {
+			if _, err := admin.Exec(context.Background(), `DO $$ DECLARE r record; BEGIN
+				FOR r IN SELECT tablename FROM pg_tables WHERE schemaname = 'calibra_tpcc' LOOP
+					EXECUTE format('ALTER TABLE calibra_tpcc.%I SET (autovacuum_enabled = `+on+`)', r.tablename);
+				END LOOP; END $$`); err != nil {
+				t.Fatal(err)
+			}
+		}
+		autovacuum("off")
 		mustRun(t, 0, "oltp", "run", "--dsn", dsn, "--users", "10", "--keying-thinking", "0.01", "--rampup", "1s",
 			"--duration", "20s", "--progress", "none", "--out", out("dsn-slow"))
+		autovacuum("on")
 		st, o := lastStep[*results.OLTP](t, out("dsn-slow"))
 		if o.TPMDB == nil || o.TPMClient*o.DurationS/60 < 300 {
 			t.Fatalf("tpm_db %v, tpm_client %.0f over %.0f s: too little to judge (%v)", o.TPMDB, o.TPMClient, o.DurationS, o.Missing)
@@ -203,8 +240,40 @@ func TestOLTPOnAManagedInstance(t *testing.T) {
 			t.Errorf("the observers did not watch calibra from outside it: %+v", st.Observe)
 		}
 
+		// A transaction type that always fails leaves the measured mix short
+		// of clause 5.2.3's minimum: the step says it is not valid, and why.
+		sabotage := []string{
+			"ALTER FUNCTION calibra_tpcc.tpcc_order_status(int, int, int, text) RENAME TO tpcc_order_status_real",
+			`CREATE FUNCTION calibra_tpcc.tpcc_order_status(int, int, int, text) RETURNS int LANGUAGE plpgsql AS
+				$$ BEGIN RAISE EXCEPTION 'conflict' USING ERRCODE = 'serialization_failure'; END $$`,
+		}
+		for _, q := range sabotage {
+			if _, err := admin.Exec(context.Background(), q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		code, _, stderr := run(t, "oltp", "run", "--dsn", dsn, "--users", "2", "--rampup", "0s", "--duration", "3s",
+			"--progress", "none", "--out", out("dsn-invalid"))
+		for _, q := range []string{"DROP FUNCTION calibra_tpcc.tpcc_order_status(int, int, int, text)",
+			"ALTER FUNCTION calibra_tpcc.tpcc_order_status_real(int, int, int, text) RENAME TO tpcc_order_status"} {
+			if _, err := admin.Exec(context.Background(), q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if code != 0 && code != 1 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		_, inv := lastStep[*results.OLTP](t, out("dsn-invalid"))
+		if inv.Valid == nil || *inv.Valid || len(inv.InvalidReasons) == 0 ||
+			!strings.Contains(inv.InvalidReasons[0], "order_status is 0.00% of the mix, below clause 5.2.3's minimum of 4%") {
+			t.Errorf("every Order-Status failed: valid %v, reasons %q; want invalid for the mix", inv.Valid, inv.InvalidReasons)
+		}
+		if !strings.Contains(stderr, "valid      NO: order_status is 0.00% of the mix") {
+			t.Errorf("the summary does not say the run is invalid:\n%s", stderr)
+		}
+
 		bad := fmt.Sprintf("postgres://nosuchuser:hunter2@127.0.0.1:%d/calibra?sslmode=disable", port)
-		code, _, stderr := run(t, "oltp", "run", "--dsn", bad, "--progress", "none", "--out", out("badlogin"))
+		code, _, stderr = run(t, "oltp", "run", "--dsn", bad, "--progress", "none", "--out", out("badlogin"))
 		if code != 2 || !strings.Contains(stderr, "refused the login of nosuchuser@127.0.0.1") || strings.Contains(stderr, "hunter2") {
 			t.Fatalf("a refused login: exit %d, stderr %s", code, stderr)
 		}

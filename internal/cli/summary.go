@@ -59,8 +59,12 @@ func writeOLTPSummary(b *strings.Builder, st results.Step, o *results.OLTP) {
 	if o.KeyingThinking != false {
 		keying = fmt.Sprintf("keying/thinking x%v", o.KeyingThinking)
 	}
-	fmt.Fprintf(b, "  oltp       %d warehouses, %d users, %s mode, %s, %.0f s window (%s)\n",
-		o.Warehouses, o.Users, o.Mode, keying, o.DurationS, st.Status)
+	profile := ""
+	if o.Profile != "" {
+		profile = ", profile " + o.Profile
+	}
+	fmt.Fprintf(b, "  oltp       %d warehouses, %d users, %s mode%s, %s, %.0f s window (%s)\n",
+		o.Warehouses, o.Users, o.Mode, profile, keying, o.DurationS, st.Status)
 	metric := func(name string, v *float64, unit, def string) {
 		if v == nil {
 			fmt.Fprintf(b, "  %-10s n/a        %s\n", name, o.Missing[name])
@@ -81,7 +85,29 @@ func writeOLTPSummary(b *strings.Builder, st results.Step, o *results.OLTP) {
 	if o.Consistency != nil {
 		fmt.Fprintf(b, "  consistency %s\n", verdict(o.Consistency))
 	}
+	writeOLTPValidity(b, o)
 	fmt.Fprintf(b, "  %s\n", o.Workload)
+}
+
+// writeOLTPValidity says whether the mix and inputs met the specification,
+// what the Deliveries skipped, the window's checkpoints, and the warnings.
+func writeOLTPValidity(b *strings.Builder, o *results.OLTP) {
+	if o.Valid != nil {
+		word := "yes: mix minimums (5.2.3) and input bands (9.2.2.5) met"
+		if !*o.Valid {
+			word = "NO: " + strings.Join(o.InvalidReasons, "; ")
+		}
+		fmt.Fprintf(b, "  %-10s %s\n", "valid", word)
+	}
+	if d := o.Delivery; d != nil {
+		fmt.Fprintf(b, "  %-10s %d of %d districts skipped (%.2f%%, clause 2.7.4.2)\n", "delivery", d.SkippedDistricts, d.Deliveries*10, d.SkippedPct)
+	}
+	if o.CheckpointsInWindow != nil {
+		fmt.Fprintf(b, "  %-10s %d in the window\n", "checkpoints", *o.CheckpointsInWindow)
+	}
+	for _, w := range o.Warnings {
+		fmt.Fprintf(b, "  warning    %s\n", w)
+	}
 }
 
 func verdict(c *results.Consistency) string {

@@ -11,7 +11,7 @@ import (
 // BenchmarkTransactionLoop is the driver's own work per transaction, without
 // the database: deal a card, draw the inputs, record the outcome.
 func BenchmarkTransactionLoop(b *testing.B) {
-	u := &user{term: *newTerminal(4), deck: NewDeck(tpcc.NewRand(1, 2)),
+	u := &user{term: *newTerminal(4), deck: NewDeck(tpcc.NewRand(1, 2), ProfileSpec),
 		tick: tickStats{lat: hist.New()}, win: newWindow(), edges: &edges{}}
 	b.ReportAllocs()
 	for b.Loop() {

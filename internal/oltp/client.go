@@ -200,11 +200,13 @@ func (e *clientExec) orderStatus(ctx context.Context, in *OrderStatusInput) erro
 
 func (e *clientExec) delivery(ctx context.Context, in *DeliveryInput) error {
 	return e.inTx(ctx, func(tx pgx.Tx) error {
+		in.Skipped = 0
 		for d := 1; d <= tpcc.DistrictsPerWarehouse; d++ {
 			var oID, cID int
 			err := tx.QueryRow(ctx, `SELECT no_o_id FROM new_order WHERE no_w_id = $1 AND no_d_id = $2
 				ORDER BY no_o_id LIMIT 1 FOR UPDATE`, in.W, d).Scan(&oID)
 			if errors.Is(err, pgx.ErrNoRows) {
+				in.Skipped++
 				continue // no undelivered order in this district (clause 2.7.4.2)
 			}
 			if err != nil {

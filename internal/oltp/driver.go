@@ -35,8 +35,9 @@ type tickStats struct {
 
 // window is a user's record of the timed window, merged once at the end.
 type window struct {
-	types [numTxTypes]typeStats
-	lat   [numTxTypes]*hist.Histogram
+	types  [numTxTypes]typeStats
+	lat    [numTxTypes]*hist.Histogram
+	inputs inputCounts
 }
 
 func newWindow() *window {
@@ -236,6 +237,7 @@ func (u *user) record(t TxType, lat time.Duration, err error, inWindow bool) {
 		u.win.types[t].add(s)
 		if s.count > 0 {
 			u.win.lat[t].Record(lat)
+			u.win.inputs.count(t, u)
 		}
 	}
 }

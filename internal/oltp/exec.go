@@ -7,6 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/calibra-bench/calibra/internal/oltp/tpcc"
 )
 
 // Mode is how the transactions reach the server.
@@ -89,7 +91,9 @@ func (e *procExec) orderStatus(ctx context.Context, in *OrderStatusInput) error 
 }
 
 func (e *procExec) delivery(ctx context.Context, in *DeliveryInput) error {
-	_, err := e.conn.Exec(ctx, "delivery", in.W, in.Carrier)
+	var done int
+	err := e.conn.QueryRow(ctx, "delivery", in.W, in.Carrier).Scan(&done)
+	in.Skipped = tpcc.DistrictsPerWarehouse - done
 	return err
 }
 

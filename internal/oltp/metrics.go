@@ -18,8 +18,9 @@ func perMinute(count float64, window time.Duration) float64 {
 
 // counters are the server-side figures read at a window edge.
 type counters struct {
-	sumNextOID int64 // sum(d_next_o_id) over all districts
-	xacts      int64 // xact_commit + xact_rollback of the database
+	sumNextOID  int64 // sum(d_next_o_id) over all districts
+	xacts       int64 // xact_commit + xact_rollback of the database
+	checkpoints int64 // checkpoints the server completed (timed + requested)
 }
 
 // nopm is committed New-Orders per minute: the growth of sum(d_next_o_id)

@@ -1,6 +1,7 @@
 package oltp
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -53,7 +54,7 @@ const (
 // the SLA. Each load's own oltp result goes to OnStep, so its timeline and
 // histograms are kept like a timed run's.
 func Ramp(ctx context.Context, t *postgres.Target, cfg RampConfig, prog *progress.Printer) (*results.Ramp, error) {
-	out := &results.Ramp{Workload: Workload, Mode: string(cfg.Run.Mode), KeyingThinking: false, Loop: "closed",
+	out := &results.Ramp{Workload: Workload, Mode: string(cfg.Run.Mode), Profile: string(cmp.Or(cfg.Run.Profile, ProfileSpec)), KeyingThinking: false, Loop: "closed",
 		LatencyBasis: "service", SLAMs: ms(cfg.SLA), SLAMetric: cfg.SLAMetric,
 		StepRampupS: cfg.Run.Rampup.Seconds(), StepDurationS: cfg.Run.Duration.Seconds(), Missing: map[string]string{}}
 	if cfg.Run.KeyingThinking > 0 {

@@ -36,6 +36,8 @@ type RunConfig struct {
 	Rampup      time.Duration
 	Duration    time.Duration
 	Seed        uint64
+	// Profile is whose mix and input draws to follow; "" is the spec's.
+	Profile Profile
 	// Edge, when set, is called at the two edges of the timed window, once
 	// the server's counters hold exactly that edge's transactions; it
 	// returns the time of the observers' reading.
@@ -95,13 +97,16 @@ func Run(ctx context.Context, t *postgres.Target, cfg RunConfig, prog *progress.
 	if err := CheckUsers(cfg.Users, cfg.Warehouses, cfg.KeyingThinking); err != nil {
 		return nil, nil, err
 	}
+	if cfg.Profile == "" {
+		cfg.Profile = ProfileSpec
+	}
 	var versionNum int
 	if err := ctl.QueryRow(ctx, "SELECT current_setting('server_version_num')::int").Scan(&versionNum); err != nil {
 		return nil, nil, err
 	}
 
 	out := &results.OLTP{Workload: Workload, Warehouses: cfg.Warehouses, Users: cfg.Users, Mode: string(cfg.Mode),
-		KeyingThinking: false, RampupS: cfg.Rampup.Seconds(), LatencyBasis: "service", Missing: map[string]string{}}
+		KeyingThinking: false, RampupS: cfg.Rampup.Seconds(), LatencyBasis: "service", Profile: string(cfg.Profile), Missing: map[string]string{}}
 	if cfg.KeyingThinking > 0 {
 		out.KeyingThinking = cfg.KeyingThinking
 		out.LatencyBasis = "response"
@@ -169,7 +174,7 @@ loop:
 			if !waitGroupOrDone(&ed.startAck, runCtx) {
 				break loop
 			}
-			if c0, err = readCounters(runCtx, ctl, ed.flushStats); err != nil {
+			if c0, err = readCounters(runCtx, ctl, ed.flushStats, versionNum); err != nil {
 				cancelRun()
 				<-allDone
 				return nil, nil, fmt.Errorf("read counters at the window start: %w", err)
@@ -213,8 +218,9 @@ loop:
 		}
 		out.Missing["nopm"] = reason + ": the server's counters at the cut are not exact"
 		out.Missing["tpm_db"] = out.Missing["nopm"]
+		out.Missing["checkpoints_in_window"] = reason + ": the server's counters were not read at the cut"
 	} else {
-		c1, err := readCounters(ctx, ctl, false)
+		c1, err := readCounters(ctx, ctl, false, versionNum)
 		if err != nil {
 			return nil, nil, fmt.Errorf("read counters at the window end: %w", err)
 		}
@@ -227,18 +233,29 @@ loop:
 		}
 		tpm := tpmDB(c0, c1, own, win)
 		out.NOPM, out.TPMDB = &n, &tpm
+		noteCheckpoints(out, c1.checkpoints-c0.checkpoints)
 		if cfg.KeyingThinking == 1 {
 			e := efficiencyPct(n, cfg.Warehouses)
 			out.EfficiencyPct = &e
 		}
 	}
-	summarise(out, users, win)
+	summarise(out, users, win, cfg)
 	if completed := out.TPMClient * win.Minutes(); completed > 0 {
 		cpu := (cpu1 - cpu0).Seconds()
 		out.Driver = &results.DriverCPU{CPUS: round(cpu, 3), CPUUsPerTxn: round(cpu/completed*1e6, 1),
 			MachineSharePct: round(100*cpu/(win.Seconds()*float64(runtime.NumCPU())), 2)}
 	}
 	return out, col.record(), firstErr(userErr, ctx.Err())
+}
+
+// noteCheckpoints records the window's checkpoints and warns when there
+// were none: the storage then never absorbed the checkpoint's writes, which
+// a steady state includes.
+func noteCheckpoints(out *results.OLTP, n int64) {
+	out.CheckpointsInWindow = &n
+	if n == 0 {
+		out.Warnings = append(out.Warnings, "no checkpoint began in the timed window: the figures miss the checkpoint's writes a steady state includes (a longer --duration, 5 min or more, or a smaller checkpoint_timeout)")
+	}
 }
 
 // processCPU is the user plus system CPU time of the whole calibra process.
@@ -309,11 +326,11 @@ func newUsers(ctx context.Context, t *postgres.Target, cfg RunConfig, bi *BuildI
 				return
 			}
 			rng := tpcc.NewRand(cfg.Seed, 0x5E, uint64(i))
-			term := Terminal{W: i%cfg.Warehouses + 1, Warehouses: cfg.Warehouses, C: consts, Rng: rng}
+			term := Terminal{W: i%cfg.Warehouses + 1, Warehouses: cfg.Warehouses, C: consts, Rng: rng, Uniform: cfg.Profile == ProfileHammerDB}
 			if cfg.KeyingThinking > 0 {
 				term.D = (i/cfg.Warehouses)%tpcc.DistrictsPerWarehouse + 1
 			}
-			users[i] = &user{conn: conn, exec: exec, term: term, deck: NewDeck(rng),
+			users[i] = &user{conn: conn, exec: exec, term: term, deck: NewDeck(rng, cfg.Profile),
 				keying: cfg.KeyingThinking, edges: ed, tick: tickStats{lat: hist.New()}, win: newWindow()}
 			if cfg.RatePerUser > 0 {
 				// Users start spread over one interval, not in lockstep.
@@ -352,16 +369,20 @@ func waitGroupOrDone(wg *sync.WaitGroup, ctx context.Context) bool {
 // start it flushes its own pending statistics first, so they fall before the
 // window, and again after the read, so that the read's commit and the flush's
 // fall inside it for certain: two commits calibra subtracts.
-func readCounters(ctx context.Context, conn *pgx.Conn, flush bool) (counters, error) {
+func readCounters(ctx context.Context, conn *pgx.Conn, flush bool, version int) (counters, error) {
 	if flush {
 		if _, err := conn.Exec(ctx, "SELECT pg_stat_force_next_flush()"); err != nil {
 			return counters{}, err
 		}
 	}
-	q := `SELECT (SELECT sum(d_next_o_id) FROM district), xact_commit + xact_rollback
+	checkpoints := "(SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter)"
+	if version >= 170000 {
+		checkpoints = "(SELECT num_timed + num_requested FROM pg_stat_checkpointer)"
+	}
+	q := `SELECT (SELECT sum(d_next_o_id) FROM district), xact_commit + xact_rollback, ` + checkpoints + `
 		FROM pg_stat_database WHERE datname = current_database()`
 	var c counters
-	err := conn.QueryRow(ctx, q).Scan(&c.sumNextOID, &c.xacts)
+	err := conn.QueryRow(ctx, q).Scan(&c.sumNextOID, &c.xacts, &c.checkpoints)
 	if err == nil && flush {
 		_, err = conn.Exec(ctx, "SELECT pg_stat_force_next_flush()")
 	}
@@ -369,14 +390,16 @@ func readCounters(ctx context.Context, conn *pgx.Conn, flush bool) (counters, er
 }
 
 // summarise merges the users' window records into the step's metrics.
-func summarise(out *results.OLTP, users []*user, win time.Duration) {
+func summarise(out *results.OLTP, users []*user, win time.Duration, cfg RunConfig) {
 	var types [numTxTypes]typeStats
+	var inputs inputCounts
 	var lats [numTxTypes]*hist.Histogram
 	for i := range lats {
 		lats[i] = hist.New()
 	}
 	all := hist.New()
 	for _, u := range users {
+		inputs.add(u.win.inputs)
 		for i := range types {
 			types[i].add(u.win.types[i])
 			lats[i].Merge(u.win.lat[i])
@@ -397,6 +420,17 @@ func summarise(out *results.OLTP, users []*user, win time.Duration) {
 		completed += s.count
 	}
 	out.NewOrderCommits = types[NewOrder].count - types[NewOrder].rollbacks
+	out.Checks, out.InvalidReasons = check(types, inputs, cfg.Profile, len(users), cfg.Warehouses)
+	if out.Checks != nil {
+		valid := len(out.InvalidReasons) == 0
+		out.Valid = &valid
+	} else {
+		out.Missing["valid"] = "no transaction completed in the timed window"
+	}
+	var warn string
+	if out.Delivery, warn = deliverySkips(types[Delivery].count, inputs.skippedDistricts); warn != "" {
+		out.Warnings = append(out.Warnings, warn)
+	}
 	out.TPMClient = perMinute(float64(completed), win)
 	if a := art(types); !math.IsNaN(a) {
 		out.ARTMs = round(a, 3)

@@ -2,27 +2,144 @@ package oltp
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/calibra-bench/calibra/internal/oltp/tpcc"
 )
 
-func TestDeckHoldsTheMixExactlyInEveryHundredCards(t *testing.T) {
-	d := NewDeck(tpcc.NewRand(7, 1))
-	for round := 0; round < 5; round++ {
-		var n [numTxTypes]int
-		for range 100 {
-			n[d.Next()]++
-		}
-		if n != mixCards {
-			t.Fatalf("round %d dealt %v, want %v", round, n, mixCards)
+func TestDeckHoldsTheMixExactlyInEveryDeck(t *testing.T) {
+	for _, p := range Profiles {
+		d := NewDeck(tpcc.NewRand(7, 1), p)
+		want := p.cards()
+		for round := 0; round < 5; round++ {
+			var n [numTxTypes]int
+			for range len(d.cards) {
+				n[d.Next()]++
+			}
+			if n != want {
+				t.Fatalf("%s round %d dealt %v, want %v", p, round, n, want)
+			}
 		}
 	}
 }
 
+// The hammerdb profile deals HammerDB's 10/10/1/1/1 of 23: 43.48% New-Order
+// over any long sequence, not the 45% its documentation states.
+func TestHammerDBDeckDeals43_48PercentNewOrder(t *testing.T) {
+	d := NewDeck(tpcc.NewRand(11, 3), ProfileHammerDB)
+	const n = 23 * 1000
+	var got [numTxTypes]int
+	for range n {
+		got[d.Next()]++
+	}
+	want := [numTxTypes]float64{43.48, 43.48, 4.35, 4.35, 4.35}
+	for i, w := range want {
+		within(t, TxType(i).String()+" share %", 100*float64(got[i])/n, w, 0.005)
+	}
+}
+
+// The hammerdb profile draws items and customer numbers uniformly, as
+// HammerDB's driver does; the spec profile's NURand puts 30% of item
+// accesses on the most popular 1% of items.
+func TestHammerDBDrawsAreUniform(t *testing.T) {
+	const n = 40000
+	topShare := func(uniform bool) (items, customers float64) {
+		term := newTerminal(4)
+		term.Uniform = uniform
+		itemHits := make([]int, tpcc.Items+1)
+		custHits := make([]int, tpcc.CustomersPerDistrict+1)
+		var no NewOrderInput
+		lines := 0
+		for range n {
+			term.NextNewOrder(&no)
+			custHits[no.C]++
+			for i, it := range no.ItemIDs {
+				if no.Rollback && i == len(no.ItemIDs)-1 {
+					continue
+				}
+				itemHits[it]++
+				lines++
+			}
+		}
+		top := func(hits []int, of int, frac float64) float64 {
+			s := append([]int(nil), hits...)
+			slices.Sort(s)
+			k := int(float64(len(s)) * frac)
+			sum := 0
+			for _, h := range s[len(s)-k:] {
+				sum += h
+			}
+			return float64(sum) / float64(of)
+		}
+		return top(itemHits, lines, 0.01), top(custHits, n, 0.01)
+	}
+	items, customers := topShare(true)
+	// Uniform: the busiest 1% of ids take a little more than 1% by chance
+	// (about 2.5% of items at 4 draws per item, 1.8% of customers at 13).
+	t.Logf("top 1%%: items %.3f customers %.3f (uniform)", items, customers)
+	if items > 0.04 || customers > 0.03 {
+		t.Errorf("uniform draws: the top 1%% of items take %.1f%%, of customers %.1f%%; want about 1%%", 100*items, 100*customers)
+	}
+	items, customers = topShare(false)
+	t.Logf("top 1%%: items %.3f customers %.3f (NURand)", items, customers)
+	if items < 0.25 || customers < 0.15 {
+		t.Errorf("NURand draws: the top 1%% of items take %.1f%%, of customers %.1f%%; want them skewed", 100*items, 100*customers)
+	}
+	// A chi-square test of uniformity over 100 buckets of item numbers.
+	term := newTerminal(4)
+	term.Uniform = true
+	var buckets [100]float64
+	for range 100000 {
+		buckets[(term.item()-1)*100/tpcc.Items]++
+	}
+	chi := 0.0
+	for _, b := range buckets {
+		chi += (b - 1000) * (b - 1000) / 1000
+	}
+	if chi > 148 { // the 0.1% critical value for 99 degrees of freedom
+		t.Errorf("item numbers are not uniform: chi-square %.0f over 100 buckets", chi)
+	}
+}
+
+// Clauses 2.4.1.2, 2.5.1.1 and 2.6.1.1: a terminal bound to a district (keying
+// and thinking on) still draws New-Order, Payment and Order-Status districts
+// per transaction; only Stock-Level keeps the terminal's own.
+func TestTerminalDrawsDistrictsPerTransaction(t *testing.T) {
+	term := newTerminal(2)
+	term.D = 3
+	seen := map[string]map[int]bool{"new_order": {}, "payment": {}, "order_status": {}, "stock_level": {}}
+	var no NewOrderInput
+	var pm PaymentInput
+	var os OrderStatusInput
+	var sl StockLevelInput
+	for range 1000 {
+		term.NextNewOrder(&no)
+		term.NextPayment(&pm)
+		term.NextOrderStatus(&os)
+		term.NextStockLevel(&sl)
+		seen["new_order"][no.D] = true
+		seen["payment"][pm.D] = true
+		seen["order_status"][os.D] = true
+		seen["stock_level"][sl.D] = true
+	}
+	for name, ds := range seen {
+		want := 10
+		if name == "stock_level" {
+			want = 1
+		}
+		if len(ds) != want {
+			t.Errorf("%s used %d districts, want %d", name, len(ds), want)
+		}
+	}
+	if !seen["stock_level"][3] {
+		t.Error("Stock-Level did not use the terminal's own district")
+	}
+}
+
 func TestDeckIsShuffled(t *testing.T) {
-	d := NewDeck(tpcc.NewRand(7, 1))
+	d := NewDeck(tpcc.NewRand(7, 1), ProfileSpec)
 	first := make([]TxType, 100)
 	for i := range first {
 		first[i] = d.Next()

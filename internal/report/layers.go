@@ -181,8 +181,12 @@ func (b *builder) oltp(o *results.OLTP) {
 	if o.KeyingThinking != false {
 		keying = fmt.Sprintf("keying/thinking ×%v", o.KeyingThinking)
 	}
-	b.sec.Notes = append(b.sec.Notes, fmt.Sprintf("%s: %d warehouses, %d users, %s mode, %s, ramp-up %s s, timed window %s s, latency basis %s.",
-		o.Workload, o.Warehouses, o.Users, o.Mode, keying, Num(o.RampupS), Num(o.DurationS), o.LatencyBasis))
+	mode := o.Mode + " mode"
+	if o.Profile != "" {
+		mode += ", profile " + o.Profile
+	}
+	b.sec.Notes = append(b.sec.Notes, fmt.Sprintf("%s: %d warehouses, %d users, %s, %s, ramp-up %s s, timed window %s s, latency basis %s.",
+		o.Workload, o.Warehouses, o.Users, mode, keying, Num(o.RampupS), Num(o.DurationS), o.LatencyBasis))
 	eff := "n/a"
 	if o.EfficiencyPct != nil {
 		eff = Num(*o.EfficiencyPct) + " %"
@@ -235,8 +239,45 @@ func (b *builder) oltp(o *results.OLTP) {
 			Num(o.Driver.CPUS), Num(o.Driver.CPUUsPerTxn), Num(o.Driver.MachineSharePct)))
 	}
 	b.consistency(o.Consistency)
+	b.oltpValidity(o)
 	b.missing(o.Missing)
 	b.sec.Notes = append(b.sec.Notes, o.Notes...)
+}
+
+// oltpValidity shows the mix and input checks, the skipped deliveries, the
+// window's checkpoints and the step's warnings.
+func (b *builder) oltpValidity(o *results.OLTP) {
+	if len(o.Checks) > 0 {
+		t := Table{Caption: "Validity: ok (mix minimums 5.2.3, input bands 9.2.2.5)", Headline: true,
+			Head: []string{"check", "clause", "measured %", "count", "of", "specification", "judged at %", "verdict"}}
+		if o.Valid != nil && !*o.Valid {
+			t.Caption = "Validity: INVALID (" + strings.Join(o.InvalidReasons, "; ") + ")"
+		}
+		for _, c := range o.Checks {
+			judged := "≥ " + Num(c.LowPct)
+			if c.HighPct > 0 {
+				judged = Num(c.LowPct) + " – " + Num(c.HighPct)
+			}
+			row := cells(c.Name, c.Clause, Num(c.Pct), Int(c.Count), Int(c.Of), c.Target, judged)
+			row[0].Class, row[5].Class = "t", "t"
+			word := "ok"
+			if c.Note != "" {
+				word = c.Note
+			}
+			t.Rows = append(t.Rows, append(row, verdictCell(c.OK, word, "outside")))
+		}
+		b.table(t)
+	}
+	if d := o.Delivery; d != nil {
+		b.sec.Notes = append(b.sec.Notes, fmt.Sprintf("Deliveries: %d of %d districts skipped (%s %%; clause 2.7.4.2 flags more than 1 %%).",
+			d.SkippedDistricts, d.Deliveries*10, Num(d.SkippedPct)))
+	}
+	if o.CheckpointsInWindow != nil {
+		b.sec.Notes = append(b.sec.Notes, fmt.Sprintf("Checkpoints begun in the timed window: %d.", *o.CheckpointsInWindow))
+	}
+	for _, w := range o.Warnings {
+		b.sec.Notes = append(b.sec.Notes, "Warning: "+w+".")
+	}
 }
 
 // txNames lists the spec's transactions first, then any others.

@@ -80,6 +80,23 @@ type OLTP struct {
 	MixPct       map[string]float64 `json:"mix_pct"`
 	Consistency  *Consistency       `json:"consistency,omitempty"`
 
+	// Profile is whose mix and draws ran: "spec" or "hammerdb".
+	Profile string `json:"profile,omitempty"`
+	// Checks are the measured mix against clause 5.2.3's minimums and the
+	// inputs against clause 9.2.2.5's bands, from the driver's counts over
+	// the window; Valid is false, with InvalidReasons, when one is outside.
+	Checks         []BandCheck `json:"checks,omitempty"`
+	Valid          *bool       `json:"valid,omitempty"`
+	InvalidReasons []string    `json:"invalid_reasons,omitempty"`
+	// Delivery is what the window's Deliveries found (clause 2.7.4.2).
+	Delivery *DeliverySkips `json:"delivery,omitempty"`
+	// CheckpointsInWindow is the server's checkpoints begun in the
+	// window (Δ of its checkpoint counter): a window without one has not
+	// measured the storage's steady state.
+	CheckpointsInWindow *int64 `json:"checkpoints_in_window,omitempty"`
+	// Warnings are caveats on the step's figures, each one sentence.
+	Warnings []string `json:"warnings,omitempty"`
+
 	// Missing names each metric that could not be measured, with the reason.
 	Missing map[string]string `json:"missing,omitempty"`
 	Notes   []string          `json:"notes,omitempty"`
@@ -114,4 +131,29 @@ type DriverCPU struct {
 	CPUS            float64 `json:"cpu_s"`
 	CPUUsPerTxn     float64 `json:"cpu_us_per_txn"`
 	MachineSharePct float64 `json:"machine_share_pct"` // of all CPUs over the window
+}
+
+// BandCheck is one measured share against the range a valid run keeps it
+// in: the specification's range widened by the sampling tolerance of the
+// window's count (Low and High are what the run was judged on).
+type BandCheck struct {
+	Name   string  `json:"name"`   // e.g. "mix.payment", "new_order.remote_lines"
+	Clause string  `json:"clause"` // "5.2.3", "9.2.2.5"
+	Pct    float64 `json:"pct"`    // measured share, percent
+	Count  int64   `json:"count"`
+	Of     int64   `json:"of"`
+	Target string  `json:"target"` // the specification's, e.g. ">= 43%", "1% (0.95-1.05%)"
+	LowPct float64 `json:"low_pct"`
+	// HighPct is 0 for a minimum with no upper bound.
+	HighPct float64 `json:"high_pct,omitempty"`
+	OK      bool    `json:"ok"`
+	Note    string  `json:"note,omitempty"`
+}
+
+// DeliverySkips counts the districts the window's Deliveries found with no
+// undelivered order (clause 2.7.4.2: reported, flagged above 1%).
+type DeliverySkips struct {
+	Deliveries       int64   `json:"deliveries"`
+	SkippedDistricts int64   `json:"skipped_districts"`
+	SkippedPct       float64 `json:"skipped_pct"` // of the districts the Deliveries processed
 }

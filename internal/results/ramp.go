@@ -12,6 +12,7 @@ type Ramp struct {
 	Workload       string  `json:"workload"`
 	Warehouses     int     `json:"warehouses"`
 	Mode           string  `json:"mode"`
+	Profile        string  `json:"profile,omitempty"` // "spec" or "hammerdb"
 	KeyingThinking any     `json:"keying_thinking"`
 	Loop           string  `json:"loop"`                    // "closed" or "open"
 	RatePerUser    float64 `json:"rate_per_user,omitempty"` // open loop: transactions a second per user
