@@ -66,6 +66,7 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{"ramp range empty", []string{"oltp", "ramp", "--from", "8", "--to", "4", "--path", dir}, []string{"the ramp from 8 to 4 users is empty"}},
 		{"ramp sla not positive", []string{"oltp", "ramp", "--sla", "0s", "--path", dir}, []string{"--sla 0s is not positive"}},
 		{"ramp sla metric", []string{"oltp", "ramp", "--sla-metric", "p95", "--path", dir}, []string{`--sla-metric "p95"`, "art or p90"}},
+		{"unknown profile", []string{"oltp", "ramp", "--profile", "tpcc", "--path", dir}, []string{`--profile "tpcc" is not a workload profile`, "spec or hammerdb"}},
 		{"open and keyed at once", []string{"oltp", "run", "--rate-per-user", "5", "--keying-thinking", "on", "--path", dir}, []string{"both pace the users"}},
 		{"unknown preset", []string{"run", "--preset", "quik", "--path", dir}, []string{`--preset "quik" is not a built-in study`, "quick"}},
 		{"missing study file", []string{"run", "--study", missing, "--path", dir}, []string{"cannot read the study " + missing}},
