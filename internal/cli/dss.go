@@ -283,8 +283,8 @@ func writeDSSSummary(b *strings.Builder, st results.Step, o *results.DSS) {
 	indicative := o.Valid != nil && !*o.Valid
 	metric := func(name string, v *float64, format, def string) {
 		label := name
-		if indicative && name != "geomean_s" {
-			label += " (indicative)"
+		if indicative && name == "qphh" {
+			label += " (indicative)" // Power@Size and Throughput@Size too: the lines below say why
 		}
 		if v == nil {
 			fmt.Fprintf(b, "  %-18s n/a        %s\n", label, o.Missing[name])
