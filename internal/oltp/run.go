@@ -234,9 +234,12 @@ loop:
 		tpm := tpmDB(c0, c1, own, win)
 		out.NOPM, out.TPMDB = &n, &tpm
 		noteCheckpoints(out, c1.checkpoints-c0.checkpoints)
-		if cfg.KeyingThinking == 1 {
+		switch {
+		case cfg.KeyingThinking == 1 && cfg.Profile == ProfileSpec:
 			e := efficiencyPct(n, cfg.Warehouses)
 			out.EfficiencyPct = &e
+		case cfg.KeyingThinking == 1:
+			out.Missing["efficiency_pct"] = "12.86 NOPM per warehouse is the ceiling of the spec profile's mix, not of " + string(cfg.Profile) + "'s"
 		}
 	}
 	summarise(out, users, win, cfg)
