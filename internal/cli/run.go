@@ -262,6 +262,7 @@ func applyTarget(cmd *cobra.Command, c *common, f *studyFlags, st *study.Study) 
 		{"path", &c.path, &st.Target.Path},
 		{"dsn", &c.dsn, &st.Target.DSN},
 		{"db-cache", &c.dbCache, &st.Target.DBCache},
+		{"lab", &c.lab, &st.Target.Lab},
 		{"os-cache-limit", &f.osCacheLimit, &st.Target.OSCacheLimit},
 	}
 	for _, fd := range fields {
