@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -226,4 +227,26 @@ func observeDevice(s *session) string {
 		return ""
 	}
 	return r.Meta.Storage.Device
+}
+
+func writeDurabilitySummary(b *strings.Builder, d *results.Durability) {
+	kind := "power cut (server and volatile cache killed)"
+	if d.PowerCut == "server" {
+		kind = "server crash only (not a test of the storage)"
+	}
+	if d.Calibration {
+		kind += ", calibration with fsync=off"
+	}
+	fmt.Fprintf(b, "  durability %d cycles of %s, %d clients, %.0f s of commits each\n", d.Cycles, kind, d.Clients, d.LoadS)
+	fmt.Fprintf(b, "  %-10s %10d     acknowledged commits lost (the violation) of %d acknowledged\n", "lost", d.LostAcknowledged, d.Acknowledged)
+	fmt.Fprintf(b, "  %-10s %10d     committed but never acknowledged (in flight at the cut; allowed)\n", "in flight", d.CommittedUnacknowledged)
+	if d.RecoveryS != nil {
+		fmt.Fprintf(b, "  %-10s %10.1f s   the slowest recovery (file system check, mount, database crash recovery)\n", "recovery", *d.RecoveryS)
+	}
+	if f := d.Flush; f != nil {
+		fmt.Fprintf(b, "  %-10s %10.0f /s  fsyncs at queue depth 1: %s\n", "flushes", f.FsyncsPerS, f.Verdict)
+	}
+	if d.Note != "" {
+		fmt.Fprintf(b, "  note       %s\n", d.Note)
+	}
 }

@@ -52,6 +52,14 @@ func (a *app) labUp(ctx context.Context, c *common, needs *sessionNeeds) (*lab.S
 	return stack, nil
 }
 
+// labParse checks a lab spec ("" is no lab).
+func labParse(spec string) (lab.Parts, error) {
+	if spec == "" {
+		return lab.Parts{}, nil
+	}
+	return lab.Parse(spec)
+}
+
 // labDown takes the stack apart, saying so when it could not be done
 // cleanly ('calibra clean' removes what is left).
 func (a *app) labDown(stack *lab.Stack) {
@@ -90,7 +98,8 @@ nbdkit, nbdfuse (libnbd-bin) and fuse3.
 SPEC is PRESET[:KEY=VALUE,...]. Presets:
 ` + presets.String() + `
 Keys: fs=ext4|xfs, size=8G, delay|rdelay|wdelay=8ms, rate=BITS/s (200M),
-error_rate=0.1%, cache=writeback|none, cache_on_read=true|false,
+error_rate=0.1%, cache=writeback|unsafe|none (unsafe ignores FLUSH: the
+speed of a non-volatile cache, but a power cut loses what it holds), cache_on_read=true|false,
 cache_dir=DIR (the fast tier; default /dev/shm), read_iops=N, write_iops=N.
 
 'calibra lab check' builds a stack, measures its flush rate at queue depth 1

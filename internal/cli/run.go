@@ -213,6 +213,9 @@ func (a *app) resolveStudy(ctx context.Context, cmd *cobra.Command, c *common, f
 		p = append(p, unjoin(err)...)
 	}
 	applyTarget(cmd, c, &f, st)
+	if _, err := labParse(c.lab); err != nil {
+		p = append(p, err)
+	}
 	if f.coldStart {
 		st.ColdStart = true
 	}

@@ -22,13 +22,17 @@ import (
 // Parts are the pieces of a stack, from a spec such as "hdd+flash-cache"
 // or "hdd:rdelay=4ms,fs=xfs".
 type Parts struct {
-	Spec                string
-	FS                  string // ext4 or xfs
-	SizeBytes           int64
-	RDelay, WDelay      time.Duration
-	Rate                string // nbdkit rate filter, bits a second (e.g. 200M)
-	ErrorRate           string // nbdkit error filter, e.g. 0.1%
-	Cache               bool   // volatile write-back cache (nbdkit cache filter)
+	Spec           string
+	FS             string // ext4 or xfs
+	SizeBytes      int64
+	RDelay, WDelay time.Duration
+	Rate           string // nbdkit rate filter, bits a second (e.g. 200M)
+	ErrorRate      string // nbdkit error filter, e.g. 0.1%
+	Cache          bool   // volatile write-back cache (nbdkit cache filter)
+	// CacheUnsafe makes the cache ignore FLUSH: the speed of a
+	// non-volatile cache, but the emulated one is volatile, so a power
+	// cut loses what it held (the audit shows it).
+	CacheUnsafe         bool
 	CacheOnRead         bool
 	CacheDir            string // where the cache lives (the fast tier)
 	ReadIOPS, WriteIOPS int64
@@ -46,7 +50,7 @@ var Presets = map[string]string{
 // file is sparse, so only what is written takes room.
 const DefaultSize = 8 << 30
 
-const specFix = "give PRESET[:KEY=VALUE,...] with PRESET plain, hdd, hdd+flash-cache or throttled, and keys fs, size, delay, rdelay, wdelay, rate, error_rate, cache, cache_on_read, cache_dir, read_iops, write_iops"
+const specFix = "give PRESET[:KEY=VALUE,...] with PRESET plain, hdd, hdd+flash-cache or throttled, and keys fs, size, delay, rdelay, wdelay, rate, error_rate, cache (writeback, unsafe or none), cache_on_read, cache_dir, read_iops, write_iops"
 
 // Parse reads a lab spec.
 func Parse(spec string) (Parts, error) {
@@ -99,10 +103,15 @@ func Parse(spec string) (Parts, error) {
 				if p.CacheDir == "" {
 					p.CacheDir = "/dev/shm"
 				}
+			case "unsafe":
+				p.Cache, p.CacheUnsafe = true, true
+				if p.CacheDir == "" {
+					p.CacheDir = "/dev/shm"
+				}
 			case "none":
-				p.Cache = false
+				p.Cache, p.CacheUnsafe = false, false
 			default:
-				err = fmt.Errorf("cache is writeback or none")
+				err = fmt.Errorf("cache is writeback, unsafe or none")
 			}
 		case "cache_on_read":
 			p.CacheOnRead, err = strconv.ParseBool(v)
@@ -151,7 +160,11 @@ func (p Parts) nbdkitArgs(platter string) []string {
 	var params []string
 	if p.Cache {
 		args = append(args, "--filter=cache")
-		params = append(params, "cache=writeback", "cache-on-read="+strconv.FormatBool(p.CacheOnRead))
+		mode := "writeback"
+		if p.CacheUnsafe {
+			mode = "unsafe"
+		}
+		params = append(params, "cache="+mode, "cache-on-read="+strconv.FormatBool(p.CacheOnRead))
 	}
 	if p.RDelay > 0 || p.WDelay > 0 {
 		args = append(args, "--filter=delay")
@@ -181,6 +194,9 @@ func (p Parts) Chain() string {
 	}
 	if p.Cache {
 		c := "volatile write-back cache in " + p.CacheDir
+		if p.CacheUnsafe {
+			c += " ignoring FLUSH"
+		}
 		if p.CacheOnRead {
 			c += ", caching reads"
 		}

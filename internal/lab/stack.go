@@ -254,6 +254,9 @@ func (s *Stack) Record() *results.Lab {
 	}
 	if p.Cache {
 		r.Cache, r.CacheOnRead, r.CacheDir = "writeback", p.CacheOnRead, p.CacheDir
+		if p.CacheUnsafe {
+			r.Cache = "unsafe"
+		}
 	}
 	return r
 }

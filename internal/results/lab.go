@@ -19,7 +19,8 @@ type Lab struct {
 	Rate       string `json:"rate,omitempty"`       // nbdkit rate filter, bits a second
 	ErrorRate  string `json:"error_rate,omitempty"` // nbdkit error filter
 	// Cache is the volatile write-back cache in front of the platter
-	// ("writeback", honouring FLUSH) or "" for none; CacheDir holds it.
+	// ("writeback", honouring FLUSH; "unsafe", ignoring it) or "" for
+	// none; CacheDir holds it.
 	Cache       string `json:"cache,omitempty"`
 	CacheOnRead bool   `json:"cache_on_read,omitempty"`
 	CacheDir    string `json:"cache_dir,omitempty"`
