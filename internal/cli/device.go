@@ -140,6 +140,9 @@ is kept under RUNDIR/raw/.`,
 			storage = observe.Storage(cfg.Targets[0].Path)
 		}
 		return sessionNeeds{storage: &storage}, func(ctx context.Context, s *session) ([]results.Step, error) {
+			if c.lab != "" { // the lab came up with the session: measure its file system
+				cfg.Targets = []device.Target{{Kind: device.KindDir, Path: s.path}}
+			}
 			return a.deviceStep(ctx, s, cfg)
 		}, nil
 	}

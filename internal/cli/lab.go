@@ -35,11 +35,10 @@ func (a *app) labUp(ctx context.Context, c *common, needs *sessionNeeds) (*lab.S
 	}
 	fmt.Fprintf(a.stderr, "calibra: lab up: %s, mounted at %s\n", parts.Chain(), stack.Mount)
 	c.path = stack.Mount
-	if needs.storage == nil {
-		st := observe.Storage(stack.Mount)
-		needs.storage = &st
-	}
-	needs.storage.Lab = stack.Record()
+	// Whatever the command resolved from --path, it now runs on the lab.
+	st := observe.Storage(stack.Mount)
+	st.Lab = stack.Record()
+	needs.storage = &st
 	if parts.ReadIOPS > 0 || parts.WriteIOPS > 0 {
 		if needs.limits == nil {
 			needs.limits = &limitsNeed{required: true, fix: "run as root on a machine with the blkio cgroup controller, or choose another lab preset"}
