@@ -35,7 +35,9 @@ func Cleanup(path string, stopServer func(mount string) error) (bool, error) {
 	fs := filepath.Join(root, "fs")
 	for _, m := range mounts {
 		if m == fs && stopServer != nil {
-			errs = append(errs, stopServer(fs))
+			// Best effort: the platter, and the database on it, go anyway
+			// (a file system that went read-only cannot be emptied).
+			_ = stopServer(fs)
 		}
 	}
 	var st state
@@ -146,8 +148,12 @@ func loopsOf(file, known string) []string {
 			continue
 		}
 		b := strings.TrimSuffix(strings.TrimSpace(string(data)), " (deleted)")
-		if b == file {
-			out = append(out, "/dev/"+filepath.Base(filepath.Dir(filepath.Dir(d))))
+		dev := "/dev/" + filepath.Base(filepath.Dir(filepath.Dir(d)))
+		// Once the FUSE mount is detached the backing file reads as
+		// "/disk", so the device recorded in the state file is matched by
+		// name.
+		if b == file || (dev == known && b == "/"+filepath.Base(file)) {
+			out = append(out, dev)
 		}
 	}
 	return out
