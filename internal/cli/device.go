@@ -217,6 +217,12 @@ func (f *deviceFlags) config(ctx context.Context, c *common) (device.Config, err
 	if !f.paths.set {
 		paths = []string{c.path}
 	}
+	if c.lab != "" { // the lab is built under the one directory given
+		if len(paths) != 1 {
+			p.add("give one --path directory with --lab", "--lab builds one stack, under one directory, and --path names %d targets", len(paths))
+		}
+		c.path = paths[0]
+	}
 	targets := f.targets(paths, writers, int64(max(f.workers, 0))*size, &p)
 	if err := p.err(); err != nil {
 		return device.Config{}, err

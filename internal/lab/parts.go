@@ -43,6 +43,7 @@ var Presets = map[string]string{
 	"plain":           "no filter: the stack's own overhead",
 	"hdd":             "8 ms per read and per write, no cache",
 	"hdd+flash-cache": "the hdd behind a volatile write-back cache (also caching reads) in /dev/shm",
+	"hdd+nv-cache":    "the hdd behind a cache that ignores FLUSH, as a non-volatile (flash- or battery-backed) one may: its speed; the emulated cache is volatile, so a power cut loses commits",
 	"throttled":       "no delay, block-I/O throttling of the loop device (read_iops=200 unless given)",
 }
 
@@ -50,7 +51,7 @@ var Presets = map[string]string{
 // file is sparse, so only what is written takes room.
 const DefaultSize = 8 << 30
 
-const specFix = "give PRESET[:KEY=VALUE,...] with PRESET plain, hdd, hdd+flash-cache or throttled, and keys fs, size, delay, rdelay, wdelay, rate, error_rate, cache (writeback, unsafe or none), cache_on_read, cache_dir, read_iops, write_iops"
+const specFix = "give PRESET[:KEY=VALUE,...] with PRESET plain, hdd, hdd+flash-cache, hdd+nv-cache or throttled, and keys fs, size, delay, rdelay, wdelay, rate, error_rate, cache (writeback, unsafe or none), cache_on_read, cache_dir, read_iops, write_iops"
 
 // Parse reads a lab spec.
 func Parse(spec string) (Parts, error) {
@@ -63,6 +64,9 @@ func Parse(spec string) (Parts, error) {
 	case "hdd+flash-cache":
 		p.RDelay, p.WDelay = 8*time.Millisecond, 8*time.Millisecond
 		p.Cache, p.CacheOnRead, p.CacheDir = true, true, "/dev/shm"
+	case "hdd+nv-cache":
+		p.RDelay, p.WDelay = 8*time.Millisecond, 8*time.Millisecond
+		p.Cache, p.CacheUnsafe, p.CacheOnRead, p.CacheDir = true, true, true, "/dev/shm"
 	case "throttled":
 		p.ReadIOPS = 200
 	default:
