@@ -287,6 +287,14 @@ func (s *Stack) Down() error {
 			errs = append(errs, err)
 		}
 	}
+	// nbdkit, nbdfuse's child, finishes its own shutdown after nbdfuse.
+	for i := 0; i < 100 && len(labProcs(s.Root)) > 0; i++ {
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, pid := range labProcs(s.Root) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		errs = append(errs, fmt.Errorf("nbdkit (pid %d) did not exit within 10 s, killed", pid))
+	}
 	s.forget()
 	return errors.Join(errs...)
 }
@@ -298,8 +306,11 @@ func (s *Stack) Down() error {
 // the machine coming back.
 func (s *Stack) PowerCut() {
 	if s.fuse != nil {
-		s.fuse.Kill()
+		s.fuse.Kill() // its process group: nbdfuse and nbdkit
 		<-s.fuse.Done()
+	}
+	for _, pid := range labProcs(s.Root) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 	_, _ = run(context.Background(), "umount", "-l", s.Mount)
 	if s.loop != "" {
