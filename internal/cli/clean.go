@@ -7,6 +7,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/device"
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	"github.com/calibra-bench/calibra/internal/lab"
 )
 
 func (a *app) cleanCommand() *cobra.Command {
@@ -32,6 +33,12 @@ Run directories are kept.`,
 				fmt.Fprintf(a.stderr, "removed the managed instance under %s\n", path)
 			} else {
 				fmt.Fprintf(a.stderr, "no managed instance under %s\n", path)
+			}
+			// A lab a killed run left up, and its platter (the instance on it too).
+			if had, err := lab.Cleanup(path, func(fs string) error { _, err := postgres.Remove(fs); return err }); err != nil {
+				return wrap(fmt.Errorf("remove the storage lab: %w", err))
+			} else if had {
+				fmt.Fprintf(a.stderr, "removed the storage lab under %s\n", path)
 			}
 			// Test files a crashed device run left behind.
 			if err := device.Cleanup([]device.Target{{Kind: device.KindDir, Path: path}}); err != nil {

@@ -140,6 +140,9 @@ is kept under RUNDIR/raw/.`,
 			storage = observe.Storage(cfg.Targets[0].Path)
 		}
 		return sessionNeeds{storage: &storage}, func(ctx context.Context, s *session) ([]results.Step, error) {
+			if c.lab != "" { // the lab came up with the session: measure its file system
+				cfg.Targets = []device.Target{{Kind: device.KindDir, Path: s.path}}
+			}
 			return a.deviceStep(ctx, s, cfg)
 		}, nil
 	}
@@ -213,6 +216,12 @@ func (f *deviceFlags) config(ctx context.Context, c *common) (device.Config, err
 	paths := f.paths.paths
 	if !f.paths.set {
 		paths = []string{c.path}
+	}
+	if c.lab != "" { // the lab is built under the one directory given
+		if len(paths) != 1 {
+			p.add("give one --path directory with --lab", "--lab builds one stack, under one directory, and --path names %d targets", len(paths))
+		}
+		c.path = paths[0]
 	}
 	targets := f.targets(paths, writers, int64(max(f.workers, 0))*size, &p)
 	if err := p.err(); err != nil {

@@ -124,6 +124,7 @@ writes results.json and a report to a run directory.`,
 	})
 	root.AddCommand(a.runCommand(), a.planCommand(), a.versionCommand(), a.oltpCommand(), a.cleanCommand(), a.deviceCommand(), a.iocalCommand(),
 		a.dssCommand(), a.reportCommand(), a.compareCommand())
+	root.AddCommand(a.labCommand(), a.durabilityCommand())
 	return root
 }
 

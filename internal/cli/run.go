@@ -213,6 +213,9 @@ func (a *app) resolveStudy(ctx context.Context, cmd *cobra.Command, c *common, f
 		p = append(p, unjoin(err)...)
 	}
 	applyTarget(cmd, c, &f, st)
+	if _, err := labParse(c.lab); err != nil {
+		p = append(p, err)
+	}
 	if f.coldStart {
 		st.ColdStart = true
 	}
@@ -262,6 +265,7 @@ func applyTarget(cmd *cobra.Command, c *common, f *studyFlags, st *study.Study) 
 		{"path", &c.path, &st.Target.Path},
 		{"dsn", &c.dsn, &st.Target.DSN},
 		{"db-cache", &c.dbCache, &st.Target.DBCache},
+		{"lab", &c.lab, &st.Target.Lab},
 		{"os-cache-limit", &f.osCacheLimit, &st.Target.OSCacheLimit},
 	}
 	for _, fd := range fields {

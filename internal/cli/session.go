@@ -35,6 +35,7 @@ type common struct {
 	seed                            uint64
 	json                            bool
 	pgBin, runAs, dbCache           string
+	lab                             string // an emulated storage stack to build under path (cli/lab.go)
 }
 
 func (c *common) register(cmd *cobra.Command) {
@@ -49,6 +50,7 @@ func (c *common) register(cmd *cobra.Command) {
 	f.StringVar(&c.pgBin, "pg-bin", "", "directory of the PostgreSQL server binaries (default: pg_config --bindir, /usr/lib/postgresql/*/bin, PATH)")
 	f.StringVar(&c.runAs, "run-as", "", "unprivileged account that runs the managed server when calibra runs as root (default postgres)")
 	f.StringVar(&c.dbCache, "db-cache", postgres.DefaultDBCache, "database cache of the managed instance (shared_buffers), e.g. 256MB or 8GB")
+	f.StringVar(&c.lab, "lab", "", "build emulated storage under --path and run on it: hdd, hdd+flash-cache, throttled:read_iops=N ('calibra lab --help')")
 }
 
 // problems collects every input problem so they are reported at once.
@@ -202,6 +204,13 @@ func (l *limitsNeed) apply(dsn string) (*limits.Cgroup, *results.AppliedLimits, 
 func (a *app) runSession(cmd *cobra.Command, c *common, needs sessionNeeds, body stepFunc) error {
 	ctx := cmd.Context()
 	command := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+	if c.lab != "" {
+		stack, err := a.labUp(ctx, c, &needs)
+		if err != nil {
+			return err
+		}
+		defer a.labDown(stack)
+	}
 	if needs.storage == nil && (c.dsn == "" || !needs.database) {
 		if err := checkPath(c.path, needs.bytes, command); err != nil {
 			return err

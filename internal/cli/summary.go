@@ -38,6 +38,8 @@ func (a *app) summary(dir *results.Dir, prog *progress.Printer, status string) {
 			writeDSSBuildSummary(&b, body)
 		case *results.DSS:
 			writeDSSSummary(&b, st, body)
+		case *results.Durability:
+			writeDurabilitySummary(&b, body)
 		}
 	}
 	writeRepeats(&b, r.Repeats)

@@ -24,7 +24,7 @@ func (r *Report) environment(run *results.Run) {
 			"status", run.Status, "started", r.Started, "finished", r.Finished),
 		kv("Host", "hostname", m.Host.Hostname, "CPUs", strconv.Itoa(m.Host.CPUs), "CPU model", m.Host.CPUModel,
 			"memory", fmt.Sprintf("%.1f GiB", float64(m.Host.MemBytes)/(1<<30)), "kernel", m.Host.Kernel),
-		kv("Storage under test", "path", m.Storage.Path, "file system", m.Storage.FS, "device", m.Storage.Device))
+		kv("Storage under test", "path", m.Storage.Path, "file system", m.Storage.FS, "device", m.Storage.Device, "emulated by the lab", labChain(m.Storage.Lab)))
 	if e := m.Engine; e != nil {
 		r.Env = append(r.Env, kv("Engine", "name", e.Name, "version", e.Version, "managed", strconv.FormatBool(e.Managed), "target", e.Target))
 		r.Env = append(r.Env, sortedTable("Engine settings (non-default)", e.Settings))

@@ -161,6 +161,8 @@ func (b *builder) body() {
 		b.dssBuild(body)
 	case *results.DSS:
 		b.dss(body)
+	case *results.Durability:
+		b.durability(body)
 	default:
 		b.sec.Notes = append(b.sec.Notes, fmt.Sprintf("This calibra does not know step kind %q; its keys are in results.json.", b.step.Kind))
 	}

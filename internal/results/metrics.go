@@ -90,6 +90,13 @@ func Metrics(st Step) []Metric {
 		if t := b.Throughput; t != nil {
 			m.opt("throughput_at_size", t.ThroughputAtSize, "", HigherIsBetter)
 		}
+	case *Durability:
+		m.add("lost_acknowledged", float64(b.LostAcknowledged), "commits", LowerIsBetter)
+		m.add("cycles", float64(b.Cycles), "", "")
+		m.opt("recovery_s", b.RecoveryS, "s", LowerIsBetter)
+		if b.Flush != nil {
+			m.add("fsyncs_per_s", b.Flush.FsyncsPerS, "/s", "")
+		}
 	case *OLTPBuild:
 		m.add("mb_per_s", b.MBPerS, "MB/s", HigherIsBetter)
 		m.add("total_s", b.TotalS, "s", LowerIsBetter)
@@ -114,13 +121,14 @@ var TxTypes = []string{"new_order", "payment", "order_status", "delivery", "stoc
 // MetricNames are the names a threshold may give for a kind, as patterns:
 // "*" stands for a name part known only from the run (a device spec).
 var MetricNames = map[string][]string{
-	KindOLTP:      {"nopm", "tpm_db", "tpm_client", "art_ms", "p90_ms", "p99_ms", "efficiency_pct", "*.p90_ms", "*.p99_ms"},
-	KindRamp:      {"max_tps", "max_users_within_sla", "art_at_ms"},
-	KindDevice:    {"*.iops_at_max_latency"},
-	KindIOCal:     {"max_iops", "latency_ms_at_max", "saturation_jobs", "seq_read_max_mbps", "seq_write_max_mbps"},
-	KindDSS:       {"qphh", "power_at_size", "geomean_s", "throughput_at_size", "power.*"},
-	KindOLTPBuild: {"mb_per_s", "total_s"},
-	KindDSSBuild:  {"mb_per_s", "total_s"},
+	KindOLTP:       {"nopm", "tpm_db", "tpm_client", "art_ms", "p90_ms", "p99_ms", "efficiency_pct", "*.p90_ms", "*.p99_ms"},
+	KindRamp:       {"max_tps", "max_users_within_sla", "art_at_ms"},
+	KindDevice:     {"*.iops_at_max_latency"},
+	KindIOCal:      {"max_iops", "latency_ms_at_max", "saturation_jobs", "seq_read_max_mbps", "seq_write_max_mbps"},
+	KindDSS:        {"qphh", "power_at_size", "geomean_s", "throughput_at_size", "power.*"},
+	KindOLTPBuild:  {"mb_per_s", "total_s"},
+	KindDSSBuild:   {"mb_per_s", "total_s"},
+	KindDurability: {"lost_acknowledged", "cycles", "recovery_s", "fsyncs_per_s"},
 }
 
 // KnownMetric reports whether name is a metric of kind (observe's CPU

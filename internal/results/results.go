@@ -63,6 +63,7 @@ type Storage struct {
 	Path   string `json:"path"`
 	FS     string `json:"fs"`
 	Device string `json:"device"`
+	Lab    *Lab   `json:"lab,omitempty"` // the emulated stack, when calibra built one
 }
 
 // Engine is the database under test.

@@ -22,6 +22,7 @@ func (s *Study) Encode() ([]byte, error) {
 	addString(t, "path", s.Target.Path)
 	addString(t, "dsn", s.Target.DSN)
 	addString(t, "db_cache", s.Target.DBCache)
+	addString(t, "lab", s.Target.Lab)
 	addString(t, "os_cache_limit", s.Target.OSCacheLimit)
 	if l := s.Target.StorageLimit; !l.IsZero() {
 		m := mapping()

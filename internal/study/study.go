@@ -38,6 +38,7 @@ type Target struct {
 	Path         string
 	DSN          string
 	DBCache      string // shared_buffers of the managed instance
+	Lab          string // an emulated storage stack built under Path (internal/lab)
 	OSCacheLimit string // memory cgroup bound on the server's page cache
 	StorageLimit StorageLimit
 	// LimitsOptional lets the study run, marked, when a limit cannot be
@@ -236,6 +237,7 @@ func (p *parser) target(n *yaml.Node, t *Target) {
 		"path":            func(v *yaml.Node) { t.Path = p.str(v) },
 		"dsn":             func(v *yaml.Node) { t.DSN = p.str(v) },
 		"db_cache":        func(v *yaml.Node) { t.DBCache = p.str(v) },
+		"lab":             func(v *yaml.Node) { t.Lab = p.str(v) },
 		"os_cache_limit":  func(v *yaml.Node) { t.OSCacheLimit = p.str(v) },
 		"limits_optional": func(v *yaml.Node) { t.LimitsOptional = p.bool(v) },
 		"storage_limit": func(v *yaml.Node) {

@@ -56,6 +56,9 @@ type Instance struct {
 	account   string
 	server    *proc.Proc
 	log       *os.File
+	// Overrides replace settings at the next start; only the power-loss
+	// audit's calibration uses one (fsync=off), and Describe records it.
+	Overrides map[string]string
 }
 
 // NewInstance resolves the account and paths; it starts nothing.
@@ -220,6 +223,9 @@ func (in *Instance) Settings() map[string]string {
 	if in.cfg.Bin.Major >= 14 {
 		s["track_wal_io_timing"] = "on"
 	}
+	for k, v := range in.Overrides {
+		s[k] = v
+	}
 	return s
 }
 
@@ -338,6 +344,17 @@ func (in *Instance) stopServer() error {
 	err := in.server.Stop(time.Minute)
 	in.server = nil
 	return err
+}
+
+// Kill kills the server and its backends at once (SIGKILL to its process
+// group), as a crash does, and removes its socket directory.
+func (in *Instance) Kill() {
+	if in.server != nil {
+		in.server.Kill()
+		<-in.server.Done()
+		in.server = nil
+	}
+	_ = in.Stop()
 }
 
 // Stop shuts the server down and removes its socket directory. Safe to call

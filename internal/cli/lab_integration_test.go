@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/lab"
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// requireLab skips a test where the storage lab cannot be built (no root,
+// FUSE, loop devices or nbdkit), unless CALIBRA_TEST_REQUIRE names lab.
+func requireLab(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds a storage lab and runs a real PostgreSQL on it; run without -short")
+	}
+	requirePostgres(t)
+	parts, _ := lab.Parse("hdd+flash-cache")
+	if err := lab.Check(parts); err != nil {
+		if required("lab") {
+			t.Fatalf("the storage lab is required here (CALIBRA_TEST_REQUIRE names lab): %v", err)
+		}
+		t.Skipf("the storage lab cannot be built here: %v", err)
+	}
+}
+
+func noLabLeft(t *testing.T, path string) {
+	t.Helper()
+	if left := lab.Leftovers(path); len(left) > 0 {
+		t.Fatalf("the lab under %s left: %s", path, strings.Join(left, ", "))
+	}
+}
+
+// TestLabInterruptLeavesNothing: Ctrl-C while the lab is up (just built,
+// and later while a database is being built on it) takes the whole stack
+// down: no mount, loop device, FUSE mount or nbdkit remains.
+func TestLabInterruptLeavesNothing(t *testing.T) {
+	requireLab(t)
+	for _, after := range []time.Duration{0, 3 * time.Second} {
+		dir := storageDir(t)
+		code, stderr := interruptChild(t, "calibra: lab up", after, "oltp", "build", "--warehouses", "1", "--lab", "hdd",
+			"--path", dir, "--out", filepath.Join(dir, "run"), "--progress", "plain", "--db-cache", "64MB")
+		if code != fault.ExitInterrupted {
+			t.Fatalf("SIGINT %s after the lab came up: exit %d, want %d; stderr:\n%s", after, code, fault.ExitInterrupted, stderr)
+		}
+		noLabLeft(t, dir)
+		if code, _, stderr := run(t, "clean", "--path", dir); code != 0 {
+			t.Fatalf("clean: exit %d: %s", code, stderr)
+		}
+	}
+}
+
+// TestCleanRemovesAKilledLab: kill -9 of calibra leaves the stack up;
+// 'calibra clean' removes all of it, the platter included.
+func TestCleanRemovesAKilledLab(t *testing.T) {
+	requireLab(t)
+	dir := storageDir(t)
+	cmd := exec.Command(os.Args[0], "oltp", "build", "--warehouses", "1", "--lab", "hdd", "--path", dir,
+		"--out", filepath.Join(dir, "run"), "--progress", "plain", "--db-cache", "64MB")
+	cmd.Env = append(os.Environ(), "CALIBRA_TEST_AS_CALIBRA=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	for i := 0; i < 300 && !strings.Contains(stderr.String(), "building"); i++ {
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(3 * time.Second)
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	if len(lab.Leftovers(dir)) == 0 {
+		t.Fatalf("the killed run left no mount behind, so clean is not tested (stderr:\n%s)", stderr.String())
+	}
+	code, _, errOut := run(t, "clean", "--path", dir)
+	if code != 0 {
+		t.Fatalf("clean: exit %d: %s", code, errOut)
+	}
+	noLabLeft(t, dir)
+	if _, err := os.Stat(filepath.Join(dir, lab.DirName)); !os.IsNotExist(err) {
+		t.Fatalf("clean left %s: %v", lab.DirName, err)
+	}
+}
+
+// TestDurabilityOnALab: with fsync on, a volatile write-back cache that
+// honours FLUSH loses no acknowledged commit; the fsync=off calibration
+// must lose some, or the harness could not see a loss.
+func TestDurabilityOnALab(t *testing.T) {
+	requireLab(t)
+	dir := storageDir(t)
+	audit := func(name string, extra ...string) (int, *results.Durability) {
+		out := filepath.Join(dir, name)
+		args := append([]string{"durability", "--lab", "hdd+flash-cache", "--cycles", "2", "--load", "3s", "--clients", "2",
+			"--path", dir, "--out", out, "--progress", "none", "--db-cache", "64MB", "--threshold", "durability.lost_acknowledged == 0"}, extra...)
+		code, _, stderr := run(t, args...)
+		r, err := results.Load(out)
+		if err != nil || len(r.Steps) != 1 {
+			t.Fatalf("%s: exit %d, results %v: %s", name, code, err, stderr)
+		}
+		d, ok := r.Steps[0].Body.(*results.Durability)
+		if !ok || r.Meta.Storage.Lab == nil || r.Meta.Storage.Lab.Cache != "writeback" {
+			t.Fatalf("%s: no durability step or no lab in meta.storage: %+v", name, r.Meta.Storage)
+		}
+		noLabLeft(t, dir)
+		return code, d
+	}
+	code, d := audit("fsync-on")
+	if code != 0 || d.Cycles != 2 || d.Acknowledged == 0 || d.LostAcknowledged != 0 || d.RecoveryS == nil {
+		t.Fatalf("fsync on: exit %d, %d cycles, %d acknowledged, %d lost, recovery %v", code, d.Cycles, d.Acknowledged, d.LostAcknowledged, d.RecoveryS)
+	}
+	code, d = audit("calibration", "--unsafe-fsync-off", "--cycles", "1")
+	if code != fault.ExitThreshold || d.LostAcknowledged == 0 || !d.Calibration {
+		t.Fatalf("calibration: exit %d (want %d), %d acknowledged, %d lost: the harness saw no loss with fsync=off",
+			code, fault.ExitThreshold, d.Acknowledged, d.LostAcknowledged)
+	}
+	if code, _, stderr := run(t, "clean", "--path", dir); code != 0 {
+		t.Fatalf("clean: exit %d: %s", code, stderr)
+	}
+}

@@ -1,0 +1,51 @@
+package lab
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParse(t *testing.T) {
+	for _, c := range []struct {
+		spec  string
+		want  Parts // the fields compared
+		nbd   string
+		wrong string // part of the error, "" when valid
+	}{
+		{spec: "hdd", want: Parts{FS: "ext4", RDelay: 8 * time.Millisecond, WDelay: 8 * time.Millisecond},
+			nbd: "nbdkit -s --exit-with-parent --filter=delay file P rdelay=8ms wdelay=8ms"},
+		{spec: "hdd+flash-cache", want: Parts{FS: "ext4", RDelay: 8 * time.Millisecond, WDelay: 8 * time.Millisecond, Cache: true, CacheOnRead: true, CacheDir: "/dev/shm"},
+			nbd: "nbdkit -s --exit-with-parent --filter=cache --filter=delay file P cache=writeback cache-on-read=true rdelay=8ms wdelay=8ms"},
+		{spec: "throttled:read_iops=150,write_iops=90", want: Parts{FS: "ext4", ReadIOPS: 150, WriteIOPS: 90},
+			nbd: "nbdkit -s --exit-with-parent file P"},
+		{spec: "plain:fs=xfs,rdelay=0.5ms,rate=200M,error_rate=1%,cache=writeback,cache_dir=/tmp", want: Parts{FS: "xfs", RDelay: 500 * time.Microsecond, Rate: "200M", ErrorRate: "1%", Cache: true, CacheDir: "/tmp"},
+			nbd: "nbdkit -s --exit-with-parent --filter=cache --filter=delay --filter=rate --filter=error file P cache=writeback cache-on-read=false rdelay=0.5ms wdelay=0ms rate=200M error-rate=1%"},
+		{spec: "ssd", wrong: "names no lab preset"},
+		{spec: "hdd:delay", wrong: "not KEY=VALUE"},
+		{spec: "hdd:fs=btrfs", wrong: "ext4 or xfs"},
+		{spec: "hdd:size=10M", wrong: "below"},
+		{spec: "hdd:delay=-1ms", wrong: "negative"},
+		{spec: "hdd:colour=red", wrong: "unknown key"},
+	} {
+		p, err := Parse(c.spec)
+		if c.wrong != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wrong) {
+				t.Errorf("Parse(%q) = %v, want an error about %q", c.spec, err, c.wrong)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("Parse(%q): %v", c.spec, err)
+			continue
+		}
+		got := p
+		got.Spec, got.SizeBytes = "", 0
+		if got != c.want {
+			t.Errorf("Parse(%q) = %+v, want %+v", c.spec, got, c.want)
+		}
+		if nbd := strings.Join(p.nbdkitArgs("P"), " "); nbd != c.nbd {
+			t.Errorf("Parse(%q): nbdkit %s, want %s", c.spec, nbd, c.nbd)
+		}
+	}
+}

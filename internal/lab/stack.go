@@ -1,0 +1,381 @@
+package lab
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/proc"
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// DirName is the lab's directory under the path: the platter, the FUSE
+// mount point, the file system's mount point and the state file.
+const DirName = "calibra-lab"
+
+// Stack is a built lab: up between Up and Down (or PowerCut).
+type Stack struct {
+	Parts Parts
+	Root  string // PATH/calibra-lab
+	Mount string // where the file system is mounted: the study's path
+	// Fsck is what the file system check said when the stack came up on
+	// an existing platter ("" on a new one).
+	Fsck string
+
+	group    *proc.Group
+	fuse     *proc.Proc
+	loop     string
+	cacheDir string // the temporary directory holding the cache file
+}
+
+// state is what Cleanup needs to remove a dead run's stack.
+type state struct {
+	Pid      int    `json:"pid"` // nbdfuse
+	Loop     string `json:"loop"`
+	CacheDir string `json:"cache_dir,omitempty"`
+}
+
+func (s *Stack) platter() string   { return filepath.Join(s.Root, "platter.img") }
+func (s *Stack) fuseDir() string   { return filepath.Join(s.Root, "fuse") }
+func (s *Stack) fuseFile() string  { return filepath.Join(s.Root, "fuse", "disk") }
+func statePath(root string) string { return filepath.Join(root, "lab.json") }
+
+// Check says, in one sentence, why a stack cannot be built on this
+// machine, or nil.
+func Check(p Parts) error {
+	if os.Geteuid() != 0 {
+		return fault.Input("run calibra as root (loop devices and mounts need it), or drop --lab", "the storage lab needs root")
+	}
+	if f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0); err != nil {
+		return fault.Input("load FUSE (modprobe fuse) or run where /dev/fuse exists, or drop --lab", "the storage lab needs FUSE and /dev/fuse cannot be opened: %v", errors.Unwrap(err))
+	} else {
+		f.Close()
+	}
+	if _, err := os.Stat("/dev/loop-control"); err != nil {
+		return fault.Input("load the loop module (modprobe loop) or run where /dev/loop-control exists, or drop --lab", "the storage lab needs loop devices and this machine has none")
+	}
+	tools := []string{"nbdkit", "nbdfuse", "fusermount3", "losetup", "mount", "umount"}
+	if p.FS == "xfs" {
+		tools = append(tools, "mkfs.xfs")
+	} else {
+		tools = append(tools, "mkfs.ext4", "e2fsck")
+	}
+	for _, t := range tools {
+		if _, err := exec.LookPath(t); err != nil {
+			return fault.Input("install nbdkit, libnbd-bin (nbdfuse), fuse3, util-linux and e2fsprogs/xfsprogs (sh .ci/setup)", "the storage lab needs %s, which is not installed", t)
+		}
+	}
+	if p.Cache {
+		if st, err := os.Stat(p.CacheDir); err != nil || !st.IsDir() {
+			return fault.Input("give cache_dir=DIR on a fast device or tmpfs", "the lab's cache directory %s is not a directory", p.CacheDir)
+		}
+	}
+	return nil
+}
+
+// Up builds the stack under path: a new platter with a new file system
+// the first time, the existing one (checked first) afterwards, so that a
+// database built on the lab stays there between commands. The caller must
+// call Down (or PowerCut) on every path.
+func Up(ctx context.Context, path string, p Parts, group *proc.Group) (*Stack, error) {
+	if err := Check(p); err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	s := &Stack{Parts: p, Root: filepath.Join(abs, DirName), group: group}
+	s.Mount = filepath.Join(s.Root, "fs")
+	if _, err := os.Stat(statePath(s.Root)); err == nil {
+		return nil, fault.Input(fmt.Sprintf("wait for the other calibra to finish, or run 'calibra clean --path %s'", path),
+			"a lab stack is already up under %s (another calibra, or one that was killed)", s.Root)
+	}
+	for _, d := range []string{s.Root, s.fuseDir(), s.Mount} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	fresh := false
+	if _, err := os.Stat(s.platter()); errors.Is(err, os.ErrNotExist) {
+		if err := s.newPlatter(ctx); err != nil {
+			os.Remove(s.platter())
+			return nil, err
+		}
+		fresh = true
+	}
+	err = s.start(ctx)
+	if err == nil && !fresh {
+		s.Fsck, err = s.check(ctx)
+	}
+	if err == nil {
+		err = s.mount(ctx)
+	}
+	if err != nil {
+		s.PowerCut()
+		return nil, err
+	}
+	return s, nil
+}
+
+// newPlatter makes the sparse backing file and its file system, straight
+// on the file (no delay filter in the way).
+func (s *Stack) newPlatter(ctx context.Context) error {
+	f, err := os.OpenFile(s.platter(), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	err = f.Truncate(s.Parts.SizeBytes)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if s.Parts.FS == "xfs" {
+		_, err = run(ctx, "mkfs.xfs", "-q", "-f", s.platter())
+	} else {
+		// Initialise the inode tables and journal now, so no background
+		// initialisation writes through the emulated tier later.
+		_, err = run(ctx, "mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", s.platter())
+	}
+	return err
+}
+
+// start serves the platter through nbdkit and nbdfuse and attaches a
+// loop device with direct I/O (so the host page cache stays out of the
+// chain and FLUSH reaches the cache filter).
+func (s *Stack) start(ctx context.Context) error {
+	if s.Parts.Cache {
+		dir, err := os.MkdirTemp(s.Parts.CacheDir, "calibra-lab-cache-")
+		if err != nil {
+			return fmt.Errorf("the lab's cache directory: %w", err)
+		}
+		s.cacheDir = dir
+	}
+	log, err := os.OpenFile(filepath.Join(s.Root, "nbdfuse.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	args := append([]string{s.fuseFile(), "--command"}, s.Parts.nbdkitArgs(s.platter())...)
+	cmd := exec.Command("nbdfuse", args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.Env = os.Environ()
+	if s.cacheDir != "" {
+		cmd.Env = append(cmd.Env, "TMPDIR="+s.cacheDir) // where the cache filter keeps its file
+	}
+	// SIGTERM makes nbdfuse unmount and exit.
+	if s.fuse, err = s.group.Start("nbdfuse", cmd, syscall.SIGTERM); err != nil {
+		return err
+	}
+	if err := s.saveState(); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if st, err := os.Stat(s.fuseFile()); err == nil && st.Size() > 0 {
+			break
+		}
+		select {
+		case <-s.fuse.Done():
+			out, _ := os.ReadFile(filepath.Join(s.Root, "nbdfuse.log"))
+			return fmt.Errorf("nbdfuse exited while starting: %s", lastLine(string(out)))
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("nbdfuse did not expose %s within 20 s", s.fuseFile())
+		}
+	}
+	loop, err := run(ctx, "losetup", "--find", "--show", "--direct-io=on", s.fuseFile())
+	if err != nil {
+		return err
+	}
+	s.loop = strings.TrimSpace(loop)
+	return s.saveState()
+}
+
+// check runs the file system check a machine runs after a crash; e2fsck
+// -p exits 1 when it corrected something, which is a recovery, not a failure.
+func (s *Stack) check(ctx context.Context) (string, error) {
+	if s.Parts.FS == "xfs" {
+		return "xfs replays its log at mount", nil
+	}
+	out, err := run(ctx, "e2fsck", "-p", s.loop)
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 1 {
+		return "e2fsck corrected errors: " + lastLine(out), nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return "clean", nil
+}
+
+func (s *Stack) mount(ctx context.Context) error {
+	if _, err := run(ctx, "mount", "-t", s.Parts.FS, s.loop, s.Mount); err != nil {
+		return err
+	}
+	// The managed server runs unprivileged and creates its directory here.
+	return os.Chmod(s.Mount, 0o755)
+}
+
+func (s *Stack) saveState() error {
+	st := state{Loop: s.loop, CacheDir: s.cacheDir}
+	if s.fuse != nil {
+		st.Pid = s.fuse.Pid()
+	}
+	data, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(statePath(s.Root), data, 0o644)
+}
+
+// Record is what meta.storage.lab says about the stack.
+func (s *Stack) Record() *results.Lab {
+	p := s.Parts
+	r := &results.Lab{Spec: p.Spec, FS: p.FS, SizeBytes: p.SizeBytes, Rate: p.Rate, ErrorRate: p.ErrorRate,
+		ReadIOPS: p.ReadIOPS, WriteIOPS: p.WriteIOPS, Chain: p.Chain()}
+	if p.RDelay > 0 || p.WDelay > 0 {
+		r.ReadDelay, r.WriteDelay = ms(p.RDelay), ms(p.WDelay)
+	}
+	if p.Cache {
+		r.Cache, r.CacheOnRead, r.CacheDir = "writeback", p.CacheOnRead, p.CacheDir
+		if p.CacheUnsafe {
+			r.Cache = "unsafe"
+		}
+	}
+	return r
+}
+
+// Down takes the stack apart cleanly: unmount (which flushes the file
+// system), flush the cache to the platter, detach the loop device, stop
+// nbdfuse and nbdkit. The platter stays.
+func (s *Stack) Down() error {
+	var errs []error
+	if err := unmount(s.Mount); err != nil {
+		errs = append(errs, err)
+	}
+	if f, err := os.OpenFile(s.fuseFile(), os.O_RDWR, 0); err == nil {
+		// An NBD FLUSH: the write-back cache goes to the platter.
+		if err := f.Sync(); err != nil {
+			errs = append(errs, fmt.Errorf("flush the lab's cache: %w", err))
+		}
+		f.Close()
+	}
+	if s.loop != "" {
+		if _, err := run(context.Background(), "losetup", "-d", s.loop); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if s.fuse != nil {
+		_, _ = run(context.Background(), "fusermount3", "-u", s.fuseDir())
+		if err := s.fuse.Stop(30 * time.Second); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	// nbdkit, nbdfuse's child, finishes its own shutdown after nbdfuse.
+	for i := 0; i < 100 && len(labProcs(s.Root)) > 0; i++ {
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, pid := range labProcs(s.Root) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		errs = append(errs, fmt.Errorf("nbdkit (pid %d) did not exit within 10 s, killed", pid))
+	}
+	s.forget()
+	return errors.Join(errs...)
+}
+
+// PowerCut is a power failure of the stack: nbdkit and nbdfuse die at once
+// (SIGKILL), taking the volatile cache with them; the file system, loop
+// device and FUSE mount are then detached without flushing anything. The
+// database server must be killed first. Up again with the same parts is
+// the machine coming back.
+func (s *Stack) PowerCut() {
+	if s.fuse != nil {
+		s.fuse.Kill() // its process group: nbdfuse and nbdkit
+		<-s.fuse.Done()
+	}
+	for _, pid := range labProcs(s.Root) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	_, _ = run(context.Background(), "umount", "-l", s.Mount)
+	if s.loop != "" {
+		_, _ = run(context.Background(), "losetup", "-d", s.loop)
+	}
+	_, _ = run(context.Background(), "fusermount3", "-u", "-z", s.fuseDir())
+	s.forget()
+}
+
+func (s *Stack) forget() {
+	if s.cacheDir != "" {
+		os.RemoveAll(s.cacheDir)
+	}
+	s.fuse, s.loop, s.cacheDir = nil, "", ""
+	os.Remove(statePath(s.Root))
+}
+
+// Restart brings the stack back on the same platter after a PowerCut:
+// file system check, mount.
+func (s *Stack) Restart(ctx context.Context) error {
+	err := s.start(ctx)
+	if err == nil {
+		s.Fsck, err = s.check(ctx)
+	}
+	if err == nil {
+		err = s.mount(ctx)
+	}
+	if err != nil {
+		s.PowerCut()
+	}
+	return err
+}
+
+// Device is the loop device the file system is on ("" when down).
+func (s *Stack) Device() string { return s.loop }
+
+// unmount unmounts dir, retrying while it is busy (a server's last
+// files closing), then detaching it lazily.
+func unmount(dir string) error {
+	var err error
+	for i := 0; i < 20; i++ {
+		if err = unix.Unmount(dir, 0); err == nil || errors.Is(err, unix.EINVAL) {
+			return nil // EINVAL: not mounted
+		}
+		if !errors.Is(err, unix.EBUSY) {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if lerr := unix.Unmount(dir, unix.MNT_DETACH); lerr == nil {
+		return fmt.Errorf("unmount %s: %v; detached it lazily", dir, err)
+	}
+	return fmt.Errorf("unmount %s: %w", dir, err)
+}
+
+// run runs a tool and returns its output; an error quotes its last line.
+func run(ctx context.Context, name string, args ...string) (string, error) {
+	out, err := exec.CommandContext(ctx, name, args...).CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, lastLine(string(out)))
+	}
+	return string(out), nil
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
