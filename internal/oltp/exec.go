@@ -106,11 +106,3 @@ func isExpectedRollback(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == ExpectedRollback
 }
-
-// isRetryable reports the conflicts a correct driver still meets under
-// concurrency (serialization failure, deadlock): counted as errors, the run
-// goes on.
-func isRetryable(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01")
-}
