@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,8 +94,7 @@ func TestDSSOnAManagedInstance(t *testing.T) {
 	}
 
 	t.Run("a database without a build through --dsn", func(t *testing.T) {
-		port := existingServer(t, path)
-		dsn := fmt.Sprintf("postgres://calibra@127.0.0.1:%d/postgres?sslmode=disable", port)
+		dsn := existingServer(t, path)("calibra", "postgres")
 		code, _, stderr := run(t, "dss", "power", "--dsn", dsn, "--progress", "none", "--out", out("dsn"))
 		if code != 2 || !strings.Contains(stderr, "holds no TPC-H-like schema") || !strings.Contains(stderr, "calibra dss build") {
 			t.Errorf("power on an unbuilt --dsn: exit %d\n%s", code, stderr)

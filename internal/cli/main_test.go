@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -122,9 +123,10 @@ func interruptChild(t *testing.T, ready string, after time.Duration, args ...str
 }
 
 // existingServer starts the managed instance under path by hand, as an
-// existing server that calibra reaches only through --dsn, and returns its
-// port; it stops at the end of the test.
-func existingServer(t *testing.T, path string) int {
+// existing server that calibra reaches only through --dsn, and returns a
+// DSN maker for it (over its Unix socket: the instance has no TCP
+// listener); it stops at the end of the test.
+func existingServer(t *testing.T, path string) func(userinfo, db string) string {
 	t.Helper()
 	group := proc.NewGroup()
 	t.Cleanup(func() { _ = group.StopAll(time.Minute) })
@@ -136,5 +138,8 @@ func existingServer(t *testing.T, path string) int {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = target.Stop() })
-	return target.Managed.Port
+	sock, port := target.Managed.SocketDir, target.Managed.Port
+	return func(userinfo, db string) string {
+		return fmt.Sprintf("postgres://%s@/%s?host=%s&port=%d&sslmode=disable", userinfo, db, sock, port)
+	}
 }

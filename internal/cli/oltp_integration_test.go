@@ -192,8 +192,8 @@ func TestOLTPOnAManagedInstance(t *testing.T) {
 	})
 
 	t.Run("existing server through --dsn", func(t *testing.T) {
-		port := existingServer(t, path)
-		dsn := fmt.Sprintf("postgres://calibra:pw@127.0.0.1:%d/calibra?sslmode=disable", port)
+		server := existingServer(t, path)
+		dsn := server("calibra:pw", "calibra")
 		mustRun(t, 0, "oltp", "run", "--dsn", dsn, "--users", "2", "--rampup", "0s", "--duration", "2s",
 			"--progress", "none", "--out", out("dsn"))
 		r, err := results.Load(out("dsn"))
@@ -272,9 +272,9 @@ func TestOLTPOnAManagedInstance(t *testing.T) {
 			t.Errorf("the summary does not say the run is invalid:\n%s", stderr)
 		}
 
-		bad := fmt.Sprintf("postgres://nosuchuser:hunter2@127.0.0.1:%d/calibra?sslmode=disable", port)
+		bad := server("nosuchuser:hunter2", "calibra")
 		code, _, stderr = run(t, "oltp", "run", "--dsn", bad, "--progress", "none", "--out", out("badlogin"))
-		if code != 2 || !strings.Contains(stderr, "refused the login of nosuchuser@127.0.0.1") || strings.Contains(stderr, "hunter2") {
+		if code != 2 || !strings.Contains(stderr, "refused the login of nosuchuser@") || strings.Contains(stderr, "hunter2") {
 			t.Fatalf("a refused login: exit %d, stderr %s", code, stderr)
 		}
 	})

@@ -143,7 +143,7 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 		return err
 	}
 	cmd := exec.Command(in.cfg.Bin.Path("initdb"),
-		"-D", in.DataDir, "-U", Superuser, "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync")
+		"-D", in.DataDir, "-U", Superuser, "--auth-local=peer", "--auth-host=reject", "--encoding=UTF8", "--locale=C", "--no-sync")
 	out, err := in.runAs(ctx, group, "initdb", cmd)
 	if err != nil {
 		return fmt.Errorf("initdb into %s: %w: %s", in.DataDir, err, lastLines(out, 1))
@@ -202,7 +202,7 @@ func (in *Instance) Settings() map[string]string {
 		cache = DefaultDBCache
 	}
 	s := map[string]string{
-		"listen_addresses":             "127.0.0.1",
+		"listen_addresses":             "",
 		"port":                         strconv.Itoa(in.Port),
 		"unix_socket_directories":      in.SocketDir,
 		"shared_buffers":               cache,
@@ -265,6 +265,9 @@ func (in *Instance) Start(ctx context.Context, group *proc.Group) error {
 }
 
 func (in *Instance) startOnce(ctx context.Context, group *proc.Group) error {
+	if err := in.lockAccess(); err != nil {
+		return err
+	}
 	args := []string{"-D", in.DataDir}
 	settings := in.Settings()
 	keys := make([]string, 0, len(settings))
@@ -370,6 +373,50 @@ func (in *Instance) Stop() error {
 		in.log = nil
 	}
 	return err
+}
+
+// lockAccess writes the instance's client authentication before each
+// start, so a data directory made by an older calibra with trust is locked
+// too: no TCP listener (listen_addresses is empty), and on the Unix socket,
+// in a directory only the server's account can enter, peer authentication
+// that lets in only calibra's own account (root, or the user running it)
+// and the server's account, as the superuser. No password exists to leak.
+func (in *Instance) lockAccess() error {
+	accounts := map[string]bool{}
+	if u, err := user.Current(); err == nil {
+		accounts[u.Username] = true
+	}
+	if in.account != "" {
+		accounts[in.account] = true
+	}
+	names := make([]string, 0, len(accounts))
+	for name := range accounts {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var ident strings.Builder
+	ident.WriteString("# Written by calibra at every start: the OS accounts that may log in as " + Superuser + ".\n")
+	for _, name := range names {
+		fmt.Fprintf(&ident, "calibra %s %s\n", name, Superuser)
+	}
+	files := map[string]string{
+		"pg_hba.conf": "# Written by calibra at every start: socket only, peer authentication, no trust.\n" +
+			"local all all peer map=calibra\n",
+		"pg_ident.conf": ident.String(),
+	}
+	for name, text := range files {
+		path := filepath.Join(in.DataDir, name)
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			return fmt.Errorf("lock the managed instance: %w", err)
+		}
+		if err := os.Chmod(path, 0o600); err != nil {
+			return err
+		}
+		if err := in.chown(path); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ConnString is a libpq-style connection string to db over the Unix socket.
