@@ -212,6 +212,9 @@ func (a *app) resolveStudy(ctx context.Context, cmd *cobra.Command, c *common, f
 	if err != nil {
 		p = append(p, unjoin(err)...)
 	}
+	if c.readDSNFile(&p); c.dsnFile != "" && c.dsn != "" {
+		_ = cmd.Flags().Set("dsn", c.dsn)
+	}
 	applyTarget(cmd, c, &f, st)
 	if _, err := labParse(c.lab); err != nil {
 		p = append(p, err)

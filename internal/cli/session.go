@@ -23,6 +23,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/progress"
 	"github.com/calibra-bench/calibra/internal/report"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/secret"
 )
 
 // defaultStopGrace is how long a child gets to stop cleanly before it is
@@ -32,6 +33,7 @@ const defaultStopGrace = time.Minute
 // common are the flags every running command shares (DESIGN.md).
 type common struct {
 	path, out, label, dsn, progress string
+	dsnFile                         string
 	seed                            uint64
 	json                            bool
 	pgBin, runAs, dbCache           string
@@ -43,7 +45,8 @@ func (c *common) register(cmd *cobra.Command) {
 	f.StringVar(&c.path, "path", ".", "directory on the storage under test; the managed PostgreSQL instance lives in PATH/calibra-pg")
 	f.StringVar(&c.out, "out", "", "run directory (default ./calibra-runs/<UTC time>_<label>)")
 	f.StringVar(&c.label, "label", "", "names the run in its directory name, report and comparisons")
-	f.StringVar(&c.dsn, "dsn", "", "use an existing PostgreSQL server instead of the managed instance (postgres://user:pass@host:port/db)")
+	f.StringVar(&c.dsn, "dsn", "", "use an existing PostgreSQL server instead of the managed instance (postgres://user@host:port/db; the password from PGPASSWORD, ~/.pgpass or --dsn-file, never the command line, which ps shows)")
+	f.StringVar(&c.dsnFile, "dsn-file", "", "read --dsn from this file (keep it 0600), so its password never appears on a command line")
 	f.Uint64Var(&c.seed, "seed", 1, "seed of every random choice, for reproducible data and workloads")
 	f.StringVar(&c.progress, "progress", progress.Auto, "progress on stderr: auto (redrawn on a terminal), plain (a line every 10 s) or none")
 	f.BoolVar(&c.json, "json", false, "print the final results as JSON on stdout")
@@ -63,6 +66,7 @@ func (p *problems) add(fix, format string, args ...any) {
 func (p problems) err() error { return errors.Join(p...) }
 
 func (c *common) validate(p *problems) {
+	c.readDSNFile(p)
 	switch c.progress {
 	case progress.Auto, progress.Plain, progress.None:
 	default:
@@ -70,6 +74,23 @@ func (c *common) validate(p *problems) {
 	}
 	if c.dsn == "" && c.dbCache != "" && !validMemory(c.dbCache) {
 		p.add("give a size such as 256MB or 8GB", "--db-cache %q is not a memory size", c.dbCache)
+	}
+}
+
+// readDSNFile takes --dsn from --dsn-file, so that its password is on no
+// command line.
+func (c *common) readDSNFile(p *problems) {
+	if c.dsnFile == "" {
+		return
+	}
+	data, err := os.ReadFile(c.dsnFile)
+	switch {
+	case err != nil:
+		p.add("name a readable file holding the DSN", "--dsn-file %s cannot be read (%v)", c.dsnFile, errors.Unwrap(err))
+	case c.dsn != "":
+		p.add("give one of them", "--dsn and --dsn-file are both given")
+	default:
+		c.dsn = strings.TrimSpace(string(data))
 	}
 }
 
@@ -461,7 +482,7 @@ func studyOf(cmd *cobra.Command, command string) map[string]any {
 		}
 		v := f.Value.String()
 		if f.Name == "dsn" && v != "" {
-			v = postgres.RedactDSN(v)
+			v = secret.RedactDSN(v)
 		}
 		flags[f.Name] = v
 	})

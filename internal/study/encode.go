@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/calibra-bench/calibra/internal/secret"
 	"go.yaml.in/yaml/v4"
 )
 
@@ -20,7 +21,7 @@ func (s *Study) Encode() ([]byte, error) {
 	}
 	t := mapping()
 	addString(t, "path", s.Target.Path)
-	addString(t, "dsn", s.Target.DSN)
+	addString(t, "dsn", secret.RedactDSN(s.Target.DSN))
 	addString(t, "db_cache", s.Target.DBCache)
 	addString(t, "lab", s.Target.Lab)
 	addString(t, "os_cache_limit", s.Target.OSCacheLimit)

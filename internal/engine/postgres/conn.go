@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/secret"
 )
 
 // ParseDSN parses a URL or key=value DSN, turning a malformed one into an
@@ -22,7 +21,7 @@ func ParseDSN(dsn string) (*pgx.ConnConfig, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return nil, fault.Input("write it as postgres://user:password@host:port/db or 'host=... user=... dbname=...'",
-			"the --dsn %s cannot be parsed", RedactDSN(dsn))
+			"the --dsn %s cannot be parsed", secret.RedactDSN(dsn))
 	}
 	return cfg, nil
 }
@@ -62,28 +61,6 @@ func innermost(err error) string {
 		}
 		err = next
 	}
-}
-
-var (
-	kvPassword  = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]+)`)
-	urlPassword = regexp.MustCompile(`(://[^:/@]*:)[^@]*@`)
-)
-
-// RedactDSN hides the password of a URL or key=value DSN.
-func RedactDSN(dsn string) string {
-	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" && strings.HasPrefix(u.Scheme, "postgres") {
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), "xxxxx")
-		}
-		q := u.Query()
-		if q.Has("password") {
-			q.Set("password", "xxxxx")
-			u.RawQuery = q.Encode()
-		}
-		return u.String()
-	}
-	// Not a URL we can parse (or key=value): mask anything password-shaped.
-	return kvPassword.ReplaceAllString(urlPassword.ReplaceAllString(dsn, "${1}xxxxx@"), "${1}xxxxx")
 }
 
 func redactSecret(s, secret string) string {

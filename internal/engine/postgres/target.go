@@ -10,6 +10,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/limits"
+	"github.com/calibra-bench/calibra/internal/secret"
 
 	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/results"
@@ -50,7 +51,7 @@ func Prepare(ctx context.Context, cfg TargetConfig) (*Target, error) {
 			return nil, err
 		}
 		defer conn.Close(ctx)
-		t := &Target{conn: cc, Info: results.Engine{Name: "postgresql", Target: RedactDSN(cfg.DSN)}}
+		t := &Target{conn: cc, Info: results.Engine{Name: "postgresql", Target: secret.RedactDSN(cfg.DSN)}}
 		if t.Info.Version, t.Info.Settings, err = Describe(ctx, conn); err != nil {
 			return nil, fmt.Errorf("read server settings: %w", err)
 		}
