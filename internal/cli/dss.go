@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"strings"
 	"time"
@@ -58,7 +59,9 @@ func (b *dssBuildFlags) register(cmd *cobra.Command, forRun bool) {
 }
 
 func (b *dssBuildFlags) validate(cmd *cobra.Command, p *problems) {
-	if b.sf <= 0 && (cmd.Flags().Changed("sf") || cmd.Flags().Lookup("rebuild") != nil) {
+	if math.IsNaN(b.sf) || math.IsInf(b.sf, 0) {
+		p.add("give a scale factor above 0, such as 0.1, 1 or 10", "--sf %g is not a number", b.sf)
+	} else if b.sf <= 0 && (cmd.Flags().Changed("sf") || cmd.Flags().Lookup("rebuild") != nil) {
 		p.add("give a scale factor above 0, such as 0.1, 1 or 10", "--sf %g is not positive", b.sf)
 	}
 	if b.workers <= 0 {
@@ -98,7 +101,10 @@ seconds, the database size and MB/s over the whole build.`,
 		if err := p.err(); err != nil {
 			return sessionNeeds{}, nil, err
 		}
-		need := uint64(minFree + b.sf*bytesPerSF)
+		need, err := spaceFor("--sf", b.sf, bytesPerSF)
+		if err != nil {
+			return sessionNeeds{}, nil, err
+		}
 		return sessionNeeds{database: true, maxConns: b.workers + 10, bytes: need}, dssBuildBody(b.config(a)), nil
 	}}
 }

@@ -99,7 +99,10 @@ The calibration data is dropped at the end unless --keep.`,
 		}
 		lim := &limitsNeed{spec: spec, dbCache: c.dbCache, osCache: f.osCache, required: cmd.Flags().Changed("os-cache-limit"),
 			fix: "drop --os-cache-limit to run without the bound (results then say cache-dominated), or run as root on a machine with cgroups"}
-		need := uint64(minFree + 3*cfg.SizeBytes)
+		need, err := spaceFor("--size", float64(cfg.SizeBytes), 3)
+		if err != nil {
+			return sessionNeeds{}, nil, err
+		}
 		maxJobs := cfg.Jobs[len(cfg.Jobs)-1]
 		return sessionNeeds{database: true, maxConns: max(maxJobs, cfg.Loaders) + 10, bytes: need, limits: lim}, a.iocalBody(cfg), nil
 	}

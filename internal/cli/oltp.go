@@ -79,7 +79,10 @@ database is kept as a template so later runs can start from a clean copy.`,
 		if err := p.err(); err != nil {
 			return sessionNeeds{}, nil, err
 		}
-		need := uint64(minFree + b.warehouses*bytesPerWarehouse)
+		need, err := spaceFor("--warehouses", float64(b.warehouses), bytesPerWarehouse)
+		if err != nil {
+			return sessionNeeds{}, nil, err
+		}
 		return sessionNeeds{database: true, maxConns: b.workers + 10, bytes: need}, func(ctx context.Context, s *session) ([]results.Step, error) {
 			st, err := buildStep(ctx, s, b, c.seed)
 			return []results.Step{st}, err

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -72,8 +74,18 @@ func (c *common) validate(p *problems) {
 	default:
 		p.add("use auto, plain or none", "--progress %q is not a progress mode", c.progress)
 	}
-	if c.dsn == "" && c.dbCache != "" && !validMemory(c.dbCache) {
-		p.add("give a size such as 256MB or 8GB", "--db-cache %q is not a memory size", c.dbCache)
+	if c.dsn == "" && c.dbCache != "" {
+		// PostgreSQL's floor is 16 buffers; more than the machine holds
+		// would fail late, at the server's start.
+		bytes, ok := memoryBytes(c.dbCache)
+		switch mem := observe.Host().MemBytes; {
+		case !ok:
+			p.add("give a size such as 256MB or 8GB", "--db-cache %q is not a memory size", c.dbCache)
+		case bytes < 128<<10:
+			p.add("give 128kB or more, such as 256MB", "--db-cache %s is below PostgreSQL's minimum of 128kB", c.dbCache)
+		case mem > 0 && bytes >= mem:
+			p.add("give less than the machine's memory", "--db-cache %s is more than this machine's %s of memory", c.dbCache, humanBytes(mem))
+		}
 	}
 }
 
@@ -94,20 +106,28 @@ func (c *common) readDSNFile(p *problems) {
 	}
 }
 
-func validMemory(s string) bool {
+// memoryBytes reads a PostgreSQL memory size (a number of 8 kB buffers, or
+// with kB, MB, GB or TB), reporting whether it is one.
+func memoryBytes(s string) (uint64, bool) {
 	s = strings.TrimSpace(s)
 	i := 0
 	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 		i++
 	}
-	if i == 0 {
-		return false
+	n, err := strconv.ParseUint(s[:i], 10, 64)
+	if i == 0 || err != nil {
+		return 0, false
 	}
-	switch strings.ToUpper(s[i:]) {
-	case "", "KB", "MB", "GB", "TB":
-		return true
+	unit := map[string]uint64{"": 8 << 10, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40}[strings.ToUpper(s[i:])]
+	if unit == 0 || n > math.MaxUint64/unit {
+		return 0, false
 	}
-	return false
+	return n * unit, true
+}
+
+func validMemory(s string) bool {
+	_, ok := memoryBytes(s)
+	return ok
 }
 
 // checkPath verifies the storage path before anything is written: it must
@@ -135,6 +155,18 @@ func checkPath(path string, needBytes uint64, what string) error {
 		}
 	}
 	return nil
+}
+
+// spaceFor is the free space a command needs: minFree plus count units of
+// per bytes. A count that makes no size (NaN, infinite, or a product past
+// what a file system holds) is an input error naming flag, so that an
+// absurd --warehouses is refused before anything starts.
+func spaceFor(flag string, count float64, per uint64) (uint64, error) {
+	const most = 1 << 62 // 4 EiB: more than any file system here
+	if math.IsNaN(count) || math.IsInf(count, 0) || count < 0 || count > float64(most-minFree)/float64(per) {
+		return 0, fault.Input("give a value whose data fits on one storage path", "%s %s makes no possible size", flag, strconv.FormatFloat(count, 'f', -1, 64))
+	}
+	return minFree + uint64(count*float64(per)), nil
 }
 
 func humanBytes(b uint64) string {

@@ -439,6 +439,12 @@ func (in *Instance) runningPID() (int, bool) {
 	if err != nil || !strings.HasPrefix(string(comm), "postgres") {
 		return 0, false
 	}
+	// A stale pid file's PID may now be another cluster's backend: only a
+	// postmaster working in this data directory is ours to signal.
+	cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
+	if err != nil || !samePath(cwd, in.DataDir) {
+		return 0, false
+	}
 	return pid, true
 }
 
@@ -446,7 +452,11 @@ func (in *Instance) runningPID() (int, bool) {
 // (a crashed calibra's) and deletes the directory. It reports whether there
 // was anything to remove.
 func Remove(path string) (bool, error) {
-	in := &Instance{DataDir: filepath.Join(path, DataDirName)}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return false, err
+	}
+	in := &Instance{DataDir: filepath.Join(abs, DataDirName)}
 	if _, err := os.Stat(in.DataDir); errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
@@ -512,4 +522,12 @@ func (t *tailBuffer) String() string {
 		lines = lines[len(lines)-5:]
 	}
 	return strings.Join(lines, " | ")
+}
+
+// samePath reports whether two paths name the same directory, symbolic
+// links resolved (the kernel shows a process's cwd resolved).
+func samePath(a, b string) bool {
+	ra, errA := filepath.EvalSymlinks(a)
+	rb, errB := filepath.EvalSymlinks(b)
+	return errA == nil && errB == nil && ra == rb
 }
