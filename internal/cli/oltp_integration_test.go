@@ -224,7 +224,7 @@ func TestOLTPOnAManagedInstance(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if code, stdout, stderr := run(t, "plan", "--dsn", dsn); code != 0 || strings.Contains(stdout+stderr, password) || !strings.Contains(stdout, "xxxxx") {
+		if code, stdout, stderr := run(t, "plan", "--preset", "tprocc", "--dsn", dsn); code != 0 || strings.Contains(stdout+stderr, password) || !strings.Contains(stdout, "xxxxx") {
 			t.Errorf("plan --dsn: exit %d, want the password redacted:\n%s%s", code, stdout, stderr)
 		}
 		admin, err := pgx.Connect(context.Background(), dsn)

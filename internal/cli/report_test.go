@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/calibra-bench/calibra/internal/report/browsertest"
+	"github.com/calibra-bench/calibra/internal/results"
 )
 
 const fixtureRuns = "../results/testdata/runs"
@@ -132,7 +133,7 @@ func TestRunsWriteTheirReport(t *testing.T) {
 	requireFio(t)
 	out = filepath.Join(t.TempDir(), "run")
 	code, _, stderr := run(t, "device", "--path", target, "--specs", "4k-randread", "--qd", "1,4",
-		"--runtime", "1s", "--ramp", "0s", "--size", "16MiB", "--out", out, "--progress", "none", "--label", "<script>alert(1)</script>")
+		"--runtime", "1s", "--ramp", "0s", "--size", "16MiB", "--out", out, "--progress", "none", "--label", "<script>alert(1)</script>\x1b]0;pwned\x07")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -147,5 +148,9 @@ func TestRunsWriteTheirReport(t *testing.T) {
 	}
 	if !strings.Contains(res.Text, "<script>alert(1)</script>") {
 		t.Error("the label is not shown as text")
+	}
+	// A terminal escape in a label is dropped before it reaches any file.
+	if r, err := results.Load(out); err != nil || r.Meta.Label != "<script>alert(1)</script>]0;pwned" {
+		t.Errorf("label kept as %q (%v), want its control characters dropped", r.Meta.Label, err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -257,6 +258,13 @@ func (l *limitsNeed) apply(dsn string) (*limits.Cgroup, *results.AppliedLimits, 
 func (a *app) runSession(cmd *cobra.Command, c *common, needs sessionNeeds, body stepFunc) error {
 	ctx := cmd.Context()
 	command := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+	// A label is printed by compare and report: no terminal escapes.
+	c.label = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, c.label)
 	if c.lab != "" {
 		stack, err := a.labUp(ctx, c, &needs)
 		if err != nil {
