@@ -384,6 +384,9 @@ func (a *app) runTarget(ctx context.Context, s *session, body stepFunc) error {
 	if initialised {
 		s.prog.Phase("initialised a new data directory %s", s.target.Managed.DataDir)
 	}
+	for _, r := range s.target.Repairs {
+		s.prog.Phase("%s", r)
+	}
 	if err != nil {
 		return err
 	}

@@ -34,6 +34,9 @@ type TargetConfig struct {
 // Target is the database calibra measures, managed or not.
 type Target struct {
 	Managed *Instance // nil with --dsn
+	// Repairs say what Start did to finish or undo a swap of the loaded
+	// data that an earlier command's interruption cut short.
+	Repairs []string
 	conn    *pgx.ConnConfig
 	Info    results.Engine
 }
@@ -102,11 +105,10 @@ func (t *Target) Start(ctx context.Context, group *proc.Group) (initialised bool
 		return initialised, fmt.Errorf("connect to the managed instance: %w", err)
 	}
 	defer conn.Close(ctx)
-	var exists bool
-	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", Database).Scan(&exists); err != nil {
-		return initialised, err
+	if t.Repairs, err = repair(ctx, conn); err != nil {
+		return initialised, fmt.Errorf("repair the loaded data after an interruption: %w", err)
 	}
-	if !exists {
+	if !databaseExists(ctx, conn, Database) {
 		if _, err := conn.Exec(ctx, "CREATE DATABASE "+Database); err != nil {
 			return initialised, fmt.Errorf("create database %s: %w", Database, err)
 		}
@@ -190,47 +192,140 @@ func (t *Target) maintenance(ctx context.Context) (*pgx.Conn, error) {
 
 // SaveTemplate copies the benchmark database into the template database,
 // replacing an older one. Nobody may be connected to the benchmark database.
+// The copy is made under a temporary name and swapped in by renames, so a
+// signal at any moment leaves a complete template (see repair).
 func (t *Target) SaveTemplate(ctx context.Context) (string, error) {
 	conn, err := t.maintenance(ctx)
 	if err != nil {
 		return "", err
 	}
 	defer conn.Close(context.Background())
-	if err := dropDatabase(ctx, conn, TemplateDatabase); err != nil {
-		return "", err
+	for _, name := range []string{templateNew, templateOld} {
+		if err := dropDatabase(ctx, conn, name); err != nil {
+			return "", err
+		}
 	}
 	if _, err := conn.Exec(ctx, "CHECKPOINT"); err != nil {
 		return "", err
 	}
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+TemplateDatabase+" TEMPLATE "+Database+t.copyStrategy()); err != nil {
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+templateNew+" TEMPLATE "+Database+t.copyStrategy()); err != nil {
 		return "", fmt.Errorf("copy the loaded database: %w", err)
 	}
-	if _, err := conn.Exec(ctx, "ALTER DATABASE "+TemplateDatabase+" WITH IS_TEMPLATE true ALLOW_CONNECTIONS false"); err != nil {
+	if _, err := conn.Exec(ctx, "ALTER DATABASE "+templateNew+" WITH IS_TEMPLATE true ALLOW_CONNECTIONS false"); err != nil {
 		return "", err
 	}
-	return TemplateDatabase, nil
+	swapHook("template copied")
+	if err := renameIfExists(ctx, conn, TemplateDatabase, templateOld); err != nil {
+		return "", err
+	}
+	swapHook("old template aside")
+	if err := rename(ctx, conn, templateNew, TemplateDatabase); err != nil {
+		return "", err
+	}
+	return TemplateDatabase, dropDatabase(ctx, conn, templateOld)
 }
 
 // RestoreTemplate recreates the benchmark database from the template: the
-// open equivalent of a guaranteed restore point.
+// open equivalent of a guaranteed restore point. The copy is made under a
+// temporary name, and the old database dropped only once it is complete.
 func (t *Target) RestoreTemplate(ctx context.Context) error {
 	conn, err := t.maintenance(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Close(context.Background())
-	var exists bool
-	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", TemplateDatabase).Scan(&exists); err != nil {
-		return err
-	}
-	if !exists {
+	if !databaseExists(ctx, conn, TemplateDatabase) {
 		return fault.Input("build it with 'calibra oltp build'", "there is no loaded template to reset from")
 	}
+	if err := dropDatabase(ctx, conn, databaseNew); err != nil {
+		return err
+	}
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+databaseNew+" TEMPLATE "+TemplateDatabase+t.copyStrategy()); err != nil {
+		return err
+	}
+	swapHook("database copied")
 	if err := dropDatabase(ctx, conn, Database); err != nil {
 		return err
 	}
-	_, err = conn.Exec(ctx, "CREATE DATABASE "+Database+" TEMPLATE "+TemplateDatabase+t.copyStrategy())
+	swapHook("old database dropped")
+	return rename(ctx, conn, databaseNew, Database)
+}
+
+// The temporary names of the swaps.
+const (
+	templateNew = TemplateDatabase + "_new"
+	templateOld = TemplateDatabase + "_old"
+	databaseNew = Database + "_new"
+)
+
+// swapHook is called between the steps of a swap; tests use it to cut one
+// short as a signal would.
+var swapHook = func(string) {}
+
+// repair finishes or undoes a swap that a signal or a crash cut short, and
+// drops what an interrupted DROP DATABASE left invalid, so that the loaded
+// data is found again; it says what it did, one sentence each.
+func repair(ctx context.Context, conn *pgx.Conn) ([]string, error) {
+	var done []string
+	rows, err := conn.Query(ctx, "SELECT datname FROM pg_database WHERE datconnlimit = -2 AND datname = ANY($1)",
+		[]string{Database, databaseNew, TemplateDatabase, templateNew, templateOld})
+	if err != nil {
+		return nil, err
+	}
+	invalid, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range invalid {
+		// An invalid database takes no ALTER: drop it as it is.
+		if _, err := conn.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
+			return done, err
+		}
+		done = append(done, fmt.Sprintf("dropped the database %s, left invalid by an interrupted drop", name))
+	}
+	if !databaseExists(ctx, conn, TemplateDatabase) {
+		for _, name := range []string{templateNew, templateOld} {
+			if databaseExists(ctx, conn, name) {
+				if err := rename(ctx, conn, name, TemplateDatabase); err != nil {
+					return done, err
+				}
+				done = append(done, fmt.Sprintf("restored the loaded template from %s, left by an interrupted save", name))
+				break
+			}
+		}
+	}
+	if !databaseExists(ctx, conn, Database) && databaseExists(ctx, conn, databaseNew) {
+		if err := rename(ctx, conn, databaseNew, Database); err != nil {
+			return done, err
+		}
+		done = append(done, "finished a reset from the template that was interrupted")
+	}
+	for _, name := range []string{templateNew, templateOld, databaseNew} {
+		if databaseExists(ctx, conn, name) {
+			if err := dropDatabase(ctx, conn, name); err != nil {
+				return done, err
+			}
+		}
+	}
+	return done, nil
+}
+
+func databaseExists(ctx context.Context, conn *pgx.Conn, name string) bool {
+	var exists bool
+	err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists)
+	return err == nil && exists
+}
+
+func rename(ctx context.Context, conn *pgx.Conn, from, to string) error {
+	_, err := conn.Exec(ctx, "ALTER DATABASE "+from+" RENAME TO "+to)
 	return err
+}
+
+func renameIfExists(ctx context.Context, conn *pgx.Conn, from, to string) error {
+	if !databaseExists(ctx, conn, from) {
+		return nil
+	}
+	return rename(ctx, conn, from, to)
 }
 
 // copyStrategy asks for a file-level copy where the server offers the
