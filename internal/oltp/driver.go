@@ -3,11 +3,14 @@ package oltp
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/calibra-bench/calibra/internal/hist"
 	"github.com/calibra-bench/calibra/internal/oltp/tpcc"
@@ -38,6 +41,9 @@ type window struct {
 	types  [numTxTypes]typeStats
 	lat    [numTxTypes]*hist.Histogram
 	inputs inputCounts
+	// errClasses counts failed transactions by SQLSTATE ("connection" when
+	// the connection broke); nil until the first error.
+	errClasses map[string]int64
 }
 
 func newWindow() *window {
@@ -178,6 +184,9 @@ func (u *user) run(ctx context.Context) error {
 			return ctx.Err() // a transaction cut by the interrupt is not a result
 		}
 		u.record(t, end.Sub(intended), err, inWindow)
+		if f := serverFault(err, u.conn); f != nil {
+			return f
+		}
 		if u.consecutiveErrs >= maxConsecutiveErrors {
 			return errors.Join(errTooManyErrors, u.lastErr)
 		}
@@ -234,6 +243,12 @@ func (u *user) record(t TxType, lat time.Duration, err error, inWindow bool) {
 	}
 	u.mu.Unlock()
 	if inWindow {
+		if s.errors > 0 {
+			if u.win.errClasses == nil {
+				u.win.errClasses = map[string]int64{}
+			}
+			u.win.errClasses[errorClass(err)]++
+		}
 		u.win.types[t].add(s)
 		if s.count > 0 {
 			u.win.lat[t].Record(lat)
@@ -261,4 +276,40 @@ func (u *user) flushStats(ctx context.Context) {
 	if u.edges.flushStats {
 		_, _ = u.conn.Exec(ctx, "SELECT pg_stat_force_next_flush()")
 	}
+}
+
+// errorClass is a failed transaction's SQLSTATE, or "connection" when no
+// server error came back.
+func errorClass(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code
+	}
+	return "connection"
+}
+
+// serverFault names a failure that no later transaction outlives: the
+// storage refused (disk full, I/O error) or the server went away. The run
+// stops at the first one and fails with it, in the server's own words,
+// instead of counting thousands of failed transactions as a result.
+func serverFault(err error, conn *pgx.Conn) error {
+	if err == nil || errors.Is(err, errRollback) {
+		return nil
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch {
+		case pgErr.Code == "53100":
+			return fmt.Errorf("the disk under the database is full (%s): free space on it or choose a larger --path", pgErr.Message)
+		case strings.HasPrefix(pgErr.Code, "58"):
+			return fmt.Errorf("the storage under the database failed (%s %s): see logs/server.log", pgErr.Code, pgErr.Message)
+		case strings.HasPrefix(pgErr.Code, "57P"):
+			return fmt.Errorf("the server stopped (%s): see logs/server.log", pgErr.Message)
+		}
+		return nil
+	}
+	if conn != nil && conn.IsClosed() {
+		return fmt.Errorf("the connection to the server was lost (%v): the server may have stopped, see logs/server.log", err)
+	}
+	return nil
 }

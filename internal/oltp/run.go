@@ -403,6 +403,12 @@ func summarise(out *results.OLTP, users []*user, win time.Duration, cfg RunConfi
 	all := hist.New()
 	for _, u := range users {
 		inputs.add(u.win.inputs)
+		for class, n := range u.win.errClasses {
+			if out.ErrorClasses == nil {
+				out.ErrorClasses = map[string]int64{}
+			}
+			out.ErrorClasses[class] += n
+		}
 		for i := range types {
 			types[i].add(u.win.types[i])
 			lats[i].Merge(u.win.lat[i])

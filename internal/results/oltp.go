@@ -77,6 +77,9 @@ type OLTP struct {
 	Driver *DriverCPU `json:"driver,omitempty"`
 
 	Transactions map[string]TxStats `json:"transactions"`
+	// ErrorClasses counts the window's failed transactions by SQLSTATE
+	// ("connection" when the connection broke).
+	ErrorClasses map[string]int64   `json:"error_classes,omitempty"`
 	MixPct       map[string]float64 `json:"mix_pct"`
 	Consistency  *Consistency       `json:"consistency,omitempty"`
 
