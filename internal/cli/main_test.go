@@ -86,6 +86,12 @@ func noServerLeft(t *testing.T, path string) {
 // ready, and returns its exit code and everything it wrote on stderr.
 func interruptChild(t *testing.T, ready string, after time.Duration, args ...string) (int, string) {
 	t.Helper()
+	return signalChild(t, ready, after, []syscall.Signal{syscall.SIGINT}, args...)
+}
+
+// signalChild is interruptChild with the signals to send, 200 ms apart.
+func signalChild(t *testing.T, ready string, after time.Duration, sigs []syscall.Signal, args ...string) (int, string) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "CALIBRA_TEST_AS_CALIBRA=1")
 	stderr, err := cmd.StderrPipe()
@@ -105,8 +111,13 @@ func interruptChild(t *testing.T, ready string, after time.Duration, args ...str
 		}
 	}
 	time.Sleep(after)
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
+	for i, sig := range sigs {
+		if i > 0 {
+			time.Sleep(200 * time.Millisecond)
+		}
+		if err := cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for lines.Scan() {
 		seen = append(seen, lines.Text())

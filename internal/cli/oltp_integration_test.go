@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -349,4 +350,35 @@ func TestInterruptKeepsWhatWasMeasured(t *testing.T) {
 		t.Fatalf("nopm %v without a reason for its absence: %v", o.NOPM, o.Missing)
 	}
 	noServerLeft(t, path)
+}
+
+// A second Ctrl-C stops every process at once, and SIGHUP (a closed
+// terminal) ends a run like Ctrl-C: either way results.json is finished
+// (interrupted), the report is written and no server is left.
+func TestSecondSignalAndHangupStillFinishTheRun(t *testing.T) {
+	t.Parallel() // real servers: they overlap their waits
+	if testing.Short() {
+		t.Skip("runs on a real PostgreSQL; run without -short")
+	}
+	requirePostgres(t)
+	for name, sigs := range map[string][]syscall.Signal{
+		"twice ctrl-c": {syscall.SIGINT, syscall.SIGINT},
+		"hangup":       {syscall.SIGHUP},
+	} {
+		path := storageDir(t)
+		out := filepath.Join(t.TempDir(), "run")
+		code, stderr := signalChild(t, "oltp run: 2 users", 3*time.Second, sigs, "oltp", "run", "--users", "2",
+			"--rampup", "1s", "--duration", "5m", "--path", path, "--out", out, "--progress", "plain")
+		if code != 130 {
+			t.Fatalf("%s: exit %d, want 130\n%s", name, code, stderr)
+		}
+		r, err := results.Load(out)
+		if err != nil || r.Status != results.StatusInterrupted {
+			t.Fatalf("%s: results.json %v, status %q; want it finished as interrupted", name, err, r.Status)
+		}
+		if _, err := os.Stat(filepath.Join(out, "report.html")); err != nil {
+			t.Errorf("%s: no report: %v", name, err)
+		}
+		noServerLeft(t, path)
+	}
 }

@@ -38,8 +38,9 @@ func (e runError) Error() string { return e.err.Error() }
 func (e runError) Unwrap() error { return e.err }
 
 // Main runs calibra with args and returns the exit code. The first SIGINT or
-// SIGTERM cancels the run, which then stops its load and its children and
-// keeps what it measured; a second one kills the children at once.
+// SIGTERM (or SIGHUP, SIGQUIT) cancels the run, which then stops its load
+// and its children and keeps what it measured; a second one kills the
+// children at once and a third exits without finishing.
 func Main(args []string, stdout, stderr io.Writer) int {
 	a := &app{stdout: stdout, stderr: stderr, group: proc.NewGroup()}
 	if f, ok := stderr.(*os.File); ok {
@@ -47,8 +48,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	// SIGHUP (a closed terminal) and SIGQUIT end a run as Ctrl-C does. A
+	// second signal kills the children at once, but the run still writes
+	// its final status, report and cleanup; only a third exits on the spot.
+	sigs := make(chan os.Signal, 3)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
 	go func() {
 		if _, ok := <-sigs; !ok {
@@ -56,8 +60,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stderr, "\ncalibra: interrupted; stopping the load and keeping what was measured (signal again to stop at once)")
 		cancel()
+		if _, ok := <-sigs; !ok {
+			return
+		}
+		fmt.Fprintln(stderr, "calibra: stopping every process now; writing the results (signal a third time to exit without them)")
+		a.group.KillAll()
 		if _, ok := <-sigs; ok {
-			a.group.KillAll()
 			os.Exit(fault.ExitInterrupted)
 		}
 	}()
