@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/calibra-bench/calibra/internal/pathlock"
 )
 
 // Every bad input gets exit 2 and one sentence that names the problem and
@@ -138,5 +140,30 @@ func TestReadOnlyPathExitsTwo(t *testing.T) {
 	code, _, stderr := run(t, "oltp", "build", "--path", dir)
 	if code != 2 || !strings.Contains(stderr, "is not writable") || !strings.Contains(stderr, "choose a --path you can write to") {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+}
+
+// One command at a time per path: a second one is refused with the
+// holder's name, before anything starts; clean does not remove a running
+// command's instance.
+func TestABusyPathIsRefused(t *testing.T) {
+	requirePostgres(t)
+	dir := storageDir(t)
+	lock, err := pathlock.Acquire(dir, "oltp run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	for _, args := range [][]string{
+		{"oltp", "build", "--path", dir, "--out", filepath.Join(dir, "run")},
+		{"clean", "--path", dir},
+	} {
+		code, _, stderr := run(t, args...)
+		if code != 2 || !strings.Contains(stderr, "another calibra is using "+dir+" (pid ") || !strings.Contains(stderr, "calibra oltp run)") {
+			t.Errorf("%v on a busy path: exit %d\n%s", args, code, stderr)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "run")); err == nil {
+			t.Errorf("%v on a busy path created a run directory", args)
+		}
 	}
 }

@@ -1,13 +1,16 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/calibra-bench/calibra/internal/device"
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/lab"
+	"github.com/calibra-bench/calibra/internal/pathlock"
 )
 
 func (a *app) cleanCommand() *cobra.Command {
@@ -25,6 +28,16 @@ Run directories are kept.`,
 			if err := checkPath(path, 0, "clean"); err != nil {
 				return err
 			}
+			// A running command's instance is not clean's to remove.
+			lock, err := pathlock.Acquire(path, "clean")
+			var held *pathlock.HeldError
+			if errors.As(err, &held) {
+				return fault.Input("wait for it to finish, or stop it first (Ctrl-C)", "%v", err)
+			}
+			if err != nil {
+				return err
+			}
+			defer lock.Release()
 			removed, err := postgres.Remove(path)
 			if err != nil {
 				return wrap(fmt.Errorf("remove the managed instance: %w", err))

@@ -23,6 +23,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/limits"
 	"github.com/calibra-bench/calibra/internal/observe"
 	"github.com/calibra-bench/calibra/internal/oltp"
+	"github.com/calibra-bench/calibra/internal/pathlock"
 	"github.com/calibra-bench/calibra/internal/progress"
 	"github.com/calibra-bench/calibra/internal/report"
 	"github.com/calibra-bench/calibra/internal/results"
@@ -300,6 +301,17 @@ func (a *app) runSession(cmd *cobra.Command, c *common, needs sessionNeeds, body
 		if err != nil {
 			return err
 		}
+	}
+	if needs.storage == nil && (c.dsn == "" || !needs.database) {
+		lock, err := pathlock.Acquire(c.path, command)
+		var held *pathlock.HeldError
+		if errors.As(err, &held) {
+			return fault.Input("wait for it to finish, or stop it; a lock of a killed calibra frees itself", "%v", err)
+		}
+		if err != nil {
+			return fmt.Errorf("lock %s: %w", c.path, err)
+		}
+		defer lock.Release()
 	}
 	started := time.Now().UTC()
 	out := c.out
