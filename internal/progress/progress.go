@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -106,7 +107,7 @@ func (p *Printer) Bar(total int64, desc, unit string) Bar {
 		return nopBar{}
 	case p.tty:
 		p.Done()
-		return &ttyBar{progressbar.NewOptions64(total,
+		bar := &ttyBar{b: progressbar.NewOptions64(total,
 			progressbar.OptionSetWriter(p.w),
 			progressbar.OptionSetDescription(desc),
 			progressbar.OptionShowCount(),
@@ -116,6 +117,9 @@ func (p *Printer) Bar(total int64, desc, unit string) Bar {
 			progressbar.OptionThrottle(100*time.Millisecond),
 			progressbar.OptionOnCompletion(func() { fmt.Fprintln(p.w) }),
 			progressbar.OptionFullWidth())}
+		bar.w = p.w
+		bar.total.Store(total)
+		return bar
 	default:
 		return &plainBar{p: p, total: total, desc: desc, unit: unit, start: time.Now()}
 	}
@@ -126,10 +130,24 @@ type nopBar struct{}
 func (nopBar) Add(int64) {}
 func (nopBar) Finish()   {}
 
-type ttyBar struct{ b *progressbar.ProgressBar }
+type ttyBar struct {
+	b           *progressbar.ProgressBar
+	w           io.Writer
+	done, total atomic.Int64
+}
 
-func (b *ttyBar) Add(n int64) { _ = b.b.Add64(n) }
-func (b *ttyBar) Finish()     { _ = b.b.Finish() }
+func (b *ttyBar) Add(n int64) { b.done.Add(n); _ = b.b.Add64(n) }
+
+// Finish fills the bar only when the work is all done: an interrupted
+// load stays at the share it reached, never "100%".
+func (b *ttyBar) Finish() {
+	if b.done.Load() >= b.total.Load() {
+		_ = b.b.Finish()
+		return
+	}
+	_ = b.b.Exit()
+	fmt.Fprintln(b.w)
+}
 
 type plainBar struct {
 	mu          sync.Mutex
@@ -148,7 +166,10 @@ func (b *plainBar) Add(n int64) {
 }
 
 func (b *plainBar) Finish() {
-	b.p.Phase("%s", b.line(b.total))
+	b.mu.Lock()
+	done := b.done
+	b.mu.Unlock()
+	b.p.Phase("%s", b.line(done))
 }
 
 func (b *plainBar) line(done int64) string {
