@@ -165,6 +165,25 @@ func TestQueriesAgainstDuckDB(t *testing.T) {
 		}
 	}
 
+	// An RF1 whose RF2 never ran (an interrupt between them): the next
+	// test completes the pair first, and the data is as loaded again.
+	bi, err := Built(ctx, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rf1(ctx, conn, bi); err != nil {
+		t.Fatal(err)
+	}
+	if counts() == loaded {
+		t.Fatal("RF1 added no rows")
+	}
+	if _, err := Run(ctx, target, RunConfig{Power: true, Seed: 9, DOP: 0}, prog); err != nil {
+		t.Fatal(err)
+	}
+	if now := counts(); now != loaded {
+		t.Fatalf("after an interrupted pair and a power test orders and lineitem hold %s rows, loaded %s", now, loaded)
+	}
+
 	out, err := Run(ctx, target, RunConfig{Power: true, QueryTimeout: time.Millisecond, DOP: -1}, prog)
 	if err != nil {
 		t.Fatal(err)

@@ -15,8 +15,10 @@ import (
 // copies of the oldest ones under free keys (the key plus the build's key
 // shift, in dbgen's sparse key pattern), and RF2 deletes the oldest orders
 // that have such a copy. Each pair moves the oldest orders to new keys and
-// leaves every count and distribution as loaded; an interrupted pair is
-// completed by the next one.
+// leaves every count and distribution as loaded. Between pairs no order has
+// its copy, so the database itself is the journal: an RF1 whose RF2 never
+// ran (an interrupt) shows as orders with copies, and completePair deletes
+// them before the next test.
 
 // refreshOrders is the number of orders a refresh function inserts or
 // deletes: SF x 1500, at least one.
@@ -48,13 +50,34 @@ func rf1(ctx context.Context, conn *pgx.Conn, bi *BuildInfo) (int64, error) {
 // rf2 deletes the oldest orders that RF1 copied, and their lines, in one
 // transaction, and returns the lines deleted.
 func rf2(ctx context.Context, conn *pgx.Conn, bi *BuildInfo) (int64, error) {
+	return deleteCopied(ctx, conn, bi, fmt.Sprintf("LIMIT %d", refreshOrders(bi.ScaleFactor)))
+}
+
+// completePair finishes a refresh pair cut between its RF1 and its RF2:
+// it deletes every order that has a copy, and their lines, and returns
+// the orders deleted (0 when the last pair was whole).
+func completePair(ctx context.Context, conn *pgx.Conn, bi *BuildInfo) (int64, error) {
+	var pending int64
+	err := conn.QueryRow(ctx, fmt.Sprintf(`SELECT count(*) FROM orders o
+		WHERE EXISTS (SELECT 1 FROM orders n WHERE n.o_orderkey = o.o_orderkey + %d)`, bi.KeyShift)).Scan(&pending)
+	if err != nil || pending == 0 {
+		return 0, err
+	}
+	_, err = deleteCopied(ctx, conn, bi, "")
+	return pending, err
+}
+
+// deleteCopied deletes the oldest orders that have a copy (all of them
+// without a limit) and their lines, in one statement, and returns the
+// lines deleted.
+func deleteCopied(ctx context.Context, conn *pgx.Conn, bi *BuildInfo, limit string) (int64, error) {
 	sql := fmt.Sprintf(`WITH victim AS (
 		SELECT o_orderkey FROM orders o
 		WHERE EXISTS (SELECT 1 FROM orders n WHERE n.o_orderkey = o.o_orderkey + %[1]d)
-		ORDER BY o_orderkey LIMIT %[2]d),
+		ORDER BY o_orderkey %[2]s),
 	gone AS (DELETE FROM orders WHERE o_orderkey IN (SELECT o_orderkey FROM victim) RETURNING 1)
 	DELETE FROM lineitem WHERE l_orderkey IN (SELECT o_orderkey FROM victim)`,
-		bi.KeyShift, refreshOrders(bi.ScaleFactor))
+		bi.KeyShift, limit)
 	tag, err := conn.Exec(ctx, sql)
 	return tag.RowsAffected(), err
 }

@@ -57,6 +57,11 @@ func Run(ctx context.Context, t *postgres.Target, cfg RunConfig, prog *progress.
 		return nil, err
 	}
 	defer conn.Close(context.Background())
+	if n, err := completePair(ctx, conn, bi); err != nil {
+		return nil, fmt.Errorf("complete an interrupted refresh pair: %w", err)
+	} else if n > 0 {
+		prog.Phase("dss: deleted %d orders an interrupted RF1 had added (its RF2 never ran), so the data is as loaded", n)
+	}
 	if out.Parallelism, err = showSettings(ctx, conn); err != nil {
 		return nil, err
 	}
