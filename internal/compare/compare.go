@@ -66,9 +66,17 @@ type Delta struct {
 	P *float64 `json:"p,omitempty"`
 	// Noise is set when the test finds no significant difference ("~").
 	Noise bool `json:"within_noise,omitempty"`
-	// Better says whether the change goes the metric's good way.
+	// Better says whether the change goes the metric's good way, and is set
+	// only with a verdict: a single run's delta is a value, not a result.
 	Better bool `json:"better"`
+	// Verdict is "better", "worse", "~" (within noise), or "no verdict (n=1)"
+	// when either side has a single run: one run on a shared machine cannot
+	// tell a change from noise, so no delta is called better or worse then.
+	Verdict string `json:"verdict"`
 }
+
+// NoVerdict is the verdict of a delta with a single run on either side.
+const NoVerdict = "no verdict (n=1)"
 
 // Row is one metric across the runs; a missing value is nil.
 type Row struct {
@@ -224,19 +232,29 @@ func summarise(v []float64) *Value {
 }
 
 func delta(m Metric, base, other []float64, bv, ov *Value) *Delta {
-	d := &Delta{}
+	d := &Delta{Verdict: NoVerdict}
+	var better bool
 	if bv.Center != 0 {
 		pct := (ov.Center/bv.Center - 1) * 100
 		d.Pct = &pct
-		d.Better = (pct > 0) == m.Higher && pct != 0
+		better = (pct > 0) == m.Higher && pct != 0
 	}
-	if len(base) > 1 && len(other) > 1 {
-		a := benchmath.NewSample(append([]float64(nil), base...), &benchmath.DefaultThresholds)
-		b := benchmath.NewSample(append([]float64(nil), other...), &benchmath.DefaultThresholds)
-		c := benchmath.AssumeNothing.Compare(a, b)
-		p := c.P
-		d.P = &p
-		d.Noise = c.P >= Alpha
+	if len(base) < 2 || len(other) < 2 {
+		return d
+	}
+	a := benchmath.NewSample(append([]float64(nil), base...), &benchmath.DefaultThresholds)
+	b := benchmath.NewSample(append([]float64(nil), other...), &benchmath.DefaultThresholds)
+	c := benchmath.AssumeNothing.Compare(a, b)
+	p := c.P
+	d.P = &p
+	d.Noise = c.P >= Alpha
+	switch {
+	case d.Noise || d.Pct == nil || *d.Pct == 0:
+		d.Verdict = "~"
+	case better:
+		d.Better, d.Verdict = true, "better"
+	default:
+		d.Verdict = "worse"
 	}
 	return d
 }

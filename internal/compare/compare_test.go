@@ -76,8 +76,24 @@ func TestRampHeadlineFirst(t *testing.T) {
 	if strings.Join(got, "; ") != "max_tps; art_ms_at_40_users; max_users_within_sla" {
 		t.Errorf("first rows %q", got)
 	}
-	if d := tab.Rows[0].Deltas[1]; d == nil || d.Pct == nil || *d.Pct < 33.3 || *d.Pct > 33.4 || !d.Better {
-		t.Errorf("max TPS delta %+v", d)
+	if d := tab.Rows[0].Deltas[1]; d == nil || d.Pct == nil || *d.Pct < 33.3 || *d.Pct > 33.4 || d.Better || d.Verdict != NoVerdict {
+		t.Errorf("max TPS delta %+v: want +33.3%% as a value of single runs, with no verdict", d)
+	}
+}
+
+// Single runs give values, never a better or worse: one run on a shared
+// machine cannot tell a change from noise.
+func TestSingleRunsGiveNoVerdict(t *testing.T) {
+	for _, pair := range [][2]string{{"study-a", "study-b"}, {"device-a", "device-b"}} {
+		tab, err := Compare(load(t, pair[0], pair[1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range tab.Rows {
+			if d := r.Deltas[1]; d != nil && (d.Better || d.mark() != "" || d.Verdict != NoVerdict) {
+				t.Errorf("%v %s %s: verdict %q, better %v; want no verdict", pair, r.Step, r.Name, d.Verdict, d.Better)
+			}
+		}
 	}
 }
 

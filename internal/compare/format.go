@@ -96,7 +96,7 @@ func (d *Delta) Text(base, other *Value) string {
 	if d.P != nil {
 		return s + fmt.Sprintf(" (p=%.3f n=%s)", *d.P, nText(base, other))
 	}
-	return s + " (n=" + nText(base, other) + ")"
+	return s + " (n=" + nText(base, other) + ", no verdict)"
 }
 
 func nText(a, b *Value) string {
@@ -108,13 +108,10 @@ func nText(a, b *Value) string {
 
 // mark is the verdict beside a delta: better, worse or nothing to say.
 func (d *Delta) mark() string {
-	switch {
-	case d == nil || d.Noise || d.Pct == nil || *d.Pct == 0:
+	if d == nil || (d.Verdict != "better" && d.Verdict != "worse") {
 		return ""
-	case d.Better:
-		return "better"
 	}
-	return "worse"
+	return d.Verdict
 }
 
 func num(v float64) string {
@@ -192,7 +189,7 @@ func (t *Table) header() []string {
 }
 
 const legend = "↑ higher is better, ↓ lower. ± is the 95% confidence interval of the median (6 or more repetitions) or half the range; " +
-	"~ means no significant difference (Mann-Whitney U, p ≥ 0.05); n counts the repetitions of a step."
+	"~ means no significant difference (Mann-Whitney U, p ≥ 0.05); n counts the repetitions of a step; with a single run on either side a delta is a value, with no verdict (repeat the steps: one run on a shared machine cannot tell a change from noise)."
 
 func (t *Table) text(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
