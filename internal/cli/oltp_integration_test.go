@@ -92,6 +92,9 @@ func TestOLTPOnAManagedInstance(t *testing.T) {
 			if st.Status != results.StatusComplete || o.Mode != mode || o.LatencyBasis != "service" {
 				t.Fatalf("status %s mode %s basis %s", st.Status, o.Mode, o.LatencyBasis)
 			}
+			if st.LimitedBy == "" || st.LimitedByEvidence == nil || st.LimitedByEvidence.CPUBusyPct == nil || st.LimitedByEvidence.Rule == "" {
+				t.Errorf("limited_by %q with evidence %+v: want a class and the figures behind it", st.LimitedBy, st.LimitedByEvidence)
+			}
 			if o.NOPM == nil || *o.NOPM <= 0 || o.TPMDB == nil || *o.TPMDB <= 0 || o.TPMClient <= 0 || o.ARTMs <= 0 {
 				t.Fatalf("a headline metric is missing or not positive: nopm %v tpm_db %v tpm_client %v art %v (%v)",
 					o.NOPM, o.TPMDB, o.TPMClient, o.ARTMs, o.Missing)

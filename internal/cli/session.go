@@ -28,6 +28,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/report"
 	"github.com/calibra-bench/calibra/internal/results"
 	"github.com/calibra-bench/calibra/internal/secret"
+	"github.com/calibra-bench/calibra/internal/verdict"
 )
 
 // defaultStopGrace is how long a child gets to stop cleanly before it is
@@ -469,6 +470,11 @@ func (s *session) keep(ctx context.Context, steps []results.Step, err error) err
 			}
 			st.Observe = s.obs.Window(from, to)
 		}
+		var driver *float64
+		if o, ok := st.Body.(*results.OLTP); ok && o.Driver != nil {
+			driver = &o.Driver.MachineSharePct
+		}
+		st.LimitedBy, st.LimitedByEvidence = verdict.Decide(st.Observe, driver)
 		kerr = errors.Join(kerr, s.dir.AddStep(st))
 	}
 	return kerr

@@ -31,7 +31,7 @@ func (a *app) summary(dir *results.Dir, prog *progress.Printer, status string) {
 		case *results.IOCal:
 			writeIOCalSummary(&b, st, body)
 		case *results.OLTPCheck:
-			fmt.Fprintf(&b, "  consistency %s\n", verdict(body.Consistency))
+			fmt.Fprintf(&b, "  consistency %s\n", consistencyVerdict(body.Consistency))
 		case *results.Ramp:
 			writeRampSummary(&b, st, body)
 		case *results.DSSBuild:
@@ -40,6 +40,9 @@ func (a *app) summary(dir *results.Dir, prog *progress.Printer, status string) {
 			writeDSSSummary(&b, st, body)
 		case *results.Durability:
 			writeDurabilitySummary(&b, body)
+		}
+		if st.LimitedBy != "" && st.LimitedByEvidence != nil {
+			fmt.Fprintf(&b, "  limited by %s: %s\n", st.LimitedBy, st.LimitedByEvidence.Rule)
 		}
 	}
 	writeRepeats(&b, r.Repeats)
@@ -85,7 +88,7 @@ func writeOLTPSummary(b *strings.Builder, st results.Step, o *results.OLTP) {
 		fmt.Fprintf(b, "  %-13s %8d %6.2f %9.3f %9.3f %9.3f %9d\n", name, t.Count, o.MixPct[name], t.LatMs.P50, t.LatMs.P90, t.LatMs.P99, t.Errors)
 	}
 	if o.Consistency != nil {
-		fmt.Fprintf(b, "  consistency %s\n", verdict(o.Consistency))
+		fmt.Fprintf(b, "  consistency %s\n", consistencyVerdict(o.Consistency))
 	}
 	writeOLTPValidity(b, o)
 	fmt.Fprintf(b, "  %s\n", o.Workload)
@@ -112,7 +115,7 @@ func writeOLTPValidity(b *strings.Builder, o *results.OLTP) {
 	}
 }
 
-func verdict(c *results.Consistency) string {
+func consistencyVerdict(c *results.Consistency) string {
 	if c == nil {
 		return "not checked"
 	}

@@ -91,6 +91,10 @@ type StepHeader struct {
 	// Observe is what the host and the database did over the step's timed
 	// window (or the whole step when it has none).
 	Observe *Observe `json:"observe,omitempty"`
+	// LimitedBy is what bounded the step's figures (internal/verdict):
+	// storage, cpu, cache, wal, lock, driver or unknown, with its evidence.
+	LimitedBy         string    `json:"limited_by,omitempty"`
+	LimitedByEvidence *Evidence `json:"limited_by_evidence,omitempty"`
 }
 
 // Step is one step's result: the header keys plus its kind's keys, flat in
@@ -148,4 +152,19 @@ func (s *Step) UnmarshalJSON(data []byte) error {
 	}
 	s.Body = newBody()
 	return json.Unmarshal(data, s.Body)
+}
+
+// Evidence is what a step's limited_by was decided from (internal/verdict):
+// the window's figures the rules read, and the rule that fired.
+type Evidence struct {
+	Rule            string   `json:"rule"`
+	CPUBusyPct      *float64 `json:"cpu_busy_pct,omitempty"`
+	DriverCPUPct    *float64 `json:"driver_cpu_pct,omitempty"`
+	DiskUtilPct     *float64 `json:"disk_util_pct,omitempty"`
+	DiskAwaitMs     *float64 `json:"disk_await_ms,omitempty"`
+	DiskReadIOPS    *float64 `json:"disk_r_iops,omitempty"`
+	DBReadsPerS     *float64 `json:"db_block_reads_per_s,omitempty"`
+	HitPct          *float64 `json:"hit_pct,omitempty"`
+	TopWait         string   `json:"top_wait_class,omitempty"`
+	TopWaitSharePct *float64 `json:"top_wait_share_pct,omitempty"`
 }

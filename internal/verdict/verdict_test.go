@@ -1,0 +1,51 @@
+package verdict
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+func f(v float64) *float64 { return &v }
+func i(v int64) *int64     { return &v }
+
+func TestDecide(t *testing.T) {
+	waits := func(class, event string, share float64) []results.Wait {
+		return []results.Wait{{Class: "CPU", Event: "CPU", SharePct: 100 - share}, {Class: class, Event: event, SharePct: share}}
+	}
+	cases := []struct {
+		name   string
+		o      *results.Observe
+		driver *float64
+		want   string
+		rule   string // fragment of the evidence's rule
+	}{
+		{"no observations", nil, nil, Unknown, "no observations"},
+		// The quick study's iocal on this 2-core machine: 94.6% CPU busy,
+		// reads reaching the device, the device far from busy.
+		{"cpu-saturated iocal with reads on the device is not storage",
+			&results.Observe{WindowS: 10, CPUBusyPct: f(94.6), Disk: &results.ObserveDisk{RIOPS: f(23802), UtilPct: f(61), AwaitMs: f(0.2)},
+				DB: &results.ObserveDB{BlksRead: i(284450), HitPct: f(40)}, Waits: waits("IO", "DataFileRead", 35)},
+			nil, CPU, "CPUs were busy 95%"},
+		{"a busy device is storage, even with busy CPUs",
+			&results.Observe{CPUBusyPct: f(95), Disk: &results.ObserveDisk{UtilPct: f(99), AwaitMs: f(8)}}, nil, Storage, "device was busy 99%"},
+		{"the driver's own CPU", &results.Observe{CPUBusyPct: f(97)}, f(30), Driver, "calibra itself used 30%"},
+		{"commit flushes", &results.Observe{CPUBusyPct: f(50), DB: &results.ObserveDB{HitPct: f(99.5)},
+			Waits: waits("IO", "WALSync", 45)}, f(5), WAL, "WAL writes and syncs took 45%"},
+		{"row locks", &results.Observe{CPUBusyPct: f(40), Waits: waits("Lock", "tuple", 60)}, nil, Lock, "Lock waits took 60%"},
+		// The quick study's oltp: 99.3% hits, CPU not saturated.
+		{"served from memory", &results.Observe{CPUBusyPct: f(70), DB: &results.ObserveDB{HitPct: f(99.3)},
+			Waits: waits("IO", "DataFileRead", 5)}, f(8), Cache, "99.3% of the blocks"},
+		{"nothing stands out", &results.Observe{CPUBusyPct: f(30), Disk: &results.ObserveDisk{UtilPct: f(20)},
+			DB: &results.ObserveDB{HitPct: f(80)}}, nil, Unknown, "neither"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, ev := Decide(c.o, c.driver)
+			if got != c.want || ev == nil || !strings.Contains(ev.Rule, c.rule) {
+				t.Errorf("limited by %s (%+v), want %s with %q", got, ev, c.want, c.rule)
+			}
+		})
+	}
+}
