@@ -1,7 +1,6 @@
-package postgres_test
+package postgres
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"os"
@@ -12,9 +11,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/calibra-bench/calibra/internal/engine/postgres"
-	"github.com/calibra-bench/calibra/internal/proc"
 )
 
 // TestAnotherAccountCannotLogIn starts a managed instance and tries to log
@@ -22,16 +18,6 @@ import (
 // listener) and over the Unix socket, even with the socket's directory
 // opened to everyone (peer authentication must refuse the account).
 func TestAnotherAccountCannotLogIn(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a real PostgreSQL; run without -short")
-	}
-	bin, err := postgres.FindBinaries("")
-	if err != nil {
-		if strings.Contains(os.Getenv("CALIBRA_TEST_REQUIRE"), "postgres") {
-			t.Fatalf("PostgreSQL is required here: %v", err)
-		}
-		t.Skipf("no PostgreSQL server installed (apt-get install postgresql): %v", err)
-	}
 	if os.Geteuid() != 0 {
 		t.Skip("logging in as another local account needs root to switch accounts")
 	}
@@ -42,27 +28,10 @@ func TestAnotherAccountCannotLogIn(t *testing.T) {
 	uid, _ := strconv.Atoi(stranger.Uid)
 	gid, _ := strconv.Atoi(stranger.Gid)
 
-	path, err := os.MkdirTemp("", "calibra-lock-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(path) })
-	if err := os.Chmod(path, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	group := proc.NewGroup()
-	t.Cleanup(func() { group.StopAll(time.Minute) })
-	ctx := context.Background()
-	target, err := postgres.Prepare(ctx, postgres.TargetConfig{Path: path})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Start connects as calibra's own account: that must still work.
-	if _, err := target.Start(ctx, group); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { target.Stop() })
+	target, _ := startManaged(t)
 	in := target.Managed
+	bin := in.cfg.Bin
 
 	if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", in.Port), time.Second); err == nil {
 		c.Close()
@@ -71,7 +40,7 @@ func TestAnotherAccountCannotLogIn(t *testing.T) {
 
 	login := func() (string, error) {
 		cmd := exec.Command(bin.Path("psql"), "-h", in.SocketDir, "-p", strconv.Itoa(in.Port),
-			"-U", postgres.Superuser, "-d", "postgres", "-w", "-Atc", "SELECT 'in as ' || current_user")
+			"-U", Superuser, "-d", "postgres", "-w", "-Atc", "SELECT 'in as ' || current_user")
 		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/", "LC_ALL=C"}
 		cmd.Dir = "/"
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}

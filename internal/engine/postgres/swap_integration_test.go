@@ -20,34 +20,8 @@ var errCut = errors.New("cut")
 // would cut it, leaves the loaded data and the template usable at the
 // next start.
 func TestSwapsSurviveAnInterruption(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a real PostgreSQL; run without -short")
-	}
-	if _, err := FindBinaries(""); err != nil {
-		if strings.Contains(os.Getenv("CALIBRA_TEST_REQUIRE"), "postgres") {
-			t.Fatalf("PostgreSQL is required here: %v", err)
-		}
-		t.Skipf("no PostgreSQL server installed (apt-get install postgresql): %v", err)
-	}
-	path, err := os.MkdirTemp("", "calibra-swap-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(path) })
-	if err := os.Chmod(path, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	target, group := startManaged(t)
 	ctx := context.Background()
-	group := proc.NewGroup()
-	t.Cleanup(func() { group.StopAll(time.Minute) })
-	target, err := Prepare(ctx, TargetConfig{Path: path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := target.Start(ctx, group); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { target.Stop() })
 	exec := func(db, sql string) {
 		t.Helper()
 		conn, err := pgx.Connect(ctx, target.Managed.ConnString(db))
@@ -157,4 +131,39 @@ func TestSwapsSurviveAnInterruption(t *testing.T) {
 	if n := rows(); n != 800 {
 		t.Fatalf("the interrupted reset, finished at start, gave %d rows", n)
 	}
+}
+
+// startManaged starts a throwaway managed instance, or skips when no
+// server is installed unless CALIBRA_TEST_REQUIRE names postgres.
+func startManaged(t *testing.T) (*Target, *proc.Group) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a real PostgreSQL; run without -short")
+	}
+	if _, err := FindBinaries(""); err != nil {
+		if strings.Contains(os.Getenv("CALIBRA_TEST_REQUIRE"), "postgres") {
+			t.Fatalf("PostgreSQL is required here: %v", err)
+		}
+		t.Skipf("no PostgreSQL server installed (apt-get install postgresql): %v", err)
+	}
+	path, err := os.MkdirTemp("", "calibra-pg-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(path) })
+	if err := os.Chmod(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	group := proc.NewGroup()
+	t.Cleanup(func() { group.StopAll(time.Minute) })
+	target, err := Prepare(ctx, TargetConfig{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := target.Start(ctx, group); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { target.Stop() })
+	return target, group
 }
