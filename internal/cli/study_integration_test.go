@@ -121,7 +121,8 @@ thresholds:
 	}
 	ramp := r.Steps[3].Body.(*results.Ramp)
 	if r.Steps[3].Name != "to the SLA" || len(ramp.Steps) != 3 || ramp.MaxTPS == nil || *ramp.MaxTPS <= 0 ||
-		ramp.MaxUsersWithinSLA == nil || *ramp.MaxUsersWithinSLA != 3 || ramp.StopReason != "last_load" || ramp.ARTAtMs != nil {
+		ramp.MaxUsersWithinSLA == nil || *ramp.MaxUsersWithinSLA != 3 || ramp.StopReason != "last_load" || ramp.ARTAtMs != nil ||
+		ramp.SLAReached == nil || *ramp.SLAReached || ramp.UsersWithinSLA() != "≥ 3 (SLA not reached)" {
 		t.Errorf("ramp: %+v", ramp)
 	}
 	for i, st := range ramp.Steps {

@@ -170,15 +170,11 @@ func writeRampSummary(b *strings.Builder, st results.Step, r *results.Ramp) {
 		}
 		return fmt.Sprintf(format, *v)
 	}
-	users := "n/a"
-	if r.MaxUsersWithinSLA != nil {
-		users = fmt.Sprint(*r.MaxUsersWithinSLA)
-	}
-	fmt.Fprintf(b, "  max_tps %s, max_users_within_sla %s", opt(r.MaxTPS, "%.1f"), users)
+	fmt.Fprintf(b, "  max_tps %s, max_users_within_sla %s", opt(r.MaxTPS, "%.1f"), r.UsersWithinSLA())
 	if r.ARTAtUsers != nil {
 		fmt.Fprintf(b, ", ART at %d users %s", *r.ARTAtUsers, opt(r.ARTAtMs, "%.2f ms"))
 	}
-	fmt.Fprintf(b, "; stopped: %s\n", r.StopReason)
+	fmt.Fprintf(b, "; stopped: %s\n", r.StopReasonText())
 }
 
 // writeRepeats prints the median and spread of each repeated step's

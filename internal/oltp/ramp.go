@@ -149,8 +149,10 @@ func judge(out *results.Ramp, cfg RampConfig) {
 		return
 	}
 	var best float64
+	reached := false
 	for _, st := range out.Steps {
 		best = max(best, st.TPS)
+		reached = reached || !st.WithinSLA
 		if st.WithinSLA && (out.MaxUsersWithinSLA == nil || st.Users > *out.MaxUsersWithinSLA) {
 			u := st.Users
 			out.MaxUsersWithinSLA = &u
@@ -161,6 +163,7 @@ func judge(out *results.Ramp, cfg RampConfig) {
 		}
 	}
 	out.MaxTPS = &best
+	out.SLAReached = &reached
 	if out.MaxUsersWithinSLA == nil {
 		out.Missing["max_users_within_sla"] = fmt.Sprintf("the first load, %d users, already broke the SLA", out.Steps[0].Users)
 	}

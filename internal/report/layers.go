@@ -325,10 +325,7 @@ func (b *builder) oltpBuild(o *results.OLTPBuild) {
 
 func (b *builder) ramp(r *results.Ramp) {
 	b.card("max TPS", NumPtr(r.MaxTPS), "TPS", "over the ramp")
-	users := "n/a"
-	if r.MaxUsersWithinSLA != nil {
-		users = Int(int64(*r.MaxUsersWithinSLA))
-	}
+	users := r.UsersWithinSLA()
 	b.card("users within SLA", users, "users", fmt.Sprintf("%s ≤ %s ms", r.SLAMetric, Num(r.SLAMs)))
 	if r.ARTAtUsers != nil {
 		b.card(fmt.Sprintf("ART at %d users", *r.ARTAtUsers), NumPtr(r.ARTAtMs), "ms", "")
@@ -350,7 +347,7 @@ func (b *builder) ramp(r *results.Ramp) {
 	}
 	b.charts("Against users", b.chart("TPS and response time", ch))
 	b.table(Table{Caption: "Ramp to the SLA", Headline: true, Head: []string{"max TPS", "max users within SLA", "ART at users", "stop reason"},
-		Rows: [][]Cell{cells(NumPtr(r.MaxTPS), users, artAt(r), r.StopReason)}})
+		Rows: [][]Cell{cells(NumPtr(r.MaxTPS), users, artAt(r), r.StopReasonText())}})
 	b.table(t)
 	b.missing(r.Missing)
 	b.sec.Notes = append(b.sec.Notes, r.Notes...)

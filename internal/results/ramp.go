@@ -1,5 +1,7 @@
 package results
 
+import "fmt"
+
 // KindRamp is a user ramp to a response-time SLA (Benchmark Factory style).
 const KindRamp = "ramp"
 
@@ -25,6 +27,9 @@ type Ramp struct {
 	Steps             []RampStep `json:"steps"`
 	MaxTPS            *float64   `json:"max_tps"`
 	MaxUsersWithinSLA *int       `json:"max_users_within_sla"`
+	// SLAReached says whether any load broke the SLA: when none did, the
+	// highest load tried is only a lower bound of the users within it.
+	SLAReached *bool `json:"sla_reached,omitempty"`
 	// ARTAtLoad is the ART at a named user load (the study's "ART at N users").
 	ARTAtUsers *int              `json:"art_at_users,omitempty"`
 	ARTAtMs    *float64          `json:"art_at_ms,omitempty"`
@@ -47,4 +52,34 @@ type RampStep struct {
 	LittleUsers *float64 `json:"little_users,omitempty"`
 	WithinSLA   bool     `json:"within_sla"`
 	Errors      int64    `json:"errors"`
+}
+
+// UsersWithinSLA is max_users_within_sla as a person reads it: "≥ 8 (SLA
+// not reached)" when no load broke the SLA, "n/a" when it is unknown.
+func (r *Ramp) UsersWithinSLA() string {
+	switch {
+	case r.MaxUsersWithinSLA == nil:
+		return "n/a"
+	case r.SLAReached != nil && !*r.SLAReached:
+		return fmt.Sprintf("≥ %d (SLA not reached)", *r.MaxUsersWithinSLA)
+	}
+	return fmt.Sprint(*r.MaxUsersWithinSLA)
+}
+
+// stopReasons say in words why a ramp stopped.
+var stopReasons = map[string]string{
+	"sla":             "a load broke the SLA",
+	"throughput_fell": "throughput fell below the best load's",
+	"behind_schedule": "the offered rate was not achieved (open loop)",
+	"last_load":       "the last load was reached within the SLA",
+	"error":           "a load failed",
+	"interrupted":     "interrupted",
+}
+
+// StopReasonText is the stop reason in words.
+func (r *Ramp) StopReasonText() string {
+	if w, ok := stopReasons[r.StopReason]; ok {
+		return w
+	}
+	return r.StopReason
 }

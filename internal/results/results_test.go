@@ -78,3 +78,22 @@ func TestCreateMakesTheRunDirectoryAbsolute(t *testing.T) {
 		t.Errorf("run directory %s is not absolute", d.Path)
 	}
 }
+
+func TestRampSaysWhenTheSLAWasNotReached(t *testing.T) {
+	eight, yes, no := 8, true, false
+	for _, c := range []struct {
+		r    Ramp
+		want string
+	}{
+		{Ramp{}, "n/a"},
+		{Ramp{MaxUsersWithinSLA: &eight, SLAReached: &yes}, "8"},
+		{Ramp{MaxUsersWithinSLA: &eight, SLAReached: &no}, "≥ 8 (SLA not reached)"},
+	} {
+		if got := c.r.UsersWithinSLA(); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.r, got, c.want)
+		}
+	}
+	if got := (&Ramp{StopReason: "throughput_fell"}).StopReasonText(); got != "throughput fell below the best load's" {
+		t.Errorf("stop reason %q", got)
+	}
+}
