@@ -44,6 +44,8 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{"sf infinite", []string{"dss", "build", "--sf", "Inf", "--path", dir}, []string{"--sf +Inf is not a number"}},
 		{"db cache zero", []string{"oltp", "build", "--db-cache", "0", "--path", dir}, []string{"--db-cache 0 is below PostgreSQL's minimum"}},
 		{"db cache past memory", []string{"oltp", "build", "--db-cache", "64TB", "--path", dir}, []string{"--db-cache 64TB is more than this machine's"}},
+		{"art-at outside the ramp", []string{"oltp", "ramp", "--from", "4", "--to", "16", "--step", "4", "--art-at", "6", "--path", dir}, []string{"--art-at 6 is not a load of the ramp", "4 to 16 by 4"}},
+		{"iocal size below a chunk", []string{"iocal", "--size", "8KiB", "--path", dir}, []string{"--size 8KiB is below one 4 MiB sequential chunk"}},
 		{"dsn file missing", []string{"oltp", "run", "--dsn-file", missing}, []string{"--dsn-file " + missing + " cannot be read"}},
 		{"not enough space", []string{"oltp", "build", "--warehouses", "100000000", "--path", dir}, []string{"free but oltp build needs about", "free some space"}},
 		{"no postgres binaries", []string{"oltp", "build", "--pg-bin", missing, "--path", dir}, []string{"holds no initdb and postgres", "apt-get install postgresql"}},

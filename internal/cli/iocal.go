@@ -162,7 +162,10 @@ func (f *iocalFlags) config(cmd *cobra.Command, c *common) (iocal.Config, limits
 	if f.size == "" {
 		size = max(1<<30, (4*spec.MemoryBytes+(256<<20)-1)/(256<<20)*(256<<20))
 	} else {
-		size = positiveSize(&p, "--size", f.size)
+		// Less than one 4 MiB sequential chunk measures nothing.
+		if size = positiveSize(&p, "--size", f.size); size > 0 && size < 4<<20 {
+			p.add("give 4MiB or more, such as 1GiB", "--size %s is below one 4 MiB sequential chunk", f.size)
+		}
 	}
 	if err := p.err(); err != nil {
 		return iocal.Config{}, spec, err

@@ -74,8 +74,8 @@ fixed schedule and measures latency from the scheduled start.`,
 		if slaMetric != oltp.SLAART && slaMetric != oltp.SLAP90 {
 			p.add("use art or p90", "--sla-metric %q is not an SLA metric", slaMetric)
 		}
-		if artAt < 0 {
-			p.add("give a user load of the ramp, or 0", "--art-at %d is negative", artAt)
+		if artAt < 0 || artAt > 0 && by > 0 && (artAt < from || artAt > to || (artAt-from)%by != 0) {
+			p.add(fmt.Sprintf("give one of the ramp's loads (%d to %d by %d), or 0", from, to, by), "--art-at %d is not a load of the ramp", artAt)
 		}
 		if fall <= 0 || fall >= 100 {
 			p.add("give a per cent between 0 and 100, such as 5", "--fall %g is not between 0 and 100", fall)
