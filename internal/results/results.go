@@ -33,6 +33,10 @@ type Run struct {
 	// steps that ran more than once.
 	Verdicts []Verdict `json:"verdicts,omitempty"`
 	Repeats  []Repeats `json:"repeats,omitempty"`
+	// Warnings are the run's caveats that belong to no one step (limits not
+	// applied, another load on the host, an engine counter this server
+	// lacks), each one sentence, said once.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Meta describes what was measured and with what.
