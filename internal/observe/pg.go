@@ -1,9 +1,14 @@
 package observe
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -86,7 +91,7 @@ func newPGObserver(ctx context.Context, cfg *pgx.ConnConfig, database string) (*
 		if conn, err = pgx.ConnectConfig(ctx, other); err == nil {
 			p.cfg = other
 		} else {
-			p.static["db.observers_inside"] = fmt.Sprintf("the observers could not connect to the %s database (%v), so they run in %s: its commit counter, and tpm_db, include their statements (about 10 a second)",
+			p.static[ObserversInside] = fmt.Sprintf("the observers could not connect to the %s database (%v), so they run in %s: its commit counter, and tpm_db, include their statements (about 10 a second)",
 				observerDatabase, err, database)
 		}
 	}
@@ -333,4 +338,30 @@ func dbRates(a, b pgCounters, db *results.ObserveDB, static, missing map[string]
 	}
 	db.Checkpoints = delta("db.checkpoints", a.checkpoints, b.checkpoints)
 	db.BuffersCheckpoint = delta("db.buffers_checkpoint", a.bufCkpt, b.bufCkpt)
+}
+
+// ObserversInside keys the engine limit that says the observers run in the
+// measured database: a caveat on its counters, not a metric.
+const ObserversInside = "db.observers_inside"
+
+// localServer finds the server's postmaster when the observer reaches it
+// over a Unix socket or loopback, from its own backend's parent: the
+// server's CPU is then the workload's, not another load on the host.
+func (p *pgObserver) localServer(ctx context.Context, proc string) (int, bool) {
+	host := p.cfg.Host
+	if !strings.HasPrefix(host, "/") && host != "localhost" {
+		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+			return 0, false
+		}
+	}
+	var backend int
+	if p.withConn(ctx, func(conn *pgx.Conn) error { return conn.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&backend) }) != nil {
+		return 0, false
+	}
+	data, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(backend), "stat"))
+	if err != nil || !bytes.Contains(data, []byte("(postgres)")) {
+		return 0, false
+	}
+	t, ok := parseProcStat(backend, data)
+	return t.ppid, ok && t.ppid > 1
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"os"
 	"slices"
 	"sort"
 	"sync"
@@ -36,6 +38,10 @@ type Config struct {
 	// WaitInterval is the period of the pg_stat_activity polls (100ms when
 	// zero).
 	WaitInterval time.Duration
+	// Roots are the processes whose trees are the workload (calibra itself
+	// when empty); the database server joins them when it runs on this
+	// machine. The CPU of every other process is another load on the host.
+	Roots []int
 }
 
 // Sampler reads the OS (and the database) every Interval, and polls the
@@ -61,10 +67,11 @@ type Sampler struct {
 
 // reading is every counter at one instant.
 type reading struct {
-	at   time.Time
-	tick bool // taken by the Interval loop, not by Edge
-	os   osCounters
-	db   *pgCounters
+	at      time.Time
+	tick    bool // taken by the Interval loop, not by Edge
+	os      osCounters
+	db      *pgCounters
+	outside []outsideProc // nil when the processes could not be read
 }
 
 // waitPoll is one pg_stat_activity poll: how many active backends were in
@@ -101,6 +108,9 @@ func Start(ctx context.Context, cfg Config) (*Sampler, error) {
 	if cfg.WaitInterval <= 0 {
 		cfg.WaitInterval = 100 * time.Millisecond
 	}
+	if len(cfg.Roots) == 0 {
+		cfg.Roots = []int{os.Getpid()}
+	}
 	s := &Sampler{cfg: cfg, static: map[string]string{}, keyIndex: map[waitKey]int{}}
 	if cfg.Path == "" {
 		s.static["disk"] = "no storage path was given"
@@ -118,6 +128,9 @@ func Start(ctx context.Context, cfg Config) (*Sampler, error) {
 			return nil, err
 		}
 		s.pg = pg
+		if pid, ok := pg.localServer(ctx, cfg.Proc); ok {
+			s.cfg.Roots = append(slices.Clone(s.cfg.Roots), pid)
+		}
 	}
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	s.take(true)
@@ -188,6 +201,12 @@ func (s *Sampler) Edge() time.Time {
 
 func (s *Sampler) take(tick bool) time.Time {
 	r := reading{at: time.Now(), tick: tick, os: readOS(s.cfg.Proc, s.devices)}
+	if procs, err := readProcs(s.cfg.Proc); err == nil && len(procs) > 0 {
+		r.outside = outside(procs, s.cfg.Roots)
+		if r.outside == nil {
+			r.outside = []outsideProc{}
+		}
+	}
 	if s.pg != nil {
 		ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
 		c := s.pg.counters(ctx)
@@ -253,6 +272,16 @@ func (s *Sampler) Window(from, to time.Time) *results.Observe {
 	return s.between(rs[i], rs[j], s.pollsBetween(rs[i].at, rs[j].at))
 }
 
+// EngineLimits names each database metric this server cannot give at all
+// (its version, its settings), with the reason: true of the whole run, so
+// said once rather than in every window's missing.
+func (s *Sampler) EngineLimits() map[string]string {
+	if s.pg == nil {
+		return nil
+	}
+	return maps.Clone(s.pg.static)
+}
+
 // Samples returns one Sample per Interval reading, from the second one on.
 func (s *Sampler) Samples() []Sample {
 	s.mu.Lock()
@@ -292,9 +321,18 @@ func (s *Sampler) between(a, b reading, polls []waitPoll) *results.Observe {
 		return o
 	}
 	osRates(a.os, b.os, o.WindowS, o)
+	switch {
+	case a.outside == nil || b.outside == nil:
+		o.Missing["cpu_outside_pct"] = "the processes under " + s.cfg.Proc + " could not be read"
+	case a.os.cpu != nil && b.os.cpu != nil && b.os.cpu.total() > a.os.cpu.total():
+		o.CPUOutsidePct = ptr(round3(100 * float64(outsideTicks(a.outside, b.outside)) / float64(b.os.cpu.total()-a.os.cpu.total())))
+	}
 	if s.pg != nil {
 		o.DB = &results.ObserveDB{Database: s.pg.database, WaitIntervalMs: float64(s.cfg.WaitInterval) / float64(time.Millisecond)}
 		dbRates(*a.db, *b.db, o.DB, s.pg.static, o.Missing)
+		for k := range s.pg.static {
+			delete(o.Missing, k) // said once for the run: EngineLimits
+		}
 		o.Waits = s.aggregateWaits(polls, o.DB, o.Missing)
 	}
 	if len(o.Missing) == 0 {

@@ -21,6 +21,11 @@ type Observe struct {
 	CPUSysPct    *float64 `json:"cpu_sys_pct,omitempty"`
 	CPUIOWaitPct *float64 `json:"cpu_iowait_pct,omitempty"`
 	CPUStealPct  *float64 `json:"cpu_steal_pct,omitempty"`
+	// CPUOutsidePct is the CPU used by processes other than calibra, its
+	// children and the database server (kernel threads aside), as a share
+	// of all CPUs: another load on the host. It errs low: a process that
+	// ran and exited inside the window is not counted.
+	CPUOutsidePct *float64 `json:"cpu_outside_pct,omitempty"`
 
 	// Devices names the block devices under the storage path whose counters
 	// make up Disk (kernel names, as in /proc/diskstats).
