@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"sort"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -19,6 +18,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/hist"
 	"github.com/calibra-bench/calibra/internal/oltp/tpcc"
+	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/progress"
 	"github.com/calibra-bench/calibra/internal/results"
 )
@@ -169,7 +169,7 @@ loop:
 			col.collect(now, phase)
 		case <-ramp.C:
 			t0 = time.Now()
-			cpu0 = processCPU()
+			cpu0 = proc.SelfCPU()
 			close(ed.start)
 			if !waitGroupOrDone(&ed.startAck, runCtx) {
 				break loop
@@ -189,7 +189,7 @@ loop:
 		}
 	}
 	t1 := time.Now()
-	cpu1 = processCPU()
+	cpu1 = proc.SelfCPU()
 	close(ed.stop)
 	<-allDone
 	if out.WindowStart != nil {
@@ -259,15 +259,6 @@ func noteCheckpoints(out *results.OLTP, n int64) {
 	if n == 0 {
 		out.Warnings = append(out.Warnings, "no checkpoint began in the timed window: the figures miss the checkpoint's writes a steady state includes (a longer --duration, 5 min or more, or a smaller checkpoint_timeout)")
 	}
-}
-
-// processCPU is the user plus system CPU time of the whole calibra process.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func round(v float64, digits int) float64 {
