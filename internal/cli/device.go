@@ -344,7 +344,11 @@ func (f *deviceFlags) targets(paths, writers []string, need int64, p *problems) 
 
 func (a *app) deviceStep(ctx context.Context, s *session, cfg device.Config) ([]results.Step, error) {
 	started := time.Now()
-	out, err := device.Sweep(ctx, cfg, device.Env{Group: a.group, Prog: s.prog, RawDir: s.dir.File("raw"), Cgroup: s.cgroup})
+	env := device.Env{Group: a.group, Prog: s.prog, RawDir: s.dir.File("raw"), Cgroup: s.cgroup}
+	if s.obs != nil {
+		env.Edge, env.Window = s.obs.Edge, s.obs.Window
+	}
+	out, err := device.Sweep(ctx, cfg, env)
 	return []results.Step{newStep(results.KindDevice, "device", started, out)}, err
 }
 
@@ -360,12 +364,20 @@ func writeDeviceSummary(b *strings.Builder, st results.Step, d *results.Device) 
 	}
 	bound := device.FormatMicros(d.MaxLatencyUs)
 	for _, s := range d.Specs {
+		judged := "p99 ≤ " + bound
+		if s.JudgedOn == "mbps" {
+			judged = "max MB/s"
+		}
 		if s.AtMaxLatency == nil {
-			fmt.Fprintf(b, "  p99 ≤ %s  %-14s n/a: %s\n", bound, s.Name, s.AtMaxLatencyMissing)
+			fmt.Fprintf(b, "  %s  %-14s n/a: %s\n", judged, s.Name, s.AtMaxLatencyMissing)
 			continue
 		}
 		m := s.AtMaxLatency
-		fmt.Fprintf(b, "  p99 ≤ %s  %-14s %.0f IOPS, %.1f MB/s at qd %d (p99 %s)\n", bound, s.Name, m.IOPS, m.MBps, m.QD, device.FormatMicros(m.P99Us))
+		fmt.Fprintf(b, "  %s  %-14s %.0f IOPS, %.1f MB/s at qd %d (p99 %s)", judged, s.Name, m.IOPS, m.MBps, m.QD, device.FormatMicros(m.P99Us))
+		if m.LimitedBy != "" {
+			fmt.Fprintf(b, ", limited by %s", m.LimitedBy)
+		}
+		fmt.Fprintln(b)
 	}
 	for _, n := range d.Notes {
 		fmt.Fprintf(b, "  note: %s\n", n)

@@ -240,15 +240,22 @@ func writeIOCalSummary(b *strings.Builder, st results.Step, o *results.IOCal) {
 		if p.LatMs != nil {
 			lat = fmt.Sprintf("%9.3f %9.3f", p.LatMs.Mean, p.LatMs.P99)
 		}
-		fmt.Fprintf(b, "  %-9s %5d %10.0f %10.0f %9.1f %s\n", test, p.Jobs, p.IOPS, p.DBPS, p.MBPS, lat)
+		dev := "n/a"
+		if p.DiskRIOPS != nil {
+			dev = fmt.Sprintf("%.0f", *p.DiskRIOPS)
+		}
+		fmt.Fprintf(b, "  %-9s %5d %10.0f %10.0f %10s %9.1f %s  %s\n", test, p.Jobs, p.IOPS, p.DBPS, dev, p.MBPS, lat, p.LimitedBy)
 	}
-	fmt.Fprintf(b, "  %-9s %5s %10s %10s %9s %9s %9s  (latency ms)\n", "test", "jobs", "IOPS", "blocks/s", "MB/s", "mean", "p99")
+	fmt.Fprintf(b, "  %-9s %5s %10s %10s %10s %9s %9s %9s  %s  (latency ms)\n", "test", "jobs", "IOPS", "blocks/s", "device r/s", "MB/s", "mean", "p99", "limited by")
 	if r := o.RandomRead; r != nil {
 		for _, p := range r.Points {
 			line("random", p)
 		}
 		if r.MaxIOPS != nil {
 			fmt.Fprintf(b, "  max_iops   %.0f at mean latency %.3f ms (bound %g ms)", *r.MaxIOPS, *r.LatencyMsAtMax, r.MaxLatencyMs)
+			if r.DeviceIOPSAtMax != nil {
+				fmt.Fprintf(b, ", %.0f reads/s reached the device", *r.DeviceIOPSAtMax)
+			}
 		} else {
 			fmt.Fprintf(b, "  max_iops   n/a: %s", o.Missing["random_read.max_iops"])
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/oltp"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/verdict"
 )
 
 func (a *app) oltpRampLayer(c *common) layer {
@@ -102,6 +103,7 @@ func rampSteps(ctx context.Context, s *session, cfg oltp.RampConfig, l loadFlags
 	}
 	cfg.Run.Edge = s.edge()
 	var windows []*results.Observe
+	var drivers []*float64
 	var recErr error
 	cfg.OnStep = func(o *results.OLTP, rec *oltp.Record) {
 		if recErr == nil {
@@ -112,13 +114,18 @@ func rampSteps(ctx context.Context, s *session, cfg oltp.RampConfig, l loadFlags
 			w = s.obs.Window(*o.WindowStart, *o.WindowEnd)
 		}
 		windows = append(windows, w)
+		var d *float64
+		if o.Driver != nil {
+			d = &o.Driver.MachineSharePct
+		}
+		drivers = append(drivers, d)
 	}
 	started := time.Now()
 	out, err := oltp.Ramp(ctx, s.target, cfg, s.prog)
 	for i := range out.Steps {
 		if i < len(windows) && windows[i] != nil {
-			out.Steps[i].CPUBusyPct = windows[i].CPUBusyPct
-			out.Steps[i].IOWaitPct = windows[i].CPUIOWaitPct
+			out.Steps[i].Observed(windows[i])
+			out.Steps[i].LimitedBy, out.Steps[i].LimitedByEvidence = verdict.Decide(windows[i], drivers[i])
 		}
 	}
 	if err == nil {

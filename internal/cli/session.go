@@ -9,6 +9,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -423,6 +425,9 @@ func (s *session) observed(ctx context.Context, body stepFunc) error {
 		s.prog.Phase("warning: observers not started: %v", err)
 	} else {
 		s.obs = obs
+		if err := s.warnOnce(engineLimitWarnings(obs.EngineLimits())...); err != nil {
+			return err
+		}
 	}
 	steps, err := body(ctx, s)
 	err = errors.Join(err, s.keep(ctx, steps, err))
@@ -451,6 +456,40 @@ func (s *session) observed(ctx context.Context, body stepFunc) error {
 	return err
 }
 
+// engineLimitWarnings turns what the server cannot give into one sentence
+// each, metrics that share a reason together, in a stable order.
+func engineLimitWarnings(limits map[string]string) []string {
+	byReason := map[string][]string{}
+	var out []string
+	for metric, why := range limits {
+		if metric == observe.ObserversInside {
+			out = append(out, why)
+			continue
+		}
+		byReason[why] = append(byReason[why], metric)
+	}
+	for why, metrics := range byReason {
+		sort.Strings(metrics)
+		out = append(out, fmt.Sprintf("%s: %s not measured", why, strings.Join(metrics, ", ")))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// warnOnce adds run-level warnings to results.json, each at most once.
+func (s *session) warnOnce(warnings ...string) error {
+	if len(warnings) == 0 {
+		return nil
+	}
+	return s.dir.Update(func(r *results.Run) {
+		for _, w := range warnings {
+			if !slices.Contains(r.Warnings, w) {
+				r.Warnings = append(r.Warnings, w)
+			}
+		}
+	})
+}
+
 // keep gives each step its status (from err when it has none) and the
 // observations of its timed window (the whole step when it has none), and
 // appends it to results.json.
@@ -475,6 +514,15 @@ func (s *session) keep(ctx context.Context, steps []results.Step, err error) err
 			driver = &o.Driver.MachineSharePct
 		}
 		st.LimitedBy, st.LimitedByEvidence = verdict.Decide(st.Observe, driver)
+		if h, ok := st.Body.(results.HeadlineLimiter); ok {
+			if by, ev, ok := h.HeadlineLimit(); ok {
+				st.LimitedBy, st.LimitedByEvidence = by, ev
+			}
+		}
+		if o := st.Observe; o != nil && o.CPUOutsidePct != nil && *o.CPUOutsidePct >= verdict.HostNoticePct {
+			kerr = errors.Join(kerr, s.warnOnce(fmt.Sprintf("another load on the host: processes outside calibra and the database used %.0f%% of the machine during %s %q; its figures may be lower and noisier than the storage allows",
+				*o.CPUOutsidePct, st.Kind, st.Name)))
+		}
 		kerr = errors.Join(kerr, s.dir.AddStep(st))
 	}
 	return kerr

@@ -18,6 +18,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/progress"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/verdict"
 )
 
 // Engines are fio's I/O engines in calibra's order of preference: io_uring
@@ -49,6 +50,11 @@ type Env struct {
 	RawDir string // every job file, JSON report and fio log goes here
 	// Cgroup, when set, holds fio: the study's storage limits apply to it.
 	Cgroup *limits.Cgroup
+	// Edge reads the observers at a window edge and Window returns what
+	// they saw between two edges, for each point's verdict; nil without
+	// observers.
+	Edge   func() time.Time
+	Window func(from, to time.Time) *results.Observe
 }
 
 // Sweep probes the I/O engine, writes the test files, runs the sweep and
@@ -130,7 +136,11 @@ func measure(ctx context.Context, cfg Config, env Env, out *results.Device) erro
 	var reps []*Report
 	var raw []string
 	var wall time.Duration
+	var from time.Time
 	for _, r := range runs {
+		if len(reps) == 0 && env.Edge != nil {
+			from = env.Edge()
+		}
 		started := time.Now()
 		stop := statusLoop(env.Prog, func() string {
 			return fmt.Sprintf("device: run %d/%d %s qd %d, %s in, about %s left",
@@ -149,6 +159,10 @@ func measure(ctx context.Context, cfg Config, env Env, out *results.Device) erro
 		}
 		p := point(r.Spec, r.QD, cfg.Workers*len(cfg.Targets), reps)
 		p.WallS, p.Raw = round(wall.Seconds(), 3), raw
+		if env.Edge != nil && env.Window != nil {
+			// fio's own CPU is the workload's, not a driver's to discount.
+			p.LimitedBy, p.LimitedByEvidence = verdict.Decide(env.Window(from, env.Edge()), nil)
+		}
 		out.Points = append(out.Points, p)
 		env.Prog.Phase("device: point %d/%d %s", r.Point+1, points, pointLine(p))
 		reps, raw, wall = nil, nil, 0
@@ -338,7 +352,14 @@ func specResults(specs []Spec, points []results.DevicePoint, bound time.Duration
 	boundUs := float64(bound) / float64(time.Microsecond)
 	var out []results.DeviceSpec
 	for _, s := range specs {
-		ds := results.DeviceSpec{Name: s.Name, BlockSize: s.BlockSize, ReadPct: s.ReadPct, RandomPct: s.RandomPct, AlignBytes: s.Align}
+		ds := results.DeviceSpec{Name: s.Name, BlockSize: s.BlockSize, ReadPct: s.ReadPct, RandomPct: s.RandomPct, AlignBytes: s.Align,
+			JudgedOn: "p99_bound"}
+		// A sequential spec is about throughput: a p99 bound meant for
+		// random I/O would reject its large, deep-queued transfers.
+		sequential := s.RandomPct == 0
+		if sequential {
+			ds.JudgedOn = "mbps"
+		}
 		var best, lowest *results.DevicePoint
 		measured := 0
 		for i := range points {
@@ -353,13 +374,19 @@ func specResults(specs []Spec, points []results.DevicePoint, bound time.Duration
 			if lowest == nil || p.LatUs.P99 < lowest.LatUs.P99 {
 				lowest = p
 			}
-			if p.LatUs.P99 <= boundUs && (best == nil || p.IOPS > best.IOPS) {
+			switch {
+			case sequential:
+				if best == nil || p.MBps > best.MBps {
+					best = p
+				}
+			case p.LatUs.P99 <= boundUs && (best == nil || p.IOPS > best.IOPS):
 				best = p
 			}
 		}
 		switch {
 		case best != nil:
-			ds.AtMaxLatency = &results.DeviceBest{QD: best.QD, IOPS: best.IOPS, MBps: best.MBps, P99Us: best.LatUs.P99}
+			ds.AtMaxLatency = &results.DeviceBest{QD: best.QD, IOPS: best.IOPS, MBps: best.MBps, P99Us: best.LatUs.P99,
+				LimitedBy: best.LimitedBy, LimitedByEvidence: best.LimitedByEvidence}
 		case measured == 0:
 			ds.AtMaxLatencyMissing = "not measured: the sweep stopped before a point of this spec was done"
 		case lowest == nil:

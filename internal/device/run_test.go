@@ -19,10 +19,17 @@ func TestSpecResults(t *testing.T) {
 		pt("c", 1, 9000, 100, 3), // fast, but not error-free
 		{Spec: "d", QD: 1, Errors: 1},
 	}
-	specs := []Spec{{Name: "a"}, {Name: "b"}, {Name: "c"}, {Name: "d"}, {Name: "e"}}
+	specs := []Spec{{Name: "a", RandomPct: 100}, {Name: "b", RandomPct: 100}, {Name: "c", RandomPct: 100}, {Name: "d", RandomPct: 100}, {Name: "e", RandomPct: 100},
+		{Name: "seq"}}
+	points = append(points, pt("seq", 1, 400, 900, 0), pt("seq", 8, 700, 5000, 0), pt("seq", 16, 650, 9000, 0))
 	got := specResults(specs, points, time.Millisecond)
 	if m := got[0].AtMaxLatency; m == nil || m.QD != 16 || m.IOPS != 5000 || m.P99Us != 1000 {
 		t.Errorf("a: %+v, want qd 16 at 5000 IOPS (p99 exactly at the bound counts)", m)
+	}
+	// A sequential spec is judged on MB/s: its best point is past the p99
+	// bound meant for random I/O.
+	if m := got[5].AtMaxLatency; got[5].JudgedOn != "mbps" || m == nil || m.QD != 8 {
+		t.Errorf("seq: judged on %q, %+v, want mbps at qd 8", got[5].JudgedOn, m)
 	}
 	for i, want := range map[int]string{
 		1: "no queue depth kept p99 at or under 1ms (the lowest p99 was 1.20 ms at qd 1)",

@@ -14,8 +14,10 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/hist"
+	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/progress"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/verdict"
 )
 
 // Env is what a calibration runs with, from the session around it.
@@ -283,17 +285,17 @@ func (r *runner) sweep(ctx context.Context, test string, points *[]results.IOCal
 				j.lat.Reset()
 			}
 		}
-		from := r.edge()
+		from, cpu0 := r.edge(), proc.SelfCPU()
 		stop := statusLoop(r.env.Prog, time.Now(), func(d time.Duration) string {
 			return fmt.Sprintf("iocal: %s point %d/%d, %d jobs, %s of %s", test, i+1, len(r.cfg.Jobs), n, d.Round(time.Second), r.cfg.Point)
 		})
 		elapsed, err := r.phase(ctx, jobs, r.cfg.Point, op)
 		stop()
-		to := r.edge()
+		to, cpu1 := r.edge(), proc.SelfCPU()
 		if err != nil {
 			return err
 		}
-		p := r.point(test, jobs, elapsed, from, to)
+		p := r.point(test, jobs, elapsed, from, to, cpu1-cpu0)
 		*points = append(*points, p)
 		r.env.Prog.Phase("iocal: %s", pointLine(test, p))
 	}
@@ -416,8 +418,10 @@ func (r *runner) opFor(test string) func(jobs int) op {
 }
 
 // point sums up one point: client-side rates and latency over its
-// elapsed time, the database's and the OS's view from the observers.
-func (r *runner) point(test string, jobs []*job, elapsed time.Duration, from, to time.Time) results.IOCalPoint {
+// elapsed time, the database's and the OS's view from the observers, and
+// what limited it; selfCPU is calibra's own CPU time over the window (its
+// jobs issue the reads).
+func (r *runner) point(test string, jobs []*job, elapsed time.Duration, from, to time.Time, selfCPU time.Duration) results.IOCalPoint {
 	secs := elapsed.Seconds()
 	all := hist.New()
 	var ops, bytes int64
@@ -443,6 +447,8 @@ func (r *runner) point(test string, jobs []*job, elapsed time.Duration, from, to
 	}
 	o := r.env.Window(from, to)
 	p.CPUBusyPct, p.CPUSysPct = o.CPUBusyPct, o.CPUSysPct
+	driver := round(100*selfCPU.Seconds()/(secs*float64(runtime.NumCPU())), 2)
+	p.LimitedBy, p.LimitedByEvidence = verdict.Decide(o, &driver)
 	if o.Disk != nil {
 		p.DiskRIOPS, p.DiskRMBPS, p.DiskWMBPS = o.Disk.RIOPS, o.Disk.RMBps, o.Disk.WMBps
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/verdict"
 )
 
 // saturationGain is the growth below which a sweep counts as saturated.
@@ -28,6 +29,10 @@ func summarise(r *results.IOCalRandom, missing map[string]string) {
 	switch {
 	case best != nil:
 		r.MaxIOPS, r.LatencyMsAtMax = ptr(best.IOPS), ptr(best.LatMs.Mean)
+		r.DeviceIOPSAtMax = best.DiskRIOPS
+		if best.DiskRIOPS == nil {
+			missing["random_read.device_iops_at_max"] = "the device's counters were not read over the point"
+		}
 	case len(r.Points) == 0:
 		missing["random_read.max_iops"] = "no point was measured"
 	default:
@@ -40,8 +45,19 @@ func summarise(r *results.IOCalRandom, missing map[string]string) {
 	if i, ok := saturation(rates); ok {
 		r.SaturationJobs = ptr(r.Points[i].Jobs)
 	} else if len(r.Points) > 0 {
-		missing["random_read.saturation_jobs"] = "throughput grew by 5% or more at every step of the sweep: add more jobs to find saturation"
+		missing["random_read.saturation_jobs"] = "throughput grew by 5% or more at every step of the sweep: " + moreJobsAdvice(r.Points[len(r.Points)-1])
 	}
+}
+
+// moreJobsAdvice says whether more jobs could find the storage's
+// saturation: not when the last point was already bound by the CPU, by
+// calibra itself or by another load, where more jobs measure those.
+func moreJobsAdvice(last results.IOCalPoint) string {
+	switch last.LimitedBy {
+	case verdict.CPU, verdict.Driver, verdict.Host:
+		return fmt.Sprintf("but the last point was limited by %s (%s), so more jobs would measure that, not the storage; a machine with more CPU, or a larger --size on slower storage, would", last.LimitedBy, last.LimitedByEvidence.Rule)
+	}
+	return "add more jobs (--jobs) to find saturation"
 }
 
 // saturation is the index of the first point after which the rate grows

@@ -1,5 +1,7 @@
 package results
 
+import "fmt"
+
 // KindDevice is the device layer: fio over the storage under test.
 const KindDevice = "device"
 
@@ -47,8 +49,11 @@ type DeviceSpec struct {
 	RandomPct  int    `json:"random_pct"`
 	AlignBytes int64  `json:"align"`
 	// AtMaxLatency is the point with the highest IOPS whose p99 stays at or
-	// under max_latency_us and that had no errors; null when none did, with
-	// the reason in AtMaxLatencyMissing.
+	// under max_latency_us and that had no errors; for a sequential spec,
+	// judged on throughput, the error-free point of the highest MB/s
+	// (JudgedOn says which). Null when none qualifies, with the reason in
+	// AtMaxLatencyMissing.
+	JudgedOn            string      `json:"judged_on"` // "p99_bound" or "mbps"
 	AtMaxLatency        *DeviceBest `json:"at_max_latency"`
 	AtMaxLatencyMissing string      `json:"at_max_latency_missing,omitempty"`
 }
@@ -59,6 +64,9 @@ type DeviceBest struct {
 	IOPS  float64 `json:"iops"`
 	MBps  float64 `json:"mbps"`
 	P99Us float64 `json:"p99_us"`
+	// LimitedBy is what bounded the point (internal/verdict).
+	LimitedBy         string    `json:"limited_by,omitempty"`
+	LimitedByEvidence *Evidence `json:"limited_by_evidence,omitempty"`
 }
 
 // DevicePoint is one spec at one queue depth: the mean of its repeats.
@@ -91,6 +99,21 @@ type DevicePoint struct {
 	// WallS is the wall time of the point's runs, fio's start-up included.
 	WallS float64  `json:"wall_s"`
 	Raw   []string `json:"raw"` // its files under raw/, without extension
+	// LimitedBy is what bounded the point, from the observations of its
+	// runs' window (internal/verdict).
+	LimitedBy         string    `json:"limited_by,omitempty"`
+	LimitedByEvidence *Evidence `json:"limited_by_evidence,omitempty"`
+}
+
+// HeadlineLimit is what limited the first spec's answer, the sweep's
+// headline (4k random reads in the default specs); ok is false when it
+// has none.
+func (d *Device) HeadlineLimit() (string, *Evidence, bool) {
+	if len(d.Specs) == 0 || d.Specs[0].AtMaxLatency == nil || d.Specs[0].AtMaxLatency.LimitedBy == "" {
+		return "", nil, false
+	}
+	b := d.Specs[0].AtMaxLatency
+	return b.LimitedBy, b.LimitedByEvidence.At(fmt.Sprintf("%s at qd %d", d.Specs[0].Name, b.QD)), true
 }
 
 // DeviceLatency is completion latency in microseconds. Percentiles come from

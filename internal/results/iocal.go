@@ -1,5 +1,7 @@
 package results
 
+import "fmt"
+
 // KindIOCal is I/O through the database (layers 2 and 3).
 const KindIOCal = "iocal"
 
@@ -40,8 +42,11 @@ type IOCalRandom struct {
 	Points         []IOCalPoint `json:"points"`
 	MaxIOPS        *float64     `json:"max_iops"` // null when no point met max_latency_ms
 	LatencyMsAtMax *float64     `json:"latency_ms_at_max"`
-	MaxLatencyMs   float64      `json:"max_latency_ms"`
-	SaturationJobs *int         `json:"saturation_jobs"`
+	// DeviceIOPSAtMax is the reads a second that reached the device in the
+	// max_iops point: the storage's confirmation of the database's figure.
+	DeviceIOPSAtMax *float64 `json:"device_iops_at_max"`
+	MaxLatencyMs    float64  `json:"max_latency_ms"`
+	SaturationJobs  *int     `json:"saturation_jobs"`
 }
 
 // IOCalPoint is one point of a sweep, over its timed window.
@@ -61,6 +66,38 @@ type IOCalPoint struct {
 	DiskWMBPS *float64 `json:"disk_w_mbps,omitempty"`
 	// DBHitPct is the share of block requests served by the database cache.
 	DBHitPct *float64 `json:"db_hit_pct,omitempty"`
+	// LimitedBy is what bounded this point (internal/verdict), from the
+	// observations of its own window.
+	LimitedBy         string    `json:"limited_by,omitempty"`
+	LimitedByEvidence *Evidence `json:"limited_by_evidence,omitempty"`
+}
+
+// HeadlineLimit is what limited the point of the calibration's headline
+// figure (max IOPS, or else the best sequential read): the whole step's
+// window mixes its points and would dilute it. ok is false when there is
+// no such point.
+func (c *IOCal) HeadlineLimit() (string, *Evidence, bool) {
+	var best *IOCalPoint
+	what := "max IOPS"
+	if r := c.RandomRead; r != nil && r.MaxIOPS != nil {
+		for i := range r.Points {
+			if p := &r.Points[i]; p.IOPS == *r.MaxIOPS && p.LatMs != nil && p.LatMs.Mean == *r.LatencyMsAtMax {
+				best = p
+			}
+		}
+	}
+	if s := c.SeqRead; best == nil && s != nil {
+		what = "max sequential MB/s"
+		for i := range s.Points {
+			if p := &s.Points[i]; p.MBPS == s.MaxMBPS {
+				best = p
+			}
+		}
+	}
+	if best == nil || best.LimitedBy == "" {
+		return "", nil, false
+	}
+	return best.LimitedBy, best.LimitedByEvidence.At(fmt.Sprintf("the point of %s (%d jobs)", what, best.Jobs)), true
 }
 
 // IOCalLatency is a point's latency in milliseconds.

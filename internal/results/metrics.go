@@ -52,7 +52,11 @@ func Metrics(st Step) []Metric {
 		m.opt("art_at_ms", b.ARTAtMs, "ms", LowerIsBetter)
 	case *Device:
 		for _, s := range b.Specs {
-			if s.AtMaxLatency != nil {
+			switch {
+			case s.AtMaxLatency == nil:
+			case s.JudgedOn == "mbps":
+				m.add(s.Name+".max_mbps", s.AtMaxLatency.MBps, "MB/s", HigherIsBetter)
+			default:
 				m.add(s.Name+".iops_at_max_latency", s.AtMaxLatency.IOPS, "IOPS", HigherIsBetter)
 			}
 		}

@@ -47,11 +47,47 @@ type RampStep struct {
 	P90Ms      float64  `json:"p90_ms"`
 	CPUBusyPct *float64 `json:"cpu_busy_pct"`
 	IOWaitPct  *float64 `json:"iowait_pct"`
+	// The storage's and the database's latencies over the load's window
+	// (002 Figs 6-7, 004 Figs 1-4): the device's await, the mean
+	// data-file read and the mean WAL sync; absent when not measured.
+	DiskAwaitMs       *float64 `json:"disk_await_ms,omitempty"`
+	DataFileReadAvgMs *float64 `json:"data_file_read_avg_ms,omitempty"`
+	WALSyncAvgMs      *float64 `json:"wal_sync_avg_ms,omitempty"`
+	// LimitedBy is what bounded this load (internal/verdict).
+	LimitedBy         string    `json:"limited_by,omitempty"`
+	LimitedByEvidence *Evidence `json:"limited_by_evidence,omitempty"`
 	// LittleUsers is throughput x (response + think time): Little's law's
 	// count of users, to compare with Users.
 	LittleUsers *float64 `json:"little_users,omitempty"`
 	WithinSLA   bool     `json:"within_sla"`
 	Errors      int64    `json:"errors"`
+}
+
+// Observed takes the load's CPU, I/O wait and latencies from the
+// observations of its window.
+func (s *RampStep) Observed(o *Observe) {
+	s.CPUBusyPct, s.IOWaitPct = o.CPUBusyPct, o.CPUIOWaitPct
+	if o.Disk != nil {
+		s.DiskAwaitMs = o.Disk.AwaitMs
+	}
+	if o.DB != nil {
+		s.DataFileReadAvgMs, s.WALSyncAvgMs = o.DB.DataFileReadAvgMs, o.DB.WALSyncAvgMs
+	}
+}
+
+// HeadlineLimit is what limited the load of the highest TPS, the ramp's
+// headline; ok is false when no load has a verdict.
+func (r *Ramp) HeadlineLimit() (string, *Evidence, bool) {
+	var best *RampStep
+	for i := range r.Steps {
+		if s := &r.Steps[i]; s.LimitedBy != "" && (best == nil || s.TPS > best.TPS) {
+			best = s
+		}
+	}
+	if best == nil {
+		return "", nil, false
+	}
+	return best.LimitedBy, best.LimitedByEvidence.At(fmt.Sprintf("the load of the highest TPS (%d users)", best.Users)), true
 }
 
 // UsersWithinSLA is max_users_within_sla as a person reads it: "≥ 8 (SLA

@@ -96,7 +96,7 @@ type StepHeader struct {
 	// window (or the whole step when it has none).
 	Observe *Observe `json:"observe,omitempty"`
 	// LimitedBy is what bounded the step's figures (internal/verdict):
-	// storage, cpu, cache, wal, lock, driver or unknown, with its evidence.
+	// storage, cpu, cache, wal, lock, driver, host or unknown, with its evidence.
 	LimitedBy         string    `json:"limited_by,omitempty"`
 	LimitedByEvidence *Evidence `json:"limited_by_evidence,omitempty"`
 }
@@ -158,12 +158,31 @@ func (s *Step) UnmarshalJSON(data []byte) error {
 	return json.Unmarshal(data, s.Body)
 }
 
+// HeadlineLimiter is a step body whose headline figure comes from one of
+// its points (a sweep, a ramp), each with its own window and verdict: the
+// step is limited by what limited that point, not by its whole window,
+// which mixes them.
+type HeadlineLimiter interface {
+	HeadlineLimit() (string, *Evidence, bool)
+}
+
+// At is a copy of the evidence whose rule says which point it is about.
+func (e *Evidence) At(point string) *Evidence {
+	if e == nil {
+		return nil
+	}
+	c := *e
+	c.Rule = point + ": " + e.Rule
+	return &c
+}
+
 // Evidence is what a step's limited_by was decided from (internal/verdict):
 // the window's figures the rules read, and the rule that fired.
 type Evidence struct {
 	Rule            string   `json:"rule"`
 	CPUBusyPct      *float64 `json:"cpu_busy_pct,omitempty"`
 	DriverCPUPct    *float64 `json:"driver_cpu_pct,omitempty"`
+	CPUOutsidePct   *float64 `json:"cpu_outside_pct,omitempty"`
 	DiskUtilPct     *float64 `json:"disk_util_pct,omitempty"`
 	DiskAwaitMs     *float64 `json:"disk_await_ms,omitempty"`
 	DiskReadIOPS    *float64 `json:"disk_r_iops,omitempty"`

@@ -19,6 +19,7 @@ const (
 	WAL     = "wal"
 	Lock    = "lock"
 	Driver  = "driver"
+	Host    = "host"
 	Unknown = "unknown"
 )
 
@@ -28,6 +29,12 @@ const (
 	// DriverSharePct: calibra's own CPU, as a share of the machine, above
 	// which the load generator, not the database, set the pace.
 	DriverSharePct = 25.0
+	// HostSharePct: processes outside calibra, its children and the
+	// database server used this share of the machine: another load.
+	HostSharePct = 20.0
+	// HostNoticePct: another load this large is worth a warning even when
+	// it did not decide the verdict.
+	HostNoticePct = 10.0
 	// DiskUtilPct: the device had an I/O in flight this share of the window.
 	DiskUtilPct = 80.0
 	// CPUBusyPct: all CPUs busy (100 − idle − iowait) this share of the time.
@@ -45,7 +52,7 @@ func Decide(o *results.Observe, driverPct *float64) (string, *results.Evidence) 
 	if o == nil || o.CPUBusyPct == nil {
 		return Unknown, &results.Evidence{Rule: "no observations of the window"}
 	}
-	ev := &results.Evidence{CPUBusyPct: o.CPUBusyPct, DriverCPUPct: driverPct}
+	ev := &results.Evidence{CPUBusyPct: o.CPUBusyPct, DriverCPUPct: driverPct, CPUOutsidePct: o.CPUOutsidePct}
 	if d := o.Disk; d != nil {
 		ev.DiskUtilPct, ev.DiskAwaitMs, ev.DiskReadIOPS = d.UtilPct, d.AwaitMs, d.RIOPS
 	}
@@ -64,6 +71,9 @@ func Decide(o *results.Observe, driverPct *float64) (string, *results.Evidence) 
 	case driverPct != nil && *driverPct >= DriverSharePct:
 		ev.Rule = fmt.Sprintf("calibra itself used %.0f%% of the machine (≥ %.0f%%)", *driverPct, DriverSharePct)
 		return Driver, ev
+	case o.CPUOutsidePct != nil && *o.CPUOutsidePct >= HostSharePct:
+		ev.Rule = fmt.Sprintf("processes outside calibra and the database used %.0f%% of the machine (≥ %.0f%%): another load on the host", *o.CPUOutsidePct, HostSharePct)
+		return Host, ev
 	case ev.DiskUtilPct != nil && *ev.DiskUtilPct >= DiskUtilPct:
 		ev.Rule = fmt.Sprintf("the device was busy %.0f%% of the window (≥ %.0f%%)", *ev.DiskUtilPct, DiskUtilPct)
 		return Storage, ev

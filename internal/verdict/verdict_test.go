@@ -30,6 +30,12 @@ func TestDecide(t *testing.T) {
 			nil, CPU, "CPUs were busy 95%"},
 		{"a busy device is storage, even with busy CPUs",
 			&results.Observe{CPUBusyPct: f(95), Disk: &results.ObserveDisk{UtilPct: f(99), AwaitMs: f(8)}}, nil, Storage, "device was busy 99%"},
+		// The device step: fio alone used 14% of the machine, but
+		// the CPUs were 82% busy.
+		{"another load on the host", &results.Observe{CPUBusyPct: f(81.7), CPUOutsidePct: f(66),
+			Disk: &results.ObserveDisk{UtilPct: f(85)}}, nil, Host, "outside calibra and the database used 66%"},
+		{"a little background is not another load", &results.Observe{CPUBusyPct: f(30), CPUOutsidePct: f(4),
+			Disk: &results.ObserveDisk{UtilPct: f(92)}}, nil, Storage, "device was busy 92%"},
 		{"the driver's own CPU", &results.Observe{CPUBusyPct: f(97)}, f(30), Driver, "calibra itself used 30%"},
 		{"commit flushes", &results.Observe{CPUBusyPct: f(50), DB: &results.ObserveDB{HitPct: f(99.5)},
 			Waits: waits("IO", "WALSync", 45)}, f(5), WAL, "WAL writes and syncs took 45%"},
