@@ -1,6 +1,7 @@
 package iocal
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/calibra-bench/calibra/internal/results"
@@ -83,5 +84,25 @@ func TestRowsFillOneBlockEach(t *testing.T) {
 	}
 	if string(buf[:3]) != "10\t" {
 		t.Fatalf("the first row starts %q", buf[:3])
+	}
+}
+
+// A sweep still growing at its last point asks for more jobs only when
+// more jobs could load the storage harder: not when the CPU, calibra or
+// another load already bound that point.
+func TestMoreJobsAdviceOnlyWhenTheStorageCouldTakeThem(t *testing.T) {
+	for _, c := range []struct {
+		limitedBy string
+		advises   bool
+	}{{"storage", true}, {"unknown", true}, {"cache", true}, {"cpu", false}, {"driver", false}, {"host", false}} {
+		r := &results.IOCalRandom{Points: pts([]int{1, 4}, []float64{1000, 3000}, []float64{1, 1}), MaxLatencyMs: 10}
+		r.Points[1].LimitedBy = c.limitedBy
+		r.Points[1].LimitedByEvidence = &results.Evidence{Rule: "the CPUs were busy 96%"}
+		missing := map[string]string{}
+		summarise(r, missing)
+		got := missing["random_read.saturation_jobs"]
+		if strings.Contains(got, "add more jobs") != c.advises || !c.advises && !strings.Contains(got, "limited by "+c.limitedBy) {
+			t.Errorf("last point limited by %s: %q", c.limitedBy, got)
+		}
 	}
 }

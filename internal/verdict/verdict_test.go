@@ -1,9 +1,11 @@
 package verdict
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/calibra-bench/calibra/internal/golden"
 	"github.com/calibra-bench/calibra/internal/results"
 )
 
@@ -54,4 +56,29 @@ func TestDecide(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The rules on a recorded quick study (2 cores, PostgreSQL 15): each step
+// re-decided from its whole window, and the verdict the step took from
+// its headline point.
+func TestDecideOnARecordedQuickStudy(t *testing.T) {
+	run, err := results.Load("testdata/quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, st := range run.Steps {
+		var driver *float64
+		if o, ok := st.Body.(*results.OLTP); ok && o.Driver != nil {
+			driver = &o.Driver.MachineSharePct
+		}
+		by, ev := Decide(st.Observe, driver)
+		fmt.Fprintf(&b, "%s %q window: %s: %s\n", st.Kind, st.Name, by, ev.Rule)
+		if h, ok := st.Body.(results.HeadlineLimiter); ok {
+			if by, ev, ok := h.HeadlineLimit(); ok {
+				fmt.Fprintf(&b, "%s %q headline: %s: %s\n", st.Kind, st.Name, by, ev.Rule)
+			}
+		}
+	}
+	golden.Check(t, "testdata/quick.verdicts", []byte(b.String()))
 }

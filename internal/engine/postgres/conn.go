@@ -70,13 +70,15 @@ func redactSecret(s, secret string) string {
 	return strings.ReplaceAll(s, secret, "xxxxx")
 }
 
-// Describe returns the server version and every setting not at its default.
+// Describe returns the server version and every setting not at its
+// default, each as SHOW gives it, in its real unit ("128MB", not setting
+// and unit glued into "163848kB").
 func Describe(ctx context.Context, conn *pgx.Conn) (string, map[string]string, error) {
 	var version string
 	if err := conn.QueryRow(ctx, "SHOW server_version").Scan(&version); err != nil {
 		return "", nil, err
 	}
-	rows, err := conn.Query(ctx, `SELECT name, setting || coalesce(unit, '') FROM pg_settings
+	rows, err := conn.Query(ctx, `SELECT name, current_setting(name) FROM pg_settings
 		WHERE source NOT IN ('default', 'override') AND name NOT LIKE 'lc\_%' ORDER BY name`)
 	if err != nil {
 		return "", nil, err
