@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -216,6 +217,8 @@ func (a *app) resolveStudy(ctx context.Context, cmd *cobra.Command, c *common, f
 		_ = cmd.Flags().Set("dsn", c.dsn)
 	}
 	applyTarget(cmd, c, &f, st)
+	// The study's engine settings, under --engine-setting's.
+	c.settings = maps.Clone(st.Target.EngineSettings)
 	if _, err := labParse(c.lab); err != nil {
 		p = append(p, err)
 	}
@@ -250,6 +253,9 @@ func (a *app) resolveStudy(ctx context.Context, cmd *cobra.Command, c *common, f
 	if err := dedupe(p).err(); err != nil {
 		return nil, err
 	}
+	if len(c.settings) > 0 {
+		st.Target.EngineSettings = c.settings
+	}
 	if r.yaml, err = st.Encode(); err != nil {
 		return nil, err
 	}
@@ -269,6 +275,8 @@ func applyTarget(cmd *cobra.Command, c *common, f *studyFlags, st *study.Study) 
 		{"dsn", &c.dsn, &st.Target.DSN},
 		{"db-cache", &c.dbCache, &st.Target.DBCache},
 		{"lab", &c.lab, &st.Target.Lab},
+		{"pg-bin", &c.pgBin, &st.Target.PGBin},
+		{"wal-path", &c.walPath, &st.Target.WALPath},
 		{"os-cache-limit", &f.osCacheLimit, &st.Target.OSCacheLimit},
 	}
 	for _, fd := range fields {

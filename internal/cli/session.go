@@ -45,6 +45,11 @@ type common struct {
 	json                            bool
 	pgBin, runAs, dbCache           string
 	lab                             string // an emulated storage stack to build under path (cli/lab.go)
+	walPath                         string
+	// engineSettings are --engine-setting KEY=VALUE as given; settings the
+	// parsed map, with a study's engine_settings under them.
+	engineSettings []string
+	settings       map[string]string
 }
 
 func (c *common) register(cmd *cobra.Command) {
@@ -60,6 +65,8 @@ func (c *common) register(cmd *cobra.Command) {
 	f.StringVar(&c.pgBin, "pg-bin", "", "directory of the PostgreSQL server binaries (default: pg_config --bindir, /usr/lib/postgresql/*/bin, PATH)")
 	f.StringVar(&c.runAs, "run-as", "", "unprivileged account that runs the managed server when calibra runs as root (default postgres)")
 	f.StringVar(&c.dbCache, "db-cache", postgres.DefaultDBCache, "database cache of the managed instance (shared_buffers), e.g. 256MB or 8GB")
+	f.StringVar(&c.walPath, "wal-path", "", "directory on other storage for the managed instance's WAL (initdb --waldir), as the studies put redo on its own disks")
+	f.StringArrayVar(&c.engineSettings, "engine-setting", nil, "a server setting of the managed instance over calibra's defaults, KEY=VALUE, repeatable (e.g. io_method=worker on PostgreSQL 18); recorded in meta.engine.settings")
 	f.StringVar(&c.lab, "lab", "", "build emulated storage under --path and run on it: hdd, hdd+flash-cache, throttled:read_iops=N ('calibra lab --help')")
 }
 
@@ -74,6 +81,7 @@ func (p problems) err() error { return errors.Join(p...) }
 
 func (c *common) validate(p *problems) {
 	c.readDSNFile(p)
+	c.parseEngineSettings(p)
 	switch c.progress {
 	case progress.Auto, progress.Plain, progress.None:
 	default:
@@ -90,6 +98,39 @@ func (c *common) validate(p *problems) {
 			p.add("give 128kB or more, such as 256MB", "--db-cache %s is below PostgreSQL's minimum of 128kB", c.dbCache)
 		case mem > 0 && bytes >= mem:
 			p.add("give less than the machine's memory", "--db-cache %s is more than this machine's %s of memory", c.dbCache, humanBytes(mem))
+		}
+	}
+}
+
+// parseEngineSettings reads --engine-setting KEY=VALUE over the study's
+// settings, refusing the ones calibra owns (its access and its files) and
+// any setting for a server calibra does not manage.
+func (c *common) parseEngineSettings(p *problems) {
+	if c.settings == nil {
+		c.settings = map[string]string{}
+	}
+	for _, kv := range c.engineSettings {
+		k, v, ok := strings.Cut(kv, "=")
+		if k = strings.TrimSpace(k); !ok || k == "" {
+			p.add("write it as KEY=VALUE, e.g. --engine-setting io_method=worker", "--engine-setting %q is not KEY=VALUE", kv)
+			continue
+		}
+		c.settings[k] = strings.TrimSpace(v)
+	}
+	for k := range c.settings {
+		if slices.Contains(postgres.ManagedSettings, k) {
+			p.add("leave it to calibra, which keeps the managed instance reachable only through its private socket", "the engine setting %s is calibra's own", k)
+		}
+	}
+	if c.dsn != "" && len(c.settings) > 0 {
+		p.add("set it on that server yourself, or drop --dsn to use the managed instance", "engine settings apply to the managed instance only, not to a --dsn server")
+	}
+	if c.dsn != "" && c.walPath != "" {
+		p.add("drop --wal-path, or drop --dsn to use the managed instance", "--wal-path places the managed instance's WAL, not a --dsn server's")
+	}
+	if c.walPath != "" {
+		if st, err := os.Stat(c.walPath); err != nil || !st.IsDir() {
+			p.add("create it, or name an existing directory on the WAL's storage", "--wal-path %s is not a directory", c.walPath)
 		}
 	}
 }
@@ -300,7 +341,8 @@ func (a *app) runSession(cmd *cobra.Command, c *common, needs sessionNeeds, body
 	if needs.database {
 		var err error
 		target, err = postgres.Prepare(ctx, postgres.TargetConfig{DSN: c.dsn, Path: c.path, PGBin: c.pgBin,
-			RunAs: c.runAs, DBCache: c.dbCache, MaxConnections: needs.maxConns, Cgroup: cg})
+			RunAs: c.runAs, DBCache: c.dbCache, MaxConnections: needs.maxConns, Cgroup: cg,
+			Settings: c.settings, WALPath: c.walPath})
 		if err != nil {
 			return err
 		}
@@ -327,6 +369,10 @@ func (a *app) runSession(cmd *cobra.Command, c *common, needs sessionNeeds, body
 		storage = *needs.storage
 	case c.dsn == "" || !needs.database:
 		storage = observe.Storage(c.path)
+	}
+	if c.walPath != "" && c.dsn == "" && needs.database {
+		wal := observe.Storage(c.walPath)
+		storage.WAL = &wal
 	}
 	run := &results.Run{StartedAt: started, Meta: results.Meta{ToolVersion: Version, Command: command,
 		Label: c.label, Seed: c.seed, Host: observe.Host(), Storage: storage, Study: needs.study, Limits: applied}}
@@ -417,6 +463,9 @@ func (a *app) runTarget(ctx context.Context, s *session, body stepFunc) error {
 // run anyway and say why.
 func (s *session) observed(ctx context.Context, body stepFunc) error {
 	cfg := observe.Config{Path: s.path}
+	if s.target != nil && s.target.Managed != nil {
+		cfg.WALPath = s.target.Managed.WALDir()
+	}
 	if s.target != nil {
 		cfg.DB, cfg.Database = s.target.ObserveConn()
 	}

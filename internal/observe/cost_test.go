@@ -23,7 +23,7 @@ func TestSamplerCost(t *testing.T) {
 	if err != nil {
 		t.Skip("set CALIBRA_OBSERVE_COST=30s to measure the sampler's cost")
 	}
-	target, _ := startPostgres(t)
+	target, _ := startPostgres(t, "")
 	ctx := context.Background()
 	s, err := Start(ctx, Config{Path: target.Managed.DataDir, DB: target.ConnConfig()})
 	if err != nil {

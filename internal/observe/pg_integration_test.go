@@ -3,6 +3,7 @@ package observe
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -18,7 +19,7 @@ import (
 
 // startPostgres starts a throwaway managed instance, or skips when no
 // server is installed unless CALIBRA_TEST_REQUIRE names postgres.
-func startPostgres(t *testing.T) (*postgres.Target, *proc.Group) {
+func startPostgres(t *testing.T, pgBin string) (*postgres.Target, *proc.Group) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a real PostgreSQL; run without -short")
@@ -40,7 +41,7 @@ func startPostgres(t *testing.T) (*postgres.Target, *proc.Group) {
 	}
 	group := proc.NewGroup()
 	t.Cleanup(func() { group.StopAll(time.Minute) })
-	target, err := postgres.Prepare(context.Background(), postgres.TargetConfig{Path: path})
+	target, err := postgres.Prepare(context.Background(), postgres.TargetConfig{Path: path, PGBin: pgBin})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,8 +55,23 @@ func startPostgres(t *testing.T) (*postgres.Target, *proc.Group) {
 // TestSamplerOnPostgreSQL runs known load on a real server: sessions that
 // sleep (Timeout:PgSleep), one that spins on CPU and one that commits
 // (WAL writes and syncs), and checks the window sees each.
+// It runs on every server version installed (Debian's 15, the relocatable
+// 18 .ci/setup adds): 16+ read pg_stat_io, 18 its WAL rows too.
 func TestSamplerOnPostgreSQL(t *testing.T) {
-	target, _ := startPostgres(t)
+	builds := postgres.Installed()
+	if strings.Contains(os.Getenv("CALIBRA_TEST_REQUIRE"), "postgres18") && (len(builds) == 0 || builds[0].Major < 18) {
+		t.Fatalf("PostgreSQL 18 is required here (.ci/setup installs it under /opt/calibra): found %v", builds)
+	}
+	if len(builds) == 0 {
+		builds = []postgres.Binaries{{}} // startPostgres skips or fails with the reason
+	}
+	for _, b := range builds {
+		t.Run(fmt.Sprintf("postgresql%d", b.Major), func(t *testing.T) { samplerOnPostgreSQL(t, b.Dir) })
+	}
+}
+
+func samplerOnPostgreSQL(t *testing.T, pgBin string) {
+	target, _ := startPostgres(t, pgBin)
 	ctx := context.Background()
 	// Connected to postgres, observing calibra: the sampler never holds the
 	// observed database open.
@@ -144,6 +160,14 @@ func TestSamplerOnPostgreSQL(t *testing.T) {
 	if err := conns[0].QueryRow(ctx, "SELECT current_setting('server_version_num')::int").Scan(&version); err != nil {
 		t.Fatal(err)
 	}
+	if version >= 160000 && o.DB.ClientReads == nil {
+		t.Errorf("server %d: pg_stat_io's client reads not measured: %v", version, o.Missing["db.client_reads"])
+	}
+	for _, w := range o.Waits {
+		if strings.EqualFold(w.Event, "WALSync") && w.AvgMs == nil {
+			t.Errorf("server %d: the %s wait has no mean latency", version, w.Event)
+		}
+	}
 	// What the server cannot give is said once for the run, not in every
 	// window.
 	if limits := s.EngineLimits(); (version < 160000) != (limits["db.client_reads"] != "") || o.Missing["db.client_reads"] != "" {
@@ -184,7 +208,7 @@ func TestSamplerOnPostgreSQL(t *testing.T) {
 // to postgres instead, so that its polls never count in the observed
 // database; and the polls a restart by calibra breaks are not failures.
 func TestSamplerStaysOutsideAndSitsOutRestarts(t *testing.T) {
-	target, group := startPostgres(t)
+	target, group := startPostgres(t, "")
 	ctx := context.Background()
 	s, err := Start(ctx, Config{Path: target.Managed.DataDir, DB: target.ConnConfig()})
 	if err != nil {

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,6 +23,9 @@ type Config struct {
 	// Path is the storage under test: the block device under it is the one
 	// whose counters are read.
 	Path string
+	// WALPath, when set, is where the database's WAL lives: its device's
+	// counters are read apart (Observe.WALDisk) unless it is Path's.
+	WALPath string
 	// Proc and Sys are the roots of procfs and sysfs ("/proc", "/sys" when
 	// empty); tests point them at recorded files.
 	Proc, Sys string
@@ -49,10 +54,11 @@ type Config struct {
 // keeps every reading in memory: about 0.5 KB a second of OS and counter
 // readings, plus a few bytes per wait poll.
 type Sampler struct {
-	cfg     Config
-	devices []string
-	static  map[string]string // why a metric cannot be measured at all here
-	pg      *pgObserver
+	cfg        Config
+	devices    []string
+	walDevices []string          // empty when the WAL shares the data's device
+	static     map[string]string // why a metric cannot be measured at all here
+	pg         *pgObserver
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -70,6 +76,7 @@ type reading struct {
 	at      time.Time
 	tick    bool // taken by the Interval loop, not by Edge
 	os      osCounters
+	walDisk *diskCounters // nil without a WAL device of its own
 	db      *pgCounters
 	outside []outsideProc // nil when the processes could not be read
 }
@@ -118,6 +125,16 @@ func Start(ctx context.Context, cfg Config) (*Sampler, error) {
 		s.static["disk"] = err.Error()
 	} else {
 		s.devices = []string{dev}
+	}
+	if cfg.WALPath != "" && len(s.devices) > 0 {
+		switch dev, err := blockDevice(cfg.Proc, cfg.Sys, absPath(cfg.WALPath)); {
+		case err != nil:
+			s.static["wal_disk"] = err.Error()
+		case dev == s.devices[0]:
+			s.static["wal_disk"] = "the WAL is on the data's device (" + dev + "): disk holds both"
+		default:
+			s.walDevices = []string{dev}
+		}
 	}
 	if first := readOS(cfg.Proc, s.devices); first.cpu == nil {
 		return nil, fmt.Errorf("start the OS sampler: %s", first.missing["cpu"])
@@ -201,6 +218,9 @@ func (s *Sampler) Edge() time.Time {
 
 func (s *Sampler) take(tick bool) time.Time {
 	r := reading{at: time.Now(), tick: tick, os: readOS(s.cfg.Proc, s.devices)}
+	if len(s.walDevices) > 0 {
+		r.walDisk, _ = readDisks(filepath.Join(s.cfg.Proc, "diskstats"), s.walDevices)
+	}
 	if procs, err := readProcs(s.cfg.Proc); err == nil && len(procs) > 0 {
 		r.outside = outside(procs, s.cfg.Roots)
 		if r.outside == nil {
@@ -321,6 +341,14 @@ func (s *Sampler) between(a, b reading, polls []waitPoll) *results.Observe {
 		return o
 	}
 	osRates(a.os, b.os, o.WindowS, o)
+	if len(s.walDevices) > 0 {
+		o.WALDevices = slices.Clone(s.walDevices)
+		if a.walDisk != nil && b.walDisk != nil {
+			o.WALDisk = diskRates(*a.walDisk, *b.walDisk, o.WindowS, o.Missing)
+		} else {
+			o.Missing["wal_disk"] = "the WAL device's counters could not be read"
+		}
+	}
 	switch {
 	case a.outside == nil || b.outside == nil:
 		o.Missing["cpu_outside_pct"] = "the processes under " + s.cfg.Proc + " could not be read"
@@ -398,20 +426,21 @@ func (s *Sampler) aggregateWaits(polls []waitPoll, db *results.ObserveDB, missin
 
 // eventLatency is the mean latency of one wait where the counters give it.
 // For data-file reads pg_stat_io's client-backend figure is preferred: it
-// counts exactly the backends the wait samples see.
+// counts exactly the backends the wait samples see. PostgreSQL 17 renamed
+// the events in CamelCase (WALSync became WalSync): case does not matter.
 func eventLatency(key waitKey, db *results.ObserveDB) *float64 {
 	if key.class != "IO" {
 		return nil
 	}
-	switch key.event {
-	case "DataFileRead":
+	switch strings.ToLower(key.event) {
+	case "datafileread":
 		if db.ClientReadAvgMs != nil {
 			return db.ClientReadAvgMs
 		}
 		return db.DataFileReadAvgMs
-	case "WALWrite":
+	case "walwrite":
 		return db.WALWriteAvgMs
-	case "WALSync":
+	case "walsync":
 		return db.WALSyncAvgMs
 	}
 	return nil

@@ -26,13 +26,21 @@ const DefaultParent = "calibra-runs"
 
 var unsafeLabel = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
-// DefaultPath names a run directory by its UTC start time and label.
+// DefaultPath names a run directory by its UTC start time and label; a
+// second command started in the same second gets "-2" (then "-3"...), so
+// scripted runs never collide.
 func DefaultPath(start time.Time, label string) string {
 	name := start.UTC().Format("20060102T150405Z")
 	if l := unsafeLabel.ReplaceAllString(label, "-"); l != "" {
 		name += "_" + l
 	}
-	return filepath.Join(DefaultParent, name)
+	path := filepath.Join(DefaultParent, name)
+	for n := 2; ; n++ {
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			return path
+		}
+		path = filepath.Join(DefaultParent, fmt.Sprintf("%s-%d", name, n))
+	}
 }
 
 // Create makes a new run directory at path and writes an initial results.json

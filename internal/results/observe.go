@@ -31,6 +31,10 @@ type Observe struct {
 	// make up Disk (kernel names, as in /proc/diskstats).
 	Devices []string     `json:"devices,omitempty"`
 	Disk    *ObserveDisk `json:"disk,omitempty"`
+	// WALDevices and WALDisk are the WAL's storage when it has a device of
+	// its own (--wal-path); when it shares the data's, Missing says so.
+	WALDevices []string     `json:"wal_devices,omitempty"`
+	WALDisk    *ObserveDisk `json:"wal_disk,omitempty"`
 
 	// IOPressure is /proc/pressure/io: the share of the window in which some
 	// (or all non-idle) tasks were stalled on I/O.

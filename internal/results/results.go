@@ -68,6 +68,9 @@ type Storage struct {
 	FS     string `json:"fs"`
 	Device string `json:"device"`
 	Lab    *Lab   `json:"lab,omitempty"` // the emulated stack, when calibra built one
+	// WAL is the storage of the managed instance's WAL when --wal-path put
+	// it apart from the data.
+	WAL *Storage `json:"wal,omitempty"`
 }
 
 // Engine is the database under test.

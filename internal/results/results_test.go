@@ -97,3 +97,17 @@ func TestRampSaysWhenTheSLAWasNotReached(t *testing.T) {
 		t.Errorf("stop reason %q", got)
 	}
 }
+
+// Two commands started in the same second get two run directories.
+func TestDefaultPathNeverReusesARunDirectory(t *testing.T) {
+	t.Chdir(t.TempDir())
+	at := time.Date(2026, 11, 22, 18, 47, 9, 0, time.UTC)
+	first := DefaultPath(at, "x")
+	if _, err := Create(first, &Run{}); err != nil {
+		t.Fatal(err)
+	}
+	second := DefaultPath(at, "x")
+	if second == first || filepath.Base(second) != "20261122T184709Z_x-2" {
+		t.Fatalf("second path %s, first %s", second, first)
+	}
+}

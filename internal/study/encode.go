@@ -1,6 +1,8 @@
 package study
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,6 +26,15 @@ func (s *Study) Encode() ([]byte, error) {
 	addString(t, "dsn", secret.RedactDSN(s.Target.DSN))
 	addString(t, "db_cache", s.Target.DBCache)
 	addString(t, "lab", s.Target.Lab)
+	addString(t, "pg_bin", s.Target.PGBin)
+	addString(t, "wal_path", s.Target.WALPath)
+	if len(s.Target.EngineSettings) > 0 {
+		m := mapping()
+		for _, k := range slices.Sorted(maps.Keys(s.Target.EngineSettings)) {
+			add(m, k, scalar(s.Target.EngineSettings[k]))
+		}
+		add(t, "engine_settings", m)
+	}
 	addString(t, "os_cache_limit", s.Target.OSCacheLimit)
 	if l := s.Target.StorageLimit; !l.IsZero() {
 		m := mapping()

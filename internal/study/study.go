@@ -35,12 +35,17 @@ type Study struct {
 
 // Target is where the study runs and the limits it runs under.
 type Target struct {
-	Path         string
-	DSN          string
-	DBCache      string // shared_buffers of the managed instance
-	Lab          string // an emulated storage stack built under Path (internal/lab)
-	OSCacheLimit string // memory cgroup bound on the server's page cache
-	StorageLimit StorageLimit
+	Path    string
+	DSN     string
+	DBCache string // shared_buffers of the managed instance
+	Lab     string // an emulated storage stack built under Path (internal/lab)
+	PGBin   string // the PostgreSQL server binaries of the managed instance
+	WALPath string // storage for the managed instance's WAL, apart from Path
+	// EngineSettings are server settings over calibra's defaults, e.g.
+	// io_method: worker; recorded, and refused when the server refuses them.
+	EngineSettings map[string]string
+	OSCacheLimit   string // memory cgroup bound on the server's page cache
+	StorageLimit   StorageLimit
 	// LimitsOptional lets the study run, marked, when a limit cannot be
 	// applied; otherwise that is an error.
 	LimitsOptional bool
@@ -234,10 +239,22 @@ func (p *parser) bool(n *yaml.Node) bool {
 
 func (p *parser) target(n *yaml.Node, t *Target) {
 	p.mapping(n, "target", map[string]func(v *yaml.Node){
-		"path":            func(v *yaml.Node) { t.Path = p.str(v) },
-		"dsn":             func(v *yaml.Node) { t.DSN = p.str(v) },
-		"db_cache":        func(v *yaml.Node) { t.DBCache = p.str(v) },
-		"lab":             func(v *yaml.Node) { t.Lab = p.str(v) },
+		"path":     func(v *yaml.Node) { t.Path = p.str(v) },
+		"dsn":      func(v *yaml.Node) { t.DSN = p.str(v) },
+		"db_cache": func(v *yaml.Node) { t.DBCache = p.str(v) },
+		"lab":      func(v *yaml.Node) { t.Lab = p.str(v) },
+		"pg_bin":   func(v *yaml.Node) { t.PGBin = p.str(v) },
+		"wal_path": func(v *yaml.Node) { t.WALPath = p.str(v) },
+		"engine_settings": func(v *yaml.Node) {
+			if v.Kind != yaml.MappingNode {
+				p.add(p.pos(v), "write it as a mapping, e.g. engine_settings: {io_method: worker}", "engine_settings is not a mapping")
+				return
+			}
+			t.EngineSettings = map[string]string{}
+			for i := 0; i+1 < len(v.Content); i += 2 {
+				t.EngineSettings[v.Content[i].Value] = p.str(v.Content[i+1])
+			}
+		},
 		"os_cache_limit":  func(v *yaml.Node) { t.OSCacheLimit = p.str(v) },
 		"limits_optional": func(v *yaml.Node) { t.LimitsOptional = p.bool(v) },
 		"storage_limit": func(v *yaml.Node) {

@@ -2,6 +2,7 @@ package study
 
 import (
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -61,8 +62,9 @@ func TestParseRefusesBrokenYAMLAndEmptyFiles(t *testing.T) {
 func TestEncodeRoundTrips(t *testing.T) {
 	cold := false
 	s := &Study{Version: 1, Name: "x", Description: "two\nlines", ColdStart: true,
-		Target: Target{Path: "/mnt/a", DBCache: "1GB", OSCacheLimit: "2GiB", StorageLimit: StorageLimit{ReadIOPS: 5000, WriteMBPS: 100}, LimitsOptional: true},
-		Steps:  []Step{{Kind: "oltp", Name: "timed", Repeat: 3, ColdStart: &cold, Params: []Param{{Key: "users", Value: "8"}, {Key: "keying_thinking", Value: "off"}, {Key: "specs", Value: "4k-randread,1m-seqread"}}}},
+		Target: Target{Path: "/mnt/a", DBCache: "1GB", OSCacheLimit: "2GiB", StorageLimit: StorageLimit{ReadIOPS: 5000, WriteMBPS: 100}, LimitsOptional: true,
+			PGBin: "/opt/pg18/bin", WALPath: "/mnt/wal", EngineSettings: map[string]string{"io_method": "worker", "io_workers": "6"}},
+		Steps: []Step{{Kind: "oltp", Name: "timed", Repeat: 3, ColdStart: &cold, Params: []Param{{Key: "users", Value: "8"}, {Key: "keying_thinking", Value: "off"}, {Key: "specs", Value: "4k-randread,1m-seqread"}}}},
 	}
 	th, err := ParseThreshold("oltp.nopm >= 20000")
 	if err != nil {
@@ -84,7 +86,7 @@ func TestEncodeRoundTrips(t *testing.T) {
 	if string(again) != string(data) {
 		t.Errorf("round trip differs:\n%s\n---\n%s", data, again)
 	}
-	if back.Target != s.Target || back.Steps[0].Repeat != 3 || *back.Steps[0].ColdStart || back.Thresholds[0].Value != 20000 {
+	if !reflect.DeepEqual(back.Target, s.Target) || back.Steps[0].Repeat != 3 || *back.Steps[0].ColdStart || back.Thresholds[0].Value != 20000 {
 		t.Errorf("read back %+v", back)
 	}
 }

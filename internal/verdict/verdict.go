@@ -108,7 +108,7 @@ func topWait(waits []results.Wait) (string, float64) {
 		switch {
 		case class == "CPU":
 			continue
-		case class == "IO" && strings.HasPrefix(w.Event, "WAL"):
+		case class == "IO" && strings.HasPrefix(strings.ToUpper(w.Event), "WAL"): // WalSync from 17
 			class = "WAL"
 		}
 		shares[class] += w.SharePct

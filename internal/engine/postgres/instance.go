@@ -43,6 +43,12 @@ type InstanceConfig struct {
 	MaxConnections int
 	LogFile        string         // server log, in the run directory
 	Cgroup         *limits.Cgroup // holds the server when set (cache and I/O limits)
+	// Settings are the study's engine settings (engine_settings,
+	// --engine-setting), over calibra's defaults.
+	Settings map[string]string
+	// WALPath, when set, is the storage the WAL goes on (initdb --waldir),
+	// apart from the data.
+	WALPath string
 }
 
 // Instance is a throwaway PostgreSQL server calibra creates, starts and stops
@@ -89,8 +95,18 @@ func NewInstance(cfg InstanceConfig) (*Instance, error) {
 		if err := checkReachable(cfg.Path, in.uid, in.gid); err != nil {
 			return nil, err
 		}
+		if cfg.WALPath != "" {
+			if err := checkReachable(cfg.WALPath, in.uid, in.gid); err != nil {
+				return nil, err
+			}
+		}
 	}
-	return in, nil
+	if cfg.WALPath != "" {
+		if in.cfg.WALPath, err = filepath.Abs(cfg.WALPath); err != nil {
+			return nil, err
+		}
+	}
+	return in, in.checkWAL()
 }
 
 // checkReachable verifies that the account can traverse every directory
@@ -120,6 +136,37 @@ func checkReachable(path string, uid, gid int) error {
 	}
 }
 
+// WALDirName is the WAL directory calibra makes under --wal-path.
+const WALDirName = "calibra-wal"
+
+// WALDir is where the instance's WAL lives: under --wal-path when given,
+// else pg_wal inside the data directory.
+func (in *Instance) WALDir() string {
+	if in.cfg.WALPath != "" {
+		return filepath.Join(in.cfg.WALPath, WALDirName)
+	}
+	return in.defaultWALDir()
+}
+
+func (in *Instance) defaultWALDir() string { return filepath.Join(in.DataDir, "pg_wal") }
+
+// checkWAL refuses an existing data directory whose WAL is not where the
+// command asks: moving it would be a rebuild, not a setting.
+func (in *Instance) checkWAL() error {
+	if !in.Exists() {
+		return nil
+	}
+	where := in.defaultWALDir()
+	if target, err := os.Readlink(where); err == nil {
+		where = target
+	}
+	if !samePath(where, in.WALDir()) {
+		return fault.Input(fmt.Sprintf("run 'calibra clean --path %s' to rebuild it with its WAL where you ask, or give --wal-path %s", in.cfg.Path, filepath.Dir(where)),
+			"the data directory %s keeps its WAL in %s, not %s", in.DataDir, where, in.WALDir())
+	}
+	return nil
+}
+
 // initialisedMarker is written once initdb has succeeded: a data directory
 // without it is the remains of an interrupted initdb, to be made anew.
 const initialisedMarker = "calibra-initialised"
@@ -142,8 +189,22 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 	if err := in.chown(in.DataDir); err != nil {
 		return err
 	}
-	cmd := exec.Command(in.cfg.Bin.Path("initdb"),
-		"-D", in.DataDir, "-U", Superuser, "--auth-local=peer", "--auth-host=reject", "--encoding=UTF8", "--locale=C", "--no-sync")
+	args := []string{"-D", in.DataDir, "-U", Superuser, "--auth-local=peer", "--auth-host=reject", "--encoding=UTF8", "--locale=C", "--no-sync"}
+	if wal := in.WALDir(); wal != in.defaultWALDir() {
+		// initdb takes an existing empty directory; the account may not
+		// be allowed to create one under the user's path.
+		if err := os.RemoveAll(wal); err != nil {
+			return fmt.Errorf("clear %s: %w", wal, err)
+		}
+		if err := os.MkdirAll(wal, 0o700); err != nil {
+			return fmt.Errorf("create %s: %w", wal, err)
+		}
+		if err := in.chown(wal); err != nil {
+			return err
+		}
+		args = append(args, "--waldir="+wal)
+	}
+	cmd := exec.Command(in.cfg.Bin.Path("initdb"), args...)
 	out, err := in.runAs(ctx, group, "initdb", cmd)
 	if err != nil {
 		return fmt.Errorf("initdb into %s: %w: %s", in.DataDir, err, lastLines(out, 1))
@@ -223,10 +284,43 @@ func (in *Instance) Settings() map[string]string {
 	if in.cfg.Bin.Major >= 14 {
 		s["track_wal_io_timing"] = "on"
 	}
+	for k, v := range in.cfg.Settings {
+		s[k] = v
+	}
 	for k, v := range in.Overrides {
 		s[k] = v
 	}
 	return s
+}
+
+// ManagedSettings are the settings calibra itself owns on the managed
+// instance: its access (no TCP listener, a private socket) and its files.
+// A study cannot set them.
+var ManagedSettings = []string{"listen_addresses", "port", "unix_socket_directories", "unix_socket_permissions",
+	"unix_socket_group", "hba_file", "ident_file", "data_directory", "config_file", "logging_collector", "shared_preload_libraries"}
+
+// refusedSetting finds, in the server's last words, the line that refuses
+// one of the study's settings: the setting and the server's reason.
+func (in *Instance) refusedSetting(startErr string) (key, why string, ok bool) {
+	lines := strings.FieldsFunc(strings.ReplaceAll(startErr, " | ", "\n"), func(r rune) bool { return r == '\n' })
+	for i, line := range lines {
+		for k := range in.cfg.Settings {
+			if !strings.Contains(line, `parameter "`+k+`"`) {
+				continue
+			}
+			if _, after, found := strings.Cut(line, "FATAL:"); found {
+				line = after
+			}
+			why = strings.TrimSpace(line)
+			if i+1 < len(lines) {
+				if _, hint, found := strings.Cut(lines[i+1], "HINT:"); found {
+					why += " (" + strings.TrimSuffix(strings.TrimSpace(hint), ".") + ")"
+				}
+			}
+			return k, why, true
+		}
+	}
+	return "", "", false
 }
 
 // DefaultDBCache is shared_buffers when the study does not say.
@@ -258,6 +352,12 @@ func (in *Instance) Start(ctx context.Context, group *proc.Group) error {
 			return err
 		}
 		err = in.startOnce(ctx, group)
+		if err != nil {
+			if k, why, ok := in.refusedSetting(err.Error()); ok {
+				return fault.Input("fix or remove that engine setting (PostgreSQL "+in.cfg.Bin.Version+"'s documentation lists its settings)",
+					"PostgreSQL %s refused the engine setting %s=%s: %s", in.cfg.Bin.Version, k, in.cfg.Settings[k], why)
+			}
+		}
 		if err == nil || attempt == 2 || ctx.Err() != nil || !strings.Contains(err.Error(), "could not bind") {
 			return err
 		}
@@ -473,7 +573,18 @@ func Remove(path string) (bool, error) {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
-	return true, os.RemoveAll(in.DataDir)
+	// WAL that --wal-path put on other storage goes with its data.
+	var wal string
+	if target, err := os.Readlink(in.defaultWALDir()); err == nil && filepath.Base(target) == WALDirName {
+		wal = target
+	}
+	if err := os.RemoveAll(in.DataDir); err != nil {
+		return true, err
+	}
+	if wal != "" {
+		return true, os.RemoveAll(wal)
+	}
+	return true, nil
 }
 
 func freePort() (int, error) {

@@ -29,6 +29,9 @@ type TargetConfig struct {
 	// Cgroup, when set, holds the managed server: its memory (and so its
 	// page cache) and its I/O are bounded by it.
 	Cgroup *limits.Cgroup
+	// Settings and WALPath: see InstanceConfig.
+	Settings map[string]string
+	WALPath  string
 }
 
 // Target is the database calibra measures, managed or not.
@@ -64,8 +67,11 @@ func Prepare(ctx context.Context, cfg TargetConfig) (*Target, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := bin.CheckSettingNames(cfg.Settings); err != nil {
+		return nil, err
+	}
 	in, err := NewInstance(InstanceConfig{Path: cfg.Path, Bin: bin, RunAs: cfg.RunAs, DBCache: cfg.DBCache,
-		MaxConnections: cfg.MaxConnections, LogFile: cfg.ServerLog, Cgroup: cfg.Cgroup})
+		MaxConnections: cfg.MaxConnections, LogFile: cfg.ServerLog, Cgroup: cfg.Cgroup, Settings: cfg.Settings, WALPath: cfg.WALPath})
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os/exec"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -81,5 +82,22 @@ func TestASamplerSeesAnotherLoadOnTheHost(t *testing.T) {
 	// machine takes from it.
 	if want := 100 / float64(runtime.NumCPU()) / 2; *o.CPUOutsidePct < want {
 		t.Fatalf("cpu_outside_pct = %.1f with one CPU spinning outside the workload, want ≥ %.1f", *o.CPUOutsidePct, want)
+	}
+}
+
+// WAL on the data's own device is said, not counted twice.
+func TestWALOnTheDataDeviceIsSaid(t *testing.T) {
+	data, wal := t.TempDir(), t.TempDir()
+	s, err := Start(context.Background(), Config{Path: data, WALPath: wal, Interval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	o := s.Window(s.Edge(), s.Edge())
+	if len(o.Devices) == 0 {
+		t.Skipf("no block device under %s: %v", data, o.Missing["disk"])
+	}
+	if o.WALDisk != nil || !strings.Contains(o.Missing["wal_disk"], "the WAL is on the data's device") {
+		t.Fatalf("wal_disk %+v, missing %q", o.WALDisk, o.Missing["wal_disk"])
 	}
 }
