@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -111,9 +112,13 @@ func (a *app) runCommand() *cobra.Command {
   calibra run --study mystudy.yaml --threshold 'oltp.nopm > 20000'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := a.resolveStudy(cmd.Context(), cmd, &c, f)
+			flags := c // as given, before a resolution fills it in
+			r, err := a.resolveStudy(cmd.Context(), cmd, &c, f, nil)
 			if err != nil {
 				return err
+			}
+			if len(r.study.Variants) > 0 {
+				return a.runVariants(cmd, flags, c.path, f, r.study.Variants)
 			}
 			needs := r.needs()
 			return a.runSession(cmd, &c, needs, r.body(a))
@@ -136,7 +141,7 @@ func (a *app) planCommand() *cobra.Command {
   calibra run --study my.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := a.resolveStudy(cmd.Context(), cmd, &c, f)
+			r, err := a.resolveStudy(cmd.Context(), cmd, &c, f, nil)
 			if err != nil {
 				return err
 			}
@@ -180,8 +185,10 @@ func (a *app) layers() map[string]newLayer {
 }
 
 // resolveStudy reads the study, applies the environment and the flags,
-// and plans every step, reporting every problem at once.
-func (a *app) resolveStudy(ctx context.Context, cmd *cobra.Command, c *common, f studyFlags) (*resolved, error) {
+// and plans every step, reporting every problem at once. With a variant,
+// it resolves the study as that variant runs: its target settings over
+// the study's (flags still win), under PATH/NAME, labelled with its name.
+func (a *app) resolveStudy(ctx context.Context, cmd *cobra.Command, c *common, f studyFlags, variant *study.Variant) (*resolved, error) {
 	if f.preset != "" && f.file != "" {
 		return nil, fault.Input("give one of them", "--preset and --study both choose the study")
 	}
@@ -216,7 +223,16 @@ func (a *app) resolveStudy(ctx context.Context, cmd *cobra.Command, c *common, f
 	if c.readDSNFile(&p); c.dsnFile != "" && c.dsn != "" {
 		_ = cmd.Flags().Set("dsn", c.dsn)
 	}
+	if variant != nil {
+		st.Target = variant.Apply(st.Target)
+	}
 	applyTarget(cmd, c, &f, st)
+	if variant != nil {
+		c.path = filepath.Join(c.path, variant.Name)
+		st.Target.Path, st.Variants = c.path, nil
+		st.Name = strings.TrimSpace(st.Name + " " + variant.Name)
+		c.label = strings.Trim(c.label+"-"+variant.Name, "-")
+	}
 	// The study's engine settings, under --engine-setting's.
 	c.settings = maps.Clone(st.Target.EngineSettings)
 	if _, err := labParse(c.lab); err != nil {

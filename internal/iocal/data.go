@@ -159,10 +159,39 @@ func describe(ctx context.Context, conn *pgx.Conn, blockSize, tables int) (*data
 		if err := conn.QueryRow(ctx, "SELECT pg_relation_size($1)", dataTable(k)).Scan(&bytes); err != nil {
 			return nil, err
 		}
-		d.blocks = append(d.blocks, bytes/int64(blockSize))
-		d.total += bytes / int64(blockSize)
+		n, err := blocksWithRows(ctx, conn, dataTable(k), bytes/int64(blockSize))
+		if err != nil {
+			return nil, err
+		}
+		d.blocks = append(d.blocks, n)
+		d.total += n
 	}
 	return d, nil
+}
+
+// blocksWithRows counts a table's blocks up to the last that holds a row:
+// PostgreSQL 16+ extends a relation by many blocks at once during COPY, so
+// its last blocks may be empty, and a random read there would find
+// nothing. A TID range scan reads only the table's tail.
+func blocksWithRows(ctx context.Context, conn *pgx.Conn, table string, size int64) (int64, error) {
+	for back := int64(64); ; back *= 8 {
+		from := max(size-back, 0)
+		var last *string
+		q := fmt.Sprintf("SELECT max(ctid)::text FROM %s WHERE ctid >= '(%d,0)'::tid", table, from)
+		if err := conn.QueryRow(ctx, q).Scan(&last); err != nil {
+			return 0, fmt.Errorf("find the last block of %s: %w", table, err)
+		}
+		if last != nil {
+			var block, item int64
+			if _, err := fmt.Sscanf(*last, "(%d,%d)", &block, &item); err != nil {
+				return 0, fmt.Errorf("read the ctid %q of %s: %w", *last, table, err)
+			}
+			return block + 1, nil
+		}
+		if from == 0 {
+			return 0, nil
+		}
+	}
 }
 
 // parallel runs f(0..n-1) at once and joins their errors.

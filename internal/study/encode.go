@@ -21,38 +21,18 @@ func (s *Study) Encode() ([]byte, error) {
 	if s.Description != "" {
 		add(root, "description", scalar(s.Description))
 	}
-	t := mapping()
-	addString(t, "path", s.Target.Path)
-	addString(t, "dsn", secret.RedactDSN(s.Target.DSN))
-	addString(t, "db_cache", s.Target.DBCache)
-	addString(t, "lab", s.Target.Lab)
-	addString(t, "pg_bin", s.Target.PGBin)
-	addString(t, "wal_path", s.Target.WALPath)
-	if len(s.Target.EngineSettings) > 0 {
-		m := mapping()
-		for _, k := range slices.Sorted(maps.Keys(s.Target.EngineSettings)) {
-			add(m, k, scalar(s.Target.EngineSettings[k]))
-		}
-		add(t, "engine_settings", m)
-	}
-	addString(t, "os_cache_limit", s.Target.OSCacheLimit)
-	if l := s.Target.StorageLimit; !l.IsZero() {
-		m := mapping()
-		for _, kv := range []struct {
-			k string
-			v int64
-		}{{"read_iops", l.ReadIOPS}, {"write_iops", l.WriteIOPS}, {"read_mbps", l.ReadMBPS}, {"write_mbps", l.WriteMBPS}} {
-			if kv.v > 0 {
-				add(m, kv.k, scalar(strconv.FormatInt(kv.v, 10)))
-			}
-		}
-		add(t, "storage_limit", m)
-	}
-	if s.Target.LimitsOptional {
-		add(t, "limits_optional", scalar("true"))
-	}
-	add(root, "target", t)
+	add(root, "target", encodeTarget(s.Target))
 	add(root, "cold_start", scalar(strconv.FormatBool(s.ColdStart)))
+	if len(s.Variants) > 0 {
+		vs := &yaml.Node{Kind: yaml.SequenceNode}
+		for _, v := range s.Variants {
+			m := mapping()
+			add(m, "name", scalar(v.Name))
+			add(m, "target", encodeTarget(v.Target))
+			vs.Content = append(vs.Content, m)
+		}
+		add(root, "variants", vs)
+	}
 	steps := &yaml.Node{Kind: yaml.SequenceNode}
 	for _, st := range s.Steps {
 		m := mapping()
@@ -101,4 +81,39 @@ func addString(m *yaml.Node, key, v string) {
 	if v != "" {
 		add(m, key, scalar(v))
 	}
+}
+
+// encodeTarget writes a target (or a variant's overrides): only what is set.
+func encodeTarget(tg Target) *yaml.Node {
+	t := mapping()
+	addString(t, "path", tg.Path)
+	addString(t, "dsn", secret.RedactDSN(tg.DSN))
+	addString(t, "db_cache", tg.DBCache)
+	addString(t, "lab", tg.Lab)
+	addString(t, "pg_bin", tg.PGBin)
+	addString(t, "wal_path", tg.WALPath)
+	if len(tg.EngineSettings) > 0 {
+		m := mapping()
+		for _, k := range slices.Sorted(maps.Keys(tg.EngineSettings)) {
+			add(m, k, scalar(tg.EngineSettings[k]))
+		}
+		add(t, "engine_settings", m)
+	}
+	addString(t, "os_cache_limit", tg.OSCacheLimit)
+	if l := tg.StorageLimit; !l.IsZero() {
+		m := mapping()
+		for _, kv := range []struct {
+			k string
+			v int64
+		}{{"read_iops", l.ReadIOPS}, {"write_iops", l.WriteIOPS}, {"read_mbps", l.ReadMBPS}, {"write_mbps", l.WriteMBPS}} {
+			if kv.v > 0 {
+				add(m, kv.k, scalar(strconv.FormatInt(kv.v, 10)))
+			}
+		}
+		add(t, "storage_limit", m)
+	}
+	if tg.LimitsOptional {
+		add(t, "limits_optional", scalar("true"))
+	}
+	return t
 }

@@ -7,6 +7,8 @@ package study
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,6 +33,42 @@ type Study struct {
 	ColdStart  bool
 	Steps      []Step
 	Thresholds []Threshold
+	// Variants run the whole study once each, on the same storage, with
+	// their target settings over the study's (another server version,
+	// engine settings, a lab stack), each in its own run directory and
+	// under PATH/NAME, then set side by side as compare does.
+	Variants []Variant
+}
+
+// Variant is one configuration a study is run on.
+type Variant struct {
+	Name   string
+	Target Target // its non-empty fields replace the study's
+	Pos    Pos
+}
+
+// Apply returns the study's target with the variant's settings over it.
+func (v Variant) Apply(t Target) Target {
+	for _, f := range []struct {
+		dst *string
+		src string
+	}{
+		{&t.DBCache, v.Target.DBCache}, {&t.Lab, v.Target.Lab}, {&t.PGBin, v.Target.PGBin},
+		{&t.WALPath, v.Target.WALPath}, {&t.OSCacheLimit, v.Target.OSCacheLimit},
+	} {
+		if f.src != "" {
+			*f.dst = f.src
+		}
+	}
+	if len(v.Target.EngineSettings) > 0 {
+		merged := maps.Clone(t.EngineSettings)
+		if merged == nil {
+			merged = map[string]string{}
+		}
+		maps.Copy(merged, v.Target.EngineSettings)
+		t.EngineSettings = merged
+	}
+	return t
 }
 
 // Target is where the study runs and the limits it runs under.
@@ -133,6 +171,7 @@ func Parse(data []byte, file string) (*Study, error) {
 		"target":      func(v *yaml.Node) { p.target(v, &s.Target) },
 		"steps":       func(v *yaml.Node) { s.Steps = p.steps(v) },
 		"thresholds":  func(v *yaml.Node) { s.Thresholds = p.thresholds(v) },
+		"variants":    func(v *yaml.Node) { s.Variants = p.variants(v) },
 	})
 	if root.Kind == yaml.MappingNode {
 		if !seen["version"] {
@@ -267,6 +306,37 @@ func (p *parser) target(n *yaml.Node, t *Target) {
 			})
 		},
 	})
+}
+
+// validVariantName keeps a variant's name usable as a directory name.
+var validVariantName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+func (p *parser) variants(n *yaml.Node) []Variant {
+	if n.Kind != yaml.SequenceNode {
+		p.add(p.pos(n), "write each variant as a '- name: ...' item", "variants is not a list")
+		return nil
+	}
+	var out []Variant
+	names := map[string]bool{}
+	for _, item := range n.Content {
+		v := Variant{Pos: p.pos(item)}
+		p.mapping(item, "a variant", map[string]func(n *yaml.Node){
+			"name":   func(n *yaml.Node) { v.Name = p.str(n) },
+			"target": func(n *yaml.Node) { p.target(n, &v.Target) },
+		})
+		switch {
+		case !validVariantName.MatchString(v.Name):
+			p.add(v.Pos, "name it with letters, digits, '.', '_' or '-', e.g. pg18-worker", "a variant's name %q cannot name a directory", v.Name)
+		case names[v.Name]:
+			p.add(v.Pos, "give each variant its own name", "the variant %s is named twice", v.Name)
+		}
+		if v.Target.Path != "" || v.Target.DSN != "" {
+			p.add(v.Pos, "set path and dsn on the study's target: the variants run under PATH/NAME", "the variant %s sets path or dsn", v.Name)
+		}
+		names[v.Name] = true
+		out = append(out, v)
+	}
+	return out
 }
 
 func (p *parser) steps(n *yaml.Node) []Step {

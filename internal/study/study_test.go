@@ -124,3 +124,56 @@ func TestThresholds(t *testing.T) {
 		}
 	}
 }
+
+// Variants: each a name and target settings over the study's, written out
+// as read; a name that cannot be a directory, a repeated name and a
+// variant's own path are refused.
+func TestVariants(t *testing.T) {
+	src := `version: 1
+target:
+  db_cache: 256MB
+  engine_settings: {work_mem: 8MB}
+variants:
+  - name: pg15
+    target: {pg_bin: "15"}
+  - name: pg18-worker
+    target: {pg_bin: "18", engine_settings: {io_method: worker}}
+steps:
+  - kind: oltp
+`
+	s, err := Parse([]byte(src), "v.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Variants) != 2 {
+		t.Fatalf("variants %+v", s.Variants)
+	}
+	got := s.Variants[1].Apply(s.Target)
+	want := map[string]string{"work_mem": "8MB", "io_method": "worker"}
+	if got.PGBin != "18" || got.DBCache != "256MB" || !reflect.DeepEqual(got.EngineSettings, want) || len(s.Target.EngineSettings) != 1 {
+		t.Errorf("pg18-worker's target %+v; the study's settings after %v", got, s.Target.EngineSettings)
+	}
+	data, err := s.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse(data, "resolved")
+	if err != nil || !reflect.DeepEqual(back.Variants[1].Target, s.Variants[1].Target) {
+		t.Errorf("round trip: %v %+v\n%s", err, back, data)
+	}
+	bad := `version: 1
+variants:
+  - name: "a/b"
+  - name: x
+    target: {path: /mnt/x}
+  - name: x
+steps:
+  - kind: oltp
+`
+	_, err = Parse([]byte(bad), "bad.yaml")
+	for _, want := range []string{`bad.yaml:3:5: a variant's name "a/b" cannot name a directory`, "the variant x sets path or dsn", "bad.yaml:6:5: the variant x is named twice"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v lacks %q", err, want)
+		}
+	}
+}

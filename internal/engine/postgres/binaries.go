@@ -26,9 +26,21 @@ type Binaries struct {
 
 const installHint = "install the server package (Debian/Ubuntu: apt-get install postgresql; Fedora: dnf install postgresql-server) or pass --pg-bin DIR"
 
-// FindBinaries locates initdb and postgres: --pg-bin, then pg_config
+// FindBinaries locates initdb and postgres: --pg-bin (a directory, or a
+// major version such as 18 naming an installed build), then pg_config
 // --bindir, then /usr/lib/postgresql/*/bin (highest major), then PATH.
 func FindBinaries(explicit string) (Binaries, error) {
+	if major, err := strconv.Atoi(explicit); err == nil {
+		var found []string
+		for _, b := range Installed() {
+			if b.Major == major {
+				return b, nil
+			}
+			found = append(found, strconv.Itoa(b.Major))
+		}
+		return Binaries{}, fault.Input("install it (sh .ci/setup puts PostgreSQL 18 under /opt/calibra) or give --pg-bin DIR",
+			"no PostgreSQL %d build is installed here (found: %s)", major, strings.Join(append(found, "none")[:max(len(found), 1)], ", "))
+	}
 	if explicit != "" {
 		if !hasServer(explicit) {
 			return Binaries{}, fault.Input(installHint, "--pg-bin %s holds no initdb and postgres", explicit)

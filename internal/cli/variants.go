@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/calibra-bench/calibra/internal/compare"
+	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/study"
+)
+
+// runVariants runs a study once per variant, each in its own run
+// directory and on PATH/NAME of the same storage, after checking every
+// variant; then sets the runs side by side as compare does. A failed
+// variant does not stop the others; an interrupted one does.
+func (a *app) runVariants(cmd *cobra.Command, flags common, base string, f studyFlags, variants []study.Variant) error {
+	ctx := cmd.Context()
+	type planned struct {
+		name string
+		c    *common
+		r    *resolved
+	}
+	var plans []planned
+	var made []string
+	var errs []error
+	for _, v := range variants {
+		dir := filepath.Join(base, v.Name)
+		switch err := os.Mkdir(dir, 0o755); {
+		case err == nil:
+			made = append(made, dir)
+		case !errors.Is(err, fs.ErrExist):
+			errs = append(errs, fault.Input("choose a --path you can write to", "cannot make the variant's directory %s: %v", dir, errors.Unwrap(err)))
+			continue
+		}
+		c := new(common)
+		*c = flags
+		r, err := a.resolveStudy(ctx, cmd, c, f, &v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("variant %s: %w", v.Name, err))
+			continue
+		}
+		plans = append(plans, planned{v.Name, c, r})
+	}
+	if len(errs) > 0 {
+		for _, d := range made {
+			_ = os.Remove(d) // bad input leaves nothing behind
+		}
+		return errors.Join(errs...)
+	}
+	var dirs []string
+	var first error
+	for i, p := range plans {
+		if p.c.out == "" {
+			p.c.out = results.DefaultPath(time.Now(), p.c.label)
+		} else {
+			p.c.out = filepath.Join(p.c.out, p.name)
+		}
+		fmt.Fprintf(a.stderr, "variant %d of %d: %s, on %s\n", i+1, len(plans), p.name, p.c.path)
+		err := a.runSession(cmd, p.c, p.r.needs(), p.r.body(a))
+		if _, statErr := os.Stat(filepath.Join(p.c.out, "results.json")); statErr == nil {
+			dirs = append(dirs, p.c.out)
+		}
+		if err != nil && first == nil {
+			first = err
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if cerr := a.compareVariants(dirs); cerr != nil && first == nil {
+		first = cerr
+	}
+	return first
+}
+
+// compareVariants prints the variants' runs side by side, the first as the
+// base, and says how to get the HTML page.
+func (a *app) compareVariants(dirs []string) error {
+	if len(dirs) < 2 {
+		return nil
+	}
+	runs, err := compare.Load(dirs)
+	if err != nil {
+		return wrap(err)
+	}
+	t, err := compare.Compare(runs)
+	var nc *compare.NoCommonStepError
+	if errors.As(err, &nc) {
+		return nil // nothing in common to set side by side
+	}
+	if err != nil {
+		return wrap(err)
+	}
+	fmt.Fprintf(a.stdout, "\nthe variants side by side (calibra compare %s --html compare.html draws them):\n", strings.Join(dirs, " "))
+	return wrap(t.Write(a.stdout, "text"))
+}
