@@ -17,8 +17,8 @@ func TestParseProcStatReadsPastACommandWithParentheses(t *testing.T) {
 	if !ok {
 		t.Fatal("not parsed")
 	}
-	if p.ppid != 17 || p.ticks != 250+50+7+3 || p.start != 98765 || p.kthread {
-		t.Fatalf("got %+v, want ppid 17, ticks 310, start 98765, not a kernel thread", p)
+	if p.ppid != 17 || p.ticks != 250+50+7+3 || p.kthread {
+		t.Fatalf("got %+v, want ppid 17, ticks 310, not a kernel thread", p)
 	}
 	kworker := "99 (kworker/0:1) I 2 0 0 0 -1 69238880 0 0 0 0 40 900 0 0 20 0 1 0 12 0 0 18446744073709551615\n"
 	if k, _ := parseProcStat(99, []byte(kworker)); !k.kthread {
@@ -26,35 +26,34 @@ func TestParseProcStatReadsPastACommandWithParentheses(t *testing.T) {
 	}
 }
 
-func TestOutsideLeavesTheWorkloadTreesAndKernelThreadsOut(t *testing.T) {
-	procs := []procTicks{
-		{pid: 1, ppid: 0, ticks: 10},               // init: another load
-		{pid: 2, ppid: 0, ticks: 5, kthread: true}, // kthreadd
-		{pid: 50, ppid: 2, ticks: 500, kthread: true},
-		{pid: 100, ppid: 1, ticks: 1000},  // calibra
-		{pid: 101, ppid: 100, ticks: 300}, // its postgres
-		{pid: 102, ppid: 101, ticks: 200}, // a backend
-		{pid: 200, ppid: 1, ticks: 40},    // a local server reached by DSN
+func TestOutsideTicksLeaveTheWorkloadAndKernelThreadsOut(t *testing.T) {
+	roots := []int{100, 200} // calibra, and a local server reached by DSN
+	before := []procTicks{
+		{pid: 1, ppid: 0, ticks: 10},                  // init: another load
+		{pid: 2, ppid: 0, ticks: 5, kthread: true},    // kthreadd
+		{pid: 50, ppid: 2, ticks: 500, kthread: true}, // a kworker
+		{pid: 100, ppid: 1, ticks: 1000},              // calibra
+		{pid: 101, ppid: 100, ticks: 300},             // its postgres
+		{pid: 102, ppid: 101, ticks: 200},             // a backend
+		{pid: 200, ppid: 1, ticks: 40},
 		{pid: 201, ppid: 200, ticks: 60},
-		{pid: 300, ppid: 1, ticks: 70}, // a stranger
+		{pid: 300, ppid: 1, ticks: 70},    // a shell
+		{pid: 301, ppid: 300, ticks: 900}, // its long compile
 	}
-	got := outside(procs, []int{100, 200})
-	var pids []int
-	for _, p := range got {
-		pids = append(pids, p.pid)
+	if got := outsideTicks(before, roots); got != 10+70+900 {
+		t.Fatalf("outside ticks %d, want 980", got)
 	}
-	if len(pids) != 2 || pids[0] != 1 || pids[1] != 300 {
-		t.Fatalf("outside = %v, want [1 300]", pids)
+	// In the window: the compile grew by 50 and exited, its shell reaped
+	// it (its cutime took the compile's 950), a new process ran 8, the
+	// workload and the kernel worked hard.
+	after := []procTicks{
+		{pid: 1, ppid: 0, ticks: 10}, {pid: 2, ppid: 0, ticks: 5, kthread: true}, {pid: 50, ppid: 2, ticks: 900, kthread: true},
+		{pid: 100, ppid: 1, ticks: 5000}, {pid: 101, ppid: 100, ticks: 900}, {pid: 102, ppid: 101, ticks: 800},
+		{pid: 200, ppid: 1, ticks: 400}, {pid: 201, ppid: 200, ticks: 600},
+		{pid: 300, ppid: 1, ticks: 70 + 950}, {pid: 400, ppid: 1, ticks: 8},
 	}
-}
-
-func TestOutsideTicksCountsGrowthAndNewcomersButNotAReusedPID(t *testing.T) {
-	a := []outsideProc{{pid: 1, start: 5, ticks: 100}, {pid: 7, start: 50, ticks: 30}, {pid: 9, start: 60, ticks: 10}}
-	// 1 grew by 20; 7 is a new process that reused the PID (started at 80):
-	// all of its 12 count; 9 exited; 11 is new with 8.
-	b := []outsideProc{{pid: 1, start: 5, ticks: 120}, {pid: 7, start: 80, ticks: 12}, {pid: 11, start: 90, ticks: 8}}
-	if got := outsideTicks(a, b); got != 20+12+8 {
-		t.Fatalf("outside ticks = %d, want 40", got)
+	if got := outsideTicks(after, roots) - outsideTicks(before, roots); got != 50+8 {
+		t.Fatalf("the other loads used %d ticks in the window, want 58 (the reaped compile counted once)", got)
 	}
 }
 

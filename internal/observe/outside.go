@@ -20,16 +20,8 @@ const pfKthread = 0x00200000
 // USER_HZ ticks, the unit of /proc/stat.
 type procTicks struct {
 	pid, ppid int
-	start     uint64 // start time, to tell a reused PID from the same process
 	ticks     uint64
 	kthread   bool
-}
-
-// outsideProc is a process outside the tree at one reading.
-type outsideProc struct {
-	pid   int
-	start uint64
-	ticks uint64
 }
 
 // readProcs reads every process's CPU ticks under the proc root; processes
@@ -58,7 +50,7 @@ func readProcs(proc string) ([]procTicks, error) {
 
 // parseProcStat reads the fields after the command name, which may itself
 // hold spaces and parentheses: state ppid ... flags(9) ... utime(14)
-// stime(15) cutime(16) cstime(17) ... starttime(22).
+// stime(15) cutime(16) cstime(17).
 func parseProcStat(pid int, data []byte) (procTicks, bool) {
 	i := bytes.LastIndexByte(data, ')')
 	if i < 0 {
@@ -74,14 +66,19 @@ func parseProcStat(pid int, data []byte) (procTicks, bool) {
 	}
 	// cutime and cstime are signed in the kernel's format; a negative value
 	// never occurs for real processes, and parses as 0 here.
-	return procTicks{pid: pid, ppid: int(num(4)), start: num(22),
+	return procTicks{pid: pid, ppid: int(num(4)),
 		ticks:   num(14) + num(15) + num(16) + num(17),
 		kthread: num(9)&pfKthread != 0 || pid == 2 || num(4) == 2}, true
 }
 
-// outside returns the processes that are neither in the trees rooted at
-// roots nor kernel threads, sorted by PID.
-func outside(procs []procTicks, roots []int) []outsideProc {
+// outsideTicks is the CPU of the processes that are neither in the trees
+// rooted at roots nor kernel threads: their own and their reaped
+// children's. Between two readings its growth is the other loads' CPU: a
+// child reaped inside the window moves its whole CPU into its parent's,
+// and the sum over all of them counts it once (it was in the first
+// reading's sum already). A process that runs and exits inside the window
+// counts when its parent reaps it.
+func outsideTicks(procs []procTicks, roots []int) uint64 {
 	parent := make(map[int]int, len(procs))
 	for _, p := range procs {
 		parent[p.pid] = p.ppid
@@ -100,32 +97,10 @@ func outside(procs []procTicks, roots []int) []outsideProc {
 		inTree[pid] = in
 		return in
 	}
-	var out []outsideProc
+	var sum uint64
 	for _, p := range procs {
 		if !p.kthread && !member(p.pid, 0) {
-			out = append(out, outsideProc{pid: p.pid, start: p.start, ticks: p.ticks})
-		}
-	}
-	return out
-}
-
-// outsideTicks is the CPU the processes outside the tree used between two
-// readings: the growth of each that lived through both, and all of a new
-// one's. A process that exited in between is not counted, so the figure
-// errs low, never high.
-func outsideTicks(a, b []outsideProc) uint64 {
-	before := make(map[[2]uint64]uint64, len(a))
-	for _, p := range a {
-		before[[2]uint64{uint64(p.pid), p.start}] = p.ticks
-	}
-	var sum uint64
-	for _, p := range b {
-		prev, ok := before[[2]uint64{uint64(p.pid), p.start}]
-		switch {
-		case !ok:
 			sum += p.ticks
-		case p.ticks > prev:
-			sum += p.ticks - prev
 		}
 	}
 	return sum

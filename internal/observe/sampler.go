@@ -78,7 +78,7 @@ type reading struct {
 	os      osCounters
 	walDisk *diskCounters // nil without a WAL device of its own
 	db      *pgCounters
-	outside []outsideProc // nil when the processes could not be read
+	outside *uint64 // outsideTicks; nil when the processes could not be read
 }
 
 // waitPoll is one pg_stat_activity poll: how many active backends were in
@@ -222,10 +222,7 @@ func (s *Sampler) take(tick bool) time.Time {
 		r.walDisk, _ = readDisks(filepath.Join(s.cfg.Proc, "diskstats"), s.walDevices)
 	}
 	if procs, err := readProcs(s.cfg.Proc); err == nil && len(procs) > 0 {
-		r.outside = outside(procs, s.cfg.Roots)
-		if r.outside == nil {
-			r.outside = []outsideProc{}
-		}
+		r.outside = ptr(outsideTicks(procs, s.cfg.Roots))
 	}
 	if s.pg != nil {
 		ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
@@ -353,7 +350,11 @@ func (s *Sampler) between(a, b reading, polls []waitPoll) *results.Observe {
 	case a.outside == nil || b.outside == nil:
 		o.Missing["cpu_outside_pct"] = "the processes under " + s.cfg.Proc + " could not be read"
 	case a.os.cpu != nil && b.os.cpu != nil && b.os.cpu.total() > a.os.cpu.total():
-		o.CPUOutsidePct = ptr(round3(100 * float64(outsideTicks(a.outside, b.outside)) / float64(b.os.cpu.total()-a.os.cpu.total())))
+		// The growth of a sum over a changing set of processes may be
+		// negative (one moved into calibra's tree): none is then seen.
+		grown := max(float64(*b.outside)-float64(*a.outside), 0)
+		busy := float64(b.os.cpu.total()-a.os.cpu.total()) - float64(b.os.cpu.idle-a.os.cpu.idle) - float64(b.os.cpu.iowait-a.os.cpu.iowait)
+		o.CPUOutsidePct = ptr(round3(100 * min(grown, max(busy, 0)) / float64(b.os.cpu.total()-a.os.cpu.total())))
 	}
 	if s.pg != nil {
 		o.DB = &results.ObserveDB{Database: s.pg.database, WaitIntervalMs: float64(s.cfg.WaitInterval) / float64(time.Millisecond)}

@@ -23,8 +23,9 @@ type Observe struct {
 	CPUStealPct  *float64 `json:"cpu_steal_pct,omitempty"`
 	// CPUOutsidePct is the CPU used by processes other than calibra, its
 	// children and the database server (kernel threads aside), as a share
-	// of all CPUs: another load on the host. It errs low: a process that
-	// ran and exited inside the window is not counted.
+	// of all CPUs: another load on the host. A process that exits inside
+	// the window counts once its parent has reaped it; it never exceeds
+	// cpu_busy_pct.
 	CPUOutsidePct *float64 `json:"cpu_outside_pct,omitempty"`
 
 	// Devices names the block devices under the storage path whose counters

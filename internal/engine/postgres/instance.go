@@ -329,6 +329,14 @@ const DefaultDBCache = "1GB"
 // Start starts the server as a child of calibra and waits until it accepts
 // connections. The caller must Stop it on every path.
 func (in *Instance) Start(ctx context.Context, group *proc.Group) error {
+	if in.server != nil {
+		select {
+		case <-in.server.Done():
+			in.server = nil // it died: start it again
+		default:
+			return nil // already running: starting is a no-op
+		}
+	}
 	if pid, ok := in.runningPID(); ok {
 		return fault.Input(fmt.Sprintf("wait for the other calibra to finish, or run 'calibra clean --path %s'", in.cfg.Path),
 			"a PostgreSQL server (pid %d) is already running on %s", pid, in.DataDir)

@@ -1,0 +1,125 @@
+// Package engine is the seam between calibra and the databases it
+// measures: what every engine must do (Engine), and what some can do,
+// discovered by type assertion (ColdRestarter, Resetter, Crasher,
+// TransactionCounter), in the manner of restic's backend and CockroachDB's
+// workload hooks. An engine registers itself by name; adding one touches
+// its own package and one registration.
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/limits"
+	"github.com/calibra-bench/calibra/internal/proc"
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// Engine is what every engine does: a managed instance on the storage
+// under test, or a server reached by DSN.
+type Engine interface {
+	// Name is the engine as results.json records it, e.g. "postgresql".
+	Name() string
+	// Start initialises the managed instance the first time, starts it and
+	// makes sure calibra's database exists; attached to a DSN it does
+	// nothing. It reports whether it initialised. Starting a running
+	// instance is a no-op.
+	Start(ctx context.Context, group *proc.Group) (initialised bool, err error)
+	// Stop stops what Start started; safe before Start and twice.
+	Stop() error
+	// Describe is the engine's version, settings (in their real units) and
+	// target, its DSN redacted; complete after Start.
+	Describe() results.Engine
+}
+
+// ColdRestarter restarts a managed instance with the OS page cache
+// dropped where permitted (reported): a cold start.
+type ColdRestarter interface {
+	Restart(ctx context.Context, group *proc.Group) (cacheDropped bool, err error)
+}
+
+// Resetter keeps a copy of the loaded data and puts it back, so every
+// load can start from the same state.
+type Resetter interface {
+	SaveTemplate(ctx context.Context) (string, error)
+	RestoreTemplate(ctx context.Context) error
+}
+
+// Crasher kills a managed instance at once (SIGKILL), as a crash would;
+// the next Start recovers it.
+type Crasher interface {
+	Kill()
+}
+
+// TransactionCounter reads the engine's own count of transactions ended
+// (commits and rollbacks) in calibra's database, for tpm_db.
+type TransactionCounter interface {
+	Transactions(ctx context.Context) (int64, error)
+}
+
+// Config is what an engine is opened with (DESIGN.md, the target).
+type Config struct {
+	DSN            string // a server calibra does not manage; empty: the managed instance
+	Path           string // the storage under test: the managed instance's data go under it
+	Bin            string // the server binaries (PostgreSQL: --pg-bin)
+	RunAs          string // the unprivileged account of the managed server
+	DBCache        string // the engine's data cache
+	MaxConnections int
+	Settings       map[string]string // server settings over calibra's defaults
+	WALPath        string            // storage for the WAL (redo log), apart from Path
+	ServerLog      string
+	Cgroup         *limits.Cgroup
+}
+
+// Opener prepares an engine: checks everything that can be checked before
+// a run directory exists, starts nothing.
+type Opener func(ctx context.Context, cfg Config) (Engine, error)
+
+var (
+	mu      sync.Mutex
+	openers = map[string]Opener{}
+)
+
+// Register makes an engine available under name; each engine calls it
+// once, from its package's init.
+func Register(name string, open Opener) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := openers[name]; dup {
+		panic("engine " + name + " registered twice")
+	}
+	openers[name] = open
+}
+
+// Names lists the registered engines.
+func Names() []string {
+	mu.Lock()
+	defer mu.Unlock()
+	names := make([]string, 0, len(openers))
+	for n := range openers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Open prepares the engine called name.
+func Open(ctx context.Context, name string, cfg Config) (Engine, error) {
+	mu.Lock()
+	open, ok := openers[name]
+	mu.Unlock()
+	if !ok {
+		return nil, fault.Input("use one of: "+strings.Join(Names(), ", "), "--engine %q is not an engine calibra knows", name)
+	}
+	return open(ctx, cfg)
+}
+
+// NotSupported is the sentence a workload records under missing when it
+// needs a capability its engine lacks.
+func NotSupported(e Engine, what string) string {
+	return fmt.Sprintf("%s is not supported by %s", what, e.Name())
+}

@@ -1,0 +1,45 @@
+package engine
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/calibra-bench/calibra/internal/proc"
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// fake is an engine with no capability beyond the required ones.
+type fake struct{ cfg Config }
+
+func (f *fake) Name() string { return "fake" }
+func (f *fake) Start(context.Context, *proc.Group) (bool, error) {
+	return false, nil
+}
+func (f *fake) Stop() error              { return nil }
+func (f *fake) Describe() results.Engine { return results.Engine{Name: "fake", Target: f.cfg.Path} }
+
+// Adding an engine is its own code and one registration: the registry
+// opens it by name, and a workload asking for a capability it lacks gets a
+// sentence for missing, not a failure.
+func TestAFakeEngineRegistersAndOpens(t *testing.T) {
+	Register("fake", func(_ context.Context, cfg Config) (Engine, error) { return &fake{cfg}, nil })
+	if !slices.Contains(Names(), "fake") {
+		t.Fatalf("names %v", Names())
+	}
+	e, err := Open(context.Background(), "fake", Config{Path: "/mnt/x"})
+	if err != nil || e.Describe().Target != "/mnt/x" {
+		t.Fatalf("open: %v, %+v", err, e)
+	}
+	if _, ok := e.(ColdRestarter); ok {
+		t.Fatal("the fake engine claims a cold restart")
+	}
+	if got := NotSupported(e, "a cold start"); got != "a cold start is not supported by fake" {
+		t.Fatalf("missing reads %q", got)
+	}
+	_, err = Open(context.Background(), "oracle", Config{})
+	if err == nil || !strings.Contains(err.Error(), `--engine "oracle" is not an engine calibra knows`) {
+		t.Fatalf("unknown engine: %v", err)
+	}
+}

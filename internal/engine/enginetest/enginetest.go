@@ -1,0 +1,269 @@
+// Package enginetest is the conformance suite every engine passes, in the
+// manner of restic's backend tests: each engine's package runs it against
+// every version installed here, so the seam holds for all of them.
+package enginetest
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/calibra-bench/calibra/internal/engine"
+	"github.com/calibra-bench/calibra/internal/proc"
+)
+
+// Suite is an engine under test and the few engine-specific means the
+// suite needs to make and check data.
+type Suite struct {
+	// Open prepares a managed instance with its data under path.
+	Open func(t *testing.T, path string) engine.Engine
+	// Exec runs one statement in calibra's database; Count counts a
+	// table's rows there.
+	Exec  func(ctx context.Context, e engine.Engine, sql string) error
+	Count func(ctx context.Context, e engine.Engine, table string) (int64, error)
+	// Setting and Value: a setting the instance starts with, and how the
+	// engine itself prints it (e.g. shared_buffers, "1GB").
+	Setting, Value string
+	// OpenDSN prepares the engine on a DSN, holding password, of a server
+	// that cannot be reached (a closed loopback port).
+	OpenDSN func(password string) (engine.Engine, error)
+}
+
+// Run runs every conformance test of the suite.
+func Run(t *testing.T, s Suite) {
+	t.Run("start stop and restart are idempotent", s.idempotent)
+	t.Run("a killed server restarts and recovers", s.killed)
+	t.Run("reset restores the loaded data", s.reset)
+	t.Run("transaction counters only grow", s.counters)
+	t.Run("settings read back in their real units", s.settings)
+	t.Run("a DSN's password is never printed", s.password)
+	t.Run("cancellation stops every process", s.cancellation)
+}
+
+// storage is a directory an unprivileged server account can reach.
+func storage(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "calibra-enginetest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// started opens and starts an instance, stopped when the test ends.
+func (s Suite) started(t *testing.T) (engine.Engine, *proc.Group, string) {
+	t.Helper()
+	path := storage(t)
+	e := s.Open(t, path)
+	group := proc.NewGroup()
+	t.Cleanup(func() { _ = e.Stop(); _ = group.StopAll(time.Minute) })
+	if _, err := e.Start(context.Background(), group); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	return e, group, path
+}
+
+func (s Suite) table(t *testing.T, e engine.Engine, name string, rows int) {
+	t.Helper()
+	ctx := context.Background()
+	for _, q := range []string{"CREATE TABLE " + name + " (i int)", "INSERT INTO " + name + " VALUES " + values(rows)} {
+		if err := s.Exec(ctx, e, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+func values(n int) string {
+	v := make([]string, n)
+	for i := range v {
+		v[i] = "(" + strconv.Itoa(i) + ")"
+	}
+	return strings.Join(v, ",")
+}
+
+func (s Suite) count(t *testing.T, e engine.Engine, table string) int64 {
+	t.Helper()
+	n, err := s.Count(context.Background(), e, table)
+	if err != nil {
+		t.Fatalf("count %s: %v", table, err)
+	}
+	return n
+}
+
+func (s Suite) idempotent(t *testing.T) {
+	ctx := context.Background()
+	path := storage(t)
+	e := s.Open(t, path)
+	group := proc.NewGroup()
+	t.Cleanup(func() { _ = group.StopAll(time.Minute) })
+	if err := e.Stop(); err != nil {
+		t.Fatalf("stop before start: %v", err)
+	}
+	if init, err := e.Start(ctx, group); err != nil || !init {
+		t.Fatalf("first start: initialised %v, %v", init, err)
+	}
+	if init, err := e.Start(ctx, group); err != nil || init {
+		t.Fatalf("start of a running instance: initialised %v, %v", init, err)
+	}
+	for i := range 2 {
+		if err := e.Stop(); err != nil {
+			t.Fatalf("stop %d: %v", i+1, err)
+		}
+	}
+	if init, err := e.Start(ctx, group); err != nil || init {
+		t.Fatalf("start after stop: initialised %v, %v", init, err)
+	}
+	if r, ok := e.(engine.ColdRestarter); ok {
+		for i := range 2 {
+			if _, err := r.Restart(ctx, group); err != nil {
+				t.Fatalf("restart %d: %v", i+1, err)
+			}
+		}
+	}
+	if err := s.Exec(ctx, e, "SELECT 1"); err != nil {
+		t.Fatalf("the instance does not answer after restarts: %v", err)
+	}
+	if err := e.Stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (s Suite) killed(t *testing.T) {
+	e, group, _ := s.started(t)
+	c, ok := e.(engine.Crasher)
+	if !ok {
+		t.Skip(engine.NotSupported(e, "a crash"))
+	}
+	s.table(t, e, "survivor", 100)
+	c.Kill()
+	// The dead server's pid file and socket lock are left behind, as a
+	// crash leaves them.
+	if _, err := e.Start(context.Background(), group); err != nil {
+		t.Fatalf("start after a kill: %v", err)
+	}
+	if n := s.count(t, e, "survivor"); n != 100 {
+		t.Fatalf("%d committed rows after recovery, want 100", n)
+	}
+}
+
+func (s Suite) reset(t *testing.T) {
+	e, _, _ := s.started(t)
+	r, ok := e.(engine.Resetter)
+	if !ok {
+		t.Skip(engine.NotSupported(e, "a reset"))
+	}
+	ctx := context.Background()
+	s.table(t, e, "loaded", 50)
+	if _, err := r.SaveTemplate(ctx); err != nil {
+		t.Fatalf("save: %v", err)
+	}
+	if err := s.Exec(ctx, e, "DELETE FROM loaded WHERE i < 30"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RestoreTemplate(ctx); err != nil {
+		t.Fatalf("restore: %v", err)
+	}
+	if n := s.count(t, e, "loaded"); n != 50 {
+		t.Fatalf("%d rows after the reset, want the 50 loaded", n)
+	}
+}
+
+func (s Suite) counters(t *testing.T) {
+	e, _, _ := s.started(t)
+	tc, ok := e.(engine.TransactionCounter)
+	if !ok {
+		t.Skip(engine.NotSupported(e, "a transaction counter"))
+	}
+	ctx := context.Background()
+	read := func() int64 {
+		n, err := tc.Transactions(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := read()
+	for range 20 {
+		if err := s.Exec(ctx, e, "SELECT 1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Engines may publish counts a little late: wait, but never see one
+	// fall.
+	last := before
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		n := read()
+		if n < last {
+			t.Fatalf("the counter fell from %d to %d", last, n)
+		}
+		last = n
+		if n >= before+20 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the counter grew from %d to %d over 20 transactions", before, n)
+		}
+	}
+}
+
+func (s Suite) settings(t *testing.T) {
+	e, _, _ := s.started(t)
+	if got := e.Describe().Settings[s.Setting]; got != s.Value {
+		t.Fatalf("%s reads back as %q, want %q", s.Setting, got, s.Value)
+	}
+}
+
+func (s Suite) password(t *testing.T) {
+	const password = "s3cret-hunter2"
+	e, err := s.OpenDSN(password)
+	if err == nil {
+		defer e.Stop()
+		if strings.Contains(e.Describe().Target, password) {
+			t.Fatalf("the target shows the password: %s", e.Describe().Target)
+		}
+		return
+	}
+	if strings.Contains(err.Error(), password) {
+		t.Fatalf("the error shows the password: %v", err)
+	}
+}
+
+func (s Suite) cancellation(t *testing.T) {
+	path := storage(t)
+	e := s.Open(t, path)
+	group := proc.NewGroup()
+	ctx, cancel := context.WithCancel(context.Background())
+	// Cancel while the instance initialises and starts.
+	time.AfterFunc(300*time.Millisecond, cancel)
+	_, err := e.Start(ctx, group)
+	if err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil {
+		t.Fatalf("start: %v", err)
+	}
+	_ = e.Stop()
+	if err := group.StopAll(time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if pids := processesUnder(path); len(pids) > 0 {
+		t.Fatalf("processes still work under %s after cancellation and stop: %v", path, pids)
+	}
+}
+
+// processesUnder lists the processes whose working directory is under dir.
+func processesUnder(dir string) []string {
+	var pids []string
+	cwds, _ := filepath.Glob("/proc/[0-9]*/cwd")
+	for _, c := range cwds {
+		if target, err := os.Readlink(c); err == nil && strings.HasPrefix(target, dir) {
+			pids = append(pids, filepath.Base(filepath.Dir(c)))
+		}
+	}
+	return pids
+}

@@ -1,0 +1,67 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/calibra-bench/calibra/internal/engine"
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// Name is the engine's name in results.json and --engine.
+const Name = "postgresql"
+
+func init() {
+	engine.Register(Name, func(ctx context.Context, cfg engine.Config) (engine.Engine, error) {
+		return Prepare(ctx, TargetConfig{DSN: cfg.DSN, Path: cfg.Path, PGBin: cfg.Bin, RunAs: cfg.RunAs, DBCache: cfg.DBCache,
+			MaxConnections: cfg.MaxConnections, ServerLog: cfg.ServerLog, Cgroup: cfg.Cgroup, Settings: cfg.Settings, WALPath: cfg.WALPath})
+	})
+}
+
+// The capabilities PostgreSQL has.
+var (
+	_ engine.Engine             = (*Target)(nil)
+	_ engine.ColdRestarter      = (*Target)(nil)
+	_ engine.Resetter           = (*Target)(nil)
+	_ engine.Crasher            = (*Target)(nil)
+	_ engine.TransactionCounter = (*Target)(nil)
+)
+
+// Name is "postgresql".
+func (t *Target) Name() string { return Name }
+
+// Describe is the server's version and non-default settings, and the
+// target, its DSN redacted.
+func (t *Target) Describe() results.Engine { return t.Info }
+
+// Kill kills the managed server at once, as a crash would.
+func (t *Target) Kill() {
+	if t.Managed != nil {
+		t.Managed.Kill()
+	}
+}
+
+// Transactions is pg_stat_database's commits plus rollbacks of calibra's
+// database, with the caller's own statistics published first; other
+// backends publish theirs at most a second late.
+func (t *Target) Transactions(ctx context.Context) (int64, error) {
+	var conn *pgx.Conn
+	var err error
+	if t.Managed != nil {
+		conn, err = t.maintenance(ctx) // outside the counted database
+	} else {
+		conn, err = pgx.ConnectConfig(ctx, t.ConnConfig())
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(ctx)
+	var n int64
+	err = conn.QueryRow(ctx, `SELECT coalesce(sum(xact_commit + xact_rollback), 0)::bigint FROM pg_stat_database WHERE datname = $1`, t.conn.Database).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("read the transaction counter: %w", err)
+	}
+	return n, nil
+}
