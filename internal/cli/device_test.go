@@ -11,6 +11,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/device"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/testenv"
 )
 
 // requireFio skips a test that needs fio when it is missing, unless CI
@@ -277,22 +278,10 @@ func fioProcesses(t *testing.T, dir string) []string {
 // A loop device stands in for a raw disk: writing needs --allow-destroy.
 func TestDeviceBlockDevice(t *testing.T) {
 	requireFio(t)
-	if testing.Short() || os.Geteuid() != 0 {
-		t.Skip("needs root for a loop device, and is not short")
+	if testing.Short() {
+		t.Skip("not short")
 	}
-	backing := filepath.Join(t.TempDir(), "disk")
-	if err := os.WriteFile(backing, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Truncate(backing, 64<<20); err != nil {
-		t.Fatal(err)
-	}
-	b, err := exec.Command("losetup", "--find", "--show", backing).Output()
-	if err != nil {
-		t.Skipf("no loop device: %v", err)
-	}
-	loop := strings.TrimSpace(string(b))
-	t.Cleanup(func() { _ = exec.Command("losetup", "--detach", loop).Run() })
+	loop := testenv.LoopDevice(t, 64<<20)
 
 	args := []string{"device", "--path", loop, "--specs", "4k-randread,8k-randwrite", "--qd", "2",
 		"--workers", "2", "--size", "16MiB", "--runtime", "1s", "--ramp", "0s", "--progress", "none"}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/testenv"
 )
 
 // WAL on storage of its own, as the studies put redo on its own disks:
@@ -19,19 +20,7 @@ func TestWALOnItsOwnStorage(t *testing.T) {
 		t.Skip("needs root for a loop device and a mount, and is not short")
 	}
 	requirePostgres(t)
-	backing := filepath.Join(t.TempDir(), "wal.img")
-	if err := os.WriteFile(backing, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Truncate(backing, 1<<30); err != nil {
-		t.Fatal(err)
-	}
-	b, err := exec.Command("losetup", "--find", "--show", backing).Output()
-	if err != nil {
-		t.Skipf("no loop device: %v", err)
-	}
-	loop := strings.TrimSpace(string(b))
-	t.Cleanup(func() { _ = exec.Command("losetup", "--detach", loop).Run() })
+	loop := testenv.LoopDevice(t, 1<<30)
 	if out, err := exec.Command("mkfs.ext4", "-q", loop).CombinedOutput(); err != nil {
 		t.Fatalf("mkfs.ext4: %v %s", err, out)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/proc"
+	"github.com/calibra-bench/calibra/internal/testenv"
 )
 
 // TestMain lets the test binary stand in for calibra when a test runs it as
@@ -59,18 +60,7 @@ func requirePostgres(t *testing.T) {
 
 // storageDir makes a directory the unprivileged server account can reach:
 // t.TempDir's parents are private to root.
-func storageDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "calibra-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
+func storageDir(t *testing.T) string { return testenv.StorageDir(t) }
 
 // noServerLeft fails if a server still runs on the managed data directory.
 func noServerLeft(t *testing.T, path string) {

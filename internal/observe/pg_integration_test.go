@@ -15,6 +15,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/testenv"
 )
 
 // startPostgres starts a throwaway managed instance, or skips when no
@@ -30,15 +31,7 @@ func startPostgres(t *testing.T, pgBin string) (*postgres.Target, *proc.Group) {
 		}
 		t.Skipf("no PostgreSQL server installed (apt-get install postgresql): %v", err)
 	}
-	// The server runs as the postgres account: t.TempDir's parents are private.
-	path, err := os.MkdirTemp("", "calibra-observe-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(path) })
-	if err := os.Chmod(path, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	path := testenv.StorageDir(t)
 	group := proc.NewGroup()
 	t.Cleanup(func() { group.StopAll(time.Minute) })
 	target, err := postgres.Prepare(context.Background(), postgres.TargetConfig{Path: path, PGBin: pgBin})

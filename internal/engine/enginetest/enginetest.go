@@ -15,6 +15,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/proc"
+	"github.com/calibra-bench/calibra/internal/testenv"
 )
 
 // Suite is an engine under test and the few engine-specific means the
@@ -45,23 +46,10 @@ func Run(t *testing.T, s Suite) {
 	t.Run("cancellation stops every process", s.cancellation)
 }
 
-// storage is a directory an unprivileged server account can reach.
-func storage(t *testing.T) string {
-	dir, err := os.MkdirTemp("", "calibra-enginetest-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
 // started opens and starts an instance, stopped when the test ends.
 func (s Suite) started(t *testing.T) (engine.Engine, *proc.Group, string) {
 	t.Helper()
-	path := storage(t)
+	path := testenv.StorageDir(t)
 	e := s.Open(t, path)
 	group := proc.NewGroup()
 	t.Cleanup(func() { _ = e.Stop(); _ = group.StopAll(time.Minute) })
@@ -100,7 +88,7 @@ func (s Suite) count(t *testing.T, e engine.Engine, table string) int64 {
 
 func (s Suite) idempotent(t *testing.T) {
 	ctx := context.Background()
-	path := storage(t)
+	path := testenv.StorageDir(t)
 	e := s.Open(t, path)
 	group := proc.NewGroup()
 	t.Cleanup(func() { _ = group.StopAll(time.Minute) })
@@ -237,7 +225,7 @@ func (s Suite) password(t *testing.T) {
 }
 
 func (s Suite) cancellation(t *testing.T) {
-	path := storage(t)
+	path := testenv.StorageDir(t)
 	e := s.Open(t, path)
 	group := proc.NewGroup()
 	ctx, cancel := context.WithCancel(context.Background())

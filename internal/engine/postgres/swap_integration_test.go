@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/calibra-bench/calibra/internal/proc"
+	"github.com/calibra-bench/calibra/internal/testenv"
 )
 
 // errCut stands for a signal arriving between two steps of a swap.
@@ -146,14 +147,7 @@ func startManaged(t *testing.T) (*Target, *proc.Group) {
 		}
 		t.Skipf("no PostgreSQL server installed (apt-get install postgresql): %v", err)
 	}
-	path, err := os.MkdirTemp("", "calibra-pg-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(path) })
-	if err := os.Chmod(path, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	path := testenv.StorageDir(t)
 	ctx := context.Background()
 	group := proc.NewGroup()
 	t.Cleanup(func() { group.StopAll(time.Minute) })
