@@ -23,7 +23,7 @@ storage under test, stopping its server first if a crashed calibra left one
 running, and any device test files a crashed run left in PATH/calibra-device.
 Run directories are kept.`,
 		Example: `  calibra clean --path /mnt/array`,
-		Args:    cobra.NoArgs,
+		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkPath(path, 0, "clean"); err != nil {
 				return err

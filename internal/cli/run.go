@@ -108,7 +108,7 @@ func (a *app) runCommand() *cobra.Command {
 
   # Your own study, with a threshold that sets the exit code (3 when it fails)
   calibra run --study mystudy.yaml --threshold 'oltp.nopm > 20000'`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			r, err := a.resolveStudy(cmd.Context(), cmd, &c, f)
 			if err != nil {
@@ -133,7 +133,7 @@ func (a *app) planCommand() *cobra.Command {
 		Example: `  calibra plan                         # the quick study, resolved
   calibra plan --preset bmf-ramp --set ramp.to=64 > my.yaml
   calibra run --study my.yaml`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			r, err := a.resolveStudy(cmd.Context(), cmd, &c, f)
 			if err != nil {
@@ -212,7 +212,16 @@ func (a *app) resolveStudy(ctx context.Context, cmd *cobra.Command, c *common, f
 	if err != nil {
 		p = append(p, unjoin(err)...)
 	}
-	if c.readDSNFile(&p); c.dsnFile != "" && c.dsn != "" {
+	fromFile := c.dsnFile != ""
+	c.readDSNFile(&p)
+	// A study's dsn_file, unless the command line or the environment names
+	// the server.
+	if t := st.Target; t.DSNFile != "" && t.DSN != "" {
+		p.add("give one of them", "%s: target has both dsn and dsn_file", name)
+	} else if t.DSNFile != "" && !fromFile && !cmd.Flags().Changed("dsn") && os.Getenv(studyEnv["dsn"]) == "" {
+		c.dsn, fromFile = readDSN(t.DSNFile, name+": target.dsn_file "+t.DSNFile, &p), true
+	}
+	if fromFile && c.dsn != "" {
 		_ = cmd.Flags().Set("dsn", c.dsn)
 	}
 	applyTarget(cmd, c, &f, st)
@@ -234,11 +243,19 @@ func (a *app) resolveStudy(ctx context.Context, cmd *cobra.Command, c *common, f
 		t.Pos = study.Pos{File: "--threshold"}
 		st.Thresholds = append(st.Thresholds, t)
 	}
+	// The flags every step shares are checked once, not once a step.
+	var shared problems
+	c.validate(&shared)
+	p = append(p, shared...)
+	said := map[string]bool{}
+	for _, e := range shared {
+		said[e.Error()] = true
+	}
 	r := &resolved{study: st}
 	r.limits = studyLimits(st, c, &p)
 	layers := a.layers()
 	for i := range st.Steps {
-		r.plan(ctx, layers, c, i, &p)
+		r.plan(ctx, layers, c, i, said, &p)
 	}
 	for _, t := range st.Thresholds {
 		if !slices.ContainsFunc(st.Steps, func(s study.Step) bool { return s.Kind == t.Kind }) {
@@ -323,7 +340,8 @@ func applySet(st *study.Study, set string, p *problems) {
 // plan makes step i's layer, sets its keys as flags and plans it. Its
 // settings are then rewritten as every flag's value, so the resolved study
 // says exactly what ran.
-func (r *resolved) plan(ctx context.Context, layers map[string]newLayer, c *common, i int, p *problems) {
+// Problems in said (the shared flags') are not repeated for the step.
+func (r *resolved) plan(ctx context.Context, layers map[string]newLayer, c *common, i int, said map[string]bool, p *problems) {
 	st := r.study.Steps[i]
 	mk, ok := layers[st.Kind]
 	if !ok {
@@ -332,6 +350,7 @@ func (r *resolved) plan(ctx context.Context, layers map[string]newLayer, c *comm
 	}
 	l := mk(c)
 	fl := l.cmd.Flags()
+	unset := false // a setting that failed leaves its flag's zero, not worth a second complaint
 	for _, prm := range st.Params {
 		flag := strings.ReplaceAll(prm.Key, "_", "-")
 		if f := fl.Lookup(flag); f == nil || !settable(f) {
@@ -340,7 +359,11 @@ func (r *resolved) plan(ctx context.Context, layers map[string]newLayer, c *comm
 		}
 		if err := fl.Set(flag, prm.Value); err != nil {
 			*p = append(*p, study.Problem(prm.Pos, "see 'calibra help' for the setting's form", "%s: %v", prm.Key, err))
+			unset = true
 		}
+	}
+	if unset {
+		return
 	}
 	// A cold OLTP load starts from the loaded database, not the last run's.
 	cold := r.study.ColdStart
@@ -354,10 +377,12 @@ func (r *resolved) plan(ctx context.Context, layers map[string]newLayer, c *comm
 	if f := fl.Lookup("rebuild"); f != nil && !f.Changed {
 		_ = fl.Set("rebuild", "true")
 	}
-	needs, body, err := l.plan(ctx)
+	needs, body, err := l.planned(ctx)
 	if err != nil {
 		for _, e := range unjoin(err) {
-			*p = append(*p, fault.Input("", "%s step %d (%s): %v", st.Pos, i+1, st.Kind, e))
+			if !said[e.Error()] {
+				*p = append(*p, fault.Input("", "%s step %d (%s): %v", st.Pos, i+1, st.Kind, e))
+			}
 		}
 		return
 	}

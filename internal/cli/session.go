@@ -98,15 +98,26 @@ func (c *common) readDSNFile(p *problems) {
 	if c.dsnFile == "" {
 		return
 	}
-	data, err := os.ReadFile(c.dsnFile)
+	if c.dsn != "" {
+		p.add("give one of them", "--dsn and --dsn-file are both given")
+		return
+	}
+	c.dsn = readDSN(c.dsnFile, "--dsn-file "+c.dsnFile, p)
+	c.dsnFile = "" // read once: a study's steps share these flags
+}
+
+// readDSN reads a DSN from the file at path (what names it in problems).
+func readDSN(path, what string, p *problems) string {
+	data, err := os.ReadFile(path)
+	dsn := strings.TrimSpace(string(data))
 	switch {
 	case err != nil:
-		p.add("name a readable file holding the DSN", "--dsn-file %s cannot be read (%v)", c.dsnFile, errors.Unwrap(err))
-	case c.dsn != "":
-		p.add("give one of them", "--dsn and --dsn-file are both given")
-	default:
-		c.dsn = strings.TrimSpace(string(data))
+		p.add("name a readable file holding the DSN", "%s cannot be read (%v)", what, errors.Unwrap(err))
+	case dsn == "":
+		// Not the managed instance in the current directory by surprise.
+		p.add("write the DSN in it, e.g. postgres://user@host:5432/db", "%s is empty", what)
 	}
+	return dsn
 }
 
 // memoryBytes reads a PostgreSQL memory size (a number of 8 kB buffers, or

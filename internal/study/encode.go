@@ -22,6 +22,7 @@ func (s *Study) Encode() ([]byte, error) {
 	t := mapping()
 	addString(t, "path", s.Target.Path)
 	addString(t, "dsn", secret.RedactDSN(s.Target.DSN))
+	addString(t, "dsn_file", s.Target.DSNFile)
 	addString(t, "db_cache", s.Target.DBCache)
 	addString(t, "lab", s.Target.Lab)
 	addString(t, "os_cache_limit", s.Target.OSCacheLimit)

@@ -37,6 +37,7 @@ type Study struct {
 type Target struct {
 	Path         string
 	DSN          string
+	DSNFile      string // a file holding the DSN, so its password is in no study file
 	DBCache      string // shared_buffers of the managed instance
 	Lab          string // an emulated storage stack built under Path (internal/lab)
 	OSCacheLimit string // memory cgroup bound on the server's page cache
@@ -236,6 +237,7 @@ func (p *parser) target(n *yaml.Node, t *Target) {
 	p.mapping(n, "target", map[string]func(v *yaml.Node){
 		"path":            func(v *yaml.Node) { t.Path = p.str(v) },
 		"dsn":             func(v *yaml.Node) { t.DSN = p.str(v) },
+		"dsn_file":        func(v *yaml.Node) { t.DSNFile = p.str(v) },
 		"db_cache":        func(v *yaml.Node) { t.DBCache = p.str(v) },
 		"lab":             func(v *yaml.Node) { t.Lab = p.str(v) },
 		"os_cache_limit":  func(v *yaml.Node) { t.OSCacheLimit = p.str(v) },
