@@ -19,7 +19,7 @@ import (
 func TestCleanRemovesWhatKilledRunsLeft(t *testing.T) {
 	requirePostgres(t)
 	path, other := storageDir(t), storageDir(t)
-	tmp := storageDir(t) // the server's account must reach its socket there
+	tmp := storageDir(t)    // the server's account must reach its socket there
 	t.Setenv("TMPDIR", tmp) // the socket directories of this test only
 	live := existingServer(t, other)
 
