@@ -370,6 +370,20 @@ func (a *app) runSession(cmd *cobra.Command, c *common, needs sessionNeeds, body
 	} else {
 		err = s.observed(ctx, body)
 	}
+	// Bad input that only the server could reveal (a schema already built,
+	// none to check): its one sentence says it all, and no run is left.
+	if fault.Code(err) == fault.ExitInput && ctx.Err() == nil {
+		measured := false
+		_ = dir.Update(func(r *results.Run) {
+			for _, st := range r.Steps {
+				measured = measured || st.Status == results.StatusComplete
+			}
+		})
+		if !measured {
+			_ = os.RemoveAll(dir.Path)
+			return err
+		}
+	}
 	status := stepStatus(ctx, err)
 	if err != nil {
 		fmt.Fprintf(logFile, "%s error: %v\n", time.Now().UTC().Format(time.RFC3339Nano), err)

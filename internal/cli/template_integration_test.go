@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,11 +28,20 @@ func TestAnImplicitBuildNeverReplacesALargerTemplate(t *testing.T) {
 	out := func(name string) string { return filepath.Join(outs, name) }
 	common := []string{"--path", path, "--progress", "none"}
 	mustRun(t, 0, append([]string{"oltp", "build", "--warehouses", "2", "--out", out("build")}, common...)...)
+	// A second build without --rebuild is bad input, found once the server
+	// answers: one sentence, and no run directory left behind.
+	code, _, stderr := run(t, append([]string{"oltp", "build", "--warehouses", "1", "--out", out("again")}, common...)...)
+	if code != 2 || !strings.Contains(stderr, "already built here; pass --rebuild") {
+		t.Errorf("a second build: exit %d\n%s", code, stderr)
+	}
+	if _, err := os.Stat(out("again")); err == nil {
+		t.Error("the refused build left a run directory")
+	}
 
 	// The benchmark database loses its schema; the template stays.
 	sql(t, path, "DROP SCHEMA "+oltp.Schema+" CASCADE")
 
-	stderr := mustRun(t, 0, append([]string{"oltp", "run", "--users", "1", "--rampup", "0s", "--duration", "1s", "--out", out("implicit")}, common...)...)
+	stderr = mustRun(t, 0, append([]string{"oltp", "run", "--users", "1", "--rampup", "0s", "--duration", "1s", "--out", out("implicit")}, common...)...)
 	if !strings.Contains(stderr, "kept the loaded template of 2 warehouses: this implicit build of 1 does not replace it") {
 		t.Errorf("the implicit build did not say it kept the template:\n%s", stderr)
 	}
