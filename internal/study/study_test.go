@@ -61,7 +61,7 @@ func TestParseRefusesBrokenYAMLAndEmptyFiles(t *testing.T) {
 func TestEncodeRoundTrips(t *testing.T) {
 	cold := false
 	s := &Study{Version: 1, Name: "x", Description: "two\nlines", ColdStart: true,
-		Target: Target{Path: "/mnt/a", DBCache: "1GB", OSCacheLimit: "2GiB", StorageLimit: StorageLimit{ReadIOPS: 5000, WriteMBPS: 100}, LimitsOptional: true},
+		Target: Target{Path: "/mnt/a", DSNFile: "/etc/calibra/dsn", DBCache: "1GB", OSCacheLimit: "2GiB", StorageLimit: StorageLimit{ReadIOPS: 5000, WriteMBPS: 100}, LimitsOptional: true},
 		Steps:  []Step{{Kind: "oltp", Name: "timed", Repeat: 3, ColdStart: &cold, Params: []Param{{Key: "users", Value: "8"}, {Key: "keying_thinking", Value: "off"}, {Key: "specs", Value: "4k-randread,1m-seqread"}}}},
 	}
 	th, err := ParseThreshold("oltp.nopm >= 20000")
