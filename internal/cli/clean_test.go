@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -107,4 +109,57 @@ func ownMemoryCgroup() string {
 		}
 	}
 	return ""
+}
+
+// kill -9 of calibra leaves its socket directory and its memory cgroup
+// (its server shuts down on its own); clean removes both.
+func TestCleanAfterAKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a real PostgreSQL; run without -short")
+	}
+	requirePostgres(t)
+	path := storageDir(t)
+	tmp := storageDir(t)
+	t.Setenv("TMPDIR", tmp) // the child's socket directory lands here
+	own := ownMemoryCgroup()
+	cgroups := func() []string {
+		if own == "" {
+			return nil
+		}
+		m, _ := filepath.Glob(filepath.Join(own, "calibra-*"))
+		return m
+	}
+	before := len(cgroups())
+	code, out := signalChild(t, "iocal: loading", 0, []syscall.Signal{syscall.SIGKILL},
+		"iocal", "--path", path, "--size", "64MiB", "--progress", "plain", "--out", filepath.Join(path, "run"))
+	if code != -1 {
+		t.Fatalf("calibra was not killed: exit %d\n%s", code, out)
+	}
+	// Its server, told by the kernel that its parent died, shuts down.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(path, "calibra-pg", "postmaster.pid")); err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the killed calibra's server still runs")
+		}
+	}
+	socks, _ := filepath.Glob(filepath.Join(tmp, "calibra-sock-*"))
+	if len(socks) != 1 {
+		t.Fatalf("%d socket directories after the kill, want the one it leaked", len(socks))
+	}
+	leakedCgroup := own != "" && len(cgroups()) > before
+	code, _, stderr := run(t, "clean", "--path", path)
+	if code != 0 {
+		t.Fatalf("clean: exit %d\n%s", code, stderr)
+	}
+	if socks, _ := filepath.Glob(filepath.Join(tmp, "calibra-sock-*")); len(socks) != 0 {
+		t.Errorf("clean left %q", socks)
+	}
+	if leakedCgroup && len(cgroups()) > before {
+		t.Errorf("clean left the killed run's cgroup: %q", cgroups())
+	}
+	if !leakedCgroup {
+		t.Log("no memory cgroup here to leak")
+	}
 }
