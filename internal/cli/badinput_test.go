@@ -115,6 +115,12 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{name: "build: dsn and dsn file", args: []string{"oltp", "build", "--dsn", closed, "--dsn-file", dsnFile}, want: []string{"--dsn and --dsn-file are both given"}},
 		{name: "build: dsn file unreachable", args: []string{"oltp", "build", "--dsn-file", dsnFile}, want: []string{"cannot connect to bench@127.0.0.1:1/bench: nothing listens there", "check the host and port"}},
 
+		// An --out that would be new is not made either.
+		{name: "build: out not made", args: []string{"oltp", "build", "--warehouses", "0", "--out", filepath.Join(root, "new-run"), "--path", dir}, want: []string{"--warehouses 0 is not positive"}},
+		{name: "run: out not made for a refused port", args: []string{"oltp", "run", "--dsn", closed, "--out", filepath.Join(root, "new-run")}, want: []string{"nothing listens there"}},
+		{name: "dss: out not made", args: []string{"dss", "build", "--sf", "0", "--out", filepath.Join(root, "new-run"), "--path", dir}, want: []string{"--sf 0 is not positive"}},
+		{name: "study: out not made", args: []string{"run", "--set", "oltp.users=0", "--out", filepath.Join(root, "new-run"), "--path", dir}, want: []string{"--users 0 is not positive"}},
+
 		// oltp run
 		{name: "run: unknown flag", args: []string{"oltp", "run", "--wharehouses", "2"}, want: []string{"unknown flag: --wharehouses", "calibra oltp run --help"}},
 		{name: "run: users not positive", args: []string{"oltp", "run", "--users", "-3", "--path", dir}, want: []string{"--users -3 is not positive"}},

@@ -80,6 +80,10 @@ kind, name, repeat and cold_start:
     - oltp.nopm > 20000
     - ramp.max_users_within_sla >= 32
 
+An existing server is target.dsn (the password redacted wherever calibra
+writes it) or, better, target.dsn_file: a 0600 file holding the DSN, so the
+password is in no study file (PGPASSWORD and ~/.pgpass work too).
+
 Settings come from, lowest first: each flag's default, the study, the
 environment (CALIBRA_PATH, CALIBRA_DSN, CALIBRA_DB_CACHE,
 CALIBRA_OS_CACHE_LIMIT), then the command line (--path, --db-cache,
