@@ -25,8 +25,17 @@ func ParseDSN(dsn string) (*pgx.ConnConfig, error) {
 		return nil, fault.Input("write it as postgres://user:password@host:port/db or 'host=... user=... dbname=...'",
 			"the --dsn %s cannot be parsed", secret.RedactDSN(dsn))
 	}
+	// libpq waits forever for a host that drops packets; a DSN can still
+	// set connect_timeout.
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = defaultConnectTimeout
+	}
 	return cfg, nil
 }
+
+// defaultConnectTimeout bounds each connection attempt to an existing
+// server whose DSN sets none.
+const defaultConnectTimeout = 30 * time.Second
 
 // Connect opens one connection and explains a failure in one sentence, with
 // the password never printed.
