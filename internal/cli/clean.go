@@ -10,6 +10,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/lab"
+	"github.com/calibra-bench/calibra/internal/limits"
 	"github.com/calibra-bench/calibra/internal/pathlock"
 )
 
@@ -20,10 +21,12 @@ func (a *app) cleanCommand() *cobra.Command {
 		Short: "Stop and remove the managed instance under --path",
 		Long: `Remove PATH/calibra-pg, the managed PostgreSQL instance calibra created on the
 storage under test, stopping its server first if a crashed calibra left one
-running, and any device test files a crashed run left in PATH/calibra-device.
-Run directories are kept.`,
+running, and any device test files a crashed run left in PATH/calibra-device;
+and, wherever they are, the socket directories (TMPDIR/calibra-sock-*) and
+empty cgroups (calibra-PID) of runs that were killed. A live run's are never
+touched. Run directories are kept.`,
 		Example: `  calibra clean --path /mnt/array`,
-		Args:    cobra.NoArgs,
+		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkPath(path, 0, "clean"); err != nil {
 				return err
@@ -56,6 +59,16 @@ Run directories are kept.`,
 			// Test files a crashed device run left behind.
 			if err := device.Cleanup([]device.Target{{Kind: device.KindDir, Path: path}}); err != nil {
 				return wrap(fmt.Errorf("remove device test files: %w", err))
+			}
+			// What killed runs leave outside any path: socket directories
+			// and empty cgroups. A live run's are never touched.
+			socks, serr := postgres.RemoveStaleSockets()
+			cgroups, cerr := limits.RemoveStale()
+			if n := len(socks) + len(cgroups); n > 0 {
+				fmt.Fprintf(a.stderr, "removed %d socket directories and %d empty cgroups that dead runs left\n", len(socks), len(cgroups))
+			}
+			if err := errors.Join(serr, cerr); err != nil {
+				fmt.Fprintf(a.stderr, "warning: not everything dead runs left could be removed: %v\n", err)
 			}
 			return nil
 		},

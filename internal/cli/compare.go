@@ -33,7 +33,7 @@ runs that were interrupted or failed are marked.`,
 		Example: `  calibra compare calibra-runs/20260302T140511Z_hdd calibra-runs/20260302T151200Z_flash
   calibra compare base/ new/ --format csv > deltas.csv
   calibra compare base/ new/ --html compare.html`,
-		Args: cobra.MinimumNArgs(2),
+		Args: wantArgs(2, -1, "two or more run directories"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !slices.Contains(compare.Formats, format) {
 				return fault.Input("use "+strings.Join(compare.Formats, ", "), "--format %q is not a compare format", format)

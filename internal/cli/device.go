@@ -61,7 +61,7 @@ func (a *app) deviceCommand() *cobra.Command {
 	pathFlag.Value = &f.paths
 	pathFlag.Usage = "storage under test: a directory, an existing file or a block device; repeat or comma-separate for several targets"
 	// The device layer needs no database.
-	for _, name := range []string{"dsn", "pg-bin", "run-as", "db-cache"} {
+	for _, name := range []string{"dsn", "dsn-file", "pg-bin", "run-as", "db-cache"} {
 		_ = fl.MarkHidden(name)
 	}
 	return cmd

@@ -50,15 +50,21 @@ A threshold such as 'durability.lost_acknowledged == 0' makes a loss exit 3.`,
       --threshold 'durability.lost_acknowledged == 0'
   calibra durability --lab hdd+flash-cache --cycles 2 --unsafe-fsync-off --path /var/tmp/calibra
   calibra durability --path /mnt/array      # server crash only: not a test of the device`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var p problems
 			c.validate(&p)
 			if c.dsn != "" {
 				p.add("drop --dsn: the audit needs the managed instance", "the audit kills and restarts the server, which it cannot do to a server it does not manage (--dsn)")
 			}
-			if clients < 1 || cycles < 1 || load <= 0 {
-				p.add("give --clients and --cycles of 1 or more and a positive --load", "--clients %d, --cycles %d, --load %s", clients, cycles, load)
+			if clients < 1 {
+				p.add("give a whole number of 1 or more", "--clients %d is not positive", clients)
+			}
+			if cycles < 1 {
+				p.add("give a whole number of 1 or more", "--cycles %d is not positive", cycles)
+			}
+			if load <= 0 {
+				p.add("give a duration such as 10s", "--load %s is not positive", load)
 			}
 			var ths []study.Threshold
 			for _, expr := range thresholds {

@@ -107,14 +107,14 @@ and takes it apart.`,
   calibra oltp ramp --from 2 --to 16 --step 2 --sla 500ms --lab hdd+flash-cache --path /var/tmp/calibra
   calibra lab check --lab hdd:delay=4ms,fs=xfs --path /var/tmp/calibra
   calibra durability --lab hdd+flash-cache --cycles 5 --path /var/tmp/calibra`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	var c common
 	check := &cobra.Command{
 		Use:   "check",
 		Short: "Build the --lab stack, measure its flush rate, take it apart",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if c.lab == "" {
 				return fault.Input("give --lab SPEC, e.g. --lab hdd", "calibra lab check needs --lab")

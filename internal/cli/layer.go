@@ -2,8 +2,11 @@ package cli
 
 import (
 	"context"
+	"math"
+	"strconv"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // A layer is one kind of step: a command of its own, and a step of a study
@@ -16,6 +19,30 @@ type layer struct {
 	plan func(ctx context.Context) (sessionNeeds, stepFunc, error)
 }
 
+// planned checks what every flag shares, then plans the layer: a command
+// and a study step both come this way.
+func (l layer) planned(ctx context.Context) (sessionNeeds, stepFunc, error) {
+	if err := finiteFloats(l.cmd.Flags()); err != nil {
+		return sessionNeeds{}, nil, err
+	}
+	return l.plan(ctx)
+}
+
+// finiteFloats refuses NaN and infinities, which a float flag parses
+// happily and no comparison of a layer's checks catches.
+func finiteFloats(fl *pflag.FlagSet) error {
+	var p problems
+	fl.VisitAll(func(f *pflag.Flag) {
+		if f.Value.Type() != "float64" {
+			return
+		}
+		if v, err := strconv.ParseFloat(f.Value.String(), 64); err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
+			p.add("give a finite number, such as 1 or 0.5", "--%s %s is not a number", f.Name, f.Value.String())
+		}
+	})
+	return p.err()
+}
+
 // newLayer makes a layer whose plan reads the given common flags.
 type newLayer func(c *common) layer
 
@@ -24,9 +51,9 @@ func (a *app) command(make newLayer) *cobra.Command {
 	c := &common{}
 	l := make(c)
 	c.register(l.cmd)
-	l.cmd.Args = cobra.NoArgs
+	l.cmd.Args = noArgs
 	l.cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		needs, body, err := l.plan(cmd.Context())
+		needs, body, err := l.planned(cmd.Context())
 		if err != nil {
 			return err
 		}

@@ -41,6 +41,7 @@ const minFree = 1 << 30
 type buildFlags struct {
 	warehouses, workers int
 	rebuild             bool
+	implicit            bool // a run's build of a missing schema (oltp.BuildConfig.Implicit)
 }
 
 func (b *buildFlags) register(cmd *cobra.Command, forRun bool) {
@@ -92,7 +93,7 @@ database is kept as a template so later runs can start from a clean copy.`,
 
 func buildStep(ctx context.Context, s *session, b buildFlags, seed uint64) (results.Step, error) {
 	started := time.Now()
-	out, err := oltp.Build(ctx, s.target, oltp.BuildConfig{Warehouses: b.warehouses, Seed: seed, Workers: b.workers, Rebuild: b.rebuild}, s.prog)
+	out, err := oltp.Build(ctx, s.target, oltp.BuildConfig{Warehouses: b.warehouses, Seed: seed, Workers: b.workers, Rebuild: b.rebuild, Implicit: b.implicit}, s.prog)
 	if out == nil {
 		out = &results.OLTPBuild{Workload: oltp.Workload, Warehouses: b.warehouses, Seed: seed, Workers: b.workers}
 	}
@@ -273,8 +274,8 @@ func prepareLoad(ctx context.Context, s *session, cfg oltp.RunConfig, l loadFlag
 		return nil, fault.Input("build it first with 'calibra oltp build --dsn ...'", "the database of --dsn holds no TPC-C-like schema")
 	}
 	b := l.build
-	b.warehouses = max(cfg.Warehouses, 1)
-	s.prog.Phase("oltp: no schema on the managed instance; building %d warehouses first", b.warehouses)
+	b.warehouses, b.implicit = max(cfg.Warehouses, 1), true
+	s.prog.Phase("oltp: no schema on the managed instance; building %d warehouses first (an implicit build never replaces a larger loaded template)", b.warehouses)
 	st, err := buildStep(ctx, s, b, seed)
 	return []results.Step{st}, err
 }

@@ -20,7 +20,7 @@ for pasting into tickets) from its results.json and, when present,
 timeseries.csv. Every running command writes both at its end; use this after
 an upgrade of calibra or to make them again.`,
 		Example: `  calibra report calibra-runs/20260302T140511Z_nvme`,
-		Args:    cobra.ExactArgs(1),
+		Args:    wantArgs(1, 1, "one run directory"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := report.Write(args[0]); err != nil {
 				return wrap(err)

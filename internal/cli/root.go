@@ -18,6 +18,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/proc"
+	"github.com/calibra-bench/calibra/internal/secret"
 )
 
 // Version is calibra's version, set at build time with -ldflags.
@@ -90,8 +91,13 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	var re runError
 	var in *fault.InputError
 	if !errors.As(err, &re) && !errors.As(err, &in) {
-		// cobra's own errors: unknown command or flag, wrong arguments.
-		err = fault.Input("run 'calibra --help' for the commands and their flags", "%s", strings.TrimSuffix(err.Error(), "\n"))
+		// cobra's own errors: unknown command or flag, wrong arguments;
+		// its suggestions join the sentence.
+		msg, hint, _ := strings.Cut(strings.TrimSpace(err.Error()), "\n\nDid you mean this?\n")
+		if hint = strings.Join(strings.Fields(hint), " or "); hint != "" {
+			msg += " (did you mean " + hint + "?)"
+		}
+		err = fault.Input("run 'calibra --help' for the commands and their flags", "%s", msg)
 	}
 	code := fault.Code(err)
 	if ctx.Err() != nil && code != fault.ExitInput {
@@ -127,13 +133,47 @@ writes results.json and a report to a run directory.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
+	// A password on the command line shows in ps to every local account.
+	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+		if f := cmd.Flags().Lookup("dsn"); f != nil && f.Changed && secret.RedactDSN(f.Value.String()) != f.Value.String() {
+			fmt.Fprintln(a.stderr, "calibra: warning: the password in --dsn shows in ps to every local account; give it in PGPASSWORD, ~/.pgpass or a --dsn-file instead")
+		}
+	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fault.Input(fmt.Sprintf("run '%s --help' for its flags", c.CommandPath()), "%v", err)
 	})
 	root.AddCommand(a.runCommand(), a.planCommand(), a.versionCommand(), a.oltpCommand(), a.cleanCommand(), a.deviceCommand(), a.iocalCommand(),
 		a.dssCommand(), a.reportCommand(), a.compareCommand())
 	root.AddCommand(a.labCommand(), a.durabilityCommand())
+	for _, cmd := range root.Commands() {
+		if cmd.HasSubCommands() && !cmd.Runnable() {
+			group(cmd)
+		}
+	}
 	return root
+}
+
+// group makes cmd (oltp, dss, lab) answer a subcommand it does not have
+// with an error; cobra would print its help and exit 0. Bare, it still
+// prints its help.
+func group(cmd *cobra.Command) {
+	cmd.Args = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		return unknownCommand(c, args[0])
+	}
+	cmd.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
+}
+
+// unknownCommand names an unknown subcommand of cmd in one sentence, with
+// cobra's suggestions.
+func unknownCommand(cmd *cobra.Command, name string) error {
+	msg := fmt.Sprintf("unknown command %q for %q", name, cmd.CommandPath())
+	if s := cmd.SuggestionsFor(name); len(s) > 0 {
+		msg += " (did you mean " + strings.Join(s, " or ") + "?)"
+	}
+	return fault.Input(fmt.Sprintf("run '%s --help' for its commands", cmd.CommandPath()), "%s", msg)
 }
 
 // wrap marks an error as a run-time one (see runError).
@@ -148,10 +188,31 @@ func (a *app) versionCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print calibra's version",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fmt.Fprintf(a.stdout, "calibra %s\n", Version)
 			return nil
 		},
+	}
+}
+
+// noArgs refuses arguments to a command that takes only flags (cobra's
+// own NoArgs calls them an unknown command).
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	return fault.Input(fmt.Sprintf("give its settings as flags ('%s --help' lists them)", cmd.CommandPath()),
+		"%s takes no arguments, but was given %q", cmd.CommandPath(), strings.Join(args, " "))
+}
+
+// wantArgs accepts least to most arguments (most < 0: no bound), which
+// are what says (as "one run directory").
+func wantArgs(least, most int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) >= least && (most < 0 || len(args) <= most) {
+			return nil
+		}
+		return fault.Input(fmt.Sprintf("see '%s --help'", cmd.CommandPath()), "%s takes %s, but was given %d", cmd.CommandPath(), what, len(args))
 	}
 }

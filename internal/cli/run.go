@@ -82,6 +82,10 @@ kind, name, repeat and cold_start:
     - oltp.nopm > 20000
     - ramp.max_users_within_sla >= 32
 
+An existing server is target.dsn (the password redacted wherever calibra
+writes it) or, better, target.dsn_file: a 0600 file holding the DSN, so the
+password is in no study file (PGPASSWORD and ~/.pgpass work too).
+
 Settings come from, lowest first: each flag's default, the study, the
 environment (CALIBRA_PATH, CALIBRA_DSN, CALIBRA_DB_CACHE,
 CALIBRA_OS_CACHE_LIMIT), then the command line (--path, --db-cache,
@@ -110,7 +114,7 @@ func (a *app) runCommand() *cobra.Command {
 
   # Your own study, with a threshold that sets the exit code (3 when it fails)
   calibra run --study mystudy.yaml --threshold 'oltp.nopm > 20000'`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			flags := c // as given, before a resolution fills it in
 			r, err := a.resolveStudy(cmd.Context(), cmd, &c, f, nil)
@@ -139,7 +143,7 @@ func (a *app) planCommand() *cobra.Command {
 		Example: `  calibra plan                         # the quick study, resolved
   calibra plan --preset bmf-ramp --set ramp.to=64 > my.yaml
   calibra run --study my.yaml`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			r, err := a.resolveStudy(cmd.Context(), cmd, &c, f, nil)
 			if err != nil {
@@ -220,7 +224,16 @@ func (a *app) resolveStudy(ctx context.Context, cmd *cobra.Command, c *common, f
 	if err != nil {
 		p = append(p, unjoin(err)...)
 	}
-	if c.readDSNFile(&p); c.dsnFile != "" && c.dsn != "" {
+	fromFile := c.dsnFile != ""
+	c.readDSNFile(&p)
+	// A study's dsn_file, unless the command line or the environment names
+	// the server.
+	if t := st.Target; t.DSNFile != "" && t.DSN != "" {
+		p.add("give one of them", "%s: target has both dsn and dsn_file", name)
+	} else if t.DSNFile != "" && !fromFile && !cmd.Flags().Changed("dsn") && os.Getenv(studyEnv["dsn"]) == "" {
+		c.dsn, fromFile = readDSN(t.DSNFile, name+": target.dsn_file "+t.DSNFile, &p), true
+	}
+	if fromFile && c.dsn != "" {
 		_ = cmd.Flags().Set("dsn", c.dsn)
 	}
 	if variant != nil {
@@ -253,11 +266,19 @@ func (a *app) resolveStudy(ctx context.Context, cmd *cobra.Command, c *common, f
 		t.Pos = study.Pos{File: "--threshold"}
 		st.Thresholds = append(st.Thresholds, t)
 	}
+	// The flags every step shares are checked once, not once a step.
+	var shared problems
+	c.validate(&shared)
+	p = append(p, shared...)
+	said := map[string]bool{}
+	for _, e := range shared {
+		said[e.Error()] = true
+	}
 	r := &resolved{study: st}
 	r.limits = studyLimits(st, c, &p)
 	layers := a.layers()
 	for i := range st.Steps {
-		r.plan(ctx, layers, c, i, &p)
+		r.plan(ctx, layers, c, i, said, &p)
 	}
 	for _, t := range st.Thresholds {
 		if !slices.ContainsFunc(st.Steps, func(s study.Step) bool { return s.Kind == t.Kind }) {
@@ -347,7 +368,8 @@ func applySet(st *study.Study, set string, p *problems) {
 // plan makes step i's layer, sets its keys as flags and plans it. Its
 // settings are then rewritten as every flag's value, so the resolved study
 // says exactly what ran.
-func (r *resolved) plan(ctx context.Context, layers map[string]newLayer, c *common, i int, p *problems) {
+// Problems in said (the shared flags') are not repeated for the step.
+func (r *resolved) plan(ctx context.Context, layers map[string]newLayer, c *common, i int, said map[string]bool, p *problems) {
 	st := r.study.Steps[i]
 	mk, ok := layers[st.Kind]
 	if !ok {
@@ -356,6 +378,7 @@ func (r *resolved) plan(ctx context.Context, layers map[string]newLayer, c *comm
 	}
 	l := mk(c)
 	fl := l.cmd.Flags()
+	unset := false // a setting that failed leaves its flag's zero, not worth a second complaint
 	for _, prm := range st.Params {
 		flag := strings.ReplaceAll(prm.Key, "_", "-")
 		if f := fl.Lookup(flag); f == nil || !settable(f) {
@@ -364,7 +387,11 @@ func (r *resolved) plan(ctx context.Context, layers map[string]newLayer, c *comm
 		}
 		if err := fl.Set(flag, prm.Value); err != nil {
 			*p = append(*p, study.Problem(prm.Pos, "see 'calibra help' for the setting's form", "%s: %v", prm.Key, err))
+			unset = true
 		}
+	}
+	if unset {
+		return
 	}
 	// A cold OLTP load starts from the loaded database, not the last run's.
 	cold := r.study.ColdStart
@@ -378,10 +405,12 @@ func (r *resolved) plan(ctx context.Context, layers map[string]newLayer, c *comm
 	if f := fl.Lookup("rebuild"); f != nil && !f.Changed {
 		_ = fl.Set("rebuild", "true")
 	}
-	needs, body, err := l.plan(ctx)
+	needs, body, err := l.planned(ctx)
 	if err != nil {
 		for _, e := range unjoin(err) {
-			*p = append(*p, fault.Input("", "%s step %d (%s): %v", st.Pos, i+1, st.Kind, e))
+			if !said[e.Error()] {
+				*p = append(*p, fault.Input("", "%s step %d (%s): %v", st.Pos, i+1, st.Kind, e))
+			}
 		}
 		return
 	}

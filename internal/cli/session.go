@@ -141,15 +141,26 @@ func (c *common) readDSNFile(p *problems) {
 	if c.dsnFile == "" {
 		return
 	}
-	data, err := os.ReadFile(c.dsnFile)
+	if c.dsn != "" {
+		p.add("give one of them", "--dsn and --dsn-file are both given")
+		return
+	}
+	c.dsn = readDSN(c.dsnFile, "--dsn-file "+c.dsnFile, p)
+	c.dsnFile = "" // read once: a study's steps share these flags
+}
+
+// readDSN reads a DSN from the file at path (what names it in problems).
+func readDSN(path, what string, p *problems) string {
+	data, err := os.ReadFile(path)
+	dsn := strings.TrimSpace(string(data))
 	switch {
 	case err != nil:
-		p.add("name a readable file holding the DSN", "--dsn-file %s cannot be read (%v)", c.dsnFile, errors.Unwrap(err))
-	case c.dsn != "":
-		p.add("give one of them", "--dsn and --dsn-file are both given")
-	default:
-		c.dsn = strings.TrimSpace(string(data))
+		p.add("name a readable file holding the DSN", "%s cannot be read (%v)", what, errors.Unwrap(err))
+	case dsn == "":
+		// Not the managed instance in the current directory by surprise.
+		p.add("write the DSN in it, e.g. postgres://user@host:5432/db", "%s is empty", what)
 	}
+	return dsn
 }
 
 // memoryBytes reads a PostgreSQL memory size (a number of 8 kB buffers, or
@@ -406,6 +417,20 @@ func (a *app) runSession(cmd *cobra.Command, c *common, needs sessionNeeds, body
 		err = a.runTarget(ctx, s, body)
 	} else {
 		err = s.observed(ctx, body)
+	}
+	// Bad input that only the server could reveal (a schema already built,
+	// none to check): its one sentence says it all, and no run is left.
+	if fault.Code(err) == fault.ExitInput && ctx.Err() == nil {
+		measured := false
+		_ = dir.Update(func(r *results.Run) {
+			for _, st := range r.Steps {
+				measured = measured || st.Status == results.StatusComplete
+			}
+		})
+		if !measured {
+			_ = os.RemoveAll(dir.Path)
+			return err
+		}
 	}
 	status := stepStatus(ctx, err)
 	if err != nil {

@@ -26,6 +26,9 @@ func (a *app) summary(dir *results.Dir, prog *progress.Printer, status string) {
 		case *results.OLTPBuild:
 			fmt.Fprintf(&b, "  build      %d warehouses, %.0f MB in %.1f s = %.1f MB/s\n",
 				body.Warehouses, float64(body.DBBytes)/1e6, body.TotalS, body.MBPerS)
+			if body.TemplateKept != "" {
+				fmt.Fprintf(&b, "  template   %s\n", body.TemplateKept)
+			}
 		case *results.Device:
 			writeDeviceSummary(&b, st, body)
 		case *results.IOCal:

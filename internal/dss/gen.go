@@ -58,7 +58,7 @@ func unshim(ctx context.Context, path string) string {
 		if err != nil {
 			continue
 		}
-		cmd := exec.CommandContext(ctx, bin, "which", filepath.Base(path))
+		cmd := proc.Probe(exec.CommandContext(ctx, bin, "which", filepath.Base(path)))
 		cmd.Env = append(os.Environ(), "PYENV_ROOT="+root)
 		out, err := cmd.Output()
 		if real := strings.TrimSpace(string(out)); err == nil && filepath.IsAbs(real) {

@@ -42,10 +42,11 @@ type ColdRestarter interface {
 	Restart(ctx context.Context, group *proc.Group) (cacheDropped bool, err error)
 }
 
-// Resetter keeps a copy of the loaded data and puts it back, so every
-// load can start from the same state.
+// Resetter keeps a copy of the loaded data, labelled with a note of what
+// it holds, and puts it back, so every load can start from the same state.
 type Resetter interface {
-	SaveTemplate(ctx context.Context) (string, error)
+	SaveTemplate(ctx context.Context, note string) (string, error)
+	TemplateNote(ctx context.Context) (note string, exists bool, err error)
 	RestoreTemplate(ctx context.Context) error
 }
 

@@ -368,7 +368,7 @@ func unmount(dir string) error {
 
 // run runs a tool and returns its output; an error quotes its last line.
 func run(ctx context.Context, name string, args ...string) (string, error) {
-	out, err := exec.CommandContext(ctx, name, args...).CombinedOutput()
+	out, err := proc.Probe(exec.CommandContext(ctx, name, args...)).CombinedOutput()
 	if err != nil {
 		return string(out), fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, lastLine(string(out)))
 	}

@@ -58,7 +58,46 @@ var host = system{mounts: "/proc/self/mounts", self: "/proc/self/cgroup", sysDev
 
 // New creates the cgroups and applies spec, or says why it cannot.
 func New(spec Spec) (*Cgroup, error) {
-	return host.create(spec, fmt.Sprintf("calibra-%d", os.Getpid()))
+	return host.create(spec, fmt.Sprintf("%s%d", namePrefix, os.Getpid()))
+}
+
+// namePrefix and the creator's PID name each cgroup calibra makes.
+const namePrefix = "calibra-"
+
+// RemoveStale removes the empty cgroups that dead calibra runs left (a
+// killed calibra cannot remove its own), in every hierarchy calibra uses:
+// those named for a process that no longer exists. The kernel refuses to
+// remove a cgroup that still holds a process. It returns those removed.
+func RemoveStale() ([]string, error) {
+	return host.removeStale(func(pid int) bool { return unix.Kill(pid, 0) != unix.ESRCH })
+}
+
+func (sys system) removeStale(alive func(pid int) bool) ([]string, error) {
+	m, err := sys.readMounts()
+	if err != nil {
+		return nil, err
+	}
+	roots := []string{m.v1["memory"], m.v1["blkio"], m.v2}
+	var removed []string
+	for _, root := range roots {
+		if root == "" {
+			continue
+		}
+		_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			if err != nil || !d.IsDir() || path == root {
+				return nil
+			}
+			pid, perr := strconv.Atoi(strings.TrimPrefix(d.Name(), namePrefix))
+			if !strings.HasPrefix(d.Name(), namePrefix) || perr != nil || pid <= 0 {
+				return nil
+			}
+			if !alive(pid) && os.Remove(path) == nil {
+				removed = append(removed, path)
+			}
+			return filepath.SkipDir // calibra's cgroups have no children of their own
+		})
+	}
+	return removed, nil
 }
 
 func (sys system) create(spec Spec, name string) (out *Cgroup, err error) {

@@ -125,3 +125,34 @@ func TestRealMemoryCgroup(t *testing.T) {
 		t.Errorf("%s is still there", dir)
 	}
 }
+
+// clean removes the cgroups of dead runs, in every hierarchy, and leaves
+// a live run's and anyone else's alone.
+func TestRemoveStaleTakesOnlyDeadRunsCgroups(t *testing.T) {
+	sys, root := fakeSystem(t, `cgroup ROOT/memory cgroup rw,relatime,memory 0 0
+cgroup ROOT/blkio cgroup rw,relatime,blkio 0 0
+cgroup2 ROOT/unified cgroup2 rw 0 0
+`, "", "memory/user/calibra-100", "memory/user/calibra-200", "memory/user/calibra-x", "memory/user/other-100",
+		"blkio/calibra-100", "unified/a/b/calibra-100", "memory/user/calibra-300/child")
+	alive := func(pid int) bool { return pid == 200 }
+	removed, err := sys.removeStale(alive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"memory/user/calibra-100", "blkio/calibra-100", "unified/a/b/calibra-100"}
+	if len(removed) != len(want) {
+		t.Errorf("removed %q, want %q", removed, want)
+	}
+	for _, w := range want {
+		if _, err := os.Stat(filepath.Join(root, w)); err == nil {
+			t.Errorf("%s is left", w)
+		}
+	}
+	// A live run's, a name that is no PID, another program's, and one
+	// that is not empty stay.
+	for _, keep := range []string{"memory/user/calibra-200", "memory/user/calibra-x", "memory/user/other-100", "memory/user/calibra-300/child"} {
+		if _, err := os.Stat(filepath.Join(root, keep)); err != nil {
+			t.Errorf("%s was removed", keep)
+		}
+	}
+}

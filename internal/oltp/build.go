@@ -29,6 +29,9 @@ type BuildConfig struct {
 	Seed       uint64
 	Workers    int  // parallel loader connections
 	Rebuild    bool // drop an existing schema first
+	// Implicit is a build a run makes because it found no schema: it never
+	// replaces a larger loaded template (or one of unknown size).
+	Implicit bool
 }
 
 // BuildInfo is what a build records in the schema, read back by run and check.
@@ -106,7 +109,7 @@ func Build(ctx context.Context, t *postgres.Target, cfg BuildConfig, prog *progr
 	consts := tpcc.LoadConstants(tpcc.NewRand(cfg.Seed, 0xC0))
 	gen := tpcc.NewGenerator(cfg.Seed, cfg.Warehouses, loadTime, consts)
 	out := &results.OLTPBuild{Workload: Workload, Warehouses: cfg.Warehouses, Seed: cfg.Seed, Workers: cfg.Workers,
-		Rows: map[string]int64{}}
+		Rows: map[string]int64{}, Implicit: cfg.Implicit}
 
 	conns, err := postgres.OpenConns(ctx, cfg.Workers, func(ctx context.Context) (*pgx.Conn, error) { return connect(ctx, t) })
 	defer func() { postgres.CloseConns(conns) }() // closed early before the template copy
@@ -154,12 +157,51 @@ func Build(ctx context.Context, t *postgres.Target, cfg BuildConfig, prog *progr
 		postgres.CloseConns(conns)
 		conns = nil
 		ctl.Close(ctx)
+		if out.TemplateKept, err = KeepTemplate(ctx, t, cfg); err != nil {
+			return nil, err
+		}
+		if out.TemplateKept != "" {
+			prog.Phase("oltp build: %s", out.TemplateKept)
+			return out, nil
+		}
 		prog.Phase("oltp build: keeping the loaded database as a template")
-		if out.Template, err = t.SaveTemplate(ctx); err != nil {
+		if out.Template, err = t.SaveTemplate(ctx, templateNote(cfg.Warehouses)); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// The template's note says how many warehouses it holds.
+const templateNotePrefix = "oltp warehouses="
+
+func templateNote(warehouses int) string { return templateNotePrefix + strconv.Itoa(warehouses) }
+
+// KeepTemplate says, in one sentence, why a build of cfg must not replace
+// the managed instance's loaded template, or "" when it may: a template is
+// replaced only by a build of the same or more warehouses, or by an
+// explicit --rebuild; an implicit build never replaces one it cannot size.
+func KeepTemplate(ctx context.Context, t *postgres.Target, cfg BuildConfig) (string, error) {
+	note, exists, err := t.TemplateNote(ctx)
+	if err != nil || !exists {
+		return "", err
+	}
+	had, err := strconv.Atoi(strings.TrimPrefix(note, templateNotePrefix))
+	known := err == nil && strings.HasPrefix(note, templateNotePrefix)
+	size := "of unknown size"
+	if known {
+		size = fmt.Sprintf("of %d warehouses", had)
+	}
+	switch {
+	case known && had <= cfg.Warehouses:
+		return "", nil
+	case cfg.Implicit:
+		return fmt.Sprintf("kept the loaded template %s: this implicit build of %d does not replace it ('calibra oltp run --reset' starts from it; an explicit 'calibra oltp build' of as many warehouses replaces it)",
+			size, cfg.Warehouses), nil
+	case !cfg.Rebuild && known:
+		return fmt.Sprintf("kept the loaded template %s: a build of %d replaces it only with --rebuild", size, cfg.Warehouses), nil
+	}
+	return "", nil
 }
 
 // prepareSchema creates the schema and its tables and functions, refusing

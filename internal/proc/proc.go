@@ -134,3 +134,16 @@ func (g *Group) live() []*Proc {
 	}
 	return out
 }
+
+// Probe readies a short program calibra runs for its answer (a --version,
+// pg_config, a mount) to run in a process group of its own, as Start's
+// children do: a Ctrl-C at the terminal then reaches calibra's handler,
+// which stops the run in order, and not the probe, which would die and be
+// taken for a broken installation.
+func Probe(cmd *exec.Cmd) *exec.Cmd {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	return cmd
+}

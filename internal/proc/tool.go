@@ -42,7 +42,7 @@ func (t Tool) Find(ctx context.Context, explicit string) (path, version string, 
 	if t.Resolve != nil {
 		path = t.Resolve(ctx, path)
 	}
-	out, err := exec.CommandContext(ctx, path, "--version").Output()
+	out, err := Probe(exec.CommandContext(ctx, path, "--version")).Output()
 	if err != nil {
 		return "", "", fault.Input(t.Hint, "'%s --version' failed: %v", path, err)
 	}

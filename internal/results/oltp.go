@@ -107,19 +107,23 @@ type OLTP struct {
 
 // OLTPBuild is a schema build (kind "oltp_build").
 type OLTPBuild struct {
-	Workload    string           `json:"workload"`
-	Warehouses  int              `json:"warehouses"`
-	Seed        uint64           `json:"seed"`
-	Workers     int              `json:"workers"`
-	Rows        map[string]int64 `json:"rows"`
-	DBBytes     int64            `json:"db_bytes"`
-	LoadS       float64          `json:"load_s"`
-	IndexS      float64          `json:"index_s"`
-	VacuumS     float64          `json:"vacuum_s"`
-	TotalS      float64          `json:"total_s"`
-	MBPerS      float64          `json:"mb_per_s"` // db_bytes / total_s, in 10^6 bytes
-	Template    string           `json:"template,omitempty"`
-	Consistency *Consistency     `json:"consistency,omitempty"`
+	Workload   string           `json:"workload"`
+	Warehouses int              `json:"warehouses"`
+	Seed       uint64           `json:"seed"`
+	Workers    int              `json:"workers"`
+	Rows       map[string]int64 `json:"rows"`
+	DBBytes    int64            `json:"db_bytes"`
+	LoadS      float64          `json:"load_s"`
+	IndexS     float64          `json:"index_s"`
+	VacuumS    float64          `json:"vacuum_s"`
+	TotalS     float64          `json:"total_s"`
+	MBPerS     float64          `json:"mb_per_s"` // db_bytes / total_s, in 10^6 bytes
+	Template   string           `json:"template,omitempty"`
+	// Implicit marks a build a run made because it found no schema;
+	// TemplateKept says why the build did not replace the loaded template.
+	Implicit     bool         `json:"implicit,omitempty"`
+	TemplateKept string       `json:"template_kept,omitempty"`
+	Consistency  *Consistency `json:"consistency,omitempty"`
 }
 
 // OLTPCheck is an on-demand consistency check (kind "oltp_check").

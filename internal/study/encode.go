@@ -88,6 +88,7 @@ func encodeTarget(tg Target) *yaml.Node {
 	t := mapping()
 	addString(t, "path", tg.Path)
 	addString(t, "dsn", secret.RedactDSN(tg.DSN))
+	addString(t, "dsn_file", tg.DSNFile)
 	addString(t, "db_cache", tg.DBCache)
 	addString(t, "lab", tg.Lab)
 	addString(t, "pg_bin", tg.PGBin)

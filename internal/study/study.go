@@ -75,6 +75,7 @@ func (v Variant) Apply(t Target) Target {
 type Target struct {
 	Path    string
 	DSN     string
+	DSNFile string // a file holding the DSN, so its password is in no study file
 	DBCache string // shared_buffers of the managed instance
 	Lab     string // an emulated storage stack built under Path (internal/lab)
 	PGBin   string // the PostgreSQL server binaries of the managed instance
@@ -280,6 +281,7 @@ func (p *parser) target(n *yaml.Node, t *Target) {
 	p.mapping(n, "target", map[string]func(v *yaml.Node){
 		"path":     func(v *yaml.Node) { t.Path = p.str(v) },
 		"dsn":      func(v *yaml.Node) { t.DSN = p.str(v) },
+		"dsn_file": func(v *yaml.Node) { t.DSNFile = p.str(v) },
 		"db_cache": func(v *yaml.Node) { t.DBCache = p.str(v) },
 		"lab":      func(v *yaml.Node) { t.Lab = p.str(v) },
 		"pg_bin":   func(v *yaml.Node) { t.PGBin = p.str(v) },

@@ -62,7 +62,7 @@ func TestParseRefusesBrokenYAMLAndEmptyFiles(t *testing.T) {
 func TestEncodeRoundTrips(t *testing.T) {
 	cold := false
 	s := &Study{Version: 1, Name: "x", Description: "two\nlines", ColdStart: true,
-		Target: Target{Path: "/mnt/a", DBCache: "1GB", OSCacheLimit: "2GiB", StorageLimit: StorageLimit{ReadIOPS: 5000, WriteMBPS: 100}, LimitsOptional: true,
+		Target: Target{Path: "/mnt/a", DSNFile: "/etc/calibra/dsn", DBCache: "1GB", OSCacheLimit: "2GiB", StorageLimit: StorageLimit{ReadIOPS: 5000, WriteMBPS: 100}, LimitsOptional: true,
 			PGBin: "/opt/pg18/bin", WALPath: "/mnt/wal", EngineSettings: map[string]string{"io_method": "worker", "io_workers": "6"}},
 		Steps: []Step{{Kind: "oltp", Name: "timed", Repeat: 3, ColdStart: &cold, Params: []Param{{Key: "users", Value: "8"}, {Key: "keying_thinking", Value: "off"}, {Key: "specs", Value: "4k-randread,1m-seqread"}}}},
 	}

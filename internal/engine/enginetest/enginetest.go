@@ -150,8 +150,11 @@ func (s Suite) reset(t *testing.T) {
 	}
 	ctx := context.Background()
 	s.table(t, e, "loaded", 50)
-	if _, err := r.SaveTemplate(ctx); err != nil {
+	if _, err := r.SaveTemplate(ctx, "50 rows"); err != nil {
 		t.Fatalf("save: %v", err)
+	}
+	if note, ok, err := r.TemplateNote(ctx); err != nil || !ok || note != "50 rows" {
+		t.Fatalf("the template's note reads %q (exists %v, %v), want the saved one", note, ok, err)
 	}
 	if err := s.Exec(ctx, e, "DELETE FROM loaded WHERE i < 30"); err != nil {
 		t.Fatal(err)

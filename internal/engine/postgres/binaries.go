@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/proc"
 )
 
 // Binaries is one PostgreSQL server installation.
@@ -48,7 +49,7 @@ func FindBinaries(explicit string) (Binaries, error) {
 		return describe(explicit)
 	}
 	var candidates []string
-	if out, err := exec.Command("pg_config", "--bindir").Output(); err == nil {
+	if out, err := proc.Probe(exec.Command("pg_config", "--bindir")).Output(); err == nil {
 		candidates = append(candidates, strings.TrimSpace(string(out)))
 	}
 	candidates = append(candidates, debianBinDirs()...)
@@ -87,7 +88,7 @@ func debianBinDirs() []string {
 var versionRE = regexp.MustCompile(`\(PostgreSQL\) (\d+)(?:\.(\d+))?`)
 
 func describe(dir string) (Binaries, error) {
-	out, err := exec.Command(filepath.Join(dir, "postgres"), "--version").Output()
+	out, err := proc.Probe(exec.Command(filepath.Join(dir, "postgres"), "--version")).Output()
 	if err != nil {
 		return Binaries{}, fault.Input(installHint, "%s/postgres --version failed: %v", dir, err)
 	}

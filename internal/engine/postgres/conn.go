@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -23,8 +25,17 @@ func ParseDSN(dsn string) (*pgx.ConnConfig, error) {
 		return nil, fault.Input("write it as postgres://user:password@host:port/db or 'host=... user=... dbname=...'",
 			"the --dsn %s cannot be parsed", secret.RedactDSN(dsn))
 	}
+	// libpq waits forever for a host that drops packets; a DSN can still
+	// set connect_timeout.
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = defaultConnectTimeout
+	}
 	return cfg, nil
 }
+
+// defaultConnectTimeout bounds each connection attempt to an existing
+// server whose DSN sets none.
+const defaultConnectTimeout = 30 * time.Second
 
 // Connect opens one connection and explains a failure in one sentence, with
 // the password never printed.
@@ -41,16 +52,36 @@ func Connect(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) {
 	if errors.As(err, &pgErr) {
 		switch pgErr.Code {
 		case "28P01", "28000":
-			return nil, fault.Input("check the user and password in --dsn (and pg_hba.conf on the server)",
+			return nil, fault.Input("check the user, and the password (PGPASSWORD, ~/.pgpass or --dsn-file), and the server's pg_hba.conf",
 				"PostgreSQL refused the login of %s", where)
 		case "3D000":
 			return nil, fault.Input("create the database or name an existing one in --dsn",
 				"the database %q does not exist on %s:%d", cfg.Database, cfg.Host, cfg.Port)
 		}
 	}
-	msg := redactSecret(innermost(err), cfg.Password)
-	return nil, fault.Input("check the host and port in --dsn and that the server is running",
-		"cannot connect to %s: %s", where, msg)
+	why, fix := unreachable(err, cfg)
+	return nil, fault.Input(fix, "cannot connect to %s: %s", where, why)
+}
+
+// unreachable says in a few words why no server answered, and what to
+// check. pgx tries each address (and TLS, then not) and joins the errors,
+// which repeat each other: the cause is named once.
+func unreachable(err error, cfg *pgx.ConnConfig) (why, fix string) {
+	fix = "check the host and port in --dsn and that the server is running"
+	var dns *net.DNSError
+	var nerr net.Error
+	switch {
+	case errors.As(err, &dns) && dns.IsNotFound:
+		return fmt.Sprintf("the host name %s is not known", dns.Name), "check the host name in --dsn"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "nothing listens there (connection refused)", fix
+	case errors.Is(err, syscall.ENOENT) && strings.HasPrefix(cfg.Host, "/"):
+		return "no server socket is in " + cfg.Host, "check the socket directory (host) and port in --dsn and that the server is running"
+	case errors.As(err, &nerr) && nerr.Timeout():
+		return "no answer in time", "check the host, the port and any firewall in between"
+	}
+	first, _, _ := strings.Cut(redactSecret(innermost(err), cfg.Password), "\n")
+	return first, fix
 }
 
 func innermost(err error) string {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/limits"
+	"github.com/calibra-bench/calibra/internal/pathlock"
 	"github.com/calibra-bench/calibra/internal/proc"
 )
 
@@ -62,6 +63,9 @@ type Instance struct {
 	account   string
 	server    *proc.Proc
 	log       *os.File
+	// sockLock marks the socket directory live while the instance runs,
+	// so that clean removes only those of dead runs (RemoveStaleSockets).
+	sockLock *pathlock.Lock
 	// Overrides replace settings at the next start; only the power-loss
 	// audit's calibration uses one (fsync=off), and Describe records it.
 	Overrides map[string]string
@@ -341,11 +345,14 @@ func (in *Instance) Start(ctx context.Context, group *proc.Group) error {
 		return fault.Input(fmt.Sprintf("wait for the other calibra to finish, or run 'calibra clean --path %s'", in.cfg.Path),
 			"a PostgreSQL server (pid %d) is already running on %s", pid, in.DataDir)
 	}
-	sock, err := os.MkdirTemp("", "calibra-sock-")
+	sock, err := os.MkdirTemp("", socketDirPrefix)
 	if err != nil {
 		return err
 	}
 	in.SocketDir = sock
+	if in.sockLock, err = pathlock.Acquire(sock, "server socket"); err != nil {
+		return fmt.Errorf("lock the socket directory: %w", err)
+	}
 	if err := in.chown(sock); err != nil {
 		return err
 	}
@@ -476,6 +483,8 @@ func (in *Instance) Stop() error {
 		os.RemoveAll(in.SocketDir)
 		in.SocketDir = ""
 	}
+	in.sockLock.Release()
+	in.sockLock = nil
 	if in.log != nil {
 		in.log.Close()
 		in.log = nil
@@ -593,6 +602,60 @@ func Remove(path string) (bool, error) {
 		return true, os.RemoveAll(wal)
 	}
 	return true, nil
+}
+
+// socketDirPrefix names the private socket directories under the
+// system's temporary directory.
+const socketDirPrefix = "calibra-sock-"
+
+// RemoveStaleSockets removes the socket directories that dead runs left
+// (a killed calibra cannot remove its own): those whose lock no live
+// calibra holds and where no live server has its socket. It returns the
+// directories removed.
+func RemoveStaleSockets() ([]string, error) {
+	dirs, err := filepath.Glob(filepath.Join(os.TempDir(), socketDirPrefix+"*"))
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	var errs []error
+	for _, dir := range dirs {
+		if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
+			continue
+		}
+		lock, err := pathlock.Acquire(dir, "clean")
+		if err != nil {
+			continue // a live run's, or not ours to judge
+		}
+		if serverListens(dir) {
+			lock.Release()
+			continue
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			errs = append(errs, err)
+		} else {
+			removed = append(removed, dir)
+		}
+		lock.Release()
+	}
+	return removed, errors.Join(errs...)
+}
+
+// serverListens reports whether a live postmaster holds a socket lock
+// file (.s.PGSQL.PORT.lock, its PID on the first line) in dir.
+func serverListens(dir string) bool {
+	locks, _ := filepath.Glob(filepath.Join(dir, ".s.PGSQL.*.lock"))
+	for _, l := range locks {
+		data, err := os.ReadFile(l)
+		if err != nil {
+			continue
+		}
+		first, _, _ := strings.Cut(string(data), "\n")
+		if pid, err := strconv.Atoi(strings.TrimSpace(first)); err == nil && pid > 0 && syscall.Kill(pid, 0) != syscall.ESRCH {
+			return true
+		}
+	}
+	return false
 }
 
 func freePort() (int, error) {

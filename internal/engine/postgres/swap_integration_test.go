@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -50,7 +51,7 @@ func TestSwapsSurviveAnInterruption(t *testing.T) {
 		return n
 	}
 	exec(Database, "CREATE TABLE loaded AS SELECT generate_series(1, 800) AS w")
-	if _, err := target.SaveTemplate(ctx); err != nil {
+	if _, err := target.SaveTemplate(ctx, "800"); err != nil {
 		t.Fatal(err)
 	}
 	restart := func() {
@@ -93,18 +94,23 @@ func TestSwapsSurviveAnInterruption(t *testing.T) {
 		// complete template must be what is found, or the new complete one.
 		exec(Database, "DELETE FROM loaded WHERE w > 100")
 		cutAt(step)
-		if !call(func() error { _, err := target.SaveTemplate(ctx); return err }) {
+		if !call(func() error { _, err := target.SaveTemplate(ctx, "100"); return err }) {
 			t.Fatalf("save was not cut at %q", step)
 		}
 		restart()
 		if err := target.RestoreTemplate(ctx); err != nil {
 			t.Fatalf("after a save cut at %q the reset fails: %v (repairs %q)", step, err, target.Repairs)
 		}
-		if n := rows(); n != 800 && n != 100 {
+		n := rows()
+		if n != 800 && n != 100 {
 			t.Fatalf("after a save cut at %q the template holds %d rows", step, n)
 		}
+		// The note that says what a template holds follows it through the swap.
+		if note, ok, err := target.TemplateNote(ctx); err != nil || !ok || note != strconv.Itoa(n) {
+			t.Fatalf("after a save cut at %q the template of %d rows is noted %q (%v, %v)", step, n, note, ok, err)
+		}
 		exec(Database, "TRUNCATE loaded; INSERT INTO loaded SELECT generate_series(1, 800)")
-		if _, err := target.SaveTemplate(ctx); err != nil {
+		if _, err := target.SaveTemplate(ctx, "800"); err != nil {
 			t.Fatal(err)
 		}
 	}

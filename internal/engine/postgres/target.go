@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -197,10 +198,11 @@ func (t *Target) maintenance(ctx context.Context) (*pgx.Conn, error) {
 }
 
 // SaveTemplate copies the benchmark database into the template database,
-// replacing an older one. Nobody may be connected to the benchmark database.
+// replacing an older one, and labels it with note (what it holds, read
+// back by TemplateNote). Nobody may be connected to the benchmark database.
 // The copy is made under a temporary name and swapped in by renames, so a
 // signal at any moment leaves a complete template (see repair).
-func (t *Target) SaveTemplate(ctx context.Context) (string, error) {
+func (t *Target) SaveTemplate(ctx context.Context, note string) (string, error) {
 	conn, err := t.maintenance(ctx)
 	if err != nil {
 		return "", err
@@ -220,6 +222,10 @@ func (t *Target) SaveTemplate(ctx context.Context) (string, error) {
 	if _, err := conn.Exec(ctx, "ALTER DATABASE "+templateNew+" WITH IS_TEMPLATE true ALLOW_CONNECTIONS false"); err != nil {
 		return "", err
 	}
+	// A comment follows the database through its renames.
+	if _, err := conn.Exec(ctx, "COMMENT ON DATABASE "+templateNew+" IS "+quoteLiteral(note)); err != nil {
+		return "", err
+	}
 	swapHook("template copied")
 	if err := renameIfExists(ctx, conn, TemplateDatabase, templateOld); err != nil {
 		return "", err
@@ -230,6 +236,28 @@ func (t *Target) SaveTemplate(ctx context.Context) (string, error) {
 	}
 	return TemplateDatabase, dropDatabase(ctx, conn, templateOld)
 }
+
+// TemplateNote returns the note the loaded template was saved with, and
+// whether there is a template at all (a template an older calibra saved
+// has an empty note).
+func (t *Target) TemplateNote(ctx context.Context) (note string, exists bool, err error) {
+	conn, err := t.maintenance(ctx)
+	if err != nil {
+		return "", false, err
+	}
+	defer conn.Close(context.Background())
+	var n *string
+	err = conn.QueryRow(ctx, "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = $1", TemplateDatabase).Scan(&n)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil || n == nil {
+		return "", err == nil, err
+	}
+	return *n, true, nil
+}
+
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // RestoreTemplate recreates the benchmark database from the template: the
 // open equivalent of a guaranteed restore point. The copy is made under a

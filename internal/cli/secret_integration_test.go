@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// While a --dsn-file command runs, no process on the machine (calibra, or
+// any child it starts) has the DSN's password on its command line.
+func TestNoCommandLineHoldsThePassword(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a real PostgreSQL; run without -short")
+	}
+	requirePostgres(t)
+	path := storageDir(t)
+	const password = "pw-71f3-s3cret"
+	dsnFile := filepath.Join(t.TempDir(), "dsn")
+	if err := os.WriteFile(dsnFile, []byte(existingServer(t, path)("calibra:"+password, "calibra")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "iocal", "--dsn-file", dsnFile, "--size", "64MiB", "--progress", "plain",
+		"--out", filepath.Join(t.TempDir(), "run"))
+	cmd.Env = append(os.Environ(), "CALIBRA_TEST_AS_CALIBRA=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := bufio.NewScanner(stderr)
+	var seen []string
+	for lines.Scan() {
+		seen = append(seen, lines.Text())
+		if strings.HasPrefix(lines.Text(), "iocal: loading") {
+			break
+		}
+	}
+	if len(seen) == 0 || !strings.HasPrefix(seen[len(seen)-1], "iocal: loading") {
+		t.Fatalf("iocal never started loading:\n%s", strings.Join(seen, "\n"))
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	checked := 0
+	for _, p := range procs {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		checked++
+		if strings.Contains(string(data), password) {
+			t.Errorf("%s shows the password: %q", p, strings.ReplaceAll(string(data), "\x00", " "))
+		}
+	}
+	if checked < 2 {
+		t.Fatalf("read only %d command lines", checked)
+	}
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	for lines.Scan() {
+	}
+	_ = cmd.Wait()
+}

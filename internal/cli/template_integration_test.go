@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	"github.com/calibra-bench/calibra/internal/oltp"
+	"github.com/calibra-bench/calibra/internal/proc"
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// A run that finds no schema builds one warehouse, says so, and leaves the
+// larger loaded template alone: a reset afterwards finds the loaded data.
+func TestAnImplicitBuildNeverReplacesALargerTemplate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two builds on a real PostgreSQL; run without -short")
+	}
+	requirePostgres(t)
+	path := storageDir(t)
+	outs := t.TempDir()
+	out := func(name string) string { return filepath.Join(outs, name) }
+	common := []string{"--path", path, "--progress", "none"}
+	mustRun(t, 0, append([]string{"oltp", "build", "--warehouses", "2", "--out", out("build")}, common...)...)
+	// A second build without --rebuild is bad input, found once the server
+	// answers: one sentence, and no run directory left behind.
+	code, _, stderr := run(t, append([]string{"oltp", "build", "--warehouses", "1", "--out", out("again")}, common...)...)
+	if code != 2 || !strings.Contains(stderr, "already built here; pass --rebuild") {
+		t.Errorf("a second build: exit %d\n%s", code, stderr)
+	}
+	if _, err := os.Stat(out("again")); err == nil {
+		t.Error("the refused build left a run directory")
+	}
+
+	// The benchmark database loses its schema; the template stays.
+	sql(t, path, "DROP SCHEMA "+oltp.Schema+" CASCADE")
+
+	stderr = mustRun(t, 0, append([]string{"oltp", "run", "--users", "1", "--rampup", "0s", "--duration", "1s", "--out", out("implicit")}, common...)...)
+	if !strings.Contains(stderr, "kept the loaded template of 2 warehouses: this implicit build of 1 does not replace it") {
+		t.Errorf("the implicit build did not say it kept the template:\n%s", stderr)
+	}
+	r, err := results.Load(out("implicit"))
+	if err != nil || len(r.Steps) != 2 {
+		t.Fatalf("the implicit run: %v %+v", err, r)
+	}
+	if b, ok := r.Steps[0].Body.(*results.OLTPBuild); !ok || !b.Implicit || b.TemplateKept == "" || b.Template != "" {
+		t.Errorf("the implicit build's record: %+v", r.Steps[0].Body)
+	}
+
+	mustRun(t, 0, append([]string{"oltp", "run", "--reset", "--users", "1", "--rampup", "0s", "--duration", "1s", "--out", out("reset")}, common...)...)
+	if _, o := lastStep[*results.OLTP](t, out("reset")); o.Warehouses != 2 {
+		t.Errorf("after the implicit build a reset found %d warehouses, want the 2 loaded", o.Warehouses)
+	}
+}
+
+// sql runs a statement in the benchmark database of the managed instance
+// under path, started for it and stopped again.
+func sql(t *testing.T, path, stmt string) {
+	t.Helper()
+	ctx := context.Background()
+	group := proc.NewGroup()
+	defer group.StopAll(time.Minute)
+	target, err := postgres.Prepare(ctx, postgres.TargetConfig{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := target.Start(ctx, group); err != nil {
+		t.Fatal(err)
+	}
+	defer target.Stop()
+	conn, err := pgx.Connect(ctx, target.Managed.ConnString(postgres.Database))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, stmt); err != nil {
+		t.Fatal(err)
+	}
+}
