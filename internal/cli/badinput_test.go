@@ -59,6 +59,7 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 	missingPathStudy := write("far.yaml", "version: 1\ntarget: {path: "+missing+"}\nsteps:\n  - kind: oltp\n")
 	missingDSNFileStudy := write("dsnfile.yaml", "version: 1\ntarget: {dsn_file: "+missing+"}\nsteps:\n  - kind: oltp\n")
 	dsnFile := write("dsn", "postgres://bench:hunter2@127.0.0.1:1/bench\n")
+	variantStudy := write("variants.yaml", "version: 1\nvariants:\n  - name: ok\n  - name: old\n    target: {pg_bin: \"9\"}\nsteps:\n  - kind: oltp\n")
 	bothDSNStudy := write("both.yaml", "version: 1\ntarget: {dsn_file: "+dsnFile+", dsn: 'postgres://bench@127.0.0.1:1/bench'}\nsteps:\n  - kind: oltp\n")
 	emptyDSNFile := write("empty-dsn", "\n")
 	emptyRun := filepath.Join(fx, "empty-run")
@@ -103,6 +104,13 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{name: "build: db cache unit", args: []string{"oltp", "build", "--db-cache", "1GiB", "--path", dir}, want: []string{`--db-cache "1GiB" is not a memory size`, "256MB or 8GB"}},
 		{name: "build: no postgres binaries", args: []string{"oltp", "build", "--pg-bin", missing, "--path", dir}, want: []string{"holds no initdb and postgres", "apt-get install postgresql"}},
 		{name: "build: pg-bin is a file", args: []string{"oltp", "build", "--pg-bin", file, "--path", dir}, want: []string{"--pg-bin " + file + " holds no initdb and postgres"}},
+		{name: "build: pg-bin names no installed version", args: []string{"oltp", "build", "--pg-bin", "9", "--path", dir}, want: []string{"no PostgreSQL 9 build is installed here"}},
+		{name: "build: engine setting not KEY=VALUE", args: []string{"oltp", "build", "--engine-setting", "io_method", "--path", dir}, want: []string{`--engine-setting "io_method" is not KEY=VALUE`}},
+		{name: "build: engine setting calibra owns", args: []string{"oltp", "build", "--engine-setting", "listen_addresses=*", "--path", dir}, want: []string{"the engine setting listen_addresses is calibra's own"}},
+		{name: "build: engine setting unknown to the version", args: []string{"oltp", "build", "--pg-bin", "15", "--engine-setting", "io_method=worker", "--path", dir}, want: []string{"has no setting io_method"}},
+		{name: "run: engine setting with a dsn", args: []string{"oltp", "run", "--engine-setting", "work_mem=8MB", "--dsn", "postgres://bench@127.0.0.1:1/bench"}, want: []string{"engine settings apply to the managed instance only"}},
+		{name: "build: wal path missing", args: []string{"oltp", "build", "--wal-path", missing, "--path", dir}, want: []string{"--wal-path " + missing + " is not a directory"}},
+		{name: "run: wal path with a dsn", args: []string{"oltp", "run", "--wal-path", dir, "--dsn", "postgres://bench@127.0.0.1:1/bench"}, want: []string{"--wal-path places the managed instance's WAL"}},
 		{name: "build: run-as unknown account", args: []string{"oltp", "build", "--run-as", "no-such-account", "--path", dir}, want: []string{`the account "no-such-account" does not exist`, "--run-as USER"}, needs: "root"},
 		{name: "build: run-as root", args: []string{"oltp", "build", "--run-as", "root", "--path", dir}, want: []string{"PostgreSQL refuses to run as root (--run-as root)"}, needs: "root"},
 		{name: "build: unknown lab", args: []string{"oltp", "build", "--lab", "ssd", "--path", dir}, want: []string{`--lab "ssd" names no lab preset`}},
@@ -340,6 +348,7 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{name: "study: progress, said once", args: []string{"run", "--progress", "loud", "--path", dir}, want: []string{`--progress "loud" is not a progress mode`}},
 		{name: "study: os cache limit zero", args: []string{"run", "--os-cache-limit", "0", "--path", dir}, want: []string{"os_cache_limit 0 is not positive"}},
 		{name: "study: cold start not a bool", args: []string{"run", "--cold-start=often", "--path", dir}, want: []string{`invalid argument "often" for "--cold-start"`}},
+		{name: "study: a variant's version is not installed", args: []string{"run", "--study", variantStudy, "--path", dir}, want: []string{"variant old: no PostgreSQL 9 build is installed here"}},
 		{name: "study: no postgres binaries", args: []string{"run", "--pg-bin", missing, "--path", dir}, want: []string{"holds no initdb and postgres"}},
 		{name: "study: out is a file", args: []string{"run", "--out", file, "--path", dir}, want: []string{"cannot create the run directory " + file}},
 		{name: "study: dsn file empty", args: []string{"run", "--dsn-file", emptyDSNFile, "--path", dir}, want: []string{"is empty"}},

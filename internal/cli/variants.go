@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/calibra-bench/calibra/internal/compare"
+	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/results"
 	"github.com/calibra-bench/calibra/internal/study"
@@ -43,6 +44,13 @@ func (a *app) runVariants(cmd *cobra.Command, flags common, base string, f study
 		c := new(common)
 		*c = flags
 		r, err := a.resolveStudy(ctx, cmd, c, f, &v)
+		if err == nil && c.dsn == "" {
+			// What Prepare would find only when the variant's turn comes.
+			var bin postgres.Binaries
+			if bin, err = postgres.FindBinaries(c.pgBin); err == nil {
+				err = bin.CheckSettingNames(c.settings)
+			}
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("variant %s: %w", v.Name, err))
 			continue
