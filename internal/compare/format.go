@@ -300,9 +300,17 @@ func (t *Table) summaryLines(run int) [][]string {
 		if b.Verdict[run] == "" {
 			continue
 		}
-		out = append(out, []string{b.Title + " " + arrow(b.Better), pctText(b.Pct[run]), textBar(b.Pct[run], scale), b.Verdict[run]})
+		out = append(out, []string{b.Title + " " + arrow(b.Better), pctText(b.Pct[run]), textBar(b.Pct[run], scale), b.verdictText(run)})
 	}
 	return out
+}
+
+// verdictText is a bar's verdict with its p when it was tested.
+func (b Bar) verdictText(run int) string {
+	if p := b.P[run]; p != nil {
+		return fmt.Sprintf("%s (p=%.3f)", b.Verdict[run], *p)
+	}
+	return b.Verdict[run]
 }
 
 func arrow(better string) string { return Metric{Better: better}.Arrow() }

@@ -98,7 +98,7 @@ func HTML(w io.Writer, t *Table, runs []Run) error {
 			if s.Verdict[i] == "" {
 				continue
 			}
-			hb := htmlBar{Title: s.Title + " " + arrow(s.Better), Pct: pctText(s.Pct[i]), Verdict: s.Verdict[i], Class: verdictClass(s.Verdict[i]), Left: 50}
+			hb := htmlBar{Title: s.Title + " " + arrow(s.Better), Pct: pctText(s.Pct[i]), Verdict: s.verdictText(i), Class: verdictClass(s.Verdict[i]), Left: 50}
 			if p := s.Pct[i]; p != nil {
 				hb.Width = math.Min(math.Abs(*p)/scale, 1) * 50
 				if *p < 0 {
