@@ -142,26 +142,35 @@ func overlays(runs []Run) ([]assets.Chart, []chartRef) {
 		}
 		return nil
 	}
-	// Ramps: throughput and response time against users.
+	// Ramps: throughput, response time and the host's CPU busy and I/O
+	// wait against users (002 Figs 6-7): what bent each run's curve.
 	tps := assets.Chart{XName: "users", YName: "TPS"}
 	art := assets.Chart{XName: "users", YName: "ART ms"}
+	cpu := assets.Chart{XName: "users", YName: "% of all CPUs"}
 	for _, r := range runs {
 		b, ok := first(r, results.KindRamp).(*results.Ramp)
 		if !ok {
 			continue
 		}
 		var x, y, z []float64
+		var busy, wait []assets.Num
 		for _, s := range b.Steps {
 			x, y, z = append(x, float64(s.Users)), append(y, s.TPS), append(z, s.ARTMs)
+			busy, wait = append(busy, assets.Ptr(s.CPUBusyPct)), append(wait, assets.Ptr(s.IOWaitPct))
 		}
 		tps.Series = append(tps.Series, assets.Series{Name: r.Label, X: assets.Nums(x), Y: assets.Nums(y)})
 		art.Series = append(art.Series, assets.Series{Name: r.Label, X: assets.Nums(x), Y: assets.Nums(z)})
+		cpu.Series = append(cpu.Series, assets.Series{Name: r.Label + " CPU busy", X: assets.Nums(x), Y: busy},
+			assets.Series{Name: r.Label + " I/O wait", X: assets.Nums(x), Y: wait, Dashed: true})
 		if len(art.MarkY) == 0 {
 			art.MarkY = []assets.Mark{{Label: fmt.Sprintf("SLA %g ms", b.SLAMs), Value: b.SLAMs}}
 		}
 	}
 	add("ramp-tps", "Ramp: TPS against users", tps)
 	add("ramp-art", "Ramp: ART against users", art)
+	if len(cpu.Series) >= 4 { // two runs, each a pair
+		add("ramp-cpu", "Ramp: CPU busy (solid) and I/O wait (dashed) against users", cpu)
+	}
 
 	// iocal: random IOPS and sequential MB/s against jobs.
 	iops := assets.Chart{XName: "parallel jobs", YName: "IOPS", XLog: true}
