@@ -84,10 +84,10 @@ type Delta struct {
 	// only with a verdict: a single run's delta is a value, not a result.
 	Better bool `json:"better"`
 	// Verdict is "better", "worse", "~" (within noise), "differs" (a
-	// significant change of a metric with no good way), or "no verdict
+	// significant change of a metric with no good way), "no verdict
 	// (n=1)" when either side has a single run: one run on a shared machine
 	// cannot tell a change from noise, so no delta is called better or
-	// worse then.
+	// worse then; or NoVerdictBound for a lower bound.
 	Verdict string `json:"verdict"`
 }
 
