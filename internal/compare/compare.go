@@ -148,6 +148,7 @@ func Compare(runs []Run) (*Table, error) {
 	per := make([]map[string][]float64, len(runs))
 	bound := make([]map[string]bool, len(runs))
 	limits := make([]map[string][]string, len(runs))
+	hostWhy := make([]map[string]string, len(runs)) // the rule of a host verdict
 	metrics := map[string]Metric{}
 	var order, steps []string
 	load := rampLoad(runs)
@@ -157,6 +158,7 @@ func Compare(runs []Run) (*Table, error) {
 		per[i] = map[string][]float64{}
 		bound[i] = map[string]bool{}
 		limits[i] = map[string][]string{}
+		hostWhy[i] = map[string]string{}
 		for _, st := range r.Steps {
 			if a, ok := alias[st.Kind]; ok {
 				st.Name = a
@@ -175,6 +177,9 @@ func Compare(runs []Run) (*Table, error) {
 			}
 			if step := st.Kind + "/" + st.Name; st.LimitedBy != "" && !slices.Contains(limits[i][step], st.LimitedBy) {
 				limits[i][step] = append(limits[i][step], st.LimitedBy)
+				if st.LimitedBy == "host" && st.LimitedByEvidence != nil {
+					hostWhy[i][step] = st.LimitedByEvidence.Rule
+				}
 			}
 		}
 	}
@@ -213,10 +218,12 @@ func Compare(runs []Run) (*Table, error) {
 			continue
 		}
 		info := StepInfo{Step: step}
+		var host []string
 		for i := range runs {
 			info.LimitedBy = append(info.LimitedBy, strings.Join(limits[i][step], "/"))
+			host = append(host, hostWhy[i][step])
 		}
-		if why := doubt(t.Runs, info.LimitedBy, rows); why != "" {
+		if why := doubt(t.Runs, info.LimitedBy, host, rows); why != "" {
 			t.Footnotes = append(t.Footnotes, fmt.Sprintf("%s: the comparison of this step is doubtful: %s", step, why))
 			info.Doubtful, info.Footnote = why, len(t.Footnotes)
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/golden"
 	"github.com/calibra-bench/calibra/internal/report/browsertest"
+	"github.com/calibra-bench/calibra/internal/results"
 )
 
 const runs = "../results/testdata/runs"
@@ -258,7 +259,7 @@ func TestHostContentionFootnote(t *testing.T) {
 	}{
 		{"another load", 13.9, 81.7, "storage", "storage", []string{"CPU busy 13.9% in device-a against 81.7% in device-b"}},
 		{"jitter", 20, 30, "storage", "storage", nil},
-		{"host verdict", 15, 16, "storage", "host", []string{"limited by storage in device-a, by host in device-b", "another load on the host limited it in device-b"}},
+		{"host verdict", 15, 16, "storage", "host", []string{"limited by storage in device-a, by host in device-b", "another load on the host limited it in device-b (processes outside calibra used 45% of the CPUs)"}},
 		{"unknown is no verdict", 15, 16, "unknown", "storage", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -270,6 +271,7 @@ func TestHostContentionFootnote(t *testing.T) {
 				st := &rs[i].Steps[0]
 				busy := set.busy
 				st.Observe.CPUBusyPct, st.LimitedBy = &busy, set.lim
+				st.LimitedByEvidence = &results.Evidence{Rule: "processes outside calibra used 45% of the CPUs"}
 			}
 			tab, err := Compare(rs)
 			if err != nil {

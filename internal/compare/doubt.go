@@ -17,8 +17,9 @@ const (
 
 // doubt says why a step's comparison may reflect the host rather than the
 // storage: its CPU busy differs a lot between the runs, what limited it
-// differs, or another load on the host limited it. "" when nothing says so.
-func doubt(runs []RunInfo, limitedBy []string, rows []Row) string {
+// differs, or another load on the host limited it (hostRule: the rule of
+// each run's host verdict). "" when nothing says so.
+func doubt(runs []RunInfo, limitedBy, hostRule []string, rows []Row) string {
 	var why []string
 	for _, r := range rows {
 		if r.Name != "cpu_busy_pct" {
@@ -41,7 +42,11 @@ func doubt(runs []RunInfo, limitedBy []string, rows []Row) string {
 	var host []string
 	for i, l := range limitedBy {
 		if strings.Contains(l, "host") {
-			host = append(host, runs[i].Label)
+			h := runs[i].Label
+			if hostRule[i] != "" {
+				h += " (" + hostRule[i] + ")"
+			}
+			host = append(host, h)
 		}
 	}
 	if len(host) > 0 {
