@@ -23,7 +23,11 @@ func load(t *testing.T, names ...string) []Run {
 	t.Helper()
 	var dirs []string
 	for _, n := range names {
-		dirs = append(dirs, filepath.Join(runs, n))
+		dir := filepath.Join(runs, n)
+		if strings.HasPrefix(n, "quick-") {
+			dir = filepath.Join(quickRuns, n)
+		}
+		dirs = append(dirs, dir)
 	}
 	r, err := Load(dirs)
 	if err != nil {
@@ -33,8 +37,12 @@ func load(t *testing.T, names ...string) []Run {
 }
 
 // The pairs: real oltp and device runs, every hand-made layer with an
-// interrupted run and another engine version, and repeated steps.
-var pairs = [][2]string{{"oltp-base", "oltp-xss"}, {"device-a", "device-b"}, {"study-a", "study-b"}, {"repeats-a", "repeats-b"}}
+// interrupted run and another engine version, repeated steps, and two
+// real quick studies on the same disk with another load on the host.
+var pairs = [][2]string{{"oltp-base", "oltp-xss"}, {"device-a", "device-b"}, {"study-a", "study-b"}, {"repeats-a", "repeats-b"}, {"quick-a", "quick-b"}}
+
+// quickRuns are the two recorded quick studies.
+const quickRuns = "testdata/runs"
 
 func TestFormatsGolden(t *testing.T) {
 	for _, p := range pairs {
@@ -99,6 +107,28 @@ func TestHeadlineSummary(t *testing.T) {
 	}
 }
 
+// Two real quick studies, each run beside another load: every row has a
+// readable name, every step a footnote that says so.
+func TestQuickStudies(t *testing.T) {
+	tab, err := Compare(load(t, "quick-a", "quick-b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range tab.Rows {
+		if r.Title == r.Name || strings.ContainsAny(r.Title, "_.") {
+			t.Errorf("%s %s has no readable name: %q", r.Step, r.Name, r.Title)
+		}
+	}
+	for _, s := range tab.Steps {
+		if s.Footnote == 0 || !strings.Contains(tab.Footnotes[s.Footnote-1], "another load on the host limited it") {
+			t.Errorf("%s: no host footnote (limited by %q)", s.Step, s.LimitedBy)
+		}
+	}
+	if len(tab.Summary) != 11 {
+		t.Errorf("%d headline bars, want 11: 3 device specs, iocal's 3, NOPM, the ramp's 3, QphH", len(tab.Summary))
+	}
+}
+
 // Device metrics are named after their spec and queue depth.
 func TestReadableDeviceNames(t *testing.T) {
 	tab, err := Compare(load(t, "device-a", "device-b"))
@@ -128,7 +158,7 @@ var verdictWords = regexp.MustCompile(`(?m)(better|worse)\s*(\||$|</td>)|"verdic
 // Single runs give values, never a better or worse, in any renderer:
 // one run on a shared machine cannot tell a change from noise.
 func TestSingleRunsGiveNoVerdict(t *testing.T) {
-	for _, pair := range [][2]string{{"study-a", "study-b"}, {"device-a", "device-b"}, {"oltp-base", "oltp-xss"}} {
+	for _, pair := range [][2]string{{"study-a", "study-b"}, {"device-a", "device-b"}, {"oltp-base", "oltp-xss"}, {"quick-a", "quick-b"}} {
 		rs := load(t, pair[0], pair[1])
 		tab, err := Compare(rs)
 		if err != nil {
@@ -211,7 +241,7 @@ func TestNoCommonStep(t *testing.T) {
 // shown as text.
 func TestHTMLRendersInChromium(t *testing.T) {
 	browser := browsertest.New(t)
-	for _, p := range [][2]string{{"study-a", "study-b"}, {"oltp-base", "oltp-xss"}, {"device-a", "device-b"}} {
+	for _, p := range [][2]string{{"study-a", "study-b"}, {"oltp-base", "oltp-xss"}, {"device-a", "device-b"}, {"quick-a", "quick-b"}} {
 		t.Run(p[0], func(t *testing.T) {
 			rs := load(t, p[0], p[1])
 			tab, err := Compare(rs)
