@@ -116,7 +116,7 @@ func title(st results.Step, name string) string {
 		case rest == "iops_at_max_latency":
 			return spec + " IOPS (p99 ≤ " + micros(d.MaxLatencyUs) + ")"
 		case rest == "max_mbps":
-			return spec + " max MB/s"
+			return spec + " MB/s (max)"
 		}
 		if qd, what, ok := strings.Cut(rest, "."); ok && deviceTitles[what] != "" {
 			return fmt.Sprintf("%s %s (%s)", spec, deviceTitles[what], qd)
