@@ -18,18 +18,25 @@ func (a *app) compareCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "compare BASE OTHER...",
 		Short: "Set runs side by side: every shared metric with its delta against the base",
-		Long: `Compare runs: every metric the runs share, aligned by step (kind and name)
-and metric, with its direction (↑ higher is better, ↓ lower), its value in each
-run and its change against the base (the first run) in percent.
+		Long: `Compare runs: first a headline summary, the figures the studies headline
+(max TPS, ART at a load every run reached and users within the SLA of a ramp,
+NOPM, each device spec's answer, iocal's maxima, QphH) as bars of their change
+against the base (the first run); then every metric the runs share, grouped by
+step, by readable name, with its direction (↑ higher is better, ↓ lower; CPU
+busy and I/O wait have none: they are evidence, shown but never judged), its
+value in each run, its change in percent, and what limited the step in each
+run ("cache → storage").
 
-Steps of the same kind and name in one run count as repetitions: the value is
-then their median with its spread, and the change is tested as benchstat does
+A change between single runs is a value with "n=1, no verdict", never better
+or worse: one run on a shared machine cannot tell a change from noise. Steps
+of the same kind and name in one run count as repetitions: the value is then
+their median with its spread, and the change is tested as benchstat does
 (Mann-Whitney U test; "~" when p ≥ 0.05, no significant difference; it needs
-4 or more repetitions a side to find one). When the runs have ramps, the three
-headline figures of the cache study come first: max TPS, ART at a load every
-run reached, users within the SLA. Footnotes name what differs between the
-runs besides the storage (engine version, warehouses, settings, flags), and
-runs that were interrupted or failed are marked.`,
+4 or more repetitions a side to find one). Footnotes name what differs between
+the runs besides the storage (engine version, warehouses, settings, flags),
+steps whose comparison is doubtful (CPU busy differs by 20 points and 1.5x at
+the same load, what limited them differs, or another load on the host limited
+them), and runs that were interrupted or failed.`,
 		Example: `  calibra compare calibra-runs/20260302T140511Z_hdd calibra-runs/20260302T151200Z_flash
   calibra compare base/ new/ --format csv > deltas.csv
   calibra compare base/ new/ --html compare.html`,

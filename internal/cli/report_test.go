@@ -61,7 +61,7 @@ func TestReportRebuildsBothFiles(t *testing.T) {
 func TestCompareTwoRuns(t *testing.T) {
 	a, b := filepath.Join(fixtureRuns, "oltp-base"), filepath.Join(fixtureRuns, "oltp-xss")
 	code, stdout, stderr := run(t, "compare", a, b)
-	if code != 0 || !strings.Contains(stdout, "nopm ↑") || !strings.Contains(stdout, "+89.26% (n=1, no verdict)") || regexp.MustCompile(`(?m)(better|worse)\s*$`).MatchString(stdout) {
+	if code != 0 || !strings.Contains(stdout, "NOPM ↑") || !strings.Contains(stdout, "+89.26% (n=1, no verdict)") || regexp.MustCompile(`(?m)(better|worse)\s*$`).MatchString(stdout) {
 		t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	code, stdout, _ = run(t, "compare", a, b, "--format", "csv")

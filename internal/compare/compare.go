@@ -31,20 +31,31 @@ type Run struct {
 
 // Metric names one compared figure.
 type Metric struct {
-	Step   string `json:"step"` // kind/name
-	Name   string `json:"metric"`
-	Unit   string `json:"unit,omitempty"`
-	Higher bool   `json:"higher_is_better"`
-	// Headline marks the cache study's three headline figures, shown first.
+	Step  string `json:"step"` // kind/name
+	Name  string `json:"metric"`
+	Title string `json:"title"` // the name a person reads: "NOPM", "4k random read IOPS (qd16)"
+	Unit  string `json:"unit,omitempty"`
+	// Better is the metric's good way, results.HigherIsBetter or
+	// LowerIsBetter, or "" for evidence with no good way (CPU busy, I/O
+	// wait): its change is shown, never judged.
+	Better string `json:"better,omitempty"`
+	// Headline marks the figures the studies headline, summarised first.
 	Headline bool `json:"headline,omitempty"`
 }
 
-// Arrow is the metric's direction: ↑ higher is better, ↓ lower.
+// Higher says whether a higher value is better.
+func (m Metric) Higher() bool { return m.Better == results.HigherIsBetter }
+
+// Arrow is the metric's direction: ↑ higher is better, ↓ lower, nothing
+// for evidence with no good way.
 func (m Metric) Arrow() string {
-	if m.Higher {
+	switch m.Better {
+	case results.HigherIsBetter:
 		return "↑"
+	case results.LowerIsBetter:
+		return "↓"
 	}
-	return "↓"
+	return ""
 }
 
 // Value is a metric in one run: its repetitions summarised.
@@ -57,6 +68,9 @@ type Value struct {
 	// SpreadPct is ± around the center: the 95% confidence interval of the
 	// median when there are 6 or more repetitions, else half the range.
 	SpreadPct *float64 `json:"spread_pct,omitempty"`
+	// AtLeast marks a lower bound: users within an SLA that no load broke
+	// (the highest load tried), in at least one repetition.
+	AtLeast bool `json:"at_least,omitempty"`
 }
 
 // Delta is a run's change against the base.
@@ -69,14 +83,21 @@ type Delta struct {
 	// Better says whether the change goes the metric's good way, and is set
 	// only with a verdict: a single run's delta is a value, not a result.
 	Better bool `json:"better"`
-	// Verdict is "better", "worse", "~" (within noise), or "no verdict (n=1)"
-	// when either side has a single run: one run on a shared machine cannot
-	// tell a change from noise, so no delta is called better or worse then.
+	// Verdict is "better", "worse", "~" (within noise), "differs" (a
+	// significant change of a metric with no good way), "no verdict
+	// (n=1)" when either side has a single run: one run on a shared machine
+	// cannot tell a change from noise, so no delta is called better or
+	// worse then; or NoVerdictBound for a lower bound.
 	Verdict string `json:"verdict"`
 }
 
-// NoVerdict is the verdict of a delta with a single run on either side.
-const NoVerdict = "no verdict (n=1)"
+// NoVerdict is the verdict of a delta with a single run on either side;
+// NoVerdictBound of a delta from a lower bound, which says nothing of
+// the change.
+const (
+	NoVerdict      = "no verdict (n=1)"
+	NoVerdictBound = "no verdict (SLA not reached)"
+)
 
 // Row is one metric across the runs; a missing value is nil.
 type Row struct {
@@ -85,11 +106,26 @@ type Row struct {
 	Deltas []*Delta `json:"deltas"` // [0] is nil: the base
 }
 
-// Table is the comparison.
+// Table is the comparison: the headline summary, then every row grouped
+// by step (Steps' order).
 type Table struct {
-	Runs      []RunInfo `json:"runs"`
-	Rows      []Row     `json:"rows"`
-	Footnotes []string  `json:"footnotes,omitempty"`
+	Runs      []RunInfo  `json:"runs"`
+	Summary   []Bar      `json:"summary"`
+	Steps     []StepInfo `json:"steps"`
+	Rows      []Row      `json:"rows"`
+	Footnotes []string   `json:"footnotes,omitempty"`
+}
+
+// StepInfo is what a step's group says besides its figures.
+type StepInfo struct {
+	Step string `json:"step"`
+	// LimitedBy is what limited the step in each run ("" when not said);
+	// repetitions that disagree are joined with "/".
+	LimitedBy []string `json:"limited_by"`
+	// Doubtful says why the step's comparison may not be the storage's
+	// doing; Footnote is its number among the footnotes (from 1).
+	Doubtful string `json:"doubtful,omitempty"`
+	Footnote int    `json:"footnote,omitempty"`
 }
 
 // RunInfo names a run in the table.
@@ -110,13 +146,19 @@ func (e *NoCommonStepError) Error() string {
 func Compare(runs []Run) (*Table, error) {
 	t := &Table{}
 	per := make([]map[string][]float64, len(runs))
+	bound := make([]map[string]bool, len(runs))
+	limits := make([]map[string][]string, len(runs))
+	hostWhy := make([]map[string]string, len(runs)) // the rule of a host verdict
 	metrics := map[string]Metric{}
-	var order []string
+	var order, steps []string
 	load := rampLoad(runs)
 	alias, renamed := stepAliases(runs)
 	for i, r := range runs {
 		t.Runs = append(t.Runs, RunInfo{Label: r.Label, Dir: r.Dir, Status: r.Status})
 		per[i] = map[string][]float64{}
+		bound[i] = map[string]bool{}
+		limits[i] = map[string][]string{}
+		hostWhy[i] = map[string]string{}
 		for _, st := range r.Steps {
 			if a, ok := alias[st.Kind]; ok {
 				st.Name = a
@@ -127,7 +169,17 @@ func Compare(runs []Run) (*Table, error) {
 					metrics[k] = f.Metric
 					order = append(order, k)
 				}
+				if !slices.Contains(steps, f.Step) {
+					steps = append(steps, f.Step)
+				}
 				per[i][k] = append(per[i][k], f.value)
+				bound[i][k] = bound[i][k] || f.atLeast
+			}
+			if step := st.Kind + "/" + st.Name; st.LimitedBy != "" && !slices.Contains(limits[i][step], st.LimitedBy) {
+				limits[i][step] = append(limits[i][step], st.LimitedBy)
+				if st.LimitedBy == "host" && st.LimitedByEvidence != nil {
+					hostWhy[i][step] = st.LimitedByEvidence.Rule
+				}
 			}
 		}
 	}
@@ -136,12 +188,14 @@ func Compare(runs []Run) (*Table, error) {
 			return nil, &NoCommonStepError{Base: runs[0].Label, Other: runs[i].Label}
 		}
 	}
+	byStep := map[string][]Row{}
 	for _, k := range order {
 		row := Row{Metric: metrics[k], Values: make([]*Value, len(runs)), Deltas: make([]*Delta, len(runs))}
 		shared := 0
 		for i := range runs {
 			if v, ok := per[i][k]; ok {
 				row.Values[i] = summarise(v)
+				row.Values[i].AtLeast = bound[i][k]
 				shared++
 			}
 		}
@@ -153,12 +207,30 @@ func Compare(runs []Run) (*Table, error) {
 				row.Deltas[i] = delta(row.Metric, per[0][k], per[i][k], row.Values[0], row.Values[i])
 			}
 		}
-		t.Rows = append(t.Rows, row)
+		byStep[row.Step] = append(byStep[row.Step], row)
 	}
-	// The cache study's headline (max TPS, ART at a load, users within the
-	// SLA) comes first; the rest keeps the base's order.
-	sort.SliceStable(t.Rows, func(i, j int) bool { return t.Rows[i].Headline && !t.Rows[j].Headline })
 	t.Footnotes = append(renamed, footnotes(runs)...)
+	// Rows grouped by step, in the order the steps first appear (the
+	// base's layer order).
+	for _, step := range steps {
+		rows := byStep[step]
+		if len(rows) == 0 {
+			continue
+		}
+		info := StepInfo{Step: step}
+		var host []string
+		for i := range runs {
+			info.LimitedBy = append(info.LimitedBy, strings.Join(limits[i][step], "/"))
+			host = append(host, hostWhy[i][step])
+		}
+		if why := doubt(t.Runs, info.LimitedBy, host, rows); why != "" {
+			t.Footnotes = append(t.Footnotes, fmt.Sprintf("%s: the comparison of this step is doubtful: %s", step, why))
+			info.Doubtful, info.Footnote = why, len(t.Footnotes)
+		}
+		t.Steps = append(t.Steps, info)
+		t.Rows = append(t.Rows, rows...)
+	}
+	t.Summary = summary(t)
 	return t, nil
 }
 
@@ -237,7 +309,11 @@ func delta(m Metric, base, other []float64, bv, ov *Value) *Delta {
 	if bv.Center != 0 {
 		pct := (ov.Center/bv.Center - 1) * 100
 		d.Pct = &pct
-		better = (pct > 0) == m.Higher && pct != 0
+		better = (pct > 0) == m.Higher() && pct != 0
+	}
+	if bv.AtLeast || ov.AtLeast {
+		d.Verdict = NoVerdictBound
+		return d
 	}
 	if len(base) < 2 || len(other) < 2 {
 		return d
@@ -251,6 +327,8 @@ func delta(m Metric, base, other []float64, bv, ov *Value) *Delta {
 	switch {
 	case d.Noise || d.Pct == nil || *d.Pct == 0:
 		d.Verdict = "~"
+	case m.Better == "":
+		d.Verdict = "differs"
 	case better:
 		d.Better, d.Verdict = true, "better"
 	default:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/calibra-bench/calibra/internal/report/assets"
@@ -20,40 +21,103 @@ type cell struct{ Text, Class string }
 
 type chartRef struct{ ID, Title string }
 
-// HTML writes a self-contained page: the runs' curves overlaid (ramps,
-// iocal sweeps, device curves, query times), then the table.
+// stepGroup is a step's rows in the page.
+type stepGroup struct {
+	Title string
+	Rows  [][]cell
+}
+
+// barBlock is one run's headline against the base.
+type barBlock struct {
+	Head string
+	Bars []htmlBar
+}
+
+// htmlBar is a change drawn as a CSS bar: Left and Width are percent of
+// the bar's box, whose middle is zero.
+type htmlBar struct {
+	Title, Pct, Verdict, Class string
+	Left, Width                float64
+}
+
+// verdictClass colours a verdict: green or red only for a tested better or
+// worse, grey for everything else (a single run's value among them).
+func verdictClass(v string) string {
+	switch v {
+	case "better":
+		return "good"
+	case "worse":
+		return "bad"
+	}
+	return "nv"
+}
+
+// HTML writes a self-contained page: the headline's bars, the runs' curves
+// overlaid (ramps, iocal sweeps, device curves, query times), then the
+// table grouped by step.
 func HTML(w io.Writer, t *Table, runs []Run) error {
 	specs, refs := overlays(runs)
 	a, err := assets.NewPage(specs)
 	if err != nil {
 		return err
 	}
-	var rows [][]cell
-	for _, r := range t.Rows {
-		texts := t.cellsOf(r)
-		row := make([]cell, len(texts))
+	row := func(texts []string, classes ...string) []cell {
+		out := make([]cell, len(texts))
 		for i, s := range texts {
-			row[i] = cell{Text: s}
+			out[i] = cell{Text: s}
 		}
-		row[0].Class, row[1].Class = "t", "t"
-		for i := 1; i < len(r.Values); i++ {
-			switch r.Deltas[i].mark() {
-			case "better":
-				row[2+2*i].Class = "good"
-			case "worse":
-				row[2+2*i].Class = "bad"
+		out[0].Class = "t"
+		for i, c := range classes {
+			out[2+2*i].Class = c
+		}
+		return out
+	}
+	var groups []stepGroup
+	t.groups(func(s StepInfo, rows []Row) {
+		g := stepGroup{Title: s.groupTitle()}
+		if c := t.limitCells(s); c != nil {
+			g.Rows = append(g.Rows, row(c))
+		}
+		for _, r := range rows {
+			var classes []string
+			for i := 1; i < len(r.Values); i++ {
+				classes = append(classes, "")
+				if d := r.Deltas[i]; d != nil && d.mark() != "" {
+					classes[i-1] = verdictClass(d.Verdict)
+				}
 			}
+			g.Rows = append(g.Rows, row(t.cellsOf(r), classes...))
 		}
-		rows = append(rows, row)
+		groups = append(groups, g)
+	})
+	var blocks []barBlock
+	for i := 1; i < len(t.Runs) && len(t.Summary) > 0; i++ {
+		b := barBlock{Head: t.summaryHead(i)}
+		scale := t.barScale(i)
+		for _, s := range t.Summary {
+			if s.Verdict[i] == "" {
+				continue
+			}
+			hb := htmlBar{Title: s.Title + " " + arrow(s.Better), Pct: pctText(s.Pct[i]), Verdict: s.verdictText(i), Class: verdictClass(s.Verdict[i]), Left: 50}
+			if p := s.Pct[i]; p != nil {
+				hb.Width = math.Min(math.Abs(*p)/scale, 1) * 50
+				if *p < 0 {
+					hb.Left = 50 - hb.Width
+				}
+			}
+			b.Bars = append(b.Bars, hb)
+		}
+		blocks = append(blocks, b)
 	}
 	return page.ExecuteTemplate(w, "page", struct {
-		T      *Table
-		Assets assets.Page
-		Charts []chartRef
-		Head   []string
-		Rows   [][]cell
-		Legend string
-	}{t, a, refs, t.header(), rows, legend})
+		T       *Table
+		Assets  assets.Page
+		Charts  []chartRef
+		Head    []string
+		Groups  []stepGroup
+		Summary []barBlock
+		Legend  string
+	}{t, a, refs, t.header(), groups, blocks, legend})
 }
 
 // overlays draws each kind's curves with one series per run, from the
@@ -78,26 +142,35 @@ func overlays(runs []Run) ([]assets.Chart, []chartRef) {
 		}
 		return nil
 	}
-	// Ramps: throughput and response time against users.
+	// Ramps: throughput, response time and the host's CPU busy and I/O
+	// wait against users (002 Figs 6-7): what bent each run's curve.
 	tps := assets.Chart{XName: "users", YName: "TPS"}
 	art := assets.Chart{XName: "users", YName: "ART ms"}
+	cpu := assets.Chart{XName: "users", YName: "% of all CPUs"}
 	for _, r := range runs {
 		b, ok := first(r, results.KindRamp).(*results.Ramp)
 		if !ok {
 			continue
 		}
 		var x, y, z []float64
+		var busy, wait []assets.Num
 		for _, s := range b.Steps {
 			x, y, z = append(x, float64(s.Users)), append(y, s.TPS), append(z, s.ARTMs)
+			busy, wait = append(busy, assets.Ptr(s.CPUBusyPct)), append(wait, assets.Ptr(s.IOWaitPct))
 		}
 		tps.Series = append(tps.Series, assets.Series{Name: r.Label, X: assets.Nums(x), Y: assets.Nums(y)})
 		art.Series = append(art.Series, assets.Series{Name: r.Label, X: assets.Nums(x), Y: assets.Nums(z)})
+		cpu.Series = append(cpu.Series, assets.Series{Name: r.Label + " CPU busy", X: assets.Nums(x), Y: busy},
+			assets.Series{Name: r.Label + " I/O wait", X: assets.Nums(x), Y: wait, Dashed: true})
 		if len(art.MarkY) == 0 {
 			art.MarkY = []assets.Mark{{Label: fmt.Sprintf("SLA %g ms", b.SLAMs), Value: b.SLAMs}}
 		}
 	}
 	add("ramp-tps", "Ramp: TPS against users", tps)
 	add("ramp-art", "Ramp: ART against users", art)
+	if len(cpu.Series) >= 4 { // two runs, each a pair
+		add("ramp-cpu", "Ramp: CPU busy (solid) and I/O wait (dashed) against users", cpu)
+	}
 
 	// iocal: random IOPS and sequential MB/s against jobs.
 	iops := assets.Chart{XName: "parallel jobs", YName: "IOPS", XLog: true}
