@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/calibra-bench/calibra/internal/report"
+	"github.com/calibra-bench/calibra/internal/results"
 )
 
 func (a *app) reportCommand() *cobra.Command {
@@ -17,13 +18,17 @@ func (a *app) reportCommand() *cobra.Command {
 offline: headline figures, the studies' charts per layer, the tables, the
 environment and the metric definitions) and report.md (the headline tables,
 for pasting into tickets) from its results.json and, when present,
-timeseries.csv. Every running command writes both at its end; use this after
-an upgrade of calibra or to make them again.`,
+timeseries.csv, and print the run's summary on stdout, the one the run printed
+at its end. Every running command writes both reports at its end; use this
+after an upgrade of calibra or to make them again.`,
 		Example: `  calibra report calibra-runs/20260302T140511Z_nvme`,
 		Args:    wantArgs(1, 1, "one run directory"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := report.Write(args[0]); err != nil {
 				return wrap(err)
+			}
+			if r, err := results.Load(args[0]); err == nil {
+				fmt.Fprint(a.stdout, summaryText(r, r.Status))
 			}
 			fmt.Fprintln(a.stdout, filepath.Join(args[0], "report.html"))
 			fmt.Fprintln(a.stdout, filepath.Join(args[0], "report.md"))

@@ -155,3 +155,25 @@ func TestRunsWriteTheirReport(t *testing.T) {
 		t.Errorf("label kept as %q (%v), want its control characters dropped", r.Meta.Label, err)
 	}
 }
+
+// calibra report prints the summary the run printed at its end: the same
+// text, from the same results.json.
+func TestReportPrintsTheRunsSummary(t *testing.T) {
+	dir := copyRun(t, "quick")
+	code, stdout, stderr := run(t, "report", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := summaryText(r, r.Status); !strings.HasPrefix(stdout, want) {
+		t.Fatalf("stdout does not start with the summary:\n%s", stdout)
+	}
+	for _, line := range []string{"run: complete", "nopm            60865", "limited by storage: 4k-randread at qd 16", "max_tps 2687.5, max_users_within_sla ≥ 8 (SLA not reached)"} {
+		if !strings.Contains(stdout, line) {
+			t.Errorf("the summary lacks %q", line)
+		}
+	}
+}

@@ -16,8 +16,19 @@ func (a *app) summary(dir *results.Dir, prog *progress.Printer, status string) {
 	if err != nil {
 		return
 	}
+	text := "\n" + summaryText(r, status) + fmt.Sprintf("results: %s\n", dir.File("results.json"))
+	// The summary is the command's answer, shown whatever --progress says.
+	prog.Done()
+	fmt.Fprint(a.stderr, text)
+}
+
+// summaryText is a run's summary: status, then each step's headline
+// figures with their definitions and what limited them, the repeats, the
+// warnings and where the time went. The run prints it at its end, and
+// 'calibra report' prints it again.
+func summaryText(r *results.Run, status string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n%s: %s\n", r.Meta.Command, status)
+	fmt.Fprintf(&b, "%s: %s\n", r.Meta.Command, status)
 	writeVerdicts(&b, r.Verdicts)
 	for _, st := range r.Steps {
 		switch body := st.Body.(type) {
@@ -56,10 +67,7 @@ func (a *app) summary(dir *results.Dir, prog *progress.Printer, status string) {
 	if len(r.Steps) > 1 {
 		writeTimes(&b, r)
 	}
-	fmt.Fprintf(&b, "results: %s\n", dir.File("results.json"))
-	// The summary is the command's answer, shown whatever --progress says.
-	prog.Done()
-	fmt.Fprint(a.stderr, b.String())
+	return b.String()
 }
 
 func writeOLTPSummary(b *strings.Builder, st results.Step, o *results.OLTP) {

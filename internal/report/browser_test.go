@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calibra-bench/calibra/internal/report/assets"
 	"github.com/calibra-bench/calibra/internal/report/browsertest"
 	"github.com/calibra-bench/calibra/internal/results"
 )
@@ -20,7 +21,7 @@ import (
 // data run, and every chart drawn.
 func TestReportRendersInChromium(t *testing.T) {
 	browser := browsertest.New(t)
-	for _, name := range []string{"oltp-base", "device-a", "study-a"} {
+	for _, name := range []string{"oltp-base", "device-a", "study-a", "quick"} {
 		t.Run(name, func(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "report.html")
 			var h bytes.Buffer
@@ -153,4 +154,56 @@ func hourLongRun(t *testing.T) (*results.Run, *results.Timeseries) {
 		t.Fatal(err)
 	}
 	return run, ts
+}
+
+// The ramp's SLA line is on the chart even when every load stays far below
+// it: the quick study's ART peaks near 3 ms against a 50 ms SLA, and the
+// right axis must reach 50.
+func TestTheSLALineIsAlwaysOnTheChart(t *testing.T) {
+	browser := browsertest.New(t)
+	r := build(t, "quick")
+	file := filepath.Join(t.TempDir(), "report.html")
+	var h bytes.Buffer
+	if err := r.HTML(&h); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, h.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := browser.Open(t, file)
+	var sla *assets.Chart
+	for i, c := range r.charts {
+		for _, m := range c.MarkY {
+			if strings.HasPrefix(m.Label, "SLA ") {
+				sla = &r.charts[i]
+			}
+		}
+	}
+	if sla == nil {
+		t.Fatal("the ramp's chart has no SLA line")
+	}
+	tops := res.YMax[sla.ID]
+	if len(tops) < 2 || tops[1] < sla.MarkY[0].Value {
+		t.Fatalf("the right axis tops out at %v, below the SLA of %v ms", tops, sla.MarkY[0].Value)
+	}
+}
+
+// On a 400 px screen the page does not scroll sideways: wide tables scroll
+// in their own box, and every chart is drawn.
+func TestTheReportReadsOnAPhone(t *testing.T) {
+	browser := browsertest.NewSized(t, 400, 900)
+	r := build(t, "quick")
+	file := filepath.Join(t.TempDir(), "report.html")
+	var h bytes.Buffer
+	if err := r.HTML(&h); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, h.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := browser.Open(t, file)
+	checkPage(t, res, len(r.charts))
+	if res.PageWidth > 400 {
+		t.Errorf("the page is %.0f px wide on a 400 px screen", res.PageWidth)
+	}
 }

@@ -42,6 +42,15 @@ func (b *builder) device(d *results.Device) {
 		return p.LatUs.P99
 	}
 	lat := assets.Chart{XName: "queue depth per worker", YName: "p99 latency µs", XLog: true, Series: series(p99)}
+	// Series ten times apart (a 1m write against 4k reads) read on a log
+	// axis; on a linear one the low ones lie flat on the floor.
+	lo, hi := math.Inf(1), 0.0
+	for _, p := range d.Points {
+		if p.LatUs != nil && p.LatUs.P99 > 0 {
+			lo, hi = min(lo, p.LatUs.P99), max(hi, p.LatUs.P99)
+		}
+	}
+	lat.YLog = hi >= 10*lo
 	if d.MaxLatencyUs > 0 {
 		lat.MarkY = []assets.Mark{{Label: "bound " + Num(d.MaxLatencyUs) + " µs", Value: d.MaxLatencyUs}}
 	}
@@ -52,21 +61,31 @@ func (b *builder) device(d *results.Device) {
 			Series: series(func(p results.DevicePoint) float64 { return p.MBps })}),
 		b.chart("p99 latency", lat))
 
-	best := Table{Caption: fmt.Sprintf("Best IOPS within the latency bound (p99 ≤ %s µs, no errors)", Num(d.MaxLatencyUs)),
-		Head: []string{"spec", "qd", "IOPS", "MB/s", "p99 µs"}, Headline: true}
+	best := Table{Caption: fmt.Sprintf("Each spec's answer: random specs, the best IOPS with p99 ≤ %s µs; sequential ones, the best MB/s (no errors)", Num(d.MaxLatencyUs)),
+		Head: []string{"spec", "judged on", "qd", "IOPS", "MB/s", "p99 µs", "limited by"}, Headline: true}
 	for _, s := range d.Specs {
+		judged := "p99 bound"
+		if s.JudgedOn == "mbps" {
+			judged = "MB/s"
+		}
 		if s.AtMaxLatency == nil {
-			best.Rows = append(best.Rows, append(cells(s.Name), Cell{Text: "none: " + s.AtMaxLatencyMissing, Class: "bad"}, Cell{}, Cell{}, Cell{}))
+			best.Rows = append(best.Rows, append(cells(s.Name, judged), Cell{Text: "none: " + s.AtMaxLatencyMissing, Class: "bad"}, Cell{}, Cell{}, Cell{}, Cell{}))
 			continue
 		}
 		a := s.AtMaxLatency
-		best.Rows = append(best.Rows, cells(s.Name, strconv.Itoa(a.QD), Num(a.IOPS), Num(a.MBps), Num(a.P99Us)))
-		b.card(s.Name+" IOPS", Num(a.IOPS), "IOPS", fmt.Sprintf("at qd %d, p99 %s µs", a.QD, Num(a.P99Us)))
+		row := cells(s.Name, judged, strconv.Itoa(a.QD), Num(a.IOPS), Num(a.MBps), Num(a.P99Us), a.LimitedBy)
+		row[1].Class, row[6].Class = "t", "t"
+		best.Rows = append(best.Rows, row)
+		if s.JudgedOn == "mbps" {
+			b.card(s.Name+" MB/s", Num(a.MBps), "MB/s", fmt.Sprintf("at qd %d", a.QD))
+		} else {
+			b.card(s.Name+" IOPS", Num(a.IOPS), "IOPS", fmt.Sprintf("at qd %d, p99 %s µs", a.QD, Num(a.P99Us)))
+		}
 	}
 	b.table(best)
 
 	pts := Table{Caption: fmt.Sprintf("Every point (fio %s, %s, direct=%t, %s s each, latency: %s)", d.FioVersion, d.IOEngine, d.Direct, Num(d.RuntimeS), d.LatencyBasis),
-		Head: []string{"spec", "qd", "workers", "IOPS", "MB/s", "mean µs", "p50 µs", "p99 µs", "p99.9 µs", "max µs", "errors"}}
+		Head: []string{"spec", "qd", "workers", "IOPS", "MB/s", "mean µs", "p50 µs", "p99 µs", "p99.9 µs", "max µs", "errors", "limited by"}, Headline: true}
 	for _, p := range d.Points {
 		row := cells(p.Spec, strconv.Itoa(p.QD), strconv.Itoa(p.Workers), Num(p.IOPS), Num(p.MBps))
 		if p.LatUs != nil {
@@ -80,7 +99,7 @@ func (b *builder) device(d *results.Device) {
 		if p.Errors > 0 {
 			e.Class = "bad"
 		}
-		pts.Rows = append(pts.Rows, append(row, e))
+		pts.Rows = append(pts.Rows, append(row, e, Cell{Text: p.LimitedBy, Class: "t"}))
 	}
 	b.table(pts)
 	b.sec.Notes = append(b.sec.Notes, d.Notes...)
@@ -134,18 +153,21 @@ func (b *builder) iocal(c *results.IOCal) {
 			sat = strconv.Itoa(*rr.SaturationJobs)
 		}
 		b.table(Table{Caption: "Calibration (CALIBRATE_IO's rule: the highest point whose mean latency stays at or under the bound)",
-			Head:     []string{"max IOPS", "latency at max ms", "max latency ms", "saturation jobs", "seq read max MB/s", "seq write max MB/s"},
-			Rows:     [][]Cell{cells(NumPtr(rr.MaxIOPS), NumPtr(rr.LatencyMsAtMax), Num(rr.MaxLatencyMs), sat, seqMax(c.SeqRead), seqMax(c.SeqWrite))},
+			Head:     []string{"max IOPS", "device reads/s at max", "latency at max ms", "max latency ms", "saturation jobs", "seq read max MB/s", "seq write max MB/s"},
+			Rows:     [][]Cell{cells(NumPtr(rr.MaxIOPS), NumPtr(rr.DeviceIOPSAtMax), NumPtr(rr.LatencyMsAtMax), Num(rr.MaxLatencyMs), sat, seqMax(c.SeqRead), seqMax(c.SeqWrite))},
 			Headline: true})
 	}
 	if rr := c.RandomRead; rr != nil && len(rr.Points) > 0 {
-		t := Table{Caption: "Points, random read", Head: []string{"jobs", "IOPS", "db blocks/s", "MB/s", "mean ms", "p99 ms", "CPU busy %", "CPU sys %", "seconds"}}
+		t := Table{Caption: "Points, random read", Headline: true,
+			Head: []string{"jobs", "IOPS", "db blocks/s", "device reads/s", "MB/s", "mean ms", "p99 ms", "CPU busy %", "CPU sys %", "seconds", "limited by"}}
 		for _, p := range rr.Points {
 			mean, p99 := "n/a", "n/a"
 			if p.LatMs != nil {
 				mean, p99 = Num(p.LatMs.Mean), Num(p.LatMs.P99)
 			}
-			t.Rows = append(t.Rows, cells(strconv.Itoa(p.Jobs), Num(p.IOPS), Num(p.DBPS), Num(p.MBPS), mean, p99, NumPtr(p.CPUBusyPct), NumPtr(p.CPUSysPct), Num(p.Seconds)))
+			row := cells(strconv.Itoa(p.Jobs), Num(p.IOPS), Num(p.DBPS), NumPtr(p.DiskRIOPS), Num(p.MBPS), mean, p99, NumPtr(p.CPUBusyPct), NumPtr(p.CPUSysPct), Num(p.Seconds), p.LimitedBy)
+			row[10].Class = "t"
+			t.Rows = append(t.Rows, row)
 		}
 		b.table(t)
 	}
@@ -156,9 +178,11 @@ func (b *builder) iocal(c *results.IOCal) {
 		if s.sw == nil {
 			continue
 		}
-		t := Table{Caption: "Points, " + s.name, Head: []string{"jobs", "MB/s", "CPU busy %", "CPU sys %", "seconds"}}
+		t := Table{Caption: "Points, " + s.name, Headline: true, Head: []string{"jobs", "MB/s", "CPU busy %", "CPU sys %", "seconds", "limited by"}}
 		for _, p := range s.sw.Points {
-			t.Rows = append(t.Rows, cells(strconv.Itoa(p.Jobs), Num(p.MBPS), NumPtr(p.CPUBusyPct), NumPtr(p.CPUSysPct), Num(p.Seconds)))
+			row := cells(strconv.Itoa(p.Jobs), Num(p.MBPS), NumPtr(p.CPUBusyPct), NumPtr(p.CPUSysPct), Num(p.Seconds), p.LimitedBy)
+			row[5].Class = "t"
+			t.Rows = append(t.Rows, row)
 		}
 		b.table(t)
 	}
@@ -326,17 +350,24 @@ func (b *builder) oltpBuild(o *results.OLTPBuild) {
 func (b *builder) ramp(r *results.Ramp) {
 	b.card("max TPS", NumPtr(r.MaxTPS), "TPS", "over the ramp")
 	users := r.UsersWithinSLA()
-	b.card("users within SLA", users, "users", fmt.Sprintf("%s ≤ %s ms", r.SLAMetric, Num(r.SLAMs)))
+	unit := "users"
+	if r.SLAReached != nil && !*r.SLAReached {
+		unit = "" // "≥ 8 (SLA not reached)" says it
+	}
+	b.card("users within SLA", users, unit, fmt.Sprintf("%s ≤ %s ms", r.SLAMetric, Num(r.SLAMs)))
 	if r.ARTAtUsers != nil {
 		b.card(fmt.Sprintf("ART at %d users", *r.ARTAtUsers), NumPtr(r.ARTAtMs), "ms", "")
 	}
-	var x, tps, art, p90 []float64
-	t := Table{Caption: fmt.Sprintf("Steps (%s loop, %s time; SLA: %s ≤ %s ms)", r.Loop, r.LatencyBasis, r.SLAMetric, Num(r.SLAMs)),
-		Head: []string{"users", "TPS", "NOPM", "ART ms", "p90 ms", "CPU busy %", "I/O wait %", "Little's users", "within SLA", "errors"}}
+	var x, tps, art, p90, nopm, busy, iowait, await, dfr, wal []float64
+	t := Table{Caption: fmt.Sprintf("Steps (%s loop, %s time; SLA: %s ≤ %s ms)", r.Loop, r.LatencyBasis, r.SLAMetric, Num(r.SLAMs)), Headline: true,
+		Head: []string{"users", "TPS", "NOPM", "ART ms", "p90 ms", "CPU busy %", "I/O wait %", "disk await ms", "data-file read ms", "WAL sync ms", "Little's users", "within SLA", "errors", "limited by"}}
 	for _, s := range r.Steps {
 		x, tps, art, p90 = append(x, float64(s.Users)), append(tps, s.TPS), append(art, s.ARTMs), append(p90, s.P90Ms)
-		row := cells(Int(int64(s.Users)), Num(s.TPS), NumPtr(s.NOPM), Num(s.ARTMs), Num(s.P90Ms), NumPtr(s.CPUBusyPct), NumPtr(s.IOWaitPct), NumPtr(s.LittleUsers))
-		t.Rows = append(t.Rows, append(row, verdictCell(s.WithinSLA, "yes", "no"), Cell{Text: Int(s.Errors)}))
+		nopm, busy, iowait = append(nopm, ptrOr(s.NOPM)), append(busy, ptrOr(s.CPUBusyPct)), append(iowait, ptrOr(s.IOWaitPct))
+		await, dfr, wal = append(await, ptrOr(s.DiskAwaitMs)), append(dfr, ptrOr(s.DataFileReadAvgMs)), append(wal, ptrOr(s.WALSyncAvgMs))
+		row := cells(Int(int64(s.Users)), Num(s.TPS), NumPtr(s.NOPM), Num(s.ARTMs), Num(s.P90Ms), NumPtr(s.CPUBusyPct), NumPtr(s.IOWaitPct),
+			NumPtr(s.DiskAwaitMs), NumPtr(s.DataFileReadAvgMs), NumPtr(s.WALSyncAvgMs), NumPtr(s.LittleUsers))
+		t.Rows = append(t.Rows, append(row, verdictCell(s.WithinSLA, "yes", "no"), Cell{Text: Int(s.Errors)}, Cell{Text: s.LimitedBy, Class: "t"}))
 	}
 	ch := assets.Chart{XName: "users", YName: "TPS", Y2Name: "ms", X: assets.Nums(x),
 		Series: []assets.Series{{Name: "TPS", Y: assets.Nums(tps)}, {Name: "ART ms", Y: assets.Nums(art), Y2: true, Dashed: true},
@@ -345,7 +376,15 @@ func (b *builder) ramp(r *results.Ramp) {
 	if r.MaxUsersWithinSLA != nil {
 		ch.MarkX = []assets.Mark{{Label: fmt.Sprintf("max users %d", *r.MaxUsersWithinSLA), Value: float64(*r.MaxUsersWithinSLA)}}
 	}
-	b.charts("Against users", b.chart("TPS and response time", ch))
+	// The SLA line is always drawn: the axis reaches it (calibra.js).
+	b.charts("Against users", b.chart("TPS and response time (SLA "+Num(r.SLAMs)+" ms)", ch),
+		b.chart("NOPM and TPS", assets.Chart{XName: "users", YName: "NOPM", Y2Name: "TPS", X: assets.Nums(x),
+			Series: []assets.Series{{Name: "NOPM", Y: assets.Nums(nopm)}, {Name: "TPS", Y: assets.Nums(tps), Y2: true, Dashed: true}}}),
+		b.chart("CPU busy and I/O wait", assets.Chart{XName: "users", YName: "% of all CPUs", X: assets.Nums(x),
+			Series: []assets.Series{{Name: "CPU busy %", Y: assets.Nums(busy)}, {Name: "I/O wait %", Y: assets.Nums(iowait), Dashed: true}}}),
+		b.chart("Storage and database latency", assets.Chart{XName: "users", YName: "ms", X: assets.Nums(x),
+			Series: []assets.Series{{Name: "disk await ms", Y: assets.Nums(await)}, {Name: "data-file read ms", Y: assets.Nums(dfr)},
+				{Name: "WAL sync ms", Y: assets.Nums(wal), Dashed: true}}}))
 	b.table(Table{Caption: "Ramp to the SLA", Headline: true, Head: []string{"max TPS", "max users within SLA", "ART at users", "stop reason"},
 		Rows: [][]Cell{cells(NumPtr(r.MaxTPS), users, artAt(r), r.StopReasonText())}})
 	b.table(t)
@@ -395,8 +434,12 @@ func (b *builder) dss(d *results.DSS) {
 	if d.Power != nil && len(d.Power.Queries) > 0 {
 		var cats []string
 		var secs []float64
-		t := Table{Caption: "Power test queries", Head: []string{"query", "seconds", "rows", "note"}}
-		for _, q := range append(append([]results.DSSQuery{}, d.Power.Queries...), d.Power.Refresh...) {
+		t := Table{Caption: "Power test queries", Headline: true, Head: []string{"query", "seconds", "rows", "note"}}
+		// In query order, Q1 to Q22 then the refreshes, whatever order the
+		// stream ran them in.
+		queries := slices.Clone(d.Power.Queries)
+		slices.SortStableFunc(queries, func(a, b results.DSSQuery) int { return queryNumber(a.Q) - queryNumber(b.Q) })
+		for _, q := range append(queries, d.Power.Refresh...) {
 			cats = append(cats, qname(q.Q))
 			secs = append(secs, ptrOr(q.Seconds))
 			t.Rows = append(t.Rows, cells(qname(q.Q), NumPtr(q.Seconds), Int(q.Rows), queryNote(q)))
@@ -425,7 +468,7 @@ func (b *builder) dss(d *results.DSS) {
 				}
 			}
 		}
-		refs = append(refs, b.chart("Throughput test streams", tl))
+		refs = append(refs, b.chart("Throughput test streams (each bar a query: hover for its name and seconds; the refresh row runs RF1 and RF2)", tl))
 	}
 	if b.ts != nil && b.ts.Has("disk_r_mbps") {
 		rows := b.window()
@@ -441,6 +484,15 @@ func (b *builder) dss(d *results.DSS) {
 	}
 	b.missing(d.Missing)
 	b.sec.Notes = append(b.sec.Notes, d.Notes...)
+}
+
+// queryNumber orders queries by their number ("9" before "10").
+func queryNumber(q string) int {
+	n, err := strconv.Atoi(q)
+	if err != nil {
+		return math.MaxInt
+	}
+	return n
 }
 
 func qname(q string) string {

@@ -28,6 +28,19 @@ func (r *Report) Markdown(w io.Writer) error {
 		}
 		bw.WriteString(". Its figures cover only what was measured before it stopped.\n\n")
 	}
+	if len(r.Warnings) > 0 {
+		bw.WriteString("**Read the figures with these caveats:**\n\n")
+		for _, w := range r.Warnings {
+			fmt.Fprintf(bw, "- %s\n", mdEscape.Replace(w))
+		}
+		bw.WriteString("\n")
+	}
+	for _, t := range []*Table{r.Verdicts, r.Repeats} {
+		if t != nil {
+			fmt.Fprintf(bw, "**%s**\n\n", mdEscape.Replace(t.Caption))
+			mdTable(bw, t)
+		}
+	}
 	if len(r.Cards) > 0 {
 		t := Table{Head: []string{"headline", "value", "note"}}
 		for _, c := range r.Cards {
@@ -49,6 +62,9 @@ func (r *Report) Markdown(w io.Writer) error {
 		bw.WriteString("\n\n")
 		if s.Error != "" {
 			fmt.Fprintf(bw, "> %s\n\n", mdEscape.Replace(s.Error))
+		}
+		if s.LimitedBy != "" {
+			fmt.Fprintf(bw, "Limited by **%s**: %s.\n\n", s.LimitedBy, mdEscape.Replace(s.LimitedByRule))
 		}
 		for _, n := range s.Notes {
 			fmt.Fprintf(bw, "%s\n\n", mdEscape.Replace(n))

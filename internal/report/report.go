@@ -27,6 +27,11 @@ type Report struct {
 	Finished string
 	Duration string
 	Cards    []Card
+	// Warnings are the run's caveats, each said once, with what to do;
+	// Verdicts and Repeats are the study's thresholds and repeat medians.
+	Warnings []string
+	Verdicts *Table
+	Repeats  *Table
 	Sections []Section
 	Env      []Table
 	Defs     []Def
@@ -41,6 +46,8 @@ type Card struct {
 	Value string
 	Unit  string
 	Note  string
+	// LimitedBy is what limited the step the figure comes from.
+	LimitedBy string
 }
 
 // Section is one step's figures.
@@ -50,6 +57,8 @@ type Section struct {
 	Kind   string
 	Status string // the step's status when it is not "complete"
 	Error  string
+	// LimitedBy is what limited the step, and the rule that said so.
+	LimitedBy, LimitedByRule string
 	Notes  []string
 	Blocks []Block
 }
@@ -113,6 +122,9 @@ func Build(run *results.Run, ts *results.Timeseries) *Report {
 	for i, st := range steps {
 		b := &builder{r: r, prefix: fmt.Sprintf("s%d", i), step: st, ts: ts}
 		sec := Section{ID: b.prefix, Title: st.Kind + ": " + st.Name, Kind: st.Kind, Error: st.Error}
+		if st.LimitedBy != "" && st.LimitedByEvidence != nil {
+			sec.LimitedBy, sec.LimitedByRule = st.LimitedBy, st.LimitedByEvidence.Rule
+		}
 		if st.Status != results.StatusComplete {
 			sec.Status = st.Status
 		}
@@ -121,6 +133,8 @@ func Build(run *results.Run, ts *results.Timeseries) *Report {
 		b.observe()
 		r.Sections = append(r.Sections, sec)
 	}
+	r.Warnings = Caveats(run)
+	r.Verdicts, r.Repeats = verdictTable(run.Verdicts), repeatTable(run.Repeats)
 	r.environment(run)
 	r.Defs = definitions
 	return r
@@ -195,7 +209,7 @@ func (b *builder) card(name, value, unit, note string) {
 	if b.step.Status != results.StatusComplete {
 		note = b.step.Status + ": " + note
 	}
-	b.r.Cards = append(b.r.Cards, Card{Name: name, Value: value, Unit: unit, Note: note})
+	b.r.Cards = append(b.r.Cards, Card{Name: name, Value: value, Unit: unit, Note: note, LimitedBy: b.step.LimitedBy})
 }
 
 func (b *builder) missing(m map[string]string) {

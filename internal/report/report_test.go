@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -149,5 +150,31 @@ func TestNum(t *testing.T) {
 		if got := Num(c.v); got != c.want {
 			t.Errorf("Num(%v) = %q, want %q", c.v, got, c.want)
 		}
+	}
+}
+
+// Every caveat is said once, naming every step it concerns, with what to
+// do; the run's own come first.
+func TestCaveatsAreSaidOnce(t *testing.T) {
+	checkpoint := "no checkpoint began in the timed window"
+	run := &results.Run{Warnings: []string{"PostgreSQL 15 has no pg_stat_io (16+): db.client_reads not measured"},
+		Meta: results.Meta{Limits: &results.AppliedLimits{NotApplied: map[string]string{"limits": "no cgroup here"}}},
+		Steps: []results.Step{
+			{StepHeader: results.StepHeader{Kind: "oltp", Name: "timed 1"}, Body: &results.OLTP{Warnings: []string{checkpoint}}},
+			{StepHeader: results.StepHeader{Kind: "oltp", Name: "timed 2", LimitedBy: "host", LimitedByEvidence: &results.Evidence{Rule: "another load used 40%"}},
+				Body: &results.OLTP{Warnings: []string{checkpoint}}},
+			{StepHeader: results.StepHeader{Kind: "iocal", Name: "iocal", LimitedBy: "storage", LimitedByEvidence: &results.Evidence{Rule: "the device was busy"}},
+				Body: &results.IOCal{CacheDominated: "raise --size"}},
+		}}
+	got := Caveats(run)
+	want := []string{
+		"PostgreSQL 15 has no pg_stat_io (16+): db.client_reads not measured",
+		"the cache and storage limits were not applied (no cgroup here): reads may have come from the page cache; run as root on a machine with cgroups to bound it",
+		"timed 1, timed 2: " + checkpoint,
+		"timed 2: limited by host (another load used 40%): another load shared the machine: repeat the run on a quiet host before trusting it or comparing it",
+		"iocal: cache-dominated: raise --size",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("caveats:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -75,10 +75,21 @@
         })};
       }
     }
-    var y = [axis(spec.y_log ? 'log' : 'value', spec.y_name, {nameGap: 45, nameRotate: 90})];
-    if (hasY2) y.push(axis('value', spec.y2_name, {nameGap: 45, nameRotate: 90, splitLine: {show: false}}));
+    // A reference line (an SLA, a bound) is always within its axis: the
+    // axis reaches it even when the data stay far below.
+    var reach = function (marks) {
+      var top = null;
+      marks.forEach(function (m) { if (top === null || m.value > top) top = m.value; });
+      return top === null ? {} : {max: function (r) { return Math.max(r.max, top * 1.05); }};
+    };
+    var yOpts = reach((spec.mark_y || []).filter(function (m) { return !m.y2; }));
+    yOpts.nameGap = 45; yOpts.nameRotate = 90;
+    var y = [axis(spec.y_log ? 'log' : 'value', spec.y_name, yOpts)];
+    var y2Opts = reach((spec.mark_y || []).filter(function (m) { return m.y2; }));
+    y2Opts.nameGap = 45; y2Opts.nameRotate = 90; y2Opts.splitLine = {show: false};
+    if (hasY2) y.push(axis('value', spec.y2_name, y2Opts));
     var x = category ? {type: 'category', data: spec.categories, name: spec.x_name || '', nameLocation: 'middle', nameGap: 30,
-        axisLabel: {interval: spec.categories.length <= 12 ? 0 : 'auto'}}
+        axisLabel: {interval: 0, rotate: spec.categories.length > 12 ? 60 : 0}}
       : axis(spec.x_log ? 'log' : 'value', spec.x_name, spec.x_log ? {min: 'dataMin', max: 'dataMax'} : {});
     return {
       animation: false,

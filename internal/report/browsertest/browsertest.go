@@ -21,13 +21,15 @@ import (
 
 // Result is what the page did.
 type Result struct {
-	Errors     []string           // console errors and uncaught exceptions
-	Dialogs    []string           // alert/confirm/prompt messages: scripts that ran
-	Charts     map[string]float64 // chart id -> share of its canvas drawn (non-white)
-	Unrendered []string           // chart elements with no canvas
-	RenderMs   float64            // navigation to the last chart drawn
-	Text       string             // the page's visible text
-	Screenshot []byte             // PNG of the whole page
+	Errors     []string             // console errors and uncaught exceptions
+	Dialogs    []string             // alert/confirm/prompt messages: scripts that ran
+	Charts     map[string]float64   // chart id -> share of its canvas drawn (non-white)
+	Unrendered []string             // chart elements with no canvas
+	RenderMs   float64              // navigation to the last chart drawn
+	Text       string               // the page's visible text
+	YMax       map[string][]float64 // chart id -> the top of each y axis as drawn
+	PageWidth  float64              // the page's scroll width: wider than the window scrolls sideways
+	Screenshot []byte               // PNG of the whole page
 }
 
 // Require skips the test when Chromium is missing, unless
@@ -49,21 +51,28 @@ func Require(t *testing.T) string {
 }
 
 // Browser is one headless Chromium shared by a test's pages.
-type Browser struct{ ctx context.Context }
+type Browser struct {
+	ctx           context.Context
+	width, height int64
+}
 
 // New starts Chromium (or skips, see Require); it stops when the test ends.
-func New(t *testing.T) *Browser {
+func New(t *testing.T) *Browser { return NewSized(t, 1280, 900) }
+
+// NewSized is New with a window of width x height pixels: 400 wide is a
+// phone.
+func NewSized(t *testing.T, width, height int) *Browser {
 	t.Helper()
 	bin := Require(t)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox,
-		chromedp.WindowSize(1280, 900), chromedp.Flag("disable-gpu", true))
+		chromedp.WindowSize(width, height), chromedp.Flag("disable-gpu", true))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancel(); cancelAlloc() })
 	if err := chromedp.Run(ctx); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
-	return &Browser{ctx: ctx}
+	return &Browser{ctx: ctx, width: int64(width), height: int64(height)}
 }
 
 // Open loads file in a new tab and waits for its charts. With
@@ -109,12 +118,17 @@ func (b *Browser) Open(t *testing.T, file string) Result {
 	var renderMs string
 	err = chromedp.Run(ctx,
 		log.Enable(), runtime.Enable(),
+		// The window has a floor (500 px in headless Chromium); the
+		// viewport does not.
+		chromedp.EmulateViewport(b.width, b.height),
 		chromedp.Navigate("file://"+abs),
 		chromedp.WaitReady("body"),
 		chromedp.Poll(`document.documentElement.hasAttribute('data-charts')`, nil),
 		chromedp.Evaluate(`document.documentElement.getAttribute('data-render-ms') || ''`, &renderMs),
 		chromedp.Evaluate(drawnJS, &charts),
 		chromedp.Evaluate(`document.body.innerText`, &res.Text),
+		chromedp.Evaluate(yMaxJS, &res.YMax),
+		chromedp.Evaluate(`document.documentElement.scrollWidth`, &res.PageWidth),
 		chromedp.FullScreenshot(&res.Screenshot, 100), // 100: PNG,
 	)
 	if err != nil {
@@ -134,6 +148,23 @@ func (b *Browser) Open(t *testing.T, file string) Result {
 	}
 	return res
 }
+
+// yMaxJS reads the top of every y axis of every chart, as ECharts drew it.
+const yMaxJS = `(function () {
+  var out = {};
+  document.querySelectorAll('.chart').forEach(function (el) {
+    var c = echarts.getInstanceByDom(el);
+    if (!c) return;
+    var tops = [];
+    for (var i = 0; ; i++) {
+      var a = c.getModel().getComponent('yAxis', i);
+      if (!a || !a.axis || !a.axis.scale) break;
+      tops.push(a.axis.scale.getExtent()[1]);
+    }
+    out[el.id] = tops;
+  });
+  return out;
+})()`
 
 func exception(d *runtime.ExceptionDetails) string {
 	if d.Exception != nil && d.Exception.Description != "" {
