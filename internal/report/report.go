@@ -59,8 +59,8 @@ type Section struct {
 	Error  string
 	// LimitedBy is what limited the step, and the rule that said so.
 	LimitedBy, LimitedByRule string
-	Notes  []string
-	Blocks []Block
+	Notes                    []string
+	Blocks                   []Block
 }
 
 // Block is a chart, a row of charts or a table, in reading order.
