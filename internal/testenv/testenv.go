@@ -48,3 +48,17 @@ func LoopDevice(t testing.TB, size int64) string {
 	t.Cleanup(func() { _ = exec.Command("losetup", "--detach", loop).Run() })
 	return loop
 }
+
+// ProcessesUnder lists the live processes whose working directory is
+// under dir: a server works in its data directory, so none is left when
+// this is empty (a stale pid file proves nothing after a kill).
+func ProcessesUnder(dir string) []string {
+	var pids []string
+	cwds, _ := filepath.Glob("/proc/[0-9]*/cwd")
+	for _, c := range cwds {
+		if target, err := os.Readlink(c); err == nil && strings.HasPrefix(target, dir) {
+			pids = append(pids, filepath.Base(filepath.Dir(c)))
+		}
+	}
+	return pids
+}

@@ -6,8 +6,6 @@ package enginetest
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -242,19 +240,7 @@ func (s Suite) cancellation(t *testing.T) {
 	if err := group.StopAll(time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if pids := processesUnder(path); len(pids) > 0 {
+	if pids := testenv.ProcessesUnder(path); len(pids) > 0 {
 		t.Fatalf("processes still work under %s after cancellation and stop: %v", path, pids)
 	}
-}
-
-// processesUnder lists the processes whose working directory is under dir.
-func processesUnder(dir string) []string {
-	var pids []string
-	cwds, _ := filepath.Glob("/proc/[0-9]*/cwd")
-	for _, c := range cwds {
-		if target, err := os.Readlink(c); err == nil && strings.HasPrefix(target, dir) {
-			pids = append(pids, filepath.Base(filepath.Dir(c)))
-		}
-	}
-	return pids
 }
