@@ -123,12 +123,26 @@ func (b *builder) observe() {
 	if o == nil {
 		return
 	}
-	b.table(Table{Caption: fmt.Sprintf("Over the window (%s s; devices %s)", Num(o.WindowS), strings.Join(o.Devices, ", ")),
-		Head: []string{"CPU busy %", "user %", "sys %", "I/O wait %", "read IOPS", "write IOPS", "read MB/s", "write MB/s", "await ms", "util %"},
-		Rows: [][]Cell{cells(NumPtr(o.CPUBusyPct), NumPtr(o.CPUUserPct), NumPtr(o.CPUSysPct), NumPtr(o.CPUIOWaitPct),
-			disk(o, func(d *results.ObserveDisk) *float64 { return d.RIOPS }), disk(o, func(d *results.ObserveDisk) *float64 { return d.WIOPS }),
-			disk(o, func(d *results.ObserveDisk) *float64 { return d.RMBps }), disk(o, func(d *results.ObserveDisk) *float64 { return d.WMBps }),
-			disk(o, func(d *results.ObserveDisk) *float64 { return d.AwaitMs }), disk(o, func(d *results.ObserveDisk) *float64 { return d.UtilPct }))}})
+	b.table(Table{Caption: fmt.Sprintf("CPU over the window (%s s)", Num(o.WindowS)),
+		Head: []string{"CPU busy %", "user %", "sys %", "I/O wait %", "outside calibra %"},
+		Rows: [][]Cell{cells(NumPtr(o.CPUBusyPct), NumPtr(o.CPUUserPct), NumPtr(o.CPUSysPct), NumPtr(o.CPUIOWaitPct), NumPtr(o.CPUOutsidePct))}})
+	// The data's storage and, when --wal-path put it apart, the WAL's, side
+	// by side.
+	st := Table{Caption: "Storage over the window", Head: []string{"storage", "device", "read IOPS", "write IOPS", "read MB/s", "write MB/s", "await ms", "util %"}}
+	for _, d := range []struct {
+		role    string
+		devices []string
+		disk    *results.ObserveDisk
+	}{{"data", o.Devices, o.Disk}, {"WAL", o.WALDevices, o.WALDisk}} {
+		if d.disk == nil {
+			continue
+		}
+		row := cells(d.role, strings.Join(d.devices, ", "), NumPtr(d.disk.RIOPS), NumPtr(d.disk.WIOPS), NumPtr(d.disk.RMBps), NumPtr(d.disk.WMBps),
+			NumPtr(d.disk.AwaitMs), NumPtr(d.disk.UtilPct))
+		row[1].Class = "t"
+		st.Rows = append(st.Rows, row)
+	}
+	b.table(st)
 	if db := o.DB; db != nil {
 		b.table(Table{Caption: "Database counters (" + db.Database + ")",
 			Head: []string{"active sessions", "blocks read", "hit %", "data file read ms", "WAL write ms", "WAL sync ms", "checkpoints"},
@@ -146,13 +160,6 @@ func (b *builder) observe() {
 		b.table(t)
 	}
 	b.missing(o.Missing)
-}
-
-func disk(o *results.Observe, f func(*results.ObserveDisk) *float64) string {
-	if o.Disk == nil {
-		return "n/a"
-	}
-	return NumPtr(f(o.Disk))
 }
 
 func intPtr(v *int64) string {
