@@ -80,6 +80,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	root := a.rootCommand()
+	markRunErrors(root)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -109,6 +110,19 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return code
+}
+
+// markRunErrors marks every error a command's RunE returns as a run-time
+// error, so that only cobra's own (flags, arguments, unknown commands) are
+// taken for usage errors: an unexpected failure exits 1, not 2 with a
+// --help hint.
+func markRunErrors(cmd *cobra.Command) {
+	if run := cmd.RunE; run != nil {
+		cmd.RunE = func(c *cobra.Command, args []string) error { return wrap(run(c, args)) }
+	}
+	for _, sub := range cmd.Commands() {
+		markRunErrors(sub)
+	}
 }
 
 func (a *app) rootCommand() *cobra.Command {
