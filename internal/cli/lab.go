@@ -2,9 +2,13 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"os/signal"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -146,6 +150,44 @@ and takes it apart.`,
 	}
 	check.Flags().StringVar(&c.path, "path", ".", "directory under which the lab is built")
 	check.Flags().StringVar(&c.lab, "lab", "", "the stack: PRESET[:KEY=VALUE,...]")
-	cmd.AddCommand(check)
+	cmd.AddCommand(check, labServeCommand())
+	return cmd
+}
+
+// labServeCommand is the lab's NBD server, which nbdfuse runs with the
+// connection on its stdin and stdout: the platter with its latency and
+// spindles, and the flash cache. Not for people: the stack starts it.
+func labServeCommand() *cobra.Command {
+	var cfg lab.TierConfig
+	cmd := &cobra.Command{
+		Use:    "serve",
+		Short:  "The lab's NBD server on stdin and stdout (started by the lab)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			// The stack stops nbdfuse's process group with SIGTERM; this
+			// server ends when nbdfuse closes the connection, after
+			// destaging, or dies at a power cut (SIGKILL).
+			signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+			t, err := lab.OpenTier(cfg)
+			if err != nil {
+				return err
+			}
+			err = lab.ServeNBD(os.Stdin, os.Stdout, t)
+			if dirty := t.Dirty(); dirty > 0 {
+				fmt.Fprintf(os.Stderr, "calibra lab serve: destaging %d blocks to the platter before exiting\n", dirty)
+			}
+			return errors.Join(err, t.Close())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Platter, "platter", "", "the backing file")
+	f.DurationVar(&cfg.RDelay, "rdelay", 0, "platter read latency")
+	f.DurationVar(&cfg.WDelay, "wdelay", 0, "platter write latency")
+	f.IntVar(&cfg.Spindles, "spindles", lab.DefaultSpindles, "platter I/Os at once")
+	f.StringVar(&cfg.CacheDir, "cache-dir", "", "the flash cache's directory (none when empty)")
+	f.Int64Var(&cfg.CacheBytes, "cache-size", lab.DefaultCacheBytes, "the flash cache's capacity in bytes")
+	f.BoolVar(&cfg.CacheOnRead, "cache-on-read", false, "keep what is read from the platter in the cache")
+	f.BoolVar(&cfg.Volatile, "volatile", false, "lose the cache at a power cut, still acknowledging FLUSH")
 	return cmd
 }
