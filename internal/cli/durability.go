@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -122,11 +123,43 @@ func (h *auditHost) Connect(ctx context.Context) (*pgx.Conn, error) {
 }
 
 func (h *auditHost) Cut() error {
-	h.target.Managed.Kill()
-	if h.stack != nil {
-		h.stack.PowerCut()
+	if h.stack == nil {
+		h.target.Managed.Kill()
+		return nil
 	}
+	// The storage dies first, at once (given even milliseconds, a
+	// destaging cache would write back what a power cut loses); then every
+	// process of the server: its backends run in sessions of their own, and
+	// one waiting for a lock a dead one held would wait for ever.
+	h.stack.Kill()
+	killProcessesIn(h.target.Managed.DataDir)
+	h.target.Managed.Kill()
+	h.stack.PowerCut()
 	return nil
+}
+
+// killProcessesIn sends SIGKILL to every process whose working directory
+// is dir (a PostgreSQL server's processes all work in its data directory)
+// until none is left, or for 30 s: one in the middle of an I/O dies when
+// the I/O fails.
+func killProcessesIn(dir string) {
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		entries, _ := os.ReadDir("/proc")
+		left := false
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			if cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd")); err == nil && cwd == dir {
+				_ = unix.Kill(pid, unix.SIGKILL)
+				left = true
+			}
+		}
+		if !left {
+			return
+		}
+	}
 }
 
 func (h *auditHost) Recover(ctx context.Context) (string, error) {

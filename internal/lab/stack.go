@@ -328,6 +328,21 @@ func (s *Stack) Down() error {
 	return errors.Join(errs...)
 }
 
+// Kill is the instant of a power cut: the stack's server (and with it any
+// cache it holds in memory) and nbdfuse get SIGKILL, and nothing more is
+// written to the platter or a cache. It does not wait; PowerCut, after the
+// database server is killed too, takes the rest apart. Killing the storage
+// first matters: given even milliseconds, a destaging cache would write
+// back what a power cut loses.
+func (s *Stack) Kill() {
+	if s.fuse != nil {
+		s.fuse.Kill()
+	}
+	for _, pid := range labProcs(s.Root) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
 // PowerCut is a power failure of the stack: nbdkit and nbdfuse die at once
 // (SIGKILL), taking the volatile cache with them; the file system, loop
 // device and FUSE mount are then detached without flushing anything. The

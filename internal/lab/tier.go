@@ -19,6 +19,12 @@ const blockSize = 4096
 // write (a disk writes a run for about the cost of one seek).
 const destageRun = 64
 
+// destageAfter is how long a block stays dirty before it is destaged, so
+// that a block written again and again (a log's last page) costs the
+// platter one write, not one per commit; a cache more than half dirty
+// destages at once.
+const destageAfter = time.Second
+
 // TierConfig is the storage calibra serves itself ('calibra lab serve'):
 // a platter with a latency and a number of spindles, and optionally a
 // write-back flash cache in front of it.
@@ -53,21 +59,33 @@ type Tier struct {
 
 	cache, journal *os.File
 	mu             sync.Mutex
-	wake           *sync.Cond // destagers wait for dirty blocks
+	wake           *sync.Cond // signalled after each destaged run
 	blocks         map[int64]*line
 	free           []int32
 	dirty          map[int64]struct{}
 	clean          map[int64]struct{}
-	evictions      uint64
-	closing        bool
-	destagers      sync.WaitGroup
+	slots          int
+	// queue is the dirty blocks in the order they became dirty, from
+	// qhead; entries a later change made stale are skipped.
+	queue     []dirtyMark
+	qhead     int
+	evictions uint64
+	draining  bool // a clean shutdown: everything dirty is due
+	closing   bool
+	destagers sync.WaitGroup
+}
+
+type dirtyMark struct {
+	block int64
+	since time.Time
 }
 
 type line struct {
 	slot    int32
 	dirty   bool
-	gen     uint64 // bumped by each write, so a destage knows it raced one
-	staging bool   // being written to the platter
+	since   time.Time // dirty since
+	gen     uint64    // bumped by each write, so a destage knows it raced one
+	staging bool      // being written to the platter
 }
 
 // Journal records: the block map's changes, applied in order at start.
@@ -130,6 +148,7 @@ func (t *Tier) openCache() error {
 	if err := t.cache.Truncate(int64(slots) * blockSize); err != nil {
 		return err
 	}
+	t.slots = int(slots)
 	used := make([]bool, slots)
 	if err := t.replay(used); err != nil {
 		return err
@@ -180,6 +199,7 @@ func (t *Tier) replay(used []bool) error {
 	for b, l := range t.blocks {
 		if l.dirty {
 			t.dirty[b] = struct{}{}
+			t.queue = append(t.queue, dirtyMark{block: b}) // due at once
 		} else {
 			t.clean[b] = struct{}{}
 		}
@@ -399,9 +419,9 @@ func (t *Tier) writeCached(b int64, part []byte, off int64) (bool, error) {
 		if err := t.record(recMap, b, s); err != nil {
 			return false, err
 		}
-		t.blocks[b] = &line{slot: s, dirty: true}
-		t.dirty[b] = struct{}{}
-		t.wake.Signal()
+		l := &line{slot: s}
+		t.blocks[b] = l
+		t.markDirty(b, l)
 		return true, nil
 	}
 	if _, err := t.cache.WriteAt(part, int64(l.slot)*blockSize+off-b*blockSize); err != nil {
@@ -412,12 +432,45 @@ func (t *Tier) writeCached(b int64, part []byte, off int64) (bool, error) {
 		if err := t.record(recDirty, b, l.slot); err != nil {
 			return false, err
 		}
-		l.dirty = true
 		delete(t.clean, b)
-		t.dirty[b] = struct{}{}
-		t.wake.Signal()
+		t.markDirty(b, l)
 	}
 	return true, nil
+}
+
+func (t *Tier) markDirty(b int64, l *line) {
+	l.dirty, l.since = true, time.Now()
+	t.dirty[b] = struct{}{}
+	t.queue = append(t.queue, dirtyMark{block: b, since: l.since})
+}
+
+// nextDue is the oldest dirty block due for destaging and not being
+// destaged, or -1. Called with mu.
+func (t *Tier) nextDue() int64 {
+	for t.qhead < len(t.queue) {
+		m := t.queue[t.qhead]
+		if l := t.blocks[m.block]; l != nil && l.dirty && l.since.Equal(m.since) {
+			break
+		}
+		t.qhead++
+	}
+	if t.qhead > 4096 && t.qhead > len(t.queue)/2 {
+		t.queue = append(t.queue[:0], t.queue[t.qhead:]...)
+		t.qhead = 0
+	}
+	urgent := t.draining || len(t.dirty) > t.slots/2
+	for i := t.qhead; i < len(t.queue) && i < t.qhead+destageRun*4; i++ {
+		m := t.queue[i]
+		l := t.blocks[m.block]
+		if l == nil || !l.dirty || !l.since.Equal(m.since) || l.staging {
+			continue
+		}
+		if !urgent && time.Since(m.since) < destageAfter {
+			return -1
+		}
+		return m.block
+	}
+	return -1
 }
 
 // Flush makes what was written durable: the cache file and its journal
@@ -441,21 +494,16 @@ func (t *Tier) destager() {
 	buf := make([]byte, destageRun*blockSize)
 	for {
 		t.mu.Lock()
-		var first int64 = -1
+		first := t.nextDue()
 		for first == -1 {
-			for b := range t.dirty {
-				if !t.blocks[b].staging {
-					first = b
-					break
-				}
+			if t.closing {
+				t.mu.Unlock()
+				return
 			}
-			if first == -1 {
-				if t.closing {
-					t.mu.Unlock()
-					return
-				}
-				t.wake.Wait()
-			}
+			t.mu.Unlock()
+			time.Sleep(20 * time.Millisecond)
+			t.mu.Lock()
+			first = t.nextDue()
 		}
 		for first > 0 && t.stageable(first-1) {
 			first--
@@ -521,12 +569,11 @@ func (t *Tier) Close() error {
 		return t.platter.Close()
 	}
 	t.mu.Lock()
+	t.draining = true
 	for len(t.dirty) > 0 {
-		t.wake.Broadcast()
-		t.wake.Wait()
+		t.wake.Wait() // destagers broadcast after each run
 	}
 	t.closing = true
-	t.wake.Broadcast()
 	t.mu.Unlock()
 	t.destagers.Wait()
 	err := errors.Join(t.platter.Sync(), t.platter.Close(), t.cache.Close(), t.journal.Close())
