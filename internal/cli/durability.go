@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -230,7 +231,7 @@ func (a *app) audit(ctx context.Context, s *session, stack *lab.Stack, cfg durab
 	}
 	if bi == nil {
 		s.prog.Phase("building the TPC-C-like database: %d warehouses", cfg.Warehouses)
-		if _, err := oltp.Build(ctx, s.target, oltp.BuildConfig{Warehouses: cfg.Warehouses, Seed: 1}, s.prog); err != nil {
+		if _, err := oltp.Build(ctx, s.target, oltp.BuildConfig{Warehouses: cfg.Warehouses, Seed: 1, Workers: min(runtime.NumCPU(), cfg.Clients)}, s.prog); err != nil {
 			return nil, fmt.Errorf("build the audit's database: %w", err)
 		}
 		if bi, err = oltp.Built(ctx, s.target); err != nil || bi == nil {
@@ -284,7 +285,7 @@ func observeDevice(s *session) string {
 }
 
 func writeDurabilitySummary(b *strings.Builder, d *results.Durability) {
-	kind := "power cut (server and volatile cache killed)"
+	kind := "power cut (the storage and the database server killed)"
 	if d.PowerCut == "server" {
 		kind = "server crash only (not a test of the storage)"
 	}
