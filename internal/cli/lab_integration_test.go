@@ -91,7 +91,8 @@ func TestCleanRemovesAKilledLab(t *testing.T) {
 }
 
 // TestDurabilityOnALab: with fsync on, the non-volatile flash cache
-// (journaled, surviving the cut) loses no acknowledged commit; the same
+// (journaled, surviving the cut) loses no acknowledged New-Order or
+// Payment and the TPC-C consistency conditions hold after each recovery; the same
 // cache made volatile, still acknowledging FLUSH, must lose some, and so
 // must the fsync=off calibration, or the harness could not see a loss.
 func TestDurabilityOnALab(t *testing.T) {
@@ -117,6 +118,11 @@ func TestDurabilityOnALab(t *testing.T) {
 	code, d := audit("fsync-on", flash)
 	if code != 0 || d.Cycles != 2 || d.Acknowledged == 0 || d.LostAcknowledged != 0 || d.RecoveryS == nil {
 		t.Fatalf("fsync on: exit %d, %d cycles, %d acknowledged, %d lost, recovery %v", code, d.Cycles, d.Acknowledged, d.LostAcknowledged, d.RecoveryS)
+	}
+	for _, c := range d.PerCycle {
+		if c.Consistency == nil || !c.Consistency.OK {
+			t.Fatalf("fsync on: cycle %d: the TPC-C consistency conditions after the recovery: %+v", c.Cycle, c.Consistency)
+		}
 	}
 	code, d = audit("volatile", flash+",cache=flash-volatile", "--cycles", "1")
 	if code != fault.ExitThreshold || d.LostAcknowledged == 0 {
