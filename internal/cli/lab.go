@@ -89,7 +89,8 @@ func (a *app) labCommand() *cobra.Command {
 (--lab SPEC) or study (target.lab: SPEC), and runs on it:
 
   file system (ext4 or xfs) -> loop device (direct I/O) -> nbdfuse file
-  -> nbdkit [cache filter: volatile write-back] [delay] [rate] [error]
+  -> calibra's NBD server: [flash write-back cache] platter latency, spindles
+     (or nbdkit, for rate, error_rate and its cache filter)
   -> the platter (a sparse file PATH/calibra-lab/platter.img)
 
 The platter stays between commands (build once on the lab, run many); the
@@ -100,10 +101,18 @@ nbdkit, nbdfuse (libnbd-bin) and fuse3.
 
 SPEC is PRESET[:KEY=VALUE,...]. Presets:
 ` + presets.String() + `
-Keys: fs=ext4|xfs, size=8G, delay|rdelay|wdelay=8ms, rate=BITS/s (200M),
-error_rate=0.1%, cache=writeback|unsafe|none (unsafe ignores FLUSH: the
-speed of a non-volatile cache, but a power cut loses what it holds), cache_on_read=true|false,
-cache_dir=DIR (the fast tier; default /dev/shm), read_iops=N, write_iops=N.
+Keys: fs=ext4|xfs, size=8G, delay|rdelay|wdelay=8ms, spindles=4 (platter
+I/Os at once), rate=BITS/s (200M), error_rate=0.1%,
+cache=flash|flash-volatile|writeback|unsafe|none, cache_size=1G,
+cache_on_read=true|false, cache_dir=DIR (the fast tier; default /dev/shm),
+read_iops=N, write_iops=N.
+
+cache=flash is study 002's host flash cache: writes and FLUSH acknowledged
+once in a cache file whose block map is journaled (non-volatile: a power cut
+keeps it), reads served from it, dirty blocks destaged to the platter in the
+background. flash-volatile is the same cache lost at a power cut while still
+acknowledging FLUSH. writeback and unsafe are nbdkit's volatile cache filter,
+honouring FLUSH (by writing back, block after block) or ignoring it.
 
 'calibra lab check' builds a stack, measures its flush rate at queue depth 1
 and takes it apart.`,
