@@ -103,7 +103,7 @@ SPEC is PRESET[:KEY=VALUE,...]. Presets:
 ` + presets.String() + `
 Keys: fs=ext4|xfs, size=8G, delay|rdelay|wdelay=8ms, spindles=4 (platter
 I/Os at once), rate=BITS/s (200M), error_rate=0.1%,
-cache=flash|flash-volatile|writeback|unsafe|none, cache_size=1G,
+cache=flash|flash-volatile|writeback|unsafe|none, cache_size=4G,
 cache_on_read=true|false, cache_dir=DIR (the fast tier; default /dev/shm),
 read_iops=N, write_iops=N.
 

@@ -58,8 +58,12 @@ const (
 	CacheUnsafe = "unsafe"
 )
 
-// DefaultCacheBytes is the flash cache's capacity unless cache_size says.
-const DefaultCacheBytes = 1 << 30
+// DefaultCacheBytes is the flash cache's capacity unless cache_size says:
+// room for a small database, its log and a few restores of it (a restore
+// rewrites the whole database, and blocks a file system frees stay in the
+// cache), so that the cache does not fill with dirty blocks mid-study. It
+// takes at most half of what is free in cache_dir.
+const DefaultCacheBytes = 4 << 30
 
 // DefaultSpindles is the platter's parallelism: a small RAID's four disks.
 const DefaultSpindles = 4

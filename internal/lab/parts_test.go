@@ -16,7 +16,7 @@ func TestParse(t *testing.T) {
 		{spec: "hdd", want: Parts{FS: "ext4", RDelay: 8 * time.Millisecond, WDelay: 8 * time.Millisecond},
 			nbd: "calibra lab serve --platter P --rdelay 8ms --wdelay 8ms --spindles 4"},
 		{spec: "hdd+flash-cache", want: Parts{FS: "ext4", RDelay: 8 * time.Millisecond, WDelay: 8 * time.Millisecond, Cache: CacheFlash, CacheOnRead: true, CacheDir: "/dev/shm"},
-			nbd: "calibra lab serve --platter P --rdelay 8ms --wdelay 8ms --spindles 4 --cache-dir C --cache-size 1073741824 --cache-on-read=true"},
+			nbd: "calibra lab serve --platter P --rdelay 8ms --wdelay 8ms --spindles 4 --cache-dir C --cache-size 4294967296 --cache-on-read=true"},
 		{spec: "hdd+flash-cache:cache=flash-volatile,cache_size=64M,spindles=2", want: Parts{FS: "ext4", RDelay: 8 * time.Millisecond, WDelay: 8 * time.Millisecond, Cache: CacheFlashVolatile, CacheOnRead: true, CacheDir: "/dev/shm", CacheBytes: 64 << 20, Spindles: 2},
 			nbd: "calibra lab serve --platter P --rdelay 8ms --wdelay 8ms --spindles 2 --cache-dir C --cache-size 67108864 --cache-on-read=true --volatile"},
 		{spec: "hdd+nv-cache", want: Parts{FS: "ext4", RDelay: 8 * time.Millisecond, WDelay: 8 * time.Millisecond, Cache: CacheUnsafe, CacheOnRead: true, CacheDir: "/dev/shm"},

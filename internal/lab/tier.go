@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // blockSize is the flash tier's cache line.
@@ -140,6 +142,15 @@ func (t *Tier) openCache() error {
 	}
 	if t.journal, err = os.OpenFile(journalPath, flags, 0o600); err != nil {
 		return err
+	}
+	// The cache file is sparse; on a tmpfs that fills up, a write to it
+	// would fail, so it takes at most half of what is free.
+	var fs unix.Statfs_t
+	if err := unix.Statfs(t.cfg.CacheDir, &fs); err == nil {
+		if half := int64(fs.Bavail) * fs.Bsize / 2; t.cfg.CacheBytes > half {
+			fmt.Fprintf(os.Stderr, "calibra lab serve: the cache is %d MiB, half of what is free in %s, not %d MiB\n", half>>20, t.cfg.CacheDir, t.cfg.CacheBytes>>20)
+			t.cfg.CacheBytes = half
+		}
 	}
 	slots := int32(t.cfg.CacheBytes / blockSize)
 	if slots < 1 {
