@@ -307,6 +307,7 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{name: "durability: cycles zero", args: []string{"durability", "--cycles", "0", "--path", dir}, want: []string{"--cycles 0 is not positive"}},
 		{name: "durability: clients zero", args: []string{"durability", "--clients", "0", "--path", dir}, want: []string{"--clients 0 is not positive"}},
 		{name: "durability: load zero", args: []string{"durability", "--load", "0s", "--path", dir}, want: []string{"--load 0s is not positive"}},
+		{name: "durability: warehouses zero", args: []string{"durability", "--warehouses", "0", "--path", dir}, want: []string{"--warehouses 0 is not positive"}},
 		{name: "durability: threshold unparsable", args: []string{"durability", "--threshold", "lost", "--path", dir}, want: []string{`threshold "lost" has no comparison`}},
 		{name: "durability: threshold on an unknown metric", args: []string{"durability", "--threshold", "durability.lost == 0", "--path", dir}, want: []string{"names no durability metric"}},
 		{name: "durability: with a dsn", args: []string{"durability", "--dsn", closed}, want: []string{"cannot do to a server it does not manage (--dsn)"}},

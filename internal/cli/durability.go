@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/calibra-bench/calibra/internal/oltp"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
@@ -22,22 +26,26 @@ import (
 
 func (a *app) durabilityCommand() *cobra.Command {
 	var c common
-	var clients, cycles int
+	var clients, cycles, warehouses int
 	var load time.Duration
 	var fsyncOff bool
 	var thresholds []string
 	cmd := &cobra.Command{
 		Use:   "durability",
 		Short: "The power-loss audit: are commits the database acknowledged still there after power fails?",
-		Long: `Clients commit small transactions on the managed instance and journal each
-one (in the run directory, raw/durability-acks.txt) only after its COMMIT
-returned. Under that load the power is cut; the machine recovers; every
-journaled commit must still be there. Per cycle: acknowledged commits,
-acknowledged-then-lost ones (the violation), committed-but-unacknowledged
-ones (in flight at the cut; allowed) and the recovery time.
+		Long: `Clients run the TPC-C-like New-Order and Payment on the managed instance
+(built with --warehouses when it holds no build) and journal each one (the
+order's id in its district, the customer paid; in the run directory,
+raw/durability-acks.txt) only after its COMMIT returned. Under that load the
+power is cut; the machine recovers; every journaled commit must still be
+there, and the TPC-C consistency conditions must hold. Per cycle:
+acknowledged commits, acknowledged-then-lost ones (the violation),
+committed-but-unacknowledged ones (in flight at the cut; allowed), the
+recovery time and the consistency conditions.
 
-On a lab stack (--lab) a power cut is SIGKILL of the server and of nbdkit,
-whose volatile write-back cache dies with it; then the file system check,
+On a lab stack (--lab) a power cut is SIGKILL of the lab's NBD server
+first (a volatile cache dies with it; the flash cache keeps its journaled
+contents), then of every server process; then the file system check,
 mount and the server's crash recovery. Without --lab only the server is
 killed: the OS page cache survives, so that tests the database's crash
 recovery, not the storage (a missing fsync goes unseen).
@@ -65,6 +73,9 @@ A threshold such as 'durability.lost_acknowledged == 0' makes a loss exit 3.`,
 			}
 			if load <= 0 {
 				p.add("give a duration such as 10s", "--load %s is not positive", load)
+			}
+			if warehouses < 1 {
+				p.add("give a whole number of 1 or more", "--warehouses %d is not positive", warehouses)
 			}
 			var ths []study.Threshold
 			for _, expr := range thresholds {
@@ -101,7 +112,7 @@ A threshold such as 'durability.lost_acknowledged == 0' makes a loss exit 3.`,
 				needs.storage.Path = c.path
 			}
 			return a.runSession(cmd, &c, needs, func(ctx context.Context, s *session) ([]results.Step, error) {
-				return a.audit(ctx, s, stack, durability.Config{Clients: clients, Load: load, Cycles: cycles}, fsyncOff, ths)
+				return a.audit(ctx, s, stack, durability.Config{Clients: clients, Load: load, Cycles: cycles, Warehouses: warehouses}, fsyncOff, ths)
 			})
 		},
 	}
@@ -109,6 +120,7 @@ A threshold such as 'durability.lost_acknowledged == 0' makes a loss exit 3.`,
 	f := cmd.Flags()
 	f.IntVar(&clients, "clients", 4, "clients committing at once")
 	f.IntVar(&cycles, "cycles", 3, "load, power cut and recovery cycles")
+	f.IntVar(&warehouses, "warehouses", 1, "TPC-C-like warehouses to build when the instance holds no build")
 	f.DurationVar(&load, "load", 10*time.Second, "commits before each power cut")
 	f.BoolVar(&fsyncOff, "unsafe-fsync-off", false, "calibration: run the server with fsync=off, which must lose commits on a lab")
 	f.StringArrayVar(&thresholds, "threshold", nil, "e.g. 'durability.lost_acknowledged == 0' (exit 3 when it fails; repeatable)")
@@ -124,15 +136,47 @@ type auditHost struct {
 }
 
 func (h *auditHost) Connect(ctx context.Context) (*pgx.Conn, error) {
-	return pgx.ConnectConfig(ctx, h.target.ConnConfig())
+	return oltp.Connect(ctx, h.target)
 }
 
 func (h *auditHost) Cut() error {
-	h.target.Managed.Kill()
-	if h.stack != nil {
-		h.stack.PowerCut()
+	if h.stack == nil {
+		h.target.Managed.Kill()
+		return nil
 	}
+	// The storage dies first, at once (given even milliseconds, a
+	// destaging cache would write back what a power cut loses); then every
+	// process of the server: its backends run in sessions of their own, and
+	// one waiting for a lock a dead one held would wait for ever.
+	h.stack.Kill()
+	killProcessesIn(h.target.Managed.DataDir)
+	h.target.Managed.Kill()
+	h.stack.PowerCut()
 	return nil
+}
+
+// killProcessesIn sends SIGKILL to every process whose working directory
+// is dir (a PostgreSQL server's processes all work in its data directory)
+// until none is left, or for 30 s: one in the middle of an I/O dies when
+// the I/O fails.
+func killProcessesIn(dir string) {
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		entries, _ := os.ReadDir("/proc")
+		left := false
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			if cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd")); err == nil && cwd == dir {
+				_ = unix.Kill(pid, unix.SIGKILL)
+				left = true
+			}
+		}
+		if !left {
+			return
+		}
+	}
 }
 
 func (h *auditHost) Recover(ctx context.Context) (string, error) {
@@ -190,6 +234,20 @@ func (a *app) audit(ctx context.Context, s *session, stack *lab.Stack, cfg durab
 	}
 	body.Flush = fp
 	s.prog.Phase("flush probe: %.0f fsyncs/s (%.2f ms): %s", fp.FsyncsPerS, fp.LatencyMsMean, fp.Verdict)
+	bi, err := oltp.Built(ctx, s.target)
+	if err != nil {
+		return nil, err
+	}
+	if bi == nil {
+		s.prog.Phase("building the TPC-C-like database: %d warehouses", cfg.Warehouses)
+		if _, err := oltp.Build(ctx, s.target, oltp.BuildConfig{Warehouses: cfg.Warehouses, Seed: 1, Workers: min(runtime.NumCPU(), cfg.Clients)}, s.prog); err != nil {
+			return nil, fmt.Errorf("build the audit's database: %w", err)
+		}
+		if bi, err = oltp.Built(ctx, s.target); err != nil || bi == nil {
+			return nil, fmt.Errorf("read the audit's build: %v", err)
+		}
+	}
+	cfg.Warehouses, cfg.Seed, cfg.CLastLoad = bi.Warehouses, bi.Seed, bi.CLastLoad
 	cfg.Journal = s.dir.File("raw", "durability-acks.txt")
 	cfg.Phase = s.prog.Phase
 	h := &auditHost{a: a, s: s, stack: stack, target: s.target}
@@ -236,7 +294,7 @@ func observeDevice(s *session) string {
 }
 
 func writeDurabilitySummary(b *strings.Builder, d *results.Durability) {
-	kind := "power cut (server and volatile cache killed)"
+	kind := "power cut (the storage and the database server killed)"
 	if d.PowerCut == "server" {
 		kind = "server crash only (not a test of the storage)"
 	}
@@ -246,6 +304,23 @@ func writeDurabilitySummary(b *strings.Builder, d *results.Durability) {
 	fmt.Fprintf(b, "  durability %d cycles of %s, %d clients, %.0f s of commits each\n", d.Cycles, kind, d.Clients, d.LoadS)
 	fmt.Fprintf(b, "  %-10s %10d     acknowledged commits lost (the violation) of %d acknowledged\n", "lost", d.LostAcknowledged, d.Acknowledged)
 	fmt.Fprintf(b, "  %-10s %10d     committed but never acknowledged (in flight at the cut; allowed)\n", "in flight", d.CommittedUnacknowledged)
+	var violated []string
+	checked := 0
+	for _, c := range d.PerCycle {
+		if c.Consistency != nil {
+			checked++
+			if !c.Consistency.OK {
+				violated = append(violated, strconv.Itoa(c.Cycle))
+			}
+		}
+	}
+	if checked > 0 {
+		verdict := fmt.Sprintf("hold after all %d recoveries checked", checked)
+		if len(violated) > 0 {
+			verdict = "violated after the recovery of cycle " + strings.Join(violated, ", ")
+		}
+		fmt.Fprintf(b, "  %-10s %10s     TPC-C consistency conditions (3.3.2.1-4) %s\n", "consistent", map[bool]string{true: "yes", false: "no"}[len(violated) == 0], verdict)
+	}
 	if d.RecoveryS != nil {
 		fmt.Fprintf(b, "  %-10s %10.1f s   the slowest recovery (file system check, mount, database crash recovery)\n", "recovery", *d.RecoveryS)
 	}

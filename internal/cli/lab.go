@@ -2,9 +2,13 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"os/signal"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -85,7 +89,8 @@ func (a *app) labCommand() *cobra.Command {
 (--lab SPEC) or study (target.lab: SPEC), and runs on it:
 
   file system (ext4 or xfs) -> loop device (direct I/O) -> nbdfuse file
-  -> nbdkit [cache filter: volatile write-back] [delay] [rate] [error]
+  -> calibra's NBD server: [flash write-back cache] platter latency, spindles
+     (or nbdkit, for rate, error_rate and its cache filter)
   -> the platter (a sparse file PATH/calibra-lab/platter.img)
 
 The platter stays between commands (build once on the lab, run many); the
@@ -96,10 +101,18 @@ nbdkit, nbdfuse (libnbd-bin) and fuse3.
 
 SPEC is PRESET[:KEY=VALUE,...]. Presets:
 ` + presets.String() + `
-Keys: fs=ext4|xfs, size=8G, delay|rdelay|wdelay=8ms, rate=BITS/s (200M),
-error_rate=0.1%, cache=writeback|unsafe|none (unsafe ignores FLUSH: the
-speed of a non-volatile cache, but a power cut loses what it holds), cache_on_read=true|false,
-cache_dir=DIR (the fast tier; default /dev/shm), read_iops=N, write_iops=N.
+Keys: fs=ext4|xfs, size=8G, delay|rdelay|wdelay=8ms, spindles=4 (platter
+I/Os at once), rate=BITS/s (200M), error_rate=0.1%,
+cache=flash|flash-volatile|writeback|unsafe|none, cache_size=4G,
+cache_on_read=true|false, cache_dir=DIR (the fast tier; default /dev/shm),
+read_iops=N, write_iops=N.
+
+cache=flash is study 002's host flash cache: writes and FLUSH acknowledged
+once in a cache file whose block map is journaled (non-volatile: a power cut
+keeps it), reads served from it, dirty blocks destaged to the platter in the
+background. flash-volatile is the same cache lost at a power cut while still
+acknowledging FLUSH. writeback and unsafe are nbdkit's volatile cache filter,
+honouring FLUSH (by writing back, block after block) or ignoring it.
 
 'calibra lab check' builds a stack, measures its flush rate at queue depth 1
 and takes it apart.`,
@@ -146,6 +159,44 @@ and takes it apart.`,
 	}
 	check.Flags().StringVar(&c.path, "path", ".", "directory under which the lab is built")
 	check.Flags().StringVar(&c.lab, "lab", "", "the stack: PRESET[:KEY=VALUE,...]")
-	cmd.AddCommand(check)
+	cmd.AddCommand(check, labServeCommand())
+	return cmd
+}
+
+// labServeCommand is the lab's NBD server, which nbdfuse runs with the
+// connection on its stdin and stdout: the platter with its latency and
+// spindles, and the flash cache. Not for people: the stack starts it.
+func labServeCommand() *cobra.Command {
+	var cfg lab.TierConfig
+	cmd := &cobra.Command{
+		Use:    "serve",
+		Short:  "The lab's NBD server on stdin and stdout (started by the lab)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			// The stack stops nbdfuse's process group with SIGTERM; this
+			// server ends when nbdfuse closes the connection, after
+			// destaging, or dies at a power cut (SIGKILL).
+			signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+			t, err := lab.OpenTier(cfg)
+			if err != nil {
+				return err
+			}
+			err = lab.ServeNBD(os.Stdin, os.Stdout, t)
+			if dirty := t.Dirty(); dirty > 0 {
+				fmt.Fprintf(os.Stderr, "calibra lab serve: destaging %d blocks to the platter before exiting\n", dirty)
+			}
+			return errors.Join(err, t.Close())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Platter, "platter", "", "the backing file")
+	f.DurationVar(&cfg.RDelay, "rdelay", 0, "platter read latency")
+	f.DurationVar(&cfg.WDelay, "wdelay", 0, "platter write latency")
+	f.IntVar(&cfg.Spindles, "spindles", lab.DefaultSpindles, "platter I/Os at once")
+	f.StringVar(&cfg.CacheDir, "cache-dir", "", "the flash cache's directory (none when empty)")
+	f.Int64Var(&cfg.CacheBytes, "cache-size", lab.DefaultCacheBytes, "the flash cache's capacity in bytes")
+	f.BoolVar(&cfg.CacheOnRead, "cache-on-read", false, "keep what is read from the platter in the cache")
+	f.BoolVar(&cfg.Volatile, "volatile", false, "lose the cache at a power cut, still acknowledging FLUSH")
 	return cmd
 }

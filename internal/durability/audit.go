@@ -1,7 +1,8 @@
-// Package durability is the power-loss audit: clients commit small
-// transactions and journal each one only after its COMMIT returned; power
-// is cut under that load; the machine recovers; every journaled commit
-// must still be there. A commit in flight at the cut may survive (it was
+// Package durability is the power-loss audit: clients run the TPC-C-like
+// New-Order and Payment and journal each one (the order's id in its
+// district, the customer paid) only after its COMMIT returned; power is cut
+// under that load; the machine recovers; every journaled commit must still
+// be there, and the TPC-C consistency conditions must hold. A commit in flight at the cut may survive (it was
 // committed but never acknowledged: allowed); an acknowledged commit that
 // is gone is the violation the audit exists to find.
 package durability
@@ -17,17 +18,16 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/calibra-bench/calibra/internal/oltp"
+	"github.com/calibra-bench/calibra/internal/oltp/tpcc"
 	"github.com/calibra-bench/calibra/internal/results"
 )
 
-// Schema holds the audit's table in the benchmark database.
-const Schema = "calibra_durability"
-
 // Host is what the audit needs from the machine under test.
 type Host interface {
-	// Connect opens a connection to the benchmark database.
+	// Connect opens a connection to the benchmark database, its
+	// search_path on the TPC-C-like schema (built).
 	Connect(ctx context.Context) (*pgx.Conn, error)
 	// Cut is the power failure: the server (and, on a lab, the volatile
 	// cache) killed at once.
@@ -45,8 +45,13 @@ type Config struct {
 	Clients int
 	Load    time.Duration // of commits before each cut
 	Cycles  int
-	Journal string // file of acknowledged commits, "cycle client seq" a line
-	Phase   func(format string, args ...any)
+	// Journal is the file of acknowledged commits, a line each:
+	// "CYCLE new-order W D O_ID" or "CYCLE payment C_W C_D C_ID".
+	Journal    string
+	Warehouses int
+	Seed       uint64
+	CLastLoad  int // the build's C_LAST constant (oltp.BuildInfo)
+	Phase      func(format string, args ...any)
 }
 
 // Run runs the audit's cycles and returns what it found; it stops early
@@ -60,11 +65,25 @@ func Run(ctx context.Context, cfg Config, host Host, out *results.Durability) er
 	}
 	defer jf.Close()
 	journal := &journal{w: bufio.NewWriter(jf)}
-	if err := setup(ctx, host); err != nil {
-		return fmt.Errorf("create the audit's table: %w", err)
+	// The starting state, durable: a checkpoint, then a sync of the storage.
+	conn, err := host.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = conn.Exec(ctx, "CHECKPOINT")
+	conn.Close(context.Background())
+	if err != nil {
+		return err
+	}
+	if err := host.Durable(); err != nil {
+		return err
 	}
 	for cycle := 1; cycle <= cfg.Cycles; cycle++ {
-		cfg.Phase("cycle %d of %d: %d clients commit for %s, then the power is cut", cycle, cfg.Cycles, cfg.Clients, cfg.Load)
+		before, err := snapshot(ctx, host)
+		if err != nil {
+			return fmt.Errorf("cycle %d: read the database before the load: %w", cycle, err)
+		}
+		cfg.Phase("cycle %d of %d: %d clients run New-Order and Payment for %s, then the power is cut", cycle, cfg.Cycles, cfg.Clients, cfg.Load)
 		acked, err := load(ctx, cfg, host, cycle, journal)
 		if ferr := journal.flush(); err == nil {
 			err = ferr
@@ -72,15 +91,12 @@ func Run(ctx context.Context, cfg Config, host Host, out *results.Durability) er
 		if err != nil {
 			return err
 		}
-		c := results.DurabilityCycle{Cycle: cycle}
-		for _, n := range acked {
-			c.Acknowledged += n
-		}
+		c := results.DurabilityCycle{Cycle: cycle, Acknowledged: acked.count()}
 		start := time.Now()
 		fsck, rerr := host.Recover(ctx)
 		c.RecoveryS, c.Fsck = time.Since(start).Seconds(), fsck
 		if rerr == nil {
-			rerr = verify(ctx, host, cycle, acked, &c)
+			rerr = verify(ctx, host, before, acked, &c)
 		}
 		if rerr != nil {
 			if ctx.Err() != nil {
@@ -89,8 +105,8 @@ func Run(ctx context.Context, cfg Config, host Host, out *results.Durability) er
 			c.RecoveryError = rerr.Error()
 			c.LostAcknowledged = c.Acknowledged
 		}
-		cfg.Phase("cycle %d: %d acknowledged, %d lost, %d committed unacknowledged, recovered in %.1f s%s",
-			cycle, c.Acknowledged, c.LostAcknowledged, c.CommittedUnacknowledged, c.RecoveryS, errNote(c.RecoveryError))
+		cfg.Phase("cycle %d: %d acknowledged, %d lost, %d committed unacknowledged, recovered in %.1f s%s%s",
+			cycle, c.Acknowledged, c.LostAcknowledged, c.CommittedUnacknowledged, c.RecoveryS, errNote(c.RecoveryError), consistencyNote(c.Consistency))
 		add(out, c)
 		if rerr != nil {
 			out.Note = fmt.Sprintf("cycle %d did not recover (%s); its acknowledged commits are counted lost and the audit stopped", cycle, c.RecoveryError)
@@ -98,6 +114,22 @@ func Run(ctx context.Context, cfg Config, host Host, out *results.Durability) er
 		}
 	}
 	return nil
+}
+
+func consistencyNote(c *results.Consistency) string {
+	switch {
+	case c == nil:
+		return ""
+	case c.OK:
+		return ", consistency conditions hold"
+	}
+	var bad []string
+	for _, chk := range c.Checks {
+		if !chk.OK {
+			bad = append(bad, chk.ID)
+		}
+	}
+	return ", consistency conditions violated: " + strings.Join(bad, ", ")
 }
 
 func errNote(s string) string {
@@ -119,34 +151,15 @@ func add(out *results.Durability, c results.DurabilityCycle) {
 	}
 }
 
-func setup(ctx context.Context, host Host) error {
-	conn, err := host.Connect(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.Background())
-	for _, q := range []string{
-		"CREATE SCHEMA IF NOT EXISTS " + Schema,
-		"DROP TABLE IF EXISTS " + Schema + ".acks",
-		"CREATE TABLE " + Schema + ".acks (cycle int, client int, seq bigint, pad text, PRIMARY KEY (cycle, client, seq))",
-		"CHECKPOINT",
-	} {
-		if _, err := conn.Exec(ctx, q); err != nil {
-			return err
-		}
-	}
-	return host.Durable()
-}
-
 // journal is the acknowledged commits, written as they are acknowledged.
 type journal struct {
 	mu sync.Mutex
 	w  *bufio.Writer
 }
 
-func (j *journal) ack(cycle, client int, seq int64) {
+func (j *journal) line(format string, args ...any) {
 	j.mu.Lock()
-	fmt.Fprintf(j.w, "%d %d %d\n", cycle, client, seq)
+	fmt.Fprintf(j.w, format+"\n", args...)
 	j.mu.Unlock()
 }
 
@@ -156,14 +169,82 @@ func (j *journal) flush() error {
 	return j.w.Flush()
 }
 
-// pad makes each row a realistic size (a WAL record of a few hundred bytes).
-var pad = strings.Repeat("x", 200)
+// district and customer key what the audit counts.
+type district struct{ w, d int }
+type customer struct{ w, d, c int }
+
+// acks is what a cycle's clients were told was committed.
+type acks struct {
+	mu       sync.Mutex
+	orders   map[district][]int // o_ids
+	payments map[customer]int64
+}
+
+func (a *acks) count() int64 {
+	var n int64
+	for _, ids := range a.orders {
+		n += int64(len(ids))
+	}
+	for _, p := range a.payments {
+		n += p
+	}
+	return n
+}
+
+// state is what verification compares with: each district's next order
+// id and each customer's payments in history, before the load.
+type state struct {
+	nextOID  map[district]int
+	payments map[customer]int64
+}
+
+func snapshot(ctx context.Context, host Host) (*state, error) {
+	conn, err := host.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(context.Background())
+	st := &state{nextOID: map[district]int{}}
+	rows, err := conn.Query(ctx, "SELECT d_w_id, d_id, d_next_o_id FROM district")
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var k district
+		var next int
+		if err := rows.Scan(&k.w, &k.d, &next); err != nil {
+			return nil, err
+		}
+		st.nextOID[k] = next
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	st.payments, err = paymentsInHistory(ctx, conn)
+	return st, err
+}
+
+func paymentsInHistory(ctx context.Context, conn *pgx.Conn) (map[customer]int64, error) {
+	out := map[customer]int64{}
+	rows, err := conn.Query(ctx, "SELECT h_c_w_id, h_c_d_id, h_c_id, count(*) FROM history GROUP BY 1, 2, 3")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k customer
+		var n int64
+		if err := rows.Scan(&k.w, &k.d, &k.c, &n); err != nil {
+			return nil, err
+		}
+		out[k] = n
+	}
+	return out, rows.Err()
+}
 
 // load runs the clients for cfg.Load, cuts the power under them, and
-// returns the last acknowledged sequence number of each client (each
-// client commits seq 1, 2, ... one at a time, so every seq up to it was
-// acknowledged).
-func load(ctx context.Context, cfg Config, host Host, cycle int, j *journal) ([]int64, error) {
+// returns what they were told was committed.
+func load(ctx context.Context, cfg Config, host Host, cycle int, j *journal) (*acks, error) {
 	conns := make([]*pgx.Conn, cfg.Clients)
 	for i := range conns {
 		c, err := host.Connect(ctx)
@@ -175,7 +256,8 @@ func load(ctx context.Context, cfg Config, host Host, cycle int, j *journal) ([]
 		}
 		conns[i] = c
 	}
-	acked := make([]int64, cfg.Clients)
+	a := &acks{orders: map[district][]int{}, payments: map[customer]int64{}}
+	consts := tpcc.RunConstants(tpcc.NewRand(cfg.Seed, 0xD0, uint64(cycle)), tpcc.Constants{CLast: cfg.CLastLoad})
 	lctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var wg sync.WaitGroup
@@ -183,13 +265,35 @@ func load(ctx context.Context, cfg Config, host Host, cycle int, j *journal) ([]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for seq := int64(1); lctx.Err() == nil; seq++ {
-				// Autocommit: Exec returns when the COMMIT did.
-				if _, err := conn.Exec(lctx, "INSERT INTO "+Schema+".acks VALUES ($1, $2, $3, $4)", cycle, i, seq, pad); err != nil {
+			rng := tpcc.NewRand(cfg.Seed, 0xD1, uint64(cycle), uint64(i))
+			term := oltp.Terminal{W: i%cfg.Warehouses + 1, Warehouses: cfg.Warehouses, C: consts, Rng: rng}
+			tx := oltp.NewCommitter(conn)
+			var no oltp.NewOrderInput
+			var pay oltp.PaymentInput
+			for n := 0; lctx.Err() == nil; n++ {
+				if n%2 == 0 {
+					term.NextNewOrder(&no)
+					err := tx.NewOrder(lctx, &no)
+					if err == nil {
+						j.line("%d new-order %d %d %d", cycle, no.W, no.D, no.OID)
+						a.mu.Lock()
+						k := district{no.W, no.D}
+						a.orders[k] = append(a.orders[k], no.OID)
+						a.mu.Unlock()
+					} else if !errors.Is(err, oltp.ErrRolledBack) && conn.IsClosed() {
+						return
+					}
+					continue
+				}
+				term.NextPayment(&pay)
+				if err := tx.Payment(lctx, &pay); err == nil {
+					j.line("%d payment %d %d %d", cycle, pay.CW, pay.CD, pay.PaidC)
+					a.mu.Lock()
+					a.payments[customer{pay.CW, pay.CD, pay.PaidC}]++
+					a.mu.Unlock()
+				} else if conn.IsClosed() {
 					return
 				}
-				j.ack(cycle, i, seq)
-				acked[i] = seq
 			}
 		}()
 	}
@@ -208,32 +312,60 @@ func load(ctx context.Context, cfg Config, host Host, cycle int, j *journal) ([]
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	return acked, cutErr
+	return a, cutErr
 }
 
-// verify counts the cycle's acknowledged commits that are gone, and those
-// in flight at the cut that survived.
-func verify(ctx context.Context, host Host, cycle int, acked []int64, c *results.DurabilityCycle) error {
+// verify counts the cycle's acknowledged commits that are gone and those
+// in flight at the cut that survived, and runs the consistency checks.
+func verify(ctx context.Context, host Host, before *state, a *acks, c *results.DurabilityCycle) error {
 	conn, err := host.Connect(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Close(context.Background())
-	for client, last := range acked {
-		var present, extra int64
-		err := conn.QueryRow(ctx, "SELECT count(*) FILTER (WHERE seq <= $3), count(*) FILTER (WHERE seq > $3) FROM "+Schema+".acks WHERE cycle = $1 AND client = $2",
-			cycle, client, last).Scan(&present, &extra)
-		var pe *pgconn.PgError
-		if errors.As(err, &pe) && pe.Code == "42P01" {
-			// The table itself is gone: everything acknowledged is lost.
-			c.LostAcknowledged = c.Acknowledged
-			return nil
-		}
+	for k, start := range before.nextOID {
+		present := map[int]bool{}
+		rows, err := conn.Query(ctx, "SELECT o_id FROM orders WHERE o_w_id = $1 AND o_d_id = $2 AND o_id >= $3", k.w, k.d, start)
 		if err != nil {
 			return err
 		}
-		c.LostAcknowledged += last - present
-		c.CommittedUnacknowledged += extra
+		for rows.Next() {
+			var id int
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			present[id] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, id := range a.orders[k] {
+			if present[id] {
+				delete(present, id)
+			} else {
+				c.LostAcknowledged++
+			}
+		}
+		c.CommittedUnacknowledged += int64(len(present))
 	}
-	return nil
+	after, err := paymentsInHistory(ctx, conn)
+	if err != nil {
+		return err
+	}
+	for k, n := range after {
+		delta := n - before.payments[k]
+		acked := a.payments[k]
+		if delta > acked {
+			c.CommittedUnacknowledged += delta - acked
+		}
+	}
+	for k, acked := range a.payments {
+		if delta := after[k] - before.payments[k]; delta < acked {
+			c.LostAcknowledged += acked - delta
+		}
+	}
+	c.Consistency, err = oltp.CheckConsistency(ctx, conn)
+	return err
 }

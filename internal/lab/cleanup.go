@@ -65,8 +65,11 @@ func Cleanup(path string, stopServer func(mount string) error) (bool, error) {
 			errs = append(errs, err)
 		}
 	}
-	if st.CacheDir != "" && strings.Contains(filepath.Base(st.CacheDir), "calibra-lab-cache-") {
-		os.RemoveAll(st.CacheDir)
+	flash, _ := os.ReadFile(filepath.Join(root, flashPointer))
+	for _, dir := range []string{st.CacheDir, string(flash)} {
+		if dir != "" && strings.Contains(filepath.Base(dir), "calibra-lab-cache-") {
+			os.RemoveAll(dir)
+		}
 	}
 	// The killed processes are gone once their FUSE mount is; give the
 	// kernel a moment before removing the directory they served.
@@ -159,7 +162,8 @@ func loopsOf(file, known string) []string {
 	return out
 }
 
-// labProcs lists the nbdfuse and nbdkit processes serving root.
+// labProcs lists the nbdfuse, nbdkit and 'calibra lab serve' processes
+// serving root.
 func labProcs(root string) []int {
 	entries, _ := os.ReadDir("/proc")
 	var out []int
@@ -174,7 +178,8 @@ func labProcs(root string) []int {
 		}
 		args := strings.Split(strings.TrimRight(string(data), "\x00"), "\x00")
 		name := filepath.Base(args[0])
-		if name != "nbdfuse" && name != "nbdkit" {
+		serve := len(args) > 2 && args[1] == "lab" && args[2] == "serve"
+		if name != "nbdfuse" && name != "nbdkit" && !serve {
 			continue
 		}
 		for _, a := range args[1:] {

@@ -28,22 +28,62 @@ type Parts struct {
 	RDelay, WDelay time.Duration
 	Rate           string // nbdkit rate filter, bits a second (e.g. 200M)
 	ErrorRate      string // nbdkit error filter, e.g. 0.1%
-	Cache          bool   // volatile write-back cache (nbdkit cache filter)
-	// CacheUnsafe makes the cache ignore FLUSH: the speed of a
-	// non-volatile cache, but the emulated one is volatile, so a power
-	// cut loses what it held (the audit shows it).
-	CacheUnsafe         bool
-	CacheOnRead         bool
-	CacheDir            string // where the cache lives (the fast tier)
+	// Cache is the write-back cache's kind: CacheFlash (calibra's own,
+	// non-volatile), CacheFlashVolatile, CacheWriteback or CacheUnsafe
+	// (nbdkit's cache filter), or "" for none.
+	Cache       string
+	CacheOnRead bool
+	CacheDir    string // where the cache lives (the fast tier)
+	CacheBytes  int64  // the flash cache's capacity
+	// Spindles is how many platter I/Os calibra's server runs at once.
+	Spindles            int
 	ReadIOPS, WriteIOPS int64
 }
+
+// The write-back caches a stack can have.
+const (
+	// CacheFlash is study 002's host flash cache (Dell Fluid Cache for
+	// SAN): calibra's own server keeps written blocks in a cache file
+	// with a journaled block map, acknowledges a write or FLUSH once they
+	// are there (the flash is non-volatile: a power cut keeps it), and
+	// destages them to the platter in the background.
+	CacheFlash = "flash"
+	// CacheFlashVolatile is the same cache lost at a power cut while still
+	// acknowledging FLUSH: a cache that lies, which the audit must catch.
+	CacheFlashVolatile = "flash-volatile"
+	// CacheWriteback is nbdkit's cache filter: volatile, writing back
+	// block after block when a FLUSH comes.
+	CacheWriteback = "writeback"
+	// CacheUnsafe is nbdkit's cache filter ignoring FLUSH: volatile.
+	CacheUnsafe = "unsafe"
+)
+
+// DefaultCacheBytes is the flash cache's capacity unless cache_size says:
+// room for a small database, its log and a few restores of it (a restore
+// rewrites the whole database, and blocks a file system frees stay in the
+// cache), so that the cache does not fill with dirty blocks mid-study. It
+// takes at most half of what is free in cache_dir.
+const DefaultCacheBytes = 4 << 30
+
+// DefaultSpindles is the platter's parallelism: a small RAID's four disks.
+const DefaultSpindles = 4
+
+// Served says whether calibra serves the platter itself ('calibra lab
+// serve') rather than nbdkit: everything but nbdkit's cache, rate and
+// error filters.
+func (p Parts) Served() bool {
+	return p.Cache != CacheWriteback && p.Cache != CacheUnsafe && p.Rate == "" && p.ErrorRate == ""
+}
+
+// flashCache says whether the stack has calibra's flash cache.
+func (p Parts) flashCache() bool { return p.Cache == CacheFlash || p.Cache == CacheFlashVolatile }
 
 // Presets are the named starting points; options after ':' change them.
 var Presets = map[string]string{
 	"plain":           "no filter: the stack's own overhead",
 	"hdd":             "8 ms per read and per write, no cache",
-	"hdd+flash-cache": "the hdd behind a volatile write-back cache (also caching reads) in /dev/shm",
-	"hdd+nv-cache":    "the hdd behind a cache that ignores FLUSH, as a non-volatile (flash- or battery-backed) one may: its speed; the emulated cache is volatile, so a power cut loses commits",
+	"hdd+flash-cache": "the hdd behind a non-volatile write-back flash cache in /dev/shm (journaled, destaged in the background, caching reads): study 002's",
+	"hdd+nv-cache":    "the hdd behind nbdkit's volatile cache ignoring FLUSH, as a non-volatile one may: its speed, but a power cut loses commits",
 	"throttled":       "no delay, block-I/O throttling of the loop device (read_iops=200 unless given)",
 }
 
@@ -51,22 +91,22 @@ var Presets = map[string]string{
 // file is sparse, so only what is written takes room.
 const DefaultSize = 8 << 30
 
-const specFix = "give PRESET[:KEY=VALUE,...] with PRESET plain, hdd, hdd+flash-cache, hdd+nv-cache or throttled, and keys fs, size, delay, rdelay, wdelay, rate, error_rate, cache (writeback, unsafe or none), cache_on_read, cache_dir, read_iops, write_iops"
+const specFix = "give PRESET[:KEY=VALUE,...] with PRESET plain, hdd, hdd+flash-cache, hdd+nv-cache or throttled, and keys fs, size, delay, rdelay, wdelay, spindles, rate, error_rate, cache (flash, flash-volatile, writeback, unsafe or none), cache_size, cache_on_read, cache_dir, read_iops, write_iops"
 
 // Parse reads a lab spec.
 func Parse(spec string) (Parts, error) {
 	name, opts, _ := strings.Cut(strings.TrimSpace(spec), ":")
-	p := Parts{Spec: strings.TrimSpace(spec), FS: "ext4", SizeBytes: DefaultSize}
+	p := Parts{Spec: strings.TrimSpace(spec), FS: "ext4", SizeBytes: DefaultSize, CacheBytes: DefaultCacheBytes, Spindles: DefaultSpindles}
 	switch name {
 	case "plain":
 	case "hdd":
 		p.RDelay, p.WDelay = 8*time.Millisecond, 8*time.Millisecond
 	case "hdd+flash-cache":
 		p.RDelay, p.WDelay = 8*time.Millisecond, 8*time.Millisecond
-		p.Cache, p.CacheOnRead, p.CacheDir = true, true, "/dev/shm"
+		p.Cache, p.CacheOnRead, p.CacheDir = CacheFlash, true, "/dev/shm"
 	case "hdd+nv-cache":
 		p.RDelay, p.WDelay = 8*time.Millisecond, 8*time.Millisecond
-		p.Cache, p.CacheUnsafe, p.CacheOnRead, p.CacheDir = true, true, true, "/dev/shm"
+		p.Cache, p.CacheOnRead, p.CacheDir = CacheUnsafe, true, "/dev/shm"
 	case "throttled":
 		p.ReadIOPS = 200
 	default:
@@ -88,7 +128,7 @@ func Parse(spec string) (Parts, error) {
 			}
 			p.FS = v
 		case "size":
-			p.SizeBytes, err = parseSize(v)
+			p.SizeBytes, err = parseSize(v, 256<<20)
 		case "delay":
 			p.RDelay, err = time.ParseDuration(v)
 			p.WDelay = p.RDelay
@@ -102,20 +142,22 @@ func Parse(spec string) (Parts, error) {
 			p.ErrorRate = v
 		case "cache":
 			switch v {
-			case "writeback":
-				p.Cache = true
-				if p.CacheDir == "" {
-					p.CacheDir = "/dev/shm"
-				}
-			case "unsafe":
-				p.Cache, p.CacheUnsafe = true, true
+			case CacheFlash, CacheFlashVolatile, CacheWriteback, CacheUnsafe:
+				p.Cache = v
 				if p.CacheDir == "" {
 					p.CacheDir = "/dev/shm"
 				}
 			case "none":
-				p.Cache, p.CacheUnsafe = false, false
+				p.Cache = ""
 			default:
-				err = fmt.Errorf("cache is writeback, unsafe or none")
+				err = fmt.Errorf("cache is flash, flash-volatile, writeback, unsafe or none")
+			}
+		case "cache_size":
+			p.CacheBytes, err = parseSize(v, 1<<20)
+		case "spindles":
+			p.Spindles, err = strconv.Atoi(v)
+			if err == nil && p.Spindles < 1 {
+				err = fmt.Errorf("spindles is 1 or more")
 			}
 		case "cache_on_read":
 			p.CacheOnRead, err = strconv.ParseBool(v)
@@ -138,7 +180,8 @@ func Parse(spec string) (Parts, error) {
 	return p, nil
 }
 
-func parseSize(s string) (int64, error) {
+// parseSize reads a size such as 8G of at least least bytes.
+func parseSize(s string, least int64) (int64, error) {
 	mult := int64(1)
 	u := strings.ToUpper(s)
 	for suf, m := range map[string]int64{"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40} {
@@ -150,10 +193,29 @@ func parseSize(s string) (int64, error) {
 	if err != nil || n <= 0 {
 		return 0, fmt.Errorf("%q is not a size such as 8G", s)
 	}
-	if n*mult < 256<<20 {
-		return 0, fmt.Errorf("%s is below the 256M a file system and a database need", s)
+	if n*mult < least {
+		return 0, fmt.Errorf("%s is below the %dM this needs", s, least>>20)
 	}
 	return n * mult, nil
+}
+
+// serverArgs is the command line of the NBD server nbdfuse runs on its
+// stdin and stdout: calibra's own (exe) when it serves the stack, else
+// nbdkit. cacheDir is where a flash cache keeps its files.
+func (p Parts) serverArgs(exe, platter, cacheDir string) []string {
+	if !p.Served() {
+		return p.nbdkitArgs(platter)
+	}
+	args := []string{exe, "lab", "serve", "--platter", platter, "--rdelay", ms(p.RDelay), "--wdelay", ms(p.WDelay),
+		"--spindles", strconv.Itoa(p.Spindles)}
+	if p.flashCache() {
+		args = append(args, "--cache-dir", cacheDir, "--cache-size", strconv.FormatInt(p.CacheBytes, 10),
+			"--cache-on-read="+strconv.FormatBool(p.CacheOnRead))
+		if p.Cache == CacheFlashVolatile {
+			args = append(args, "--volatile")
+		}
+	}
+	return args
 }
 
 // nbdkitArgs is the nbdkit command line serving the platter: the cache
@@ -162,13 +224,9 @@ func parseSize(s string) (int64, error) {
 func (p Parts) nbdkitArgs(platter string) []string {
 	args := []string{"nbdkit", "-s", "--exit-with-parent"}
 	var params []string
-	if p.Cache {
+	if p.Cache != "" {
 		args = append(args, "--filter=cache")
-		mode := "writeback"
-		if p.CacheUnsafe {
-			mode = "unsafe"
-		}
-		params = append(params, "cache="+mode, "cache-on-read="+strconv.FormatBool(p.CacheOnRead))
+		params = append(params, "cache="+p.Cache, "cache-on-read="+strconv.FormatBool(p.CacheOnRead))
 	}
 	if p.RDelay > 0 || p.WDelay > 0 {
 		args = append(args, "--filter=delay")
@@ -196,10 +254,21 @@ func (p Parts) Chain() string {
 	if p.ReadIOPS > 0 || p.WriteIOPS > 0 {
 		parts[1] = fmt.Sprintf("loop (direct I/O, blkio throttle read_iops=%d write_iops=%d)", p.ReadIOPS, p.WriteIOPS)
 	}
-	if p.Cache {
-		c := "volatile write-back cache in " + p.CacheDir
-		if p.CacheUnsafe {
-			c += " ignoring FLUSH"
+	if !p.Served() {
+		parts = append(parts, "nbdkit")
+	} else {
+		parts = append(parts, fmt.Sprintf("calibra lab serve (%d spindles)", p.Spindles))
+	}
+	if p.Cache != "" {
+		c := map[string]string{
+			CacheFlash:         "non-volatile flash write-back cache (journaled, destaged in the background)",
+			CacheFlashVolatile: "volatile flash write-back cache acknowledging FLUSH (lost at a power cut)",
+			CacheWriteback:     "volatile write-back cache (writes back on FLUSH)",
+			CacheUnsafe:        "volatile write-back cache ignoring FLUSH",
+		}[p.Cache]
+		c += fmt.Sprintf(" in %s", p.CacheDir)
+		if p.flashCache() {
+			c += fmt.Sprintf(", %d MiB", p.CacheBytes>>20)
 		}
 		if p.CacheOnRead {
 			c += ", caching reads"

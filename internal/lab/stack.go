@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,6 +51,16 @@ func (s *Stack) fuseDir() string   { return filepath.Join(s.Root, "fuse") }
 func (s *Stack) fuseFile() string  { return filepath.Join(s.Root, "fuse", "disk") }
 func statePath(root string) string { return filepath.Join(root, "lab.json") }
 
+// flashPointer names the file under the lab's root that says where its
+// flash cache lives, so that clean finds it after any exit.
+const flashPointer = "flash-cache-dir"
+
+func fnv64(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
+}
+
 // Check says, in one sentence, why a stack cannot be built on this
 // machine, or nil.
 func Check(p Parts) error {
@@ -64,7 +75,10 @@ func Check(p Parts) error {
 	if _, err := os.Stat("/dev/loop-control"); err != nil {
 		return fault.Input("load the loop module (modprobe loop) or run where /dev/loop-control exists, or drop --lab", "the storage lab needs loop devices and this machine has none")
 	}
-	tools := []string{"nbdkit", "nbdfuse", "fusermount3", "losetup", "mount", "umount"}
+	tools := []string{"nbdfuse", "fusermount3", "losetup", "mount", "umount"}
+	if !p.Served() {
+		tools = append(tools, "nbdkit")
+	}
 	if p.FS == "xfs" {
 		tools = append(tools, "mkfs.xfs")
 	} else {
@@ -75,7 +89,7 @@ func Check(p Parts) error {
 			return fault.Input("install nbdkit, libnbd-bin (nbdfuse), fuse3, util-linux and e2fsprogs/xfsprogs (sh .ci/setup)", "the storage lab needs %s, which is not installed", t)
 		}
 	}
-	if p.Cache {
+	if p.Cache != "" {
 		if st, err := os.Stat(p.CacheDir); err != nil || !st.IsDir() {
 			return fault.Input("give cache_dir=DIR on a fast device or tmpfs", "the lab's cache directory %s is not a directory", p.CacheDir)
 		}
@@ -156,23 +170,35 @@ func (s *Stack) newPlatter(ctx context.Context) error {
 // loop device with direct I/O (so the host page cache stays out of the
 // chain and FLUSH reaches the cache filter).
 func (s *Stack) start(ctx context.Context) error {
-	if s.Parts.Cache {
+	switch {
+	case s.Parts.flashCache():
+		// The same directory at every start: a non-volatile cache comes
+		// back after a power cut with what it held.
+		s.cacheDir = filepath.Join(s.Parts.CacheDir, fmt.Sprintf("calibra-lab-cache-%x", fnv64(s.Root)))
+		if err := os.WriteFile(filepath.Join(s.Root, flashPointer), []byte(s.cacheDir), 0o644); err != nil {
+			return err
+		}
+	case s.Parts.Cache != "":
 		dir, err := os.MkdirTemp(s.Parts.CacheDir, "calibra-lab-cache-")
 		if err != nil {
 			return fmt.Errorf("the lab's cache directory: %w", err)
 		}
 		s.cacheDir = dir
 	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
 	log, err := os.OpenFile(filepath.Join(s.Root, "nbdfuse.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
 	defer log.Close()
-	args := append([]string{s.fuseFile(), "--command"}, s.Parts.nbdkitArgs(s.platter())...)
+	args := append([]string{s.fuseFile(), "--command"}, s.Parts.serverArgs(exe, s.platter(), s.cacheDir)...)
 	cmd := exec.Command("nbdfuse", args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.Env = os.Environ()
-	if s.cacheDir != "" {
+	if s.cacheDir != "" && !s.Parts.Served() {
 		cmd.Env = append(cmd.Env, "TMPDIR="+s.cacheDir) // where the cache filter keeps its file
 	}
 	// SIGTERM makes nbdfuse unmount and exit.
@@ -252,11 +278,8 @@ func (s *Stack) Record() *results.Lab {
 	if p.RDelay > 0 || p.WDelay > 0 {
 		r.ReadDelay, r.WriteDelay = ms(p.RDelay), ms(p.WDelay)
 	}
-	if p.Cache {
-		r.Cache, r.CacheOnRead, r.CacheDir = "writeback", p.CacheOnRead, p.CacheDir
-		if p.CacheUnsafe {
-			r.Cache = "unsafe"
-		}
+	if p.Cache != "" {
+		r.Cache, r.CacheOnRead, r.CacheDir = p.Cache, p.CacheOnRead, p.CacheDir
 	}
 	return r
 }
@@ -287,16 +310,37 @@ func (s *Stack) Down() error {
 			errs = append(errs, err)
 		}
 	}
-	// nbdkit, nbdfuse's child, finishes its own shutdown after nbdfuse.
-	for i := 0; i < 100 && len(labProcs(s.Root)) > 0; i++ {
+	// The server, nbdfuse's child, finishes its own shutdown after
+	// nbdfuse; a flash cache first destages what the platter lacks. Killed
+	// then, it keeps that for the next start, as flash does.
+	wait := 10 * time.Second
+	if s.Parts.flashCache() {
+		wait = 5 * time.Minute
+	}
+	for end := time.Now().Add(wait); time.Now().Before(end) && len(labProcs(s.Root)) > 0; {
 		time.Sleep(100 * time.Millisecond)
 	}
 	for _, pid := range labProcs(s.Root) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
-		errs = append(errs, fmt.Errorf("nbdkit (pid %d) did not exit within 10 s, killed", pid))
+		errs = append(errs, fmt.Errorf("the lab's NBD server (pid %d) did not exit within %s, killed", pid, wait))
 	}
 	s.forget()
 	return errors.Join(errs...)
+}
+
+// Kill is the instant of a power cut: the stack's server (and with it any
+// cache it holds in memory) and nbdfuse get SIGKILL, and nothing more is
+// written to the platter or a cache. It does not wait; PowerCut, after the
+// database server is killed too, takes the rest apart. Killing the storage
+// first matters: given even milliseconds, a destaging cache would write
+// back what a power cut loses.
+func (s *Stack) Kill() {
+	if s.fuse != nil {
+		s.fuse.Kill()
+	}
+	for _, pid := range labProcs(s.Root) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
 }
 
 // PowerCut is a power failure of the stack: nbdkit and nbdfuse die at once
@@ -321,8 +365,8 @@ func (s *Stack) PowerCut() {
 }
 
 func (s *Stack) forget() {
-	if s.cacheDir != "" {
-		os.RemoveAll(s.cacheDir)
+	if s.cacheDir != "" && !s.Parts.flashCache() {
+		os.RemoveAll(s.cacheDir) // a volatile cache dies with its server
 	}
 	s.fuse, s.loop, s.cacheDir = nil, "", ""
 	os.Remove(statePath(s.Root))

@@ -95,6 +95,7 @@ func (e *clientExec) newOrder(ctx context.Context, in *NewOrderInput) error {
 			total += amount
 		}
 		_ = total * (1 - discount) * (1 + wTax + dTax)
+		in.OID = oID
 		return nil
 	})
 }
@@ -157,6 +158,7 @@ func (e *clientExec) payment(ctx context.Context, in *PaymentInput) error {
 			amount, in.CW, in.CD, c); err != nil {
 			return err
 		}
+		in.PaidC = c
 		_, err := tx.Exec(ctx, `INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data)
 			VALUES ($1, $2, $3, $4, $5, now(), $6, $7)`, c, in.CD, in.CW, in.D, in.W, amount, wName+"    "+dName)
 		return err

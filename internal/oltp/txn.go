@@ -166,6 +166,7 @@ type NewOrderInput struct {
 	ItemIDs     []int32
 	SupplyW     []int32
 	Qty         []int32
+	OID         int // out: the order's id, set by the client-side New-Order
 }
 
 // NextNewOrder fills in with a fresh input, reusing its slices.
@@ -224,6 +225,7 @@ type PaymentInput struct {
 	C            int    // customer id, or 0 when selected by last name
 	CLast        string // last name when C is 0
 	AmountCents  int
+	PaidC        int // out: the customer paid, set by the client-side Payment
 }
 
 // NextPayment draws a Payment input: 60% by last name, 15% remote customer.

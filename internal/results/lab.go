@@ -63,6 +63,9 @@ type DurabilityCycle struct {
 	RecoveryS               float64 `json:"recovery_s"`
 	Fsck                    string  `json:"fsck,omitempty"` // what the file system check said
 	RecoveryError           string  `json:"recovery_error,omitempty"`
+	// Consistency is the TPC-C-like consistency conditions after the
+	// recovery (absent when the database did not come back).
+	Consistency *Consistency `json:"consistency,omitempty"`
 }
 
 // FlushProbe is the rate of small write+fdatasync pairs at queue depth 1
