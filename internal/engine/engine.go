@@ -124,3 +124,41 @@ func Open(ctx context.Context, name string, cfg Config) (Engine, error) {
 func NotSupported(e Engine, what string) string {
 	return fmt.Sprintf("%s is not supported by %s", what, e.Name())
 }
+
+// Dialects is a workload's table of engine-specific parts (D), one per
+// engine, each registered from the dialect's own package next to the
+// workload, so the workload itself names no engine.
+type Dialects[D any] struct {
+	workload string
+	mu       sync.Mutex
+	open     map[string]func(Engine) (D, error)
+}
+
+// NewDialects starts a workload's table; workload names it in the
+// sentence a missing dialect gives, e.g. "the oltp workload".
+func NewDialects[D any](workload string) *Dialects[D] {
+	return &Dialects[D]{workload: workload, open: map[string]func(Engine) (D, error){}}
+}
+
+// Register adds the dialect for the engine called engineName.
+func (d *Dialects[D]) Register(engineName string, open func(Engine) (D, error)) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, dup := d.open[engineName]; dup {
+		panic(d.workload + ": dialect for " + engineName + " registered twice")
+	}
+	d.open[engineName] = open
+}
+
+// For is the workload's dialect for e, or an input error saying the
+// workload is not supported by e's engine.
+func (d *Dialects[D]) For(e Engine) (D, error) {
+	d.mu.Lock()
+	open, ok := d.open[e.Name()]
+	d.mu.Unlock()
+	if !ok {
+		var none D
+		return none, fault.Input("choose another engine, or leave this step out of the study", "%s", NotSupported(e, d.workload))
+	}
+	return open(e)
+}

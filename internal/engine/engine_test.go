@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/results"
 )
@@ -43,3 +44,23 @@ func TestAFakeEngineRegistersAndOpens(t *testing.T) {
 		t.Fatalf("unknown engine: %v", err)
 	}
 }
+
+// A workload asks its table for the engine's dialect; an engine without
+// one gets the sentence for missing, as an input error.
+func TestADialectIsFoundByEngine(t *testing.T) {
+	type dialect struct{ engine string }
+	d := NewDialects[dialect]("the oltp workload")
+	d.Register("fake", func(e Engine) (dialect, error) { return dialect{e.Name()}, nil })
+	got, err := d.For(&fake{})
+	if err != nil || got.engine != "fake" {
+		t.Fatalf("for fake: %+v, %v", got, err)
+	}
+	_, err = d.For(&other{})
+	if err == nil || !strings.Contains(err.Error(), "the oltp workload is not supported by other") || fault.Code(err) != fault.ExitInput {
+		t.Fatalf("for an engine without a dialect: %v", err)
+	}
+}
+
+type other struct{ fake }
+
+func (o *other) Name() string { return "other" }

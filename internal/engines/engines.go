@@ -1,0 +1,8 @@
+// Package engines links every engine calibra has, with each workload's
+// dialect for it; the CLI imports it once. Adding an engine adds its
+// package and its dialects here.
+package engines
+
+import (
+	_ "github.com/calibra-bench/calibra/internal/engine/postgres"
+)
