@@ -45,6 +45,7 @@ func (e runError) Unwrap() error { return e.err }
 // children at once and a third exits without finishing.
 func Main(args []string, stdout, stderr io.Writer) int {
 	a := &app{stdout: stdout, stderr: stderr, group: proc.NewGroup()}
+	_ = proc.AdoptOrphans() // best effort: without it a crash's orphans count as another load
 	if f, ok := stderr.(*os.File); ok {
 		a.stderrTTY = term.IsTerminal(int(f.Fd()))
 	}
