@@ -84,24 +84,7 @@ func interruptChild(t *testing.T, ready string, after time.Duration, args ...str
 // signalChild is interruptChild with the signals to send, 200 ms apart.
 func signalChild(t *testing.T, ready string, after time.Duration, sigs []syscall.Signal, args ...string) (int, string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "CALIBRA_TEST_AS_CALIBRA=1")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	lines := bufio.NewScanner(stderr)
-	var seen []string
-	for lines.Scan() {
-		seen = append(seen, lines.Text())
-		if strings.HasPrefix(lines.Text(), ready) {
-			break
-		}
-	}
+	cmd, lines, seen := startUntil(t, ready, args...)
 	time.Sleep(after)
 	for i, sig := range sigs {
 		if i > 0 {
@@ -123,6 +106,32 @@ func signalChild(t *testing.T, ready string, after time.Duration, sigs []syscall
 		code = ee.ExitCode()
 	}
 	return code, strings.Join(seen, "\n")
+}
+
+// startUntil starts calibra as a child process and reads its stderr up to
+// the first line starting with ready (or its end); the child is killed at
+// the end of the test.
+func startUntil(t *testing.T, ready string, args ...string) (*exec.Cmd, *bufio.Scanner, []string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "CALIBRA_TEST_AS_CALIBRA=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	lines := bufio.NewScanner(stderr)
+	var seen []string
+	for lines.Scan() {
+		seen = append(seen, lines.Text())
+		if strings.HasPrefix(lines.Text(), ready) {
+			break
+		}
+	}
+	return cmd, lines, seen
 }
 
 // existingServer starts the managed instance under path by hand, as an

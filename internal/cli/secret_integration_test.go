@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"bufio"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -23,25 +21,8 @@ func TestNoCommandLineHoldsThePassword(t *testing.T) {
 	if err := os.WriteFile(dsnFile, []byte(existingServer(t, path)("calibra:"+password, "calibra")), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "iocal", "--dsn-file", dsnFile, "--size", "64MiB", "--progress", "plain",
+	cmd, lines, seen := startUntil(t, "iocal: loading", "iocal", "--dsn-file", dsnFile, "--size", "64MiB", "--progress", "plain",
 		"--out", filepath.Join(t.TempDir(), "run"))
-	cmd.Env = append(os.Environ(), "CALIBRA_TEST_AS_CALIBRA=1")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	lines := bufio.NewScanner(stderr)
-	var seen []string
-	for lines.Scan() {
-		seen = append(seen, lines.Text())
-		if strings.HasPrefix(lines.Text(), "iocal: loading") {
-			break
-		}
-	}
 	if len(seen) == 0 || !strings.HasPrefix(seen[len(seen)-1], "iocal: loading") {
 		t.Fatalf("iocal never started loading:\n%s", strings.Join(seen, "\n"))
 	}
