@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/calibra-bench/calibra/internal/device"
-	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/iocal"
 	"github.com/calibra-bench/calibra/internal/limits"
 	"github.com/calibra-bench/calibra/internal/results"
@@ -214,16 +213,8 @@ func (a *app) iocalBody(cfg iocal.Config) stepFunc {
 		}
 		if s.target.Managed != nil {
 			env.ColdStart = func(ctx context.Context) (bool, error) { return a.restartCold(ctx, s) }
-		} else {
-			conn, err := postgres.Connect(ctx, s.target.ConnConfig())
-			if err != nil {
-				return nil, err
-			}
-			err = iocal.CheckRights(ctx, conn)
-			conn.Close(context.Background())
-			if err != nil {
-				return nil, err
-			}
+		} else if err := iocal.CheckRights(ctx, s.target); err != nil {
+			return nil, err
 		}
 		out, err := iocal.Run(ctx, s.target, cfg, env)
 		return []results.Step{newStep(results.KindIOCal, "iocal", started, out)}, err

@@ -8,12 +8,11 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
-	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/progress"
@@ -46,27 +45,17 @@ var ErrNotBuilt = errors.New("no TPC-H-like build")
 // starts with about 1 s of CPU (it builds dbgen's 300 MB text pool).
 const minPartBytes = 32e6
 
-// connect opens a connection on the schema.
-func connect(ctx context.Context, t *postgres.Target) (*pgx.Conn, error) {
-	return t.ConnectSchema(ctx, Schema, "calibra dss")
-}
-
 // ReadBuildInfo returns the schema's build record, or ErrNotBuilt.
-func ReadBuildInfo(ctx context.Context, conn *pgx.Conn) (*BuildInfo, error) {
-	var exists bool
-	if err := conn.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, Schema+".build_info").Scan(&exists); err != nil {
+func ReadBuildInfo(ctx context.Context, conn Conn) (*BuildInfo, error) {
+	exists, err := conn.HasTable(ctx, "build_info")
+	if err != nil {
 		return nil, err
 	}
 	if !exists {
 		return nil, ErrNotBuilt
 	}
 	m := map[string]string{}
-	rows, err := conn.Query(ctx, "SELECT key, value FROM "+Schema+".build_info")
-	if err != nil {
-		return nil, err
-	}
-	var k, v string
-	if _, err := pgx.ForEachRow(rows, []any{&k, &v}, func() error { m[k] = v; return nil }); err != nil {
+	if err := conn.Rows(ctx, "SELECT key, value FROM "+Schema+".build_info", func(v [][]byte) { m[string(v[0])] = string(v[1]) }); err != nil {
 		return nil, err
 	}
 	if m["complete"] != "true" {
@@ -81,37 +70,49 @@ func ReadBuildInfo(ctx context.Context, conn *pgx.Conn) (*BuildInfo, error) {
 	return bi, nil
 }
 
-// Built returns the target's build record, or ErrNotBuilt.
-func Built(ctx context.Context, t *postgres.Target) (*BuildInfo, error) {
-	conn, err := connect(ctx, t)
+// Built returns the engine's build record, or ErrNotBuilt.
+func Built(ctx context.Context, e engine.Engine) (*BuildInfo, error) {
+	d, err := Dialects.For(e)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close(context.Background())
+	conn, err := d.Connect(ctx, -1)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
 	return ReadBuildInfo(ctx, conn)
 }
 
 // Build creates the schema, streams every table from the generator straight
-// into COPY in parallel parts (nothing lands on disk but the database), then
-// adds keys and indexes, vacuums and analyzes, and checks the row counts
-// against the specification.
-func Build(ctx context.Context, t *postgres.Target, cfg BuildConfig, prog *progress.Printer) (*results.DSSBuild, error) {
+// into the engine's bulk load (COPY) in parallel parts (nothing lands on disk
+// but the database), then adds keys and indexes, gathers statistics
+// (vacuum and analyze), and checks the row counts against the specification.
+func Build(ctx context.Context, e engine.Engine, cfg BuildConfig, prog *progress.Printer) (*results.DSSBuild, error) {
+	d, err := Dialects.For(e)
+	if err != nil {
+		return nil, err
+	}
 	gen, err := FindGenerator(ctx, cfg.Tpchgen)
 	if err != nil {
 		return nil, err
 	}
-	ctl, err := connect(ctx, t)
+	ctl, err := d.Connect(ctx, -1)
 	if err != nil {
 		return nil, err
 	}
-	defer ctl.Close(context.Background())
+	defer ctl.Close()
 	if err := prepareSchema(ctx, ctl, cfg.Rebuild); err != nil {
 		return nil, err
 	}
 	out := &results.DSSBuild{Workload: Workload, ScaleFactor: cfg.ScaleFactor, Generator: gen.Version,
 		Workers: cfg.Workers, Rows: map[string]int64{}}
-	conns, err := postgres.OpenConns(ctx, cfg.Workers, func(ctx context.Context) (*pgx.Conn, error) { return connect(ctx, t) })
-	defer postgres.CloseConns(conns)
+	conns, err := engine.OpenConns(ctx, cfg.Workers, func(ctx context.Context) (Conn, error) { return d.Connect(ctx, -1) })
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
 	if err != nil {
 		return nil, err
 	}
@@ -123,15 +124,11 @@ func Build(ctx context.Context, t *postgres.Target, cfg BuildConfig, prog *progr
 	}
 	out.LoadS = time.Since(start).Seconds()
 
-	var vacuums []string
-	for _, tb := range tables {
-		vacuums = append(vacuums, "VACUUM (ANALYZE) "+tb.name)
-	}
-	tail, err := postgres.FinishLoad(ctx, conns, Schema, indexDDL, vacuums, func(p string) { prog.Phase("dss build: %s", p) })
+	tail, err := d.FinishLoad(ctx, conns, indexDDL, func(p string) { prog.Phase("dss build: %s", p) })
 	if err != nil {
 		return nil, err
 	}
-	out.IndexS, out.AnalyzeS, out.DBBytes = tail.IndexS, tail.VacuumS, tail.Bytes
+	out.IndexS, out.AnalyzeS, out.DBBytes = tail.IndexS, tail.AnalyzeS, tail.Bytes
 	out.TotalS = time.Since(start).Seconds()
 	if out.TotalS > 0 {
 		out.MBPerS = float64(out.DBBytes) / 1e6 / out.TotalS
@@ -139,8 +136,8 @@ func Build(ctx context.Context, t *postgres.Target, cfg BuildConfig, prog *progr
 	if out.RowCheck = CheckRows(cfg.ScaleFactor, out.Rows); !out.RowCheck.OK {
 		return out, fmt.Errorf("the loaded row counts differ from the specification's: %s", out.RowCheck.Detail)
 	}
-	var maxKey int64
-	if err := ctl.QueryRow(ctx, "SELECT max(o_orderkey) FROM orders").Scan(&maxKey); err != nil {
+	maxKey, err := count(ctx, ctl, "SELECT max(o_orderkey) FROM orders")
+	if err != nil {
 		return nil, err
 	}
 	info := map[string]string{
@@ -148,7 +145,7 @@ func Build(ctx context.Context, t *postgres.Target, cfg BuildConfig, prog *progr
 		"key_shift": strconv.FormatInt((maxKey/32+1)*32, 10), "loaded_at": start.UTC().Format(time.RFC3339), "complete": "true",
 	}
 	for k, v := range info {
-		if _, err := ctl.Exec(ctx, "INSERT INTO build_info (key, value) VALUES ($1, $2)", k, v); err != nil {
+		if _, err := ctl.Exec(ctx, "INSERT INTO build_info (key, value) VALUES ("+quote(k)+", "+quote(v)+")"); err != nil {
 			return nil, err
 		}
 	}
@@ -175,7 +172,7 @@ func CheckRows(sf float64, rows map[string]int64) results.DSSRowCheck {
 
 // prepareSchema creates the schema and its tables, refusing to replace an
 // existing build unless told to.
-func prepareSchema(ctx context.Context, conn *pgx.Conn, rebuild bool) error {
+func prepareSchema(ctx context.Context, conn Conn, rebuild bool) error {
 	bi, err := ReadBuildInfo(ctx, conn)
 	if err != nil && !errors.Is(err, ErrNotBuilt) {
 		return err
@@ -184,8 +181,10 @@ func prepareSchema(ctx context.Context, conn *pgx.Conn, rebuild bool) error {
 		return fault.Input("pass --rebuild to replace it, or run it with 'calibra dss run'",
 			"a TPC-H-like schema at scale factor %g is already built here", bi.ScaleFactor)
 	}
-	stmts := []string{"DROP SCHEMA IF EXISTS " + Schema + " CASCADE", "CREATE SCHEMA " + Schema,
-		"CREATE TABLE build_info (key text PRIMARY KEY, value text NOT NULL)"}
+	if err := conn.ResetSchema(ctx); err != nil {
+		return fmt.Errorf("create schema: %w", err)
+	}
+	stmts := []string{"CREATE TABLE build_info (key text PRIMARY KEY, value text NOT NULL)"}
 	for _, tb := range tables {
 		stmts = append(stmts, "CREATE TABLE "+tb.name+" ("+tb.columns+")")
 	}
@@ -225,8 +224,8 @@ func loadJobs(sf float64, workers int) []loadJob {
 }
 
 // load runs the jobs on the pipelines: each one starts the generator on a
-// part and COPYs its output as it comes, in COPY's text format.
-func load(ctx context.Context, conns []*pgx.Conn, gen Generator, cfg BuildConfig, rows map[string]int64, prog *progress.Printer) error {
+// part and bulk-loads its output as it comes.
+func load(ctx context.Context, conns []Conn, gen Generator, cfg BuildConfig, rows map[string]int64, prog *progress.Printer) error {
 	jobs := loadJobs(cfg.ScaleFactor, len(conns))
 	var total int64
 	for _, tb := range tables {
@@ -239,11 +238,11 @@ func load(ctx context.Context, conns []*pgx.Conn, gen Generator, cfg BuildConfig
 	bar := prog.Bar(total, "loading", "rows")
 	defer bar.Finish()
 	var mu sync.Mutex
-	return postgres.OnConns(ctx, conns, jobs, func(ctx context.Context, _ int, conn *pgx.Conn, j loadJob) error {
+	return engine.OnConns(ctx, conns, jobs, func(ctx context.Context, _ int, conn Conn, j loadJob) error {
 		var n int64
 		err := gen.stream(ctx, cfg.Group, cfg.ScaleFactor, j.table.name, j.part, j.parts, func(r io.Reader) error {
-			tag, err := conn.PgConn().CopyFrom(ctx, newTblReader(r), "COPY "+j.table.name+" FROM STDIN (DELIMITER '|')")
-			n = tag.RowsAffected()
+			var err error
+			n, err = conn.Load(ctx, j.table.name, r)
 			return err
 		})
 		if err != nil {
@@ -256,3 +255,18 @@ func load(ctx context.Context, conns []*pgx.Conn, gen Generator, cfg BuildConfig
 		return nil
 	})
 }
+
+// count runs a query of one whole number, such as a count(*); NULL is 0.
+func count(ctx context.Context, conn Conn, sql string) (int64, error) {
+	var n int64
+	var perr error
+	err := conn.Rows(ctx, sql, func(v [][]byte) {
+		if v[0] != nil {
+			n, perr = strconv.ParseInt(string(v[0]), 10, 64)
+		}
+	})
+	return n, errors.Join(err, perr)
+}
+
+// quote is a string literal of standard SQL.
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

@@ -1,4 +1,4 @@
-package dss
+package dss_test
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calibra-bench/calibra/internal/dss"
+	_ "github.com/calibra-bench/calibra/internal/dss/dsspg"
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/progress"
@@ -43,7 +45,7 @@ func need(t *testing.T, name, why string, err error) {
 
 // duckDBAnswers has the generator write the scale factor's CSV files and
 // testdata/answers.py run DuckDB's own 22 queries over them.
-func duckDBAnswers(t *testing.T, gen Generator, sf float64) map[string][][]string {
+func duckDBAnswers(t *testing.T, gen dss.Generator, sf float64) map[string][][]string {
 	t.Helper()
 	dir := t.TempDir()
 	if out, err := exec.Command(gen.Path, "csv", "--scale-factor", strconv.FormatFloat(sf, 'f', -1, 64),
@@ -101,14 +103,14 @@ func TestQueriesAgainstDuckDB(t *testing.T) {
 		t.Skip("builds a TPC-H-like database on a real PostgreSQL; run without -short")
 	}
 	const sf = 0.01
-	gen, err := FindGenerator(context.Background(), "")
-	need(t, "tpchgen", "no TPC-H generator: "+InstallHint, err)
+	gen, err := dss.FindGenerator(context.Background(), "")
+	need(t, "tpchgen", "no TPC-H generator: "+dss.InstallHint, err)
 	answers := duckDBAnswers(t, gen, sf)
 	target, group := startTarget(t)
 	ctx := context.Background()
 	prog := progress.New(io.Discard, progress.None, false)
 
-	build, err := Build(ctx, target, BuildConfig{ScaleFactor: sf, Workers: 2, Group: group}, prog)
+	build, err := dss.Build(ctx, target, dss.BuildConfig{ScaleFactor: sf, Workers: 2, Group: group}, prog)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,14 +118,18 @@ func TestQueriesAgainstDuckDB(t *testing.T) {
 		t.Fatalf("row counts %v: %+v", build.Rows, build.RowCheck)
 	}
 
-	conn, err := connect(ctx, target)
+	dialect, err := dss.Dialects.For(target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
-	for q := 1; q <= Queries; q++ {
+	conn, err := dialect.Connect(ctx, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for q := 1; q <= dss.Queries; q++ {
 		var got [][]string
-		if err := Rows(ctx, conn, Text(q, ValidationParams(q)), func(vals [][]byte) {
+		if err := conn.Rows(ctx, dialect.Query(q, dss.Text(q, dss.ValidationParams(q))), func(vals [][]byte) {
 			row := make([]string, len(vals))
 			for i, v := range vals {
 				row[i] = string(v)
@@ -138,19 +144,21 @@ func TestQueriesAgainstDuckDB(t *testing.T) {
 	}
 
 	counts := func() string {
-		var o, l int64
-		if err := conn.QueryRow(ctx, "SELECT (SELECT count(*) FROM orders), (SELECT count(*) FROM lineitem)").Scan(&o, &l); err != nil {
+		var ol string
+		if err := conn.Rows(ctx, "SELECT (SELECT count(*) FROM orders), (SELECT count(*) FROM lineitem)", func(v [][]byte) {
+			ol = fmt.Sprint(string(v[0]), string(v[1]))
+		}); err != nil {
 			t.Fatal(err)
 		}
-		return fmt.Sprint(o, l)
+		return ol
 	}
 	loaded := counts()
 	for i := range 2 {
-		out, err := Run(ctx, target, RunConfig{Power: true, Throughput: true, Streams: 2, Seed: uint64(i + 1), DOP: 0}, prog)
+		out, err := dss.Run(ctx, target, dss.RunConfig{Power: true, Throughput: true, Streams: 2, Seed: uint64(i + 1), DOP: 0}, prog)
 		if err != nil {
 			t.Fatalf("run %d: %v", i, err)
 		}
-		if out.QphH == nil || *out.QphH <= 0 || len(out.Power.Queries) != Queries || len(out.Throughput.Refresh) != 4 {
+		if out.QphH == nil || *out.QphH <= 0 || len(out.Power.Queries) != dss.Queries || len(out.Throughput.Refresh) != 4 {
 			t.Fatalf("run %d: qphh %v, %d power queries, %d refresh runs; missing %v", i, out.QphH, len(out.Power.Queries),
 				len(out.Throughput.Refresh), out.Missing)
 		}
@@ -167,24 +175,24 @@ func TestQueriesAgainstDuckDB(t *testing.T) {
 
 	// An RF1 whose RF2 never ran (an interrupt between them): the next
 	// test completes the pair first, and the data is as loaded again.
-	bi, err := Built(ctx, target)
+	bi, err := dss.Built(ctx, target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rf1(ctx, conn, bi); err != nil {
+	if _, err := conn.RF1(ctx, bi.KeyShift, 15); err != nil { // SF x 1500 orders
 		t.Fatal(err)
 	}
 	if counts() == loaded {
 		t.Fatal("RF1 added no rows")
 	}
-	if _, err := Run(ctx, target, RunConfig{Power: true, Seed: 9, DOP: 0}, prog); err != nil {
+	if _, err := dss.Run(ctx, target, dss.RunConfig{Power: true, Seed: 9, DOP: 0}, prog); err != nil {
 		t.Fatal(err)
 	}
 	if now := counts(); now != loaded {
 		t.Fatalf("after an interrupted pair and a power test orders and lineitem hold %s rows, loaded %s", now, loaded)
 	}
 
-	out, err := Run(ctx, target, RunConfig{Power: true, QueryTimeout: time.Millisecond, DOP: -1}, prog)
+	out, err := dss.Run(ctx, target, dss.RunConfig{Power: true, QueryTimeout: time.Millisecond, DOP: -1}, prog)
 	if err != nil {
 		t.Fatal(err)
 	}

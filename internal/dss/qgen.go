@@ -20,7 +20,7 @@ const Queries = 22
 type Params map[string]string
 
 // Text is query q (1..22) with its parameters substituted, in PostgreSQL's
-// dialect.
+// dialect, the reference text each engine's Dialect.Query adapts.
 func Text(q int, p Params) string {
 	b, err := queryFiles.ReadFile(fmt.Sprintf("queries/%d.sql", q))
 	if err != nil {

@@ -8,10 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-
-	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/progress"
 	"github.com/calibra-bench/calibra/internal/results"
 )
@@ -23,8 +20,9 @@ type RunConfig struct {
 	// specification's minimum for the built scale factor.
 	Streams int
 	Seed    uint64
-	// DOP is max_parallel_workers_per_gather for every query; below 0 the
-	// server's own setting stays.
+	// DOP is the degree of parallelism of every query (PostgreSQL's
+	// max_parallel_workers_per_gather); below 0 the server's own setting
+	// stays.
 	DOP          int
 	QueryTimeout time.Duration // 0: none
 	// Edge reads the observers at a test's start and end and returns the
@@ -32,14 +30,14 @@ type RunConfig struct {
 	Edge func() time.Time
 }
 
-// parallelSettings are the server settings that make the degree of
-// parallelism, recorded with every run.
-var parallelSettings = []string{"max_parallel_workers_per_gather", "max_parallel_workers", "max_worker_processes", "work_mem"}
-
 // Run runs the power test, then the throughput test, as cfg asks, on a
 // built database; it returns what was measured also when it stops early.
-func Run(ctx context.Context, t *postgres.Target, cfg RunConfig, prog *progress.Printer) (*results.DSS, error) {
-	bi, err := Built(ctx, t)
+func Run(ctx context.Context, e engine.Engine, cfg RunConfig, prog *progress.Printer) (*results.DSS, error) {
+	d, err := Dialects.For(e)
+	if err != nil {
+		return nil, err
+	}
+	bi, err := Built(ctx, e)
 	if err != nil {
 		return nil, err
 	}
@@ -51,18 +49,18 @@ func Run(ctx context.Context, t *postgres.Target, cfg RunConfig, prog *progress.
 	}
 	out := &results.DSS{Workload: Workload, ScaleFactor: bi.ScaleFactor, Seed: cfg.Seed, TimeoutS: cfg.QueryTimeout.Seconds(),
 		Missing: map[string]string{}}
-	r := &runner{t: t, cfg: cfg, bi: bi, prog: prog}
+	r := &runner{d: d, cfg: cfg, bi: bi, prog: prog}
 	conn, err := r.connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close(context.Background())
+	defer conn.Close()
 	if n, err := completePair(ctx, conn, bi); err != nil {
 		return nil, fmt.Errorf("complete an interrupted refresh pair: %w", err)
 	} else if n > 0 {
 		prog.Phase("dss: deleted %d orders an interrupted RF1 had added (its RF2 never ran), so the data is as loaded", n)
 	}
-	if out.Parallelism, err = showSettings(ctx, conn); err != nil {
+	if out.Parallelism, err = conn.Parallelism(ctx); err != nil {
 		return nil, err
 	}
 	if cfg.Power {
@@ -186,37 +184,20 @@ func name(q string) string {
 func ptr(f float64) *float64 { return &f }
 
 type runner struct {
-	t    *postgres.Target
+	d    Dialect
 	cfg  RunConfig
 	bi   *BuildInfo
 	prog *progress.Printer
 }
 
 // connect opens a stream's connection with the run's settings.
-func (r *runner) connect(ctx context.Context) (*pgx.Conn, error) {
-	cc := r.t.SchemaConfig(Schema, "calibra dss")
-	if r.cfg.DOP >= 0 {
-		dop := strconv.Itoa(r.cfg.DOP)
-		cc.RuntimeParams["max_parallel_workers_per_gather"] = dop
-	}
-	return pgx.ConnectConfig(ctx, cc)
-}
-
-func showSettings(ctx context.Context, conn *pgx.Conn) (map[string]string, error) {
-	m := map[string]string{}
-	for _, s := range parallelSettings {
-		var v string
-		if err := conn.QueryRow(ctx, "SHOW "+s).Scan(&v); err != nil {
-			return nil, err
-		}
-		m[s] = v
-	}
-	return m, nil
+func (r *runner) connect(ctx context.Context) (Conn, error) {
+	return r.d.Connect(ctx, r.cfg.DOP)
 }
 
 // power runs RF1, stream 0's 22 queries and RF2 on one connection
 // (clause 5.3.3).
-func (r *runner) power(ctx context.Context, conn *pgx.Conn) (*results.DSSPower, error) {
+func (r *runner) power(ctx context.Context, conn Conn) (*results.DSSPower, error) {
 	r.prog.Phase("dss power: RF1, the 22 queries in stream 0's order, RF2")
 	p := &results.DSSPower{StartedAt: r.cfg.Edge()}
 	start := p.StartedAt
@@ -259,10 +240,10 @@ func (r *runner) throughput(ctx context.Context) (*results.DSSThroughput, error)
 	s := r.cfg.Streams
 	r.prog.Phase("dss throughput: %d query streams and a refresh stream", s)
 	th := &results.DSSThroughput{Streams: s, StreamRuns: make([]results.DSSStream, s)}
-	conns := make([]*pgx.Conn, 0, s+1)
+	conns := make([]Conn, 0, s+1)
 	defer func() {
 		for _, c := range conns {
-			c.Close(context.Background())
+			c.Close()
 		}
 	}()
 	for range s + 1 {
@@ -325,26 +306,26 @@ func (r *runner) throughput(ctx context.Context) (*results.DSSThroughput, error)
 // query runs query q of a stream and times it from its first byte sent to
 // its last row read. A statement timeout is recorded as such, never as a
 // time; an error or an interruption stops the stream.
-func (r *runner) query(ctx context.Context, conn *pgx.Conn, stream, q int, testStart time.Time) (results.DSSQuery, error) {
+func (r *runner) query(ctx context.Context, conn Conn, stream, q int, testStart time.Time) (results.DSSQuery, error) {
 	params := NewParams(r.cfg.Seed, stream, q, r.bi.ScaleFactor)
 	run := results.DSSQuery{Q: strconv.Itoa(q), Params: params}
 	// The timeout bounds the queries only: not the setup, nor the refresh
 	// functions, which must complete for the database to stay re-runnable.
 	if r.cfg.QueryTimeout > 0 {
-		if _, err := conn.Exec(ctx, "SET statement_timeout = "+strconv.FormatInt(r.cfg.QueryTimeout.Milliseconds(), 10)); err != nil {
+		if err := conn.SetTimeout(ctx, r.cfg.QueryTimeout); err != nil {
 			return run, r.outcome(ctx, &run, time.Now(), err)
 		}
-		defer conn.Exec(context.Background(), "SET statement_timeout = 0")
+		defer conn.SetTimeout(context.Background(), 0)
 	}
 	t0 := time.Now()
 	run.StartS = t0.Sub(testStart).Seconds()
-	rows, err := Exec(ctx, conn, Text(q, params))
+	rows, err := countRows(ctx, conn, r.d.Query(q, Text(q, params)))
 	run.Rows = rows
 	return run, r.outcome(ctx, &run, t0, err)
 }
 
 // refresh runs RF1 or RF2 and records it like a query.
-func (r *runner) refresh(ctx context.Context, conn *pgx.Conn, f int, testStart time.Time) (results.DSSQuery, error) {
+func (r *runner) refresh(ctx context.Context, conn Conn, f int, testStart time.Time) (results.DSSQuery, error) {
 	run := results.DSSQuery{Q: fmt.Sprintf("RF%d", f)}
 	t0 := time.Now()
 	run.StartS = t0.Sub(testStart).Seconds()
@@ -368,8 +349,7 @@ func (r *runner) outcome(ctx context.Context, run *results.DSSQuery, t0 time.Tim
 		run.Error = interrupted
 		return ctx.Err()
 	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "57014" { // query_canceled: the statement timeout
+	if r.d.TimedOut(err) {
 		run.TimedOut = true
 		return nil
 	}
@@ -377,20 +357,10 @@ func (r *runner) outcome(ctx context.Context, run *results.DSSQuery, t0 time.Tim
 	return fmt.Errorf("%s: %w", name(run.Q), err)
 }
 
-// Exec runs a query and counts the rows it returns, reading them as they
-// come without keeping them.
-func Exec(ctx context.Context, conn *pgx.Conn, sql string) (int64, error) {
+// countRows runs a query and counts the rows it returns, reading them as
+// they come without keeping them.
+func countRows(ctx context.Context, conn Conn, sql string) (int64, error) {
 	var n int64
-	err := Rows(ctx, conn, sql, func([][]byte) { n++ })
+	err := conn.Rows(ctx, sql, func([][]byte) { n++ })
 	return n, err
-}
-
-// Rows runs a query and hands each row's text values to each.
-func Rows(ctx context.Context, conn *pgx.Conn, sql string, each func([][]byte)) error {
-	rr := conn.PgConn().ExecParams(ctx, sql, nil, nil, nil, nil)
-	for rr.NextRow() {
-		each(rr.Values())
-	}
-	_, err := rr.Close()
-	return err
 }

@@ -44,6 +44,15 @@ var tables = []table{
 		l_shipmode varchar(10) NOT NULL, l_comment varchar(44) NOT NULL`},
 }
 
+// Tables names the tables, in the specification's order.
+func Tables() []string {
+	names := make([]string, len(tables))
+	for i, tb := range tables {
+		names[i] = tb.name
+	}
+	return names
+}
+
 // indexDDL are the primary keys and the indexes the queries' correlated
 // subqueries need (Q17 and Q20 on lineitem's part, Q22 and Q13 on the
 // order's customer), built after the load. Foreign keys are left out: they

@@ -4,5 +4,7 @@
 package engines
 
 import (
+	_ "github.com/calibra-bench/calibra/internal/dss/dsspg"
 	_ "github.com/calibra-bench/calibra/internal/engine/postgres"
+	_ "github.com/calibra-bench/calibra/internal/iocal/iocalpg"
 )

@@ -6,14 +6,11 @@
 package iocal
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/calibra-bench/calibra/internal/fault"
 )
@@ -85,22 +82,4 @@ func ParseTests(list string) ([]string, error) {
 	// Always in the order of Tests: writes last, so they cannot disturb reads.
 	slices.SortFunc(tests, func(a, b string) int { return slices.Index(Tests, a) - slices.Index(Tests, b) })
 	return tests, nil
-}
-
-// CheckRights verifies that the role of an existing server (--dsn) may
-// create the calibration schema, or owns it already.
-func CheckRights(ctx context.Context, conn *pgx.Conn) error {
-	var ok bool
-	var role, db string
-	err := conn.QueryRow(ctx, `SELECT has_database_privilege(current_database(), 'CREATE')
-	    OR EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1 AND pg_has_role(nspowner, 'USAGE')),
-	  current_user, current_database()`, Schema).Scan(&ok, &role, &db)
-	if err != nil {
-		return fmt.Errorf("check the rights of --dsn: %w", err)
-	}
-	if !ok {
-		return fault.Input(fmt.Sprintf("run 'GRANT CREATE ON DATABASE %s TO %s' on the server, or use a role that has it", db, role),
-			"the --dsn role %s may not create the schema %s in the database %s (it needs CREATE on the database)", role, Schema, db)
-	}
-	return nil
 }

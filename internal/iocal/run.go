@@ -9,10 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
-
-	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/hist"
 	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/progress"
@@ -48,11 +45,15 @@ const cacheFactor = 3
 // tests asked for, each after a cold start, and drops the data unless
 // cfg.Keep. It returns the step's body, with what was measured also when
 // it fails or is interrupted.
-func Run(ctx context.Context, t *postgres.Target, cfg Config, env Env) (*results.IOCal, error) {
+func Run(ctx context.Context, e engine.Engine, cfg Config, env Env) (*results.IOCal, error) {
 	out := &results.IOCal{DataBytes: cfg.SizeBytes, PointS: cfg.Point.Seconds(), WarmupS: cfg.Warmup.Seconds(),
 		Limits: env.Limits, Missing: map[string]string{}}
-	r := &runner{t: t, cfg: cfg, env: env, out: out}
-	err := r.run(ctx)
+	d, err := Dialects.For(e)
+	if err != nil {
+		return out, err
+	}
+	r := &runner{d: d, cfg: cfg, env: env, out: out}
+	err = r.run(ctx)
 	if cerr := r.cleanup(); cerr != nil {
 		err = errors.Join(err, cerr)
 	}
@@ -62,42 +63,43 @@ func Run(ctx context.Context, t *postgres.Target, cfg Config, env Env) (*results
 	return out, err
 }
 
+// CheckRights verifies that the role of a server calibra does not manage
+// may create the calibration schema, or owns it already.
+func CheckRights(ctx context.Context, e engine.Engine) error {
+	d, err := Dialects.For(e)
+	if err != nil {
+		return err
+	}
+	return d.CheckRights(ctx)
+}
+
 type runner struct {
-	t     *postgres.Target
+	d     Dialect
 	cfg   Config
 	env   Env
 	out   *results.IOCal
 	data  *data
-	pool  []*pgx.Conn
-	flush bool // the server can publish statistics on demand (15+)
+	pool  []Conn
+	flush bool // the server can publish statistics on demand
 }
 
-func (r *runner) connect(ctx context.Context) (*pgx.Conn, error) {
-	cc := r.t.ConnConfig()
-	cc.RuntimeParams["application_name"] = "calibra-iocal"
-	// One backend per job: no parallel workers joining a scan.
-	cc.RuntimeParams["max_parallel_workers_per_gather"] = "0"
-	return postgres.Connect(ctx, cc)
-}
+func (r *runner) connect(ctx context.Context) (Conn, error) { return r.d.Connect(ctx) }
 
 func (r *runner) run(ctx context.Context) error {
 	conn, err := r.connect(ctx)
 	if err != nil {
 		return err
 	}
-	var blockSize, version int
-	err = conn.QueryRow(ctx, "SELECT current_setting('block_size')::int, current_setting('server_version_num')::int").Scan(&blockSize, &version)
+	blockSize, noFlush, err := conn.Server(ctx)
 	if err != nil {
-		conn.Close(ctx)
+		conn.Close()
 		return err
 	}
-	r.out.BlockSizeBytes, r.flush = blockSize, version >= 150000
-	r.out.ReadMethod = "tid: SELECT by ctid of a uniformly random block of the data, one row per block, so each query reads exactly one block (TID Scan); latency is the query's round trip as the client sees it"
-	r.out.SeqReadMethod = "tid range: each query counts the rows of the next 4 MiB of the data (TID Range Scan), chunks handed out in order across the tables"
-	r.out.WriteMethod = "bulk load: each job loops BEGIN; TRUNCATE its own table; COPY ... FREEZE of one chunk of one-block rows; COMMIT (WAL-logged, synchronous commit); MB/s counts the table blocks committed"
+	r.out.BlockSizeBytes, r.flush = blockSize, noFlush == ""
+	r.out.ReadMethod, r.out.SeqReadMethod, r.out.WriteMethod = r.d.Methods()
 	r.cacheVerdict()
 	r.data, err = existing(ctx, conn, r.cfg.SizeBytes, blockSize)
-	conn.Close(context.Background())
+	conn.Close()
 	if err != nil {
 		return err
 	}
@@ -118,7 +120,7 @@ func (r *runner) run(ctx context.Context) error {
 	r.out.Tables = len(r.data.blocks)
 	r.out.DataBytes = r.data.total * int64(blockSize)
 	if !r.flush {
-		r.out.Notes = append(r.out.Notes, "this server cannot publish statistics on demand (before 15): db_hit_pct and dbps may miss up to a second of each point")
+		r.out.Notes = append(r.out.Notes, "this server cannot publish statistics on demand ("+noFlush+"): db_hit_pct and dbps may miss up to a second of each point")
 	}
 	for _, test := range r.cfg.Tests {
 		if err := r.coldStart(ctx, test); err != nil {
@@ -193,7 +195,7 @@ func (r *runner) ensurePool(ctx context.Context, n int) error {
 	if have >= n {
 		return nil
 	}
-	conns := make([]*pgx.Conn, n-have)
+	conns := make([]Conn, n-have)
 	err := parallel(len(conns), func(i int) error {
 		var err error
 		conns[i], err = r.connect(ctx)
@@ -212,7 +214,7 @@ func (r *runner) ensurePool(ctx context.Context, n int) error {
 
 func (r *runner) closePool() {
 	for _, c := range r.pool {
-		c.Close(context.Background())
+		c.Close()
 	}
 	r.pool = nil
 }
@@ -227,31 +229,17 @@ func (r *runner) cleanup() error {
 	if err != nil {
 		return fmt.Errorf("remove the calibration data: %w", err)
 	}
-	defer conn.Close(ctx)
+	defer conn.Close()
 	if !r.cfg.Keep || r.data == nil {
-		_, err = conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+Schema+" CASCADE")
-		return err
+		return conn.DropSchema(ctx)
 	}
-	rows, err := conn.Query(ctx, `SELECT format('%I.%I', schemaname, tablename) FROM pg_tables WHERE schemaname = $1 AND tablename LIKE 'w\_%'`, Schema)
-	if err != nil {
-		return err
-	}
-	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return err
-	}
-	for _, t := range tables {
-		if _, err := conn.Exec(ctx, "DROP TABLE "+t); err != nil {
-			return err
-		}
-	}
-	return nil
+	return conn.DropTables(ctx, writePrefix)
 }
 
 // job is one parallel job's state over a point.
 type job struct {
 	id    int
-	conn  *pgx.Conn
+	conn  Conn
 	rng   *rand.Rand
 	lat   *hist.Histogram
 	ops   int64
@@ -349,8 +337,7 @@ func (r *runner) phase(ctx context.Context, jobs []*job, d time.Duration, op op)
 	if r.flush {
 		// Counters read at the edge then hold exactly this phase's work.
 		err := parallel(len(jobs), func(i int) error {
-			_, err := jobs[i].conn.Exec(ctx, "SELECT pg_stat_force_next_flush()")
-			return err
+			return jobs[i].conn.Flush(ctx)
 		})
 		if err != nil {
 			return elapsed, err
@@ -367,9 +354,7 @@ func (r *runner) opFor(test string) func(jobs int) op {
 		return func(int) op {
 			return func(ctx context.Context, j *job) (int64, error) {
 				k, b := r.data.locate(j.rng.Int64N(r.data.total))
-				var id int64
-				tid := pgtype.TID{BlockNumber: uint32(b), OffsetNumber: 1, Valid: true}
-				if err := j.conn.QueryRow(ctx, "SELECT id FROM "+dataTable(k)+" WHERE ctid = $1", tid).Scan(&id); err != nil {
+				if err := j.conn.ReadBlock(ctx, dataTable(k), b); err != nil {
 					return 0, err
 				}
 				return bs, nil
@@ -388,9 +373,7 @@ func (r *runner) opFor(test string) func(jobs int) op {
 					table, at = (table+1)%len(r.data.blocks), 0
 				}
 				mu.Unlock()
-				var n int64
-				err := j.conn.QueryRow(ctx, "SELECT count(*) FROM "+dataTable(k)+" WHERE ctid >= $1 AND ctid < $2",
-					pgtype.TID{BlockNumber: uint32(from), Valid: true}, pgtype.TID{BlockNumber: uint32(to), Valid: true}).Scan(&n)
+				err := j.conn.ReadBlocks(ctx, dataTable(k), from, to)
 				return (to - from) * bs, err
 			}
 		}
@@ -406,11 +389,11 @@ func (r *runner) opFor(test string) func(jobs int) op {
 				created[j.id] = true
 				mu.Unlock()
 				if create {
-					if _, err := j.conn.Exec(ctx, "DROP TABLE IF EXISTS "+writeTable(j.id)); err != nil {
+					if err := j.conn.DropTable(ctx, writeTable(j.id)); err != nil {
 						return 0, err
 					}
 				}
-				err := copyRows(ctx, j.conn, writeTable(j.id), create, j.ops*rows, rows, rowBytes(int(bs)), r.cfg.Seed+uint64(j.id))
+				err := j.conn.Load(ctx, writeTable(j.id), create, newRows(j.ops*rows, rows, rowBytes(int(bs)), r.cfg.Seed+uint64(j.id)))
 				return rows * bs, err
 			}
 		}

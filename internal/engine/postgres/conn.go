@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"net"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/secret"
 )
@@ -164,39 +164,7 @@ func FinishLoad(ctx context.Context, conns []*pgx.Conn, schema string, indexDDL,
 	return tail, err
 }
 
-// OnConns runs the jobs in order, each on the first free connection (w is
-// its index, for per-connection state such as a reused buffer). The first
-// error stops the others and is returned.
+// OnConns is engine.OnConns on PostgreSQL connections.
 func OnConns[J any](ctx context.Context, conns []*pgx.Conn, jobs []J, do func(ctx context.Context, w int, conn *pgx.Conn, j J) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	queue := make(chan J, len(jobs))
-	for _, j := range jobs {
-		queue <- j
-	}
-	close(queue)
-	errs := make(chan error, len(conns))
-	var wg sync.WaitGroup
-	for w, conn := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range queue {
-				if ctx.Err() != nil {
-					return
-				}
-				if err := do(ctx, w, conn, j); err != nil {
-					errs <- err
-					cancel()
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		return err
-	}
-	return ctx.Err()
+	return engine.OnConns(ctx, conns, jobs, do)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/limits"
 	"github.com/calibra-bench/calibra/internal/secret"
@@ -166,18 +167,10 @@ func (t *Target) ConnectSchema(ctx context.Context, schema, app string) (*pgx.Co
 	return pgx.ConnectConfig(ctx, t.SchemaConfig(schema, app))
 }
 
-// OpenConns opens n connections with open, returning those it opened also
-// when one fails; CloseConns closes them.
+// OpenConns is engine.OpenConns for PostgreSQL connections; CloseConns
+// closes them.
 func OpenConns(ctx context.Context, n int, open func(context.Context) (*pgx.Conn, error)) ([]*pgx.Conn, error) {
-	conns := make([]*pgx.Conn, 0, n)
-	for range n {
-		c, err := open(ctx)
-		if err != nil {
-			return conns, err
-		}
-		conns = append(conns, c)
-	}
-	return conns, nil
+	return engine.OpenConns(ctx, n, open)
 }
 
 // CloseConns closes connections OpenConns opened.

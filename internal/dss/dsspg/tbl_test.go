@@ -1,4 +1,4 @@
-package dss
+package dsspg
 
 import (
 	"bytes"

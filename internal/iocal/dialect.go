@@ -1,0 +1,61 @@
+package iocal
+
+import (
+	"context"
+	"io"
+
+	"github.com/calibra-bench/calibra/internal/engine"
+)
+
+// Dialects are the engines' parts of the calibration; each registers from
+// its own package (iocalpg for PostgreSQL).
+var Dialects = engine.NewDialects[Dialect]("the iocal calibration")
+
+// Dialect is how an engine reads and writes single blocks and block
+// ranges of a table: the calibration's own logic (data sizes, sweeps,
+// verdicts) stays in this package.
+type Dialect interface {
+	// Connect opens one job's session; no parallel workers may join its
+	// scans.
+	Connect(ctx context.Context) (Conn, error)
+	// CheckRights verifies that the role of a server calibra does not
+	// manage may create Schema, or owns it already.
+	CheckRights(ctx context.Context) error
+	// Methods say, for results.json, how a random read, a sequential read
+	// and a write reach the storage through the engine.
+	Methods() (random, seqRead, seqWrite string)
+}
+
+// Conn is one session. Tables are named schema-qualified.
+type Conn interface {
+	Close()
+	// Server is the engine's block size, and why a session cannot publish
+	// its statistics on demand ("" when it can: see Flush).
+	Server(ctx context.Context) (blockSize int, noFlush string, err error)
+	// ResetSchema drops Schema with everything in it and creates it empty.
+	ResetSchema(ctx context.Context) error
+	// DropSchema drops Schema with everything in it, if it exists.
+	DropSchema(ctx context.Context) error
+	// DropTables drops Schema's tables whose names start with prefix.
+	DropTables(ctx context.Context, prefix string) error
+	// DropTable drops a table if it exists.
+	DropTable(ctx context.Context, table string) error
+	// Load creates table (create) or empties it, and loads rows, each an
+	// id and a filler of one block, tab-separated, one to a line, all in
+	// one transaction, so that reading them later changes no block.
+	Load(ctx context.Context, table string, create bool, rows io.Reader) error
+	// Checkpoint writes every changed block to the storage.
+	Checkpoint(ctx context.Context) error
+	// SaveMeta records what the data is, for a later run to reuse it;
+	// Meta reads it back, with an error when there is none.
+	SaveMeta(ctx context.Context, sizeBytes int64, tables int) error
+	Meta(ctx context.Context) (sizeBytes int64, tables int, err error)
+	// Blocks is a table's blocks up to the last that holds a row.
+	Blocks(ctx context.Context, table string, blockSize int) (int64, error)
+	// ReadBlock reads the row of block b of table: one block read.
+	ReadBlock(ctx context.Context, table string, b int64) error
+	// ReadBlocks reads blocks [from, to) of table in order.
+	ReadBlocks(ctx context.Context, table string, from, to int64) error
+	// Flush publishes the session's statistics now.
+	Flush(ctx context.Context) error
+}

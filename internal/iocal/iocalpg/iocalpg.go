@@ -1,0 +1,212 @@
+// Package iocalpg is PostgreSQL's part of the iocal calibration: block
+// reads by ctid (TID and TID range scans), COPY FREEZE loads, relation
+// sizes, and statistics published on demand.
+package iocalpg
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/calibra-bench/calibra/internal/engine"
+	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/iocal"
+)
+
+func init() {
+	iocal.Dialects.Register(postgres.Name, func(e engine.Engine) (iocal.Dialect, error) {
+		t, ok := e.(*postgres.Target)
+		if !ok {
+			return nil, fmt.Errorf("iocal: %T is not a PostgreSQL target", e)
+		}
+		return dialect{t}, nil
+	})
+}
+
+type dialect struct{ t *postgres.Target }
+
+func (d dialect) Connect(ctx context.Context) (iocal.Conn, error) {
+	cc := d.t.ConnConfig()
+	cc.RuntimeParams["application_name"] = "calibra-iocal"
+	// One backend per job: no parallel workers joining a scan.
+	cc.RuntimeParams["max_parallel_workers_per_gather"] = "0"
+	c, err := postgres.Connect(ctx, cc)
+	if err != nil {
+		return nil, err
+	}
+	return conn{c}, nil
+}
+
+func (d dialect) CheckRights(ctx context.Context) error {
+	c, err := postgres.Connect(ctx, d.t.ConnConfig())
+	if err != nil {
+		return err
+	}
+	defer c.Close(context.Background())
+	var ok bool
+	var role, db string
+	err = c.QueryRow(ctx, `SELECT has_database_privilege(current_database(), 'CREATE')
+	    OR EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1 AND pg_has_role(nspowner, 'USAGE')),
+	  current_user, current_database()`, iocal.Schema).Scan(&ok, &role, &db)
+	if err != nil {
+		return fmt.Errorf("check the rights of --dsn: %w", err)
+	}
+	if !ok {
+		return fault.Input(fmt.Sprintf("run 'GRANT CREATE ON DATABASE %s TO %s' on the server, or use a role that has it", db, role),
+			"the --dsn role %s may not create the schema %s in the database %s (it needs CREATE on the database)", role, iocal.Schema, db)
+	}
+	return nil
+}
+
+func (dialect) Methods() (random, seqRead, seqWrite string) {
+	return "tid: SELECT by ctid of a uniformly random block of the data, one row per block, so each query reads exactly one block (TID Scan); latency is the query's round trip as the client sees it",
+		"tid range: each query counts the rows of the next 4 MiB of the data (TID Range Scan), chunks handed out in order across the tables",
+		"bulk load: each job loops BEGIN; TRUNCATE its own table; COPY ... FREEZE of one chunk of one-block rows; COMMIT (WAL-logged, synchronous commit); MB/s counts the table blocks committed"
+}
+
+type conn struct{ *pgx.Conn }
+
+func (c conn) Close() { c.Conn.Close(context.Background()) }
+
+// Server: pg_stat_force_next_flush came with PostgreSQL 15.
+func (c conn) Server(ctx context.Context) (int, string, error) {
+	var blockSize, version int
+	err := c.QueryRow(ctx, "SELECT current_setting('block_size')::int, current_setting('server_version_num')::int").Scan(&blockSize, &version)
+	if err != nil || version >= 150000 {
+		return blockSize, "", err
+	}
+	return blockSize, "before 15", nil
+}
+
+func (c conn) exec(ctx context.Context, sql string) error {
+	_, err := c.Exec(ctx, sql)
+	return err
+}
+
+func (c conn) ResetSchema(ctx context.Context) error {
+	if err := c.DropSchema(ctx); err != nil {
+		return err
+	}
+	return c.exec(ctx, "CREATE SCHEMA "+iocal.Schema)
+}
+
+func (c conn) DropSchema(ctx context.Context) error {
+	return c.exec(ctx, "DROP SCHEMA IF EXISTS "+iocal.Schema+" CASCADE")
+}
+
+func (c conn) DropTables(ctx context.Context, prefix string) error {
+	like := strings.NewReplacer(`\`, `\\`, `_`, `\_`, `%`, `\%`).Replace(prefix) + "%"
+	rows, err := c.Query(ctx, `SELECT format('%I.%I', schemaname, tablename) FROM pg_tables WHERE schemaname = $1 AND tablename LIKE $2`, iocal.Schema, like)
+	if err != nil {
+		return err
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for _, t := range tables {
+		if err := c.exec(ctx, "DROP TABLE "+t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c conn) DropTable(ctx context.Context, table string) error {
+	return c.exec(ctx, "DROP TABLE IF EXISTS "+table)
+}
+
+// Load creates (or truncates) the table in the transaction of its COPY,
+// so that COPY FREEZE can write the rows frozen and visible: later reads
+// then never dirty a block to set hint bits.
+func (c conn) Load(ctx context.Context, table string, create bool, rows io.Reader) error {
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(context.Background())
+	ddl := "TRUNCATE " + table
+	if create {
+		ddl = "CREATE TABLE " + table + " (id bigint NOT NULL, filler text NOT NULL) WITH (autovacuum_enabled = off)"
+	}
+	if _, err := tx.Exec(ctx, ddl); err != nil {
+		return err
+	}
+	if create {
+		// PLAIN: never compressed or moved out of line, so a row is a block.
+		if _, err := tx.Exec(ctx, "ALTER TABLE "+table+" ALTER COLUMN filler SET STORAGE PLAIN"); err != nil {
+			return err
+		}
+	}
+	if _, err := c.PgConn().CopyFrom(ctx, rows, "COPY "+table+" FROM STDIN WITH (FREEZE)"); err != nil {
+		return fmt.Errorf("load %s: %w", table, err)
+	}
+	return tx.Commit(ctx)
+}
+
+func (c conn) Checkpoint(ctx context.Context) error { return c.exec(ctx, "CHECKPOINT") }
+
+func (c conn) SaveMeta(ctx context.Context, sizeBytes int64, tables int) error {
+	return c.exec(ctx, fmt.Sprintf("CREATE TABLE %s.meta AS SELECT %d::bigint AS size_bytes, %d AS tables", iocal.Schema, sizeBytes, tables))
+}
+
+func (c conn) Meta(ctx context.Context) (sizeBytes int64, tables int, err error) {
+	err = c.QueryRow(ctx, "SELECT size_bytes, tables FROM "+iocal.Schema+".meta").Scan(&sizeBytes, &tables)
+	return sizeBytes, tables, err
+}
+
+func (c conn) Blocks(ctx context.Context, table string, blockSize int) (int64, error) {
+	var bytes int64
+	if err := c.QueryRow(ctx, "SELECT pg_relation_size($1)", table).Scan(&bytes); err != nil {
+		return 0, err
+	}
+	return blocksWithRows(ctx, c.Conn, table, bytes/int64(blockSize))
+}
+
+// blocksWithRows counts a table's blocks up to the last that holds a row:
+// PostgreSQL 16+ extends a relation by many blocks at once during COPY, so
+// its last blocks may be empty, and a random read there would find
+// nothing. A TID range scan reads only the table's tail.
+func blocksWithRows(ctx context.Context, conn *pgx.Conn, table string, size int64) (int64, error) {
+	for back := int64(64); ; back *= 8 {
+		from := max(size-back, 0)
+		var last *string
+		q := fmt.Sprintf("SELECT max(ctid)::text FROM %s WHERE ctid >= '(%d,0)'::tid", table, from)
+		if err := conn.QueryRow(ctx, q).Scan(&last); err != nil {
+			return 0, fmt.Errorf("find the last block of %s: %w", table, err)
+		}
+		if last != nil {
+			var block, item int64
+			if _, err := fmt.Sscanf(*last, "(%d,%d)", &block, &item); err != nil {
+				return 0, fmt.Errorf("read the ctid %q of %s: %w", *last, table, err)
+			}
+			return block + 1, nil
+		}
+		if from == 0 {
+			return 0, nil
+		}
+	}
+}
+
+// ReadBlock reads the block's one row by its ctid: a TID Scan.
+func (c conn) ReadBlock(ctx context.Context, table string, b int64) error {
+	var id int64
+	tid := pgtype.TID{BlockNumber: uint32(b), OffsetNumber: 1, Valid: true}
+	return c.QueryRow(ctx, "SELECT id FROM "+table+" WHERE ctid = $1", tid).Scan(&id)
+}
+
+// ReadBlocks counts the blocks' rows: a TID Range Scan.
+func (c conn) ReadBlocks(ctx context.Context, table string, from, to int64) error {
+	var n int64
+	return c.QueryRow(ctx, "SELECT count(*) FROM "+table+" WHERE ctid >= $1 AND ctid < $2",
+		pgtype.TID{BlockNumber: uint32(from), Valid: true}, pgtype.TID{BlockNumber: uint32(to), Valid: true}).Scan(&n)
+}
+
+func (c conn) Flush(ctx context.Context) error {
+	return c.exec(ctx, "SELECT pg_stat_force_next_flush()")
+}
