@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -219,6 +221,24 @@ func TestSamplerStaysOutsideAndSitsOutRestarts(t *testing.T) {
 	if err != nil || in != "postgres" || s.EngineLimits()[observe.ObserversInside] != "" {
 		t.Fatalf("the sampler connects to %q (%v), limits %v; want postgres", in, err, s.EngineLimits())
 	}
+	// The server runs here: its postmaster, found from the sampler's own
+	// backend, counts as the workload's CPU, not another load's.
+	src, err := observe.Dialects.For(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, info, err := src.Open(ctx, "/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	pidFile, err := os.ReadFile(filepath.Join(target.Managed.DataDir, "postmaster.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first, _, _ := strings.Cut(string(pidFile), "\n"); strconv.Itoa(info.ServerPID) != first {
+		t.Errorf("the local server's pid %d, want the postmaster's %s", info.ServerPID, first)
+	}
 	before := s.Edge()
 	time.Sleep(300 * time.Millisecond)
 	if err := s.Restart(func() error { _, err := target.Restart(ctx, group); return err }); err != nil {
@@ -228,5 +248,31 @@ func TestSamplerStaysOutsideAndSitsOutRestarts(t *testing.T) {
 	w := s.Window(before, s.Edge())
 	if w.DB == nil || w.DB.Database != postgres.Database || w.DB.WaitSamples == 0 || w.DB.WaitSamplesFailed != 0 || w.Missing["waits.failed_polls"] != "" || w.Missing["db"] != "" {
 		t.Fatalf("a window across a restart by calibra: db %+v, missing %v; want %s observed, no failed poll and the counters read", w.DB, w.Missing, postgres.Database)
+	}
+}
+
+// The wait events whose latency the counters give; PostgreSQL 17 renamed
+// them in CamelCase.
+func TestWaitLatency(t *testing.T) {
+	read, client, write, sync := 0.5, 0.25, 0.125, 2.0
+	db := &results.ObserveDB{DataFileReadAvgMs: &read, WALWriteAvgMs: &write, WALSyncAvgMs: &sync}
+	var src source
+	for _, c := range []struct {
+		key  observe.WaitKey
+		want *float64
+	}{
+		{observe.WaitKey{Class: "IO", Event: "DataFileRead"}, &read},
+		{observe.WaitKey{Class: "IO", Event: "WALWrite"}, &write},
+		{observe.WaitKey{Class: "IO", Event: "WalSync"}, &sync},
+		{observe.WaitKey{Class: "IO", Event: "DataFileWrite"}, nil},
+		{observe.WaitKey{Class: "LWLock", Event: "WALWrite"}, nil},
+	} {
+		if got := src.WaitLatency(c.key, db); got != c.want {
+			t.Errorf("%v: %v, want %v", c.key, got, c.want)
+		}
+	}
+	db.ClientReadAvgMs = &client
+	if got := src.WaitLatency(observe.WaitKey{Class: "IO", Event: "DataFileRead"}, db); got != &client {
+		t.Errorf("with pg_stat_io's client reads: %v, want them", got)
 	}
 }
