@@ -91,10 +91,11 @@ type Sample struct {
 }
 
 // Start resolves the block device under cfg.Path, connects the database
-// sampler if cfg.Engine is set and has one, takes a first reading and starts sampling. A
-// device that cannot be resolved is not an error: disk metrics are then
-// absent with the reason. ctx bounds only the start: sampling goes on
-// until Stop, so that an interrupted step can still close its window.
+// sampler if cfg.Engine is set, takes a first reading and starts sampling.
+// A device that cannot be resolved, or an engine without an observer, is
+// not an error: those metrics are then absent with the reason. ctx bounds
+// only the start: sampling goes on until Stop, so that an interrupted step
+// can still close its window.
 func Start(ctx context.Context, cfg Config) (*Sampler, error) {
 	if cfg.Proc == "" {
 		cfg.Proc = "/proc"
