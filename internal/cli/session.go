@@ -492,7 +492,7 @@ func (s *session) observed(ctx context.Context, body stepFunc) error {
 		cfg.WALPath = s.target.Managed.WALDir()
 	}
 	if s.target != nil {
-		cfg.DB, cfg.Database = s.target.ObserveConn()
+		cfg.Engine = s.target
 	}
 	obs, err := observe.Start(ctx, cfg)
 	if err != nil {

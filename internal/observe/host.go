@@ -1,6 +1,7 @@
 // Package observe reads what the host and the storage under test are, and
 // samples them while a step runs: the OS from /proc each second, the
-// database from its statistics views and pg_stat_activity.
+// database through its engine's dialect (observepg for PostgreSQL):
+// its statistics and its sessions' wait events.
 package observe
 
 import (

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/calibra-bench/calibra/internal/engine"
 )
 
 func TestParseProcStatReadsPastACommandWithParentheses(t *testing.T) {
@@ -98,5 +100,24 @@ func TestWALOnTheDataDeviceIsSaid(t *testing.T) {
 	}
 	if o.WALDisk != nil || !strings.Contains(o.Missing["wal_disk"], "the WAL is on the data's device") {
 		t.Fatalf("wal_disk %+v, missing %q", o.WALDisk, o.Missing["wal_disk"])
+	}
+}
+
+// nobody is an engine without an observer dialect.
+type nobody struct{ engine.Engine }
+
+func (nobody) Name() string { return "nobody" }
+
+// An engine without an observer costs the run its database figures only,
+// each window saying why.
+func TestAnEngineWithoutObserverLosesOnlyItsFigures(t *testing.T) {
+	s, err := Start(context.Background(), Config{Engine: nobody{}, Interval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	o := s.Window(s.Edge(), s.Edge())
+	if o.DB != nil || o.Missing["db"] != "the database observer is not supported by nobody" {
+		t.Fatalf("db %+v, missing %q", o.DB, o.Missing["db"])
 	}
 }

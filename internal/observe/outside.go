@@ -105,3 +105,16 @@ func outsideTicks(procs []procTicks, roots []int) uint64 {
 	}
 	return sum
 }
+
+// ParentOf is the parent of process pid, read under the procfs root proc,
+// when the process runs command (as /proc/PID/stat names it, e.g.
+// "postgres"): a dialect finds its local server from its own session's
+// process this way.
+func ParentOf(proc string, pid int, command string) (int, bool) {
+	data, err := os.ReadFile(filepath.Join(proc, strconv.Itoa(pid), "stat"))
+	if err != nil || !bytes.Contains(data, []byte("("+command+")")) {
+		return 0, false
+	}
+	t, ok := parseProcStat(pid, data)
+	return t.ppid, ok && t.ppid > 1
+}

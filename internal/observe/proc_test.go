@@ -151,3 +151,12 @@ func TestBlockDeviceUnderPath(t *testing.T) {
 		t.Errorf("this machine's recorded mount table: %q, %v; want vda", got, err)
 	}
 }
+
+func TestLocalHost(t *testing.T) {
+	for host, want := range map[string]bool{"/var/run/postgresql": true, "localhost": true, "127.0.0.1": true, "::1": true,
+		"db.example.com": false, "192.0.2.1": false, "": false} {
+		if got := LocalHost(host); got != want {
+			t.Errorf("LocalHost(%q) = %v, want %v", host, got, want)
+		}
+	}
+}

@@ -9,12 +9,11 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/calibra-bench/calibra/internal/engine"
+	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/results"
 )
 
@@ -31,16 +30,10 @@ type Config struct {
 	Proc, Sys string
 	// Interval is the period of the OS and counter readings (1s when zero).
 	Interval time.Duration
-	// DB is the connection for the database sampler; nil samples the OS
-	// only. The sampler opens one connection of its own with
-	// application_name calibra-observe.
-	DB *pgx.ConnConfig
-	// Database is the database whose backends and counters are observed
-	// (DB.Database when empty). Connecting DB to another database (e.g.
-	// postgres) keeps the sampler from blocking a DROP or CREATE DATABASE
-	// ... TEMPLATE of the observed one.
-	Database string
-	// WaitInterval is the period of the pg_stat_activity polls (100ms when
+	// Engine is the database to sample, through its dialect (Dialects);
+	// nil samples the OS only. The sampler opens one connection of its own.
+	Engine engine.Engine
+	// WaitInterval is the period of the wait-event polls (100ms when
 	// zero).
 	WaitInterval time.Duration
 	// Roots are the processes whose trees are the workload (calibra itself
@@ -58,7 +51,7 @@ type Sampler struct {
 	devices    []string
 	walDevices []string          // empty when the WAL shares the data's device
 	static     map[string]string // why a metric cannot be measured at all here
-	pg         *pgObserver
+	db         *dbObserver       // nil without a database to sample
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -67,8 +60,8 @@ type Sampler struct {
 	mu       sync.Mutex
 	readings []reading // sorted by time
 	polls    []waitPoll
-	waitKeys []waitKey
-	keyIndex map[waitKey]int
+	waitKeys []WaitKey
+	keyIndex map[WaitKey]int
 }
 
 // reading is every counter at one instant.
@@ -77,12 +70,12 @@ type reading struct {
 	tick    bool // taken by the Interval loop, not by Edge
 	os      osCounters
 	walDisk *diskCounters // nil without a WAL device of its own
-	db      *pgCounters
+	db      *dbReading
 	outside *uint64 // outsideTicks; nil when the processes could not be read
 }
 
-// waitPoll is one pg_stat_activity poll: how many active backends were in
-// each wait event (by index into Sampler.waitKeys).
+// waitPoll is one wait-event poll: how many active sessions were in each
+// wait event (by index into Sampler.waitKeys).
 type waitPoll struct {
 	at     time.Time
 	counts []keyCount
@@ -98,10 +91,11 @@ type Sample struct {
 }
 
 // Start resolves the block device under cfg.Path, connects the database
-// sampler if cfg.DB is set, takes a first reading and starts sampling. A
-// device that cannot be resolved is not an error: disk metrics are then
-// absent with the reason. ctx bounds only the start: sampling goes on
-// until Stop, so that an interrupted step can still close its window.
+// sampler if cfg.Engine is set, takes a first reading and starts sampling.
+// A device that cannot be resolved, or an engine without an observer, is
+// not an error: those metrics are then absent with the reason. ctx bounds
+// only the start: sampling goes on until Stop, so that an interrupted step
+// can still close its window.
 func Start(ctx context.Context, cfg Config) (*Sampler, error) {
 	if cfg.Proc == "" {
 		cfg.Proc = "/proc"
@@ -118,7 +112,7 @@ func Start(ctx context.Context, cfg Config) (*Sampler, error) {
 	if len(cfg.Roots) == 0 {
 		cfg.Roots = []int{os.Getpid()}
 	}
-	s := &Sampler{cfg: cfg, static: map[string]string{}, keyIndex: map[waitKey]int{}}
+	s := &Sampler{cfg: cfg, static: map[string]string{}, keyIndex: map[WaitKey]int{}}
 	if cfg.Path == "" {
 		s.static["disk"] = "no storage path was given"
 	} else if dev, err := blockDevice(cfg.Proc, cfg.Sys, absPath(cfg.Path)); err != nil {
@@ -139,20 +133,28 @@ func Start(ctx context.Context, cfg Config) (*Sampler, error) {
 	if first := readOS(cfg.Proc, s.devices); first.cpu == nil {
 		return nil, fmt.Errorf("start the OS sampler: %s", first.missing["cpu"])
 	}
-	if cfg.DB != nil {
-		pg, err := newPGObserver(ctx, cfg.DB, cfg.Database)
-		if err != nil {
+	if cfg.Engine != nil {
+		var in *fault.InputError
+		switch src, err := Dialects.For(cfg.Engine); {
+		case errors.As(err, &in):
+			// No dialect for the engine: the run loses only the database's
+			// figures, and each window says why.
+			s.static["db"] = in.Msg
+		case err != nil:
 			return nil, err
-		}
-		s.pg = pg
-		if pid, ok := pg.localServer(ctx, cfg.Proc); ok {
-			s.cfg.Roots = append(slices.Clone(s.cfg.Roots), pid)
+		default:
+			if s.db, err = openDB(ctx, src, cfg.Proc); err != nil {
+				return nil, err
+			}
+			if pid := s.db.info.ServerPID; pid > 0 {
+				s.cfg.Roots = append(slices.Clone(s.cfg.Roots), pid)
+			}
 		}
 	}
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	s.take(true)
 	s.loop(cfg.Interval, func() { s.take(true) })
-	if s.pg != nil {
+	if s.db != nil {
 		s.loop(cfg.WaitInterval, s.pollWaits)
 	}
 	return s, nil
@@ -180,8 +182,8 @@ func (s *Sampler) loop(every time.Duration, f func()) {
 func (s *Sampler) Stop() error {
 	s.cancel()
 	s.loops.Wait()
-	if s.pg != nil {
-		s.pg.close()
+	if s.db != nil {
+		s.db.close()
 	}
 	return nil
 }
@@ -190,10 +192,10 @@ func (s *Sampler) Stop() error {
 // that the restart breaks as failures; the next reading reconnects to the
 // new server at once.
 func (s *Sampler) Restart(f func() error) error {
-	if s.pg == nil {
+	if s.db == nil {
 		return f()
 	}
-	return s.pg.restart(f)
+	return s.db.restart(f)
 }
 
 // Edge reads every counter now, keeps the reading and returns its time.
@@ -201,11 +203,12 @@ func (s *Sampler) Restart(f func() error) error {
 // times to Window: the rates then are exact deltas over that window, not
 // the nearest Interval's. After Stop it returns the last reading's time.
 //
-// PostgreSQL backends publish their counters only between transactions, at
-// most once a second, and (15+) up to 10 s late when they go idle right
-// after a flush; a session that ends publishes at once. So the database
-// counters at an edge can miss up to a second of a running load: take the
-// end Edge after the load's sessions have closed when a rate must be exact.
+// A database may publish its counters late (PostgreSQL's backends between
+// transactions, at most once a second, and from 15 up to 10 s late when
+// they go idle right after a flush; a session that ends publishes at once).
+// So the database counters at an edge can miss up to a second of a running
+// load: take the end Edge after the load's sessions have closed when a rate
+// must be exact.
 // The averages (time per read, per WAL write) are not biased by this.
 func (s *Sampler) Edge() time.Time {
 	if s.ctx.Err() != nil {
@@ -224,9 +227,9 @@ func (s *Sampler) take(tick bool) time.Time {
 	if procs, err := readProcs(s.cfg.Proc); err == nil && len(procs) > 0 {
 		r.outside = ptr(outsideTicks(procs, s.cfg.Roots))
 	}
-	if s.pg != nil {
+	if s.db != nil {
 		ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
-		c := s.pg.counters(ctx)
+		c := s.db.counters(ctx)
 		cancel()
 		r.db = &c
 	}
@@ -243,7 +246,7 @@ func (s *Sampler) take(tick bool) time.Time {
 func (s *Sampler) pollWaits() {
 	at := time.Now()
 	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.WaitInterval*5)
-	rows, err := s.pg.waits(ctx)
+	rows, err := s.db.waits(ctx)
 	cancel()
 	if s.ctx.Err() != nil {
 		return // stopping: the poll was cut short, not failed
@@ -255,13 +258,13 @@ func (s *Sampler) pollWaits() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, r := range rows {
-		k, ok := s.keyIndex[r.key]
+		k, ok := s.keyIndex[r.Key]
 		if !ok {
 			k = len(s.waitKeys)
-			s.waitKeys = append(s.waitKeys, r.key)
-			s.keyIndex[r.key] = k
+			s.waitKeys = append(s.waitKeys, r.Key)
+			s.keyIndex[r.Key] = k
 		}
-		p.counts = append(p.counts, keyCount{key: k, n: r.n})
+		p.counts = append(p.counts, keyCount{key: k, n: r.N})
 	}
 	s.polls = append(s.polls, p)
 }
@@ -293,10 +296,10 @@ func (s *Sampler) Window(from, to time.Time) *results.Observe {
 // (its version, its settings), with the reason: true of the whole run, so
 // said once rather than in every window's missing.
 func (s *Sampler) EngineLimits() map[string]string {
-	if s.pg == nil {
+	if s.db == nil {
 		return nil
 	}
-	return maps.Clone(s.pg.static)
+	return maps.Clone(s.db.info.Limits)
 }
 
 // Samples returns one Sample per Interval reading, from the second one on.
@@ -356,10 +359,10 @@ func (s *Sampler) between(a, b reading, polls []waitPoll) *results.Observe {
 		busy := float64(b.os.cpu.total()-a.os.cpu.total()) - float64(b.os.cpu.idle-a.os.cpu.idle) - float64(b.os.cpu.iowait-a.os.cpu.iowait)
 		o.CPUOutsidePct = ptr(round3(100 * min(grown, max(busy, 0)) / float64(b.os.cpu.total()-a.os.cpu.total())))
 	}
-	if s.pg != nil {
-		o.DB = &results.ObserveDB{Database: s.pg.database, WaitIntervalMs: float64(s.cfg.WaitInterval) / float64(time.Millisecond)}
-		dbRates(*a.db, *b.db, o.DB, s.pg.static, o.Missing)
-		for k := range s.pg.static {
+	if s.db != nil {
+		o.DB = &results.ObserveDB{Database: s.db.info.Database, WaitIntervalMs: float64(s.cfg.WaitInterval) / float64(time.Millisecond)}
+		dbRates(*a.db, *b.db, o.DB, s.db.info.Limits, o.Missing)
+		for k := range s.db.info.Limits {
 			delete(o.Missing, k) // said once for the run: EngineLimits
 		}
 		o.Waits = s.aggregateWaits(polls, o.DB, o.Missing)
@@ -397,12 +400,12 @@ func (s *Sampler) aggregateWaits(polls []waitPoll, db *results.ObserveDB, missin
 		if db.WaitSamples == 0 {
 			key = "waits"
 		}
-		missing[key] = fmt.Sprintf("%d of %d polls of pg_stat_activity failed, the first: %v",
-			db.WaitSamplesFailed, len(polls), firstErr)
+		missing[key] = fmt.Sprintf("%d of %d polls of %s failed, the first: %v",
+			db.WaitSamplesFailed, len(polls), s.db.info.WaitView, firstErr)
 	}
 	if db.WaitSamples == 0 {
 		if firstErr == nil {
-			missing["waits"] = "no poll of pg_stat_activity fell inside the window"
+			missing["waits"] = "no poll of " + s.db.info.WaitView + " fell inside the window"
 		}
 		return nil
 	}
@@ -411,9 +414,9 @@ func (s *Sampler) aggregateWaits(polls []waitPoll, db *results.ObserveDB, missin
 	waits := make([]results.Wait, 0, len(perKey))
 	for k, n := range perKey {
 		key := s.waitKeys[k]
-		w := results.Wait{Class: key.class, Event: key.event, Samples: n, Seconds: round3(float64(n) * step),
+		w := results.Wait{Class: key.Class, Event: key.Event, Samples: n, Seconds: round3(float64(n) * step),
 			SharePct: round3(100 * float64(n) / float64(total))}
-		w.AvgMs = eventLatency(key, db)
+		w.AvgMs = s.db.src.WaitLatency(key, db)
 		waits = append(waits, w)
 	}
 	sort.Slice(waits, func(i, j int) bool {
@@ -423,26 +426,4 @@ func (s *Sampler) aggregateWaits(polls []waitPoll, db *results.ObserveDB, missin
 		return waits[i].Class+"/"+waits[i].Event < waits[j].Class+"/"+waits[j].Event
 	})
 	return waits
-}
-
-// eventLatency is the mean latency of one wait where the counters give it.
-// For data-file reads pg_stat_io's client-backend figure is preferred: it
-// counts exactly the backends the wait samples see. PostgreSQL 17 renamed
-// the events in CamelCase (WALSync became WalSync): case does not matter.
-func eventLatency(key waitKey, db *results.ObserveDB) *float64 {
-	if key.class != "IO" {
-		return nil
-	}
-	switch strings.ToLower(key.event) {
-	case "datafileread":
-		if db.ClientReadAvgMs != nil {
-			return db.ClientReadAvgMs
-		}
-		return db.DataFileReadAvgMs
-	case "walwrite":
-		return db.WALWriteAvgMs
-	case "walsync":
-		return db.WALSyncAvgMs
-	}
-	return nil
 }

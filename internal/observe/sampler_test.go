@@ -15,7 +15,7 @@ import (
 // busy), so that a window's span shows in its rates, and wait polls.
 func fakeSampler(t0 time.Time, at ...float64) *Sampler {
 	s := &Sampler{cfg: Config{Interval: time.Second, WaitInterval: 100 * time.Millisecond},
-		static: map[string]string{}, keyIndex: map[waitKey]int{}}
+		static: map[string]string{}, keyIndex: map[WaitKey]int{}}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.cancel() // stopped: Window answers from what it holds
 	for i, sec := range at {
@@ -83,13 +83,13 @@ func TestWindowUsesTheReadingsThatBracketIt(t *testing.T) {
 func TestWaitsAreSamplesTimesInterval(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	s := fakeSampler(t0, 0, 2)
-	s.pg = &pgObserver{database: "calibra", static: map[string]string{}}
-	s.readings[0].db = &pgCounters{blksRead: ptr(int64(100)), blksHit: ptr(int64(900)), blkReadTime: ptr(50.0),
-		walWrites: ptr(int64(10)), walWriteTime: ptr(1.0), walSyncs: ptr(int64(5)), walSyncTime: ptr(10.0)}
-	s.readings[1].db = &pgCounters{blksRead: ptr(int64(300)), blksHit: ptr(int64(2700)), blkReadTime: ptr(850.0),
-		walWrites: ptr(int64(10)), walWriteTime: ptr(1.0), walSyncs: ptr(int64(15)), walSyncTime: ptr(30.0)}
-	cpu, read, lock := waitKey{"CPU", "CPU"}, waitKey{"IO", "DataFileRead"}, waitKey{"Lock", "tuple"}
-	s.waitKeys = []waitKey{cpu, read, lock}
+	s.db = &dbObserver{src: readLatency{}, info: DBInfo{Database: "calibra", WaitView: "the sessions", Limits: map[string]string{}}}
+	s.readings[0].db = &dbReading{DBCounters: DBCounters{BlksRead: ptr(int64(100)), BlksHit: ptr(int64(900)), BlkReadTime: ptr(50.0),
+		WALWrites: ptr(int64(10)), WALWriteTime: ptr(1.0), WALSyncs: ptr(int64(5)), WALSyncTime: ptr(10.0)}}
+	s.readings[1].db = &dbReading{DBCounters: DBCounters{BlksRead: ptr(int64(300)), BlksHit: ptr(int64(2700)), BlkReadTime: ptr(850.0),
+		WALWrites: ptr(int64(10)), WALWriteTime: ptr(1.0), WALSyncs: ptr(int64(15)), WALSyncTime: ptr(30.0)}}
+	cpu, read, lock := WaitKey{"CPU", "CPU"}, WaitKey{"IO", "DataFileRead"}, WaitKey{"Lock", "tuple"}
+	s.waitKeys = []WaitKey{cpu, read, lock}
 	// 20 polls in the window: 2 on CPU and 1 reading in each, one lock wait in
 	// the first five; one poll failed; one poll lies outside the window.
 	for i := 1; i <= 21; i++ {
@@ -134,9 +134,19 @@ func TestWaitsAreSamplesTimesInterval(t *testing.T) {
 	}
 }
 
+// readLatency is a source whose data-file reads take the mean read time.
+type readLatency struct{ DBSource }
+
+func (readLatency) WaitLatency(key WaitKey, db *results.ObserveDB) *float64 {
+	if key == (WaitKey{"IO", "DataFileRead"}) {
+		return db.DataFileReadAvgMs
+	}
+	return nil
+}
+
 func TestDBRatesSayWhyTheyAreAbsent(t *testing.T) {
-	a := pgCounters{blksRead: ptr(int64(500)), blksHit: ptr(int64(10)), blkReadTime: ptr(100.0)}
-	b := pgCounters{blksRead: ptr(int64(20)), blksHit: ptr(int64(30)), blkReadTime: ptr(5.0)}
+	a := dbReading{DBCounters: DBCounters{BlksRead: ptr(int64(500)), BlksHit: ptr(int64(10)), BlkReadTime: ptr(100.0)}}
+	b := dbReading{DBCounters: DBCounters{BlksRead: ptr(int64(20)), BlksHit: ptr(int64(30)), BlkReadTime: ptr(5.0)}}
 	static := map[string]string{"db.client_reads": "PostgreSQL 15 has no pg_stat_io (16+)", "db.wal_writes": "PostgreSQL 13 has no pg_stat_wal (14+)"}
 	db, missing := &results.ObserveDB{}, map[string]string{}
 	dbRates(a, b, db, static, missing)
@@ -150,14 +160,14 @@ func TestDBRatesSayWhyTheyAreAbsent(t *testing.T) {
 
 	timingOff := map[string]string{"db.data_file_read_avg_ms": "track_io_timing is off on the server"}
 	db, missing = &results.ObserveDB{}, map[string]string{}
-	b = pgCounters{blksRead: ptr(int64(600)), blksHit: ptr(int64(10)), blkReadTime: ptr(100.0)}
+	b = dbReading{DBCounters: DBCounters{BlksRead: ptr(int64(600)), BlksHit: ptr(int64(10)), BlkReadTime: ptr(100.0)}}
 	dbRates(a, b, db, timingOff, missing)
 	if db.DataFileReadAvgMs != nil || *db.BlksRead != 100 || missing["db.data_file_read_avg_ms"] != timingOff["db.data_file_read_avg_ms"] {
 		t.Errorf("track_io_timing off: avg %v, reads %v, missing %v", db.DataFileReadAvgMs, db.BlksRead, missing)
 	}
 
 	db, missing = &results.ObserveDB{}, map[string]string{}
-	dbRates(a, pgCounters{err: context.Canceled}, db, nil, missing)
+	dbRates(a, dbReading{err: context.Canceled}, db, nil, missing)
 	if db.BlksRead != nil || missing["db"] == "" {
 		t.Errorf("a failed reading: %+v, missing %v", db, missing)
 	}

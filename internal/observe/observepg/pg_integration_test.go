@@ -1,10 +1,12 @@
-package observe
+package observepg
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	"github.com/calibra-bench/calibra/internal/observe"
 	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/results"
 	"github.com/calibra-bench/calibra/internal/testenv"
@@ -68,11 +71,7 @@ func samplerOnPostgreSQL(t *testing.T, pgBin string) {
 	ctx := context.Background()
 	// Connected to postgres, observing calibra: the sampler never holds the
 	// observed database open.
-	maint, err := pgx.ParseConfig(target.Managed.ConnString("postgres"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := Start(ctx, Config{Path: target.Managed.DataDir, DB: maint, Database: postgres.Database})
+	s, err := observe.Start(ctx, observe.Config{Path: target.Managed.DataDir, Engine: target})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,20 +196,48 @@ func samplerOnPostgreSQL(t *testing.T, pgBin string) {
 	}
 }
 
-// Given the observed database itself (as with --dsn), the sampler connects
-// to postgres instead, so that its polls never count in the observed
+// Given the observed database itself (with --dsn), the sampler connects to
+// postgres instead, so that its polls never count in the observed
 // database; and the polls a restart by calibra breaks are not failures.
 func TestSamplerStaysOutsideAndSitsOutRestarts(t *testing.T) {
 	target, group := startPostgres(t, "")
 	ctx := context.Background()
-	s, err := Start(ctx, Config{Path: target.Managed.DataDir, DB: target.ConnConfig()})
+	dsn, err := postgres.Prepare(ctx, postgres.TargetConfig{DSN: target.Managed.ConnString(postgres.Database)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := observe.Start(ctx, observe.Config{Path: target.Managed.DataDir, Engine: dsn})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Stop()
-	if s.pg.cfg.Database != "postgres" || s.pg.database != postgres.Database || s.pg.static["db.observers_inside"] != "" {
-		t.Fatalf("the sampler connects to %q to observe %q (%v); want postgres observing %s",
-			s.pg.cfg.Database, s.pg.database, s.pg.static, postgres.Database)
+	var in string
+	conn, err := pgx.ConnectConfig(ctx, target.ConnConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = conn.QueryRow(ctx, "SELECT datname FROM pg_stat_activity WHERE application_name = $1", ApplicationName).Scan(&in)
+	conn.Close(ctx)
+	if err != nil || in != "postgres" || s.EngineLimits()[observe.ObserversInside] != "" {
+		t.Fatalf("the sampler connects to %q (%v), limits %v; want postgres", in, err, s.EngineLimits())
+	}
+	// The server runs here: its postmaster, found from the sampler's own
+	// backend, counts as the workload's CPU, not another load's.
+	src, err := observe.Dialects.For(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, info, err := src.Open(ctx, "/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	pidFile, err := os.ReadFile(filepath.Join(target.Managed.DataDir, "postmaster.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first, _, _ := strings.Cut(string(pidFile), "\n"); strconv.Itoa(info.ServerPID) != first {
+		t.Errorf("the local server's pid %d, want the postmaster's %s", info.ServerPID, first)
 	}
 	before := s.Edge()
 	time.Sleep(300 * time.Millisecond)
@@ -219,7 +246,33 @@ func TestSamplerStaysOutsideAndSitsOutRestarts(t *testing.T) {
 	}
 	time.Sleep(300 * time.Millisecond)
 	w := s.Window(before, s.Edge())
-	if w.DB == nil || w.DB.WaitSamples == 0 || w.DB.WaitSamplesFailed != 0 || w.Missing["waits.failed_polls"] != "" || w.Missing["db"] != "" {
-		t.Fatalf("a window across a restart by calibra: db %+v, missing %v; want no failed poll and the counters read", w.DB, w.Missing)
+	if w.DB == nil || w.DB.Database != postgres.Database || w.DB.WaitSamples == 0 || w.DB.WaitSamplesFailed != 0 || w.Missing["waits.failed_polls"] != "" || w.Missing["db"] != "" {
+		t.Fatalf("a window across a restart by calibra: db %+v, missing %v; want %s observed, no failed poll and the counters read", w.DB, w.Missing, postgres.Database)
+	}
+}
+
+// The wait events whose latency the counters give; PostgreSQL 17 renamed
+// them in CamelCase.
+func TestWaitLatency(t *testing.T) {
+	read, client, write, sync := 0.5, 0.25, 0.125, 2.0
+	db := &results.ObserveDB{DataFileReadAvgMs: &read, WALWriteAvgMs: &write, WALSyncAvgMs: &sync}
+	var src source
+	for _, c := range []struct {
+		key  observe.WaitKey
+		want *float64
+	}{
+		{observe.WaitKey{Class: "IO", Event: "DataFileRead"}, &read},
+		{observe.WaitKey{Class: "IO", Event: "WALWrite"}, &write},
+		{observe.WaitKey{Class: "IO", Event: "WalSync"}, &sync},
+		{observe.WaitKey{Class: "IO", Event: "DataFileWrite"}, nil},
+		{observe.WaitKey{Class: "LWLock", Event: "WALWrite"}, nil},
+	} {
+		if got := src.WaitLatency(c.key, db); got != c.want {
+			t.Errorf("%v: %v, want %v", c.key, got, c.want)
+		}
+	}
+	db.ClientReadAvgMs = &client
+	if got := src.WaitLatency(observe.WaitKey{Class: "IO", Event: "DataFileRead"}, db); got != &client {
+		t.Errorf("with pg_stat_io's client reads: %v, want them", got)
 	}
 }

@@ -1,4 +1,4 @@
-package observe
+package observepg
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/sys/unix"
+
+	"github.com/calibra-bench/calibra/internal/observe"
 )
 
 // TestSamplerCost measures what the sampler costs at its default rates:
@@ -25,7 +27,7 @@ func TestSamplerCost(t *testing.T) {
 	}
 	target, _ := startPostgres(t, "")
 	ctx := context.Background()
-	s, err := Start(ctx, Config{Path: target.Managed.DataDir, DB: target.ConnConfig()})
+	s, err := observe.Start(ctx, observe.Config{Path: target.Managed.DataDir, Engine: target})
 	if err != nil {
 		t.Fatal(err)
 	}
