@@ -5,4 +5,5 @@ package engines
 
 import (
 	_ "github.com/calibra-bench/calibra/internal/engine/postgres"
+	_ "github.com/calibra-bench/calibra/internal/oltp/oltppg"
 )
