@@ -68,9 +68,10 @@ func ReadBuildInfo(ctx context.Context, ctl Control) (*BuildInfo, error) {
 	return &bi, nil
 }
 
-// Build creates the schema, loads it in parallel with COPY, adds keys and
-// indexes, vacuums and analyzes, checks consistency and, on a managed
-// instance, keeps the loaded database as a template for fast resets.
+// Build creates the schema, bulk-loads it in parallel, adds keys and
+// indexes and statistics, checks consistency and, where the engine keeps
+// one (a managed instance), keeps the loaded database as a template for
+// fast resets.
 func Build(ctx context.Context, e engine.Engine, cfg BuildConfig, prog *progress.Printer) (*results.OLTPBuild, error) {
 	d, err := Dialects.For(e)
 	if err != nil {
