@@ -44,10 +44,11 @@ type Control interface {
 	// Violations counts the warehouses or districts that violate the
 	// consistency condition of clause id (3.3.2.1 to 3.3.2.4).
 	Violations(ctx context.Context, id string) (int64, error)
-	// StatsOnDemand says whether Counters and Session.FlushStats can make
-	// the server publish its transaction counters at once; when not,
-	// whyNot is a note for the results.
-	StatsOnDemand(ctx context.Context) (ok bool, whyNot string, err error)
+	// StatsFlush says whether the server's transaction counters must be
+	// flushed at the window's edges (Counters' flush, Session.FlushStats:
+	// each a transaction the workload subtracts); note, when not empty,
+	// tells the results how far those counters are then uncertain.
+	StatsFlush(ctx context.Context) (flush bool, note string, err error)
 	// Counters reads the window-edge counters in one statement; flush
 	// publishes the session's own statistics before and after the read,
 	// so both fall on the near side of a window's start.
@@ -80,7 +81,7 @@ type Session interface {
 	Delivery(ctx context.Context, in *DeliveryInput) error
 	StockLevel(ctx context.Context, in *StockLevelInput) error
 	// FlushStats makes the server publish the session's statistics now
-	// (see Control.StatsOnDemand).
+	// (see Control.StatsFlush).
 	FlushStats(ctx context.Context) error
 	// ErrorClass names a failed transaction's kind for the results (the
 	// SQL state), or "connection" when no server error came back.

@@ -53,7 +53,7 @@ func newWindow() *window {
 type edges struct {
 	start, stop chan struct{}
 	startAck    sync.WaitGroup
-	flushStats  bool         // the server publishes statistics on demand (Control.StatsOnDemand)
+	flushStats  bool         // flush the statistics at the edges (Control.StatsFlush)
 	stopFlushes atomic.Int64 // flush calls made at the end edge: they commit too
 }
 

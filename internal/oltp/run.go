@@ -102,7 +102,7 @@ func Run(ctx context.Context, e engine.Engine, cfg RunConfig, prog *progress.Pri
 	if cfg.Profile == "" {
 		cfg.Profile = ProfileSpec
 	}
-	flushStats, noFlush, err := ctl.StatsOnDemand(ctx)
+	flushStats, statsNote, err := ctl.StatsFlush(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -118,8 +118,8 @@ func Run(ctx context.Context, e engine.Engine, cfg RunConfig, prog *progress.Pri
 		out.LatencyBasis = "response"
 	}
 	ed := &edges{start: make(chan struct{}), stop: make(chan struct{}), flushStats: flushStats}
-	if !ed.flushStats {
-		out.Notes = append(out.Notes, noFlush)
+	if statsNote != "" {
+		out.Notes = append(out.Notes, statsNote)
 	}
 
 	prog.Phase("oltp run: connecting %d users", cfg.Users)

@@ -92,8 +92,9 @@ func (c *control) serverVersion(ctx context.Context) (int, error) {
 	return c.version, nil
 }
 
-// StatsOnDemand: pg_stat_force_next_flush came in PostgreSQL 15.
-func (c *control) StatsOnDemand(ctx context.Context) (bool, string, error) {
+// StatsFlush: a backend publishes its statistics up to 10 s late unless
+// told to, with pg_stat_force_next_flush, which came in PostgreSQL 15.
+func (c *control) StatsFlush(ctx context.Context) (bool, string, error) {
 	v, err := c.serverVersion(ctx)
 	if err != nil || v >= 150000 {
 		return err == nil, "", err
