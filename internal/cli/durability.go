@@ -10,13 +10,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/calibra-bench/calibra/internal/oltp"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
 	"github.com/calibra-bench/calibra/internal/durability"
+	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/lab"
@@ -135,9 +134,7 @@ type auditHost struct {
 	target *postgres.Target
 }
 
-func (h *auditHost) Connect(ctx context.Context) (*pgx.Conn, error) {
-	return oltp.Connect(ctx, h.target)
-}
+func (h *auditHost) Engine() engine.Engine { return h.target }
 
 func (h *auditHost) Cut() error {
 	if h.stack == nil {

@@ -17,8 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/oltp"
 	"github.com/calibra-bench/calibra/internal/oltp/tpcc"
 	"github.com/calibra-bench/calibra/internal/results"
@@ -26,9 +25,8 @@ import (
 
 // Host is what the audit needs from the machine under test.
 type Host interface {
-	// Connect opens a connection to the benchmark database, its
-	// search_path on the TPC-C-like schema (built).
-	Connect(ctx context.Context) (*pgx.Conn, error)
+	// Engine is the database under test, the TPC-C-like schema built.
+	Engine() engine.Engine
 	// Cut is the power failure: the server (and, on a lab, the volatile
 	// cache) killed at once.
 	Cut() error
@@ -66,12 +64,12 @@ func Run(ctx context.Context, cfg Config, host Host, out *results.Durability) er
 	defer jf.Close()
 	journal := &journal{w: bufio.NewWriter(jf)}
 	// The starting state, durable: a checkpoint, then a sync of the storage.
-	conn, err := host.Connect(ctx)
+	ctl, err := oltp.Connect(ctx, host.Engine())
 	if err != nil {
 		return err
 	}
-	_, err = conn.Exec(ctx, "CHECKPOINT")
-	conn.Close(context.Background())
+	err = ctl.Checkpoint(ctx)
+	ctl.Close()
 	if err != nil {
 		return err
 	}
@@ -169,15 +167,11 @@ func (j *journal) flush() error {
 	return j.w.Flush()
 }
 
-// district and customer key what the audit counts.
-type district struct{ w, d int }
-type customer struct{ w, d, c int }
-
 // acks is what a cycle's clients were told was committed.
 type acks struct {
 	mu       sync.Mutex
-	orders   map[district][]int // o_ids
-	payments map[customer]int64
+	orders   map[oltp.District][]int // o_ids
+	payments map[oltp.Customer]int64
 }
 
 func (a *acks) count() int64 {
@@ -194,80 +188,49 @@ func (a *acks) count() int64 {
 // state is what verification compares with: each district's next order
 // id and each customer's payments in history, before the load.
 type state struct {
-	nextOID  map[district]int
-	payments map[customer]int64
+	nextOID  map[oltp.District]int
+	payments map[oltp.Customer]int64
 }
 
 func snapshot(ctx context.Context, host Host) (*state, error) {
-	conn, err := host.Connect(ctx)
+	ctl, err := oltp.Connect(ctx, host.Engine())
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close(context.Background())
-	st := &state{nextOID: map[district]int{}}
-	rows, err := conn.Query(ctx, "SELECT d_w_id, d_id, d_next_o_id FROM district")
-	if err != nil {
+	defer ctl.Close()
+	st := &state{}
+	if st.nextOID, err = ctl.NextOrderIDs(ctx); err != nil {
 		return nil, err
 	}
-	for rows.Next() {
-		var k district
-		var next int
-		if err := rows.Scan(&k.w, &k.d, &next); err != nil {
-			return nil, err
-		}
-		st.nextOID[k] = next
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	st.payments, err = paymentsInHistory(ctx, conn)
+	st.payments, err = ctl.Payments(ctx)
 	return st, err
-}
-
-func paymentsInHistory(ctx context.Context, conn *pgx.Conn) (map[customer]int64, error) {
-	out := map[customer]int64{}
-	rows, err := conn.Query(ctx, "SELECT h_c_w_id, h_c_d_id, h_c_id, count(*) FROM history GROUP BY 1, 2, 3")
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var k customer
-		var n int64
-		if err := rows.Scan(&k.w, &k.d, &k.c, &n); err != nil {
-			return nil, err
-		}
-		out[k] = n
-	}
-	return out, rows.Err()
 }
 
 // load runs the clients for cfg.Load, cuts the power under them, and
 // returns what they were told was committed.
 func load(ctx context.Context, cfg Config, host Host, cycle int, j *journal) (*acks, error) {
-	conns := make([]*pgx.Conn, cfg.Clients)
+	conns := make([]oltp.Session, cfg.Clients)
 	for i := range conns {
-		c, err := host.Connect(ctx)
+		c, err := oltp.NewSession(ctx, host.Engine(), oltp.ModeClient)
 		if err != nil {
 			for _, o := range conns[:i] {
-				o.Close(context.Background())
+				o.Close()
 			}
 			return nil, err
 		}
 		conns[i] = c
 	}
-	a := &acks{orders: map[district][]int{}, payments: map[customer]int64{}}
+	a := &acks{orders: map[oltp.District][]int{}, payments: map[oltp.Customer]int64{}}
 	consts := tpcc.RunConstants(tpcc.NewRand(cfg.Seed, 0xD0, uint64(cycle)), tpcc.Constants{CLast: cfg.CLastLoad})
 	lctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var wg sync.WaitGroup
-	for i, conn := range conns {
+	for i, tx := range conns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			rng := tpcc.NewRand(cfg.Seed, 0xD1, uint64(cycle), uint64(i))
 			term := oltp.Terminal{W: i%cfg.Warehouses + 1, Warehouses: cfg.Warehouses, C: consts, Rng: rng}
-			tx := oltp.NewCommitter(conn)
 			var no oltp.NewOrderInput
 			var pay oltp.PaymentInput
 			for n := 0; lctx.Err() == nil; n++ {
@@ -277,10 +240,10 @@ func load(ctx context.Context, cfg Config, host Host, cycle int, j *journal) (*a
 					if err == nil {
 						j.line("%d new-order %d %d %d", cycle, no.W, no.D, no.OID)
 						a.mu.Lock()
-						k := district{no.W, no.D}
+						k := oltp.District{W: no.W, D: no.D}
 						a.orders[k] = append(a.orders[k], no.OID)
 						a.mu.Unlock()
-					} else if !errors.Is(err, oltp.ErrRolledBack) && conn.IsClosed() {
+					} else if !errors.Is(err, oltp.ErrRolledBack) && tx.Closed() {
 						return
 					}
 					continue
@@ -289,9 +252,9 @@ func load(ctx context.Context, cfg Config, host Host, cycle int, j *journal) (*a
 				if err := tx.Payment(lctx, &pay); err == nil {
 					j.line("%d payment %d %d %d", cycle, pay.CW, pay.CD, pay.PaidC)
 					a.mu.Lock()
-					a.payments[customer{pay.CW, pay.CD, pay.PaidC}]++
+					a.payments[oltp.Customer{W: pay.CW, D: pay.CD, C: pay.PaidC}]++
 					a.mu.Unlock()
-				} else if conn.IsClosed() {
+				} else if tx.Closed() {
 					return
 				}
 			}
@@ -307,7 +270,7 @@ func load(ctx context.Context, cfg Config, host Host, cycle int, j *journal) (*a
 	stop()
 	wg.Wait()
 	for _, c := range conns {
-		c.Close(context.Background())
+		c.Close()
 	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
@@ -318,28 +281,19 @@ func load(ctx context.Context, cfg Config, host Host, cycle int, j *journal) (*a
 // verify counts the cycle's acknowledged commits that are gone and those
 // in flight at the cut that survived, and runs the consistency checks.
 func verify(ctx context.Context, host Host, before *state, a *acks, c *results.DurabilityCycle) error {
-	conn, err := host.Connect(ctx)
+	ctl, err := oltp.Connect(ctx, host.Engine())
 	if err != nil {
 		return err
 	}
-	defer conn.Close(context.Background())
+	defer ctl.Close()
 	for k, start := range before.nextOID {
-		present := map[int]bool{}
-		rows, err := conn.Query(ctx, "SELECT o_id FROM orders WHERE o_w_id = $1 AND o_d_id = $2 AND o_id >= $3", k.w, k.d, start)
+		ids, err := ctl.OrderIDs(ctx, k, start)
 		if err != nil {
 			return err
 		}
-		for rows.Next() {
-			var id int
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return err
-			}
+		present := make(map[int]bool, len(ids))
+		for _, id := range ids {
 			present[id] = true
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
 		}
 		for _, id := range a.orders[k] {
 			if present[id] {
@@ -350,7 +304,7 @@ func verify(ctx context.Context, host Host, before *state, a *acks, c *results.D
 		}
 		c.CommittedUnacknowledged += int64(len(present))
 	}
-	after, err := paymentsInHistory(ctx, conn)
+	after, err := ctl.Payments(ctx)
 	if err != nil {
 		return err
 	}
@@ -366,6 +320,6 @@ func verify(ctx context.Context, host Host, before *state, a *acks, c *results.D
 			c.LostAcknowledged += acked - delta
 		}
 	}
-	c.Consistency, err = oltp.CheckConsistency(ctx, conn)
+	c.Consistency, err = oltp.CheckConsistency(ctx, ctl)
 	return err
 }

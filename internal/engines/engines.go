@@ -8,4 +8,5 @@ import (
 	_ "github.com/calibra-bench/calibra/internal/engine/postgres"
 	_ "github.com/calibra-bench/calibra/internal/iocal/iocalpg"
 	_ "github.com/calibra-bench/calibra/internal/observe/observepg"
+	_ "github.com/calibra-bench/calibra/internal/oltp/oltppg"
 )

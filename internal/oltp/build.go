@@ -1,23 +1,25 @@
 package oltp
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
-	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/oltp/tpcc"
 	"github.com/calibra-bench/calibra/internal/progress"
 	"github.com/calibra-bench/calibra/internal/results"
 )
+
+// Schema holds calibra's TPC-C-like tables, procedures and build record,
+// in the managed database or a --dsn database alike.
+const Schema = "calibra_tpcc"
 
 // Workload names the TPC-C-derived workload in results; it is not TPC-C and
 // its numbers are not comparable with published TPC-C results.
@@ -41,50 +43,23 @@ type BuildInfo struct {
 	CLastLoad  int
 }
 
-// connect opens a connection to the target with search_path on the schema.
-func connect(ctx context.Context, t *postgres.Target) (*pgx.Conn, error) {
-	return t.ConnectSchema(ctx, Schema, "calibra")
-}
-
-// Built returns the target's build record, or nil when it holds no
+// Built returns the engine's build record, or nil when it holds no
 // complete build.
-func Built(ctx context.Context, t *postgres.Target) (*BuildInfo, error) {
-	conn, err := connect(ctx, t)
+func Built(ctx context.Context, e engine.Engine) (*BuildInfo, error) {
+	ctl, err := Connect(ctx, e)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close(context.Background())
-	return ReadBuildInfo(ctx, conn)
+	defer ctl.Close()
+	return ReadBuildInfo(ctx, ctl)
 }
 
 // ReadBuildInfo returns the schema's build record, or nil when no complete
 // build exists.
-func ReadBuildInfo(ctx context.Context, conn *pgx.Conn) (*BuildInfo, error) {
-	var exists bool
-	if err := conn.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, Schema+".build_info").Scan(&exists); err != nil {
+func ReadBuildInfo(ctx context.Context, ctl Control) (*BuildInfo, error) {
+	m, err := ctl.BuildInfo(ctx)
+	if err != nil || m["complete"] != "true" {
 		return nil, err
-	}
-	if !exists {
-		return nil, nil
-	}
-	rows, err := conn.Query(ctx, "SELECT key, value FROM build_info")
-	if err != nil {
-		return nil, err
-	}
-	kv, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) ([2]string, error) {
-		var k, v string
-		err := r.Scan(&k, &v)
-		return [2]string{k, v}, err
-	})
-	if err != nil {
-		return nil, err
-	}
-	m := map[string]string{}
-	for _, p := range kv {
-		m[p[0]] = p[1]
-	}
-	if m["complete"] != "true" {
-		return nil, nil
 	}
 	var bi BuildInfo
 	bi.Warehouses, _ = strconv.Atoi(m["warehouses"])
@@ -93,15 +68,21 @@ func ReadBuildInfo(ctx context.Context, conn *pgx.Conn) (*BuildInfo, error) {
 	return &bi, nil
 }
 
-// Build creates the schema, loads it in parallel with COPY, adds keys and
-// indexes, vacuums and analyzes, checks consistency and, on a managed
-// instance, keeps the loaded database as a template for fast resets.
-func Build(ctx context.Context, t *postgres.Target, cfg BuildConfig, prog *progress.Printer) (*results.OLTPBuild, error) {
-	ctl, err := connect(ctx, t)
+// Build creates the schema, bulk-loads it in parallel, adds keys and
+// indexes and statistics, checks consistency and, where the engine keeps
+// one (a managed instance), keeps the loaded database as a template for
+// fast resets.
+func Build(ctx context.Context, e engine.Engine, cfg BuildConfig, prog *progress.Printer) (*results.OLTPBuild, error) {
+	d, err := Dialects.For(e)
 	if err != nil {
 		return nil, err
 	}
-	defer ctl.Close(context.Background())
+	ctl, err := d.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	closeCtl := sync.OnceFunc(ctl.Close) // closed early before the template copy
+	defer closeCtl()
 	if err := prepareSchema(ctx, ctl, cfg.Rebuild); err != nil {
 		return nil, err
 	}
@@ -111,24 +92,21 @@ func Build(ctx context.Context, t *postgres.Target, cfg BuildConfig, prog *progr
 	out := &results.OLTPBuild{Workload: Workload, Warehouses: cfg.Warehouses, Seed: cfg.Seed, Workers: cfg.Workers,
 		Rows: map[string]int64{}, Implicit: cfg.Implicit}
 
-	conns, err := postgres.OpenConns(ctx, cfg.Workers, func(ctx context.Context) (*pgx.Conn, error) { return connect(ctx, t) })
-	defer func() { postgres.CloseConns(conns) }() // closed early before the template copy
+	ld, err := d.Loader(ctx, cfg.Workers)
 	if err != nil {
 		return nil, err
 	}
+	closeLd := sync.OnceFunc(ld.Close) // closed early before the template copy
+	defer closeLd()
 
 	start := time.Now()
 	prog.Phase("oltp build: loading %d warehouses with %d loaders", cfg.Warehouses, cfg.Workers)
-	if err := load(ctx, conns, gen, out.Rows, prog); err != nil {
+	if err := load(ctx, ld, gen, out.Rows, prog); err != nil {
 		return nil, err
 	}
 	out.LoadS = time.Since(start).Seconds()
 
-	var vacuums []string
-	for _, tb := range tpcc.Tables() {
-		vacuums = append(vacuums, "VACUUM (FREEZE, ANALYZE) "+tb.String())
-	}
-	tail, err := postgres.FinishLoad(ctx, conns, Schema, indexDDL, vacuums, func(p string) { prog.Phase("oltp build: %s", p) })
+	tail, err := ld.Finish(ctx, func(p string) { prog.Phase("oltp build: %s", p) })
 	if err != nil {
 		return nil, err
 	}
@@ -148,16 +126,13 @@ func Build(ctx context.Context, t *postgres.Target, cfg BuildConfig, prog *progr
 		"warehouses": strconv.Itoa(cfg.Warehouses), "seed": strconv.FormatUint(cfg.Seed, 10),
 		"c_last_load": strconv.Itoa(consts.CLast), "loaded_at": loadTime.Format(time.RFC3339), "complete": "true",
 	}
-	for k, v := range info {
-		if _, err := ctl.Exec(ctx, "INSERT INTO build_info (key, value) VALUES ($1, $2)", k, v); err != nil {
-			return nil, err
-		}
+	if err := ctl.RecordBuild(ctx, info); err != nil {
+		return nil, err
 	}
-	if t.Managed != nil {
-		postgres.CloseConns(conns)
-		conns = nil
-		ctl.Close(ctx)
-		if out.TemplateKept, err = KeepTemplate(ctx, t, cfg); err != nil {
+	if tmpl := d.Templates(); tmpl != nil {
+		closeLd()
+		closeCtl()
+		if out.TemplateKept, err = keepTemplate(ctx, tmpl, cfg); err != nil {
 			return nil, err
 		}
 		if out.TemplateKept != "" {
@@ -165,7 +140,7 @@ func Build(ctx context.Context, t *postgres.Target, cfg BuildConfig, prog *progr
 			return out, nil
 		}
 		prog.Phase("oltp build: keeping the loaded database as a template")
-		if out.Template, err = t.SaveTemplate(ctx, templateNote(cfg.Warehouses)); err != nil {
+		if out.Template, err = tmpl.SaveTemplate(ctx, templateNote(cfg.Warehouses)); err != nil {
 			return nil, err
 		}
 	}
@@ -178,11 +153,23 @@ const templateNotePrefix = "oltp warehouses="
 func templateNote(warehouses int) string { return templateNotePrefix + strconv.Itoa(warehouses) }
 
 // KeepTemplate says, in one sentence, why a build of cfg must not replace
-// the managed instance's loaded template, or "" when it may: a template is
+// the engine's loaded template, or "" when it may: a template is
 // replaced only by a build of the same or more warehouses, or by an
 // explicit --rebuild; an implicit build never replaces one it cannot size.
-func KeepTemplate(ctx context.Context, t *postgres.Target, cfg BuildConfig) (string, error) {
-	note, exists, err := t.TemplateNote(ctx)
+func KeepTemplate(ctx context.Context, e engine.Engine, cfg BuildConfig) (string, error) {
+	d, err := Dialects.For(e)
+	if err != nil {
+		return "", err
+	}
+	tmpl := d.Templates()
+	if tmpl == nil {
+		return "", nil
+	}
+	return keepTemplate(ctx, tmpl, cfg)
+}
+
+func keepTemplate(ctx context.Context, tmpl engine.Resetter, cfg BuildConfig) (string, error) {
+	note, exists, err := tmpl.TemplateNote(ctx)
 	if err != nil || !exists {
 		return "", err
 	}
@@ -204,73 +191,44 @@ func KeepTemplate(ctx context.Context, t *postgres.Target, cfg BuildConfig) (str
 	return "", nil
 }
 
-// prepareSchema creates the schema and its tables and functions, refusing
-// to replace an existing build unless told to.
-func prepareSchema(ctx context.Context, conn *pgx.Conn, rebuild bool) error {
-	var exists bool
-	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)", Schema).Scan(&exists); err != nil {
+// prepareSchema creates the schema and its tables and procedures,
+// refusing to replace an existing build unless told to.
+func prepareSchema(ctx context.Context, ctl Control, rebuild bool) error {
+	bi, err := ReadBuildInfo(ctx, ctl)
+	if err != nil {
 		return err
 	}
-	if exists {
-		bi, err := ReadBuildInfo(ctx, conn)
-		if err != nil {
-			return err
-		}
-		if bi != nil && !rebuild {
-			return fault.Input("pass --rebuild to replace it, or run it with 'calibra oltp run'",
-				"a TPC-C-like schema with %d warehouses is already built here", bi.Warehouses)
-		}
-		if _, err := conn.Exec(ctx, "DROP SCHEMA "+Schema+" CASCADE"); err != nil {
-			return fmt.Errorf("drop the old schema: %w", err)
-		}
+	if bi != nil && !rebuild {
+		return fault.Input("pass --rebuild to replace it, or run it with 'calibra oltp run'",
+			"a TPC-C-like schema with %d warehouses is already built here", bi.Warehouses)
 	}
-	stmts := append([]string{"CREATE SCHEMA " + Schema}, tableDDL...)
-	stmts = append(stmts, functionDDL...)
-	for _, s := range stmts {
-		if _, err := conn.Exec(ctx, s); err != nil {
-			return fmt.Errorf("create schema: %w", err)
-		}
-	}
-	return nil
+	return ctl.CreateSchema(ctx)
 }
 
-type loadJob struct {
-	table tpcc.Table
-	batch int
-	rows  int
-}
-
-// load generates every batch and COPYs it, one job per batch, biggest
-// tables first so the loaders finish together.
-func load(ctx context.Context, conns []*pgx.Conn, gen *tpcc.Generator, rows map[string]int64, prog *progress.Printer) error {
-	var jobs []loadJob
+// load generates every batch and has the dialect store it, biggest
+// batches first so the loaders finish together.
+func load(ctx context.Context, ld Loader, gen *tpcc.Generator, rows map[string]int64, prog *progress.Printer) error {
+	var batches []Batch
 	var total int64
 	for _, tb := range tpcc.Tables() {
 		for b := range gen.Batches(tb) {
 			n := gen.Rows(tb, b)
-			jobs = append(jobs, loadJob{tb, b, n})
+			batches = append(batches, Batch{tb, b, n})
 			rows[tb.String()] += int64(n)
 			total += int64(n)
 		}
 	}
-	weight := func(j loadJob) int { return j.rows * rowWidth(j.table) }
-	sort.SliceStable(jobs, func(a, b int) bool { return weight(jobs[a]) > weight(jobs[b]) })
+	weight := func(b Batch) int { return b.Rows * rowWidth(b.Table) }
+	sort.SliceStable(batches, func(a, b int) bool { return weight(batches[a]) > weight(batches[b]) })
 
 	bar := prog.Bar(total, "loading", "rows")
 	defer bar.Finish()
-	bufs := make([][]byte, len(conns))
-	return postgres.OnConns(ctx, conns, jobs, func(ctx context.Context, w int, conn *pgx.Conn, j loadJob) error {
-		bufs[w] = gen.AppendBatch(bufs[w][:0], j.table, j.batch)
-		sql := "COPY " + j.table.String() + " (" + strings.Join(j.table.Columns(), ", ") + ") FROM STDIN"
-		if _, err := conn.PgConn().CopyFrom(ctx, bytes.NewReader(bufs[w]), sql); err != nil {
-			return fmt.Errorf("load %s batch %d: %w", j.table, j.batch, err)
-		}
-		bar.Add(int64(j.rows))
-		return nil
-	})
+	return ld.Load(ctx, batches,
+		func(buf []byte, b Batch) []byte { return gen.AppendBatch(buf, b.Table, b.N) },
+		func(b Batch) { bar.Add(int64(b.Rows)) })
 }
 
-// rowWidth is a rough COPY row width per table, to order jobs by size.
+// rowWidth is a rough row width in the load's text per table, to order jobs by size.
 func rowWidth(t tpcc.Table) int {
 	switch t {
 	case tpcc.Stock:

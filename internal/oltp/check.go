@@ -4,46 +4,26 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
-
-	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/results"
 )
 
-// consistencyChecks are the conditions of clauses 3.3.2.1 to 3.3.2.4. Each
-// query counts the warehouses or districts that violate its condition.
-var consistencyChecks = []struct {
-	id, name, sql string
-}{
-	{"3.3.2.1", "W_YTD = sum(D_YTD) for every warehouse",
-		`SELECT count(*) FROM warehouse w
-		 LEFT JOIN (SELECT d_w_id, sum(d_ytd) AS ytd FROM district GROUP BY d_w_id) d ON d.d_w_id = w.w_id
-		 WHERE w.w_ytd IS DISTINCT FROM d.ytd`},
-	{"3.3.2.2", "D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID) for every district",
-		`SELECT count(*) FROM district d
-		 LEFT JOIN (SELECT o_w_id, o_d_id, max(o_id) AS m FROM orders GROUP BY o_w_id, o_d_id) o
-		   ON o.o_w_id = d.d_w_id AND o.o_d_id = d.d_id
-		 LEFT JOIN (SELECT no_w_id, no_d_id, max(no_o_id) AS m FROM new_order GROUP BY no_w_id, no_d_id) n
-		   ON n.no_w_id = d.d_w_id AND n.no_d_id = d.d_id
-		 WHERE d.d_next_o_id - 1 IS DISTINCT FROM o.m OR (n.m IS NOT NULL AND n.m <> o.m)`},
-	{"3.3.2.3", "max(NO_O_ID) - min(NO_O_ID) + 1 = rows in NEW-ORDER for every district",
-		`SELECT count(*) FROM (SELECT max(no_o_id) - min(no_o_id) + 1 AS span, count(*) AS n
-		 FROM new_order GROUP BY no_w_id, no_d_id) x WHERE span <> n`},
-	{"3.3.2.4", "sum(O_OL_CNT) = rows in ORDER-LINE for every district",
-		`SELECT count(*) FROM (SELECT o_w_id, o_d_id, sum(o_ol_cnt) AS s FROM orders GROUP BY o_w_id, o_d_id) o
-		 FULL JOIN (SELECT ol_w_id, ol_d_id, count(*) AS c FROM order_line GROUP BY ol_w_id, ol_d_id) l
-		   ON l.ol_w_id = o.o_w_id AND l.ol_d_id = o.o_d_id
-		 WHERE o.s IS DISTINCT FROM l.c`},
+// consistencyChecks are the conditions of clauses 3.3.2.1 to 3.3.2.4; the
+// dialect counts the warehouses or districts that violate each.
+var consistencyChecks = []struct{ id, name string }{
+	{"3.3.2.1", "W_YTD = sum(D_YTD) for every warehouse"},
+	{"3.3.2.2", "D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID) for every district"},
+	{"3.3.2.3", "max(NO_O_ID) - min(NO_O_ID) + 1 = rows in NEW-ORDER for every district"},
+	{"3.3.2.4", "sum(O_OL_CNT) = rows in ORDER-LINE for every district"},
 }
 
-// CheckConsistency runs the consistency conditions on conn (whose
-// search_path holds the schema).
-func CheckConsistency(ctx context.Context, conn *pgx.Conn) (*results.Consistency, error) {
+// CheckConsistency runs the consistency conditions on ctl.
+func CheckConsistency(ctx context.Context, ctl Control) (*results.Consistency, error) {
 	c := &results.Consistency{OK: true}
 	for _, chk := range consistencyChecks {
-		var bad int64
-		if err := conn.QueryRow(ctx, chk.sql).Scan(&bad); err != nil {
+		bad, err := ctl.Violations(ctx, chk.id)
+		if err != nil {
 			return nil, fmt.Errorf("consistency check %s: %w", chk.id, err)
 		}
 		r := results.Check{ID: chk.id, Name: chk.name, OK: bad == 0, Violations: bad}
@@ -56,31 +36,31 @@ func CheckConsistency(ctx context.Context, conn *pgx.Conn) (*results.Consistency
 	return c, nil
 }
 
-// Check connects to the target and runs the consistency conditions.
-func Check(ctx context.Context, t *postgres.Target) (*results.Consistency, error) {
-	conn, err := connect(ctx, t)
+// Check connects to the engine and runs the consistency conditions.
+func Check(ctx context.Context, e engine.Engine) (*results.Consistency, error) {
+	ctl, err := Connect(ctx, e)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close(context.Background())
-	return CheckConsistency(ctx, conn)
+	defer ctl.Close()
+	return CheckConsistency(ctx, ctl)
 }
 
-// CheckBuilt checks a built schema, returning its warehouse count; a target
-// with no build is an input error.
-func CheckBuilt(ctx context.Context, t *postgres.Target) (*results.Consistency, int, error) {
-	conn, err := connect(ctx, t)
+// CheckBuilt checks a built schema, returning its warehouse count; an
+// engine with no build is an input error.
+func CheckBuilt(ctx context.Context, e engine.Engine) (*results.Consistency, int, error) {
+	ctl, err := Connect(ctx, e)
 	if err != nil {
 		return nil, 0, err
 	}
-	defer conn.Close(context.Background())
-	bi, err := ReadBuildInfo(ctx, conn)
+	defer ctl.Close()
+	bi, err := ReadBuildInfo(ctx, ctl)
 	if err != nil {
 		return nil, 0, err
 	}
 	if bi == nil {
 		return nil, 0, fault.Input("build it first with 'calibra oltp build'", "there is no TPC-C-like schema to check")
 	}
-	c, err := CheckConsistency(ctx, conn)
+	c, err := CheckConsistency(ctx, ctl)
 	return c, bi.Warehouses, err
 }

@@ -3,14 +3,9 @@ package oltp
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/calibra-bench/calibra/internal/hist"
 	"github.com/calibra-bench/calibra/internal/oltp/tpcc"
@@ -41,8 +36,8 @@ type window struct {
 	types  [numTxTypes]typeStats
 	lat    [numTxTypes]*hist.Histogram
 	inputs inputCounts
-	// errClasses counts failed transactions by SQLSTATE ("connection" when
-	// the connection broke); nil until the first error.
+	// errClasses counts failed transactions by class (Session.ErrorClass);
+	// nil until the first error.
 	errClasses map[string]int64
 }
 
@@ -58,15 +53,14 @@ func newWindow() *window {
 type edges struct {
 	start, stop chan struct{}
 	startAck    sync.WaitGroup
-	flushStats  bool         // the server has pg_stat_force_next_flush (15+)
+	flushStats  bool         // flush the statistics at the edges (Control.StatsFlush)
 	stopFlushes atomic.Int64 // flush calls made at the end edge: they commit too
 }
 
 // user is one virtual user: a goroutine with its own connection, terminal,
 // deck and histograms.
 type user struct {
-	conn   *pgx.Conn
-	exec   executor
+	sess   Session
 	term   Terminal
 	deck   *Deck
 	keying float64 // scale of keying and think times; 0 is off
@@ -184,8 +178,10 @@ func (u *user) run(ctx context.Context) error {
 			return ctx.Err() // a transaction cut by the interrupt is not a result
 		}
 		u.record(t, end.Sub(intended), err, inWindow)
-		if f := serverFault(err, u.conn); f != nil {
-			return f
+		if err != nil && !errors.Is(err, ErrRolledBack) {
+			if f := u.sess.Fault(err); f != nil {
+				return f
+			}
 		}
 		if u.consecutiveErrs >= maxConsecutiveErrors {
 			return errors.Join(errTooManyErrors, u.lastErr)
@@ -204,19 +200,19 @@ func (u *user) do(ctx context.Context, t TxType) error {
 	switch t {
 	case NewOrder:
 		u.term.NextNewOrder(&u.no)
-		return u.exec.newOrder(ctx, &u.no)
+		return u.sess.NewOrder(ctx, &u.no)
 	case Payment:
 		u.term.NextPayment(&u.pm)
-		return u.exec.payment(ctx, &u.pm)
+		return u.sess.Payment(ctx, &u.pm)
 	case OrderStatus:
 		u.term.NextOrderStatus(&u.os)
-		return u.exec.orderStatus(ctx, &u.os)
+		return u.sess.OrderStatus(ctx, &u.os)
 	case Delivery:
 		u.term.NextDelivery(&u.dl)
-		return u.exec.delivery(ctx, &u.dl)
+		return u.sess.Delivery(ctx, &u.dl)
 	default:
 		u.term.NextStockLevel(&u.sl)
-		return u.exec.stockLevel(ctx, &u.sl)
+		return u.sess.StockLevel(ctx, &u.sl)
 	}
 }
 
@@ -228,7 +224,7 @@ func (u *user) record(t TxType, lat time.Duration, err error, inWindow bool) {
 	case err == nil:
 		s.count, s.sumNs = 1, int64(lat)
 		u.consecutiveErrs = 0
-	case errors.Is(err, errRollback):
+	case errors.Is(err, ErrRolledBack):
 		s.count, s.rollbacks, s.sumNs = 1, 1, int64(lat)
 		u.consecutiveErrs = 0
 	default:
@@ -247,7 +243,7 @@ func (u *user) record(t TxType, lat time.Duration, err error, inWindow bool) {
 			if u.win.errClasses == nil {
 				u.win.errClasses = map[string]int64{}
 			}
-			u.win.errClasses[errorClass(err)]++
+			u.win.errClasses[u.sess.ErrorClass(err)]++
 		}
 		u.win.types[t].add(s)
 		if s.count > 0 {
@@ -269,47 +265,11 @@ func (u *user) takeTick(into *tickStats) {
 	u.mu.Unlock()
 }
 
-// flushStats makes the server publish this backend's statistics now, so
+// flushStats makes the server publish this user's statistics now, so
 // that counters read at a window edge include exactly the transactions on
-// the edge's side (PostgreSQL otherwise holds them for up to 10 s).
+// the edge's side.
 func (u *user) flushStats(ctx context.Context) {
 	if u.edges.flushStats {
-		_, _ = u.conn.Exec(ctx, "SELECT pg_stat_force_next_flush()")
+		_ = u.sess.FlushStats(ctx)
 	}
-}
-
-// errorClass is a failed transaction's SQLSTATE, or "connection" when no
-// server error came back.
-func errorClass(err error) string {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		return pgErr.Code
-	}
-	return "connection"
-}
-
-// serverFault names a failure that no later transaction outlives: the
-// storage refused (disk full, I/O error) or the server went away. The run
-// stops at the first one and fails with it, in the server's own words,
-// instead of counting thousands of failed transactions as a result.
-func serverFault(err error, conn *pgx.Conn) error {
-	if err == nil || errors.Is(err, errRollback) {
-		return nil
-	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		switch {
-		case pgErr.Code == "53100":
-			return fmt.Errorf("the disk under the database is full (%s): free space on it or choose a larger --path", pgErr.Message)
-		case strings.HasPrefix(pgErr.Code, "58"):
-			return fmt.Errorf("the storage under the database failed (%s %s): see logs/server.log", pgErr.Code, pgErr.Message)
-		case strings.HasPrefix(pgErr.Code, "57P"):
-			return fmt.Errorf("the server stopped (%s): see logs/server.log", pgErr.Message)
-		}
-		return nil
-	}
-	if conn != nil && conn.IsClosed() {
-		return fmt.Errorf("the connection to the server was lost (%v): the server may have stopped, see logs/server.log", err)
-	}
-	return nil
 }

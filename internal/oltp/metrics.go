@@ -16,24 +16,17 @@ func perMinute(count float64, window time.Duration) float64 {
 	return count / window.Minutes()
 }
 
-// counters are the server-side figures read at a window edge.
-type counters struct {
-	sumNextOID  int64 // sum(d_next_o_id) over all districts
-	xacts       int64 // xact_commit + xact_rollback of the database
-	checkpoints int64 // checkpoints the server completed (timed + requested)
-}
-
 // nopm is committed New-Orders per minute: the growth of sum(d_next_o_id)
 // over the window (a rolled-back New-Order does not advance it).
-func nopm(c0, c1 counters, window time.Duration) float64 {
-	return perMinute(float64(c1.sumNextOID-c0.sumNextOID), window)
+func nopm(c0, c1 Counters, window time.Duration) float64 {
+	return perMinute(float64(c1.SumNextOID-c0.SumNextOID), window)
 }
 
 // tpmDB is the server's commits plus rollbacks per minute, less the
 // transactions calibra itself ran inside the window to read and flush
 // statistics (overhead).
-func tpmDB(c0, c1 counters, overhead int64, window time.Duration) float64 {
-	return perMinute(float64(c1.xacts-c0.xacts-overhead), window)
+func tpmDB(c0, c1 Counters, overhead int64, window time.Duration) float64 {
+	return perMinute(float64(c1.Xacts-c0.Xacts-overhead), window)
 }
 
 // efficiencyPct is NOPM against the specification's maximum of 12.86

@@ -7,8 +7,8 @@ import (
 )
 
 func TestMetricFormulas(t *testing.T) {
-	c0 := counters{sumNextOID: 60000, xacts: 1000}
-	c1 := counters{sumNextOID: 60000 + 9000, xacts: 1000 + 20010}
+	c0 := Counters{SumNextOID: 60000, Xacts: 1000}
+	c1 := Counters{SumNextOID: 60000 + 9000, Xacts: 1000 + 20010}
 	win := 3 * time.Minute
 	cases := []struct {
 		name      string

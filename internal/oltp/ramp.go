@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/progress"
 	"github.com/calibra-bench/calibra/internal/results"
 )
@@ -53,7 +53,7 @@ const (
 // Ramp runs the loads in turn on the built schema and judges each against
 // the SLA. Each load's own oltp result goes to OnStep, so its timeline and
 // histograms are kept like a timed run's.
-func Ramp(ctx context.Context, t *postgres.Target, cfg RampConfig, prog *progress.Printer) (*results.Ramp, error) {
+func Ramp(ctx context.Context, e engine.Engine, cfg RampConfig, prog *progress.Printer) (*results.Ramp, error) {
 	out := &results.Ramp{Workload: Workload, Mode: string(cfg.Run.Mode), Profile: string(cmp.Or(cfg.Run.Profile, ProfileSpec)), KeyingThinking: false, Loop: "closed",
 		LatencyBasis: "service", SLAMs: ms(cfg.SLA), SLAMetric: cfg.SLAMetric,
 		StepRampupS: cfg.Run.Rampup.Seconds(), StepDurationS: cfg.Run.Duration.Seconds(), Missing: map[string]string{}}
@@ -80,7 +80,7 @@ func Ramp(ctx context.Context, t *postgres.Target, cfg RampConfig, prog *progres
 		rc.Users = users
 		var o *results.OLTP
 		var rec *Record
-		o, rec, err = Run(ctx, t, rc, prog)
+		o, rec, err = Run(ctx, e, rc, prog)
 		if o != nil && cfg.OnStep != nil {
 			cfg.OnStep(o, rec)
 		}

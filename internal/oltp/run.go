@@ -12,9 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
-	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/hist"
 	"github.com/calibra-bench/calibra/internal/oltp/tpcc"
@@ -74,12 +72,16 @@ type Record struct {
 
 // Run drives a timed run: all users start together, run through the
 // ramp-up, then the timed window; metrics cover the window only.
-func Run(ctx context.Context, t *postgres.Target, cfg RunConfig, prog *progress.Printer) (*results.OLTP, *Record, error) {
-	ctl, err := connect(ctx, t)
+func Run(ctx context.Context, e engine.Engine, cfg RunConfig, prog *progress.Printer) (*results.OLTP, *Record, error) {
+	d, err := Dialects.For(e)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer ctl.Close(context.Background())
+	ctl, err := d.Connect(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer ctl.Close()
 	bi, err := ReadBuildInfo(ctx, ctl)
 	if err != nil {
 		return nil, nil, err
@@ -100,8 +102,8 @@ func Run(ctx context.Context, t *postgres.Target, cfg RunConfig, prog *progress.
 	if cfg.Profile == "" {
 		cfg.Profile = ProfileSpec
 	}
-	var versionNum int
-	if err := ctl.QueryRow(ctx, "SELECT current_setting('server_version_num')::int").Scan(&versionNum); err != nil {
+	flushStats, statsNote, err := ctl.StatsFlush(ctx)
+	if err != nil {
 		return nil, nil, err
 	}
 
@@ -115,16 +117,16 @@ func Run(ctx context.Context, t *postgres.Target, cfg RunConfig, prog *progress.
 		out.RatePerUser = cfg.RatePerUser
 		out.LatencyBasis = "response"
 	}
-	ed := &edges{start: make(chan struct{}), stop: make(chan struct{}), flushStats: versionNum >= 150000}
-	if !ed.flushStats {
-		out.Notes = append(out.Notes, "this server cannot flush statistics on demand (before 15): tpm_db edges are uncertain by up to 10 s of transactions")
+	ed := &edges{start: make(chan struct{}), stop: make(chan struct{}), flushStats: flushStats}
+	if statsNote != "" {
+		out.Notes = append(out.Notes, statsNote)
 	}
 
 	prog.Phase("oltp run: connecting %d users", cfg.Users)
-	users, err := newUsers(ctx, t, cfg, bi, ed)
+	users, err := newUsers(ctx, d, cfg, bi, ed)
 	defer func() {
 		for _, u := range users {
-			u.conn.Close(context.Background())
+			u.sess.Close()
 		}
 	}()
 	if err != nil {
@@ -158,7 +160,7 @@ func Run(ctx context.Context, t *postgres.Target, cfg RunConfig, prog *progress.
 	defer ramp.Stop()
 	var window <-chan time.Time
 	var t0 time.Time
-	var c0 counters
+	var c0 Counters
 	var cpu0, cpu1 time.Duration
 	phase := "rampup"
 	prog.Phase("oltp run: %d users, ramp-up %s, then %s timed", cfg.Users, cfg.Rampup, cfg.Duration)
@@ -174,7 +176,7 @@ loop:
 			if !waitGroupOrDone(&ed.startAck, runCtx) {
 				break loop
 			}
-			if c0, err = readCounters(runCtx, ctl, ed.flushStats, versionNum); err != nil {
+			if c0, err = ctl.Counters(runCtx, ed.flushStats); err != nil {
 				cancelRun()
 				<-allDone
 				return nil, nil, fmt.Errorf("read counters at the window start: %w", err)
@@ -220,7 +222,7 @@ loop:
 		out.Missing["tpm_db"] = out.Missing["nopm"]
 		out.Missing["checkpoints_in_window"] = reason + ": the server's counters were not read at the cut"
 	} else {
-		c1, err := readCounters(ctx, ctl, false, versionNum)
+		c1, err := ctl.Counters(ctx, false)
 		if err != nil {
 			return nil, nil, fmt.Errorf("read counters at the window end: %w", err)
 		}
@@ -233,7 +235,7 @@ loop:
 		}
 		tpm := tpmDB(c0, c1, own, win)
 		out.NOPM, out.TPMDB = &n, &tpm
-		noteCheckpoints(out, c1.checkpoints-c0.checkpoints)
+		noteCheckpoints(out, c1.Checkpoints-c0.Checkpoints)
 		switch {
 		case cfg.KeyingThinking == 1 && cfg.Profile == ProfileSpec:
 			e := efficiencyPct(n, cfg.Warehouses)
@@ -296,7 +298,7 @@ func CheckUsers(users, warehouses int, keying float64) error {
 
 // newUsers connects every user and binds it to its home warehouse (and
 // district, as a spec terminal, when keying and thinking are on).
-func newUsers(ctx context.Context, t *postgres.Target, cfg RunConfig, bi *BuildInfo, ed *edges) ([]*user, error) {
+func newUsers(ctx context.Context, d Dialect, cfg RunConfig, bi *BuildInfo, ed *edges) ([]*user, error) {
 	consts := tpcc.RunConstants(tpcc.NewRand(cfg.Seed, 0xC1), tpcc.Constants{CLast: bi.CLastLoad})
 	users := make([]*user, cfg.Users)
 	errs := make(chan error, cfg.Users)
@@ -308,14 +310,8 @@ func newUsers(ctx context.Context, t *postgres.Target, cfg RunConfig, bi *BuildI
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			conn, err := connect(ctx, t)
+			sess, err := d.Session(ctx, cfg.Mode)
 			if err != nil {
-				errs <- err
-				return
-			}
-			exec := newExecutor(cfg.Mode, conn)
-			if err := exec.prepare(ctx); err != nil {
-				conn.Close(context.Background())
 				errs <- err
 				return
 			}
@@ -324,7 +320,7 @@ func newUsers(ctx context.Context, t *postgres.Target, cfg RunConfig, bi *BuildI
 			if cfg.KeyingThinking > 0 {
 				term.D = (i/cfg.Warehouses)%tpcc.DistrictsPerWarehouse + 1
 			}
-			users[i] = &user{conn: conn, exec: exec, term: term, deck: NewDeck(rng, cfg.Profile),
+			users[i] = &user{sess: sess, term: term, deck: NewDeck(rng, cfg.Profile),
 				keying: cfg.KeyingThinking, edges: ed, tick: tickStats{lat: hist.New()}, win: newWindow()}
 			if cfg.RatePerUser > 0 {
 				// Users start spread over one interval, not in lockstep.
@@ -357,30 +353,6 @@ func waitGroupOrDone(wg *sync.WaitGroup, ctx context.Context) bool {
 	case <-ctx.Done():
 		return false
 	}
-}
-
-// readCounters reads the window-edge counters in one statement. At the
-// start it flushes its own pending statistics first, so they fall before the
-// window, and again after the read, so that the read's commit and the flush's
-// fall inside it for certain: two commits calibra subtracts.
-func readCounters(ctx context.Context, conn *pgx.Conn, flush bool, version int) (counters, error) {
-	if flush {
-		if _, err := conn.Exec(ctx, "SELECT pg_stat_force_next_flush()"); err != nil {
-			return counters{}, err
-		}
-	}
-	checkpoints := "(SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter)"
-	if version >= 170000 {
-		checkpoints = "(SELECT num_timed + num_requested FROM pg_stat_checkpointer)"
-	}
-	q := `SELECT (SELECT sum(d_next_o_id) FROM district), xact_commit + xact_rollback, ` + checkpoints + `
-		FROM pg_stat_database WHERE datname = current_database()`
-	var c counters
-	err := conn.QueryRow(ctx, q).Scan(&c.sumNextOID, &c.xacts, &c.checkpoints)
-	if err == nil && flush {
-		_, err = conn.Exec(ctx, "SELECT pg_stat_force_next_flush()")
-	}
-	return c, err
 }
 
 // summarise merges the users' window records into the step's metrics.

@@ -1,8 +1,4 @@
-package oltp
-
-// Schema is the schema that holds calibra's TPC-C-like tables, functions and
-// build metadata, in the managed database or a --dsn database alike.
-const Schema = "calibra_tpcc"
+package oltppg
 
 // tableDDL creates the nine tables without keys: keys and indexes come after
 // the load, which is much faster than maintaining them row by row.
@@ -47,9 +43,9 @@ var indexDDL = []string{
 	`ALTER TABLE stock ADD PRIMARY KEY (s_w_id, s_i_id)`,
 }
 
-// ExpectedRollback is the SQLSTATE the New-Order function raises for the
+// expectedRollback is the SQLSTATE the New-Order function raises for the
 // specification's 1% of orders with an unused item number (clause 2.4.2.3).
-const ExpectedRollback = "CA001"
+const expectedRollback = "CA001"
 
 // functionDDL is the procedures mode: each transaction is one call of a
 // PL/pgSQL function, as HammerDB does, so the client waits for one round

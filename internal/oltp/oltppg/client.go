@@ -1,4 +1,4 @@
-package oltp
+package oltppg
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/calibra-bench/calibra/internal/oltp"
 	"github.com/calibra-bench/calibra/internal/oltp/tpcc"
 )
 
@@ -16,10 +17,7 @@ import (
 // inside BEGIN ... COMMIT, one round trip per statement, as a client-side
 // driver (go-tpc, BenchBase) does. pgx prepares each text once per
 // connection and reuses it.
-type clientExec struct{ conn *pgx.Conn }
-
-// prepare is lazy in client mode: pgx prepares each text on first use.
-func (e *clientExec) prepare(context.Context) error { return nil }
+type clientExec struct{ session }
 
 // inTx runs f in a transaction, committing on success and rolling back on
 // any error.
@@ -35,7 +33,7 @@ func (e *clientExec) inTx(ctx context.Context, f func(tx pgx.Tx) error) error {
 	return tx.Commit(ctx)
 }
 
-func (e *clientExec) newOrder(ctx context.Context, in *NewOrderInput) error {
+func (e *clientExec) NewOrder(ctx context.Context, in *oltp.NewOrderInput) error {
 	return e.inTx(ctx, func(tx pgx.Tx) error {
 		var wTax, dTax, discount float64
 		var oID int
@@ -69,7 +67,7 @@ func (e *clientExec) newOrder(ctx context.Context, in *NewOrderInput) error {
 			var name, iData, sData, dist string
 			err := tx.QueryRow(ctx, "SELECT i_price, i_name, i_data FROM item WHERE i_id = $1", item).Scan(&price, &name, &iData)
 			if errors.Is(err, pgx.ErrNoRows) {
-				return errRollback
+				return oltp.ErrRolledBack
 			}
 			if err != nil {
 				return err
@@ -119,7 +117,7 @@ func customerByName(ctx context.Context, tx pgx.Tx, w, d int, last string) (int,
 	return id, err
 }
 
-func (e *clientExec) payment(ctx context.Context, in *PaymentInput) error {
+func (e *clientExec) Payment(ctx context.Context, in *oltp.PaymentInput) error {
 	amount := pgtype.Numeric{Int: bigInt(in.AmountCents), Exp: -2, Valid: true}
 	return e.inTx(ctx, func(tx pgx.Tx) error {
 		var wName, dName, credit string
@@ -165,7 +163,7 @@ func (e *clientExec) payment(ctx context.Context, in *PaymentInput) error {
 	})
 }
 
-func (e *clientExec) orderStatus(ctx context.Context, in *OrderStatusInput) error {
+func (e *clientExec) OrderStatus(ctx context.Context, in *oltp.OrderStatusInput) error {
 	return e.inTx(ctx, func(tx pgx.Tx) error {
 		c := in.C
 		if c == 0 {
@@ -200,7 +198,7 @@ func (e *clientExec) orderStatus(ctx context.Context, in *OrderStatusInput) erro
 	})
 }
 
-func (e *clientExec) delivery(ctx context.Context, in *DeliveryInput) error {
+func (e *clientExec) Delivery(ctx context.Context, in *oltp.DeliveryInput) error {
 	return e.inTx(ctx, func(tx pgx.Tx) error {
 		in.Skipped = 0
 		for d := 1; d <= tpcc.DistrictsPerWarehouse; d++ {
@@ -237,7 +235,7 @@ func (e *clientExec) delivery(ctx context.Context, in *DeliveryInput) error {
 	})
 }
 
-func (e *clientExec) stockLevel(ctx context.Context, in *StockLevelInput) error {
+func (e *clientExec) StockLevel(ctx context.Context, in *oltp.StockLevelInput) error {
 	return e.inTx(ctx, func(tx pgx.Tx) error {
 		var next, low int
 		if err := tx.QueryRow(ctx, "SELECT d_next_o_id FROM district WHERE d_w_id = $1 AND d_id = $2",

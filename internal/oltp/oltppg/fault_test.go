@@ -1,4 +1,4 @@
-package oltp
+package oltppg
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/calibra-bench/calibra/internal/oltp"
 )
 
 func TestServerFaultStopsOnlyOnStorageAndServerFailures(t *testing.T) {
@@ -16,7 +18,7 @@ func TestServerFaultStopsOnlyOnStorageAndServerFailures(t *testing.T) {
 		want string // fragment of the fault; empty for none
 	}{
 		{"success", nil, ""},
-		{"expected rollback", errRollback, ""},
+		{"expected rollback", oltp.ErrRolledBack, ""},
 		{"deadlock goes on", &pgconn.PgError{Code: "40P01", Message: "deadlock detected"}, ""},
 		{"serialization goes on", &pgconn.PgError{Code: "40001"}, ""},
 		{"disk full", fmt.Errorf("new_order: %w", &pgconn.PgError{Code: "53100", Message: `could not extend file "base/1/2": No space left on device`}),
@@ -38,10 +40,10 @@ func TestServerFaultStopsOnlyOnStorageAndServerFailures(t *testing.T) {
 			}
 		})
 	}
-	if got := errorClass(&pgconn.PgError{Code: "53100"}); got != "53100" {
+	if got := (session{}).ErrorClass(&pgconn.PgError{Code: "53100"}); got != "53100" {
 		t.Errorf("class %q, want the SQLSTATE", got)
 	}
-	if got := errorClass(errors.New("conn closed")); got != "connection" {
+	if got := (session{}).ErrorClass(errors.New("conn closed")); got != "connection" {
 		t.Errorf("class %q, want connection", got)
 	}
 }

@@ -1,0 +1,23 @@
+package engines
+
+import (
+	"go/build"
+	"strings"
+	"testing"
+)
+
+// The workloads name no engine: their engine-specific parts live in the
+// dialect packages below them, so a second engine changes none of them.
+func TestWorkloadsNameNoEngine(t *testing.T) {
+	for _, pkg := range []string{"oltp", "dss", "iocal", "observe", "durability"} {
+		p, err := build.Import("github.com/calibra-bench/calibra/internal/"+pkg, ".", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, "github.com/jackc/") || strings.HasSuffix(imp, "/internal/engine/postgres") {
+				t.Errorf("%s imports %s outside its PostgreSQL dialect", pkg, imp)
+			}
+		}
+	}
+}

@@ -1,0 +1,144 @@
+package oltp
+
+import (
+	"context"
+	"errors"
+
+	"github.com/calibra-bench/calibra/internal/engine"
+	"github.com/calibra-bench/calibra/internal/oltp/tpcc"
+)
+
+// Dialects holds each engine's side of the workload; a dialect package
+// (oltppg) registers its own, so this package names no engine.
+var Dialects = engine.NewDialects[Dialect]("the oltp workload")
+
+// Dialect is an engine's side of the workload: the schema, the bulk load
+// and the transactions in its SQL, the counters at the window's edges.
+// The workload draws every input and generates every row; a dialect only
+// carries them to its server.
+type Dialect interface {
+	// Connect opens a control session on the schema: build records,
+	// counters, checks.
+	Connect(ctx context.Context) (Control, error)
+	// Session opens one user's connection, ready to run the five
+	// transactions as mode says.
+	Session(ctx context.Context, mode Mode) (Session, error)
+	// Loader opens n sessions for a parallel bulk load.
+	Loader(ctx context.Context, n int) (Loader, error)
+	// Templates keeps the loaded database for fast resets; nil when the
+	// engine keeps none (a server calibra does not manage).
+	Templates() engine.Resetter
+}
+
+// Control is a session on the schema for everything but the timed
+// transactions.
+type Control interface {
+	// BuildInfo is the build record's keys and values; nil when there is
+	// no schema or no record.
+	BuildInfo(ctx context.Context) (map[string]string, error)
+	// CreateSchema drops whatever schema is there and creates it anew:
+	// tables without keys, and the procedures of ModeProcedures.
+	CreateSchema(ctx context.Context) error
+	// RecordBuild adds keys and values to the build record.
+	RecordBuild(ctx context.Context, info map[string]string) error
+	// Violations counts the warehouses or districts that violate the
+	// consistency condition of clause id (3.3.2.1 to 3.3.2.4).
+	Violations(ctx context.Context, id string) (int64, error)
+	// StatsFlush says whether the server's transaction counters must be
+	// flushed at the window's edges (Counters' flush, Session.FlushStats:
+	// each a transaction the workload subtracts); note, when not empty,
+	// tells the results how far those counters are then uncertain.
+	StatsFlush(ctx context.Context) (flush bool, note string, err error)
+	// Counters reads the window-edge counters in one statement; flush
+	// publishes the session's own statistics before and after the read,
+	// so both fall on the near side of a window's start.
+	Counters(ctx context.Context, flush bool) (Counters, error)
+
+	// Checkpoint makes the data on the storage current (the audit's start).
+	Checkpoint(ctx context.Context) error
+	// NextOrderIDs is each district's next order id.
+	NextOrderIDs(ctx context.Context) (map[District]int, error)
+	// OrderIDs lists the district's orders from id from on.
+	OrderIDs(ctx context.Context, k District, from int) ([]int, error)
+	// Payments counts each customer's payments in the history.
+	Payments(ctx context.Context) (map[Customer]int64, error)
+
+	Close()
+}
+
+// District and Customer key the audit's counts.
+type (
+	District struct{ W, D int }
+	Customer struct{ W, D, C int }
+)
+
+// Session runs the five transactions on one connection. A New-Order that
+// rolls back on its unused item returns ErrRolledBack.
+type Session interface {
+	NewOrder(ctx context.Context, in *NewOrderInput) error
+	Payment(ctx context.Context, in *PaymentInput) error
+	OrderStatus(ctx context.Context, in *OrderStatusInput) error
+	Delivery(ctx context.Context, in *DeliveryInput) error
+	StockLevel(ctx context.Context, in *StockLevelInput) error
+	// FlushStats makes the server publish the session's statistics now
+	// (see Control.StatsFlush).
+	FlushStats(ctx context.Context) error
+	// ErrorClass names a failed transaction's kind for the results (the
+	// SQL state), or "connection" when no server error came back.
+	ErrorClass(err error) string
+	// Fault is a failure no later transaction outlives (storage refused,
+	// server gone), in words for the user; nil for any other error.
+	Fault(err error) error
+	// Closed says whether the connection is gone.
+	Closed() bool
+	Close()
+}
+
+// Batch is one batch of generated rows, the unit of a parallel load.
+type Batch struct {
+	Table tpcc.Table
+	N     int // the batch's number in its table
+	Rows  int
+}
+
+// Loader bulk-loads the generated rows on its sessions.
+type Loader interface {
+	// Load sinks every batch, in order, each on the first free session:
+	// fill appends the batch's rows (tpcc's text: tab-separated, \N for
+	// NULL, a line each) to that session's buffer; done follows each
+	// batch stored.
+	Load(ctx context.Context, batches []Batch, fill func(buf []byte, b Batch) []byte, done func(Batch)) error
+	// Finish adds keys and indexes and makes the planner's statistics,
+	// spread over the sessions, then sizes the schema; phase announces
+	// each part.
+	Finish(ctx context.Context, phase func(string)) (LoadTail, error)
+	Close()
+}
+
+// LoadTail is what follows a bulk load and how long each part took.
+type LoadTail struct {
+	IndexS, VacuumS float64
+	Bytes           int64 // the schema's tables with their indexes
+}
+
+// Counters are the server-side figures read at a window edge.
+type Counters struct {
+	SumNextOID  int64 // sum(d_next_o_id) over all districts
+	Xacts       int64 // commits plus rollbacks in the database
+	Checkpoints int64 // checkpoints the server completed (timed + requested)
+}
+
+// Mode is how the transactions reach the server.
+type Mode string
+
+// The two implementations of the five transactions. Their numbers are not
+// comparable with each other: results always say which ran.
+const (
+	ModeProcedures Mode = "procedures" // one stored-procedure call per transaction, as HammerDB
+	ModeClient     Mode = "client"     // prepared statements driven from the client
+)
+
+// ErrRolledBack is the New-Order that rolled back on its unused item, as
+// the specification requires of 1% of them (clause 2.4.2.3): an outcome,
+// not an error; nothing was committed.
+var ErrRolledBack = errors.New("new-order rolled back on an unused item (expected)")

@@ -1,0 +1,180 @@
+package oltppg
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/calibra-bench/calibra/internal/oltp"
+)
+
+// control is the workload's session for everything but the transactions.
+type control struct {
+	conn    *pgx.Conn
+	version int // server_version_num, read on first need
+}
+
+func (c *control) Close() { c.conn.Close(context.Background()) }
+
+func (c *control) BuildInfo(ctx context.Context) (map[string]string, error) {
+	var exists bool
+	if err := c.conn.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, oltp.Schema+".build_info").Scan(&exists); err != nil {
+		return nil, err
+	}
+	if !exists {
+		return nil, nil
+	}
+	rows, err := c.conn.Query(ctx, "SELECT key, value FROM build_info")
+	if err != nil {
+		return nil, err
+	}
+	kv, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) ([2]string, error) {
+		var k, v string
+		err := r.Scan(&k, &v)
+		return [2]string{k, v}, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	for _, p := range kv {
+		m[p[0]] = p[1]
+	}
+	return m, nil
+}
+
+func (c *control) CreateSchema(ctx context.Context) error {
+	var exists bool
+	if err := c.conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)", oltp.Schema).Scan(&exists); err != nil {
+		return err
+	}
+	if exists {
+		if _, err := c.conn.Exec(ctx, "DROP SCHEMA "+oltp.Schema+" CASCADE"); err != nil {
+			return fmt.Errorf("drop the old schema: %w", err)
+		}
+	}
+	stmts := append([]string{"CREATE SCHEMA " + oltp.Schema}, tableDDL...)
+	stmts = append(stmts, functionDDL...)
+	for _, s := range stmts {
+		if _, err := c.conn.Exec(ctx, s); err != nil {
+			return fmt.Errorf("create schema: %w", err)
+		}
+	}
+	return nil
+}
+
+func (c *control) RecordBuild(ctx context.Context, info map[string]string) error {
+	for k, v := range info {
+		if _, err := c.conn.Exec(ctx, "INSERT INTO build_info (key, value) VALUES ($1, $2)", k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *control) Violations(ctx context.Context, id string) (int64, error) {
+	sql, ok := consistencySQL[id]
+	if !ok {
+		return 0, fmt.Errorf("no query for consistency condition %s", id)
+	}
+	var bad int64
+	err := c.conn.QueryRow(ctx, sql).Scan(&bad)
+	return bad, err
+}
+
+func (c *control) serverVersion(ctx context.Context) (int, error) {
+	if c.version == 0 {
+		if err := c.conn.QueryRow(ctx, "SELECT current_setting('server_version_num')::int").Scan(&c.version); err != nil {
+			return 0, err
+		}
+	}
+	return c.version, nil
+}
+
+// StatsFlush: a backend publishes its statistics up to 10 s late unless
+// told to, with pg_stat_force_next_flush, which came in PostgreSQL 15.
+func (c *control) StatsFlush(ctx context.Context) (bool, string, error) {
+	v, err := c.serverVersion(ctx)
+	if err != nil || v >= 150000 {
+		return err == nil, "", err
+	}
+	return false, "this server cannot flush statistics on demand (before 15): tpm_db edges are uncertain by up to 10 s of transactions", nil
+}
+
+// Counters reads the window-edge counters in one statement. With flush it
+// flushes its own pending statistics first, so they fall before the
+// window, and again after the read, so that the read's commit and the
+// flush's fall inside it for certain: two commits the workload subtracts.
+func (c *control) Counters(ctx context.Context, flush bool) (oltp.Counters, error) {
+	version, err := c.serverVersion(ctx)
+	if err != nil {
+		return oltp.Counters{}, err
+	}
+	if flush {
+		if _, err := c.conn.Exec(ctx, "SELECT pg_stat_force_next_flush()"); err != nil {
+			return oltp.Counters{}, err
+		}
+	}
+	checkpoints := "(SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter)"
+	if version >= 170000 {
+		checkpoints = "(SELECT num_timed + num_requested FROM pg_stat_checkpointer)"
+	}
+	q := `SELECT (SELECT sum(d_next_o_id) FROM district), xact_commit + xact_rollback, ` + checkpoints + `
+		FROM pg_stat_database WHERE datname = current_database()`
+	var n oltp.Counters
+	err = c.conn.QueryRow(ctx, q).Scan(&n.SumNextOID, &n.Xacts, &n.Checkpoints)
+	if err == nil && flush {
+		_, err = c.conn.Exec(ctx, "SELECT pg_stat_force_next_flush()")
+	}
+	return n, err
+}
+
+func (c *control) Checkpoint(ctx context.Context) error {
+	_, err := c.conn.Exec(ctx, "CHECKPOINT")
+	return err
+}
+
+func (c *control) NextOrderIDs(ctx context.Context) (map[oltp.District]int, error) {
+	rows, err := c.conn.Query(ctx, "SELECT d_w_id, d_id, d_next_o_id FROM district")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[oltp.District]int{}
+	for rows.Next() {
+		var k oltp.District
+		var next int
+		if err := rows.Scan(&k.W, &k.D, &next); err != nil {
+			return nil, err
+		}
+		out[k] = next
+	}
+	return out, rows.Err()
+}
+
+func (c *control) OrderIDs(ctx context.Context, k oltp.District, from int) ([]int, error) {
+	rows, err := c.conn.Query(ctx, "SELECT o_id FROM orders WHERE o_w_id = $1 AND o_d_id = $2 AND o_id >= $3", k.W, k.D, from)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[int])
+}
+
+func (c *control) Payments(ctx context.Context) (map[oltp.Customer]int64, error) {
+	rows, err := c.conn.Query(ctx, "SELECT h_c_w_id, h_c_d_id, h_c_id, count(*) FROM history GROUP BY 1, 2, 3")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[oltp.Customer]int64{}
+	for rows.Next() {
+		var k oltp.Customer
+		var n int64
+		if err := rows.Scan(&k.W, &k.D, &k.C, &n); err != nil {
+			return nil, err
+		}
+		out[k] = n
+	}
+	return out, rows.Err()
+}
