@@ -162,3 +162,16 @@ func (d *Dialects[D]) For(e Engine) (D, error) {
 	}
 	return open(e)
 }
+
+// RegisterFor registers a dialect that works on the engine's own type T,
+// so each dialect need not check what it was given.
+func RegisterFor[T Engine, D any](d *Dialects[D], engineName string, open func(T) (D, error)) {
+	d.Register(engineName, func(e Engine) (D, error) {
+		t, ok := e.(T)
+		if !ok {
+			var none D
+			return none, fmt.Errorf("%s: the %s dialect was given %T", d.workload, engineName, e)
+		}
+		return open(t)
+	})
+}

@@ -61,6 +61,19 @@ func TestADialectIsFoundByEngine(t *testing.T) {
 	}
 }
 
+// A dialect registered for an engine's own type is never handed another's.
+func TestRegisterForChecksTheEnginesType(t *testing.T) {
+	d := NewDialects[string]("the oltp workload")
+	RegisterFor(d, "fake", func(f *fake) (string, error) { return f.Name(), nil })
+	RegisterFor(d, "other", func(f *fake) (string, error) { return f.Name(), nil })
+	if got, err := d.For(&fake{}); err != nil || got != "fake" {
+		t.Fatalf("for fake: %q, %v", got, err)
+	}
+	if _, err := d.For(&other{}); err == nil || !strings.Contains(err.Error(), "the other dialect was given *engine.other") {
+		t.Fatalf("for other: %v", err)
+	}
+}
+
 type other struct{ fake }
 
 func (o *other) Name() string { return "other" }

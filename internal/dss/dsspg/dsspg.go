@@ -20,13 +20,7 @@ import (
 )
 
 func init() {
-	dss.Dialects.Register(postgres.Name, func(e engine.Engine) (dss.Dialect, error) {
-		t, ok := e.(*postgres.Target)
-		if !ok {
-			return nil, fmt.Errorf("dss: %T is not a PostgreSQL target", e)
-		}
-		return dialect{t}, nil
-	})
+	engine.RegisterFor(dss.Dialects, postgres.Name, func(t *postgres.Target) (dss.Dialect, error) { return dialect{t}, nil })
 }
 
 type dialect struct{ t *postgres.Target }

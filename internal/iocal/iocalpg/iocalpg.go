@@ -19,13 +19,7 @@ import (
 )
 
 func init() {
-	iocal.Dialects.Register(postgres.Name, func(e engine.Engine) (iocal.Dialect, error) {
-		t, ok := e.(*postgres.Target)
-		if !ok {
-			return nil, fmt.Errorf("iocal: %T is not a PostgreSQL target", e)
-		}
-		return dialect{t}, nil
-	})
+	engine.RegisterFor(iocal.Dialects, postgres.Name, func(t *postgres.Target) (iocal.Dialect, error) { return dialect{t}, nil })
 }
 
 type dialect struct{ t *postgres.Target }

@@ -22,11 +22,7 @@ import (
 const ApplicationName = "calibra-observe"
 
 func init() {
-	observe.Dialects.Register(postgres.Name, func(e engine.Engine) (observe.DBSource, error) {
-		t, ok := e.(*postgres.Target)
-		if !ok {
-			return nil, fmt.Errorf("the PostgreSQL observer was given %T, not a PostgreSQL target", e)
-		}
+	engine.RegisterFor(observe.Dialects, postgres.Name, func(t *postgres.Target) (observe.DBSource, error) {
 		cc, database := t.ObserveConn()
 		if cc == nil {
 			return nil, errors.New("no connection for the database sampler")

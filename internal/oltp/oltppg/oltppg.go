@@ -18,13 +18,7 @@ import (
 )
 
 func init() {
-	oltp.Dialects.Register(postgres.Name, func(e engine.Engine) (oltp.Dialect, error) {
-		t, ok := e.(*postgres.Target)
-		if !ok {
-			return nil, fmt.Errorf("oltp: the %s dialect cannot drive a %T", postgres.Name, e)
-		}
-		return dialect{t}, nil
-	})
+	engine.RegisterFor(oltp.Dialects, postgres.Name, func(t *postgres.Target) (oltp.Dialect, error) { return dialect{t}, nil })
 }
 
 type dialect struct{ t *postgres.Target }
