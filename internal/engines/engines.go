@@ -4,5 +4,6 @@
 package engines
 
 import (
+	_ "github.com/calibra-bench/calibra/internal/engine/mariadb"
 	_ "github.com/calibra-bench/calibra/internal/engine/postgres"
 )
