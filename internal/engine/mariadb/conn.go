@@ -20,7 +20,8 @@ import (
 const dsnForm = "write it as mysql://user:password@host:port/database"
 
 // ParseDSN reads mysql://user:password@host:port/database (mariadb:// too;
-// query parameters are the driver's, e.g. ?tls=true) into the driver's
+// ?socket=PATH for a local server's Unix socket; other query parameters
+// are the driver's, e.g. ?tls=true) into the driver's
 // configuration. A malformed one is an input error that never repeats the
 // password.
 func ParseDSN(dsn string) (*mysql.Config, error) {
@@ -32,10 +33,14 @@ func ParseDSN(dsn string) (*mysql.Config, error) {
 	if db == "" || strings.Contains(db, "/") {
 		return nil, fault.Input(dsnForm+": calibra works in that database only", "the --dsn %s names no database", secret.RedactDSN(dsn))
 	}
-	// The query goes through the driver's own parser; user, password and
-	// address are set from the URL, so no escaping rule of the driver's
-	// DSN syntax can mangle them.
-	cfg, err := mysql.ParseDSN("/" + db + "?" + u.RawQuery)
+	// ?socket=PATH reaches a local server on its Unix socket instead.
+	query := u.Query()
+	socket := query.Get("socket")
+	query.Del("socket")
+	// The rest of the query goes through the driver's own parser; user,
+	// password and address are set from the URL, so no escaping rule of
+	// the driver's DSN syntax can mangle them.
+	cfg, err := mysql.ParseDSN("/" + db + "?" + query.Encode())
 	if err != nil {
 		return nil, fault.Input(dsnForm, "the --dsn %s has a parameter the driver refuses: %v", secret.RedactDSN(dsn), err)
 	}
@@ -45,6 +50,9 @@ func ParseDSN(dsn string) (*mysql.Config, error) {
 	cfg.Addr = u.Host
 	if u.Port() == "" {
 		cfg.Addr = net.JoinHostPort(u.Hostname(), "3306")
+	}
+	if socket != "" {
+		cfg.Net, cfg.Addr = "unix", socket
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = defaultConnectTimeout

@@ -352,6 +352,11 @@ func (t *Target) RestoreTemplate(ctx context.Context) error {
 	if err := endSessions(ctx, conn, Database); err != nil {
 		return err
 	}
+	// A session working elsewhere may still hold one of calibra's tables:
+	// the swap then fails after a while rather than waiting a day.
+	if _, err := conn.ExecContext(ctx, "SET SESSION lock_wait_timeout = 300"); err != nil {
+		return err
+	}
 	current, err := baseTables(ctx, conn, Database)
 	if err != nil {
 		return err
