@@ -672,14 +672,18 @@ func serverListens(dir string) bool {
 var sizeRE = regexp.MustCompile(`^(\d+)\s*([kKmMgGtT]?)[iI]?[bB]?$`)
 
 // sizeBytes reads a cache size as --db-cache gives it (PostgreSQL's
-// spelling, 256MB or 8GB; every unit a power of 1024) in bytes.
+// spelling, 256MB or 8GB, or MariaDB's, 8G; every unit a power of 1024;
+// a bare number is bytes) in bytes.
 func sizeBytes(s string) (int64, error) {
 	m := sizeRE.FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
 		return 0, fault.Input("write it as e.g. 256MB or 8GB", "%q is not a cache size", s)
 	}
 	n, err := strconv.ParseInt(m[1], 10, 64)
-	shift := strings.Index("kmgt", strings.ToLower(m[2])) + 1
+	shift := 0
+	if m[2] != "" {
+		shift = strings.Index("kmgt", strings.ToLower(m[2])) + 1
+	}
 	if err != nil || n > (1<<62)>>(10*shift) {
 		return 0, fault.Input("write it as e.g. 256MB or 8GB", "the cache size %q is too large", s)
 	}
