@@ -152,6 +152,11 @@ func checkReachable(path string, uid, gid int) error {
 	}
 }
 
+// TmpDir holds the server's temporary files (sorts and temporary tables
+// that spill), on the storage under test as PostgreSQL's are: beside the
+// data directory, where MariaDB would take a directory for a database.
+func (in *Instance) TmpDir() string { return in.DataDir + "-tmp" }
+
 // RedoDir is where the instance's redo log (ib_logfile0) lives: under
 // --wal-path when given, else in the data directory.
 func (in *Instance) RedoDir() string {
@@ -313,7 +318,7 @@ var instruments = []string{"wait/%=ON", "transaction=ON"}
 // instance: its access (no TCP listener, a private socket) and its files.
 // A study cannot set them.
 var ManagedSettings = []string{"datadir", "socket", "port", "skip_networking", "bind_address", "pid_file", "user",
-	"innodb_log_group_home_dir", "innodb_data_home_dir", "log_error", "plugin_dir", "basedir", "skip_grant_tables",
+	"innodb_log_group_home_dir", "innodb_data_home_dir", "tmpdir", "log_error", "plugin_dir", "basedir", "skip_grant_tables",
 	"init_file", "named_pipe", "extra_port", "secure_auth"}
 
 // CheckSettings refuses a study setting calibra owns, before anything runs;
@@ -342,7 +347,7 @@ func normalName(k string) string { return strings.ReplaceAll(strings.TrimLeft(k,
 func (in *Instance) args() []string {
 	args := []string{"--no-defaults", "--datadir=" + in.DataDir, "--socket=" + in.socket(),
 		"--pid-file=" + in.pidFile(), "--skip-networking", "--innodb-log-group-home-dir=" + in.RedoDir(),
-		"--skip-name-resolve"}
+		"--skip-name-resolve", "--tmpdir=" + in.TmpDir()}
 	if in.cfg.Bin.Basedir != "" {
 		args = append(args, "--basedir="+in.cfg.Bin.Basedir)
 	}
@@ -408,6 +413,12 @@ func (in *Instance) Start(ctx context.Context, group *proc.Group) error {
 		if err := in.chown(sock); err != nil {
 			return err
 		}
+	}
+	if err := os.MkdirAll(in.TmpDir(), 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", in.TmpDir(), err)
+	}
+	if err := in.chown(in.TmpDir()); err != nil {
+		return err
 	}
 	if in.cfg.LogFile != "" && in.log == nil {
 		var err error
@@ -588,7 +599,8 @@ func (in *Instance) runningPID() (int, bool) {
 }
 
 // Remove stops any server left running on the data directory under path
-// (a crashed calibra's) and deletes the directory and its redo log. It
+// (a crashed calibra's) and deletes the directory, its redo log and its
+// temporary directory. It
 // reports whether there was anything to remove.
 func Remove(path string) (bool, error) {
 	abs, err := filepath.Abs(path)
@@ -613,6 +625,9 @@ func Remove(path string) (bool, error) {
 		}
 	}
 	redo := in.recordedRedoDir()
+	if err := os.RemoveAll(in.TmpDir()); err != nil {
+		return true, err
+	}
 	if err := os.RemoveAll(in.DataDir); err != nil {
 		return true, err
 	}

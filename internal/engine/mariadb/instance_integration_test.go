@@ -70,6 +70,7 @@ func TestSettingsAndTheRedoLogsPlace(t *testing.T) {
 		"max_connections":                     "300",
 		"innodb_io_capacity":                  "1000",
 		"innodb_log_group_home_dir":           filepath.Join(wal, RedoDirName),
+		"tmpdir":                              target.Managed.TmpDir(),
 	}
 	got := target.Describe().Settings
 	for k, v := range want {
@@ -392,5 +393,34 @@ func TestSwapsSurviveAnInterruption(t *testing.T) {
 	var n int
 	if err := db.QueryRow("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'calibra'").Scan(&n); err != nil || n != 1 {
 		t.Errorf("%d tables in calibra after the reset (%v), want the template's one", n, err)
+	}
+}
+
+// clean's Remove stops a server a crashed calibra left running and
+// deletes its data, redo log and temporary directories.
+func TestRemoveStopsTheServerAndDeletesItsData(t *testing.T) {
+	wal := testenv.StorageDir(t)
+	target, _ := startManaged(t, TargetConfig{WALPath: wal})
+	in := target.Managed
+	path := filepath.Dir(in.DataDir)
+	pid := in.server.Pid()
+	removed, err := Remove(path)
+	if err != nil || !removed {
+		t.Fatalf("remove: %v, %v", removed, err)
+	}
+	if syscall.Kill(pid, 0) == nil {
+		if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); err == nil && !strings.HasPrefix(string(comm), "mariadbd") {
+			t.Logf("pid %d is now %s", pid, comm)
+		} else if stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); !strings.Contains(string(stat), ") Z ") {
+			t.Errorf("the server (pid %d) still runs after remove", pid)
+		}
+	}
+	for _, dir := range []string{in.DataDir, in.TmpDir(), filepath.Join(wal, RedoDirName)} {
+		if _, err := os.Stat(dir); err == nil {
+			t.Errorf("%s is still there", dir)
+		}
+	}
+	if removed, err := Remove(path); removed || err != nil {
+		t.Errorf("a second remove: %v, %v", removed, err)
 	}
 }
