@@ -5,6 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -115,7 +119,7 @@ func (t *Target) Start(ctx context.Context, group *proc.Group) (initialised bool
 		return initialised, fmt.Errorf("connect to the managed instance: %w", err)
 	}
 	defer db.Close()
-	if t.Repairs, err = repair(ctx, db); err != nil {
+	if t.Repairs, err = t.repair(ctx, db); err != nil {
 		return initialised, fmt.Errorf("clear an interrupted save or reset: %w", err)
 	}
 	if _, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS "+Database); err != nil {
@@ -226,13 +230,14 @@ func (t *Target) Transactions(ctx context.Context) (int64, error) {
 // A reset copies the template's tables into a staging schema and swaps
 // them with calibra's in one RENAME TABLE, which MariaDB makes atomic and
 // crash-safe (10.6+): calibra's database holds either all the old tables
-// or all the template's. Stored procedures, views and triggers stay in
-// calibra's database: only tables move.
+// or all the template's. Stored procedures and views stay in calibra's
+// database: only tables move (MariaDB moves none with triggers between
+// schemas, so a workload creates its triggers after the reset).
 //
-// The copies are INSERT ... SELECT into empty tables with unique and
-// foreign key checks off, which MariaDB 10.7+ loads in bulk (sorted index
-// builds, no undo log): a reset costs about one pass over the data and its
-// indexes, written once more through the redo log.
+// The copies are file copies of the tables' tablespaces where InnoDB can
+// import them (see copySchema): a save or a reset costs about one
+// sequential read and write of the data and its indexes, plus the
+// import's pass over the pages.
 const (
 	metaSchema    = "calibra_meta"
 	templateTable = metaSchema + ".template"
@@ -274,7 +279,7 @@ func (t *Target) SaveTemplate(ctx context.Context, note string) (string, error) 
 	if exists && current == slotA {
 		next = slotB
 	}
-	if err := copySchema(ctx, conn, Database, next); err != nil {
+	if err := t.copySchema(ctx, conn, Database, next); err != nil {
 		return "", fmt.Errorf("copy the loaded database: %w", err)
 	}
 	swapHook("template copied")
@@ -283,7 +288,7 @@ func (t *Target) SaveTemplate(ctx context.Context, note string) (string, error) 
 	}
 	swapHook("template switched")
 	if exists && current != next {
-		if _, err := conn.ExecContext(ctx, "DROP DATABASE IF EXISTS "+current); err != nil {
+		if err := t.dropSchema(ctx, conn, current); err != nil {
 			return "", err
 		}
 	}
@@ -342,11 +347,11 @@ func (t *Target) RestoreTemplate(ctx context.Context) error {
 	if !exists {
 		return fault.Input("build it with 'calibra oltp build'", "there is no loaded template to reset from")
 	}
-	if err := copySchema(ctx, conn, slot, stagingNew); err != nil {
+	if err := t.copySchema(ctx, conn, slot, stagingNew); err != nil {
 		return fmt.Errorf("copy the template: %w", err)
 	}
 	swapHook("database copied")
-	if err := recreate(ctx, conn, stagingOld); err != nil {
+	if err := t.recreate(ctx, conn, stagingOld); err != nil {
 		return err
 	}
 	if err := endSessions(ctx, conn, Database); err != nil {
@@ -379,7 +384,7 @@ func (t *Target) RestoreTemplate(ctx context.Context) error {
 	}
 	swapHook("tables swapped")
 	for _, s := range []string{stagingOld, stagingNew} {
-		if _, err := conn.ExecContext(ctx, "DROP DATABASE IF EXISTS "+s); err != nil {
+		if err := t.dropSchema(ctx, conn, s); err != nil {
 			return err
 		}
 	}
@@ -387,47 +392,171 @@ func (t *Target) RestoreTemplate(ctx context.Context) error {
 }
 
 // copySchema makes schema to anew as a copy of every base table of from.
-func copySchema(ctx context.Context, conn *sql.Conn, from, to string) error {
-	if err := recreate(ctx, conn, to); err != nil {
+//
+// A plain InnoDB table (its own .ibd file, not partitioned, no full-text
+// index) is copied as a file, as MariaDB's transportable tablespaces do:
+// FLUSH TABLES ... FOR EXPORT makes the source files consistent and holds
+// them read-only, the files are copied beside an empty twin whose own
+// tablespace was discarded, and IMPORT TABLESPACE adopts them. Any other
+// table is copied row by row (INSERT ... SELECT), about five times slower
+// (a 184 MiB table here: 0.6-1.1 s by file, 4.5-5 s by rows).
+func (t *Target) copySchema(ctx context.Context, conn *sql.Conn, from, to string) error {
+	if err := t.recreate(ctx, conn, to); err != nil {
 		return err
 	}
 	tables, err := baseTables(ctx, conn, from)
 	if err != nil {
 		return err
 	}
-	// Into empty tables with these checks off, InnoDB loads in bulk.
-	for _, q := range []string{"SET SESSION unique_checks = 0", "SET SESSION foreign_key_checks = 0"} {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
-			return err
-		}
+	byFile, err := t.fileCopyable(ctx, conn, from)
+	if err != nil {
+		return err
 	}
-	defer func() {
-		_, _ = conn.ExecContext(context.Background(), "SET SESSION unique_checks = 1, foreign_key_checks = 1")
-	}()
+	var files []string
 	for _, tb := range tables {
+		q := "CREATE TABLE " + qualified(to, tb) + " LIKE " + qualified(from, tb)
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+		if byFile[tb] {
+			files = append(files, tb)
+			continue
+		}
 		cols, err := storedColumns(ctx, conn, from, tb)
 		if err != nil {
 			return err
 		}
-		for _, q := range []string{
-			"CREATE TABLE " + qualified(to, tb) + " LIKE " + qualified(from, tb),
-			"INSERT INTO " + qualified(to, tb) + " (" + cols + ") SELECT " + cols + " FROM " + qualified(from, tb),
-		} {
-			if _, err := conn.ExecContext(ctx, q); err != nil {
-				return fmt.Errorf("%s: %w", q, err)
+		q = "INSERT INTO " + qualified(to, tb) + " (" + cols + ") SELECT " + cols + " FROM " + qualified(from, tb)
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	var src []string
+	for _, tb := range files {
+		if _, err := conn.ExecContext(ctx, "ALTER TABLE "+qualified(to, tb)+" DISCARD TABLESPACE"); err != nil {
+			return err
+		}
+		src = append(src, qualified(from, tb))
+	}
+	if _, err := conn.ExecContext(ctx, "FLUSH TABLES "+strings.Join(src, ", ")+" FOR EXPORT"); err != nil {
+		return fmt.Errorf("export %s: %w", from, err)
+	}
+	copied := func() error {
+		for _, tb := range files {
+			for _, ext := range []string{".ibd", ".cfg"} {
+				if err := t.copyFile(filepath.Join(t.Managed.DataDir, from, tb+ext), filepath.Join(t.Managed.DataDir, to, tb+ext)); err != nil {
+					return err
+				}
 			}
 		}
+		return nil
+	}()
+	// The export's lock goes with UNLOCK TABLES, which also removes the
+	// source's .cfg files.
+	if _, err := conn.ExecContext(context.Background(), "UNLOCK TABLES"); err != nil && copied == nil {
+		copied = err
+	}
+	if copied != nil {
+		return copied
+	}
+	swapHook("files copied")
+	for _, tb := range files {
+		if _, err := conn.ExecContext(ctx, "ALTER TABLE "+qualified(to, tb)+" IMPORT TABLESPACE"); err != nil {
+			return fmt.Errorf("import %s.%s: %w", to, tb, err)
+		}
+		// The import read the .cfg file; the server leaves it behind.
+		_ = os.Remove(filepath.Join(t.Managed.DataDir, to, tb+".cfg"))
 	}
 	return nil
 }
 
-func recreate(ctx context.Context, conn *sql.Conn, schema string) error {
-	for _, q := range []string{"DROP DATABASE IF EXISTS " + schema, "CREATE DATABASE " + schema} {
-		if _, err := conn.ExecContext(ctx, q); err != nil {
+// plainName is a schema or table name MariaDB keeps as the same file name.
+var plainName = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+
+// fileCopyable names the tables of schema that copySchema can copy as
+// files: InnoDB, not partitioned, without a full-text index, with a plain
+// name and their own .ibd file in the data directory.
+func (t *Target) fileCopyable(ctx context.Context, conn *sql.Conn, schema string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if !plainName.MatchString(schema) {
+		return out, nil
+	}
+	rows, err := conn.QueryContext(ctx, `SELECT TABLE_NAME FROM information_schema.TABLES
+		WHERE TABLE_SCHEMA = ? AND TABLE_TYPE = 'BASE TABLE' AND ENGINE = 'InnoDB' AND CREATE_OPTIONS NOT LIKE '%partitioned%'
+		AND TABLE_NAME NOT IN (SELECT TABLE_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND INDEX_TYPE = 'FULLTEXT')`, schema, schema)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var tb string
+		if err := rows.Scan(&tb); err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(filepath.Join(t.Managed.DataDir, schema, tb+".ibd")); err == nil && plainName.MatchString(tb) {
+			out[tb] = true
+		}
+	}
+	return out, rows.Err()
+}
+
+// copyFile copies a table's file (by copy_file_range, a reflink where the
+// file system has them), durably, owned by the server's account.
+func (t *Target) copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o660)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return fmt.Errorf("copy %s: %w", from, err)
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return t.Managed.chown(to)
+}
+
+// recreate makes schema anew, empty.
+func (t *Target) recreate(ctx context.Context, conn *sql.Conn, schema string) error {
+	if err := t.dropSchema(ctx, conn, schema); err != nil {
+		return err
+	}
+	_, err := conn.ExecContext(ctx, "CREATE DATABASE "+schema)
+	return err
+}
+
+// dropSchema drops one of calibra's own schemas, and the files an
+// interrupted copy left in its directory, which DROP DATABASE does not
+// know and would refuse to remove the directory for.
+func (t *Target) dropSchema(ctx context.Context, conn *sql.Conn, schema string) error {
+	if _, err := conn.ExecContext(ctx, "DROP DATABASE IF EXISTS "+schema); err != nil {
+		var myErr *mysql.MySQLError
+		if !errors.As(err, &myErr) || myErr.Number != 1010 { // 1010: cannot remove the directory
 			return err
 		}
 	}
-	return nil
+	dir := filepath.Join(t.Managed.DataDir, schema)
+	if _, err := os.Stat(dir); err != nil {
+		return nil
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	_, err := conn.ExecContext(ctx, "DROP DATABASE IF EXISTS "+schema)
+	return err
 }
 
 func baseTables(ctx context.Context, conn *sql.Conn, schema string) ([]string, error) {
@@ -502,7 +631,7 @@ func endSessions(ctx context.Context, conn *sql.Conn, schema string) error {
 // (a half-made copy, or the old one not yet dropped). Calibra's database
 // and the named template are whole at every moment, so nothing needs
 // finishing. It says what it did, one sentence each.
-func repair(ctx context.Context, db *sql.DB) ([]string, error) {
+func (t *Target) repair(ctx context.Context, db *sql.DB) ([]string, error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return nil, err
@@ -521,10 +650,10 @@ func repair(ctx context.Context, db *sql.DB) ([]string, error) {
 		if err := conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", s).Scan(&n); err != nil {
 			return done, err
 		}
-		if n == 0 {
+		if _, err := os.Stat(filepath.Join(t.Managed.DataDir, s)); n == 0 && err != nil {
 			continue
 		}
-		if _, err := conn.ExecContext(ctx, "DROP DATABASE "+s); err != nil {
+		if err := t.dropSchema(ctx, conn, s); err != nil {
 			return done, err
 		}
 		done = append(done, fmt.Sprintf("dropped the schema %s, left by an interrupted template save or reset", s))
