@@ -450,7 +450,7 @@ func TestTemplatesCopyEveryKindOfTable(t *testing.T) {
 		// generated column: a digest of every column's text instead.
 		for tb, cols := range map[string]string{"plain": "id, v, g", "texts": "id, body", "parts": "id", "aria": "id"} {
 			var n, sum int64
-			if err := db.QueryRow("SELECT COUNT(*), SUM(CRC32(CONCAT_WS(',', " + cols + "))) FROM " + tb).Scan(&n, &sum); err != nil {
+			if err := db.QueryRow("SELECT COUNT(*), SUM(CRC32(CONCAT_WS(',', "+cols+"))) FROM "+tb).Scan(&n, &sum); err != nil {
 				t.Fatal(err)
 			}
 			out = append(out, fmt.Sprintf("%s=%d/%d", tb, n, sum))
