@@ -2,6 +2,10 @@ package mariadb
 
 import (
 	"context"
+	"io"
+	"log"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/results"
@@ -11,6 +15,9 @@ import (
 const Name = "mariadb"
 
 func init() {
+	// The driver would print to stderr, over calibra's progress display,
+	// what it also returns as errors (and a session a reset ended).
+	_ = mysql.SetLogger(log.New(io.Discard, "", 0))
 	engine.Register(Name, func(ctx context.Context, cfg engine.Config) (engine.Engine, error) {
 		return Prepare(ctx, TargetConfig{DSN: cfg.DSN, Path: cfg.Path, Bin: cfg.Bin, RunAs: cfg.RunAs, DBCache: cfg.DBCache,
 			MaxConnections: cfg.MaxConnections, ServerLog: cfg.ServerLog, Cgroup: cfg.Cgroup, Settings: cfg.Settings, WALPath: cfg.WALPath})
