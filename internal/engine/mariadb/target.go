@@ -160,7 +160,8 @@ func (t *Target) Stop() error {
 }
 
 // Config returns a fresh copy of the connection settings of calibra's
-// database, to which callers add their own.
+// database, to which callers add their own; on the managed instance, once
+// it has started.
 func (t *Target) Config() *mysql.Config { return t.cfg.Clone() }
 
 // DB opens a pool on calibra's database.
@@ -203,6 +204,9 @@ func transactionsInstrumented(ctx context.Context, db *sql.DB) bool {
 // transaction (BEGIN; four statements; COMMIT adds 5 on 10.11).
 // Com_commit is no measure at all: it counts COMMIT statements only.
 func (t *Target) Transactions(ctx context.Context) (int64, error) {
+	if t.cfg == nil {
+		return 0, errors.New("read the transaction counter: the managed instance has not been started")
+	}
 	db := Open(t.Config())
 	defer db.Close()
 	var n int64
