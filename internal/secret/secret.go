@@ -6,15 +6,23 @@ package secret
 import (
 	"net/url"
 	"regexp"
+	"strings"
 )
 
 var (
 	kvPassword  = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]+)`)
 	urlPassword = regexp.MustCompile(`(://[^:/@]*:)[^@]*@`)
+	// The MySQL driver's own form: user:password@tcp(host:port)/db,
+	// user:password@unix(/path)/db or user:password@/db.
+	mysqlPassword = regexp.MustCompile(`^([^:@/()]*:).*@([a-z0-9]*\(|/)`)
 )
 
-// RedactDSN hides the password of a URL or key=value DSN.
+// RedactDSN hides the password of a URL, key=value or MySQL driver DSN.
 func RedactDSN(dsn string) string {
+	if !strings.Contains(dsn, "://") && mysqlPassword.MatchString(dsn) {
+		// url.Parse would take it for a URL whose scheme is the user.
+		return mysqlPassword.ReplaceAllString(dsn, "${1}xxxxx@${2}")
+	}
 	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" {
 		if _, has := u.User.Password(); has {
 			u.User = url.UserPassword(u.User.Username(), "xxxxx")

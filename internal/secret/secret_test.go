@@ -13,6 +13,11 @@ func TestRedactDSNHidesEveryPassword(t *testing.T) {
 		{"host=db1 password='s3 cret' dbname=bench", "host=db1 password=xxxxx dbname=bench"},
 		{"postgres://bench@db1/bench", "postgres://bench@db1/bench"},
 		{"postgres://bench:s3cret@[::1/bench", "postgres://bench:xxxxx@[::1/bench"},
+		{"mysql://bench:s3cret@db1:3306/bench", "mysql://bench:xxxxx@db1:3306/bench"},
+		{"mariadb://bench:s3cret@db1/bench?socket=%2Frun%2Fmysqld.sock", "mariadb://bench:xxxxx@db1/bench?socket=%2Frun%2Fmysqld.sock"},
+		{"bench:s3cret@tcp(db1:3306)/bench", "bench:xxxxx@tcp(db1:3306)/bench"},
+		{"bench:s3cret@unix(/run/mysqld/mysqld.sock)/bench", "bench:xxxxx@unix(/run/mysqld/mysqld.sock)/bench"},
+		{"bench:s3cret@/bench", "bench:xxxxx@/bench"},
 	}
 	for _, c := range cases {
 		got := RedactDSN(c.dsn)

@@ -1,0 +1,63 @@
+package mariadb
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/calibra-bench/calibra/internal/engine"
+	"github.com/calibra-bench/calibra/internal/engine/enginetest"
+)
+
+// The conformance suite on the MariaDB server installed here (Debian's
+// mariadb-server, which .ci/setup installs).
+func TestConformance(t *testing.T) {
+	requireServer(t)
+	enginetest.Run(t, suite())
+}
+
+// requireServer skips a test that needs a MariaDB server where none is
+// installed, unless CALIBRA_TEST_REQUIRE names mariadb: then it fails.
+func requireServer(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts real MariaDB servers; run without -short")
+	}
+	if Installed() {
+		return
+	}
+	if strings.Contains(os.Getenv("CALIBRA_TEST_REQUIRE"), "mariadb") {
+		t.Fatal("MariaDB is required here: apt-get install mariadb-server")
+	}
+	t.Skip("no MariaDB server installed (apt-get install mariadb-server)")
+}
+
+func suite() enginetest.Suite {
+	return enginetest.Suite{
+		Open: func(t *testing.T, path string) engine.Engine {
+			e, err := engine.Open(context.Background(), Name, engine.Config{Path: path})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return e
+		},
+		Exec: func(ctx context.Context, e engine.Engine, sql string) error {
+			db := e.(*Target).DB()
+			defer db.Close()
+			_, err := db.ExecContext(ctx, sql)
+			return err
+		},
+		Count: func(ctx context.Context, e engine.Engine, table string) (int64, error) {
+			db := e.(*Target).DB()
+			defer db.Close()
+			var n int64
+			return n, db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+table).Scan(&n)
+		},
+		Setting: "innodb_buffer_pool_size",
+		Value:   "1073741824", // DefaultDBCache, in bytes as MariaDB prints it
+		OpenDSN: func(password string) (engine.Engine, error) {
+			return engine.Open(context.Background(), Name, engine.Config{DSN: "mysql://bench:" + password + "@127.0.0.1:1/bench"})
+		},
+	}
+}

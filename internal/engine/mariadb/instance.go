@@ -1,0 +1,761 @@
+package mariadb
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/limits"
+	"github.com/calibra-bench/calibra/internal/pathlock"
+	"github.com/calibra-bench/calibra/internal/proc"
+)
+
+// DataDirName is the managed instance's directory under the storage path.
+const DataDirName = "calibra-mariadb"
+
+// Database is calibra's database (schema) on the managed instance.
+const Database = "calibra"
+
+// RedoDirName is the redo log's directory calibra makes under --wal-path.
+const RedoDirName = "calibra-redo"
+
+// DefaultDBCache is innodb_buffer_pool_size when the study does not say,
+// the same as PostgreSQL's shared_buffers, so the two compare.
+const DefaultDBCache = "1GB"
+
+// redoLogSize is innodb_log_file_size: the default 96 MiB would make a
+// benchmark measure InnoDB's checkpoint pressure more than the storage
+// (PostgreSQL's max_wal_size is 8GB for the same reason).
+const redoLogSize = "1073741824"
+
+// InstanceConfig describes a managed instance.
+type InstanceConfig struct {
+	Path           string   // storage under test; the data directory goes under it
+	Bin            Binaries // server installation
+	RunAs          string   // account to run the server as when calibra is root
+	DBCache        string   // innodb_buffer_pool_size, e.g. "1GB"
+	MaxConnections int
+	LogFile        string         // server log, in the run directory
+	Cgroup         *limits.Cgroup // holds the server when set (cache and I/O limits)
+	// Settings are the study's engine settings over calibra's defaults,
+	// as mariadbd's options without the dashes (innodb_io_capacity=2000).
+	Settings map[string]string
+	// WALPath, when set, is the storage the redo log goes on
+	// (innodb_log_group_home_dir), apart from the data.
+	WALPath string
+}
+
+// Instance is a throwaway MariaDB server calibra creates, starts and stops
+// with its data on the storage under test.
+type Instance struct {
+	cfg       InstanceConfig
+	DataDir   string
+	SocketDir string
+	uid, gid  int
+	account   string // the server's OS account when calibra is root
+	// client is calibra's own OS account: the one MariaDB account, and
+	// the one OS account, that can log in (unix_socket authentication).
+	client   string
+	server   *proc.Proc
+	log      *os.File
+	sockLock *pathlock.Lock
+}
+
+// NewInstance resolves the accounts and paths; it starts nothing.
+func NewInstance(cfg InstanceConfig) (*Instance, error) {
+	abs, err := filepath.Abs(cfg.Path)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Path = abs
+	in := &Instance{cfg: cfg, DataDir: filepath.Join(abs, DataDirName), uid: -1, gid: -1}
+	me, err := user.Current()
+	if err != nil {
+		return nil, fmt.Errorf("find calibra's own account: %w", err)
+	}
+	in.client = me.Username
+	if os.Geteuid() == 0 {
+		name := cfg.RunAs
+		if name == "" {
+			name = "mysql"
+		}
+		u, err := user.Lookup(name)
+		if err != nil {
+			return nil, fault.Input("install mariadb-server (it creates the 'mysql' account) or pass --run-as USER naming an unprivileged account",
+				"calibra runs MariaDB as an unprivileged account and the account %q does not exist", name)
+		}
+		in.uid, _ = strconv.Atoi(u.Uid)
+		in.gid, _ = strconv.Atoi(u.Gid)
+		if in.uid == 0 {
+			return nil, fault.Input("pass --run-as USER naming an unprivileged account", "calibra does not run MariaDB as root (--run-as %s)", name)
+		}
+		in.account = name
+		for _, p := range []string{cfg.Path, cfg.WALPath} {
+			if p == "" {
+				continue
+			}
+			if err := checkReachable(p, in.uid, in.gid); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if cfg.WALPath != "" {
+		if in.cfg.WALPath, err = filepath.Abs(cfg.WALPath); err != nil {
+			return nil, err
+		}
+	}
+	return in, in.checkRedo()
+}
+
+// checkReachable verifies that the account can traverse every directory
+// above path: mariadb-install-db fails late and obscurely otherwise.
+func checkReachable(path string, uid, gid int) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	for dir := abs; ; dir = filepath.Dir(dir) {
+		st, err := os.Stat(dir)
+		if err != nil {
+			return fault.Input("create it or choose another --path", "the path %s does not exist", dir)
+		}
+		sys := st.Sys().(*syscall.Stat_t)
+		mode := st.Mode().Perm()
+		ok := mode&0o001 != 0 ||
+			(int(sys.Uid) == uid && mode&0o100 != 0) ||
+			(int(sys.Gid) == gid && mode&0o010 != 0)
+		if !ok {
+			return fault.Input(fmt.Sprintf("run 'chmod o+x %s' or choose a --path the account can reach (or --run-as another account)", dir),
+				"the account that runs MariaDB (uid %d) cannot enter %s", uid, dir)
+		}
+		if dir == "/" {
+			return nil
+		}
+	}
+}
+
+// TmpDir holds the server's temporary files (sorts and temporary tables
+// that spill), on the storage under test as PostgreSQL's are: beside the
+// data directory, where MariaDB would take a directory for a database.
+func (in *Instance) TmpDir() string { return in.DataDir + "-tmp" }
+
+// RedoDir is where the instance's redo log (ib_logfile0) lives: under
+// --wal-path when given, else in the data directory.
+func (in *Instance) RedoDir() string {
+	if in.cfg.WALPath != "" {
+		return filepath.Join(in.cfg.WALPath, RedoDirName)
+	}
+	return in.DataDir
+}
+
+// initialisedMarker is written once mariadb-install-db has succeeded; it
+// holds the redo log's directory. A data directory without it is the
+// remains of an interrupted install, to be made anew.
+const initialisedMarker = "calibra-initialised"
+
+// Exists reports whether the data directory has been fully initialised.
+func (in *Instance) Exists() bool {
+	_, err := os.Stat(filepath.Join(in.DataDir, initialisedMarker))
+	return err == nil
+}
+
+// recordedRedoDir is the redo directory the data directory was made with.
+func (in *Instance) recordedRedoDir() string {
+	b, err := os.ReadFile(filepath.Join(in.DataDir, initialisedMarker))
+	if err != nil || len(strings.TrimSpace(string(b))) == 0 {
+		return in.DataDir
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// checkRedo refuses an existing data directory whose redo log is not where
+// the command asks: moving it would be a rebuild, not a setting.
+func (in *Instance) checkRedo() error {
+	if !in.Exists() {
+		return nil
+	}
+	if where := in.recordedRedoDir(); !samePath(where, in.RedoDir()) {
+		return fault.Input(fmt.Sprintf("run 'calibra clean --path %s' to rebuild it with its redo log where you ask, or give --wal-path %s", in.cfg.Path, filepath.Dir(where)),
+			"the data directory %s keeps its redo log in %s, not %s", in.DataDir, where, in.RedoDir())
+	}
+	return nil
+}
+
+// Init runs mariadb-install-db into the data directory, clearing the
+// remains of an interrupted earlier one. The only accounts it makes are
+// root@localhost and calibra's own account, both authenticated by the
+// unix_socket plugin (the connecting process's OS account), so there is no
+// password anywhere.
+func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
+	dirs := []string{in.DataDir}
+	if in.RedoDir() != in.DataDir {
+		dirs = append(dirs, in.RedoDir())
+	}
+	for _, dir := range dirs {
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("clear %s: %w", dir, err)
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("create %s: %w", dir, err)
+		}
+		if err := in.chown(dir); err != nil {
+			return err
+		}
+	}
+	args := []string{"--no-defaults", "--datadir=" + in.DataDir,
+		"--auth-root-authentication-method=socket", "--auth-root-socket-user=" + in.client,
+		"--skip-test-db", "--skip-name-resolve",
+		"--innodb-log-group-home-dir=" + in.RedoDir(), "--innodb-log-file-size=" + redoLogSize}
+	if in.cfg.Bin.Basedir != "" {
+		args = append(args, "--basedir="+in.cfg.Bin.Basedir)
+	}
+	cmd := exec.Command(in.cfg.Bin.InstallDB, args...)
+	out, err := in.runAs(ctx, group, "mariadb-install-db", cmd)
+	if err != nil {
+		return fmt.Errorf("mariadb-install-db into %s: %w: %s", in.DataDir, err, lastLines(out, 2))
+	}
+	return os.WriteFile(filepath.Join(in.DataDir, initialisedMarker), []byte(in.RedoDir()+"\n"), 0o644)
+}
+
+// runAs runs a short-lived program as the instance's account, owned by
+// group. On cancellation it asks the program to stop (SIGTERM reaches the
+// bootstrap server in its process group too) rather than killing it.
+func (in *Instance) runAs(ctx context.Context, group *proc.Group, name string, cmd *exec.Cmd) (string, error) {
+	in.credentials(cmd)
+	var buf strings.Builder
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	p, err := group.Start(name, cmd, syscall.SIGTERM)
+	if err != nil {
+		return "", err
+	}
+	select {
+	case <-p.Done():
+		return buf.String(), p.Err()
+	case <-ctx.Done():
+		_ = p.Stop(10 * time.Second)
+		return buf.String(), ctx.Err()
+	}
+}
+
+func (in *Instance) credentials(cmd *exec.Cmd) {
+	cmd.Env = []string{"LC_ALL=C", "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "TZ=UTC"}
+	cmd.Dir = "/"
+	if in.uid < 0 {
+		return
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(in.uid), Gid: uint32(in.gid)}}
+}
+
+func (in *Instance) chown(path string) error {
+	if in.uid < 0 {
+		return nil
+	}
+	if err := os.Chown(path, in.uid, in.gid); err != nil {
+		return fmt.Errorf("give %s to the account %s: %w", path, in.account, err)
+	}
+	return nil
+}
+
+// Settings are the server settings calibra starts the instance with, as
+// mariadbd's options: sane for a benchmark and honest about durability
+// (the redo log flushed at every commit, the doublewrite buffer on, data
+// and log files opened with O_DIRECT so the OS cache does not flatter the
+// storage), performance_schema on for the waits, and the buffer pool
+// neither dumped at shutdown nor loaded at startup, so a restart is cold.
+func (in *Instance) Settings() map[string]string {
+	cache := in.cfg.DBCache
+	if cache == "" {
+		cache = DefaultDBCache
+	}
+	pool, _ := sizeBytes(cache) // checked by Prepare
+	s := map[string]string{
+		"innodb_buffer_pool_size":                                 strconv.FormatInt(pool, 10),
+		"innodb_flush_method":                                     "O_DIRECT",
+		"innodb_flush_log_at_trx_commit":                          "1",
+		"innodb_doublewrite":                                      "ON",
+		"innodb_log_file_size":                                    redoLogSize,
+		"innodb_buffer_pool_dump_at_shutdown":                     "OFF",
+		"innodb_buffer_pool_load_at_startup":                      "OFF",
+		"performance_schema":                                      "ON",
+		"performance_schema_consumer_events_waits_current":        "ON",
+		"performance_schema_consumer_events_transactions_current": "ON",
+		"character_set_server":                                    "utf8mb4",
+		"collation_server":                                        "utf8mb4_general_ci",
+	}
+	if in.cfg.MaxConnections > 151 {
+		s["max_connections"] = strconv.Itoa(in.cfg.MaxConnections)
+	}
+	for k, v := range in.cfg.Settings {
+		s[normalName(k)] = v
+	}
+	return s
+}
+
+// instruments are the performance_schema instruments calibra turns on:
+// every wait (file I/O, locks, mutexes: the AWR analogue) and transactions
+// (the exact transaction count of Transactions).
+var instruments = []string{"wait/%=ON", "transaction=ON"}
+
+// ManagedSettings are the options calibra itself owns on the managed
+// instance: its access (no TCP listener, a private socket) and its files.
+// A study cannot set them.
+var ManagedSettings = []string{"datadir", "socket", "port", "skip_networking", "bind_address", "pid_file", "user",
+	"innodb_log_group_home_dir", "innodb_data_home_dir", "tmpdir", "log_error", "plugin_dir", "basedir", "skip_grant_tables",
+	"init_file", "named_pipe", "extra_port", "secure_auth"}
+
+// CheckSettings refuses a study setting calibra owns, before anything runs;
+// an unknown one the server itself refuses at its start.
+func CheckSettings(settings map[string]string) error {
+	var owned []string
+	for k := range settings {
+		for _, m := range ManagedSettings {
+			if normalName(k) == m {
+				owned = append(owned, k)
+			}
+		}
+	}
+	if len(owned) == 0 {
+		return nil
+	}
+	sort.Strings(owned)
+	return fault.Input("leave it out: calibra sets it on the instance it manages",
+		"the engine setting %s is calibra's own on the managed MariaDB instance", strings.Join(owned, ", "))
+}
+
+func normalName(k string) string { return strings.ReplaceAll(strings.TrimLeft(k, "-"), "-", "_") }
+
+// args are mariadbd's command line: no option file is read (--no-defaults
+// must come first), so nothing in /etc/mysql changes the instance.
+func (in *Instance) args() []string {
+	args := []string{"--no-defaults", "--datadir=" + in.DataDir, "--socket=" + in.socket(),
+		"--pid-file=" + in.pidFile(), "--skip-networking", "--innodb-log-group-home-dir=" + in.RedoDir(),
+		"--skip-name-resolve", "--tmpdir=" + in.TmpDir()}
+	if in.cfg.Bin.Basedir != "" {
+		args = append(args, "--basedir="+in.cfg.Bin.Basedir)
+	}
+	settings := in.Settings()
+	keys := make([]string, 0, len(settings))
+	for k := range settings {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		args = append(args, "--"+k+"="+settings[k])
+	}
+	for _, i := range instruments {
+		args = append(args, "--performance-schema-instrument="+i)
+	}
+	return args
+}
+
+func (in *Instance) socket() string  { return filepath.Join(in.SocketDir, "mysqld.sock") }
+func (in *Instance) pidFile() string { return filepath.Join(in.DataDir, "mariadbd.pid") }
+
+var unknownOption = regexp.MustCompile(`unknown (?:variable|option) '-*([^'=]+)`)
+
+// refusedSetting finds, in the server's last words, the study setting it
+// refused.
+func (in *Instance) refusedSetting(startErr string) (key string, ok bool) {
+	m := unknownOption.FindStringSubmatch(startErr)
+	if m == nil {
+		return "", false
+	}
+	for k := range in.cfg.Settings {
+		if normalName(k) == normalName(m[1]) {
+			return k, true
+		}
+	}
+	return "", false
+}
+
+// Start starts the server as a child of calibra and waits until it accepts
+// connections. The caller must Stop it on every path.
+func (in *Instance) Start(ctx context.Context, group *proc.Group) error {
+	if in.server != nil {
+		select {
+		case <-in.server.Done():
+			in.server = nil // it died: start it again
+		default:
+			return nil // already running: starting is a no-op
+		}
+	}
+	if pid, ok := in.runningPID(); ok {
+		return fault.Input(fmt.Sprintf("wait for the other calibra to finish, or run 'calibra clean --path %s'", in.cfg.Path),
+			"a MariaDB server (pid %d) is already running on %s", pid, in.DataDir)
+	}
+	if in.SocketDir == "" {
+		sock, err := os.MkdirTemp("", socketDirPrefix)
+		if err != nil {
+			return err
+		}
+		in.SocketDir = sock
+		if in.sockLock, err = pathlock.Acquire(sock, "server socket"); err != nil {
+			return fmt.Errorf("lock the socket directory: %w", err)
+		}
+		if err := in.chown(sock); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(in.TmpDir(), 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", in.TmpDir(), err)
+	}
+	if err := in.chown(in.TmpDir()); err != nil {
+		return err
+	}
+	if in.cfg.LogFile != "" && in.log == nil {
+		var err error
+		in.log, err = os.OpenFile(in.cfg.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("open the server log: %w", err)
+		}
+	}
+	err := in.startOnce(ctx, group)
+	if err != nil {
+		if k, ok := in.refusedSetting(err.Error()); ok {
+			return fault.Input("fix or remove that engine setting (mariadbd --verbose --help lists them)",
+				"MariaDB %s does not know the engine setting %s=%s", in.cfg.Bin.Version, k, in.cfg.Settings[k])
+		}
+	}
+	return err
+}
+
+// startTimeout bounds a start, which includes InnoDB's crash recovery.
+const startTimeout = 5 * time.Minute
+
+func (in *Instance) startOnce(ctx context.Context, group *proc.Group) error {
+	cmd := exec.Command(in.cfg.Bin.Server, in.args()...)
+	in.credentials(cmd)
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	in.cfg.Cgroup.Prepare(cmd.SysProcAttr)
+	var tail tailBuffer
+	if in.log != nil {
+		cmd.Stdout, cmd.Stderr = in.log, io.MultiWriter(in.log, &tail)
+	} else {
+		cmd.Stdout, cmd.Stderr = &tail, &tail
+	}
+	// SIGTERM is mariadbd's normal shutdown: close sessions, flush, exit.
+	p, err := group.Start("mariadbd", cmd, syscall.SIGTERM)
+	if err != nil {
+		return err
+	}
+	in.server = p
+	if err := in.cfg.Cgroup.Attach(p.Pid()); err != nil {
+		_ = in.stopServer()
+		return err
+	}
+	deadline := time.Now().Add(startTimeout)
+	for {
+		if err := in.ping(ctx); err == nil {
+			return nil
+		}
+		select {
+		case <-p.Done():
+			in.server = nil
+			return fmt.Errorf("the MariaDB server exited while starting: %s", strings.TrimSpace(tail.String()))
+		case <-ctx.Done():
+			_ = in.stopServer()
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			_ = in.stopServer()
+			return fmt.Errorf("the MariaDB server did not accept connections within %s: %s", startTimeout, strings.TrimSpace(tail.String()))
+		}
+	}
+}
+
+func (in *Instance) ping(ctx context.Context) error {
+	if _, err := os.Stat(in.socket()); err != nil {
+		return err
+	}
+	db := sql.OpenDB(mustConnector(in.Config("")))
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return db.PingContext(ctx)
+}
+
+func mustConnector(cfg *mysql.Config) driver.Connector {
+	c, err := mysql.NewConnector(cfg)
+	if err != nil {
+		panic(err) // only a malformed configuration, which calibra builds itself
+	}
+	return c
+}
+
+// Config is a connection to database db (none when empty) over the
+// instance's socket, as calibra's own OS account: unix_socket
+// authentication, no password.
+func (in *Instance) Config(db string) *mysql.Config {
+	cfg := mysql.NewConfig()
+	cfg.User = in.client
+	cfg.Net = "unix"
+	cfg.Addr = in.socket()
+	cfg.DBName = db
+	cfg.ParseTime = true
+	cfg.Timeout = 10 * time.Second
+	return cfg
+}
+
+// Restart stops the server, drops the OS page cache where permitted, and
+// starts it again on the same socket, so that connections made from the
+// same settings (the observers') find it again: a cold start, as the
+// buffer pool is neither dumped nor loaded. It reports whether the page
+// cache was dropped.
+func (in *Instance) Restart(ctx context.Context, group *proc.Group) (bool, error) {
+	if err := in.stopServer(); err != nil {
+		return false, err
+	}
+	dropped, err := limits.DropCaches()
+	if err != nil {
+		return false, err
+	}
+	if in.SocketDir == "" {
+		return dropped, in.Start(ctx, group)
+	}
+	return dropped, in.startOnce(ctx, group)
+}
+
+// stopServer shuts the server down (normal shutdown, then kill after a
+// grace period).
+func (in *Instance) stopServer() error {
+	if in.server == nil {
+		return nil
+	}
+	err := in.server.Stop(5 * time.Minute)
+	in.server = nil
+	return err
+}
+
+// Kill kills the server at once (SIGKILL to its process group), as a crash
+// does, and removes its socket directory; its pid file stays behind.
+func (in *Instance) Kill() {
+	if in.server != nil {
+		in.server.Kill()
+		<-in.server.Done()
+		in.server = nil
+	}
+	_ = in.Stop()
+}
+
+// Stop shuts the server down and removes its socket directory. Safe to
+// call more than once.
+func (in *Instance) Stop() error {
+	err := in.stopServer()
+	if in.SocketDir != "" {
+		os.RemoveAll(in.SocketDir)
+		in.SocketDir = ""
+	}
+	in.sockLock.Release()
+	in.sockLock = nil
+	if in.log != nil {
+		in.log.Close()
+		in.log = nil
+	}
+	return err
+}
+
+// runningPID reports a live mariadbd that owns the data directory. A
+// stale pid file (a crash's) names a dead process or, its PID reused, one
+// that is not a mariadbd working in this directory.
+func (in *Instance) runningPID() (int, bool) {
+	data, err := os.ReadFile(in.pidFile())
+	if err != nil {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || pid <= 0 {
+		return 0, false
+	}
+	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	if err != nil || !(strings.HasPrefix(string(comm), "mariadbd") || strings.HasPrefix(string(comm), "mysqld")) {
+		return 0, false
+	}
+	cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
+	if err != nil || !samePath(cwd, in.DataDir) {
+		return 0, false
+	}
+	return pid, true
+}
+
+// Remove stops any server left running on the data directory under path
+// (a crashed calibra's) and deletes the directory, its redo log and its
+// temporary directory. It
+// reports whether there was anything to remove.
+func Remove(path string) (bool, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return false, err
+	}
+	in := &Instance{DataDir: filepath.Join(abs, DataDirName)}
+	if _, err := os.Stat(in.DataDir); errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if pid, ok := in.runningPID(); ok {
+		_ = syscall.Kill(pid, syscall.SIGTERM)
+		for i := 0; i < 300; i++ {
+			if _, ok := in.runningPID(); !ok {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if _, ok := in.runningPID(); ok {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	redo := in.recordedRedoDir()
+	if err := os.RemoveAll(in.TmpDir()); err != nil {
+		return true, err
+	}
+	if err := os.RemoveAll(in.DataDir); err != nil {
+		return true, err
+	}
+	if filepath.Base(redo) == RedoDirName {
+		return true, os.RemoveAll(redo)
+	}
+	return true, nil
+}
+
+// socketDirPrefix names the private socket directories under the system's
+// temporary directory (PostgreSQL's are calibra-sock-).
+const socketDirPrefix = "calibra-mysock-"
+
+// RemoveStaleSockets removes the socket directories that dead runs left:
+// those whose lock no live calibra holds and where no live server has its
+// socket. It returns the directories removed.
+func RemoveStaleSockets() ([]string, error) {
+	dirs, err := filepath.Glob(filepath.Join(os.TempDir(), socketDirPrefix+"*"))
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	var errs []error
+	for _, dir := range dirs {
+		if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
+			continue
+		}
+		lock, err := pathlock.Acquire(dir, "clean")
+		if err != nil {
+			continue // a live run's, or not ours to judge
+		}
+		if serverListens(dir) {
+			lock.Release()
+			continue
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			errs = append(errs, err)
+		} else {
+			removed = append(removed, dir)
+		}
+		lock.Release()
+	}
+	return removed, errors.Join(errs...)
+}
+
+// serverListens reports whether a live server holds the socket's lock file
+// (mysqld.sock.lock, its PID inside) in dir.
+func serverListens(dir string) bool {
+	data, err := os.ReadFile(filepath.Join(dir, "mysqld.sock.lock"))
+	if err != nil {
+		return false
+	}
+	pid, err := strconv.Atoi(strings.Trim(strings.TrimSpace(string(data)), "\x00"))
+	return err == nil && pid > 0 && syscall.Kill(pid, 0) != syscall.ESRCH
+}
+
+var sizeRE = regexp.MustCompile(`^(\d+)\s*([kKmMgGtT]?)[iI]?[bB]?$`)
+
+// sizeBytes reads a cache size as --db-cache gives it (PostgreSQL's
+// spelling, 256MB or 8GB, or MariaDB's, 8G; every unit a power of 1024;
+// a bare number is bytes) in bytes.
+func sizeBytes(s string) (int64, error) {
+	m := sizeRE.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return 0, fault.Input("write it as e.g. 256MB or 8GB", "%q is not a cache size", s)
+	}
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	shift := 0
+	if m[2] != "" {
+		shift = strings.Index("kmgt", strings.ToLower(m[2])) + 1
+	}
+	if err != nil || n > (1<<62)>>(10*shift) {
+		return 0, fault.Input("write it as e.g. 256MB or 8GB", "the cache size %q is too large", s)
+	}
+	return n << (10 * shift), nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+// tailBuffer keeps the last few KiB written to it: the server's last words
+// when it fails to start.
+type tailBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > 4096 {
+		t.b = t.b[len(t.b)-4096:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	sc := bufio.NewScanner(strings.NewReader(string(t.b)))
+	var lines []string
+	for sc.Scan() {
+		if l := sc.Text(); strings.Contains(l, "ERROR") || strings.Contains(l, "unknown") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		sc = bufio.NewScanner(strings.NewReader(string(t.b)))
+		for sc.Scan() {
+			lines = append(lines, sc.Text())
+		}
+	}
+	if len(lines) > 5 {
+		lines = lines[len(lines)-5:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+// samePath reports whether two paths name the same directory, symbolic
+// links resolved (the kernel shows a process's cwd resolved).
+func samePath(a, b string) bool {
+	ra, errA := filepath.EvalSymlinks(a)
+	rb, errB := filepath.EvalSymlinks(b)
+	return errA == nil && errB == nil && ra == rb
+}
