@@ -1,0 +1,45 @@
+package dssmy_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/calibra-bench/calibra/internal/dss/dssmy"
+	"github.com/calibra-bench/calibra/internal/dss/dsstest"
+	"github.com/calibra-bench/calibra/internal/engine"
+	"github.com/calibra-bench/calibra/internal/engine/mariadb"
+	"github.com/calibra-bench/calibra/internal/proc"
+	"github.com/calibra-bench/calibra/internal/testenv"
+)
+
+// startTarget starts a managed MariaDB on storage its account can reach,
+// stopped when the test ends.
+func startTarget(t *testing.T) (engine.Engine, *proc.Group) {
+	t.Helper()
+	if !mariadb.Installed() {
+		dsstest.Need(t, "mariadb", "no MariaDB server installed (apt-get install mariadb-server)", errors.New("no mariadbd"))
+	}
+	ctx := context.Background()
+	group := proc.NewGroup()
+	t.Cleanup(func() { _ = group.StopAll(time.Minute) })
+	target, err := mariadb.Prepare(ctx, mariadb.TargetConfig{Path: testenv.StorageDir(t), DBCache: "256MB", MaxConnections: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = target.Stop() })
+	if _, err := target.Start(ctx, group); err != nil {
+		t.Fatal(err)
+	}
+	return target, group
+}
+
+// TestQueriesAgainstDuckDB is dsstest's check on a real MariaDB.
+func TestQueriesAgainstDuckDB(t *testing.T) {
+	dsstest.Run(t, dsstest.Suite{
+		Start:  startTarget,
+		Serial: func(p map[string]string) bool { return strings.HasPrefix(p["query_parallelism"], "none") },
+	})
+}
