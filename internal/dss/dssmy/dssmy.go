@@ -261,6 +261,12 @@ func (c *conn) Load(ctx context.Context, table string, tbl io.Reader) (int64, er
 	defer mysql.DeregisterReaderHandler(name)
 	n, err := c.Exec(ctx, "LOAD DATA LOCAL INFILE 'Reader::"+name+"' INTO TABLE "+table+
 		` CHARACTER SET latin1 FIELDS TERMINATED BY '|' ESCAPED BY '' LINES TERMINATED BY '|\n'`)
+	// MariaDB 4166, MySQL 3948 and older servers 1148: the server's
+	// local_infile is OFF (the managed instance keeps MariaDB's ON).
+	if isError(err, 4166) || isError(err, 3948) || isError(err, 1148) {
+		return n, fault.Input("run SET GLOBAL local_infile = ON on the server, or start it with --local-infile",
+			"the server refuses LOAD DATA LOCAL INFILE, with which calibra loads the TPC-H-like tables")
+	}
 	if err != nil {
 		return n, err
 	}

@@ -3,15 +3,19 @@ package dssmy_test
 import (
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/calibra-bench/calibra/internal/dss"
 	_ "github.com/calibra-bench/calibra/internal/dss/dssmy"
 	"github.com/calibra-bench/calibra/internal/dss/dsstest"
 	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/engine/mariadb"
+	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/proc"
+	"github.com/calibra-bench/calibra/internal/progress"
 	"github.com/calibra-bench/calibra/internal/testenv"
 )
 
@@ -42,4 +46,25 @@ func TestQueriesAgainstDuckDB(t *testing.T) {
 		Start:  startTarget,
 		Serial: func(p map[string]string) bool { return strings.HasPrefix(p["query_parallelism"], "none") },
 	})
+}
+
+// A server that refuses LOAD DATA LOCAL (a --dsn server's local_infile
+// OFF) fails the build with one sentence saying how to allow it.
+func TestLocalInfileOffIsBadInput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real MariaDB server; run without -short")
+	}
+	gen, err := dss.FindGenerator(context.Background(), "")
+	dsstest.Need(t, "tpchgen", "no TPC-H generator: "+dss.InstallHint, err)
+	target, group := startTarget(t)
+	db := target.(*mariadb.Target).DB()
+	defer db.Close()
+	if _, err := db.Exec("SET GLOBAL local_infile = OFF"); err != nil {
+		t.Fatal(err)
+	}
+	prog := progress.New(io.Discard, progress.None, false)
+	_, err = dss.Build(context.Background(), target, dss.BuildConfig{ScaleFactor: 0.01, Workers: 1, Group: group, Tpchgen: gen.Path}, prog)
+	if fault.Code(err) != fault.ExitInput || !strings.Contains(err.Error(), "local_infile") {
+		t.Errorf("a build with local_infile OFF: %v", err)
+	}
 }
