@@ -163,8 +163,10 @@ func Run(t *testing.T, s Suite) {
 		if !s.Serial(out.Parallelism) {
 			t.Errorf("--dop 0 was not in force: %v", out.Parallelism)
 		}
-		if rf := out.Power.Refresh[0]; rf.Rows <= 15 {
-			t.Errorf("RF1 inserted %d rows, want SF x 1500 = 15 orders and their lines", rf.Rows)
+		// The pair moves the same orders: RF1 inserts SF x 1500 = 15 and
+		// their lines, RF2 deletes the originals' lines.
+		if rf1, rf2 := out.Power.Refresh[0], out.Power.Refresh[1]; rf2.Rows == 0 || rf1.Rows != 15+rf2.Rows {
+			t.Errorf("RF1 inserted %d rows, RF2 deleted %d lines; want 15 orders and the lines RF2 deletes", rf1.Rows, rf2.Rows)
 		}
 		if now := counts(); now != loaded {
 			t.Fatalf("after run %d orders and lineitem hold %s rows, loaded %s", i, now, loaded)
