@@ -54,6 +54,10 @@ func (d dialect) Connect(ctx context.Context, dop int) (dss.Conn, error) {
 		return nil, err
 	}
 	cn := &conn{db: db, c: c, schema: database(cfg)}
+	if err := c.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&cn.id); err != nil {
+		cn.Close()
+		return nil, err
+	}
 	// ANSI_QUOTES reads the workload's "key" as a name, as standard SQL
 	// does; InnoDB whatever the server's default engine.
 	if _, err := c.ExecContext(ctx, `SET SESSION sql_mode = IF(@@sql_mode = '', 'ANSI_QUOTES', CONCAT(@@sql_mode, ',ANSI_QUOTES')),
@@ -179,6 +183,21 @@ type conn struct {
 	db     *sql.DB
 	c      *sql.Conn
 	schema string
+	id     int64 // the server's thread, for KILL QUERY
+}
+
+// killOnCancel stops the session's statement on the server when ctx ends
+// before stop is called: the driver only closes the socket, and the
+// server would run a long query to its end (an interrupted stream on a
+// --dsn server, or the other streams after one failed).
+func (c *conn) killOnCancel(ctx context.Context) (stop func() bool) {
+	return context.AfterFunc(ctx, func() {
+		kctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		// Over another of the pool's connections; a statement that has
+		// ended meanwhile is no matter (1094, unknown thread).
+		_, _ = c.db.ExecContext(kctx, "KILL QUERY "+strconv.FormatInt(c.id, 10))
+	})
 }
 
 func (c *conn) Close() {
@@ -187,6 +206,7 @@ func (c *conn) Close() {
 }
 
 func (c *conn) Exec(ctx context.Context, query string) (int64, error) {
+	defer c.killOnCancel(ctx)()
 	res, err := c.c.ExecContext(ctx, query)
 	if err != nil {
 		return 0, err
@@ -197,6 +217,7 @@ func (c *conn) Exec(ctx context.Context, query string) (int64, error) {
 // Rows reads the rows as the text protocol sends them: a statement
 // without arguments is not prepared.
 func (c *conn) Rows(ctx context.Context, query string, each func([][]byte)) error {
+	defer c.killOnCancel(ctx)()
 	rows, err := c.c.QueryContext(ctx, query)
 	if err != nil {
 		return err

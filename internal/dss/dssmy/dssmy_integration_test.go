@@ -68,3 +68,40 @@ func TestLocalInfileOffIsBadInput(t *testing.T) {
 		t.Errorf("a build with local_infile OFF: %v", err)
 	}
 }
+
+// A statement whose context ends stops on the server too, not only in
+// the client. BENCHMARK never looks at its socket, as a long query's scan
+// does not.
+func TestACanceledStatementStopsOnTheServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real MariaDB server; run without -short")
+	}
+	target, _ := startTarget(t)
+	d, err := dss.Dialects.For(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := d.Connect(context.Background(), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if err := conn.Rows(ctx, "SELECT BENCHMARK(2000000000, MD5('x'))", func([][]byte) {}); err == nil {
+		t.Fatal("the statement outlived its context")
+	}
+	db := target.(*mariadb.Target).DB()
+	defer db.Close()
+	var running int
+	for range 50 {
+		if err := db.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT BENCHMARK(%'").Scan(&running); err != nil {
+			t.Fatal(err)
+		}
+		if running == 0 {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Error("the server still runs the statement 5 s after its context ended")
+}
