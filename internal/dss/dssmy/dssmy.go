@@ -106,18 +106,13 @@ func (d dialect) FinishLoad(ctx context.Context, conns []dss.Conn, ddl []string,
 	// PERSISTENT FOR ALL adds the engine-independent statistics (column
 	// histograms) beside InnoDB's sampled ones; MariaDB's optimizer uses
 	// them for the queries' range predicates, as PostgreSQL's ANALYZE
-	// gives its planner.
+	// gives its planner. MySQL has no such clause (1064): InnoDB's alone.
 	phase("analyze")
 	t0 = time.Now()
 	if err := engine.OnConns(ctx, conns, dss.Tables(), func(ctx context.Context, _ int, c dss.Conn, table string) error {
-		var failed string
-		err := c.Rows(ctx, "ANALYZE TABLE "+table+" PERSISTENT FOR ALL", func(v [][]byte) {
-			if string(v[2]) == "error" {
-				failed = string(v[3])
-			}
-		})
-		if err == nil && failed != "" {
-			err = errors.New(failed)
+		err := analyze(ctx, c, "ANALYZE TABLE "+table+" PERSISTENT FOR ALL")
+		if isError(err, 1064) {
+			err = analyze(ctx, c, "ANALYZE TABLE "+table)
 		}
 		if err != nil {
 			return fmt.Errorf("analyze %s: %w", table, err)
@@ -131,6 +126,20 @@ func (d dialect) FinishLoad(ctx context.Context, conns []dss.Conn, ddl []string,
 	err = c.c.QueryRowContext(ctx, `SELECT COALESCE(SUM(DATA_LENGTH + INDEX_LENGTH), 0) FROM information_schema.TABLES
 		WHERE TABLE_SCHEMA = ? AND TABLE_TYPE = 'BASE TABLE'`, c.schema).Scan(&tail.Bytes)
 	return tail, err
+}
+
+// analyze runs an ANALYZE TABLE, which reports a failure as a row.
+func analyze(ctx context.Context, c dss.Conn, stmt string) error {
+	var failed string
+	err := c.Rows(ctx, stmt, func(v [][]byte) {
+		if string(v[2]) == "error" {
+			failed = string(v[3])
+		}
+	})
+	if err == nil && failed != "" {
+		err = errors.New(failed)
+	}
+	return err
 }
 
 // ddlTable is the table an ALTER TABLE or CREATE INDEX statement changes.
