@@ -55,7 +55,7 @@ func ReadBuildInfo(ctx context.Context, conn Conn) (*BuildInfo, error) {
 		return nil, ErrNotBuilt
 	}
 	m := map[string]string{}
-	if err := conn.Rows(ctx, "SELECT key, value FROM "+Schema+".build_info", func(v [][]byte) { m[string(v[0])] = string(v[1]) }); err != nil {
+	if err := conn.Rows(ctx, `SELECT "key", value FROM build_info`, func(v [][]byte) { m[string(v[0])] = string(v[1]) }); err != nil {
 		return nil, err
 	}
 	if m["complete"] != "true" {
@@ -145,7 +145,7 @@ func Build(ctx context.Context, e engine.Engine, cfg BuildConfig, prog *progress
 		"key_shift": strconv.FormatInt((maxKey/32+1)*32, 10), "loaded_at": start.UTC().Format(time.RFC3339), "complete": "true",
 	}
 	for k, v := range info {
-		if _, err := ctl.Exec(ctx, "INSERT INTO build_info (key, value) VALUES ("+quote(k)+", "+quote(v)+")"); err != nil {
+		if _, err := ctl.Exec(ctx, `INSERT INTO build_info ("key", value) VALUES (`+quote(k)+", "+quote(v)+")"); err != nil {
 			return nil, err
 		}
 	}
@@ -184,7 +184,9 @@ func prepareSchema(ctx context.Context, conn Conn, rebuild bool) error {
 	if err := conn.ResetSchema(ctx); err != nil {
 		return fmt.Errorf("create schema: %w", err)
 	}
-	stmts := []string{"CREATE TABLE build_info (key text PRIMARY KEY, value text NOT NULL)"}
+	// "key" is quoted and the key column sized: MariaDB reserves the word
+	// and keys no unsized text.
+	stmts := []string{`CREATE TABLE build_info ("key" varchar(64) PRIMARY KEY, value varchar(255) NOT NULL)`}
 	for _, tb := range tables {
 		stmts = append(stmts, "CREATE TABLE "+tb.name+" ("+tb.columns+")")
 	}

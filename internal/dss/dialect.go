@@ -15,9 +15,11 @@ var Dialects = engine.NewDialects[Dialect]("the dss workload")
 // Dialect is what the workload needs of an engine beyond the standard SQL
 // it keeps itself (the tables, keys, queries and build record).
 type Dialect interface {
-	// Connect opens a session working in Schema, named for the observers;
-	// dop of 0 or more is the degree of parallelism of each query, below
-	// 0 the server's setting stays.
+	// Connect opens a session working in the workload's schema (Schema on
+	// PostgreSQL, a database of its own on MariaDB), named for the
+	// observers; dop of 0 or more is the degree of parallelism of each
+	// query, below 0 the server's setting stays. A dop the engine cannot
+	// honour is an input error. Its sessions quote identifiers with '"'.
 	Connect(ctx context.Context, dop int) (Conn, error)
 	// FinishLoad follows the bulk load: the keys and indexes of ddl, then
 	// the tables' statistics, each spread over the sessions (from
@@ -37,7 +39,7 @@ type LoadTail struct {
 	Bytes            int64 // the schema's tables with their indexes
 }
 
-// Conn is one session of a dialect, working in Schema.
+// Conn is one session of a dialect, working in the workload's schema.
 type Conn interface {
 	Close()
 	// Exec runs one statement and returns the rows it changed.
@@ -45,9 +47,10 @@ type Conn interface {
 	// Rows runs a query and hands each row's values, as text, to each as
 	// they come, keeping none.
 	Rows(ctx context.Context, sql string, each func([][]byte)) error
-	// HasTable says whether Schema holds table.
+	// HasTable says whether the schema holds table.
 	HasTable(ctx context.Context, table string) (bool, error)
-	// ResetSchema drops Schema with everything in it and creates it empty.
+	// ResetSchema drops the schema with everything in it and creates it
+	// empty.
 	ResetSchema(ctx context.Context) error
 	// Load bulk-loads rows in dbgen's .tbl format ("a|b|c|\n") into table
 	// and returns the rows loaded.

@@ -2,75 +2,23 @@ package dss_test
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"math"
 	"os"
-	"os/exec"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/calibra-bench/calibra/internal/dss"
 	_ "github.com/calibra-bench/calibra/internal/dss/dsspg"
+	"github.com/calibra-bench/calibra/internal/dss/dsstest"
+	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/proc"
-	"github.com/calibra-bench/calibra/internal/progress"
 )
-
-// required says whether CI demands a prerequisite (CALIBRA_TEST_REQUIRE
-// names it), turning a skip into a failure.
-func required(name string) bool {
-	for _, r := range strings.Split(os.Getenv("CALIBRA_TEST_REQUIRE"), ",") {
-		if strings.TrimSpace(r) == name {
-			return true
-		}
-	}
-	return false
-}
-
-func need(t *testing.T, name, why string, err error) {
-	t.Helper()
-	if err == nil {
-		return
-	}
-	if required(name) {
-		t.Fatalf("%s is required here: %v", name, err)
-	}
-	t.Skipf("%s (%s): %v", why, name, err)
-}
-
-// duckDBAnswers has the generator write the scale factor's CSV files and
-// testdata/answers.py run DuckDB's own 22 queries over them.
-func duckDBAnswers(t *testing.T, gen dss.Generator, sf float64) map[string][][]string {
-	t.Helper()
-	dir := t.TempDir()
-	if out, err := exec.Command(gen.Path, "csv", "--scale-factor", strconv.FormatFloat(sf, 'f', -1, 64),
-		"--output-dir", dir, "--quiet").CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v: %s", gen.Path, err, out)
-	}
-	out, err := exec.Command("python3", "testdata/answers.py", dir).Output()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		err = fmt.Errorf("%v: %s", err, ee.Stderr)
-	}
-	need(t, "duckdb", "no DuckDB to check the answers against: pip install duckdb duckdb-extension-tpch", err)
-	var answers map[string][][]string
-	if err := json.Unmarshal(out, &answers); err != nil {
-		t.Fatal(err)
-	}
-	return answers
-}
 
 // startTarget starts a managed instance on a directory the server account
 // can reach, stopped when the test ends.
-func startTarget(t *testing.T) (*postgres.Target, *proc.Group) {
+func startTarget(t *testing.T) (engine.Engine, *proc.Group) {
 	t.Helper()
 	_, err := postgres.FindBinaries("")
-	need(t, "postgres", "no PostgreSQL server installed (apt-get install postgresql)", err)
+	dsstest.Need(t, "postgres", "no PostgreSQL server installed (apt-get install postgresql)", err)
 	dir, err := os.MkdirTemp("", "calibra-dss-test-")
 	if err != nil {
 		t.Fatal(err)
@@ -94,147 +42,10 @@ func startTarget(t *testing.T) (*postgres.Target, *proc.Group) {
 	return target, group
 }
 
-// TestQueriesAgainstDuckDB builds SF 0.01 on a real PostgreSQL, checks the
-// row counts, checks every query's answer with the validation parameters
-// against DuckDB's over the same data, then runs the power and throughput tests twice to show
-// the refresh functions leave the database as they found it.
+// TestQueriesAgainstDuckDB is dsstest's check on a real PostgreSQL.
 func TestQueriesAgainstDuckDB(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a TPC-H-like database on a real PostgreSQL; run without -short")
-	}
-	const sf = 0.01
-	gen, err := dss.FindGenerator(context.Background(), "")
-	need(t, "tpchgen", "no TPC-H generator: "+dss.InstallHint, err)
-	answers := duckDBAnswers(t, gen, sf)
-	target, group := startTarget(t)
-	ctx := context.Background()
-	prog := progress.New(io.Discard, progress.None, false)
-
-	build, err := dss.Build(ctx, target, dss.BuildConfig{ScaleFactor: sf, Workers: 2, Group: group}, prog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !build.RowCheck.OK || build.Rows["lineitem"] != 60_175 || build.Rows["orders"] != 15_000 {
-		t.Fatalf("row counts %v: %+v", build.Rows, build.RowCheck)
-	}
-
-	dialect, err := dss.Dialects.For(target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := dialect.Connect(ctx, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	for q := 1; q <= dss.Queries; q++ {
-		var got [][]string
-		if err := conn.Rows(ctx, dialect.Query(q, dss.Text(q, dss.ValidationParams(q))), func(vals [][]byte) {
-			row := make([]string, len(vals))
-			for i, v := range vals {
-				row[i] = string(v)
-			}
-			got = append(got, row)
-		}); err != nil {
-			t.Fatalf("Q%d: %v", q, err)
-		}
-		if diff := compareAnswer(got, answers[strconv.Itoa(q)]); diff != "" {
-			t.Errorf("Q%d differs from DuckDB's answer: %s", q, diff)
-		}
-	}
-
-	counts := func() string {
-		var ol string
-		if err := conn.Rows(ctx, "SELECT (SELECT count(*) FROM orders), (SELECT count(*) FROM lineitem)", func(v [][]byte) {
-			ol = fmt.Sprint(string(v[0]), string(v[1]))
-		}); err != nil {
-			t.Fatal(err)
-		}
-		return ol
-	}
-	loaded := counts()
-	for i := range 2 {
-		out, err := dss.Run(ctx, target, dss.RunConfig{Power: true, Throughput: true, Streams: 2, Seed: uint64(i + 1), DOP: 0}, prog)
-		if err != nil {
-			t.Fatalf("run %d: %v", i, err)
-		}
-		if out.QphH == nil || *out.QphH <= 0 || len(out.Power.Queries) != dss.Queries || len(out.Throughput.Refresh) != 4 {
-			t.Fatalf("run %d: qphh %v, %d power queries, %d refresh runs; missing %v", i, out.QphH, len(out.Power.Queries),
-				len(out.Throughput.Refresh), out.Missing)
-		}
-		if out.Parallelism["max_parallel_workers_per_gather"] != "0" {
-			t.Errorf("--dop 0 was not in force: %v", out.Parallelism)
-		}
-		if rf := out.Power.Refresh[0]; rf.Rows <= 15 {
-			t.Errorf("RF1 inserted %d rows, want SF x 1500 = 15 orders and their lines", rf.Rows)
-		}
-		if now := counts(); now != loaded {
-			t.Fatalf("after run %d orders and lineitem hold %s rows, loaded %s", i, now, loaded)
-		}
-	}
-
-	// An RF1 whose RF2 never ran (an interrupt between them): the next
-	// test completes the pair first, and the data is as loaded again.
-	bi, err := dss.Built(ctx, target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.RF1(ctx, bi.KeyShift, 15); err != nil { // SF x 1500 orders
-		t.Fatal(err)
-	}
-	if counts() == loaded {
-		t.Fatal("RF1 added no rows")
-	}
-	if _, err := dss.Run(ctx, target, dss.RunConfig{Power: true, Seed: 9, DOP: 0}, prog); err != nil {
-		t.Fatal(err)
-	}
-	if now := counts(); now != loaded {
-		t.Fatalf("after an interrupted pair and a power test orders and lineitem hold %s rows, loaded %s", now, loaded)
-	}
-
-	out, err := dss.Run(ctx, target, dss.RunConfig{Power: true, QueryTimeout: time.Millisecond, DOP: -1}, prog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	timedOut := 0
-	for _, q := range out.Power.Queries {
-		if q.TimedOut {
-			timedOut++
-			if q.Seconds != nil {
-				t.Errorf("Q%s timed out but has a time", q.Q)
-			}
-		}
-	}
-	if timedOut == 0 || out.Power.PowerAtSize != nil || !strings.Contains(out.Missing["power_at_size"], "timed out") {
-		t.Errorf("a 1 ms timeout: %d queries timed out, power %v, missing %v", timedOut, out.Power.PowerAtSize, out.Missing)
-	}
-}
-
-// compareAnswer compares a query's rows with DuckDB's: numbers
-// within a cent or a millionth (DuckDB prints averages as doubles,
-// PostgreSQL as exact numerics), text exactly.
-func compareAnswer(got, want [][]string) string {
-	if len(got) != len(want) {
-		return fmt.Sprintf("%d rows, want %d", len(got), len(want))
-	}
-	for i := range got {
-		if len(got[i]) != len(want[i]) {
-			return fmt.Sprintf("row %d has %d columns, want %d", i+1, len(got[i]), len(want[i]))
-		}
-		for j, g := range got[i] {
-			w := want[i][j]
-			gf, gerr := strconv.ParseFloat(g, 64)
-			wf, werr := strconv.ParseFloat(w, 64)
-			if gerr == nil && werr == nil {
-				if d := math.Abs(gf - wf); d > 0.01 && d > 1e-6*math.Abs(wf) {
-					return fmt.Sprintf("row %d column %d is %s, want %s", i+1, j+1, g, w)
-				}
-				continue
-			}
-			if strings.TrimSpace(g) != strings.TrimSpace(w) {
-				return fmt.Sprintf("row %d column %d is %q, want %q", i+1, j+1, g, w)
-			}
-		}
-	}
-	return ""
+	dsstest.Run(t, dsstest.Suite{
+		Start:  startTarget,
+		Serial: func(p map[string]string) bool { return p["max_parallel_workers_per_gather"] == "0" },
+	})
 }

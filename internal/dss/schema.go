@@ -3,7 +3,9 @@ package dss
 import "math"
 
 // Schema holds the TPC-H-like tables, apart from the TPC-C-like schema so
-// both layers can live in one database.
+// both layers can live in one database. On MariaDB, which has no schemas
+// within a database, they live in a database of their own beside
+// calibra's (calibra_tpch on the managed instance).
 const Schema = "calibra_tpch"
 
 // Workload names the TPC-H-derived workload in results; it is not TPC-H and

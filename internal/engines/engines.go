@@ -4,6 +4,7 @@
 package engines
 
 import (
+	_ "github.com/calibra-bench/calibra/internal/dss/dssmy"
 	_ "github.com/calibra-bench/calibra/internal/dss/dsspg"
 	_ "github.com/calibra-bench/calibra/internal/engine/mariadb"
 	_ "github.com/calibra-bench/calibra/internal/engine/postgres"

@@ -124,19 +124,24 @@ func (c conn) SetTimeout(ctx context.Context, d time.Duration) error {
 	return err
 }
 
-// RF1 is one statement, so one transaction: a writable common table
-// expression inserts the orders, the statement their lines.
+// RF1 is one statement, so one transaction: writable common table
+// expressions insert the orders and their lines, and the statement counts
+// both, as the interface says (and MariaDB's dialect does).
 func (c conn) RF1(ctx context.Context, shift, n int64) (int64, error) {
-	return c.Exec(ctx, fmt.Sprintf(`WITH src AS (
+	var rows int64
+	err := c.QueryRow(ctx, fmt.Sprintf(`WITH src AS (
 		SELECT o_orderkey FROM orders o
 		WHERE NOT EXISTS (SELECT 1 FROM orders n WHERE n.o_orderkey = o.o_orderkey + %[1]d)
 		ORDER BY o_orderkey LIMIT %[2]d),
 	new_orders AS (
 		INSERT INTO orders (o_orderkey, %[3]s)
-		SELECT o.o_orderkey + %[1]d, %[3]s FROM orders o JOIN src USING (o_orderkey) RETURNING 1)
-	INSERT INTO lineitem (l_orderkey, %[4]s)
-	SELECT l_orderkey + %[1]d, %[4]s FROM lineitem JOIN src ON l_orderkey = src.o_orderkey`,
-		shift, n, dss.OrderColumns, dss.LineColumns))
+		SELECT o.o_orderkey + %[1]d, %[3]s FROM orders o JOIN src USING (o_orderkey) RETURNING 1),
+	new_lines AS (
+		INSERT INTO lineitem (l_orderkey, %[4]s)
+		SELECT l_orderkey + %[1]d, %[4]s FROM lineitem JOIN src ON l_orderkey = src.o_orderkey RETURNING 1)
+	SELECT (SELECT count(*) FROM new_orders) + (SELECT count(*) FROM new_lines)`,
+		shift, n, dss.OrderColumns, dss.LineColumns)).Scan(&rows)
+	return rows, err
 }
 
 // DeleteCopied is one statement, as RF1.

@@ -1,0 +1,254 @@
+// Package dsstest is the check every dss dialect passes on a real server:
+// a build at SF 0.01 with the specification's row counts, the 22 answers
+// equal to DuckDB's over the same data, power and throughput tests whose
+// refresh pairs leave the data as loaded, an interrupted pair completed,
+// and a statement timeout recorded as such.
+package dsstest
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/calibra-bench/calibra/internal/dss"
+	"github.com/calibra-bench/calibra/internal/engine"
+	"github.com/calibra-bench/calibra/internal/proc"
+	"github.com/calibra-bench/calibra/internal/progress"
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// Suite is what the check needs of an engine.
+type Suite struct {
+	// Start starts a throwaway server, stopped when the test ends; it is
+	// called once the generator and DuckDB are known to be there.
+	Start func(t *testing.T) (engine.Engine, *proc.Group)
+	// Serial says whether the settings a run recorded show that --dop 0
+	// was in force.
+	Serial func(parallelism map[string]string) bool
+}
+
+// Required says whether CI demands a prerequisite (CALIBRA_TEST_REQUIRE
+// names it), turning a skip into a failure.
+func Required(name string) bool {
+	for _, r := range strings.Split(os.Getenv("CALIBRA_TEST_REQUIRE"), ",") {
+		if strings.TrimSpace(r) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Need skips the test for want of a prerequisite (err), or fails it when
+// CI requires that one.
+func Need(t *testing.T, name, why string, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	if Required(name) {
+		t.Fatalf("%s is required here: %v", name, err)
+	}
+	t.Skipf("%s (%s): %v", why, name, err)
+}
+
+// answersPy prints DuckDB's answers; see its docstring.
+//
+//go:embed answers.py
+var answersPy []byte
+
+// duckDBAnswers has the generator write the scale factor's CSV files and
+// answers.py run DuckDB's own 22 queries over them.
+func duckDBAnswers(t *testing.T, gen dss.Generator, sf float64) map[string][][]string {
+	t.Helper()
+	dir := t.TempDir()
+	if out, err := exec.Command(gen.Path, "csv", "--scale-factor", strconv.FormatFloat(sf, 'f', -1, 64),
+		"--output-dir", dir, "--quiet").CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v: %s", gen.Path, err, out)
+	}
+	cmd := exec.Command("python3", "-", dir)
+	cmd.Stdin = bytes.NewReader(answersPy)
+	out, err := cmd.Output()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		err = fmt.Errorf("%v: %s", err, ee.Stderr)
+	}
+	Need(t, "duckdb", "no DuckDB to check the answers against: pip install duckdb duckdb-extension-tpch", err)
+	var answers map[string][][]string
+	if err := json.Unmarshal(out, &answers); err != nil {
+		t.Fatal(err)
+	}
+	return answers
+}
+
+// Run builds SF 0.01, checks the row counts, checks every query's answer
+// with the validation parameters against DuckDB's over the same data,
+// then runs the power and throughput tests twice to show the refresh
+// functions leave the database as they found it.
+func Run(t *testing.T, s Suite) {
+	if testing.Short() {
+		t.Skip("builds a TPC-H-like database on a real server; run without -short")
+	}
+	const sf = 0.01
+	gen, err := dss.FindGenerator(context.Background(), "")
+	Need(t, "tpchgen", "no TPC-H generator: "+dss.InstallHint, err)
+	answers := duckDBAnswers(t, gen, sf)
+	target, group := s.Start(t)
+	ctx := context.Background()
+	prog := progress.New(io.Discard, progress.None, false)
+
+	build, err := dss.Build(ctx, target, dss.BuildConfig{ScaleFactor: sf, Workers: 2, Group: group}, prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !build.RowCheck.OK || build.Rows["lineitem"] != 60_175 || build.Rows["orders"] != 15_000 {
+		t.Fatalf("row counts %v: %+v", build.Rows, build.RowCheck)
+	}
+	t.Logf("build: load %.2f s, keys and indexes %.2f s, statistics %.2f s, %d bytes", build.LoadS, build.IndexS, build.AnalyzeS, build.DBBytes)
+
+	dialect, err := dss.Dialects.For(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := dialect.Connect(ctx, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for q := 1; q <= dss.Queries; q++ {
+		var got [][]string
+		if err := conn.Rows(ctx, dialect.Query(q, dss.Text(q, dss.ValidationParams(q))), func(vals [][]byte) {
+			row := make([]string, len(vals))
+			for i, v := range vals {
+				row[i] = string(v)
+			}
+			got = append(got, row)
+		}); err != nil {
+			t.Fatalf("Q%d: %v", q, err)
+		}
+		if diff := compareAnswer(got, answers[strconv.Itoa(q)]); diff != "" {
+			t.Errorf("Q%d differs from DuckDB's answer: %s", q, diff)
+		}
+	}
+
+	counts := func() string {
+		var ol string
+		if err := conn.Rows(ctx, "SELECT (SELECT count(*) FROM orders), (SELECT count(*) FROM lineitem)", func(v [][]byte) {
+			ol = fmt.Sprint(string(v[0]), string(v[1]))
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return ol
+	}
+	loaded := counts()
+	for i := range 2 {
+		out, err := dss.Run(ctx, target, dss.RunConfig{Power: true, Throughput: true, Streams: 2, Seed: uint64(i + 1), DOP: 0}, prog)
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		if out.QphH == nil || *out.QphH <= 0 || len(out.Power.Queries) != dss.Queries || len(out.Throughput.Refresh) != 4 {
+			t.Fatalf("run %d: qphh %v, %d power queries, %d refresh runs; missing %v", i, out.QphH, len(out.Power.Queries),
+				len(out.Throughput.Refresh), out.Missing)
+		}
+		if !s.Serial(out.Parallelism) {
+			t.Errorf("--dop 0 was not in force: %v", out.Parallelism)
+		}
+		// The pair moves the same orders: RF1 inserts SF x 1500 = 15 and
+		// their lines, RF2 deletes the originals' lines.
+		if rf1, rf2 := out.Power.Refresh[0], out.Power.Refresh[1]; rf2.Rows == 0 || rf1.Rows != 15+rf2.Rows {
+			t.Errorf("RF1 inserted %d rows, RF2 deleted %d lines; want 15 orders and the lines RF2 deletes", rf1.Rows, rf2.Rows)
+		}
+		if now := counts(); now != loaded {
+			t.Fatalf("after run %d orders and lineitem hold %s rows, loaded %s", i, now, loaded)
+		}
+		t.Logf("run %d: power test %.2f s (queries %.2f s, RF1 %.3f s, RF2 %.3f s), throughput test %.2f s, QphH %.0f", i,
+			out.Power.ElapsedS, sum(out.Power.Queries), *out.Power.Refresh[0].Seconds, *out.Power.Refresh[1].Seconds,
+			out.Throughput.ElapsedS, *out.QphH)
+	}
+
+	// An RF1 whose RF2 never ran (an interrupt between them): the next
+	// test completes the pair first, and the data is as loaded again.
+	bi, err := dss.Built(ctx, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.RF1(ctx, bi.KeyShift, 15); err != nil { // SF x 1500 orders
+		t.Fatal(err)
+	}
+	if counts() == loaded {
+		t.Fatal("RF1 added no rows")
+	}
+	if _, err := dss.Run(ctx, target, dss.RunConfig{Power: true, Seed: 9, DOP: 0}, prog); err != nil {
+		t.Fatal(err)
+	}
+	if now := counts(); now != loaded {
+		t.Fatalf("after an interrupted pair and a power test orders and lineitem hold %s rows, loaded %s", now, loaded)
+	}
+
+	out, err := dss.Run(ctx, target, dss.RunConfig{Power: true, QueryTimeout: time.Millisecond, DOP: -1}, prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	timedOut := 0
+	for _, q := range out.Power.Queries {
+		if q.TimedOut {
+			timedOut++
+			if q.Seconds != nil {
+				t.Errorf("Q%s timed out but has a time", q.Q)
+			}
+		}
+	}
+	if timedOut == 0 || out.Power.PowerAtSize != nil || !strings.Contains(out.Missing["power_at_size"], "timed out") {
+		t.Errorf("a 1 ms timeout: %d queries timed out, power %v, missing %v", timedOut, out.Power.PowerAtSize, out.Missing)
+	}
+}
+
+// sum is the seconds the runs that have a time took.
+func sum(runs []results.DSSQuery) float64 {
+	var s float64
+	for _, r := range runs {
+		if r.Seconds != nil {
+			s += *r.Seconds
+		}
+	}
+	return s
+}
+
+// compareAnswer compares a query's rows with DuckDB's: numbers within a
+// cent or a millionth (DuckDB prints averages as doubles, the servers as
+// exact decimals), text exactly.
+func compareAnswer(got, want [][]string) string {
+	if len(got) != len(want) {
+		return fmt.Sprintf("%d rows, want %d", len(got), len(want))
+	}
+	for i := range got {
+		if len(got[i]) != len(want[i]) {
+			return fmt.Sprintf("row %d has %d columns, want %d", i+1, len(got[i]), len(want[i]))
+		}
+		for j, g := range got[i] {
+			w := want[i][j]
+			gf, gerr := strconv.ParseFloat(g, 64)
+			wf, werr := strconv.ParseFloat(w, 64)
+			if gerr == nil && werr == nil {
+				if d := math.Abs(gf - wf); d > 0.01 && d > 1e-6*math.Abs(wf) {
+					return fmt.Sprintf("row %d column %d is %s, want %s", i+1, j+1, g, w)
+				}
+				continue
+			}
+			if strings.TrimSpace(g) != strings.TrimSpace(w) {
+				return fmt.Sprintf("row %d column %d is %q, want %q", i+1, j+1, g, w)
+			}
+		}
+	}
+	return ""
+}
