@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -173,30 +172,7 @@ func (a *app) layers() map[string]newLayer {
 // it resolves the study as that variant runs: its target settings over
 // the study's (flags still win), under PATH/NAME, labelled with its name.
 func (a *app) resolveStudy(ctx context.Context, cmd *cobra.Command, c *runner.Config, f studyFlags, variant *study.Variant) (*runner.Study, error) {
-	if f.preset != "" && f.file != "" {
-		return nil, fault.Input("give one of them", "--preset and --study both choose the study")
-	}
-	var data []byte
-	var name string
-	switch {
-	case f.file != "":
-		var err error
-		if data, err = os.ReadFile(f.file); err != nil {
-			return nil, fault.Input("give the path of a study file (YAML)", "cannot read the study %s: %v", f.file, errors.Unwrap(err))
-		}
-		name = f.file
-	default:
-		preset := f.preset
-		if preset == "" {
-			preset = "quick"
-		}
-		var ok bool
-		if data, ok = examples.Study(preset); !ok {
-			return nil, fault.Input("use one of: "+strings.Join(examples.Names(), ", "), "--preset %q is not a built-in study", preset)
-		}
-		name = "preset " + preset
-	}
-	st, err := study.Parse(data, name)
+	st, name, err := runner.ReadStudy(f.preset, f.file)
 	if st == nil {
 		return nil, err
 	}
@@ -235,17 +211,9 @@ func (a *app) resolveStudy(ctx context.Context, cmd *cobra.Command, c *runner.Co
 		st.ColdStart = true
 	}
 	for _, set := range f.sets {
-		applySet(st, set, &p)
+		runner.ApplySet(st, set, &p)
 	}
-	for _, expr := range f.thresholds {
-		t, err := study.ParseThreshold(expr)
-		if err != nil {
-			p.Add("write it as 'KIND.METRIC OP NUMBER', e.g. 'oltp.nopm > 20000'", "--threshold: %v", err)
-			continue
-		}
-		t.Pos = study.Pos{File: "--threshold"}
-		st.Thresholds = append(st.Thresholds, t)
-	}
+	runner.AddThresholds(st, f.thresholds, &p)
 	// The flags every step shares are checked once, not once a step.
 	var shared runner.Problems
 	c.Validate(&shared)
@@ -260,13 +228,7 @@ func (a *app) resolveStudy(ctx context.Context, cmd *cobra.Command, c *runner.Co
 	for i := range st.Steps {
 		planStep(ctx, r, layers, c, i, said, &p)
 	}
-	for _, t := range st.Thresholds {
-		if !slices.ContainsFunc(st.Steps, func(s study.Step) bool { return s.Kind == t.Kind }) {
-			p = append(p, study.Problem(t.Pos, "name the kind of one of the study's steps", "threshold %q names %s, which the study has no step of", t.Expr, t.Kind))
-		} else if !results.KnownMetric(t.Kind, t.Metric) {
-			p = append(p, study.Problem(t.Pos, "use one of: "+strings.Join(results.MetricNames[t.Kind], ", "), "threshold %q names no metric of %s", t.Expr, t.Kind))
-		}
-	}
+	runner.CheckThresholds(st, &p)
 	if err := dedupe(p).Err(); err != nil {
 		return nil, err
 	}
@@ -309,39 +271,6 @@ func applyTarget(cmd *cobra.Command, c *runner.Config, f *studyFlags, st *study.
 		} else {
 			*fd.file = *fd.val
 		}
-	}
-}
-
-// applySet applies --set KIND.KEY=VALUE to every step of that kind.
-func applySet(st *study.Study, set string, p *runner.Problems) {
-	name, value, ok := strings.Cut(set, "=")
-	kind, key, ok2 := strings.Cut(name, ".")
-	if !ok || !ok2 || kind == "" || key == "" {
-		p.Add("write it as KIND.KEY=VALUE, e.g. oltp.users=16", "--set %q is not KIND.KEY=VALUE", set)
-		return
-	}
-	pos := study.Pos{File: "--set " + set}
-	found := false
-	for i := range st.Steps {
-		if st.Steps[i].Kind != kind {
-			continue
-		}
-		found = true
-		switch key {
-		case "repeat":
-			var n int
-			if _, err := fmt.Sscan(value, &n); err != nil || n <= 0 {
-				p.Add("give a whole number of 1 or more", "--set %s: repeat %q is not positive", set, value)
-			}
-			st.Steps[i].Repeat = n
-		case "name":
-			st.Steps[i].Name = value
-		default:
-			st.Steps[i].Set(key, value, pos)
-		}
-	}
-	if !found {
-		p.Add("name the kind of one of the study's steps ('calibra plan' lists them)", "--set %q: the study has no step of kind %s", set, kind)
 	}
 }
 
