@@ -188,7 +188,7 @@ func (e Env) Run(ctx context.Context, command string, c *Config, needs Needs, bo
 	}
 	run := &results.Run{StartedAt: started, Meta: results.Meta{ToolVersion: e.Version, Command: command,
 		Label: c.Label, Seed: c.Seed, Host: observe.Host(), Storage: storage, Study: needs.Study, Limits: applied}}
-	if run.Meta.Study == nil {
+	if run.Meta.Study == nil && needs.Flags != nil {
 		run.Meta.Study = needs.Flags()
 	}
 	if target != nil {
