@@ -1,17 +1,9 @@
 package cli
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/spf13/cobra"
 
-	"github.com/calibra-bench/calibra/internal/device"
-	"github.com/calibra-bench/calibra/internal/engine/postgres"
-	"github.com/calibra-bench/calibra/internal/fault"
-	"github.com/calibra-bench/calibra/internal/lab"
-	"github.com/calibra-bench/calibra/internal/limits"
-	"github.com/calibra-bench/calibra/internal/pathlock"
+	"github.com/calibra-bench/calibra/internal/runner"
 )
 
 func (a *app) cleanCommand() *cobra.Command {
@@ -28,49 +20,7 @@ touched. Run directories are kept.`,
 		Example: `  calibra clean --path /mnt/array`,
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkPath(path, 0, "clean"); err != nil {
-				return err
-			}
-			// A running command's instance is not clean's to remove.
-			lock, err := pathlock.Acquire(path, "clean")
-			var held *pathlock.HeldError
-			if errors.As(err, &held) {
-				return fault.Input("wait for it to finish, or stop it first (Ctrl-C)", "%v", err)
-			}
-			if err != nil {
-				return err
-			}
-			defer lock.Release()
-			removed, err := postgres.Remove(path)
-			if err != nil {
-				return wrap(fmt.Errorf("remove the managed instance: %w", err))
-			}
-			if removed {
-				fmt.Fprintf(a.stderr, "removed the managed instance under %s\n", path)
-			} else {
-				fmt.Fprintf(a.stderr, "no managed instance under %s\n", path)
-			}
-			// A lab a killed run left up, and its platter (the instance on it too).
-			if had, err := lab.Cleanup(path, func(fs string) error { _, err := postgres.Remove(fs); return err }); err != nil {
-				return wrap(fmt.Errorf("remove the storage lab: %w", err))
-			} else if had {
-				fmt.Fprintf(a.stderr, "removed the storage lab under %s\n", path)
-			}
-			// Test files a crashed device run left behind.
-			if err := device.Cleanup([]device.Target{{Kind: device.KindDir, Path: path}}); err != nil {
-				return wrap(fmt.Errorf("remove device test files: %w", err))
-			}
-			// What killed runs leave outside any path: socket directories
-			// and empty cgroups. A live run's are never touched.
-			socks, serr := postgres.RemoveStaleSockets()
-			cgroups, cerr := limits.RemoveStale()
-			if n := len(socks) + len(cgroups); n > 0 {
-				fmt.Fprintf(a.stderr, "removed %d socket directories and %d empty cgroups that dead runs left\n", len(socks), len(cgroups))
-			}
-			if err := errors.Join(serr, cerr); err != nil {
-				fmt.Fprintf(a.stderr, "warning: not everything dead runs left could be removed: %v\n", err)
-			}
-			return nil
+			return runner.Clean(path, a.stderr)
 		},
 	}
 	cmd.Flags().StringVar(&path, "path", ".", "directory on the storage under test")

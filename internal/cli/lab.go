@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -12,65 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/calibra-bench/calibra/internal/durability"
-	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/lab"
-	"github.com/calibra-bench/calibra/internal/observe"
+	"github.com/calibra-bench/calibra/internal/runner"
 )
-
-// labUp builds the stack --lab asks for under --path and points the
-// session at its file system: the path, the storage record and, for a
-// throttled stack, the block-I/O limits on its loop device.
-func (a *app) labUp(ctx context.Context, c *common, needs *sessionNeeds) (*lab.Stack, error) {
-	if c.dsn != "" && needs.database {
-		return nil, fault.Input("drop --dsn, or drop --lab", "--lab builds storage for the managed instance, and --dsn names another server")
-	}
-	parts, err := lab.Parse(c.lab)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkPath(c.path, 0, "the lab"); err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(a.stderr, "calibra: building the storage lab %s under %s\n", parts.Spec, c.path)
-	stack, err := lab.Up(ctx, c.path, parts, a.group)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(a.stderr, "calibra: lab up: %s, mounted at %s\n", parts.Chain(), stack.Mount)
-	c.path = stack.Mount
-	// Whatever the command resolved from --path, it now runs on the lab.
-	st := observe.Storage(stack.Mount)
-	st.Lab = stack.Record()
-	needs.storage = &st
-	if parts.ReadIOPS > 0 || parts.WriteIOPS > 0 {
-		if needs.limits == nil {
-			needs.limits = &limitsNeed{required: true, fix: "run as root on a machine with the blkio cgroup controller, or choose another lab preset"}
-		}
-		needs.limits.spec.ReadIOPS, needs.limits.spec.WriteIOPS = parts.ReadIOPS, parts.WriteIOPS
-	}
-	if needs.limits != nil {
-		needs.limits.spec.Path = stack.Mount
-	}
-	return stack, nil
-}
-
-// labParse checks a lab spec ("" is no lab).
-func labParse(spec string) (lab.Parts, error) {
-	if spec == "" {
-		return lab.Parts{}, nil
-	}
-	return lab.Parse(spec)
-}
-
-// labDown takes the stack apart, saying so when it could not be done
-// cleanly ('calibra clean' removes what is left).
-func (a *app) labDown(stack *lab.Stack) {
-	if err := stack.Down(); err != nil {
-		fmt.Fprintf(a.stderr, "calibra: warning: the lab was not taken down cleanly (%v); 'calibra clean --path %s' removes what is left\n",
-			err, strings.TrimSuffix(stack.Root, "/"+lab.DirName))
-	}
-}
 
 func (a *app) labCommand() *cobra.Command {
 	names := make([]string, 0, len(lab.Presets))
@@ -123,42 +66,17 @@ and takes it apart.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	var c common
+	var c runner.Config
 	check := &cobra.Command{
 		Use:   "check",
 		Short: "Build the --lab stack, measure its flush rate, take it apart",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if c.lab == "" {
-				return fault.Input("give --lab SPEC, e.g. --lab hdd", "calibra lab check needs --lab")
-			}
-			parts, err := lab.Parse(c.lab)
-			if err != nil {
-				return err
-			}
-			if err := checkPath(c.path, 0, "the lab"); err != nil {
-				return err
-			}
-			stack, err := lab.Up(cmd.Context(), c.path, parts, a.group)
-			if err != nil {
-				return wrap(err)
-			}
-			defer a.labDown(stack)
-			fmt.Fprintf(a.stdout, "lab %s: %s\nmounted at %s on %s", parts.Spec, parts.Chain(), stack.Mount, stack.Device())
-			if stack.Fsck != "" {
-				fmt.Fprintf(a.stdout, " (file system check: %s)", stack.Fsck)
-			}
-			fmt.Fprintln(a.stdout)
-			fp, err := durability.ProbeFlush(cmd.Context(), stack.Mount, stack.Device())
-			if err != nil {
-				return wrap(err)
-			}
-			fmt.Fprintf(a.stdout, "flush probe: %.0f fsyncs/s at queue depth 1 (%.2f ms each): %s\n", fp.FsyncsPerS, fp.LatencyMsMean, fp.Verdict)
-			return nil
+			return a.env().LabCheck(cmd.Context(), c.Path, c.Lab)
 		},
 	}
-	check.Flags().StringVar(&c.path, "path", ".", "directory under which the lab is built")
-	check.Flags().StringVar(&c.lab, "lab", "", "the stack: PRESET[:KEY=VALUE,...]")
+	check.Flags().StringVar(&c.Path, "path", ".", "directory under which the lab is built")
+	check.Flags().StringVar(&c.Lab, "lab", "", "the stack: PRESET[:KEY=VALUE,...]")
 	cmd.AddCommand(check, labServeCommand())
 	return cmd
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/report"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/runner"
 )
 
 func (a *app) reportCommand() *cobra.Command {
@@ -28,7 +29,7 @@ after an upgrade of calibra or to make them again.`,
 				return wrap(err)
 			}
 			if r, err := results.Load(args[0]); err == nil {
-				fmt.Fprint(a.stdout, summaryText(r, r.Status))
+				fmt.Fprint(a.stdout, runner.SummaryText(r, r.Status))
 			}
 			fmt.Fprintln(a.stdout, filepath.Join(args[0], "report.html"))
 			fmt.Fprintln(a.stdout, filepath.Join(args[0], "report.md"))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/report/browsertest"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/runner"
 )
 
 const fixtureRuns = "../results/testdata/runs"
@@ -168,7 +169,7 @@ func TestReportPrintsTheRunsSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := summaryText(r, r.Status); !strings.HasPrefix(stdout, want) {
+	if want := runner.SummaryText(r, r.Status); !strings.HasPrefix(stdout, want) {
 		t.Fatalf("stdout does not start with the summary:\n%s", stdout)
 	}
 	for _, line := range []string{"run: complete", "nopm            60865", "limited by storage: 4k-randread at qd 16", "max_tps 2687.5, max_users_within_sla ≥ 8 (SLA not reached)"} {

@@ -2,24 +2,20 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"go.yaml.in/yaml/v4"
 
 	"github.com/calibra-bench/calibra/examples"
-	"github.com/calibra-bench/calibra/internal/device"
 	"github.com/calibra-bench/calibra/internal/fault"
-	"github.com/calibra-bench/calibra/internal/limits"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/runner"
 	"github.com/calibra-bench/calibra/internal/study"
 )
 
@@ -100,7 +96,7 @@ func presetList() string {
 }
 
 func (a *app) runCommand() *cobra.Command {
-	var c common
+	var c runner.Config
 	var f studyFlags
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -121,20 +117,19 @@ func (a *app) runCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if len(r.study.Variants) > 0 {
-				return a.runVariants(cmd, flags, c.path, f, r.study.Variants)
+			if len(r.Study.Variants) > 0 {
+				return a.runVariants(cmd, flags, c.Path, f, r.Study.Variants)
 			}
-			needs := r.needs()
-			return a.runSession(cmd, &c, needs, r.body(a))
+			return a.run(cmd, &c, r.Needs(), r.Body())
 		},
 	}
-	c.register(cmd)
+	registerCommon(cmd, &c)
 	f.register(cmd)
 	return cmd
 }
 
 func (a *app) planCommand() *cobra.Command {
-	var c common
+	var c runner.Config
 	var f studyFlags
 	cmd := &cobra.Command{
 		Use:   "plan",
@@ -149,35 +144,19 @@ func (a *app) planCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, err = a.stdout.Write(r.yaml)
+			_, err = a.stdout.Write(r.YAML)
 			return err
 		},
 	}
-	c.register(cmd)
+	registerCommon(cmd, &c)
 	f.register(cmd)
 	return cmd
-}
-
-// resolved is a study ready to run: every step planned.
-type resolved struct {
-	study  *study.Study
-	limits *limitsNeed // the study's own, nil when it sets none
-	steps  []plannedStep
-	yaml   []byte // the resolved study file
-}
-
-type plannedStep struct {
-	study.Step
-	index int // from 1
-	kind  string
-	needs sessionNeeds
-	body  stepFunc
 }
 
 // layers maps a step kind to its layer.
 func (a *app) layers() map[string]newLayer {
 	return map[string]newLayer{
-		results.KindDevice:    func(c *common) layer { return a.deviceLayer(c).layer },
+		results.KindDevice:    func(c *runner.Config) layer { return a.deviceLayer(c).layer },
 		results.KindOLTPBuild: a.oltpBuildLayer,
 		results.KindOLTP:      a.oltpRunLayer,
 		results.KindRamp:      a.oltpRampLayer,
@@ -192,108 +171,71 @@ func (a *app) layers() map[string]newLayer {
 // and plans every step, reporting every problem at once. With a variant,
 // it resolves the study as that variant runs: its target settings over
 // the study's (flags still win), under PATH/NAME, labelled with its name.
-func (a *app) resolveStudy(ctx context.Context, cmd *cobra.Command, c *common, f studyFlags, variant *study.Variant) (*resolved, error) {
-	if f.preset != "" && f.file != "" {
-		return nil, fault.Input("give one of them", "--preset and --study both choose the study")
-	}
-	var data []byte
-	var name string
-	switch {
-	case f.file != "":
-		var err error
-		if data, err = os.ReadFile(f.file); err != nil {
-			return nil, fault.Input("give the path of a study file (YAML)", "cannot read the study %s: %v", f.file, errors.Unwrap(err))
-		}
-		name = f.file
-	default:
-		preset := f.preset
-		if preset == "" {
-			preset = "quick"
-		}
-		var ok bool
-		if data, ok = examples.Study(preset); !ok {
-			return nil, fault.Input("use one of: "+strings.Join(examples.Names(), ", "), "--preset %q is not a built-in study", preset)
-		}
-		name = "preset " + preset
-	}
-	st, err := study.Parse(data, name)
+func (a *app) resolveStudy(ctx context.Context, cmd *cobra.Command, c *runner.Config, f studyFlags, variant *study.Variant) (*runner.Study, error) {
+	st, name, err := runner.ReadStudy(f.preset, f.file)
 	if st == nil {
 		return nil, err
 	}
-	var p problems
+	var p runner.Problems
 	if err != nil {
 		p = append(p, unjoin(err)...)
 	}
-	fromFile := c.dsnFile != ""
-	c.readDSNFile(&p)
+	fromFile := c.DSNFile != ""
+	c.ReadDSNFile(&p)
 	// A study's dsn_file, unless the command line or the environment names
 	// the server.
 	if t := st.Target; t.DSNFile != "" && t.DSN != "" {
-		p.add("give one of them", "%s: target has both dsn and dsn_file", name)
+		p.Add("give one of them", "%s: target has both dsn and dsn_file", name)
 	} else if t.DSNFile != "" && !fromFile && !cmd.Flags().Changed("dsn") && os.Getenv(studyEnv["dsn"]) == "" {
-		c.dsn, fromFile = readDSN(t.DSNFile, name+": target.dsn_file "+t.DSNFile, &p), true
+		c.DSN, fromFile = runner.ReadDSN(t.DSNFile, name+": target.dsn_file "+t.DSNFile, &p), true
 	}
-	if fromFile && c.dsn != "" {
-		_ = cmd.Flags().Set("dsn", c.dsn)
+	if fromFile && c.DSN != "" {
+		_ = cmd.Flags().Set("dsn", c.DSN)
 	}
 	if variant != nil {
 		st.Target = variant.Apply(st.Target)
 	}
 	applyTarget(cmd, c, &f, st)
 	if variant != nil {
-		c.path = filepath.Join(c.path, variant.Name)
-		st.Target.Path, st.Variants = c.path, nil
+		c.Path = filepath.Join(c.Path, variant.Name)
+		st.Target.Path, st.Variants = c.Path, nil
 		st.Name = strings.TrimSpace(st.Name + " " + variant.Name)
-		c.label = strings.Trim(c.label+"-"+variant.Name, "-")
+		c.Label = strings.Trim(c.Label+"-"+variant.Name, "-")
 	}
 	// The study's engine settings, under --engine-setting's.
-	c.settings = maps.Clone(st.Target.EngineSettings)
-	if _, err := labParse(c.lab); err != nil {
+	c.Settings = maps.Clone(st.Target.EngineSettings)
+	if _, err := runner.LabParse(c.Lab); err != nil {
 		p = append(p, err)
 	}
 	if f.coldStart {
 		st.ColdStart = true
 	}
 	for _, set := range f.sets {
-		applySet(st, set, &p)
+		runner.ApplySet(st, set, &p)
 	}
-	for _, expr := range f.thresholds {
-		t, err := study.ParseThreshold(expr)
-		if err != nil {
-			p.add("write it as 'KIND.METRIC OP NUMBER', e.g. 'oltp.nopm > 20000'", "--threshold: %v", err)
-			continue
-		}
-		t.Pos = study.Pos{File: "--threshold"}
-		st.Thresholds = append(st.Thresholds, t)
-	}
+	runner.AddThresholds(st, f.thresholds, &p)
 	// The flags every step shares are checked once, not once a step.
-	var shared problems
-	c.validate(&shared)
+	var shared runner.Problems
+	c.Validate(&shared)
 	p = append(p, shared...)
 	said := map[string]bool{}
 	for _, e := range shared {
 		said[e.Error()] = true
 	}
-	r := &resolved{study: st}
-	r.limits = studyLimits(st, c, &p)
+	r := &runner.Study{Study: st}
+	r.Limits = runner.StudyLimits(st, c, &p)
 	layers := a.layers()
 	for i := range st.Steps {
-		r.plan(ctx, layers, c, i, said, &p)
+		planStep(ctx, r, layers, c, i, said, &p)
 	}
-	for _, t := range st.Thresholds {
-		if !slices.ContainsFunc(st.Steps, func(s study.Step) bool { return s.Kind == t.Kind }) {
-			p = append(p, study.Problem(t.Pos, "name the kind of one of the study's steps", "threshold %q names %s, which the study has no step of", t.Expr, t.Kind))
-		} else if !results.KnownMetric(t.Kind, t.Metric) {
-			p = append(p, study.Problem(t.Pos, "use one of: "+strings.Join(results.MetricNames[t.Kind], ", "), "threshold %q names no metric of %s", t.Expr, t.Kind))
-		}
-	}
-	if err := dedupe(p).err(); err != nil {
+	runner.CheckThresholds(st, &p)
+	if err := dedupe(p).Err(); err != nil {
 		return nil, err
 	}
-	if len(c.settings) > 0 {
-		st.Target.EngineSettings = c.settings
+	if len(c.Settings) > 0 {
+		st.Target.EngineSettings = c.Settings
 	}
-	if r.yaml, err = st.Encode(); err != nil {
+	if r.YAML, err = st.Encode(); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -302,18 +244,18 @@ func (a *app) resolveStudy(ctx context.Context, cmd *cobra.Command, c *common, f
 // applyTarget gives the common flags their value by precedence: the flag
 // when given, else the environment, else the study, else the default; and
 // writes the outcome back into the study.
-func applyTarget(cmd *cobra.Command, c *common, f *studyFlags, st *study.Study) {
+func applyTarget(cmd *cobra.Command, c *runner.Config, f *studyFlags, st *study.Study) {
 	fields := []struct {
 		flag string
 		val  *string
 		file *string
 	}{
-		{"path", &c.path, &st.Target.Path},
-		{"dsn", &c.dsn, &st.Target.DSN},
-		{"db-cache", &c.dbCache, &st.Target.DBCache},
-		{"lab", &c.lab, &st.Target.Lab},
-		{"pg-bin", &c.pgBin, &st.Target.PGBin},
-		{"wal-path", &c.walPath, &st.Target.WALPath},
+		{"path", &c.Path, &st.Target.Path},
+		{"dsn", &c.DSN, &st.Target.DSN},
+		{"db-cache", &c.DBCache, &st.Target.DBCache},
+		{"lab", &c.Lab, &st.Target.Lab},
+		{"pg-bin", &c.PGBin, &st.Target.PGBin},
+		{"wal-path", &c.WALPath, &st.Target.WALPath},
 		{"os-cache-limit", &f.osCacheLimit, &st.Target.OSCacheLimit},
 	}
 	for _, fd := range fields {
@@ -332,45 +274,12 @@ func applyTarget(cmd *cobra.Command, c *common, f *studyFlags, st *study.Study) 
 	}
 }
 
-// applySet applies --set KIND.KEY=VALUE to every step of that kind.
-func applySet(st *study.Study, set string, p *problems) {
-	name, value, ok := strings.Cut(set, "=")
-	kind, key, ok2 := strings.Cut(name, ".")
-	if !ok || !ok2 || kind == "" || key == "" {
-		p.add("write it as KIND.KEY=VALUE, e.g. oltp.users=16", "--set %q is not KIND.KEY=VALUE", set)
-		return
-	}
-	pos := study.Pos{File: "--set " + set}
-	found := false
-	for i := range st.Steps {
-		if st.Steps[i].Kind != kind {
-			continue
-		}
-		found = true
-		switch key {
-		case "repeat":
-			var n int
-			if _, err := fmt.Sscan(value, &n); err != nil || n <= 0 {
-				p.add("give a whole number of 1 or more", "--set %s: repeat %q is not positive", set, value)
-			}
-			st.Steps[i].Repeat = n
-		case "name":
-			st.Steps[i].Name = value
-		default:
-			st.Steps[i].Set(key, value, pos)
-		}
-	}
-	if !found {
-		p.add("name the kind of one of the study's steps ('calibra plan' lists them)", "--set %q: the study has no step of kind %s", set, kind)
-	}
-}
-
-// plan makes step i's layer, sets its keys as flags and plans it. Its
+// planStep makes step i's layer, sets its keys as flags and plans it. Its
 // settings are then rewritten as every flag's value, so the resolved study
 // says exactly what ran.
 // Problems in said (the shared flags') are not repeated for the step.
-func (r *resolved) plan(ctx context.Context, layers map[string]newLayer, c *common, i int, said map[string]bool, p *problems) {
-	st := r.study.Steps[i]
+func planStep(ctx context.Context, r *runner.Study, layers map[string]newLayer, c *runner.Config, i int, said map[string]bool, p *runner.Problems) {
+	st := r.Study.Steps[i]
 	mk, ok := layers[st.Kind]
 	if !ok {
 		*p = append(*p, study.Problem(st.Pos, "use one of: "+strings.Join(kindNames(layers), ", "), "%q is not a step kind", st.Kind))
@@ -394,11 +303,11 @@ func (r *resolved) plan(ctx context.Context, layers map[string]newLayer, c *comm
 		return
 	}
 	// A cold OLTP load starts from the loaded database, not the last run's.
-	cold := r.study.ColdStart
+	cold := r.Study.ColdStart
 	if st.ColdStart != nil {
 		cold = *st.ColdStart
 	}
-	if f := fl.Lookup("reset"); cold && f != nil && !f.Changed && c.dsn == "" {
+	if f := fl.Lookup("reset"); cold && f != nil && !f.Changed && c.DSN == "" {
 		_ = fl.Set("reset", "true")
 	}
 	// A study measures its own build: it replaces what an earlier run left.
@@ -420,8 +329,8 @@ func (r *resolved) plan(ctx context.Context, layers map[string]newLayer, c *comm
 			st.Params = append(st.Params, study.Param{Key: strings.ReplaceAll(f.Name, "-", "_"), Value: f.Value.String()})
 		}
 	})
-	r.study.Steps[i] = st
-	r.steps = append(r.steps, plannedStep{Step: st, index: i + 1, kind: l.kind, needs: needs, body: body})
+	r.Study.Steps[i] = st
+	r.Steps = append(r.Steps, runner.PlannedStep{Step: st, Index: i + 1, Needs: needs, Body: body})
 }
 
 func kindNames(layers map[string]newLayer) []string {
@@ -460,8 +369,8 @@ func unjoin(err error) []error {
 }
 
 // dedupe drops repeated problems: every step checks the common flags.
-func dedupe(p problems) problems {
-	var out problems
+func dedupe(p runner.Problems) runner.Problems {
+	var out runner.Problems
 	seen := map[string]bool{}
 	for _, e := range p {
 		if !seen[e.Error()] {
@@ -470,202 +379,4 @@ func dedupe(p problems) problems {
 		}
 	}
 	return out
-}
-
-// studyLimits reads the study's cache and storage limits; nil when it sets
-// none. The memory bound adds room for every backend to the two caches.
-func studyLimits(st *study.Study, c *common, p *problems) *limitsNeed {
-	t := st.Target
-	if t.OSCacheLimit == "" && t.StorageLimit.IsZero() {
-		return nil
-	}
-	l := &limitsNeed{dbCache: c.dbCache, osCache: t.OSCacheLimit, required: !t.LimitsOptional,
-		fix: "set limits_optional: true in the study's target to run without them (results then say so), or run as root on a machine with cgroups"}
-	l.spec = limits.Spec{Path: c.path, ReadIOPS: t.StorageLimit.ReadIOPS, WriteIOPS: t.StorageLimit.WriteIOPS,
-		ReadBPS: t.StorageLimit.ReadMBPS * 1e6, WriteBPS: t.StorageLimit.WriteMBPS * 1e6}
-	if t.OSCacheLimit != "" {
-		osCache := positiveSize(p, "os_cache_limit", t.OSCacheLimit)
-		dbCache, _ := device.ParseSize(c.dbCache)
-		if c.dsn == "" && validMemory(c.dbCache) && osCache > 0 {
-			l.spec.MemoryBytes = dbCache + osCache
-		}
-	}
-	return l
-}
-
-// needs is what the whole study needs from its session: the study's
-// limits, else those of the first step that asks for some.
-func (r *resolved) needs() sessionNeeds {
-	var n sessionNeeds
-	for _, st := range r.steps {
-		n.database = n.database || st.needs.database
-		n.maxConns = max(n.maxConns, st.needs.maxConns)
-		n.bytes = max(n.bytes, st.needs.bytes)
-		if n.limits == nil {
-			n.limits = st.needs.limits
-		}
-	}
-	if r.limits != nil {
-		n.limits = r.limits
-		if !n.database {
-			n.limits.dbCache = ""
-		}
-		if n.limits.spec.MemoryBytes > 0 {
-			n.limits.spec.MemoryBytes += backendAllowance * int64(n.maxConns)
-		}
-	}
-	var m map[string]any
-	if yaml.Unmarshal(r.yaml, &m) == nil {
-		n.study = m
-	}
-	return n
-}
-
-// body runs the steps in order, each repetition kept in results.json as it
-// completes; then summarises the repeats and judges the thresholds.
-func (r *resolved) body(a *app) stepFunc {
-	return func(ctx context.Context, s *session) ([]results.Step, error) {
-		if err := writeFile(s.dir, r.yaml, "study.yaml"); err != nil {
-			return nil, err
-		}
-		total := 0
-		for _, st := range r.steps {
-			total += st.Repeat
-		}
-		n := 0
-		for _, st := range r.steps {
-			for rep := 1; rep <= st.Repeat; rep++ {
-				cold := r.study.ColdStart
-				if st.ColdStart != nil {
-					cold = *st.ColdStart
-				}
-				if n > 0 && cold {
-					if err := a.coldStart(ctx, s); err != nil {
-						return nil, err
-					}
-				}
-				n++
-				s.rawPrefix = fmt.Sprintf("step%02d-", n)
-				what := st.kind
-				if st.Repeat > 1 {
-					what = fmt.Sprintf("%s, repeat %d of %d", st.kind, rep, st.Repeat)
-				}
-				s.prog.Phase("study step %d of %d: %s", n, total, what)
-				began := time.Now()
-				steps, err := st.body(ctx, s)
-				for i := range steps {
-					steps[i].StudyStep = st.index
-					if st.Repeat > 1 {
-						steps[i].Repeat, steps[i].Repeats = rep, st.Repeat
-					}
-					if st.Name != "" && steps[i].Kind == st.kind {
-						steps[i].Name = st.Name
-					}
-				}
-				if kerr := s.keep(ctx, steps, err); err == nil {
-					err = kerr
-				}
-				s.prog.Phase("study step %d of %d: %s done in %s", n, total, what, time.Since(began).Round(time.Second))
-				if err != nil {
-					return nil, err
-				}
-			}
-		}
-		return nil, r.judge(s)
-	}
-}
-
-// judge writes the repeats' summaries and the thresholds' verdicts; a
-// failed threshold is exit 3.
-func (r *resolved) judge(s *session) error {
-	run, err := results.Load(s.dir.Path)
-	if err != nil {
-		return err
-	}
-	var reps []results.Repeats
-	for _, st := range r.steps {
-		if st.Repeat < 2 {
-			continue
-		}
-		group := stepsOf(run, st.index, st.kind)
-		if len(group) == 0 {
-			continue
-		}
-		reps = append(reps, results.Repeats{StudyStep: st.index, Kind: st.kind, Name: group[0].Name, N: len(group),
-			Metrics: results.SummariseRepeats(group)})
-	}
-	var verdicts []results.Verdict
-	var failed []string
-	for _, t := range r.study.Thresholds {
-		for _, v := range r.verdicts(run, t) {
-			verdicts = append(verdicts, v)
-			if !v.OK {
-				failed = append(failed, v.Threshold)
-			}
-		}
-	}
-	if err := s.dir.Update(func(run *results.Run) { run.Repeats, run.Verdicts = reps, verdicts }); err != nil {
-		return err
-	}
-	if len(failed) > 0 {
-		return &fault.ThresholdError{Failed: failed}
-	}
-	return nil
-}
-
-// verdicts judges a threshold on every study step of its kind: the median
-// over the step's repeats.
-func (r *resolved) verdicts(run *results.Run, t study.Threshold) []results.Verdict {
-	var out []results.Verdict
-	for _, st := range r.steps {
-		if st.kind != t.Kind {
-			continue
-		}
-		group := stepsOf(run, st.index, st.kind)
-		v := results.Verdict{Threshold: t.Expr}
-		var values []float64
-		for _, g := range group {
-			v.Step = g.Name
-			if m, ok := results.LookupMetric(g, t.Metric); ok {
-				values = append(values, m.Value)
-			}
-		}
-		if len(values) == 0 {
-			v.Reason = "not measured"
-		} else {
-			med := results.Median(values)
-			v.Value = &med
-			v.OK = t.Holds(med)
-			if len(values) > 1 {
-				v.Reason = fmt.Sprintf("median of %d repeats", len(values))
-			}
-		}
-		out = append(out, v)
-	}
-	return out
-}
-
-// stepsOf returns the complete steps of a kind from one study step.
-func stepsOf(run *results.Run, index int, kind string) []results.Step {
-	var out []results.Step
-	for _, st := range run.Steps {
-		if st.StudyStep == index && st.Kind == kind && st.Status == results.StatusComplete {
-			out = append(out, st)
-		}
-	}
-	return out
-}
-
-// coldStart makes the next step start cold: the server restarted and the
-// OS page cache dropped where permitted.
-func (a *app) coldStart(ctx context.Context, s *session) error {
-	if s.target == nil || s.target.Managed == nil {
-		return nil
-	}
-	s.prog.Phase("cold start: restarting the server and dropping the OS page cache")
-	dropped, err := a.restartCold(ctx, s)
-	if err == nil && !dropped {
-		s.prog.Phase("cold start: the OS page cache could not be dropped (not permitted here); the next step may start warm")
-	}
-	return err
 }

@@ -12,9 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/calibra-bench/calibra/internal/compare"
-	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/runner"
 	"github.com/calibra-bench/calibra/internal/study"
 )
 
@@ -22,12 +22,12 @@ import (
 // directory and on PATH/NAME of the same storage, after checking every
 // variant; then sets the runs side by side as compare does. A failed
 // variant does not stop the others; an interrupted one does.
-func (a *app) runVariants(cmd *cobra.Command, flags common, base string, f studyFlags, variants []study.Variant) error {
+func (a *app) runVariants(cmd *cobra.Command, flags runner.Config, base string, f studyFlags, variants []study.Variant) error {
 	ctx := cmd.Context()
 	type planned struct {
 		name string
-		c    *common
-		r    *resolved
+		c    *runner.Config
+		r    *runner.Study
 	}
 	var plans []planned
 	var made []string
@@ -41,15 +41,11 @@ func (a *app) runVariants(cmd *cobra.Command, flags common, base string, f study
 			errs = append(errs, fault.Input("choose a --path you can write to", "cannot make the variant's directory %s: %v", dir, errors.Unwrap(err)))
 			continue
 		}
-		c := new(common)
+		c := new(runner.Config)
 		*c = flags
 		r, err := a.resolveStudy(ctx, cmd, c, f, &v)
-		if err == nil && c.dsn == "" {
-			// What Prepare would find only when the variant's turn comes.
-			var bin postgres.Binaries
-			if bin, err = postgres.FindBinaries(c.pgBin); err == nil {
-				err = bin.CheckSettingNames(c.settings)
-			}
+		if err == nil {
+			err = runner.CheckServer(c)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("variant %s: %w", v.Name, err))
@@ -66,15 +62,15 @@ func (a *app) runVariants(cmd *cobra.Command, flags common, base string, f study
 	var dirs []string
 	var first error
 	for i, p := range plans {
-		if p.c.out == "" {
-			p.c.out = results.DefaultPath(time.Now(), p.c.label)
+		if p.c.Out == "" {
+			p.c.Out = results.DefaultPath(time.Now(), p.c.Label)
 		} else {
-			p.c.out = filepath.Join(p.c.out, p.name)
+			p.c.Out = filepath.Join(p.c.Out, p.name)
 		}
-		fmt.Fprintf(a.stderr, "variant %d of %d: %s, on %s\n", i+1, len(plans), p.name, p.c.path)
-		err := a.runSession(cmd, p.c, p.r.needs(), p.r.body(a))
-		if _, statErr := os.Stat(filepath.Join(p.c.out, "results.json")); statErr == nil {
-			dirs = append(dirs, p.c.out)
+		fmt.Fprintf(a.stderr, "variant %d of %d: %s, on %s\n", i+1, len(plans), p.name, p.c.Path)
+		err := a.run(cmd, p.c, p.r.Needs(), p.r.Body())
+		if _, statErr := os.Stat(filepath.Join(p.c.Out, "results.json")); statErr == nil {
+			dirs = append(dirs, p.c.Out)
 		}
 		if err != nil && first == nil {
 			first = err

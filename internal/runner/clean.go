@@ -1,0 +1,64 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/calibra-bench/calibra/internal/device"
+	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/lab"
+	"github.com/calibra-bench/calibra/internal/limits"
+	"github.com/calibra-bench/calibra/internal/pathlock"
+)
+
+// Clean removes the managed instance under path, stopping its server first
+// if a crashed calibra left one running, the storage lab and device test
+// files a killed run left there, and what dead runs left anywhere (socket
+// directories, empty cgroups); it says what it did on w.
+func Clean(path string, w io.Writer) error {
+	if err := CheckPath(path, 0, "clean"); err != nil {
+		return err
+	}
+	// A running command's instance is not clean's to remove.
+	lock, err := pathlock.Acquire(path, "clean")
+	var held *pathlock.HeldError
+	if errors.As(err, &held) {
+		return fault.Input("wait for it to finish, or stop it first (Ctrl-C)", "%v", err)
+	}
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	removed, err := postgres.Remove(path)
+	if err != nil {
+		return fmt.Errorf("remove the managed instance: %w", err)
+	}
+	if removed {
+		fmt.Fprintf(w, "removed the managed instance under %s\n", path)
+	} else {
+		fmt.Fprintf(w, "no managed instance under %s\n", path)
+	}
+	// A lab a killed run left up, and its platter (the instance on it too).
+	if had, err := lab.Cleanup(path, func(fs string) error { _, err := postgres.Remove(fs); return err }); err != nil {
+		return fmt.Errorf("remove the storage lab: %w", err)
+	} else if had {
+		fmt.Fprintf(w, "removed the storage lab under %s\n", path)
+	}
+	// Test files a crashed device run left behind.
+	if err := device.Cleanup([]device.Target{{Kind: device.KindDir, Path: path}}); err != nil {
+		return fmt.Errorf("remove device test files: %w", err)
+	}
+	// What killed runs leave outside any path: socket directories
+	// and empty cgroups. A live run's are never touched.
+	socks, serr := postgres.RemoveStaleSockets()
+	cgroups, cerr := limits.RemoveStale()
+	if n := len(socks) + len(cgroups); n > 0 {
+		fmt.Fprintf(w, "removed %d socket directories and %d empty cgroups that dead runs left\n", len(socks), len(cgroups))
+	}
+	if err := errors.Join(serr, cerr); err != nil {
+		fmt.Fprintf(w, "warning: not everything dead runs left could be removed: %v\n", err)
+	}
+	return nil
+}

@@ -1,0 +1,229 @@
+// Package runner runs calibra's steps: it opens a session (the target,
+// the cache and storage limits, the observers, the run directory), runs
+// each layer's step in it, judges a study's thresholds and prints the
+// end-of-run summary. The command line (internal/cli) maps its flags to
+// the configurations here and errors to exit codes; nothing else.
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/observe"
+	"github.com/calibra-bench/calibra/internal/progress"
+)
+
+// DefaultDBCache is the managed instance's database cache when none is
+// asked.
+const DefaultDBCache = postgres.DefaultDBCache
+
+// Config is what every running command shares (DESIGN.md): the command
+// line's common flags, or a study's target.
+type Config struct {
+	Path, Out, Label, DSN, Progress string
+	DSNFile                         string
+	Seed                            uint64
+	JSON                            bool
+	PGBin, RunAs, DBCache           string
+	Lab                             string // an emulated storage stack to build under path (runner/lab.go)
+	WALPath                         string
+	// EngineSettings are --engine-setting KEY=VALUE as given; Settings the
+	// parsed map, with a study's engine_settings under them.
+	EngineSettings []string
+	Settings       map[string]string
+}
+
+// Problems collects every input problem so they are reported at once.
+type Problems []error
+
+// Add adds an input problem: how to fix it, and what it is.
+func (p *Problems) Add(fix, format string, args ...any) {
+	*p = append(*p, fault.Input(fix, format, args...))
+}
+
+// Err is every problem joined, nil when there are none.
+func (p Problems) Err() error { return errors.Join(p...) }
+
+// Validate checks the shared settings, adding what is wrong to p.
+func (c *Config) Validate(p *Problems) {
+	c.ReadDSNFile(p)
+	c.parseEngineSettings(p)
+	switch c.Progress {
+	case progress.Auto, progress.Plain, progress.None:
+	default:
+		p.Add("use auto, plain or none", "--progress %q is not a progress mode", c.Progress)
+	}
+	if c.DSN == "" && c.DBCache != "" {
+		// PostgreSQL's floor is 16 buffers; more than the machine holds
+		// would fail late, at the server's start.
+		bytes, ok := memoryBytes(c.DBCache)
+		switch mem := observe.Host().MemBytes; {
+		case !ok:
+			p.Add("give a size such as 256MB or 8GB", "--db-cache %q is not a memory size", c.DBCache)
+		case bytes < 128<<10:
+			p.Add("give 128kB or more, such as 256MB", "--db-cache %s is below PostgreSQL's minimum of 128kB", c.DBCache)
+		case mem > 0 && bytes >= mem:
+			p.Add("give less than the machine's memory", "--db-cache %s is more than this machine's %s of memory", c.DBCache, humanBytes(mem))
+		}
+	}
+}
+
+// parseEngineSettings reads --engine-setting KEY=VALUE over the study's
+// settings, refusing the ones calibra owns (its access and its files) and
+// any setting for a server calibra does not manage.
+func (c *Config) parseEngineSettings(p *Problems) {
+	if c.Settings == nil {
+		c.Settings = map[string]string{}
+	}
+	for _, kv := range c.EngineSettings {
+		k, v, ok := strings.Cut(kv, "=")
+		if k = strings.TrimSpace(k); !ok || k == "" {
+			p.Add("write it as KEY=VALUE, e.g. --engine-setting io_method=worker", "--engine-setting %q is not KEY=VALUE", kv)
+			continue
+		}
+		c.Settings[k] = strings.TrimSpace(v)
+	}
+	for k := range c.Settings {
+		if slices.Contains(postgres.ManagedSettings, k) {
+			p.Add("leave it to calibra, which keeps the managed instance reachable only through its private socket", "the engine setting %s is calibra's own", k)
+		}
+	}
+	if c.DSN != "" && len(c.Settings) > 0 {
+		p.Add("set it on that server yourself, or drop --dsn to use the managed instance", "engine settings apply to the managed instance only, not to a --dsn server")
+	}
+	if c.DSN != "" && c.WALPath != "" {
+		p.Add("drop --wal-path, or drop --dsn to use the managed instance", "--wal-path places the managed instance's WAL, not a --dsn server's")
+	}
+	if c.WALPath != "" {
+		if st, err := os.Stat(c.WALPath); err != nil || !st.IsDir() {
+			p.Add("create it, or name an existing directory on the WAL's storage", "--wal-path %s is not a directory", c.WALPath)
+		}
+	}
+}
+
+// ReadDSNFile takes --dsn from --dsn-file, so that its password is on no
+// command line.
+func (c *Config) ReadDSNFile(p *Problems) {
+	if c.DSNFile == "" {
+		return
+	}
+	if c.DSN != "" {
+		p.Add("give one of them", "--dsn and --dsn-file are both given")
+		return
+	}
+	c.DSN = ReadDSN(c.DSNFile, "--dsn-file "+c.DSNFile, p)
+	c.DSNFile = "" // read once: a study's steps share these flags
+}
+
+// ReadDSN reads a DSN from the file at path (what names it in problems).
+func ReadDSN(path, what string, p *Problems) string {
+	data, err := os.ReadFile(path)
+	dsn := strings.TrimSpace(string(data))
+	switch {
+	case err != nil:
+		p.Add("name a readable file holding the DSN", "%s cannot be read (%v)", what, errors.Unwrap(err))
+	case dsn == "":
+		// Not the managed instance in the current directory by surprise.
+		p.Add("write the DSN in it, e.g. postgres://user@host:5432/db", "%s is empty", what)
+	}
+	return dsn
+}
+
+// memoryBytes reads a PostgreSQL memory size (a number of 8 kB buffers, or
+// with kB, MB, GB or TB), reporting whether it is one.
+func memoryBytes(s string) (uint64, bool) {
+	s = strings.TrimSpace(s)
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	n, err := strconv.ParseUint(s[:i], 10, 64)
+	if i == 0 || err != nil {
+		return 0, false
+	}
+	unit := map[string]uint64{"": 8 << 10, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40}[strings.ToUpper(s[i:])]
+	if unit == 0 || n > math.MaxUint64/unit {
+		return 0, false
+	}
+	return n * unit, true
+}
+
+func validMemory(s string) bool {
+	_, ok := memoryBytes(s)
+	return ok
+}
+
+// CheckPath verifies the storage path before anything is written: it must
+// exist, be a writable directory, and have room for what will be put there.
+func CheckPath(path string, needBytes uint64, what string) error {
+	st, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return fault.Input("create it or choose another --path", "the path %s does not exist", path)
+	}
+	if err != nil {
+		return fault.Input("choose another --path", "the path %s cannot be read: %v", path, errors.Unwrap(err))
+	}
+	if !st.IsDir() {
+		return fault.Input("give a directory on the storage under test", "the path %s is not a directory", path)
+	}
+	if err := unix.Access(path, unix.W_OK); err != nil {
+		return fault.Input("choose a --path you can write to", "the path %s is not writable (%v)", path, err)
+	}
+	var fs unix.Statfs_t
+	if err := unix.Statfs(path, &fs); err == nil {
+		free := fs.Bavail * uint64(fs.Bsize)
+		if free < needBytes {
+			return fault.Input("free some space or choose another --path",
+				"the path %s has %s free but %s needs about %s", path, humanBytes(free), what, humanBytes(needBytes))
+		}
+	}
+	return nil
+}
+
+// spaceFor is the free space a command needs: minFree plus count units of
+// per bytes. A count that makes no size (NaN, infinite, or a product past
+// what a file system holds) is an input error naming flag, so that an
+// absurd --warehouses is refused before anything starts.
+func spaceFor(flag string, count float64, per uint64) (uint64, error) {
+	const most = 1 << 62 // 4 EiB: more than any file system here
+	if math.IsNaN(count) || math.IsInf(count, 0) || count < 0 || count > float64(most-minFree)/float64(per) {
+		return 0, fault.Input("give a value whose data fits on one storage path", "%s %s makes no possible size", flag, strconv.FormatFloat(count, 'f', -1, 64))
+	}
+	return minFree + uint64(count*float64(per)), nil
+}
+
+func humanBytes(b uint64) string {
+	const unit = 1 << 10
+	if b < unit {
+		return fmt.Sprintf("%d B", b)
+	}
+	div, exp := uint64(unit), 0
+	for n := b / unit; n >= unit; n /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(b)/float64(div), "KMGTPE"[exp])
+}
+
+// CheckServer finds now what preparing the managed server would find only
+// when the run starts: its binaries, and whether they know every engine
+// setting asked (nothing to check for a --dsn server).
+func CheckServer(c *Config) error {
+	if c.DSN != "" {
+		return nil
+	}
+	bin, err := postgres.FindBinaries(c.PGBin)
+	if err != nil {
+		return err
+	}
+	return bin.CheckSettingNames(c.Settings)
+}

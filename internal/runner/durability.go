@@ -1,0 +1,257 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/calibra-bench/calibra/internal/durability"
+	"github.com/calibra-bench/calibra/internal/engine"
+	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/lab"
+	"github.com/calibra-bench/calibra/internal/oltp"
+	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/study"
+)
+
+// Durability is the power-loss audit.
+type Durability struct {
+	Clients, Cycles, Warehouses int
+	Load                        time.Duration
+	FsyncOff                    bool
+	Thresholds                  []string
+}
+
+// PlanDurability checks the audit and, with --lab, builds the lab where
+// the cuts can reach it: done takes it down after the run (it is never
+// nil when err is nil).
+func (e Env) PlanDurability(ctx context.Context, c *Config, d Durability) (needs Needs, body StepFunc, done func(), err error) {
+	clients, cycles, load, warehouses, thresholds := d.Clients, d.Cycles, d.Load, d.Warehouses, d.Thresholds
+	var p Problems
+	c.Validate(&p)
+	if c.DSN != "" {
+		p.Add("drop --dsn: the audit needs the managed instance", "the audit kills and restarts the server, which it cannot do to a server it does not manage (--dsn)")
+	}
+	if clients < 1 {
+		p.Add("give a whole number of 1 or more", "--clients %d is not positive", clients)
+	}
+	if cycles < 1 {
+		p.Add("give a whole number of 1 or more", "--cycles %d is not positive", cycles)
+	}
+	if load <= 0 {
+		p.Add("give a duration such as 10s", "--load %s is not positive", load)
+	}
+	if warehouses < 1 {
+		p.Add("give a whole number of 1 or more", "--warehouses %d is not positive", warehouses)
+	}
+	var ths []study.Threshold
+	for _, expr := range thresholds {
+		t, err := study.ParseThreshold(expr)
+		if err == nil && (t.Kind != results.KindDurability || !results.KnownMetric(t.Kind, t.Metric)) {
+			err = fmt.Errorf("threshold %q names no durability metric", expr)
+		}
+		if err != nil {
+			p.Add("write it as 'durability.lost_acknowledged == 0'", "--threshold: %v", err)
+		}
+		ths = append(ths, t)
+	}
+	if err := p.Err(); err != nil {
+		return Needs{}, nil, nil, err
+	}
+	needs = Needs{Database: true, MaxConns: clients + 2}
+	done = func() {}
+	var stack *lab.Stack
+	if c.Lab != "" {
+		var err error
+		if stack, err = e.labUp(ctx, c, &needs); err != nil {
+			return Needs{}, nil, nil, err
+		}
+		done = func() { e.labDown(stack) }
+		c.Lab = "" // built here, where the cuts can reach it
+		// A fresh instance of its own on the lab: a calibration run
+		// leaves a database that fsync=off has broken.
+		c.Path = filepath.Join(stack.Mount, "calibra-durability")
+		if _, err := postgres.Remove(c.Path); err != nil {
+			done()
+			return Needs{}, nil, nil, err
+		}
+		if err := os.MkdirAll(c.Path, 0o755); err != nil {
+			done()
+			return Needs{}, nil, nil, err
+		}
+		needs.Storage.Path = c.Path
+	}
+	return needs, func(ctx context.Context, s *Session) ([]results.Step, error) {
+		return audit(ctx, s, stack, durability.Config{Clients: clients, Load: load, Cycles: cycles, Warehouses: warehouses}, d.FsyncOff, ths)
+	}, done, nil
+}
+
+// auditHost is the machine under test as the audit sees it.
+type auditHost struct {
+	s      *Session
+	stack  *lab.Stack
+	target *postgres.Target
+}
+
+func (h *auditHost) Engine() engine.Engine { return h.target }
+
+func (h *auditHost) Cut() error {
+	if h.stack == nil {
+		h.target.Managed.Kill()
+		return nil
+	}
+	// The storage dies first, at once (given even milliseconds, a
+	// destaging cache would write back what a power cut loses); then every
+	// process of the server: its backends run in sessions of their own, and
+	// one waiting for a lock a dead one held would wait for ever.
+	h.stack.Kill()
+	killProcessesIn(h.target.Managed.DataDir)
+	h.target.Managed.Kill()
+	h.stack.PowerCut()
+	return nil
+}
+
+// killProcessesIn sends SIGKILL to every process whose working directory
+// is dir (a PostgreSQL server's processes all work in its data directory)
+// until none is left, or for 30 s: one in the middle of an I/O dies when
+// the I/O fails.
+func killProcessesIn(dir string) {
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		entries, _ := os.ReadDir("/proc")
+		left := false
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			if cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd")); err == nil && cwd == dir {
+				_ = unix.Kill(pid, unix.SIGKILL)
+				left = true
+			}
+		}
+		if !left {
+			return
+		}
+	}
+}
+
+func (h *auditHost) Recover(ctx context.Context) (string, error) {
+	fsck := ""
+	if h.stack != nil {
+		if err := h.stack.Restart(ctx); err != nil {
+			return "", err
+		}
+		fsck = h.stack.Fsck
+	}
+	// The killed server's lock file may have come back empty or torn from
+	// the cut, which PostgreSQL refuses to start over; the audit killed
+	// that server, so the file is known stale (an operator removes it too).
+	_ = os.Remove(filepath.Join(h.target.Managed.DataDir, "postmaster.pid"))
+	_, err := h.target.Start(ctx, h.s.env.Group)
+	return fsck, err
+}
+
+func (h *auditHost) Durable() error {
+	unix.Sync()
+	return nil
+}
+
+func audit(ctx context.Context, s *Session, stack *lab.Stack, cfg durability.Config, fsyncOff bool, ths []study.Threshold) ([]results.Step, error) {
+	started := time.Now()
+	body := &results.Durability{PowerCut: "server+cache", Calibration: fsyncOff}
+	if stack == nil {
+		body.PowerCut = "server"
+		body.Note = "without --lab only the server is killed: the OS page cache survives, so this tests crash recovery, not the storage"
+		s.prog.Phase("warning: %s", body.Note)
+	}
+	if fsyncOff {
+		s.target.Managed.Overrides = map[string]string{"fsync": "off"}
+		if err := s.target.Stop(); err != nil {
+			return nil, err
+		}
+		if _, err := s.target.Start(ctx, s.env.Group); err != nil {
+			return nil, err
+		}
+		if err := s.dir.Update(func(r *results.Run) { r.Meta.Engine = &s.target.Info }); err != nil {
+			return nil, err
+		}
+		s.prog.Phase("calibration: the server runs with fsync=off; a lab must show losses")
+	}
+	dev := ""
+	if stack != nil {
+		dev = stack.Device()
+	} else {
+		dev = observeDevice(s)
+	}
+	s.prog.Phase("flush probe: 8 KiB write+fdatasync at queue depth 1 for a few seconds")
+	fp, err := durability.ProbeFlush(ctx, s.path, dev)
+	if err != nil {
+		return nil, fmt.Errorf("flush probe: %w", err)
+	}
+	body.Flush = fp
+	s.prog.Phase("flush probe: %.0f fsyncs/s (%.2f ms): %s", fp.FsyncsPerS, fp.LatencyMsMean, fp.Verdict)
+	bi, err := oltp.Built(ctx, s.target)
+	if err != nil {
+		return nil, err
+	}
+	if bi == nil {
+		s.prog.Phase("building the TPC-C-like Database: %d warehouses", cfg.Warehouses)
+		if _, err := oltp.Build(ctx, s.target, oltp.BuildConfig{Warehouses: cfg.Warehouses, Seed: 1, Workers: min(runtime.NumCPU(), cfg.Clients)}, s.prog); err != nil {
+			return nil, fmt.Errorf("build the audit's Database: %w", err)
+		}
+		if bi, err = oltp.Built(ctx, s.target); err != nil || bi == nil {
+			return nil, fmt.Errorf("read the audit's build: %v", err)
+		}
+	}
+	cfg.Warehouses, cfg.Seed, cfg.CLastLoad = bi.Warehouses, bi.Seed, bi.CLastLoad
+	cfg.Journal = s.dir.File("raw", "durability-acks.txt")
+	cfg.Phase = s.prog.Phase
+	h := &auditHost{s: s, stack: stack, target: s.target}
+	err = durability.Run(ctx, cfg, h, body)
+	st := newStep(results.KindDurability, "durability", started, body)
+	if err != nil {
+		return []results.Step{st}, err
+	}
+	st.Status = results.StatusComplete
+	s.prog.Phase("durability: %d cycles, %d acknowledged, %d lost, %d committed unacknowledged", body.Cycles, body.Acknowledged, body.LostAcknowledged, body.CommittedUnacknowledged)
+	var verdicts []results.Verdict
+	var failed []string
+	for _, t := range ths {
+		v := results.Verdict{Threshold: t.Expr, Step: "durability"}
+		if m, ok := results.LookupMetric(st, t.Metric); ok {
+			v.Value, v.OK = &m.Value, t.Holds(m.Value)
+		} else {
+			v.Reason = "not measured"
+		}
+		if !v.OK {
+			failed = append(failed, t.Expr)
+		}
+		verdicts = append(verdicts, v)
+	}
+	if len(verdicts) > 0 {
+		if err := s.dir.Update(func(r *results.Run) { r.Verdicts = verdicts }); err != nil {
+			return []results.Step{st}, err
+		}
+	}
+	if len(failed) > 0 {
+		return []results.Step{st}, &fault.ThresholdError{Failed: failed}
+	}
+	return []results.Step{st}, nil
+}
+
+// observeDevice is the block device under the session's path, as
+// meta.storage recorded it.
+func observeDevice(s *Session) string {
+	r, err := results.Load(s.dir.Path)
+	if err != nil {
+		return ""
+	}
+	return r.Meta.Storage.Device
+}

@@ -1,0 +1,168 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/calibra-bench/calibra/internal/device"
+	"github.com/calibra-bench/calibra/internal/iocal"
+	"github.com/calibra-bench/calibra/internal/limits"
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// Cache defaults of iocal: small, so that modest calibration data is much
+// larger than every cache.
+const (
+	IOCalDBCache      = "128MB"
+	IOCalOSCacheLimit = "128MiB"
+	// backendAllowance is the memory cgroup's room per connection beyond
+	// the two caches: a backend's own memory.
+	backendAllowance = 3 << 20
+)
+
+// The defaults and bounds of the iocal command's flags.
+const (
+	IOCalDefaultJobs       = iocal.DefaultJobs
+	IOCalMaxJobs           = iocal.MaxJobs
+	IOCalDefaultMaxLatency = iocal.DefaultMaxLatency
+)
+
+// IOCalTests are the iocal tests, in the order they run.
+var IOCalTests = iocal.Tests
+
+// IOCalDefaultLoaders is the default number of loaders of the calibration
+// data.
+func IOCalDefaultLoaders() int { return iocal.DefaultLoaders() }
+
+// IOCal is an iocal step: the calibration data, the sweep and its bounds.
+type IOCal struct {
+	Size, Jobs, Tests, OSCacheLimit string
+	Point, Warmup, MaxLatency       time.Duration
+	Keep                            bool
+	Loaders                         int
+	// OSCacheLimitSet says the limit was asked for, so it must be applied.
+	OSCacheLimitSet bool
+}
+
+// PlanIOCal checks an iocal step and the limits its server is to run under.
+func PlanIOCal(c *Config, f IOCal) (Needs, StepFunc, error) {
+	cfg, spec, err := f.config(c)
+	if err != nil {
+		return Needs{}, nil, err
+	}
+	lim := &LimitsNeed{Spec: spec, DBCache: c.DBCache, OSCache: f.OSCacheLimit, Required: f.OSCacheLimitSet,
+		Fix: "drop --os-cache-limit to run without the bound (results then say cache-dominated), or run as root on a machine with cgroups"}
+	need, err := spaceFor("--size", float64(cfg.SizeBytes), 3)
+	if err != nil {
+		return Needs{}, nil, err
+	}
+	maxJobs := cfg.Jobs[len(cfg.Jobs)-1]
+	return Needs{Database: true, MaxConns: max(maxJobs, cfg.Loaders) + 10, Bytes: need, Limits: lim}, iocalBody(cfg), nil
+}
+
+// config checks every flag at once and returns the calibration and the
+// limits the managed server is to run under.
+func (f *IOCal) config(c *Config) (iocal.Config, limits.Spec, error) {
+	var p Problems
+	c.Validate(&p)
+	if c.DSN != "" {
+		if u, err := url.Parse(c.DSN); err == nil && strings.Contains(c.DSN, "://") && u.Scheme != "postgres" && u.Scheme != "postgresql" {
+			p.Add("give a postgres:// DSN: PostgreSQL is the only engine calibra iocal measures so far", "--dsn names the engine %q, which calibra iocal does not support", u.Scheme)
+		}
+		if f.OSCacheLimitSet {
+			p.Add("drop --os-cache-limit, or use the managed instance", "--os-cache-limit bounds the managed server and cannot be used with --dsn")
+		}
+	}
+	jobs, err := iocal.ParseJobs(f.Jobs)
+	if err != nil {
+		p = append(p, err)
+	}
+	tests, err := iocal.ParseTests(f.Tests)
+	if err != nil {
+		p = append(p, err)
+	}
+	if f.Point <= 0 {
+		p.Add("give a duration such as 5s or 30s", "--point %s is not positive", f.Point)
+	}
+	if f.Warmup < 0 {
+		p.Add("give 0s or a duration such as 1s", "--warmup %s is negative", f.Warmup)
+	}
+	if f.MaxLatency <= 0 {
+		p.Add("give a duration such as 10ms", "--max-latency %s is not positive", f.MaxLatency)
+	}
+	if f.Loaders <= 0 {
+		p.Add("give a whole number of 1 or more", "--loaders %d is not positive", f.Loaders)
+	}
+	osCache := positiveSize(&p, "--os-cache-limit", f.OSCacheLimit)
+	dbCache := int64(0)
+	if c.DSN == "" && validMemory(c.DBCache) {
+		dbCache, _ = device.ParseSize(c.DBCache)
+	}
+	spec := limits.Spec{Path: c.Path, MemoryBytes: dbCache + osCache + backendAllowance*int64(max(slices.Max(append([]int{0}, jobs...)), f.Loaders)+10)}
+	var size int64
+	if f.Size == "" {
+		size = max(1<<30, (4*spec.MemoryBytes+(256<<20)-1)/(256<<20)*(256<<20))
+	} else {
+		// Less than one 4 MiB sequential chunk measures nothing.
+		if size = positiveSize(&p, "--size", f.Size); size > 0 && size < 4<<20 {
+			p.Add("give 4MiB or more, such as 1GiB", "--size %s is below one 4 MiB sequential chunk", f.Size)
+		}
+	}
+	if err := p.Err(); err != nil {
+		return iocal.Config{}, spec, err
+	}
+	return iocal.Config{SizeBytes: size, Jobs: jobs, Point: f.Point, Warmup: f.Warmup, MaxLatency: f.MaxLatency,
+		Tests: tests, Keep: f.Keep, Seed: c.Seed, Loaders: f.Loaders}, spec, nil
+}
+
+// positiveSize reads a size flag such as 256MiB; 0 after a problem.
+func positiveSize(p *Problems, flag, s string) int64 {
+	n, err := device.ParseSize(s)
+	switch {
+	case err != nil:
+		p.Add("give a size such as 256MiB or 4GiB", "%s %v", flag, err)
+	case n <= 0:
+		p.Add("give a size such as 256MiB or 4GiB", "%s %s is not positive", flag, s)
+	default:
+		return n
+	}
+	return 0
+}
+
+// iocalBody is the work of an iocal step, for the command and the study
+// runner alike: check the rights on an existing server, then calibrate.
+func iocalBody(cfg iocal.Config) StepFunc {
+	return func(ctx context.Context, s *Session) ([]results.Step, error) {
+		started := time.Now()
+		env := iocal.Env{Prog: s.prog, CacheBytes: s.cacheBytes}
+		if s.limits != nil {
+			// The step records its own cold starts in its copy.
+			lim := *s.limits
+			env.Limits = &lim
+		}
+		switch {
+		case s.target.Managed == nil:
+			env.CacheUnbounded = "the server is not calibra's (--dsn): its caches cannot be bounded, results may be cache-dominated"
+		case s.cacheBytes == 0:
+			reason := "no limit was asked"
+			if s.limits != nil && s.limits.NotApplied["limits"] != "" {
+				reason = s.limits.NotApplied["limits"]
+			}
+			env.CacheUnbounded = fmt.Sprintf("the OS page cache could not be bounded (%s): results may be cache-dominated", reason)
+		}
+		if s.obs != nil {
+			env.Edge, env.Window = s.obs.Edge, s.obs.Window
+		}
+		if s.target.Managed != nil {
+			env.ColdStart = func(ctx context.Context) (bool, error) { return s.restartCold(ctx) }
+		} else if err := iocal.CheckRights(ctx, s.target); err != nil {
+			return nil, err
+		}
+		out, err := iocal.Run(ctx, s.target, cfg, env)
+		return []results.Step{newStep(results.KindIOCal, "iocal", started, out)}, err
+	}
+}

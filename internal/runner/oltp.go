@@ -1,0 +1,340 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/oltp"
+	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/verdict"
+)
+
+// The defaults of the oltp commands' flags.
+const (
+	DefaultOLTPMode    = string(oltp.ModeProcedures)
+	DefaultOLTPProfile = string(oltp.ProfileSpec)
+	DefaultSLAMetric   = oltp.SLAART
+)
+
+// OLTPBuild is an oltp build step: the schema's size and how it is loaded.
+type OLTPBuild struct {
+	Warehouses, Workers int
+	Rebuild             bool
+	implicit            bool // a run's build of a missing schema (oltp.BuildConfig.Implicit)
+}
+
+// OLTPLoad is what a timed run and a ramp share: the schema, the mode,
+// the pacing and the timing of each window.
+type OLTPLoad struct {
+	Build            OLTPBuild
+	Mode, Keying     string
+	Profile          string
+	RatePerUser      float64
+	Rampup, Duration time.Duration
+	Reset            bool
+	// WarehousesSet says the warehouses were asked for (Build.Warehouses
+	// 0 is "as built").
+	WarehousesSet bool
+}
+
+// Ramp is an oltp ramp step: a load at each user count to an SLA.
+type Ramp struct {
+	Load                OLTPLoad
+	From, To, By, ARTAt int
+	SLA                 time.Duration
+	SLAMetric           string
+	Fall                float64
+}
+
+// PlanOLTPBuild checks an oltp build and returns what it needs and its work.
+func PlanOLTPBuild(c *Config, b OLTPBuild) (Needs, StepFunc, error) {
+	var p Problems
+	c.Validate(&p)
+	if b.Warehouses <= 0 {
+		p.Add("give a whole number of 1 or more", "--warehouses %d is not positive", b.Warehouses)
+	}
+	if b.Workers <= 0 {
+		p.Add("give a whole number of 1 or more", "--load-workers %d is not positive", b.Workers)
+	}
+	if err := p.Err(); err != nil {
+		return Needs{}, nil, err
+	}
+	need, err := spaceFor("--warehouses", float64(b.Warehouses), bytesPerWarehouse)
+	if err != nil {
+		return Needs{}, nil, err
+	}
+	return Needs{Database: true, MaxConns: b.Workers + 10, Bytes: need}, func(ctx context.Context, s *Session) ([]results.Step, error) {
+		st, err := buildStep(ctx, s, b, c.Seed)
+		return []results.Step{st}, err
+	}, nil
+}
+
+// PlanOLTPRun checks a timed run of users users.
+func PlanOLTPRun(c *Config, l OLTPLoad, users int) (Needs, StepFunc, error) {
+	var p Problems
+	c.Validate(&p)
+	if users <= 0 {
+		p.Add("give a whole number of 1 or more", "--users %d is not positive", users)
+	}
+	cfg := l.check(c, users, &p)
+	if err := p.Err(); err != nil {
+		return Needs{}, nil, err
+	}
+	cfg.Users = users
+	return l.needs(users), func(ctx context.Context, s *Session) ([]results.Step, error) {
+		return runSteps(ctx, s, cfg, l, c.Seed)
+	}, nil
+}
+
+// PlanRamp checks a ramp.
+func PlanRamp(c *Config, r Ramp) (Needs, StepFunc, error) {
+	from, to, by, artAt, sla, slaMetric, fall, l := r.From, r.To, r.By, r.ARTAt, r.SLA, r.SLAMetric, r.Fall, r.Load
+	var p Problems
+	c.Validate(&p)
+	if from <= 0 {
+		p.Add("give a whole number of 1 or more", "--from %d is not positive", from)
+	}
+	if by <= 0 {
+		p.Add("give a whole number of 1 or more", "--step %d is not positive", by)
+	}
+	if to < from {
+		p.Add("give a --to at or above --from", "the ramp from %d to %d users is empty", from, to)
+	}
+	if sla <= 0 {
+		p.Add("give a duration such as 2s or 50ms", "--sla %s is not positive", sla)
+	}
+	if slaMetric != oltp.SLAART && slaMetric != oltp.SLAP90 {
+		p.Add("use art or p90", "--sla-metric %q is not an SLA metric", slaMetric)
+	}
+	if artAt < 0 || artAt > 0 && by > 0 && (artAt < from || artAt > to || (artAt-from)%by != 0) {
+		p.Add(fmt.Sprintf("give one of the ramp's loads (%d to %d by %d), or 0", from, to, by), "--art-at %d is not a load of the ramp", artAt)
+	}
+	if fall <= 0 || fall >= 100 {
+		p.Add("give a per cent between 0 and 100, such as 5", "--fall %g is not between 0 and 100", fall)
+	}
+	run := l.check(c, max(to, 1), &p)
+	if err := p.Err(); err != nil {
+		return Needs{}, nil, err
+	}
+	cfg := oltp.RampConfig{Run: run, From: from, To: to, By: by, SLA: sla, SLAMetric: slaMetric,
+		ARTAtUsers: artAt, FallPct: fall, MinSteps: 2}
+	return l.needs(to), func(ctx context.Context, s *Session) ([]results.Step, error) {
+		return rampSteps(ctx, s, cfg, l, c.Seed)
+	}, nil
+}
+
+// PlanOLTPCheck checks an oltp check: the consistency conditions alone.
+func PlanOLTPCheck(c *Config) (Needs, StepFunc, error) {
+	var p Problems
+	c.Validate(&p)
+	if err := p.Err(); err != nil {
+		return Needs{}, nil, err
+	}
+	return Needs{Database: true, MaxConns: 10, Bytes: minFree}, func(ctx context.Context, s *Session) ([]results.Step, error) {
+		started := time.Now()
+		cons, w, err := oltp.CheckBuilt(ctx, s.target)
+		if err != nil {
+			return nil, err
+		}
+		step := newStep(results.KindOLTPCheck, "oltp check", started, &results.OLTPCheck{Warehouses: w, Consistency: cons})
+		if !cons.OK {
+			return []results.Step{step}, errors.New("the database fails the consistency conditions")
+		}
+		return []results.Step{step}, nil
+	}, nil
+}
+
+// bytesPerWarehouse is a generous estimate of one warehouse on disk, with
+// its template copy, for the free-space check.
+const bytesPerWarehouse = 2 * 160 << 20
+
+// minFree is what the managed instance needs beyond its data: the cluster
+// itself and WAL.
+const minFree = 1 << 30
+
+func buildStep(ctx context.Context, s *Session, b OLTPBuild, seed uint64) (results.Step, error) {
+	started := time.Now()
+	out, err := oltp.Build(ctx, s.target, oltp.BuildConfig{Warehouses: b.Warehouses, Seed: seed, Workers: b.Workers, Rebuild: b.Rebuild, Implicit: b.implicit}, s.prog)
+	if out == nil {
+		out = &results.OLTPBuild{Workload: oltp.Workload, Warehouses: b.Warehouses, Seed: seed, Workers: b.Workers}
+	}
+	step := newStep(results.KindOLTPBuild, "oltp build", started, out)
+	if err == nil {
+		s.prog.Phase("oltp build: %d warehouses, %.0f MB in %.1f s (%.1f MB/s): load %.1f s, indexes %.1f s, vacuum %.1f s",
+			b.Warehouses, float64(out.DBBytes)/1e6, out.TotalS, out.MBPerS, out.LoadS, out.IndexS, out.VacuumS)
+	}
+	return step, err
+}
+
+// parseKeying reads --keying-thinking: off, on (the specification's times)
+// or a positive scale of them.
+func parseKeying(s string) (float64, error) {
+	switch strings.ToLower(s) {
+	case "off", "false", "0":
+		return 0, nil
+	case "on", "true", "spec":
+		return 1, nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v <= 0 {
+		return 0, fault.Input("use off, on, or a positive scale such as 0.1", "--keying-thinking %q is not off, on or a scale", s)
+	}
+	return v, nil
+}
+
+// check validates the flags for at most maxUsers users and returns the run
+// they describe (Users left to the caller).
+func (l *OLTPLoad) check(c *Config, maxUsers int, p *Problems) oltp.RunConfig {
+	scale, err := parseKeying(l.Keying)
+	if err != nil {
+		*p = append(*p, err)
+	}
+	warehouses := 0
+	if l.WarehousesSet {
+		warehouses = l.Build.Warehouses
+		if warehouses <= 0 {
+			p.Add("give a whole number of 1 or more", "--warehouses %d is not positive", warehouses)
+		} else if err := oltp.CheckUsers(maxUsers, warehouses, scale); err != nil {
+			*p = append(*p, err)
+		}
+	}
+	if l.Mode != string(oltp.ModeProcedures) && l.Mode != string(oltp.ModeClient) {
+		p.Add("use procedures or client", "--mode %q is not a transaction mode", l.Mode)
+	}
+	if !slices.Contains(oltp.Profiles, oltp.Profile(l.Profile)) {
+		p.Add("use spec or hammerdb", "--profile %q is not a workload profile", l.Profile)
+	}
+	if l.RatePerUser < 0 {
+		p.Add("give a rate such as 10, or 0 for a closed loop", "--rate-per-user %g is negative", l.RatePerUser)
+	}
+	if l.RatePerUser > 0 && scale > 0 {
+		p.Add("choose one: an open loop (--rate-per-user) or keying and thinking", "--rate-per-user and --keying-thinking both pace the users")
+	}
+	if l.Rampup < 0 {
+		p.Add("give a duration such as 30s or 2m", "--rampup %s is negative", l.Rampup)
+	}
+	if l.Duration <= 0 {
+		p.Add("give a duration such as 30s or 5m", "--duration %s is not positive", l.Duration)
+	}
+	if l.Build.Workers <= 0 {
+		p.Add("give a whole number of 1 or more", "--load-workers %d is not positive", l.Build.Workers)
+	}
+	if l.Reset && c.DSN != "" {
+		p.Add("drop --reset, or use the managed instance", "--reset needs the managed instance's template and cannot be used with --dsn")
+	}
+	return oltp.RunConfig{Warehouses: warehouses, Mode: oltp.Mode(l.Mode), KeyingThinking: scale, RatePerUser: l.RatePerUser,
+		Rampup: l.Rampup, Duration: l.Duration, Seed: c.Seed, Profile: oltp.Profile(l.Profile)}
+}
+
+// needs is what a load of at most users users needs from the session.
+func (l *OLTPLoad) needs(users int) Needs {
+	return Needs{Database: true, MaxConns: users + l.Build.Workers + 10, Bytes: minFree}
+}
+
+// prepareLoad resets the database if asked, and builds the schema first
+// when the managed instance has none.
+func prepareLoad(ctx context.Context, s *Session, cfg oltp.RunConfig, l OLTPLoad, seed uint64) ([]results.Step, error) {
+	if l.Reset {
+		s.prog.Phase("oltp: recreating the database from its loaded template")
+		if err := s.target.RestoreTemplate(ctx); err != nil {
+			return nil, err
+		}
+	}
+	bi, err := oltp.Built(ctx, s.target)
+	if err != nil || bi != nil {
+		return nil, err
+	}
+	if s.target.Managed == nil {
+		return nil, fault.Input("build it first with 'calibra oltp build --dsn ...'", "the database of --dsn holds no TPC-C-like schema")
+	}
+	b := l.Build
+	b.Warehouses, b.implicit = max(cfg.Warehouses, 1), true
+	s.prog.Phase("oltp: no schema on the managed instance; building %d warehouses first (an implicit build never replaces a larger loaded template)", b.Warehouses)
+	st, err := buildStep(ctx, s, b, seed)
+	return []results.Step{st}, err
+}
+
+// runSteps prepares the schema, then runs the timed window and checks the
+// database's consistency after it.
+func runSteps(ctx context.Context, s *Session, cfg oltp.RunConfig, l OLTPLoad, seed uint64) ([]results.Step, error) {
+	steps, err := prepareLoad(ctx, s, cfg, l, seed)
+	if err != nil {
+		return steps, err
+	}
+	cfg.Edge = s.edge()
+	started := time.Now()
+	out, rec, err := oltp.Run(ctx, s.target, cfg, s.prog)
+	if out == nil {
+		return steps, err
+	}
+	if werr := writeRecord(s, rec, "oltp"); werr != nil && err == nil {
+		err = werr
+	}
+	if err == nil && out.Missing["nopm"] == "" {
+		s.prog.Phase("oltp run: checking consistency")
+		if out.Consistency, err = oltp.Check(ctx, s.target); err == nil && !out.Consistency.OK {
+			err = errors.New("the database fails the consistency conditions after the run")
+		}
+	}
+	name := fmt.Sprintf("oltp %d warehouses %d users %s", out.Warehouses, out.Users, out.Mode)
+	steps = append(steps, newStep(results.KindOLTP, name, started, out))
+	return steps, err
+}
+
+// writeRecord keeps a load's timeline: its seconds join timeseries.csv,
+// and its per-tick latency histograms go under raw/ as name-latency.hlog.
+func writeRecord(s *Session, rec *oltp.Record, name string) error {
+	if rec == nil || len(rec.Ticks) == 0 {
+		return nil
+	}
+	s.ticks = append(s.ticks, rec.Ticks...)
+	return writeFile(s.dir, rec.Histograms, "raw", s.rawPrefix+name+"-latency.hlog")
+}
+
+// rampSteps prepares the schema, then runs the ramp; each load's seconds
+// and histograms are kept like a timed run's, and its CPU figures come
+// from the observers over its window.
+func rampSteps(ctx context.Context, s *Session, cfg oltp.RampConfig, l OLTPLoad, seed uint64) ([]results.Step, error) {
+	steps, err := prepareLoad(ctx, s, cfg.Run, l, seed)
+	if err != nil {
+		return steps, err
+	}
+	cfg.Run.Edge = s.edge()
+	var windows []*results.Observe
+	var drivers []*float64
+	var recErr error
+	cfg.OnStep = func(o *results.OLTP, rec *oltp.Record) {
+		if recErr == nil {
+			recErr = writeRecord(s, rec, fmt.Sprintf("ramp-%du", o.Users))
+		}
+		var w *results.Observe
+		if s.obs != nil && o.WindowStart != nil && o.WindowEnd != nil {
+			w = s.obs.Window(*o.WindowStart, *o.WindowEnd)
+		}
+		windows = append(windows, w)
+		var d *float64
+		if o.Driver != nil {
+			d = &o.Driver.MachineSharePct
+		}
+		drivers = append(drivers, d)
+	}
+	started := time.Now()
+	out, err := oltp.Ramp(ctx, s.target, cfg, s.prog)
+	for i := range out.Steps {
+		if i < len(windows) && windows[i] != nil {
+			out.Steps[i].Observed(windows[i])
+			out.Steps[i].LimitedBy, out.Steps[i].LimitedByEvidence = verdict.Decide(windows[i], drivers[i])
+		}
+	}
+	if err == nil {
+		err = recErr
+	}
+	name := fmt.Sprintf("ramp %d-%d users by %d", cfg.From, cfg.To, cfg.By)
+	return append(steps, newStep(results.KindRamp, name, started, out)), err
+}

@@ -1,0 +1,457 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	_ "github.com/calibra-bench/calibra/internal/engines" // every engine and its workload dialects
+	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/limits"
+	"github.com/calibra-bench/calibra/internal/observe"
+	"github.com/calibra-bench/calibra/internal/oltp"
+	"github.com/calibra-bench/calibra/internal/pathlock"
+	"github.com/calibra-bench/calibra/internal/proc"
+	"github.com/calibra-bench/calibra/internal/progress"
+	"github.com/calibra-bench/calibra/internal/report"
+	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/verdict"
+)
+
+// Env is the process a run belongs to: its streams, the children it owns
+// and calibra's version.
+type Env struct {
+	Stdout, Stderr io.Writer
+	StderrTTY      bool
+	Group          *proc.Group
+	Version        string
+}
+
+// Session is a running command: its run directory, target (nil for
+// commands without a database) and progress.
+type Session struct {
+	env    Env
+	dir    *results.Dir
+	target *postgres.Target
+	prog   *progress.Printer
+	path   string           // storage under test
+	obs    *observe.Sampler // nil when the observers could not start
+	extra  []observe.Extra  // the steps' own per-second columns for timeseries.csv
+	ticks  []oltp.Tick      // the oltp load's seconds, over every oltp step
+	// rawPrefix names a study step's files under raw/ (empty for a command).
+	rawPrefix string
+	// limits are the cache and storage limits in force (nil: none asked);
+	// cacheBytes bounds what the caches can hold, 0 when unbounded.
+	limits     *results.AppliedLimits
+	cacheBytes int64
+	cgroup     *limits.Cgroup // holds the server and fio; nil without limits
+}
+
+// StepFunc does a command's work and returns its steps (also when it fails
+// part-way, so that what was measured is kept).
+type StepFunc func(ctx context.Context, s *Session) ([]results.Step, error)
+
+// Needs says what a command needs before it starts.
+type Needs struct {
+	Database bool   // a database target: the managed instance or --dsn
+	MaxConns int    // connections the command opens at once
+	Bytes    uint64 // free space needed under --path
+	// Storage describes targets the command has checked itself (files,
+	// block devices, several paths); nil means --path, checked here.
+	Storage *results.Storage
+	// Study, when set, is what meta.study records instead of the
+	// command's flags (a study's resolved plan).
+	Study map[string]any
+	// Flags is what meta.study records without a Study: the command and
+	// its flags, read as the run starts (the lab has moved --path by then).
+	Flags func() map[string]any
+	// Limits, when set, bound the managed server's caches and I/O.
+	Limits *LimitsNeed
+}
+
+// LimitsNeed is the cgroup a session's managed server is to run in.
+type LimitsNeed struct {
+	Spec             limits.Spec
+	DBCache, OSCache string // as given, for the record
+	// Required makes a limit that cannot be applied an input error;
+	// otherwise the run goes on and says so.
+	Required bool
+	Fix      string // how to do without, when required
+}
+
+// apply creates the cgroup, or records why it cannot be (nil cgroup).
+func (l *LimitsNeed) apply(dsn string) (*limits.Cgroup, *results.AppliedLimits, error) {
+	rec := &results.AppliedLimits{DBCache: l.DBCache, OSCacheLimit: l.OSCache, NotApplied: map[string]string{}}
+	if dsn != "" {
+		rec.DBCache, rec.OSCacheLimit = "", ""
+		rec.NotApplied["limits"] = "the server is not calibra's (--dsn)"
+		return nil, rec, nil
+	}
+	cg, err := limits.New(l.Spec)
+	if err != nil {
+		if l.Required {
+			return nil, nil, fault.Input(l.Fix, "the cache or storage limits cannot be applied: %v", err)
+		}
+		rec.NotApplied["limits"] = err.Error()
+		return nil, rec, nil
+	}
+	applied := cg.Applied()
+	applied.DBCache, applied.OSCacheLimit = l.DBCache, l.OSCache
+	return cg, &applied, nil
+}
+
+// Run runs command (such as "oltp run"): it opens the target (when the
+// command needs a database) and the run directory, runs body, records its
+// steps and the final status, and stops the managed server on every path.
+func (e Env) Run(ctx context.Context, command string, c *Config, needs Needs, body StepFunc) error {
+	// A label is printed by compare and report: no terminal escapes.
+	c.Label = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, c.Label)
+	if c.Lab != "" {
+		stack, err := e.labUp(ctx, c, &needs)
+		if err != nil {
+			return err
+		}
+		defer e.labDown(stack)
+	}
+	if needs.Storage == nil && (c.DSN == "" || !needs.Database) {
+		if err := CheckPath(c.Path, needs.Bytes, command); err != nil {
+			return err
+		}
+	}
+	var cg *limits.Cgroup
+	var applied *results.AppliedLimits
+	if needs.Limits != nil {
+		dsn := c.DSN
+		if !needs.Database {
+			dsn = ""
+		}
+		var err error
+		if cg, applied, err = needs.Limits.apply(dsn); err != nil {
+			return err
+		}
+		if cg != nil {
+			defer cg.Close()
+		}
+	}
+	var target *postgres.Target
+	if needs.Database {
+		var err error
+		target, err = postgres.Prepare(ctx, postgres.TargetConfig{DSN: c.DSN, Path: c.Path, PGBin: c.PGBin,
+			RunAs: c.RunAs, DBCache: c.DBCache, MaxConnections: needs.MaxConns, Cgroup: cg,
+			Settings: c.Settings, WALPath: c.WALPath})
+		if err != nil {
+			return err
+		}
+	}
+	if needs.Storage == nil && (c.DSN == "" || !needs.Database) {
+		lock, err := pathlock.Acquire(c.Path, command)
+		var held *pathlock.HeldError
+		if errors.As(err, &held) {
+			return fault.Input("wait for it to finish, or stop it; a lock of a killed calibra frees itself", "%v", err)
+		}
+		if err != nil {
+			return fmt.Errorf("lock %s: %w", c.Path, err)
+		}
+		defer lock.Release()
+	}
+	started := time.Now().UTC()
+	out := c.Out
+	if out == "" {
+		out = results.DefaultPath(started, c.Label)
+	}
+	var storage results.Storage
+	switch {
+	case needs.Storage != nil:
+		storage = *needs.Storage
+	case c.DSN == "" || !needs.Database:
+		storage = observe.Storage(c.Path)
+	}
+	if c.WALPath != "" && c.DSN == "" && needs.Database {
+		wal := observe.Storage(c.WALPath)
+		storage.WAL = &wal
+	}
+	run := &results.Run{StartedAt: started, Meta: results.Meta{ToolVersion: e.Version, Command: command,
+		Label: c.Label, Seed: c.Seed, Host: observe.Host(), Storage: storage, Study: needs.Study, Limits: applied}}
+	if run.Meta.Study == nil && needs.Flags != nil {
+		run.Meta.Study = needs.Flags()
+	}
+	if target != nil {
+		run.Meta.Engine = &target.Info
+	}
+	dir, err := results.Create(out, run)
+	if err != nil {
+		return err
+	}
+	logFile, err := os.OpenFile(dir.File("logs", "calibra.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	prog := progress.New(e.Stderr, c.Progress, e.StderrTTY)
+	prog.LogTo(logFile)
+	prog.Phase("calibra %s: %s, run directory %s", e.Version, command, dir.Path)
+
+	s := &Session{env: e, dir: dir, target: target, prog: prog, path: c.Path, limits: applied, cgroup: cg}
+	if cg != nil {
+		s.cacheBytes = needs.Limits.Spec.MemoryBytes
+	}
+	if needs.Storage != nil {
+		s.path = needs.Storage.Path
+	}
+	if target != nil {
+		err = s.runTarget(ctx, body)
+	} else {
+		err = s.observed(ctx, body)
+	}
+	// Bad input that only the server could reveal (a schema already built,
+	// none to check): its one sentence says it all, and no run is left.
+	if fault.Code(err) == fault.ExitInput && ctx.Err() == nil {
+		measured := false
+		_ = dir.Update(func(r *results.Run) {
+			for _, st := range r.Steps {
+				measured = measured || st.Status == results.StatusComplete
+			}
+		})
+		if !measured {
+			_ = os.RemoveAll(dir.Path)
+			return err
+		}
+	}
+	status := stepStatus(ctx, err)
+	if err != nil {
+		fmt.Fprintf(logFile, "%s error: %v\n", time.Now().UTC().Format(time.RFC3339Nano), err)
+	}
+	if ferr := dir.Finish(status, err); ferr != nil && err == nil {
+		err = ferr
+	}
+	if rerr := report.Write(dir.Path); rerr != nil {
+		prog.Phase("warning: report.html and report.md not written: %v (calibra report %s makes them again)", rerr, dir.Path)
+	}
+	e.summary(dir, prog, status)
+	if c.JSON {
+		if r, lerr := results.Load(dir.Path); lerr == nil {
+			enc := json.NewEncoder(e.Stdout)
+			enc.SetIndent("", "  ")
+			_ = enc.Encode(r)
+		}
+	}
+	if status == results.StatusInterrupted {
+		return fault.ErrInterrupted
+	}
+	return err
+}
+
+func (s *Session) runTarget(ctx context.Context, body StepFunc) error {
+	s.target.SetServerLog(s.dir.File("logs", "server.log"))
+	defer func() {
+		if err := s.target.Stop(); err != nil {
+			s.prog.Phase("warning: %v", err)
+		}
+	}()
+	if s.target.Managed != nil {
+		s.prog.Phase("starting the managed PostgreSQL %s in %s", s.target.Info.Version, s.target.Managed.DataDir)
+	}
+	initialised, err := s.target.Start(ctx, s.env.Group)
+	if initialised {
+		s.prog.Phase("initialised a new data directory %s", s.target.Managed.DataDir)
+	}
+	for _, r := range s.target.Repairs {
+		s.prog.Phase("%s", r)
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.dir.Update(func(r *results.Run) { r.Meta.Engine = &s.target.Info }); err != nil {
+		return err
+	}
+	return s.observed(ctx, body)
+}
+
+// observed runs body with the OS and database observers sampling, keeps
+// the steps it returns, and writes timeseries.csv. Observation is
+// evidence, not the measurement: if the observers cannot start, the steps
+// run anyway and say why.
+func (s *Session) observed(ctx context.Context, body StepFunc) error {
+	cfg := observe.Config{Path: s.path}
+	if s.target != nil && s.target.Managed != nil {
+		cfg.WALPath = s.target.Managed.WALDir()
+	}
+	if s.target != nil {
+		cfg.Engine = s.target
+	}
+	obs, err := observe.Start(ctx, cfg)
+	if err != nil {
+		s.prog.Phase("warning: observers not started: %v", err)
+	} else {
+		s.obs = obs
+		if err := s.warnOnce(engineLimitWarnings(obs.EngineLimits())...); err != nil {
+			return err
+		}
+	}
+	steps, err := body(ctx, s)
+	err = errors.Join(err, s.keep(ctx, steps, err))
+	if s.obs == nil {
+		if len(s.ticks) > 0 {
+			var buf bytes.Buffer
+			if werr := oltp.WriteTimeseries(&buf, s.ticks); werr == nil {
+				err = errors.Join(err, writeFile(s.dir, buf.Bytes(), "timeseries.csv"))
+			}
+		}
+		return err
+	}
+	if serr := s.obs.Stop(); serr != nil {
+		s.prog.Phase("warning: observers: %v", serr)
+	}
+	extra := s.extra
+	if len(s.ticks) > 0 {
+		extra = append(extra, oltp.TickColumns(s.ticks))
+	}
+	var buf bytes.Buffer
+	if werr := observe.WriteCSV(&buf, s.obs.Samples(), extra...); werr == nil {
+		if werr := writeFile(s.dir, buf.Bytes(), "timeseries.csv"); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	return err
+}
+
+// engineLimitWarnings turns what the server cannot give into one sentence
+// each, metrics that share a reason together, in a stable order.
+func engineLimitWarnings(limits map[string]string) []string {
+	byReason := map[string][]string{}
+	var out []string
+	for metric, why := range limits {
+		if metric == observe.ObserversInside {
+			out = append(out, why)
+			continue
+		}
+		byReason[why] = append(byReason[why], metric)
+	}
+	for why, metrics := range byReason {
+		sort.Strings(metrics)
+		out = append(out, fmt.Sprintf("%s: %s not measured", why, strings.Join(metrics, ", ")))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// warnOnce adds run-level warnings to results.json, each at most once.
+func (s *Session) warnOnce(warnings ...string) error {
+	if len(warnings) == 0 {
+		return nil
+	}
+	return s.dir.Update(func(r *results.Run) {
+		for _, w := range warnings {
+			if !slices.Contains(r.Warnings, w) {
+				r.Warnings = append(r.Warnings, w)
+			}
+		}
+	})
+}
+
+// keep gives each step its status (from err when it has none) and the
+// observations of its timed window (the whole step when it has none), and
+// appends it to results.json.
+func (s *Session) keep(ctx context.Context, steps []results.Step, err error) error {
+	var kerr error
+	for _, st := range steps {
+		if st.Status == "" {
+			st.Status = stepStatus(ctx, err)
+		}
+		if s.obs != nil {
+			from, to := st.StartedAt, time.Now()
+			if st.FinishedAt != nil {
+				to = *st.FinishedAt
+			}
+			if o, ok := st.Body.(*results.OLTP); ok && o.WindowStart != nil && o.WindowEnd != nil {
+				from, to = *o.WindowStart, *o.WindowEnd
+			}
+			st.Observe = s.obs.Window(from, to)
+		}
+		var driver *float64
+		if o, ok := st.Body.(*results.OLTP); ok && o.Driver != nil {
+			driver = &o.Driver.MachineSharePct
+		}
+		st.LimitedBy, st.LimitedByEvidence = verdict.Decide(st.Observe, driver)
+		if h, ok := st.Body.(results.HeadlineLimiter); ok {
+			if by, ev, ok := h.HeadlineLimit(); ok {
+				st.LimitedBy, st.LimitedByEvidence = by, ev
+			}
+		}
+		if o := st.Observe; o != nil && o.CPUOutsidePct != nil && *o.CPUOutsidePct >= verdict.HostNoticePct {
+			kerr = errors.Join(kerr, s.warnOnce(fmt.Sprintf("another load on the host: processes outside calibra and the database used %.0f%% of the machine during %s %q; its figures may be lower and noisier than the storage allows",
+				*o.CPUOutsidePct, st.Kind, st.Name)))
+		}
+		kerr = errors.Join(kerr, s.dir.AddStep(st))
+	}
+	return kerr
+}
+
+// restartCold restarts the managed server with the OS page cache dropped,
+// reporting whether it could be; the database observer holds its polls
+// meanwhile (they are not failures) and reconnects at the next edge.
+func (s *Session) restartCold(ctx context.Context) (dropped bool, err error) {
+	restart := func() error {
+		dropped, err = s.target.Restart(ctx, s.env.Group)
+		return err
+	}
+	if s.obs == nil {
+		err = restart()
+		return dropped, err
+	}
+	if err = s.obs.Restart(restart); err != nil {
+		return dropped, err
+	}
+	s.obs.Edge()
+	return dropped, ctx.Err()
+}
+
+// edge reads the observers at a window edge; nil when there are none.
+func (s *Session) edge() func() time.Time {
+	if s.obs == nil {
+		return nil
+	}
+	return s.obs.Edge
+}
+
+func stepStatus(ctx context.Context, err error) string {
+	switch {
+	case ctx.Err() != nil:
+		return results.StatusInterrupted
+	case err != nil:
+		return results.StatusFailed
+	default:
+		return results.StatusComplete
+	}
+}
+
+// newStep starts a step record.
+func newStep(kind, name string, started time.Time, body any) results.Step {
+	now := time.Now().UTC()
+	return results.Step{StepHeader: results.StepHeader{Kind: kind, Name: name, StartedAt: started.UTC(), FinishedAt: &now}, Body: body}
+}
+
+// writeFile writes a run-directory file atomically.
+func writeFile(dir *results.Dir, data []byte, parts ...string) error {
+	path := dir.File(parts...)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return results.WriteFileAtomic(path, data)
+}

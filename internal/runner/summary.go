@@ -1,0 +1,415 @@
+package runner
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/calibra-bench/calibra/internal/device"
+	"github.com/calibra-bench/calibra/internal/progress"
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// summary prints the end-of-run summary on stderr: status, then each step's
+// headline figures with their definitions, then where the results are.
+func (e Env) summary(dir *results.Dir, prog *progress.Printer, status string) {
+	r, err := results.Load(dir.Path)
+	if err != nil {
+		return
+	}
+	text := "\n" + SummaryText(r, status) + fmt.Sprintf("results: %s\n", dir.File("results.json"))
+	// The summary is the command's answer, shown whatever --progress says.
+	prog.Done()
+	fmt.Fprint(e.Stderr, text)
+}
+
+// SummaryText is a run's summary: status, then each step's headline
+// figures with their definitions and what limited them, the repeats, the
+// warnings and where the time went. The run prints it at its end, and
+// 'calibra report' prints it again.
+func SummaryText(r *results.Run, status string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s\n", r.Meta.Command, status)
+	writeVerdicts(&b, r.Verdicts)
+	for _, st := range r.Steps {
+		switch body := st.Body.(type) {
+		case *results.OLTP:
+			writeOLTPSummary(&b, st, body)
+		case *results.OLTPBuild:
+			fmt.Fprintf(&b, "  build      %d warehouses, %.0f MB in %.1f s = %.1f MB/s\n",
+				body.Warehouses, float64(body.DBBytes)/1e6, body.TotalS, body.MBPerS)
+			if body.TemplateKept != "" {
+				fmt.Fprintf(&b, "  template   %s\n", body.TemplateKept)
+			}
+		case *results.Device:
+			writeDeviceSummary(&b, st, body)
+		case *results.IOCal:
+			writeIOCalSummary(&b, st, body)
+		case *results.OLTPCheck:
+			fmt.Fprintf(&b, "  consistency %s\n", consistencyVerdict(body.Consistency))
+		case *results.Ramp:
+			writeRampSummary(&b, st, body)
+		case *results.DSSBuild:
+			writeDSSBuildSummary(&b, body)
+		case *results.DSS:
+			writeDSSSummary(&b, st, body)
+		case *results.Durability:
+			writeDurabilitySummary(&b, body)
+		}
+		if st.LimitedBy != "" && st.LimitedByEvidence != nil {
+			fmt.Fprintf(&b, "  limited by %s: %s\n", st.LimitedBy, st.LimitedByEvidence.Rule)
+		}
+	}
+	writeRepeats(&b, r.Repeats)
+	if l := r.Meta.Limits; l != nil && l.NotApplied["limits"] != "" {
+		fmt.Fprintf(&b, "  warning    the cache and storage limits were not applied (%s): reads may have come from the page cache; run as root on a machine with cgroups to bound it\n",
+			l.NotApplied["limits"])
+	}
+	if len(r.Steps) > 1 {
+		writeTimes(&b, r)
+	}
+	return b.String()
+}
+
+func writeOLTPSummary(b *strings.Builder, st results.Step, o *results.OLTP) {
+	keying := "keying/thinking off"
+	if o.KeyingThinking != false {
+		keying = fmt.Sprintf("keying/thinking x%v", o.KeyingThinking)
+	}
+	profile := ""
+	if o.Profile != "" {
+		profile = ", profile " + o.Profile
+	}
+	fmt.Fprintf(b, "  oltp       %d warehouses, %d users, %s mode%s, %s, %.0f s window (%s)\n",
+		o.Warehouses, o.Users, o.Mode, profile, keying, o.DurationS, st.Status)
+	metric := func(name string, v *float64, unit, def string) {
+		if v == nil {
+			fmt.Fprintf(b, "  %-10s n/a        %s\n", name, o.Missing[name])
+			return
+		}
+		fmt.Fprintf(b, "  %-10s %10.0f %-3s %s\n", name, *v, unit, def)
+	}
+	metric("nopm", o.NOPM, "", "committed New-Orders per minute (Δ sum d_next_o_id)")
+	metric("tpm_db", o.TPMDB, "", "commits + rollbacks per minute (pg_stat_database)")
+	tc := o.TPMClient
+	metric("tpm_client", &tc, "", "transactions completed per minute (client)")
+	fmt.Fprintf(b, "  %-10s %10.3f ms  mean %s time of all transactions\n", "art", o.ARTMs, o.LatencyBasis)
+	fmt.Fprintf(b, "  %-13s %8s %6s %9s %9s %9s %9s\n", "transaction", "count", "mix %", "p50 ms", "p90 ms", "p99 ms", "errors")
+	for _, name := range results.TxTypes {
+		t := o.Transactions[name]
+		fmt.Fprintf(b, "  %-13s %8d %6.2f %9.3f %9.3f %9.3f %9d\n", name, t.Count, o.MixPct[name], t.LatMs.P50, t.LatMs.P90, t.LatMs.P99, t.Errors)
+	}
+	if o.Consistency != nil {
+		fmt.Fprintf(b, "  consistency %s\n", consistencyVerdict(o.Consistency))
+	}
+	writeOLTPValidity(b, o)
+	fmt.Fprintf(b, "  %s\n", o.Workload)
+}
+
+// writeOLTPValidity says whether the mix and inputs met the specification,
+// what the Deliveries skipped, the window's checkpoints, and the warnings.
+func writeOLTPValidity(b *strings.Builder, o *results.OLTP) {
+	if o.Valid != nil {
+		word := "yes: mix minimums (5.2.3) and input bands (9.2.2.5) met"
+		if !*o.Valid {
+			word = "NO: " + strings.Join(o.InvalidReasons, "; ")
+		}
+		fmt.Fprintf(b, "  %-10s %s\n", "valid", word)
+	}
+	if d := o.Delivery; d != nil {
+		fmt.Fprintf(b, "  %-10s %d of %d districts skipped (%.2f%%, clause 2.7.4.2)\n", "delivery", d.SkippedDistricts, d.Deliveries*10, d.SkippedPct)
+	}
+	if o.CheckpointsInWindow != nil {
+		fmt.Fprintf(b, "  %-10s %d in the window\n", "checkpoints", *o.CheckpointsInWindow)
+	}
+	for _, w := range o.Warnings {
+		fmt.Fprintf(b, "  warning    %s\n", w)
+	}
+}
+
+func consistencyVerdict(c *results.Consistency) string {
+	if c == nil {
+		return "not checked"
+	}
+	if c.OK {
+		return "ok (3.3.2.1 to 3.3.2.4)"
+	}
+	var bad []string
+	for _, ch := range c.Checks {
+		if !ch.OK {
+			bad = append(bad, ch.ID)
+		}
+	}
+	return "FAILED: " + strings.Join(bad, ", ")
+}
+
+// writeVerdicts puts the thresholds first: they decide the exit code.
+func writeVerdicts(b *strings.Builder, vs []results.Verdict) {
+	if len(vs) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "  thresholds\n")
+	for _, v := range vs {
+		word, value := "pass", "not measured"
+		if !v.OK {
+			word = "FAIL"
+		}
+		if v.Value != nil {
+			value = fmt.Sprintf("%.4g", *v.Value)
+		}
+		fmt.Fprintf(b, "    %-4s %-40s %s", word, v.Threshold, value)
+		if v.Reason != "" && v.Value != nil {
+			fmt.Fprintf(b, " (%s)", v.Reason)
+		}
+		fmt.Fprintf(b, "  [%s]\n", v.Step)
+	}
+}
+
+func writeRampSummary(b *strings.Builder, st results.Step, r *results.Ramp) {
+	fmt.Fprintf(b, "  ramp       %d warehouses, %s loop, %s mode, SLA %s <= %g ms, %.0f s windows (%s)\n",
+		r.Warehouses, r.Loop, r.Mode, r.SLAMetric, r.SLAMs, r.StepDurationS, st.Status)
+	fmt.Fprintf(b, "  %8s %10s %10s %10s %12s %8s\n", "users", "tps", "art ms", "p90 ms", "little users", "sla")
+	for _, s := range r.Steps {
+		little := ""
+		if s.LittleUsers != nil {
+			little = fmt.Sprintf("%.1f", *s.LittleUsers)
+		}
+		fmt.Fprintf(b, "  %8d %10.1f %10.2f %10.2f %12s %8s\n", s.Users, s.TPS, s.ARTMs, s.P90Ms, little, map[bool]string{true: "within", false: "over"}[s.WithinSLA])
+	}
+	opt := func(v *float64, format string) string {
+		if v == nil {
+			return "n/a"
+		}
+		return fmt.Sprintf(format, *v)
+	}
+	fmt.Fprintf(b, "  max_tps %s, max_users_within_sla %s", opt(r.MaxTPS, "%.1f"), r.UsersWithinSLA())
+	if r.ARTAtUsers != nil {
+		fmt.Fprintf(b, ", ART at %d users %s", *r.ARTAtUsers, opt(r.ARTAtMs, "%.2f ms"))
+	}
+	fmt.Fprintf(b, "; stopped: %s\n", r.StopReasonText())
+}
+
+// writeRepeats prints the median and spread of each repeated step's
+// headline metrics.
+func writeRepeats(b *strings.Builder, reps []results.Repeats) {
+	for _, rep := range reps {
+		fmt.Fprintf(b, "  repeats    %s: %d runs, median [min .. max] spread\n", rep.Name, rep.N)
+		for _, m := range rep.Metrics {
+			spread := "n/a"
+			if m.SpreadPct != nil {
+				spread = fmt.Sprintf("%.1f%%", *m.SpreadPct)
+			}
+			fmt.Fprintf(b, "    %-22s %12.4g [%.4g .. %.4g] %s\n", m.Name, m.Median, m.Min, m.Max, spread)
+		}
+	}
+}
+
+// writeTimes says where the time went, step by step.
+func writeTimes(b *strings.Builder, r *results.Run) {
+	fmt.Fprintf(b, "  time       ")
+	var total time.Duration
+	for i, st := range r.Steps {
+		if st.FinishedAt == nil {
+			continue
+		}
+		d := st.FinishedAt.Sub(st.StartedAt)
+		total += d
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(b, "%s %s", st.Kind, d.Round(time.Second))
+	}
+	if r.FinishedAt != nil {
+		fmt.Fprintf(b, "; run %s", r.FinishedAt.Sub(r.StartedAt).Round(time.Second))
+	}
+	b.WriteString("\n")
+}
+
+// writeDeviceSummary prints a device step: its setup, a line per point,
+// and per spec the IOPS within the latency bound.
+func writeDeviceSummary(b *strings.Builder, st results.Step, d *results.Device) {
+	fmt.Fprintf(b, "  device     %s %s, %s, %d target(s) x %d worker(s) x %s, %.0f s runs after %.0f s ramp, x%d (%s)\n",
+		d.FioVersion, d.IOEngine, device.IOMode(d.Direct), len(d.Targets), d.WorkersPerTarget, device.FormatSize(d.SizeBytes), d.RuntimeS, d.RampS, d.Repeats, st.Status)
+	fmt.Fprintf(b, "  %-14s %4s %10s %9s %9s %9s %9s %9s %9s %7s  (latency: completion, µs)\n",
+		"spec", "qd", "IOPS", "MB/s", "mean", "p50", "p99", "p99.9", "max", "errors")
+	for _, p := range d.Points {
+		fmt.Fprintf(b, "  %-14s %4d %10.0f %9.1f %s %7d\n", p.Spec, p.QD, p.IOPS, p.MBps, latencyColumns(p.LatUs), p.Errors)
+	}
+	bound := device.FormatMicros(d.MaxLatencyUs)
+	for _, s := range d.Specs {
+		judged := "p99 ≤ " + bound
+		if s.JudgedOn == "mbps" {
+			judged = "max MB/s"
+		}
+		if s.AtMaxLatency == nil {
+			fmt.Fprintf(b, "  %s  %-14s n/a: %s\n", judged, s.Name, s.AtMaxLatencyMissing)
+			continue
+		}
+		m := s.AtMaxLatency
+		fmt.Fprintf(b, "  %s  %-14s %.0f IOPS, %.1f MB/s at qd %d (p99 %s)", judged, s.Name, m.IOPS, m.MBps, m.QD, device.FormatMicros(m.P99Us))
+		if m.LimitedBy != "" {
+			fmt.Fprintf(b, ", limited by %s", m.LimitedBy)
+		}
+		fmt.Fprintln(b)
+	}
+	for _, n := range d.Notes {
+		fmt.Fprintf(b, "  note: %s\n", n)
+	}
+}
+
+// latencyColumns are a point's five latency columns; n/a when no I/O
+// completed.
+func latencyColumns(l *results.DeviceLatency) string {
+	if l == nil {
+		return strings.TrimSuffix(strings.Repeat(fmt.Sprintf("%9s ", "n/a"), 5), " ")
+	}
+	return fmt.Sprintf("%9.1f %9.1f %9.1f %9.1f %9.1f", l.Mean, l.P50, l.P99, l.P999, l.Max)
+}
+
+// writeIOCalSummary prints an iocal step: the headline figures, a line per
+// point, and whether caches may dominate.
+func writeIOCalSummary(b *strings.Builder, st results.Step, o *results.IOCal) {
+	fmt.Fprintf(b, "  iocal      %s of data in %d-byte blocks, %.0f s points (%s)\n",
+		device.FormatSize(o.DataBytes), o.BlockSizeBytes, o.PointS, st.Status)
+	line := func(test string, p results.IOCalPoint) {
+		lat := "n/a"
+		if p.LatMs != nil {
+			lat = fmt.Sprintf("%9.3f %9.3f", p.LatMs.Mean, p.LatMs.P99)
+		}
+		dev := "n/a"
+		if p.DiskRIOPS != nil {
+			dev = fmt.Sprintf("%.0f", *p.DiskRIOPS)
+		}
+		fmt.Fprintf(b, "  %-9s %5d %10.0f %10.0f %10s %9.1f %s  %s\n", test, p.Jobs, p.IOPS, p.DBPS, dev, p.MBPS, lat, p.LimitedBy)
+	}
+	fmt.Fprintf(b, "  %-9s %5s %10s %10s %10s %9s %9s %9s  %s  (latency ms)\n", "test", "jobs", "IOPS", "blocks/s", "device r/s", "MB/s", "mean", "p99", "limited by")
+	if r := o.RandomRead; r != nil {
+		for _, p := range r.Points {
+			line("random", p)
+		}
+		if r.MaxIOPS != nil {
+			fmt.Fprintf(b, "  max_iops   %.0f at mean latency %.3f ms (bound %g ms)", *r.MaxIOPS, *r.LatencyMsAtMax, r.MaxLatencyMs)
+			if r.DeviceIOPSAtMax != nil {
+				fmt.Fprintf(b, ", %.0f reads/s reached the device", *r.DeviceIOPSAtMax)
+			}
+		} else {
+			fmt.Fprintf(b, "  max_iops   n/a: %s", o.Missing["random_read.max_iops"])
+		}
+		if r.SaturationJobs != nil {
+			fmt.Fprintf(b, ", saturation at %d jobs", *r.SaturationJobs)
+		}
+		fmt.Fprintln(b)
+	}
+	for _, s := range []struct {
+		name string
+		seq  *results.IOCalSeq
+	}{{"seqread", o.SeqRead}, {"seqwrite", o.SeqWrite}} {
+		if s.seq == nil {
+			continue
+		}
+		for _, p := range s.seq.Points {
+			line(s.name, p)
+		}
+		fmt.Fprintf(b, "  %-9s max %.1f MB/s\n", s.name, s.seq.MaxMBPS)
+	}
+	if o.CacheDominated != "" {
+		fmt.Fprintf(b, "  cache-dominated: %s\n", o.CacheDominated)
+	}
+	for _, n := range o.Notes {
+		fmt.Fprintf(b, "  note: %s\n", n)
+	}
+}
+
+func writeDSSBuildSummary(b *strings.Builder, o *results.DSSBuild) {
+	rows := "match the specification"
+	if !o.RowCheck.OK {
+		rows = "DIFFER: " + o.RowCheck.Detail
+	}
+	fmt.Fprintf(b, "  dss build  SF %g, %.0f MB in %.1f s = %.1f MB/s (load %.1f s, indexes %.1f s, analyze %.1f s); row counts %s\n",
+		o.ScaleFactor, float64(o.DBBytes)/1e6, o.TotalS, o.MBPerS, o.LoadS, o.IndexS, o.AnalyzeS, rows)
+}
+
+func writeDSSSummary(b *strings.Builder, st results.Step, o *results.DSS) {
+	fmt.Fprintf(b, "  dss        SF %g, max_parallel_workers_per_gather %s (%s)\n", o.ScaleFactor,
+		o.Parallelism["max_parallel_workers_per_gather"], st.Status)
+	indicative := o.Valid != nil && !*o.Valid
+	metric := func(name string, v *float64, format, def string) {
+		label := name
+		if indicative && name == "qphh" {
+			label += " (indicative)" // Power@Size and Throughput@Size too: the lines below say why
+		}
+		if v == nil {
+			fmt.Fprintf(b, "  %-18s n/a        %s\n", label, o.Missing[name])
+			return
+		}
+		fmt.Fprintf(b, "  %-18s "+format+"  %s\n", label, *v, def)
+	}
+	if p := o.Power; p != nil {
+		metric("geomean_s", p.GeomeanS, "%10.3f s", "geometric mean of the power test's 22 query times")
+		metric("power_at_size", p.PowerAtSize, "%10.1f  ", "3600 x SF / geomean of 22 queries + 2 refreshes, each rounded to 0.1 s")
+	}
+	if th := o.Throughput; th != nil {
+		fmt.Fprintf(b, "  %-18s %10.1f s  %d query streams and a refresh stream\n", "throughput elapsed", th.ElapsedS, th.Streams)
+		metric("throughput_at_size", th.ThroughputAtSize, "%10.1f  ", "S x 22 x 3600 / elapsed x SF")
+	}
+	if o.Power != nil && o.Throughput != nil {
+		metric("qphh", o.QphH, "%10.1f  ", "sqrt(Power@Size x Throughput@Size)")
+	}
+	if indicative {
+		for _, why := range o.InvalidReasons {
+			fmt.Fprintf(b, "  %-18s %s\n", "indicative", why)
+		}
+	}
+	storage := func(test string, d *results.Observe) {
+		if d != nil && d.Disk != nil && d.Disk.RMBps != nil && d.Disk.WMBps != nil {
+			fmt.Fprintf(b, "  %-18s %10.1f MB/s read, %.1f MB/s written over the %s\n", "storage", *d.Disk.RMBps, *d.Disk.WMBps, test)
+		}
+	}
+	if o.Power != nil {
+		storage("power test", o.Power.Observe)
+	}
+	if o.Throughput != nil {
+		storage("throughput test", o.Throughput.Observe)
+	}
+	fmt.Fprintf(b, "  %s\n", o.Workload)
+}
+
+func writeDurabilitySummary(b *strings.Builder, d *results.Durability) {
+	kind := "power cut (the storage and the database server killed)"
+	if d.PowerCut == "server" {
+		kind = "server crash only (not a test of the storage)"
+	}
+	if d.Calibration {
+		kind += ", calibration with fsync=off"
+	}
+	fmt.Fprintf(b, "  durability %d cycles of %s, %d clients, %.0f s of commits each\n", d.Cycles, kind, d.Clients, d.LoadS)
+	fmt.Fprintf(b, "  %-10s %10d     acknowledged commits lost (the violation) of %d acknowledged\n", "lost", d.LostAcknowledged, d.Acknowledged)
+	fmt.Fprintf(b, "  %-10s %10d     committed but never acknowledged (in flight at the cut; allowed)\n", "in flight", d.CommittedUnacknowledged)
+	var violated []string
+	checked := 0
+	for _, c := range d.PerCycle {
+		if c.Consistency != nil {
+			checked++
+			if !c.Consistency.OK {
+				violated = append(violated, strconv.Itoa(c.Cycle))
+			}
+		}
+	}
+	if checked > 0 {
+		verdict := fmt.Sprintf("hold after all %d recoveries checked", checked)
+		if len(violated) > 0 {
+			verdict = "violated after the recovery of cycle " + strings.Join(violated, ", ")
+		}
+		fmt.Fprintf(b, "  %-10s %10s     TPC-C consistency conditions (3.3.2.1-4) %s\n", "consistent", map[bool]string{true: "yes", false: "no"}[len(violated) == 0], verdict)
+	}
+	if d.RecoveryS != nil {
+		fmt.Fprintf(b, "  %-10s %10.1f s   the slowest recovery (file system check, mount, database crash recovery)\n", "recovery", *d.RecoveryS)
+	}
+	if f := d.Flush; f != nil {
+		fmt.Fprintf(b, "  %-10s %10.0f /s  fsyncs at queue depth 1: %s\n", "flushes", f.FsyncsPerS, f.Verdict)
+	}
+	if d.Note != "" {
+		fmt.Fprintf(b, "  note       %s\n", d.Note)
+	}
+}
