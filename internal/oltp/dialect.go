@@ -126,6 +126,9 @@ type Counters struct {
 	SumNextOID  int64 // sum(d_next_o_id) over all districts
 	Xacts       int64 // commits plus rollbacks in the database
 	Checkpoints int64 // checkpoints the server completed (timed + requested)
+	// NoCheckpoints, when not empty, says why the server cannot count its
+	// checkpoints; Checkpoints then means nothing.
+	NoCheckpoints string
 }
 
 // Mode is how the transactions reach the server.
