@@ -29,8 +29,9 @@ func (d dialect) Loader(ctx context.Context, n int) (oltp.Loader, error) {
 // loader stores each batch with one LOAD DATA LOCAL INFILE, the batch's
 // text streamed from memory: the generator's text is LOAD DATA's default
 // format (tab-separated, \N for NULL, a line a row). A server that refuses
-// local files (local_infile off) gets multi-row INSERTs instead, about
-// half as fast (see the commit that chose LOAD DATA).
+// local files (local_infile off) gets multi-row INSERTs instead, which
+// loaded half as fast here: two warehouses, two sessions, 122-181k rows/s
+// by LOAD DATA against 61-82k by INSERT.
 type loader struct {
 	conns  []conn
 	insert atomic.Bool // the server refused LOAD DATA LOCAL
