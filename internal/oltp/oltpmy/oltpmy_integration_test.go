@@ -84,6 +84,33 @@ func TestBuildRunResetBothModes(t *testing.T) {
 		t.Fatalf("%d orders after the reset, want the loaded 60000", n)
 	}
 	t.Run("after reset", func(t *testing.T) { runAndCheck(t, target, oltp.ModeProcedures, orders) })
+
+	// A server that refuses local files is loaded by INSERTs.
+	if _, err := db.ExecContext(ctx, "SET GLOBAL local_infile = OFF"); err != nil {
+		t.Fatal(err)
+	}
+	rebuilt, err := oltp.Build(ctx, target, oltp.BuildConfig{Warehouses: 1, Seed: 7, Workers: 2, Rebuild: true}, prog)
+	if err != nil {
+		t.Fatalf("build by INSERT: %v", err)
+	}
+	if !rebuilt.Consistency.OK || orders() != 30000 {
+		t.Fatalf("build by INSERT: consistency %+v, %d orders", rebuilt.Consistency, orders())
+	}
+
+	// A server gone is a fault that ends the run, on a session that says
+	// it is closed.
+	sess, err := oltp.NewSession(ctx, target, oltp.ModeClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	target.Kill()
+	err = sess.Payment(ctx, &oltp.PaymentInput{W: 1, D: 1, CW: 1, CD: 1, C: 1, AmountCents: 100})
+	if f := sess.Fault(err); err == nil || f == nil || !sess.Closed() {
+		t.Errorf("a Payment on a killed server: error %v, fault %v, closed %v", err, f, sess.Closed())
+	} else {
+		t.Logf("fault: %v (%s)", f, sess.ErrorClass(err))
+	}
 }
 
 func runAndCheck(t *testing.T, target *mariadb.Target, mode oltp.Mode, orders func() int64) {
