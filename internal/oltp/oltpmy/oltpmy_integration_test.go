@@ -74,6 +74,7 @@ func TestBuildRunResetBothModes(t *testing.T) {
 	if n := orders(); n != 60000 {
 		t.Fatalf("%d orders after the build", n)
 	}
+	checkAudit(t, target)
 	for _, mode := range []oltp.Mode{oltp.ModeClient, oltp.ModeProcedures} {
 		t.Run(string(mode), func(t *testing.T) { runAndCheck(t, target, mode, orders) })
 	}
@@ -174,5 +175,30 @@ func runAndCheck(t *testing.T, target *mariadb.Target, mode oltp.Mode, orders fu
 	}
 	if !c.OK {
 		t.Errorf("consistency after the run: %+v", c.Checks)
+	}
+}
+
+// checkAudit runs the durability audit's reads on the loaded database.
+func checkAudit(t *testing.T, target *mariadb.Target) {
+	ctx := context.Background()
+	ctl, err := oltp.Connect(ctx, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctl.Close()
+	if err := ctl.Checkpoint(ctx); err != nil {
+		t.Errorf("checkpoint: %v", err)
+	}
+	next, err := ctl.NextOrderIDs(ctx)
+	if err != nil || len(next) != 20 || next[oltp.District{W: 2, D: 10}] != 3001 {
+		t.Errorf("next order ids: %v (%v)", next, err)
+	}
+	ids, err := ctl.OrderIDs(ctx, oltp.District{W: 1, D: 1}, 2999)
+	if err != nil || len(ids) != 2 {
+		t.Errorf("orders from 2999 in district 1 of warehouse 1: %v (%v)", ids, err)
+	}
+	payments, err := ctl.Payments(ctx)
+	if err != nil || len(payments) != 60000 || payments[oltp.Customer{W: 1, D: 1, C: 1}] != 1 {
+		t.Errorf("%d customers with payments (%v)", len(payments), err)
 	}
 }
