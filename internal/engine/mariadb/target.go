@@ -161,8 +161,13 @@ func (t *Target) Stop() error {
 
 // Config returns a fresh copy of the connection settings of calibra's
 // database, to which callers add their own; on the managed instance, once
-// it has started.
-func (t *Target) Config() *mysql.Config { return t.cfg.Clone() }
+// it has started (nil before).
+func (t *Target) Config() *mysql.Config {
+	if t.cfg == nil {
+		return nil // not started: no database yet to connect to
+	}
+	return t.cfg.Clone()
+}
 
 // DB opens a pool on calibra's database.
 func (t *Target) DB() *sql.DB { return Open(t.Config()) }

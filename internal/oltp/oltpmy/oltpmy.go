@@ -53,7 +53,6 @@ func (d dialect) connect(ctx context.Context) (conn, error) {
 		return conn{}, fmt.Errorf("the MariaDB target has not been started")
 	}
 	db := mariadb.Open(cfg)
-	db.SetMaxIdleConns(1)
 	c, err := db.Conn(ctx)
 	if err != nil {
 		db.Close()
