@@ -10,5 +10,6 @@ import (
 	_ "github.com/calibra-bench/calibra/internal/engine/postgres"
 	_ "github.com/calibra-bench/calibra/internal/iocal/iocalpg"
 	_ "github.com/calibra-bench/calibra/internal/observe/observepg"
+	_ "github.com/calibra-bench/calibra/internal/oltp/oltpmy"
 	_ "github.com/calibra-bench/calibra/internal/oltp/oltppg"
 )

@@ -37,7 +37,9 @@ type Control interface {
 	// no schema or no record.
 	BuildInfo(ctx context.Context) (map[string]string, error)
 	// CreateSchema drops whatever schema is there and creates it anew:
-	// tables without keys, and the procedures of ModeProcedures.
+	// tables without the keys and indexes Loader.Finish adds (an engine
+	// that stores rows in key order keeps its primary keys), and the
+	// procedures of ModeProcedures.
 	CreateSchema(ctx context.Context) error
 	// RecordBuild adds keys and values to the build record.
 	RecordBuild(ctx context.Context, info map[string]string) error
@@ -126,6 +128,9 @@ type Counters struct {
 	SumNextOID  int64 // sum(d_next_o_id) over all districts
 	Xacts       int64 // commits plus rollbacks in the database
 	Checkpoints int64 // checkpoints the server completed (timed + requested)
+	// NoCheckpoints, when not empty, says why the server cannot count its
+	// checkpoints; Checkpoints then means nothing.
+	NoCheckpoints string
 }
 
 // Mode is how the transactions reach the server.

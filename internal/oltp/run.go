@@ -235,7 +235,11 @@ loop:
 		}
 		tpm := tpmDB(c0, c1, own, win)
 		out.NOPM, out.TPMDB = &n, &tpm
-		noteCheckpoints(out, c1.Checkpoints-c0.Checkpoints)
+		if c1.NoCheckpoints != "" {
+			out.Missing["checkpoints_in_window"] = c1.NoCheckpoints
+		} else {
+			noteCheckpoints(out, c1.Checkpoints-c0.Checkpoints)
+		}
 		switch {
 		case cfg.KeyingThinking == 1 && cfg.Profile == ProfileSpec:
 			e := efficiencyPct(n, cfg.Warehouses)

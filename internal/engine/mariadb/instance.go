@@ -299,6 +299,8 @@ func (in *Instance) Settings() map[string]string {
 		"performance_schema_consumer_events_transactions_current": "ON",
 		"character_set_server":                                    "utf8mb4",
 		"collation_server":                                        "utf8mb4_general_ci",
+		// InnoDB counts its checkpoints only when asked (INNODB_METRICS).
+		"innodb_monitor_enable": "log_checkpoints",
 	}
 	if in.cfg.MaxConnections > 151 {
 		s["max_connections"] = strconv.Itoa(in.cfg.MaxConnections)

@@ -161,8 +161,13 @@ func (t *Target) Stop() error {
 
 // Config returns a fresh copy of the connection settings of calibra's
 // database, to which callers add their own; on the managed instance, once
-// it has started.
-func (t *Target) Config() *mysql.Config { return t.cfg.Clone() }
+// it has started (nil before).
+func (t *Target) Config() *mysql.Config {
+	if t.cfg == nil {
+		return nil // not started: no database yet to connect to
+	}
+	return t.cfg.Clone()
+}
 
 // DB opens a pool on calibra's database.
 func (t *Target) DB() *sql.DB { return Open(t.Config()) }
@@ -209,19 +214,29 @@ func (t *Target) Transactions(ctx context.Context) (int64, error) {
 	}
 	db := Open(t.Config())
 	defer db.Close()
+	q, args := t.TransactionsQuery()
 	var n int64
-	var err error
-	if t.exactTx {
-		err = db.QueryRowContext(ctx, `SELECT COALESCE(SUM(COUNT_STAR), 0) FROM performance_schema.events_transactions_summary_by_user_by_event_name
-			WHERE USER = ?`, t.cfg.User).Scan(&n)
-	} else {
-		err = db.QueryRowContext(ctx, `SELECT COALESCE(SUM(VARIABLE_VALUE), 0) FROM information_schema.GLOBAL_STATUS
-			WHERE VARIABLE_NAME IN ('HANDLER_COMMIT', 'HANDLER_ROLLBACK')`).Scan(&n)
-	}
-	if err != nil {
+	if err := db.QueryRowContext(ctx, "SELECT "+q, args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("read the transaction counter: %w", err)
 	}
 	return n, nil
+}
+
+// ExactTransactions reports whether Transactions counts calibra's own
+// transactions exactly (performance_schema), not every account's engine
+// commits (Handler_commit + Handler_rollback, an upper bound).
+func (t *Target) ExactTransactions() bool { return t.exactTx }
+
+// TransactionsQuery is Transactions' count as a scalar subquery and its
+// arguments, for a workload that reads it in the same statement as its
+// own window-edge figures (one statement, one transaction of its own).
+func (t *Target) TransactionsQuery() (string, []any) {
+	if t.exactTx {
+		return `(SELECT COALESCE(SUM(COUNT_STAR), 0) FROM performance_schema.events_transactions_summary_by_user_by_event_name
+			WHERE USER = ?)`, []any{t.cfg.User}
+	}
+	return `(SELECT COALESCE(SUM(VARIABLE_VALUE), 0) FROM information_schema.GLOBAL_STATUS
+			WHERE VARIABLE_NAME IN ('HANDLER_COMMIT', 'HANDLER_ROLLBACK'))`, nil
 }
 
 // The loaded template. The managed instance keeps it as a copy of every

@@ -1,0 +1,176 @@
+package oltpmy
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/calibra-bench/calibra/internal/engine/mariadb"
+	"github.com/calibra-bench/calibra/internal/oltp"
+)
+
+// control is the workload's session for everything but the transactions.
+type control struct {
+	conn conn
+	t    *mariadb.Target
+}
+
+func (c *control) Close() { c.conn.close() }
+
+func (c *control) BuildInfo(ctx context.Context) (map[string]string, error) {
+	var n int
+	if err := c.conn.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.TABLES
+		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'build_info'`).Scan(&n); err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	rows, err := c.conn.QueryContext(ctx, "SELECT name, value FROM build_info")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	m := map[string]string{}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, err
+		}
+		m[k] = v
+	}
+	return m, rows.Err()
+}
+
+// CreateSchema drops the workload's tables and procedures from calibra's
+// database, whatever else it holds, and makes them anew.
+func (c *control) CreateSchema(ctx context.Context) error {
+	stmts := []string{"DROP TABLE IF EXISTS " + strings.Join(tables, ", ")}
+	for _, p := range procedureNames {
+		stmts = append(stmts, "DROP PROCEDURE IF EXISTS "+p)
+	}
+	stmts = append(stmts, tableDDL...)
+	stmts = append(stmts, procedures...)
+	for _, s := range stmts {
+		if _, err := c.conn.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("create schema: %w", err)
+		}
+	}
+	return nil
+}
+
+func (c *control) RecordBuild(ctx context.Context, info map[string]string) error {
+	for k, v := range info {
+		if _, err := c.conn.ExecContext(ctx, "INSERT INTO build_info (name, value) VALUES (?, ?)", k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *control) Violations(ctx context.Context, id string) (int64, error) {
+	q, ok := consistencySQL[id]
+	if !ok {
+		return 0, fmt.Errorf("no query for consistency condition %s", id)
+	}
+	var bad int64
+	err := c.conn.QueryRowContext(ctx, q).Scan(&bad)
+	return bad, err
+}
+
+// StatsFlush: performance_schema sums a user's transactions over its live
+// sessions when read, so nothing waits to be published; without it the
+// count is the server's engine commits, every account's.
+func (c *control) StatsFlush(context.Context) (bool, string, error) {
+	if c.t.ExactTransactions() {
+		return false, "", nil
+	}
+	return false, "this server does not count transactions in performance_schema: tpm_db is every account's Handler_commit + Handler_rollback, " +
+		"which InnoDB also counts for each statement inside a transaction (an upper bound)", nil
+}
+
+// Counters reads sum(d_next_o_id), calibra's transactions and InnoDB's
+// checkpoints in one statement: one transaction of calibra's own.
+// InnoDB counts checkpoints only with the log_checkpoints monitor on (the
+// managed instance turns it on); its checkpoints are fuzzy and frequent,
+// not PostgreSQL's periodic ones.
+func (c *control) Counters(ctx context.Context, _ bool) (oltp.Counters, error) {
+	tx, args := c.t.TransactionsQuery()
+	q := `SELECT (SELECT COALESCE(sum(d_next_o_id), 0) FROM district), ` + tx + `,
+		(SELECT MAX(COUNT) FROM information_schema.INNODB_METRICS WHERE NAME = 'log_checkpoints' AND ENABLED = 1)`
+	var n oltp.Counters
+	var checkpoints sql.NullInt64
+	if err := c.conn.QueryRowContext(ctx, q, args...).Scan(&n.SumNextOID, &n.Xacts, &checkpoints); err != nil {
+		return n, err
+	}
+	n.Checkpoints = checkpoints.Int64
+	if !checkpoints.Valid {
+		n.NoCheckpoints = "InnoDB counts its checkpoints only with the log_checkpoints monitor on (innodb_monitor_enable), which this server has off"
+	}
+	return n, nil
+}
+
+// Checkpoint writes every dirty page of the workload's tables to their
+// files: MariaDB has no CHECKPOINT statement, but an export flushes the
+// tables it locks.
+func (c *control) Checkpoint(ctx context.Context) error {
+	if _, err := c.conn.ExecContext(ctx, "FLUSH TABLES "+strings.Join(tables, ", ")+" FOR EXPORT"); err != nil {
+		return err
+	}
+	_, err := c.conn.ExecContext(ctx, "UNLOCK TABLES")
+	return err
+}
+
+func (c *control) NextOrderIDs(ctx context.Context) (map[oltp.District]int, error) {
+	rows, err := c.conn.QueryContext(ctx, "SELECT d_w_id, d_id, d_next_o_id FROM district")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[oltp.District]int{}
+	for rows.Next() {
+		var k oltp.District
+		var next int
+		if err := rows.Scan(&k.W, &k.D, &next); err != nil {
+			return nil, err
+		}
+		out[k] = next
+	}
+	return out, rows.Err()
+}
+
+func (c *control) OrderIDs(ctx context.Context, k oltp.District, from int) ([]int, error) {
+	rows, err := c.conn.QueryContext(ctx, "SELECT o_id FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_id >= ?", k.W, k.D, from)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []int
+	for rows.Next() {
+		var id int
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+func (c *control) Payments(ctx context.Context) (map[oltp.Customer]int64, error) {
+	rows, err := c.conn.QueryContext(ctx, "SELECT h_c_w_id, h_c_d_id, h_c_id, count(*) FROM history GROUP BY 1, 2, 3")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[oltp.Customer]int64{}
+	for rows.Next() {
+		var k oltp.Customer
+		var n int64
+		if err := rows.Scan(&k.W, &k.D, &k.C, &n); err != nil {
+			return nil, err
+		}
+		out[k] = n
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,200 @@
+package oltpmy
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/calibra-bench/calibra/internal/oltp"
+	"github.com/calibra-bench/calibra/internal/oltp/tpcc"
+)
+
+// session is one user's connection and its prepared statements; its
+// methods are the Session's besides the five transactions.
+type session struct {
+	conn   conn
+	stmts  map[string]*sql.Stmt
+	broken bool // a transaction failed for want of the connection
+}
+
+// prepare makes the server prepare each statement once for the session
+// (binary protocol: each execution is one round trip).
+func (s *session) prepare(ctx context.Context, texts map[string]string) error {
+	s.stmts = map[string]*sql.Stmt{}
+	for name, q := range texts {
+		st, err := s.conn.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("prepare %s: %w", name, err)
+		}
+		s.stmts[name] = st
+	}
+	return nil
+}
+
+func (s *session) Closed() bool { return s.broken }
+
+func (s *session) Close() {
+	for _, st := range s.stmts {
+		st.Close()
+	}
+	s.conn.close()
+}
+
+// FlushStats does nothing: performance_schema publishes at once (see
+// control.StatsFlush), so the workload never asks.
+func (s *session) FlushStats(context.Context) error { return nil }
+
+// ErrorClass is a failed transaction's SQLSTATE and MariaDB error number
+// (MariaDB gives most errors the state HY000), or "connection" when no
+// server error came back.
+func (s *session) ErrorClass(err error) string {
+	if e, ok := mysqlErr(err); ok {
+		return string(e.SQLState[:]) + "/" + strconv.Itoa(int(e.Number))
+	}
+	return "connection"
+}
+
+// Fault names a failure that no later transaction outlives: the storage
+// refused (disk full, I/O error) or the server went away.
+func (s *session) Fault(err error) error { return serverFault(err, s.broken || connectionLost(err)) }
+
+// done notes whether err took the connection with it, and passes it on.
+func (s *session) done(err error) error {
+	if err != nil && connectionLost(err) {
+		s.broken = true
+	}
+	return err
+}
+
+// MariaDB's error numbers that say the storage under the database
+// refused or failed, or the server is going.
+var (
+	diskFull      = map[uint16]bool{1114: true, 1021: true} // table full (InnoDB cannot extend), disk full
+	storageFailed = map[uint16]bool{
+		2: true, 3: true, // EE_READ, EE_WRITE: a read or write of a file failed
+		1026: true, 1030: true, // error writing a file; error N from the storage engine
+		1034: true, 1712: true, // index corrupt
+		1180: true, // error during COMMIT
+		1812: true, // tablespace missing
+	}
+	serverGone = map[uint16]bool{
+		1053: true,             // server shutdown in progress
+		1152: true, 1184: true, // connection aborted
+		1927: true,             // connection killed
+		2006: true, 2013: true, // server gone, lost during query
+	}
+)
+
+func serverFault(err error, lost bool) error {
+	if err == nil || errors.Is(err, oltp.ErrRolledBack) {
+		return nil
+	}
+	if e, ok := mysqlErr(err); ok {
+		full := diskFull[e.Number] || storageFailed[e.Number] && noSpace(e.Message)
+		switch {
+		case full:
+			return fmt.Errorf("the disk under the database is full (%d %s): free space on it or choose a larger --path", e.Number, e.Message)
+		case storageFailed[e.Number]:
+			return fmt.Errorf("the storage under the database failed (%d %s): see logs/server.log", e.Number, e.Message)
+		case serverGone[e.Number]:
+			return fmt.Errorf("the server stopped (%d %s): see logs/server.log", e.Number, e.Message)
+		}
+		return nil
+	}
+	if lost {
+		return fmt.Errorf("the connection to the server was lost (%v): the server may have stopped, see logs/server.log", err)
+	}
+	return nil
+}
+
+// noSpace says an error's message is the OS's ENOSPC.
+func noSpace(msg string) bool {
+	return strings.Contains(msg, "No space left") || strings.Contains(msg, "Errcode: 28") || strings.Contains(msg, "error 28 ")
+}
+
+// connectionLost says err ended the session's connection: the driver's
+// broken-connection errors, a network error, or the server's word that it
+// closes the session.
+func connectionLost(err error) bool {
+	if e, ok := mysqlErr(err); ok {
+		return serverGone[e.Number]
+	}
+	var ne net.Error
+	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, sql.ErrConnDone) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne)
+}
+
+// procExec calls the stored procedures of procedures.
+type procExec struct{ *session }
+
+var procStatements = map[string]string{
+	"new_order":    "CALL tpcc_new_order(?, ?, ?, ?, ?, ?, ?)",
+	"payment":      "CALL tpcc_payment(?, ?, ?, ?, ?, ?, ?)",
+	"order_status": "CALL tpcc_order_status(?, ?, ?, ?)",
+	"delivery":     "CALL tpcc_delivery(?, ?)",
+	"stock_level":  "CALL tpcc_stock_level(?, ?, ?)",
+}
+
+func (e *procExec) NewOrder(ctx context.Context, in *oltp.NewOrderInput) error {
+	allLocal := 0
+	if in.AllLocal {
+		allLocal = 1
+	}
+	_, err := e.stmts["new_order"].ExecContext(ctx, in.W, in.D, in.C, allLocal,
+		jsonInts(in.ItemIDs), jsonInts(in.SupplyW), jsonInts(in.Qty))
+	if isExpectedRollback(err) {
+		return oltp.ErrRolledBack
+	}
+	return e.done(err)
+}
+
+// jsonInts is a JSON array of vs, New-Order's lines for its procedure.
+func jsonInts(vs []int32) string {
+	b := make([]byte, 0, 8*len(vs)+2)
+	b = append(b, '[')
+	for i, v := range vs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(v), 10)
+	}
+	return string(append(b, ']'))
+}
+
+func (e *procExec) Payment(ctx context.Context, in *oltp.PaymentInput) error {
+	_, err := e.stmts["payment"].ExecContext(ctx, in.W, in.D, in.CW, in.CD, in.C, in.CLast, amount(in.AmountCents))
+	return e.done(err)
+}
+
+// amount is a payment's amount in cents as an exact decimal.
+func amount(cents int) string { return fmt.Sprintf("%d.%02d", cents/100, cents%100) }
+
+func (e *procExec) OrderStatus(ctx context.Context, in *oltp.OrderStatusInput) error {
+	_, err := e.stmts["order_status"].ExecContext(ctx, in.W, in.D, in.C, in.CLast)
+	return e.done(err)
+}
+
+func (e *procExec) Delivery(ctx context.Context, in *oltp.DeliveryInput) error {
+	var delivered int
+	err := e.stmts["delivery"].QueryRowContext(ctx, in.W, in.Carrier).Scan(&delivered)
+	in.Skipped = tpcc.DistrictsPerWarehouse - delivered
+	return e.done(err)
+}
+
+func (e *procExec) StockLevel(ctx context.Context, in *oltp.StockLevelInput) error {
+	_, err := e.stmts["stock_level"].ExecContext(ctx, in.W, in.D, in.Threshold)
+	return e.done(err)
+}
+
+func isExpectedRollback(err error) bool {
+	e, ok := mysqlErr(err)
+	return ok && string(e.SQLState[:]) == expectedRollback
+}

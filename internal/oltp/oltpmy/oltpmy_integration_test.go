@@ -1,0 +1,204 @@
+package oltpmy
+
+import (
+	"context"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/calibra-bench/calibra/internal/engine"
+	"github.com/calibra-bench/calibra/internal/engine/mariadb"
+	"github.com/calibra-bench/calibra/internal/oltp"
+	"github.com/calibra-bench/calibra/internal/proc"
+	"github.com/calibra-bench/calibra/internal/progress"
+	"github.com/calibra-bench/calibra/internal/testenv"
+)
+
+// startMariaDB starts a throwaway managed instance; it skips where no
+// MariaDB is installed, unless CALIBRA_TEST_REQUIRE names mariadb.
+func startMariaDB(t *testing.T) *mariadb.Target {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a real MariaDB server; run without -short")
+	}
+	if !mariadb.Installed() {
+		if strings.Contains(os.Getenv("CALIBRA_TEST_REQUIRE"), "mariadb") {
+			t.Fatal("MariaDB is required here: apt-get install mariadb-server")
+		}
+		t.Skip("no MariaDB server installed (apt-get install mariadb-server)")
+	}
+	ctx := context.Background()
+	e, err := engine.Open(ctx, mariadb.Name, engine.Config{Path: testenv.StorageDir(t), DBCache: "256MB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	group := proc.NewGroup()
+	t.Cleanup(func() { _ = group.StopAll(time.Minute) })
+	t.Cleanup(func() { _ = e.Stop() })
+	if _, err := e.Start(ctx, group); err != nil {
+		t.Fatal(err)
+	}
+	return e.(*mariadb.Target)
+}
+
+// Built with two warehouses, the workload runs in both modes with every
+// headline figure, a valid mix, consistent data and NOPM that matches the
+// orders the window added; a reset brings back the loaded database, and
+// the workload runs on it again.
+func TestBuildRunResetBothModes(t *testing.T) {
+	target := startMariaDB(t)
+	ctx := context.Background()
+	prog := progress.New(io.Discard, progress.None, false)
+	build, err := oltp.Build(ctx, target, oltp.BuildConfig{Warehouses: 2, Seed: 7, Workers: 2}, prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if build.Consistency == nil || !build.Consistency.OK || build.Template == "" || build.DBBytes <= 0 {
+		t.Fatalf("build: consistency %+v, template %q, %d bytes", build.Consistency, build.Template, build.DBBytes)
+	}
+	if build.Rows["stock"] != 200000 || build.Rows["orders"] != 60000 || build.Rows["new_order"] != 18000 {
+		t.Fatalf("row counts %v do not match two warehouses", build.Rows)
+	}
+	db := target.DB()
+	defer db.Close()
+	orders := func() int64 {
+		var n int64
+		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM orders").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := orders(); n != 60000 {
+		t.Fatalf("%d orders after the build", n)
+	}
+	checkAudit(t, target)
+	for _, mode := range []oltp.Mode{oltp.ModeClient, oltp.ModeProcedures} {
+		t.Run(string(mode), func(t *testing.T) { runAndCheck(t, target, mode, orders) })
+	}
+	if err := target.RestoreTemplate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := orders(); n != 60000 {
+		t.Fatalf("%d orders after the reset, want the loaded 60000", n)
+	}
+	t.Run("after reset", func(t *testing.T) { runAndCheck(t, target, oltp.ModeProcedures, orders) })
+
+	// A server that refuses local files is loaded by INSERTs.
+	if _, err := db.ExecContext(ctx, "SET GLOBAL local_infile = OFF"); err != nil {
+		t.Fatal(err)
+	}
+	rebuilt, err := oltp.Build(ctx, target, oltp.BuildConfig{Warehouses: 1, Seed: 7, Workers: 2, Rebuild: true}, prog)
+	if err != nil {
+		t.Fatalf("build by INSERT: %v", err)
+	}
+	if !rebuilt.Consistency.OK || orders() != 30000 {
+		t.Fatalf("build by INSERT: consistency %+v, %d orders", rebuilt.Consistency, orders())
+	}
+
+	// A server gone is a fault that ends the run, on a session that says
+	// it is closed.
+	sess, err := oltp.NewSession(ctx, target, oltp.ModeClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	target.Kill()
+	err = sess.Payment(ctx, &oltp.PaymentInput{W: 1, D: 1, CW: 1, CD: 1, C: 1, AmountCents: 100})
+	if f := sess.Fault(err); err == nil || f == nil || !sess.Closed() {
+		t.Errorf("a Payment on a killed server: error %v, fault %v, closed %v", err, f, sess.Closed())
+	} else {
+		t.Logf("fault: %v (%s)", f, sess.ErrorClass(err))
+	}
+}
+
+func runAndCheck(t *testing.T, target *mariadb.Target, mode oltp.Mode, orders func() int64) {
+	ctx := context.Background()
+	var edges []int64
+	cfg := oltp.RunConfig{Users: 4, Mode: mode, Rampup: time.Second, Duration: 6 * time.Second, Seed: 3,
+		Edge: func() time.Time { edges = append(edges, orders()); return time.Now() }}
+	o, _, err := oltp.Run(ctx, target, cfg, progress.New(io.Discard, progress.None, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.NOPM == nil || *o.NOPM <= 0 || o.TPMDB == nil || *o.TPMDB <= 0 || o.TPMClient <= 0 || o.ARTMs <= 0 {
+		t.Fatalf("a headline metric is missing or not positive: nopm %v tpm_db %v tpm_client %v art %v (%v)",
+			o.NOPM, o.TPMDB, o.TPMClient, o.ARTMs, o.Missing)
+	}
+	// The server counts the transactions the client completed, give or
+	// take the edge reads and the transactions failed on a deadlock.
+	if d := math.Abs(*o.TPMDB-o.TPMClient) * o.DurationS / 60; d > 20 {
+		t.Errorf("tpm_db %.0f and tpm_client %.0f differ by %.0f transactions", *o.TPMDB, o.TPMClient, d)
+	}
+	want := map[string]float64{"new_order": 45, "payment": 43, "order_status": 4, "delivery": 4, "stock_level": 4}
+	var total int64
+	for name, pct := range want {
+		tx := o.Transactions[name]
+		if tx.Count == 0 {
+			t.Errorf("%s: none completed (%d errors)", name, tx.Errors)
+		}
+		if math.Abs(o.MixPct[name]-pct) > 2 {
+			t.Errorf("%s is %.2f%% of the mix, want %.0f%% ± 2", name, o.MixPct[name], pct)
+		}
+		total += tx.Count
+	}
+	if o.Valid == nil || !*o.Valid {
+		t.Errorf("the run is not valid: %q", o.InvalidReasons)
+	}
+	if o.Transactions["new_order"].Rollbacks == 0 && o.Transactions["new_order"].Count > 1000 {
+		t.Errorf("no New-Order rolled back on its unused item in %d", o.Transactions["new_order"].Count)
+	}
+	if len(o.ErrorClasses) > 0 {
+		t.Logf("errors: %v", o.ErrorClasses)
+	}
+	if o.CheckpointsInWindow == nil {
+		t.Errorf("no checkpoint count: %v", o.Missing["checkpoints_in_window"])
+	}
+	// NOPM is the window's growth of sum(d_next_o_id): the orders table
+	// grew by as many rows, within 1% (the start edge's read of the
+	// table comes a moment after the counters').
+	if len(edges) != 2 {
+		t.Fatalf("%d window edges", len(edges))
+	}
+	gained := float64(edges[1] - edges[0])
+	committed := *o.NOPM * o.DurationS / 60
+	if gained <= 0 || math.Abs(committed-gained) > 0.01*gained {
+		t.Errorf("NOPM %.1f over %.2f s is %.0f orders; the orders table gained %.0f", *o.NOPM, o.DurationS, committed, gained)
+	}
+	t.Logf("%s: %d transactions, nopm %.0f, tpm_db %.0f, tpm_client %.0f, art %.2f ms, orders gained %.0f (nopm says %.1f)",
+		mode, total, *o.NOPM, *o.TPMDB, o.TPMClient, o.ARTMs, gained, committed)
+	c, err := oltp.Check(ctx, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.OK {
+		t.Errorf("consistency after the run: %+v", c.Checks)
+	}
+}
+
+// checkAudit runs the durability audit's reads on the loaded database.
+func checkAudit(t *testing.T, target *mariadb.Target) {
+	ctx := context.Background()
+	ctl, err := oltp.Connect(ctx, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctl.Close()
+	if err := ctl.Checkpoint(ctx); err != nil {
+		t.Errorf("checkpoint: %v", err)
+	}
+	next, err := ctl.NextOrderIDs(ctx)
+	if err != nil || len(next) != 20 || next[oltp.District{W: 2, D: 10}] != 3001 {
+		t.Errorf("next order ids: %v (%v)", next, err)
+	}
+	ids, err := ctl.OrderIDs(ctx, oltp.District{W: 1, D: 1}, 2999)
+	if err != nil || len(ids) != 2 {
+		t.Errorf("orders from 2999 in district 1 of warehouse 1: %v (%v)", ids, err)
+	}
+	payments, err := ctl.Payments(ctx)
+	if err != nil || len(payments) != 60000 || payments[oltp.Customer{W: 1, D: 1, C: 1}] != 1 {
+		t.Errorf("%d customers with payments (%v)", len(payments), err)
+	}
+}
