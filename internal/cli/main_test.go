@@ -69,7 +69,7 @@ func noServerLeft(t *testing.T, path string) {
 	// A killed server may leave its postmaster.pid; what counts is whether
 	// any process still works in the data directory.
 	if pids := testenv.ProcessesUnder(path); len(pids) > 0 {
-		t.Fatalf("a PostgreSQL server is still running under %s (pids %v)", path, pids)
+		t.Fatalf("a database server is still running under %s (pids %v)", path, pids)
 	}
 }
 

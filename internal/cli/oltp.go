@@ -77,7 +77,8 @@ ramp-up, then measure the timed window only:
 
   NOPM        committed New-Orders per minute: the growth of sum(d_next_o_id)
               over the window, read at its two edges
-  tpm_db      the database's commits + rollbacks per minute (pg_stat_database),
+  tpm_db      the database's commits + rollbacks per minute, by its own count
+              (PostgreSQL: pg_stat_database; MariaDB: performance_schema),
               database-specific
   tpm_client  transactions completed per minute, counted by calibra
   ART         mean response time of every transaction of the window

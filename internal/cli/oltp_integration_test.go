@@ -43,6 +43,71 @@ func lastStep[T any](t *testing.T, out string) (results.Step, T) {
 	return st, body
 }
 
+// checkRun asserts what a user expects of a timed oltp run of a few
+// seconds in dir: complete, judged, every headline figure measured and the
+// server's count agreeing with the client's, the mix and bands valid, the
+// data consistent, and the window's evidence on disk.
+func checkRun(t *testing.T, dir, mode string) {
+	t.Helper()
+	st, o := lastStep[*results.OLTP](t, dir)
+	if st.Status != results.StatusComplete || o.Mode != mode || o.LatencyBasis != "service" {
+		t.Fatalf("status %s mode %s basis %s", st.Status, o.Mode, o.LatencyBasis)
+	}
+	if st.LimitedBy == "" || st.LimitedByEvidence == nil || st.LimitedByEvidence.CPUBusyPct == nil || st.LimitedByEvidence.Rule == "" {
+		t.Errorf("limited_by %q with evidence %+v: want a class and the figures behind it", st.LimitedBy, st.LimitedByEvidence)
+	}
+	if o.NOPM == nil || *o.NOPM <= 0 || o.TPMDB == nil || *o.TPMDB <= 0 || o.TPMClient <= 0 || o.ARTMs <= 0 {
+		t.Fatalf("a headline metric is missing or not positive: nopm %v tpm_db %v tpm_client %v art %v (%v)",
+			o.NOPM, o.TPMDB, o.TPMClient, o.ARTMs, o.Missing)
+	}
+	// The server counts the same transactions the client does, give or
+	// take calibra's own few edge statements.
+	if d := math.Abs(*o.TPMDB-o.TPMClient) * o.DurationS / 60; d > 20 {
+		t.Errorf("tpm_db %.0f and tpm_client %.0f differ by %.0f transactions", *o.TPMDB, o.TPMClient, d)
+	}
+	want := map[string]float64{"new_order": 45, "payment": 43, "order_status": 4, "delivery": 4, "stock_level": 4}
+	var total int64
+	for name, pct := range want {
+		tx := o.Transactions[name]
+		if tx.Count == 0 || tx.Errors != 0 {
+			t.Errorf("%s: count %d errors %d", name, tx.Count, tx.Errors)
+		}
+		if math.Abs(o.MixPct[name]-pct) > 2 {
+			t.Errorf("%s is %.2f%% of the mix, want %.0f%% ± 2", name, o.MixPct[name], pct)
+		}
+		total += tx.Count
+	}
+	if total < 2000 {
+		t.Errorf("only %d transactions: too few to judge the mix", total)
+	}
+	if o.Profile != "spec" || o.Valid == nil || !*o.Valid || len(o.Checks) != 9 || o.Delivery == nil {
+		t.Errorf("profile %q, valid %v %q, %d checks, delivery %+v: want a valid spec run with its checks", o.Profile, o.Valid,
+			o.InvalidReasons, len(o.Checks), o.Delivery)
+	}
+	// A few seconds after a fresh start hold no checkpoint, and say so.
+	if o.CheckpointsInWindow == nil || *o.CheckpointsInWindow == 0 && len(o.Warnings) == 0 {
+		t.Errorf("checkpoints_in_window %v, warnings %q", o.CheckpointsInWindow, o.Warnings)
+	}
+	if o.Consistency == nil || !o.Consistency.OK {
+		t.Errorf("consistency after the run: %+v", o.Consistency)
+	}
+	if o.Driver == nil || o.Driver.CPUUsPerTxn <= 0 {
+		t.Errorf("no driver CPU figure: %+v", o.Driver)
+	}
+	if st.Observe == nil || st.Observe.CPUBusyPct == nil || len(st.Observe.Waits) == 0 {
+		t.Errorf("the step has no observations of its window (CPU, waits): %+v", st.Observe)
+	}
+	csv, err := os.ReadFile(filepath.Join(dir, "timeseries.csv"))
+	if rows := strings.Count(string(csv), "\n"); err != nil || rows < 9 || !strings.Contains(string(csv), ",measure,") ||
+		!strings.HasPrefix(string(csv), "time,cpu_busy_pct,") {
+		t.Errorf("timeseries.csv: %v, %d rows:\n%s", err, rows, csv)
+	}
+	hlog, err := os.ReadFile(filepath.Join(dir, "raw", "oltp-latency.hlog"))
+	if err != nil || strings.Count(string(hlog), "Tag=measure,") < 8 {
+		t.Errorf("raw/oltp-latency.hlog lacks a histogram per second of the window: %v", err)
+	}
+}
+
 // TestOLTPOnAManagedInstance builds one warehouse on a real managed
 // PostgreSQL, runs it in both modes and with keying and thinking, checks
 // consistency, and leaves no server behind.
@@ -88,63 +153,7 @@ func TestOLTPOnAManagedInstance(t *testing.T) {
 			mustRun(t, 0, append([]string{"oltp", "run", "--warehouses", "1", "--users", "3", "--rampup", "1s",
 				"--duration", "8s", "--mode", mode, "--out", out(mode)}, common...)...)
 			noServerLeft(t, path)
-			st, o := lastStep[*results.OLTP](t, out(mode))
-			if st.Status != results.StatusComplete || o.Mode != mode || o.LatencyBasis != "service" {
-				t.Fatalf("status %s mode %s basis %s", st.Status, o.Mode, o.LatencyBasis)
-			}
-			if st.LimitedBy == "" || st.LimitedByEvidence == nil || st.LimitedByEvidence.CPUBusyPct == nil || st.LimitedByEvidence.Rule == "" {
-				t.Errorf("limited_by %q with evidence %+v: want a class and the figures behind it", st.LimitedBy, st.LimitedByEvidence)
-			}
-			if o.NOPM == nil || *o.NOPM <= 0 || o.TPMDB == nil || *o.TPMDB <= 0 || o.TPMClient <= 0 || o.ARTMs <= 0 {
-				t.Fatalf("a headline metric is missing or not positive: nopm %v tpm_db %v tpm_client %v art %v (%v)",
-					o.NOPM, o.TPMDB, o.TPMClient, o.ARTMs, o.Missing)
-			}
-			// The server counts the same transactions the client does, give or
-			// take calibra's own few edge statements.
-			if d := math.Abs(*o.TPMDB-o.TPMClient) * o.DurationS / 60; d > 20 {
-				t.Errorf("tpm_db %.0f and tpm_client %.0f differ by %.0f transactions", *o.TPMDB, o.TPMClient, d)
-			}
-			want := map[string]float64{"new_order": 45, "payment": 43, "order_status": 4, "delivery": 4, "stock_level": 4}
-			var total int64
-			for name, pct := range want {
-				tx := o.Transactions[name]
-				if tx.Count == 0 || tx.Errors != 0 {
-					t.Errorf("%s: count %d errors %d", name, tx.Count, tx.Errors)
-				}
-				if math.Abs(o.MixPct[name]-pct) > 2 {
-					t.Errorf("%s is %.2f%% of the mix, want %.0f%% ± 2", name, o.MixPct[name], pct)
-				}
-				total += tx.Count
-			}
-			if total < 2000 {
-				t.Errorf("only %d transactions: too few to judge the mix", total)
-			}
-			if o.Profile != "spec" || o.Valid == nil || !*o.Valid || len(o.Checks) != 9 || o.Delivery == nil {
-				t.Errorf("profile %q, valid %v %q, %d checks, delivery %+v: want a valid spec run with its checks", o.Profile, o.Valid,
-					o.InvalidReasons, len(o.Checks), o.Delivery)
-			}
-			// A few seconds after a fresh start hold no checkpoint, and say so.
-			if o.CheckpointsInWindow == nil || *o.CheckpointsInWindow == 0 && len(o.Warnings) == 0 {
-				t.Errorf("checkpoints_in_window %v, warnings %q", o.CheckpointsInWindow, o.Warnings)
-			}
-			if o.Consistency == nil || !o.Consistency.OK {
-				t.Errorf("consistency after the run: %+v", o.Consistency)
-			}
-			if o.Driver == nil || o.Driver.CPUUsPerTxn <= 0 {
-				t.Errorf("no driver CPU figure: %+v", o.Driver)
-			}
-			if st.Observe == nil || st.Observe.CPUBusyPct == nil || len(st.Observe.Waits) == 0 {
-				t.Errorf("the step has no observations of its window (CPU, waits): %+v", st.Observe)
-			}
-			csv, err := os.ReadFile(filepath.Join(out(mode), "timeseries.csv"))
-			if rows := strings.Count(string(csv), "\n"); err != nil || rows < 9 || !strings.Contains(string(csv), ",measure,") ||
-				!strings.HasPrefix(string(csv), "time,cpu_busy_pct,") {
-				t.Errorf("timeseries.csv: %v, %d rows:\n%s", err, rows, csv)
-			}
-			hlog, err := os.ReadFile(filepath.Join(out(mode), "raw", "oltp-latency.hlog"))
-			if err != nil || strings.Count(string(hlog), "Tag=measure,") < 8 {
-				t.Errorf("raw/oltp-latency.hlog lacks a histogram per second of the window: %v", err)
-			}
+			checkRun(t, out(mode), mode)
 		})
 	}
 

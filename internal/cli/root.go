@@ -151,7 +151,7 @@ writes results.json and a report to a run directory.`,
 	// A password on the command line shows in ps to every local account.
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
 		if f := cmd.Flags().Lookup("dsn"); f != nil && f.Changed && secret.RedactDSN(f.Value.String()) != f.Value.String() {
-			fmt.Fprintln(a.stderr, "calibra: warning: the password in --dsn shows in ps to every local account; give it in PGPASSWORD, ~/.pgpass or a --dsn-file instead")
+			fmt.Fprintln(a.stderr, "calibra: warning: the password in --dsn shows in ps to every local account; give it in a --dsn-file instead (or, for PostgreSQL, PGPASSWORD or ~/.pgpass)")
 		}
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {

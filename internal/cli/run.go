@@ -42,6 +42,7 @@ func (f *studyFlags) register(cmd *cobra.Command) {
 // and the flags in precedence.
 var studyEnv = map[string]string{
 	"path":           "CALIBRA_PATH",
+	"engine":         "CALIBRA_ENGINE",
 	"dsn":            "CALIBRA_DSN",
 	"db-cache":       "CALIBRA_DB_CACHE",
 	"os-cache-limit": "CALIBRA_OS_CACHE_LIMIT",
@@ -251,6 +252,7 @@ func applyTarget(cmd *cobra.Command, c *runner.Config, f *studyFlags, st *study.
 		file *string
 	}{
 		{"path", &c.Path, &st.Target.Path},
+		{"engine", &c.Engine, &st.Target.Engine},
 		{"dsn", &c.DSN, &st.Target.DSN},
 		{"db-cache", &c.DBCache, &st.Target.DBCache},
 		{"lab", &c.Lab, &st.Target.Lab},

@@ -20,18 +20,19 @@ const defaultStopGrace = time.Minute
 // (DESIGN.md) into c.
 func registerCommon(cmd *cobra.Command, c *runner.Config) {
 	f := cmd.Flags()
-	f.StringVar(&c.Path, "path", ".", "directory on the storage under test; the managed PostgreSQL instance lives in PATH/calibra-pg")
+	f.StringVar(&c.Path, "path", ".", "directory on the storage under test; the managed database instance lives under it")
 	f.StringVar(&c.Out, "out", "", "run directory (default ./calibra-runs/<UTC time>_<label>)")
 	f.StringVar(&c.Label, "label", "", "names the run in its directory name, report and comparisons")
-	f.StringVar(&c.DSN, "dsn", "", "use an existing PostgreSQL server instead of the managed instance (postgres://user@host:port/db; the password from PGPASSWORD, ~/.pgpass or --dsn-file, never the command line, which ps shows)")
+	f.StringVar(&c.Engine, "engine", "", "the database: postgresql or mariadb (default postgresql, or what --dsn's scheme names); the managed instance lives in PATH/calibra-pg or PATH/calibra-mariadb")
+	f.StringVar(&c.DSN, "dsn", "", "use an existing server instead of the managed instance (postgres://user@host:port/db or mysql://user@host:port/db; the password from PGPASSWORD, ~/.pgpass or --dsn-file, never the command line, which ps shows)")
 	f.StringVar(&c.DSNFile, "dsn-file", "", "read --dsn from this file (keep it 0600), so its password never appears on a command line")
 	f.Uint64Var(&c.Seed, "seed", 1, "seed of every random choice, for reproducible data and workloads")
 	f.StringVar(&c.Progress, "progress", progress.Auto, "progress on stderr: auto (redrawn on a terminal), plain (a line every 10 s) or none")
 	f.BoolVar(&c.JSON, "json", false, "print the final results as JSON on stdout")
 	f.StringVar(&c.PGBin, "pg-bin", "", "directory of the PostgreSQL server binaries (default: pg_config --bindir, /usr/lib/postgresql/*/bin, PATH)")
 	f.StringVar(&c.RunAs, "run-as", "", "unprivileged account that runs the managed server when calibra runs as root (default postgres)")
-	f.StringVar(&c.DBCache, "db-cache", runner.DefaultDBCache, "database cache of the managed instance (shared_buffers), e.g. 256MB or 8GB")
-	f.StringVar(&c.WALPath, "wal-path", "", "directory on other storage for the managed instance's WAL (initdb --waldir), as the studies put redo on its own disks")
+	f.StringVar(&c.DBCache, "db-cache", runner.DefaultDBCache, "database cache of the managed instance (PostgreSQL shared_buffers, MariaDB innodb_buffer_pool_size), e.g. 256MB or 8GB")
+	f.StringVar(&c.WALPath, "wal-path", "", "directory on other storage for the managed instance's WAL or redo log (initdb --waldir, innodb_log_group_home_dir), as the studies put redo on its own disks")
 	f.StringArrayVar(&c.EngineSettings, "engine-setting", nil, "a server setting of the managed instance over calibra's defaults, KEY=VALUE, repeatable (e.g. io_method=worker on PostgreSQL 18); recorded in meta.engine.settings")
 	f.StringVar(&c.Lab, "lab", "", "build emulated storage under --path and run on it: hdd, hdd+flash-cache, throttled:read_iops=N ('calibra lab --help')")
 }

@@ -34,6 +34,21 @@ type Engine interface {
 	// Describe is the engine's version, settings (in their real units) and
 	// target, its DSN redacted; complete after Start.
 	Describe() results.Engine
+	// Local is the managed instance's place on the storage under test;
+	// nil when the engine is attached to a server by DSN.
+	Local() *Local
+	// SetServerLog names the managed server's log file (in the run
+	// directory); nothing for a DSN.
+	SetServerLog(path string)
+}
+
+// Local is where a managed instance keeps its data and its log of
+// changes (WAL, redo), and what its last Start repaired of an earlier
+// command's interruption.
+type Local struct {
+	DataDir string
+	LogDir  string // the WAL or redo log's directory
+	Repairs []string
 }
 
 // ColdRestarter restarts a managed instance with the OS page cache

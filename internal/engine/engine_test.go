@@ -20,6 +20,8 @@ func (f *fake) Start(context.Context, *proc.Group) (bool, error) {
 }
 func (f *fake) Stop() error              { return nil }
 func (f *fake) Describe() results.Engine { return results.Engine{Name: "fake", Target: f.cfg.Path} }
+func (f *fake) Local() *Local            { return nil }
+func (f *fake) SetServerLog(string)      {}
 
 // Adding an engine is its own code and one registration: the registry
 // opens it by name, and a workload asking for a capability it lacks gets a

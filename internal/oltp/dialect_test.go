@@ -5,18 +5,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/fault"
-	"github.com/calibra-bench/calibra/internal/proc"
-	"github.com/calibra-bench/calibra/internal/results"
 )
 
-// noDialect is an engine no oltp dialect is registered for.
-type noDialect struct{}
+// noDialect is an engine no oltp dialect is registered for; nothing but
+// its name is ever called.
+type noDialect struct{ engine.Engine }
 
-func (noDialect) Name() string                                     { return "nodialect" }
-func (noDialect) Start(context.Context, *proc.Group) (bool, error) { return false, nil }
-func (noDialect) Stop() error                                      { return nil }
-func (noDialect) Describe() results.Engine                         { return results.Engine{} }
+func (noDialect) Name() string { return "nodialect" }
 
 // Every entry point asks for the engine's dialect first: an engine without
 // one is bad input (exit 2), before anything connects.

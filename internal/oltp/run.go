@@ -263,7 +263,7 @@ loop:
 func noteCheckpoints(out *results.OLTP, n int64) {
 	out.CheckpointsInWindow = &n
 	if n == 0 {
-		out.Warnings = append(out.Warnings, "no checkpoint began in the timed window: the figures miss the checkpoint's writes a steady state includes (a longer --duration, 5 min or more, or a smaller checkpoint_timeout)")
+		out.Warnings = append(out.Warnings, "no checkpoint began in the timed window: the figures miss the checkpoint's writes a steady state includes (a longer --duration, 5 min or more, or a more frequent checkpoint setting of the engine)")
 	}
 }
 

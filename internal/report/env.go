@@ -55,7 +55,7 @@ func sortedTable(caption string, m map[string]string) Table {
 // what a number means.
 var definitions = []Def{
 	{"NOPM", "Committed New-Orders in the timed window / minutes (HammerDB takes Δ sum(d_next_o_id)); only the timed window, never the ramp-up."},
-	{"TPM (db)", "Δ(database commits + rollbacks) over the timed window / minutes, from the server's counters (pg_stat_database); database-specific. TPM (client) counts the transactions the driver completed."},
+	{"TPM (db)", "Δ(database commits + rollbacks) over the timed window / minutes, from the server's own count (PostgreSQL: pg_stat_database; MariaDB: performance_schema's transactions of calibra's account); database-specific. TPM (client) counts the transactions the driver completed."},
 	{"ART", "Mean response time of all transactions completed in the timed window. Latency percentiles come from HDR histograms (3 significant digits), per transaction type. The latency basis says whether times run from the actual start (\"service\", closed loop) or the intended start (\"response\": paced or open loop, coordinated omission corrected)."},
 	{"Efficiency", "tpmC-like efficiency (spec mode only): NOPM / (12.86 × warehouses)."},
 	{"Rates", "Computed over the window from counters sampled at its two edges, never from a live monitor. The per-second curves are for shape only."},

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/calibra-bench/calibra/internal/device"
+	"github.com/calibra-bench/calibra/internal/engine/mariadb"
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/lab"
@@ -31,17 +32,18 @@ func Clean(path string, w io.Writer) error {
 		return err
 	}
 	defer lock.Release()
-	removed, err := postgres.Remove(path)
+	removed, err := removeInstances(path)
 	if err != nil {
 		return fmt.Errorf("remove the managed instance: %w", err)
 	}
-	if removed {
-		fmt.Fprintf(w, "removed the managed instance under %s\n", path)
-	} else {
+	for _, name := range removed {
+		fmt.Fprintf(w, "removed the managed %s instance under %s\n", engineTitle(name), path)
+	}
+	if len(removed) == 0 {
 		fmt.Fprintf(w, "no managed instance under %s\n", path)
 	}
 	// A lab a killed run left up, and its platter (the instance on it too).
-	if had, err := lab.Cleanup(path, func(fs string) error { _, err := postgres.Remove(fs); return err }); err != nil {
+	if had, err := lab.Cleanup(path, func(fs string) error { _, err := removeInstances(fs); return err }); err != nil {
 		return fmt.Errorf("remove the storage lab: %w", err)
 	} else if had {
 		fmt.Fprintf(w, "removed the storage lab under %s\n", path)
@@ -53,6 +55,8 @@ func Clean(path string, w io.Writer) error {
 	// What killed runs leave outside any path: socket directories
 	// and empty cgroups. A live run's are never touched.
 	socks, serr := postgres.RemoveStaleSockets()
+	mySocks, merr := mariadb.RemoveStaleSockets()
+	socks, serr = append(socks, mySocks...), errors.Join(serr, merr)
 	cgroups, cerr := limits.RemoveStale()
 	if n := len(socks) + len(cgroups); n > 0 {
 		fmt.Fprintf(w, "removed %d socket directories and %d empty cgroups that dead runs left\n", len(socks), len(cgroups))
@@ -61,4 +65,23 @@ func Clean(path string, w io.Writer) error {
 		fmt.Fprintf(w, "warning: not everything dead runs left could be removed: %v\n", err)
 	}
 	return nil
+}
+
+// removeInstances removes every engine's managed instance under path,
+// naming the engines it found one of.
+func removeInstances(path string) ([]string, error) {
+	var found []string
+	for _, e := range []struct {
+		name   string
+		remove func(string) (bool, error)
+	}{{postgres.Name, postgres.Remove}, {mariadb.Name, mariadb.Remove}} {
+		removed, err := e.remove(path)
+		if err != nil {
+			return found, err
+		}
+		if removed {
+			found = append(found, e.name)
+		}
+	}
+	return found, nil
 }

@@ -16,6 +16,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/calibra-bench/calibra/internal/engine"
+	"github.com/calibra-bench/calibra/internal/engine/mariadb"
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/observe"
@@ -30,6 +32,7 @@ const DefaultDBCache = postgres.DefaultDBCache
 // line's common flags, or a study's target.
 type Config struct {
 	Path, Out, Label, DSN, Progress string
+	Engine                          string // engine.Names; "" is postgresql, or what the DSN's scheme names
 	DSNFile                         string
 	Seed                            uint64
 	JSON                            bool
@@ -56,6 +59,7 @@ func (p Problems) Err() error { return errors.Join(p...) }
 // Validate checks the shared settings, adding what is wrong to p.
 func (c *Config) Validate(p *Problems) {
 	c.ReadDSNFile(p)
+	c.resolveEngine(p)
 	c.parseEngineSettings(p)
 	switch c.Progress {
 	case progress.Auto, progress.Plain, progress.None:
@@ -92,8 +96,13 @@ func (c *Config) parseEngineSettings(p *Problems) {
 		}
 		c.Settings[k] = strings.TrimSpace(v)
 	}
+	if c.Engine == mariadb.Name {
+		if err := mariadb.CheckSettings(c.Settings); err != nil {
+			*p = append(*p, err)
+		}
+	}
 	for k := range c.Settings {
-		if slices.Contains(postgres.ManagedSettings, k) {
+		if c.Engine == postgres.Name && slices.Contains(postgres.ManagedSettings, k) {
 			p.Add("leave it to calibra, which keeps the managed instance reachable only through its private socket", "the engine setting %s is calibra's own", k)
 		}
 	}
@@ -107,6 +116,32 @@ func (c *Config) parseEngineSettings(p *Problems) {
 		if st, err := os.Stat(c.WALPath); err != nil || !st.IsDir() {
 			p.Add("create it, or name an existing directory on the WAL's storage", "--wal-path %s is not a directory", c.WALPath)
 		}
+	}
+}
+
+// resolveEngine settles which engine runs: --engine, else the one the
+// DSN's scheme names, else PostgreSQL.
+func (c *Config) resolveEngine(p *Problems) {
+	fromDSN := ""
+	switch scheme, _, _ := strings.Cut(c.DSN, "://"); scheme {
+	case "mysql", "mariadb":
+		fromDSN = mariadb.Name
+	case "postgres", "postgresql":
+		fromDSN = postgres.Name
+	}
+	switch {
+	case c.Engine == "" && fromDSN != "":
+		c.Engine = fromDSN
+	case c.Engine == "":
+		c.Engine = postgres.Name
+	case !slices.Contains(engine.Names(), c.Engine):
+		p.Add("use one of: "+strings.Join(engine.Names(), ", "), "--engine %q is not an engine calibra knows", c.Engine)
+		return
+	case fromDSN != "" && fromDSN != c.Engine:
+		p.Add("drop --engine, or give a DSN of that engine", "--dsn names a %s server, and --engine %s", fromDSN, c.Engine)
+	}
+	if c.PGBin != "" && c.Engine != postgres.Name {
+		p.Add("drop --pg-bin", "--pg-bin names PostgreSQL's binaries, and the engine is %s", c.Engine)
 	}
 }
 
@@ -220,6 +255,12 @@ func humanBytes(b uint64) string {
 func CheckServer(c *Config) error {
 	if c.DSN != "" {
 		return nil
+	}
+	if c.Engine == mariadb.Name {
+		if _, err := mariadb.FindBinaries(""); err != nil {
+			return err
+		}
+		return mariadb.CheckSettings(c.Settings)
 	}
 	bin, err := postgres.FindBinaries(c.PGBin)
 	if err != nil {

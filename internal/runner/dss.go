@@ -131,7 +131,7 @@ func dssRunBody(cfg dss.RunConfig, build dss.BuildConfig) StepFunc {
 		var steps []results.Step
 		bi, err := dss.Built(ctx, s.target)
 		switch {
-		case errors.Is(err, dss.ErrNotBuilt) && s.target.Managed == nil:
+		case errors.Is(err, dss.ErrNotBuilt) && s.target.Local() == nil:
 			return nil, fault.Input("build it first with 'calibra dss build --dsn ...'", "the database of --dsn holds no TPC-H-like schema")
 		case errors.Is(err, dss.ErrNotBuilt):
 			if build.ScaleFactor == 0 {

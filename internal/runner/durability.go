@@ -171,15 +171,19 @@ func audit(ctx context.Context, s *Session, stack *lab.Stack, cfg durability.Con
 		body.Note = "without --lab only the server is killed: the OS page cache survives, so this tests crash recovery, not the storage"
 		s.prog.Phase("warning: %s", body.Note)
 	}
+	target, ok := s.target.(*postgres.Target)
+	if !ok || target.Managed == nil {
+		return nil, fault.Input("run the audit on the managed PostgreSQL", "%s", engine.NotSupported(s.target, "the power-loss audit"))
+	}
 	if fsyncOff {
-		s.target.Managed.Overrides = map[string]string{"fsync": "off"}
-		if err := s.target.Stop(); err != nil {
+		target.Managed.Overrides = map[string]string{"fsync": "off"}
+		if err := target.Stop(); err != nil {
 			return nil, err
 		}
-		if _, err := s.target.Start(ctx, s.env.Group); err != nil {
+		if _, err := target.Start(ctx, s.env.Group); err != nil {
 			return nil, err
 		}
-		if err := s.dir.Update(func(r *results.Run) { r.Meta.Engine = &s.target.Info }); err != nil {
+		if err := s.updateEngine(); err != nil {
 			return nil, err
 		}
 		s.prog.Phase("calibration: the server runs with fsync=off; a lab must show losses")
@@ -213,7 +217,7 @@ func audit(ctx context.Context, s *Session, stack *lab.Stack, cfg durability.Con
 	cfg.Warehouses, cfg.Seed, cfg.CLastLoad = bi.Warehouses, bi.Seed, bi.CLastLoad
 	cfg.Journal = s.dir.File("raw", "durability-acks.txt")
 	cfg.Phase = s.prog.Phase
-	h := &auditHost{s: s, stack: stack, target: s.target}
+	h := &auditHost{s: s, stack: stack, target: target}
 	err = durability.Run(ctx, cfg, h, body)
 	st := newStep(results.KindDurability, "durability", started, body)
 	if err != nil {

@@ -145,7 +145,7 @@ func iocalBody(cfg iocal.Config) StepFunc {
 			env.Limits = &lim
 		}
 		switch {
-		case s.target.Managed == nil:
+		case s.target.Local() == nil:
 			env.CacheUnbounded = "the server is not calibra's (--dsn): its caches cannot be bounded, results may be cache-dominated"
 		case s.cacheBytes == 0:
 			reason := "no limit was asked"
@@ -157,7 +157,7 @@ func iocalBody(cfg iocal.Config) StepFunc {
 		if s.obs != nil {
 			env.Edge, env.Window = s.obs.Edge, s.obs.Window
 		}
-		if s.target.Managed != nil {
+		if s.target.Local() != nil {
 			env.ColdStart = func(ctx context.Context) (bool, error) { return s.restartCold(ctx) }
 		} else if err := iocal.CheckRights(ctx, s.target); err != nil {
 			return nil, err

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/oltp"
 	"github.com/calibra-bench/calibra/internal/results"
@@ -242,7 +243,11 @@ func (l *OLTPLoad) needs(users int) Needs {
 func prepareLoad(ctx context.Context, s *Session, cfg oltp.RunConfig, l OLTPLoad, seed uint64) ([]results.Step, error) {
 	if l.Reset {
 		s.prog.Phase("oltp: recreating the database from its loaded template")
-		if err := s.target.RestoreTemplate(ctx); err != nil {
+		r, ok := s.target.(engine.Resetter)
+		if !ok {
+			return nil, fault.Input("drop --reset", "%s", engine.NotSupported(s.target, "a reset to the loaded template"))
+		}
+		if err := r.RestoreTemplate(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -250,7 +255,7 @@ func prepareLoad(ctx context.Context, s *Session, cfg oltp.RunConfig, l OLTPLoad
 	if err != nil || bi != nil {
 		return nil, err
 	}
-	if s.target.Managed == nil {
+	if s.target.Local() == nil {
 		return nil, fault.Input("build it first with 'calibra oltp build --dsn ...'", "the database of --dsn holds no TPC-C-like schema")
 	}
 	b := l.Build

@@ -15,7 +15,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	"github.com/calibra-bench/calibra/internal/engine"
 	_ "github.com/calibra-bench/calibra/internal/engines" // every engine and its workload dialects
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/limits"
@@ -43,7 +43,7 @@ type Env struct {
 type Session struct {
 	env    Env
 	dir    *results.Dir
-	target *postgres.Target
+	target engine.Engine // nil for commands without a database
 	prog   *progress.Printer
 	path   string           // storage under test
 	obs    *observe.Sampler // nil when the observers could not start
@@ -149,10 +149,10 @@ func (e Env) Run(ctx context.Context, command string, c *Config, needs Needs, bo
 			defer cg.Close()
 		}
 	}
-	var target *postgres.Target
+	var target engine.Engine
 	if needs.Database {
 		var err error
-		target, err = postgres.Prepare(ctx, postgres.TargetConfig{DSN: c.DSN, Path: c.Path, PGBin: c.PGBin,
+		target, err = engine.Open(ctx, c.Engine, engine.Config{DSN: c.DSN, Path: c.Path, Bin: c.PGBin,
 			RunAs: c.RunAs, DBCache: c.DBCache, MaxConnections: needs.MaxConns, Cgroup: cg,
 			Settings: c.Settings, WALPath: c.WALPath})
 		if err != nil {
@@ -192,7 +192,8 @@ func (e Env) Run(ctx context.Context, command string, c *Config, needs Needs, bo
 		run.Meta.Study = needs.Flags()
 	}
 	if target != nil {
-		run.Meta.Engine = &target.Info
+		info := target.Describe()
+		run.Meta.Engine = &info
 	}
 	dir, err := results.Create(out, run)
 	if err != nil {
@@ -257,6 +258,23 @@ func (e Env) Run(ctx context.Context, command string, c *Config, needs Needs, bo
 	return err
 }
 
+// updateEngine records the engine as it now runs (version, settings).
+func (s *Session) updateEngine() error {
+	info := s.target.Describe()
+	return s.dir.Update(func(r *results.Run) { r.Meta.Engine = &info })
+}
+
+// engineTitle is an engine's name as a sentence writes it.
+func engineTitle(name string) string {
+	switch name {
+	case "postgresql":
+		return "PostgreSQL"
+	case "mariadb":
+		return "MariaDB"
+	}
+	return name
+}
+
 func (s *Session) runTarget(ctx context.Context, body StepFunc) error {
 	s.target.SetServerLog(s.dir.File("logs", "server.log"))
 	defer func() {
@@ -264,20 +282,23 @@ func (s *Session) runTarget(ctx context.Context, body StepFunc) error {
 			s.prog.Phase("warning: %v", err)
 		}
 	}()
-	if s.target.Managed != nil {
-		s.prog.Phase("starting the managed PostgreSQL %s in %s", s.target.Info.Version, s.target.Managed.DataDir)
+	if local := s.target.Local(); local != nil {
+		info := s.target.Describe()
+		s.prog.Phase("starting the managed %s %s in %s", engineTitle(info.Name), info.Version, local.DataDir)
 	}
 	initialised, err := s.target.Start(ctx, s.env.Group)
-	if initialised {
-		s.prog.Phase("initialised a new data directory %s", s.target.Managed.DataDir)
-	}
-	for _, r := range s.target.Repairs {
-		s.prog.Phase("%s", r)
+	if local := s.target.Local(); local != nil {
+		if initialised {
+			s.prog.Phase("initialised a new data directory %s", local.DataDir)
+		}
+		for _, r := range local.Repairs {
+			s.prog.Phase("%s", r)
+		}
 	}
 	if err != nil {
 		return err
 	}
-	if err := s.dir.Update(func(r *results.Run) { r.Meta.Engine = &s.target.Info }); err != nil {
+	if err := s.updateEngine(); err != nil {
 		return err
 	}
 	return s.observed(ctx, body)
@@ -289,11 +310,11 @@ func (s *Session) runTarget(ctx context.Context, body StepFunc) error {
 // run anyway and say why.
 func (s *Session) observed(ctx context.Context, body StepFunc) error {
 	cfg := observe.Config{Path: s.path}
-	if s.target != nil && s.target.Managed != nil {
-		cfg.WALPath = s.target.Managed.WALDir()
-	}
 	if s.target != nil {
 		cfg.Engine = s.target
+		if local := s.target.Local(); local != nil {
+			cfg.WALPath = local.LogDir
+		}
 	}
 	obs, err := observe.Start(ctx, cfg)
 	if err != nil {
@@ -408,7 +429,11 @@ func (s *Session) keep(ctx context.Context, steps []results.Step, err error) err
 // meanwhile (they are not failures) and reconnects at the next edge.
 func (s *Session) restartCold(ctx context.Context) (dropped bool, err error) {
 	restart := func() error {
-		dropped, err = s.target.Restart(ctx, s.env.Group)
+		r, ok := s.target.(engine.ColdRestarter)
+		if !ok {
+			return fault.Input("leave cold_start out of the study", "%s", engine.NotSupported(s.target, "a cold restart"))
+		}
+		dropped, err = r.Restart(ctx, s.env.Group)
 		return err
 	}
 	if s.obs == nil {

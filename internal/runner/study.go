@@ -217,7 +217,7 @@ func stepsOf(run *results.Run, index int, kind string) []results.Step {
 // coldStart makes the next step start cold: the server restarted and the
 // OS page cache dropped where permitted.
 func (s *Session) coldStart(ctx context.Context) error {
-	if s.target == nil || s.target.Managed == nil {
+	if s.target == nil || s.target.Local() == nil {
 		return nil
 	}
 	s.prog.Phase("cold start: restarting the server and dropping the OS page cache")

@@ -91,7 +91,7 @@ func writeOLTPSummary(b *strings.Builder, st results.Step, o *results.OLTP) {
 		fmt.Fprintf(b, "  %-10s %10.0f %-3s %s\n", name, *v, unit, def)
 	}
 	metric("nopm", o.NOPM, "", "committed New-Orders per minute (Δ sum d_next_o_id)")
-	metric("tpm_db", o.TPMDB, "", "commits + rollbacks per minute (pg_stat_database)")
+	metric("tpm_db", o.TPMDB, "", "transactions ended per minute, by the server's own count")
 	tc := o.TPMClient
 	metric("tpm_client", &tc, "", "transactions completed per minute (client)")
 	fmt.Fprintf(b, "  %-10s %10.3f ms  mean %s time of all transactions\n", "art", o.ARTMs, o.LatencyBasis)

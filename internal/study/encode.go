@@ -91,6 +91,7 @@ func encodeTarget(tg Target) *yaml.Node {
 	addString(t, "dsn_file", tg.DSNFile)
 	addString(t, "db_cache", tg.DBCache)
 	addString(t, "lab", tg.Lab)
+	addString(t, "engine", tg.Engine)
 	addString(t, "pg_bin", tg.PGBin)
 	addString(t, "wal_path", tg.WALPath)
 	if len(tg.EngineSettings) > 0 {

@@ -53,7 +53,7 @@ func (v Variant) Apply(t Target) Target {
 		dst *string
 		src string
 	}{
-		{&t.DBCache, v.Target.DBCache}, {&t.Lab, v.Target.Lab}, {&t.PGBin, v.Target.PGBin},
+		{&t.Engine, v.Target.Engine}, {&t.DBCache, v.Target.DBCache}, {&t.Lab, v.Target.Lab}, {&t.PGBin, v.Target.PGBin},
 		{&t.WALPath, v.Target.WALPath}, {&t.OSCacheLimit, v.Target.OSCacheLimit},
 	} {
 		if f.src != "" {
@@ -74,6 +74,7 @@ func (v Variant) Apply(t Target) Target {
 // Target is where the study runs and the limits it runs under.
 type Target struct {
 	Path    string
+	Engine  string // the database engine (engine.Names): postgresql by default
 	DSN     string
 	DSNFile string // a file holding the DSN, so its password is in no study file
 	DBCache string // shared_buffers of the managed instance
@@ -280,6 +281,7 @@ func (p *parser) bool(n *yaml.Node) bool {
 func (p *parser) target(n *yaml.Node, t *Target) {
 	p.mapping(n, "target", map[string]func(v *yaml.Node){
 		"path":     func(v *yaml.Node) { t.Path = p.str(v) },
+		"engine":   func(v *yaml.Node) { t.Engine = p.str(v) },
 		"dsn":      func(v *yaml.Node) { t.DSN = p.str(v) },
 		"dsn_file": func(v *yaml.Node) { t.DSNFile = p.str(v) },
 		"db_cache": func(v *yaml.Node) { t.DBCache = p.str(v) },

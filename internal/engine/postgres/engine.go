@@ -36,6 +36,14 @@ func (t *Target) Name() string { return Name }
 // target, its DSN redacted.
 func (t *Target) Describe() results.Engine { return t.Info }
 
+// Local is the managed instance's data and WAL directories; nil for a DSN.
+func (t *Target) Local() *engine.Local {
+	if t.Managed == nil {
+		return nil
+	}
+	return &engine.Local{DataDir: t.Managed.DataDir, LogDir: t.Managed.WALDir(), Repairs: t.Repairs}
+}
+
 // Kill kills the managed server at once, as a crash would.
 func (t *Target) Kill() {
 	if t.Managed != nil {
