@@ -331,8 +331,13 @@ func writeDSSBuildSummary(b *strings.Builder, o *results.DSSBuild) {
 }
 
 func writeDSSSummary(b *strings.Builder, st results.Step, o *results.DSS) {
-	fmt.Fprintf(b, "  dss        SF %g, max_parallel_workers_per_gather %s (%s)\n", o.ScaleFactor,
-		o.Parallelism["max_parallel_workers_per_gather"], st.Status)
+	parallel := "parallelism not recorded"
+	if v, ok := o.Parallelism["max_parallel_workers_per_gather"]; ok {
+		parallel = "max_parallel_workers_per_gather " + v
+	} else if v, ok := o.Parallelism["query_parallelism"]; ok {
+		parallel = "parallelism " + v
+	}
+	fmt.Fprintf(b, "  dss        SF %g, %s (%s)\n", o.ScaleFactor, parallel, st.Status)
 	indicative := o.Valid != nil && !*o.Valid
 	metric := func(name string, v *float64, format, def string) {
 		label := name
