@@ -8,6 +8,7 @@ import (
 	_ "github.com/calibra-bench/calibra/internal/engine/mariadb"
 	_ "github.com/calibra-bench/calibra/internal/engine/postgres"
 	_ "github.com/calibra-bench/calibra/internal/iocal/iocalpg"
+	_ "github.com/calibra-bench/calibra/internal/observe/observemy"
 	_ "github.com/calibra-bench/calibra/internal/observe/observepg"
 	_ "github.com/calibra-bench/calibra/internal/oltp/oltppg"
 )
