@@ -7,6 +7,7 @@ import (
 	_ "github.com/calibra-bench/calibra/internal/dss/dsspg"
 	_ "github.com/calibra-bench/calibra/internal/engine/mariadb"
 	_ "github.com/calibra-bench/calibra/internal/engine/postgres"
+	_ "github.com/calibra-bench/calibra/internal/iocal/iocalmy"
 	_ "github.com/calibra-bench/calibra/internal/iocal/iocalpg"
 	_ "github.com/calibra-bench/calibra/internal/observe/observemy"
 	_ "github.com/calibra-bench/calibra/internal/observe/observepg"
