@@ -210,6 +210,22 @@ func TestSamplerOnMariaDB(t *testing.T) {
 	if strconv.Itoa(info.ServerPID) != strings.TrimSpace(string(pidFile)) {
 		t.Errorf("the local server's pid %d, want the pid file's %s", info.ServerPID, pidFile)
 	}
+	// Reached by DSN on its local socket, the same server is found.
+	cfg := target.Config()
+	dsn, err := mariadb.Prepare(ctx, mariadb.TargetConfig{DSN: "mysql://" + cfg.User + "@localhost/" + cfg.DBName + "?socket=" + cfg.Addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src, err = observe.Dialects.For(dsn); err != nil {
+		t.Fatal(err)
+	}
+	if c, info, err = src.Open(ctx, "/proc"); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if strconv.Itoa(info.ServerPID) != strings.TrimSpace(string(pidFile)) || info.Database != mariadb.Database {
+		t.Errorf("by DSN: the local server's pid %d, want %s; database %q", info.ServerPID, pidFile, info.Database)
+	}
 
 	// A restart by calibra: the sampler sits it out and reconnects.
 	for _, c := range conns {
