@@ -437,8 +437,14 @@ func (r *runner) point(test string, jobs []*job, elapsed time.Duration, from, to
 	}
 	if o.DB != nil {
 		p.DBHitPct = o.DB.HitPct
-		if test != TestSeqWrite && o.DB.BlksRead != nil && o.WindowS > 0 {
-			p.DBPS = round(float64(*o.DB.BlksRead)/o.WindowS, 1)
+		// Every data-file read where the engine counts them (InnoDB's
+		// read-ahead is most of a scan's), else the blocks it read.
+		reads := o.DB.BlksRead
+		if o.DB.DataReads != nil {
+			reads = o.DB.DataReads
+		}
+		if test != TestSeqWrite && reads != nil && o.WindowS > 0 {
+			p.DBPS = round(float64(*reads)/o.WindowS, 1)
 		}
 	}
 	return p

@@ -47,15 +47,14 @@ var csvColumns = []struct {
 	{"mem_dirty_bytes", mem(func(m *results.ObserveMem) *uint64 { return m.DirtyBytes })},
 	{"mem_writeback_bytes", mem(func(m *results.ObserveMem) *uint64 { return m.WritebackBytes })},
 	{"db_active_sessions", dbf(func(d *results.ObserveDB) *float64 { return d.ActiveSessionsAvg })},
-	{"db_blks_read", func(o *results.Observe) string {
-		if o.DB == nil || o.DB.BlksRead == nil {
-			return ""
-		}
-		return strconv.FormatInt(*o.DB.BlksRead, 10)
-	}},
+	{"db_blks_read", dbi(func(d *results.ObserveDB) *int64 { return d.BlksRead })},
 	{"db_data_file_read_avg_ms", dbf(func(d *results.ObserveDB) *float64 { return d.DataFileReadAvgMs })},
 	{"db_wal_write_avg_ms", dbf(func(d *results.ObserveDB) *float64 { return d.WALWriteAvgMs })},
 	{"db_wal_sync_avg_ms", dbf(func(d *results.ObserveDB) *float64 { return d.WALSyncAvgMs })},
+	{"db_hit_pct", dbf(func(d *results.ObserveDB) *float64 { return d.HitPct })},
+	// Every data-file read, read-ahead included (InnoDB's).
+	{"db_data_reads", dbi(func(d *results.ObserveDB) *int64 { return d.DataReads })},
+	{"db_row_lock_waits", dbi(func(d *results.ObserveDB) *int64 { return d.RowLockWaits })},
 }
 
 // Extra is another source's columns, joined to the samples by time (the
@@ -132,5 +131,14 @@ func dbf(f func(*results.ObserveDB) *float64) func(*results.Observe) string {
 			return ""
 		}
 		return num(f(o.DB))
+	}
+}
+
+func dbi(f func(*results.ObserveDB) *int64) func(*results.Observe) string {
+	return func(o *results.Observe) string {
+		if o.DB == nil || f(o.DB) == nil {
+			return ""
+		}
+		return strconv.FormatInt(*f(o.DB), 10)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -74,6 +75,23 @@ type DBCounters struct {
 	WALBytes                  *int64
 	Checkpoints               *int64
 	BuffersCheckpoint         *int64 // blocks written by checkpoints
+	// Every data-file read, write and sync (InnoDB's, read-ahead
+	// included); BlkReadTime times DataReads when they are given, else
+	// BlksRead.
+	DataReads, DataReadBytes   *int64
+	DataWrites, DataWriteBytes *int64
+	DataSyncs                  *int64
+	RowLockWaits               *int64
+	RowLockTime                *float64
+	// TimedWaits are the server's cumulative count and time of each wait
+	// event it times itself; nil when it times none.
+	TimedWaits map[WaitKey]WaitTotal
+}
+
+// WaitTotal is a wait event's cumulative count and time (milliseconds).
+type WaitTotal struct {
+	N  int64
+	Ms float64
 }
 
 // WaitKey is one wait event; sessions on CPU have a key of their own.
@@ -265,7 +283,29 @@ func dbRates(a, b dbReading, db *results.ObserveDB, static, missing map[string]s
 			missing["db.hit_pct"] = "no block was accessed in the window"
 		}
 	}
-	db.DataFileReadAvgMs = avg("db.data_file_read_avg_ms", db.BlksRead, a.BlkReadTime, b.BlkReadTime, "no data-file read in the window")
+	// The counters only some engines have are absent without a word from
+	// the others.
+	given := func(key string, x, y *int64) *int64 {
+		if x == nil && y == nil {
+			return nil
+		}
+		return delta(key, x, y)
+	}
+	db.DataReads = given("db.data_reads", a.DataReads, b.DataReads)
+	db.DataReadBytes = given("db.data_read_bytes", a.DataReadBytes, b.DataReadBytes)
+	db.DataWrites = given("db.data_writes", a.DataWrites, b.DataWrites)
+	db.DataWriteBytes = given("db.data_write_bytes", a.DataWriteBytes, b.DataWriteBytes)
+	db.DataSyncs = given("db.data_syncs", a.DataSyncs, b.DataSyncs)
+	reads := db.BlksRead
+	if a.DataReads != nil || b.DataReads != nil {
+		reads = db.DataReads
+	}
+	db.DataFileReadAvgMs = avg("db.data_file_read_avg_ms", reads, a.BlkReadTime, b.BlkReadTime, "no data-file read in the window")
+	db.RowLockWaits = given("db.row_lock_waits", a.RowLockWaits, b.RowLockWaits)
+	db.RowLockAvgMs = avg("db.row_lock_avg_ms", db.RowLockWaits, a.RowLockTime, b.RowLockTime, "no row lock wait ended in the window")
+	if a.TimedWaits != nil || b.TimedWaits != nil {
+		db.TimedWaits = timedWaits(a.TimedWaits, b.TimedWaits, missing)
+	}
 	if _, absent := static["db.client_reads"]; !absent {
 		db.ClientReads = delta("db.client_reads", a.ClientReads, b.ClientReads)
 		db.ClientReadAvgMs = avg("db.client_read_avg_ms", db.ClientReads, a.ClientReadTime, b.ClientReadTime, "no client-backend read in the window")
@@ -279,4 +319,39 @@ func dbRates(a, b dbReading, db *results.ObserveDB, static, missing map[string]s
 	}
 	db.Checkpoints = delta("db.checkpoints", a.Checkpoints, b.Checkpoints)
 	db.BuffersCheckpoint = delta("db.buffers_checkpoint", a.BuffersCheckpoint, b.BuffersCheckpoint)
+}
+
+// topTimedWaits bounds the timed waits a window lists: the top of a
+// server's few hundred events holds its time.
+const topTimedWaits = 15
+
+// timedWaits is the events the server timed between a and b, most time
+// first: nil, with the reason, when its counters were reset in between.
+func timedWaits(a, b map[WaitKey]WaitTotal, missing map[string]string) []results.TimedWait {
+	var out []results.TimedWait
+	for k, y := range b {
+		x := a[k] // an event absent from a had not occurred yet
+		n, ms := y.N-x.N, y.Ms-x.Ms
+		if n < 0 || ms < 0 {
+			missing["db.timed_waits"] = "the wait counters were reset in the window"
+			return nil
+		}
+		if n > 0 {
+			out = append(out, results.TimedWait{Class: k.Class, Event: k.Event, Waits: n,
+				Seconds: round3(ms / 1000), AvgMs: round3(ms / float64(n))})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Seconds != out[j].Seconds {
+			return out[i].Seconds > out[j].Seconds
+		}
+		return out[i].Class+"/"+out[i].Event < out[j].Class+"/"+out[j].Event
+	})
+	if len(out) > topTimedWaits {
+		out = out[:topTimedWaits]
+	}
+	if len(out) == 0 {
+		missing["db.timed_waits"] = "the server timed no wait in the window"
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -201,5 +202,32 @@ func TestStartSamplesThisMachine(t *testing.T) {
 	}
 	if _, err := Start(context.Background(), Config{Proc: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "cpu") {
 		t.Errorf("a proc root without stat: %v, want an error about cpu times", err)
+	}
+}
+
+// Counters only some engines give: absent without a word where none is
+// given; the data-file read time is per file read where those are
+// counted; timed waits come out as deltas, most time first.
+func TestDBRatesOfInnoDBCounters(t *testing.T) {
+	io, sleep := WaitKey{"io/file", "innodb/innodb_data_file"}, WaitKey{"synch/cond", "sql/Item_func_sleep::cond"}
+	a := dbReading{DBCounters: DBCounters{BlksRead: ptr(int64(10)), BlksHit: ptr(int64(90)), DataReads: ptr(int64(100)), BlkReadTime: ptr(10.0),
+		TimedWaits: map[WaitKey]WaitTotal{io: {N: 100, Ms: 10}}}}
+	b := dbReading{DBCounters: DBCounters{BlksRead: ptr(int64(20)), BlksHit: ptr(int64(180)), DataReads: ptr(int64(300)), BlkReadTime: ptr(30.0),
+		TimedWaits: map[WaitKey]WaitTotal{io: {N: 300, Ms: 30}, sleep: {N: 2, Ms: 3000}}}}
+	db, missing := &results.ObserveDB{}, map[string]string{}
+	dbRates(a, b, db, nil, missing)
+	if db.DataFileReadAvgMs == nil || *db.DataFileReadAvgMs != 0.1 || *db.DataReads != 200 || db.DataWrites != nil || missing["db.data_writes"] != "" {
+		t.Errorf("data reads %v, avg %v (want 20 ms over 200 file reads), writes %v, missing %v", db.DataReads, db.DataFileReadAvgMs, db.DataWrites, missing)
+	}
+	want := []results.TimedWait{{Class: "synch/cond", Event: "sql/Item_func_sleep::cond", Waits: 2, Seconds: 3, AvgMs: 1500},
+		{Class: "io/file", Event: "innodb/innodb_data_file", Waits: 200, Seconds: 0.02, AvgMs: 0.1}}
+	if !reflect.DeepEqual(db.TimedWaits, want) {
+		t.Errorf("timed waits %+v, want %+v", db.TimedWaits, want)
+	}
+	b.TimedWaits[io] = WaitTotal{N: 5, Ms: 1}
+	db, missing = &results.ObserveDB{}, map[string]string{}
+	dbRates(a, b, db, nil, missing)
+	if db.TimedWaits != nil || missing["db.timed_waits"] == "" {
+		t.Errorf("a reset of the wait counters: %+v, missing %v", db.TimedWaits, missing)
 	}
 }

@@ -123,6 +123,34 @@ type ObserveDB struct {
 	WALBytes          *int64   `json:"wal_bytes,omitempty"`
 	Checkpoints       *int64   `json:"checkpoints,omitempty"`
 	BuffersCheckpoint *int64   `json:"buffers_checkpoint,omitempty"`
+
+	// Every read, write and sync of the engine's data files, on demand and
+	// read-ahead alike (MariaDB's Innodb_data_*: the data files and the
+	// doublewrite buffer, not the redo log). Where these are given,
+	// DataFileReadAvgMs is the mean time of one such read.
+	DataReads      *int64 `json:"data_reads,omitempty"`
+	DataReadBytes  *int64 `json:"data_read_bytes,omitempty"`
+	DataWrites     *int64 `json:"data_writes,omitempty"`
+	DataWriteBytes *int64 `json:"data_write_bytes,omitempty"`
+	DataSyncs      *int64 `json:"data_syncs,omitempty"`
+	// Row lock waits that ended in the window and their mean time
+	// (InnoDB's Innodb_row_lock_waits and _time).
+	RowLockWaits *int64   `json:"row_lock_waits,omitempty"`
+	RowLockAvgMs *float64 `json:"row_lock_avg_ms,omitempty"`
+	// TimedWaits are the wait events the server itself timed in the
+	// window, most time first, for all its threads, background ones too
+	// (MariaDB's performance_schema): AWR's top timed events, where Waits
+	// is sampled database time.
+	TimedWaits []TimedWait `json:"timed_waits,omitempty"`
+}
+
+// TimedWait is one wait event as the server timed it over the window.
+type TimedWait struct {
+	Class   string  `json:"class"`
+	Event   string  `json:"event"`
+	Waits   int64   `json:"waits"`
+	Seconds float64 `json:"seconds"`
+	AvgMs   float64 `json:"avg_ms"`
 }
 
 // Wait is one row of the top-waits list. Seconds is samples × the sampling

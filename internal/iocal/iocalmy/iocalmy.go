@@ -1,0 +1,316 @@
+// Package iocalmy is MariaDB's part of the iocal calibration, InnoDB's
+// analogue of CALIBRATE_IO: a block is an InnoDB page, filled by two
+// records of half a page each (InnoDB keeps no record over half a page
+// in the page itself), read by primary key, a page at a time or a range
+// of pages, loaded with LOAD DATA LOCAL INFILE from the generator's
+// stream. The calibration data lives in a database of its own beside
+// calibra's, so a template of calibra's database never copies it.
+package iocalmy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/calibra-bench/calibra/internal/engine"
+	"github.com/calibra-bench/calibra/internal/engine/mariadb"
+	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/iocal"
+)
+
+func init() {
+	engine.RegisterFor(iocal.Dialects, mariadb.Name, func(t *mariadb.Target) (iocal.Dialect, error) { return dialect{t}, nil })
+}
+
+type dialect struct{ t *mariadb.Target }
+
+// open is one session on calibra's database: a pool of one connection,
+// so that every statement of a job runs in the same session.
+func (d dialect) open(ctx context.Context) (*sql.DB, error) {
+	cfg := d.t.Config()
+	if cfg == nil {
+		return nil, errors.New("the MariaDB server has not started")
+	}
+	// Client-side parameters: one round trip a read, not a server-side
+	// prepare, execute and close.
+	cfg.InterpolateParams = true
+	db := mariadb.Open(cfg)
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func (d dialect) Connect(ctx context.Context) (iocal.Conn, error) {
+	db, err := d.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return conn{db}, nil
+}
+
+// CheckRights tries what the calibration does first, creating its
+// database (a no-op when it exists): the grants that allow it can be
+// global, per database or by wildcard, which only the server resolves.
+func (d dialect) CheckRights(ctx context.Context) error {
+	db, err := d.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	_, err = db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS "+iocal.Schema)
+	var myErr *mysql.MySQLError
+	if errors.As(err, &myErr) && (myErr.Number == 1044 || myErr.Number == 1142) {
+		cfg := d.t.Config()
+		return fault.Input(fmt.Sprintf("run 'GRANT ALL ON %s.* TO %s' on the server, or use an account that has it", iocal.Schema, cfg.User),
+			"the --dsn account %s may not create the database %s beside %s", cfg.User, iocal.Schema, cfg.DBName)
+	}
+	if err != nil {
+		return fmt.Errorf("check the rights of --dsn: %w", err)
+	}
+	return nil
+}
+
+func (dialect) Methods() (random, seqRead, seqWrite string) {
+	return "primary key: SELECT of a record of a uniformly random 16 KiB page of the data, two half-page records a page (a clustered-index point lookup); InnoDB 10.11 reads about two leaf pages for each such lookup from a cold buffer pool, so the data-file reads a second (dbps) are about twice the IOPS; latency is the query's round trip as the client sees it",
+		"primary key range: each query counts the records of the next 4 MiB of pages, chunks handed out in order across the tables; InnoDB's linear read-ahead joins in as it would for any scan",
+		"bulk load: each job loops TRUNCATE its own table; LOAD DATA LOCAL INFILE of one chunk of page-filling records in one transaction, committed with the redo log synced; MB/s counts the table pages committed"
+}
+
+type conn struct{ db *sql.DB }
+
+func (c conn) Close() { c.db.Close() }
+
+// Server: InnoDB's status counters are global and current, so there is
+// nothing to publish.
+func (c conn) Server(ctx context.Context) (int, string, error) {
+	var page int
+	if err := c.db.QueryRowContext(ctx, "SELECT @@innodb_page_size").Scan(&page); err != nil {
+		return 0, "", err
+	}
+	if page > 16384 {
+		// Records are capped near 16 KiB there, so two no longer fill a page.
+		return 0, "", fault.Input("calibrate a server with innodb_page_size of 16k or less",
+			"the server's innodb_page_size is %d: iocal fills a page with two records, which InnoDB caps below half a page only up to 16 KiB pages", page)
+	}
+	return page, "", nil
+}
+
+func (c conn) exec(ctx context.Context, q string, args ...any) error {
+	_, err := c.db.ExecContext(ctx, q, args...)
+	return err
+}
+
+func (c conn) ResetSchema(ctx context.Context) error {
+	if err := c.DropSchema(ctx); err != nil {
+		return err
+	}
+	return c.exec(ctx, "CREATE DATABASE "+iocal.Schema)
+}
+
+func (c conn) DropSchema(ctx context.Context) error {
+	return c.exec(ctx, "DROP DATABASE IF EXISTS "+iocal.Schema)
+}
+
+func (c conn) DropTables(ctx context.Context, prefix string) error {
+	like := strings.NewReplacer(`\`, `\\`, `_`, `\_`, `%`, `\%`).Replace(prefix) + "%"
+	rows, err := c.db.QueryContext(ctx, "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME LIKE ?", iocal.Schema, like)
+	if err != nil {
+		return err
+	}
+	var tables []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			rows.Close()
+			return err
+		}
+		tables = append(tables, iocal.Schema+".`"+t+"`")
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, t := range tables {
+		if err := c.DropTable(ctx, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c conn) DropTable(ctx context.Context, table string) error {
+	return c.exec(ctx, "DROP TABLE IF EXISTS "+table)
+}
+
+// loads names each LOAD DATA's reader to the driver.
+var loads atomic.Int64
+
+// Load streams the rows, each split into perPage records, through LOAD
+// DATA LOCAL INFILE in one transaction. In key order InnoDB fills each
+// page before it starts the next, so page b holds the records of row b.
+func (c conn) Load(ctx context.Context, table string, create bool, rows io.Reader) error {
+	ddl := "TRUNCATE TABLE " + table
+	if create {
+		// VARBINARY: one byte a letter; DYNAMIC keeps a record under half a
+		// page in the page; no statistics recalculated to disturb the
+		// reads.
+		ddl = "CREATE TABLE " + table + " (k BIGINT NOT NULL PRIMARY KEY, f VARBINARY(16384) NOT NULL) ENGINE=InnoDB ROW_FORMAT=DYNAMIC STATS_AUTO_RECALC=0"
+	}
+	if err := c.exec(ctx, ddl); err != nil {
+		return err
+	}
+	name := fmt.Sprintf("calibra-iocal-%d", loads.Add(1))
+	mysql.RegisterReaderHandler(name, func() io.Reader { return &parts{in: bufio.NewReaderSize(rows, 64<<10)} })
+	defer mysql.DeregisterReaderHandler(name)
+	tx, err := c.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "SET unique_checks = 0"); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, "LOAD DATA LOCAL INFILE 'Reader::"+name+"' INTO TABLE "+table+" FIELDS TERMINATED BY '\\t' (k, f)"); err != nil {
+		return fmt.Errorf("load %s: %w", table, err)
+	}
+	return tx.Commit()
+}
+
+// perPage is the records a page holds: two. Loaded this way, InnoDB put
+// no more than two in a page even of records that left a tenth of it
+// free three at a time (measured on 10.11), so halves fill it best.
+const perPage = 2
+
+// parts turns each line "id\tfiller" into perPage records, the filler
+// cut in equal parts, keyed by the table's own record count (from 0), so
+// that block b is page b of whichever table, whatever ids its rows had.
+type parts struct {
+	in  *bufio.Reader
+	n   int64
+	buf []byte
+	err error
+}
+
+func (h *parts) Read(p []byte) (int, error) {
+	for len(h.buf) == 0 {
+		if h.err != nil {
+			return 0, h.err
+		}
+		line, err := h.in.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			return 0, errors.New("a calibration row is longer than 64 KiB")
+		}
+		h.err = err
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		if len(line) == 0 {
+			continue
+		}
+		_, filler, ok := bytes.Cut(line, []byte("\t"))
+		if !ok {
+			return 0, fmt.Errorf("a calibration row starts with %q, not an id and a tab", line[:min(len(line), 20)])
+		}
+		part := len(filler) / perPage
+		h.buf = h.buf[:0]
+		for i := range perPage {
+			h.buf = strconv.AppendInt(h.buf, h.n, 10)
+			h.n++
+			h.buf = append(h.buf, '\t')
+			h.buf = append(h.buf, filler[i*part:(i+1)*part]...)
+			h.buf = append(h.buf, '\n')
+		}
+	}
+	n := copy(p, h.buf)
+	h.buf = h.buf[n:]
+	return n, nil
+}
+
+// Checkpoint writes the calibration tables' changed pages to their files:
+// FLUSH TABLES ... FOR EXPORT waits for their purge and flushes them, so
+// that the reads after it neither find them in the buffer pool nor write.
+func (c conn) Checkpoint(ctx context.Context) error {
+	rows, err := c.db.QueryContext(ctx, "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND ENGINE = 'InnoDB'", iocal.Schema)
+	if err != nil {
+		return err
+	}
+	var tables []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			rows.Close()
+			return err
+		}
+		tables = append(tables, iocal.Schema+".`"+t+"`")
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(tables) == 0 {
+		return err
+	}
+	// The lock is the session's: one connection holds it and frees it.
+	conn, err := c.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "FLUSH TABLES "+strings.Join(tables, ", ")+" FOR EXPORT"); err != nil {
+		return fmt.Errorf("flush the calibration data to its files: %w", err)
+	}
+	_, err = conn.ExecContext(ctx, "UNLOCK TABLES")
+	return err
+}
+
+func (c conn) SaveMeta(ctx context.Context, sizeBytes int64, tables int) error {
+	if err := c.exec(ctx, "CREATE TABLE "+iocal.Schema+".meta (size_bytes BIGINT NOT NULL, tables INT NOT NULL) ENGINE=InnoDB"); err != nil {
+		return err
+	}
+	return c.exec(ctx, "INSERT INTO "+iocal.Schema+".meta VALUES (?, ?)", sizeBytes, tables)
+}
+
+func (c conn) Meta(ctx context.Context) (sizeBytes int64, tables int, err error) {
+	err = c.db.QueryRowContext(ctx, "SELECT size_bytes, tables FROM "+iocal.Schema+".meta").Scan(&sizeBytes, &tables)
+	return sizeBytes, tables, err
+}
+
+// Blocks is the pages up to the last record's.
+func (c conn) Blocks(ctx context.Context, table string, _ int) (int64, error) {
+	var last sql.NullInt64
+	if err := c.db.QueryRowContext(ctx, "SELECT MAX(k) FROM "+table).Scan(&last); err != nil {
+		return 0, err
+	}
+	if !last.Valid {
+		return 0, nil
+	}
+	return last.Int64/perPage + 1, nil
+}
+
+// ReadBlock reads a record of page b: one clustered-index lookup. InnoDB
+// 10.11 reads a second leaf page for about every such lookup from a cold
+// buffer pool, whichever record of the page it looks up (measured with
+// Innodb_buffer_pool_reads, by SELECT and by HANDLER READ alike): the
+// data-file reads a second (dbps) are then about twice the queries.
+func (c conn) ReadBlock(ctx context.Context, table string, b int64) error {
+	var k int64
+	return c.db.QueryRowContext(ctx, "SELECT k FROM "+table+" WHERE k = ?", perPage*b+1).Scan(&k)
+}
+
+// ReadBlocks counts the records of pages [from, to): a range scan of the
+// clustered index.
+func (c conn) ReadBlocks(ctx context.Context, table string, from, to int64) error {
+	var n int64
+	return c.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+table+" WHERE k >= ? AND k < ?", perPage*from, perPage*to).Scan(&n)
+}
+
+// Flush has nothing to do: InnoDB's counters are current.
+func (c conn) Flush(context.Context) error { return nil }

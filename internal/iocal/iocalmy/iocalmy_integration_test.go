@@ -1,0 +1,222 @@
+package iocalmy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/calibra-bench/calibra/internal/engine/mariadb"
+	"github.com/calibra-bench/calibra/internal/iocal"
+	"github.com/calibra-bench/calibra/internal/observe"
+	_ "github.com/calibra-bench/calibra/internal/observe/observemy"
+	"github.com/calibra-bench/calibra/internal/proc"
+	"github.com/calibra-bench/calibra/internal/progress"
+	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/testenv"
+)
+
+// startMariaDB starts a throwaway managed instance with a small buffer
+// pool, or skips when no server is installed unless CALIBRA_TEST_REQUIRE
+// names mariadb.
+func startMariaDB(t *testing.T) (*mariadb.Target, *proc.Group) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a real MariaDB; run without -short")
+	}
+	if !mariadb.Installed() {
+		if strings.Contains(os.Getenv("CALIBRA_TEST_REQUIRE"), "mariadb") {
+			t.Fatal("MariaDB is required here: apt-get install mariadb-server")
+		}
+		t.Skip("no MariaDB server installed (apt-get install mariadb-server)")
+	}
+	ctx := context.Background()
+	group := proc.NewGroup()
+	t.Cleanup(func() { _ = group.StopAll(time.Minute) })
+	// The page cleaner keeps innodb_lru_scan_depth pages free (1024 by
+	// default, most of a 16 MB pool), which would evict even the index's
+	// inner pages.
+	target, err := mariadb.Prepare(ctx, mariadb.TargetConfig{Path: testenv.StorageDir(t), DBCache: "16MB",
+		Settings: map[string]string{"innodb_lru_scan_depth": "100"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = target.Stop() })
+	if _, err := target.Start(ctx, group); err != nil {
+		t.Fatal(err)
+	}
+	return target, group
+}
+
+// blockRows are n rows of one block each, as the calibration loads them.
+func blockRows(n, blockSize int) io.Reader {
+	var sb strings.Builder
+	for i := range n {
+		fmt.Fprintf(&sb, "%d\t%s\n", i, strings.Repeat(string(rune('a'+i%26)), blockSize-256))
+	}
+	return strings.NewReader(sb.String())
+}
+
+// The dialect's operations, and the layout they rely on: each block a
+// page of its own, read by one lookup.
+func TestDialect(t *testing.T) {
+	target, _ := startMariaDB(t)
+	ctx := context.Background()
+	d, err := iocal.Dialects.For(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.CheckRights(ctx); err != nil {
+		t.Errorf("the managed instance's own account may not create the database: %v", err)
+	}
+	conn, err := d.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	blockSize, noFlush, err := conn.Server(ctx)
+	if err != nil || blockSize != 16384 || noFlush != "" {
+		t.Fatalf("server: block size %d, cannot flush because %q, %v", blockSize, noFlush, err)
+	}
+	if err := conn.ResetSchema(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const rows = 1000
+	data := iocal.Schema + ".data_0"
+	if err := conn.Load(ctx, data, true, blockRows(rows, blockSize)); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := conn.Blocks(ctx, data, blockSize); err != nil || n != rows {
+		t.Fatalf("%s has %d blocks with rows (%v), want %d: one row a block", data, n, err, rows)
+	}
+	// InnoDB's own count of the clustered index's leaf pages: one a block.
+	db := mariadb.Open(target.Managed.Config(""))
+	defer db.Close()
+	var leaves int64
+	if _, err := db.ExecContext(ctx, "ANALYZE TABLE "+data); err != nil {
+		t.Fatal(err)
+	}
+	err = db.QueryRowContext(ctx, `SELECT stat_value FROM mysql.innodb_index_stats
+		WHERE database_name = ? AND table_name = 'data_0' AND index_name = 'PRIMARY' AND stat_name = 'n_leaf_pages'`, iocal.Schema).Scan(&leaves)
+	if err != nil || leaves < rows || leaves > rows+rows/50 {
+		t.Errorf("the table's leaf pages %d (%v), want %d: a page for each block", leaves, err, rows)
+	}
+	for _, b := range []int64{0, rows - 1} {
+		if err := conn.ReadBlock(ctx, data, b); err != nil {
+			t.Errorf("read block %d: %v", b, err)
+		}
+	}
+	if err := conn.ReadBlock(ctx, data, rows); err == nil {
+		t.Errorf("block %d holds no row, yet it was read", rows)
+	}
+	if err := conn.ReadBlocks(ctx, data, 0, rows); err != nil {
+		t.Error(err)
+	}
+	if err := conn.SaveMeta(ctx, 1<<30, 1); err != nil {
+		t.Fatal(err)
+	}
+	if size, tables, err := conn.Meta(ctx); err != nil || size != 1<<30 || tables != 1 {
+		t.Errorf("meta reads back %d bytes, %d tables, %v", size, tables, err)
+	}
+	// The write test's tables go, and only they.
+	for _, w := range []string{"w_0", "w_1", "wa1"} {
+		for _, create := range []bool{true, false} {
+			if err := conn.Load(ctx, iocal.Schema+"."+w, create, blockRows(2, blockSize)); err != nil {
+				t.Fatalf("load %s (create %v): %v", w, create, err)
+			}
+		}
+	}
+	if err := conn.DropTables(ctx, "w_"); err != nil {
+		t.Fatal(err)
+	}
+	for w, kept := range map[string]bool{"w_0": false, "w_1": false, "wa1": true, "data_0": true} {
+		if _, err := conn.Blocks(ctx, iocal.Schema+"."+w, blockSize); (err == nil) != kept {
+			t.Errorf("%s kept %v, want %v (%v)", w, err == nil, kept, err)
+		}
+	}
+	if err := conn.DropSchema(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := conn.Meta(ctx); err == nil {
+		t.Error("the database was dropped, yet its meta reads back")
+	}
+}
+
+// A calibration on a cold 16 MB buffer pool with four times as much data:
+// random reads reach the files (and the device, where it is observable),
+// scans and writes move data.
+func TestCalibration(t *testing.T) {
+	target, group := startMariaDB(t)
+	ctx := context.Background()
+	s, err := observe.Start(ctx, observe.Config{Path: target.Managed.DataDir, Engine: target})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	env := iocal.Env{Prog: progress.New(testWriter{t}, progress.Auto, false), Edge: s.Edge, Window: s.Window, CacheBytes: 16 << 20,
+		ColdStart: func(ctx context.Context) (bool, error) {
+			var dropped bool
+			err := s.Restart(func() error {
+				var err error
+				dropped, err = target.Restart(ctx, group)
+				return err
+			})
+			return dropped, err
+		}}
+	cfg := iocal.Config{SizeBytes: 64 << 20, Jobs: []int{1, 4}, Point: time.Second, MaxLatency: time.Second,
+		Tests: iocal.Tests, Seed: 1, Loaders: 2}
+	out, err := iocal.Run(ctx, target, cfg, env)
+	js, _ := json.MarshalIndent(out, "", " ")
+	t.Logf("iocal %s", js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.CacheDominated != "" || out.ColdStarts != 3 || out.BlockSizeBytes != 16384 {
+		t.Errorf("cache dominated %q, cold starts %d, block size %d", out.CacheDominated, out.ColdStarts, out.BlockSizeBytes)
+	}
+	if out.RandomRead == nil || len(out.RandomRead.Points) != 2 || out.RandomRead.MaxIOPS == nil {
+		t.Fatalf("random reads: %+v", out.RandomRead)
+	}
+	for _, p := range out.RandomRead.Points {
+		// Each query reads at least its page from the files: the data is
+		// four times the buffer pool, so most are misses.
+		if p.IOPS <= 0 || p.DBPS < 0.8*p.IOPS || p.DBHitPct == nil || *p.DBHitPct > 75 {
+			t.Errorf("random %d jobs: %.0f IOPS, %.0f data-file reads/s, hit %v%%: want most reads from the files", p.Jobs, p.IOPS, p.DBPS, p.DBHitPct)
+		}
+		if p.DiskRIOPS != nil && *p.DiskRIOPS < p.IOPS/2 {
+			t.Errorf("random %d jobs: %.0f IOPS, only %.0f reads/s reached the device (O_DIRECT)", p.Jobs, p.IOPS, *p.DiskRIOPS)
+		}
+	}
+	for name, seq := range map[string]*results.IOCalSeq{"seqread": out.SeqRead, "seqwrite": out.SeqWrite} {
+		if seq == nil || len(seq.Points) != 2 {
+			t.Fatalf("%s: %+v", name, seq)
+		}
+		for _, p := range seq.Points {
+			if p.MBPS <= 0 || p.DBPS <= 0 {
+				t.Errorf("%s %d jobs: %.1f MB/s, %.0f blocks/s", name, p.Jobs, p.MBPS, p.DBPS)
+			}
+		}
+	}
+	// Nothing of the calibration is left.
+	db := mariadb.Open(target.Managed.Config(""))
+	defer db.Close()
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", iocal.Schema).Scan(&n); err != nil || n != 0 {
+		t.Errorf("the calibration database is left behind (%d, %v)", n, err)
+	}
+}
+
+// testWriter shows the calibration's progress lines in the test's log.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
