@@ -110,6 +110,13 @@ func topWait(waits []results.Wait) (string, float64) {
 			continue
 		case class == "IO" && strings.HasPrefix(strings.ToUpper(w.Event), "WAL"): // WalSync from 17
 			class = "WAL"
+		// MariaDB's performance_schema: row and metadata locks, and the
+		// latches (mutexes, rw-locks) that play LWLock's part; the redo
+		// log's file I/O is its WAL.
+		case strings.HasPrefix(class, "lock/") || strings.HasPrefix(class, "synch/"):
+			class = "Lock"
+		case class == "io/file" && strings.Contains(w.Event, "log_file"):
+			class = "WAL"
 		}
 		shares[class] += w.SharePct
 	}

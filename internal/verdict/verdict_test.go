@@ -43,6 +43,11 @@ func TestDecide(t *testing.T) {
 			Waits: waits("IO", "WALSync", 45)}, f(5), WAL, "WAL writes and syncs took 45%"},
 		{"commit flushes, as PostgreSQL 17+ names them", &results.Observe{CPUBusyPct: f(50), Waits: waits("IO", "WalSync", 40)}, nil, WAL, "WAL writes and syncs took 40%"},
 		{"row locks", &results.Observe{CPUBusyPct: f(40), Waits: waits("Lock", "tuple", 60)}, nil, Lock, "Lock waits took 60%"},
+		{"MariaDB's row locks and latches together", &results.Observe{CPUBusyPct: f(40), Waits: []results.Wait{
+			{Class: "CPU", Event: "CPU", SharePct: 50}, {Class: "lock/row", Event: "innodb/row_lock", SharePct: 20},
+			{Class: "synch/mutex", Event: "innodb/lock_mutex", SharePct: 15}, {Class: "io/file", Event: "innodb/innodb_data_file", SharePct: 15}}},
+			nil, Lock, "Lock waits took 35%"},
+		{"MariaDB's redo log writes", &results.Observe{CPUBusyPct: f(40), Waits: waits("io/file", "innodb/innodb_log_file", 40)}, nil, WAL, "WAL writes and syncs took 40%"},
 		// The quick study's oltp: 99.3% hits, CPU not saturated.
 		{"served from memory", &results.Observe{CPUBusyPct: f(70), DB: &results.ObserveDB{HitPct: f(99.3)},
 			Waits: waits("IO", "DataFileRead", 5)}, f(8), Cache, "99.3% of the blocks"},
