@@ -118,7 +118,7 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{name: "build: wal path missing", args: []string{"oltp", "build", "--wal-path", missing, "--path", dir}, want: []string{"--wal-path " + missing + " is not a directory"}},
 		{name: "run: wal path with a dsn", args: []string{"oltp", "run", "--wal-path", dir, "--dsn", "postgres://bench@127.0.0.1:1/bench"}, want: []string{"--wal-path places the managed instance's WAL"}},
 		{name: "build: run-as unknown account", args: []string{"oltp", "build", "--run-as", "no-such-account", "--path", dir}, want: []string{`the account "no-such-account" does not exist`, "--run-as USER"}, needs: "root"},
-		{name: "build: run-as root", args: []string{"oltp", "build", "--run-as", "root", "--path", dir}, want: []string{"PostgreSQL refuses to run as root (--run-as root)"}, needs: "root"},
+		{name: "build: run-as root", args: []string{"oltp", "build", "--run-as", "root", "--path", dir}, want: []string{"calibra runs PostgreSQL as an unprivileged account, not root (--run-as root)"}, needs: "root"},
 		{name: "build: unknown lab", args: []string{"oltp", "build", "--lab", "ssd", "--path", dir}, want: []string{`--lab "ssd" names no lab preset`}},
 		{name: "build: lab size not a size", args: []string{"oltp", "build", "--lab", "hdd:size=big", "--path", dir}, want: []string{`"big" is not a size`}},
 		{name: "build: seed negative", args: []string{"oltp", "build", "--seed", "-1", "--path", dir}, want: []string{`invalid argument "-1" for "--seed"`}},

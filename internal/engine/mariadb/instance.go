@@ -1,7 +1,6 @@
 package mariadb
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -16,12 +15,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/calibra-bench/calibra/internal/engine/server"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/limits"
 	"github.com/calibra-bench/calibra/internal/pathlock"
@@ -69,8 +68,7 @@ type Instance struct {
 	cfg       InstanceConfig
 	DataDir   string
 	SocketDir string
-	uid, gid  int
-	account   string // the server's OS account when calibra is root
+	acct      server.Account // the account the server runs as
 	// client is calibra's own OS account: the one MariaDB account, and
 	// the one OS account, that can log in (unix_socket authentication).
 	client   string
@@ -86,36 +84,14 @@ func NewInstance(cfg InstanceConfig) (*Instance, error) {
 		return nil, err
 	}
 	cfg.Path = abs
-	in := &Instance{cfg: cfg, DataDir: filepath.Join(abs, DataDirName), uid: -1, gid: -1}
+	in := &Instance{cfg: cfg, DataDir: filepath.Join(abs, DataDirName)}
 	me, err := user.Current()
 	if err != nil {
 		return nil, fmt.Errorf("find calibra's own account: %w", err)
 	}
 	in.client = me.Username
-	if os.Geteuid() == 0 {
-		name := cfg.RunAs
-		if name == "" {
-			name = "mysql"
-		}
-		u, err := user.Lookup(name)
-		if err != nil {
-			return nil, fault.Input("install mariadb-server (it creates the 'mysql' account) or pass --run-as USER naming an unprivileged account",
-				"calibra runs MariaDB as an unprivileged account and the account %q does not exist", name)
-		}
-		in.uid, _ = strconv.Atoi(u.Uid)
-		in.gid, _ = strconv.Atoi(u.Gid)
-		if in.uid == 0 {
-			return nil, fault.Input("pass --run-as USER naming an unprivileged account", "calibra does not run MariaDB as root (--run-as %s)", name)
-		}
-		in.account = name
-		for _, p := range []string{cfg.Path, cfg.WALPath} {
-			if p == "" {
-				continue
-			}
-			if err := checkReachable(p, in.uid, in.gid); err != nil {
-				return nil, err
-			}
-		}
+	if in.acct, err = server.Lookup("MariaDB", cfg.RunAs, "mysql", "mariadb-server", cfg.Path, cfg.WALPath); err != nil {
+		return nil, err
 	}
 	if cfg.WALPath != "" {
 		if in.cfg.WALPath, err = filepath.Abs(cfg.WALPath); err != nil {
@@ -123,33 +99,6 @@ func NewInstance(cfg InstanceConfig) (*Instance, error) {
 		}
 	}
 	return in, in.checkRedo()
-}
-
-// checkReachable verifies that the account can traverse every directory
-// above path: mariadb-install-db fails late and obscurely otherwise.
-func checkReachable(path string, uid, gid int) error {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return err
-	}
-	for dir := abs; ; dir = filepath.Dir(dir) {
-		st, err := os.Stat(dir)
-		if err != nil {
-			return fault.Input("create it or choose another --path", "the path %s does not exist", dir)
-		}
-		sys := st.Sys().(*syscall.Stat_t)
-		mode := st.Mode().Perm()
-		ok := mode&0o001 != 0 ||
-			(int(sys.Uid) == uid && mode&0o100 != 0) ||
-			(int(sys.Gid) == gid && mode&0o010 != 0)
-		if !ok {
-			return fault.Input(fmt.Sprintf("run 'chmod o+x %s' or choose a --path the account can reach (or --run-as another account)", dir),
-				"the account that runs MariaDB (uid %d) cannot enter %s", uid, dir)
-		}
-		if dir == "/" {
-			return nil
-		}
-	}
 }
 
 // TmpDir holds the server's temporary files (sorts and temporary tables
@@ -192,7 +141,7 @@ func (in *Instance) checkRedo() error {
 	if !in.Exists() {
 		return nil
 	}
-	if where := in.recordedRedoDir(); !samePath(where, in.RedoDir()) {
+	if where := in.recordedRedoDir(); !server.SamePath(where, in.RedoDir()) {
 		return fault.Input(fmt.Sprintf("run 'calibra clean --path %s' to rebuild it with its redo log where you ask, or give --wal-path %s", in.cfg.Path, filepath.Dir(where)),
 			"the data directory %s keeps its redo log in %s, not %s", in.DataDir, where, in.RedoDir())
 	}
@@ -216,7 +165,7 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return fmt.Errorf("create %s: %w", dir, err)
 		}
-		if err := in.chown(dir); err != nil {
+		if err := in.acct.Chown(dir); err != nil {
 			return err
 		}
 	}
@@ -228,50 +177,11 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 		args = append(args, "--basedir="+in.cfg.Bin.Basedir)
 	}
 	cmd := exec.Command(in.cfg.Bin.InstallDB, args...)
-	out, err := in.runAs(ctx, group, "mariadb-install-db", cmd)
+	out, err := in.acct.Run(ctx, group, "mariadb-install-db", cmd)
 	if err != nil {
-		return fmt.Errorf("mariadb-install-db into %s: %w: %s", in.DataDir, err, lastLines(out, 2))
+		return fmt.Errorf("mariadb-install-db into %s: %w: %s", in.DataDir, err, server.LastLines(out, 2, " | "))
 	}
 	return os.WriteFile(filepath.Join(in.DataDir, initialisedMarker), []byte(in.RedoDir()+"\n"), 0o644)
-}
-
-// runAs runs a short-lived program as the instance's account, owned by
-// group. On cancellation it asks the program to stop (SIGTERM reaches the
-// bootstrap server in its process group too) rather than killing it.
-func (in *Instance) runAs(ctx context.Context, group *proc.Group, name string, cmd *exec.Cmd) (string, error) {
-	in.credentials(cmd)
-	var buf strings.Builder
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	p, err := group.Start(name, cmd, syscall.SIGTERM)
-	if err != nil {
-		return "", err
-	}
-	select {
-	case <-p.Done():
-		return buf.String(), p.Err()
-	case <-ctx.Done():
-		_ = p.Stop(10 * time.Second)
-		return buf.String(), ctx.Err()
-	}
-}
-
-func (in *Instance) credentials(cmd *exec.Cmd) {
-	cmd.Env = []string{"LC_ALL=C", "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "TZ=UTC"}
-	cmd.Dir = "/"
-	if in.uid < 0 {
-		return
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(in.uid), Gid: uint32(in.gid)}}
-}
-
-func (in *Instance) chown(path string) error {
-	if in.uid < 0 {
-		return nil
-	}
-	if err := os.Chown(path, in.uid, in.gid); err != nil {
-		return fmt.Errorf("give %s to the account %s: %w", path, in.account, err)
-	}
-	return nil
 }
 
 // Settings are the server settings calibra starts the instance with, as
@@ -412,14 +322,14 @@ func (in *Instance) Start(ctx context.Context, group *proc.Group) error {
 		if in.sockLock, err = pathlock.Acquire(sock, "server socket"); err != nil {
 			return fmt.Errorf("lock the socket directory: %w", err)
 		}
-		if err := in.chown(sock); err != nil {
+		if err := in.acct.Chown(sock); err != nil {
 			return err
 		}
 	}
 	if err := os.MkdirAll(in.TmpDir(), 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", in.TmpDir(), err)
 	}
-	if err := in.chown(in.TmpDir()); err != nil {
+	if err := in.acct.Chown(in.TmpDir()); err != nil {
 		return err
 	}
 	if in.cfg.LogFile != "" && in.log == nil {
@@ -444,12 +354,12 @@ const startTimeout = 5 * time.Minute
 
 func (in *Instance) startOnce(ctx context.Context, group *proc.Group) error {
 	cmd := exec.Command(in.cfg.Bin.Server, in.args()...)
-	in.credentials(cmd)
+	in.acct.Credentials(cmd)
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	in.cfg.Cgroup.Prepare(cmd.SysProcAttr)
-	var tail tailBuffer
+	var tail server.Tail
 	if in.log != nil {
 		cmd.Stdout, cmd.Stderr = in.log, io.MultiWriter(in.log, &tail)
 	} else {
@@ -473,7 +383,7 @@ func (in *Instance) startOnce(ctx context.Context, group *proc.Group) error {
 		select {
 		case <-p.Done():
 			in.server = nil
-			return fmt.Errorf("the MariaDB server exited while starting: %s", strings.TrimSpace(tail.String()))
+			return fmt.Errorf("the MariaDB server exited while starting: %s", strings.TrimSpace(tail.Matching(serverError)))
 		case <-ctx.Done():
 			_ = in.stopServer()
 			return ctx.Err()
@@ -481,7 +391,7 @@ func (in *Instance) startOnce(ctx context.Context, group *proc.Group) error {
 		}
 		if time.Now().After(deadline) {
 			_ = in.stopServer()
-			return fmt.Errorf("the MariaDB server did not accept connections within %s: %s", startTimeout, strings.TrimSpace(tail.String()))
+			return fmt.Errorf("the MariaDB server did not accept connections within %s: %s", startTimeout, strings.TrimSpace(tail.Matching(serverError)))
 		}
 	}
 }
@@ -594,7 +504,7 @@ func (in *Instance) runningPID() (int, bool) {
 		return 0, false
 	}
 	cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
-	if err != nil || !samePath(cwd, in.DataDir) {
+	if err != nil || !server.SamePath(cwd, in.DataDir) {
 		return 0, false
 	}
 	return pid, true
@@ -639,6 +549,11 @@ func Remove(path string) (bool, error) {
 	return true, nil
 }
 
+// serverError picks the lines of mariadbd's log that say why it stopped.
+func serverError(line string) bool {
+	return strings.Contains(line, "ERROR") || strings.Contains(line, "unknown")
+}
+
 // socketDirPrefix names the private socket directories under the system's
 // temporary directory (PostgreSQL's are calibra-sock-).
 const socketDirPrefix = "calibra-mysock-"
@@ -647,32 +562,7 @@ const socketDirPrefix = "calibra-mysock-"
 // those whose lock no live calibra holds and where no live server has its
 // socket. It returns the directories removed.
 func RemoveStaleSockets() ([]string, error) {
-	dirs, err := filepath.Glob(filepath.Join(os.TempDir(), socketDirPrefix+"*"))
-	if err != nil {
-		return nil, err
-	}
-	var removed []string
-	var errs []error
-	for _, dir := range dirs {
-		if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
-			continue
-		}
-		lock, err := pathlock.Acquire(dir, "clean")
-		if err != nil {
-			continue // a live run's, or not ours to judge
-		}
-		if serverListens(dir) {
-			lock.Release()
-			continue
-		}
-		if err := os.RemoveAll(dir); err != nil {
-			errs = append(errs, err)
-		} else {
-			removed = append(removed, dir)
-		}
-		lock.Release()
-	}
-	return removed, errors.Join(errs...)
+	return server.RemoveStaleSockets(socketDirPrefix, serverListens)
 }
 
 // serverListens reports whether a live server holds the socket's lock file
@@ -705,59 +595,4 @@ func sizeBytes(s string) (int64, error) {
 		return 0, fault.Input("write it as e.g. 256MB or 8GB", "the cache size %q is too large", s)
 	}
 	return n << (10 * shift), nil
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " | ")
-}
-
-// tailBuffer keeps the last few KiB written to it: the server's last words
-// when it fails to start.
-type tailBuffer struct {
-	mu sync.Mutex
-	b  []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > 4096 {
-		t.b = t.b[len(t.b)-4096:]
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	sc := bufio.NewScanner(strings.NewReader(string(t.b)))
-	var lines []string
-	for sc.Scan() {
-		if l := sc.Text(); strings.Contains(l, "ERROR") || strings.Contains(l, "unknown") {
-			lines = append(lines, l)
-		}
-	}
-	if len(lines) == 0 {
-		sc = bufio.NewScanner(strings.NewReader(string(t.b)))
-		for sc.Scan() {
-			lines = append(lines, sc.Text())
-		}
-	}
-	if len(lines) > 5 {
-		lines = lines[len(lines)-5:]
-	}
-	return strings.Join(lines, " | ")
-}
-
-// samePath reports whether two paths name the same directory, symbolic
-// links resolved (the kernel shows a process's cwd resolved).
-func samePath(a, b string) bool {
-	ra, errA := filepath.EvalSymlinks(a)
-	rb, errB := filepath.EvalSymlinks(b)
-	return errA == nil && errB == nil && ra == rb
 }

@@ -210,13 +210,13 @@ func TestAnotherAccountCannotLogIn(t *testing.T) {
 		t.Errorf("the account nobody was refused for another reason than authentication: %s", out)
 	}
 	// The server's own account, which can reach the socket, has no login.
-	if in.account != "" {
-		server, err := user.Lookup(in.account)
+	if in.acct.Name != "" {
+		server, err := user.Lookup(in.acct.Name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if out, err := login(server); err == nil {
-			t.Errorf("the server's account %s logged in as root: %s", in.account, out)
+			t.Errorf("the server's account %s logged in as root: %s", in.acct.Name, out)
 		}
 	}
 }

@@ -545,7 +545,7 @@ func (t *Target) copyFile(from, to string) error {
 	if err := out.Close(); err != nil {
 		return err
 	}
-	return t.Managed.chown(to)
+	return t.Managed.acct.Chown(to)
 }
 
 // recreate makes schema anew, empty.

@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -14,12 +13,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/calibra-bench/calibra/internal/engine/server"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/limits"
 	"github.com/calibra-bench/calibra/internal/pathlock"
@@ -59,8 +58,7 @@ type Instance struct {
 	DataDir   string
 	SocketDir string
 	Port      int
-	uid, gid  int
-	account   string
+	acct      server.Account // the account the server runs as
 	server    *proc.Proc
 	log       *os.File
 	// sockLock marks the socket directory live while the instance runs,
@@ -79,31 +77,9 @@ func NewInstance(cfg InstanceConfig) (*Instance, error) {
 		return nil, err
 	}
 	cfg.Path = abs
-	in := &Instance{cfg: cfg, DataDir: filepath.Join(abs, DataDirName), uid: -1, gid: -1}
-	if os.Geteuid() == 0 {
-		name := cfg.RunAs
-		if name == "" {
-			name = "postgres"
-		}
-		u, err := user.Lookup(name)
-		if err != nil {
-			return nil, fault.Input("install postgresql (it creates the 'postgres' account) or pass --run-as USER naming an unprivileged account",
-				"PostgreSQL refuses to run as root and the account %q does not exist", name)
-		}
-		in.uid, _ = strconv.Atoi(u.Uid)
-		in.gid, _ = strconv.Atoi(u.Gid)
-		if in.uid == 0 {
-			return nil, fault.Input("pass --run-as USER naming an unprivileged account", "PostgreSQL refuses to run as root (--run-as %s)", name)
-		}
-		in.account = name
-		if err := checkReachable(cfg.Path, in.uid, in.gid); err != nil {
-			return nil, err
-		}
-		if cfg.WALPath != "" {
-			if err := checkReachable(cfg.WALPath, in.uid, in.gid); err != nil {
-				return nil, err
-			}
-		}
+	in := &Instance{cfg: cfg, DataDir: filepath.Join(abs, DataDirName)}
+	if in.acct, err = server.Lookup("PostgreSQL", cfg.RunAs, "postgres", "postgresql", cfg.Path, cfg.WALPath); err != nil {
+		return nil, err
 	}
 	if cfg.WALPath != "" {
 		if in.cfg.WALPath, err = filepath.Abs(cfg.WALPath); err != nil {
@@ -111,33 +87,6 @@ func NewInstance(cfg InstanceConfig) (*Instance, error) {
 		}
 	}
 	return in, in.checkWAL()
-}
-
-// checkReachable verifies that the account can traverse every directory
-// above path: initdb fails late and obscurely otherwise.
-func checkReachable(path string, uid, gid int) error {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return err
-	}
-	for dir := abs; ; dir = filepath.Dir(dir) {
-		st, err := os.Stat(dir)
-		if err != nil {
-			return fault.Input("create it or choose another --path", "the path %s does not exist", dir)
-		}
-		sys := st.Sys().(*syscall.Stat_t)
-		mode := st.Mode().Perm()
-		ok := mode&0o001 != 0 ||
-			(int(sys.Uid) == uid && mode&0o100 != 0) ||
-			(int(sys.Gid) == gid && mode&0o010 != 0)
-		if !ok {
-			return fault.Input(fmt.Sprintf("run 'chmod o+x %s' or choose a --path the account can reach (or --run-as another account)", dir),
-				"the account that runs PostgreSQL (uid %d) cannot enter %s", uid, dir)
-		}
-		if dir == "/" {
-			return nil
-		}
-	}
 }
 
 // WALDirName is the WAL directory calibra makes under --wal-path.
@@ -164,7 +113,7 @@ func (in *Instance) checkWAL() error {
 	if target, err := os.Readlink(where); err == nil {
 		where = target
 	}
-	if !samePath(where, in.WALDir()) {
+	if !server.SamePath(where, in.WALDir()) {
 		return fault.Input(fmt.Sprintf("run 'calibra clean --path %s' to rebuild it with its WAL where you ask, or give --wal-path %s", in.cfg.Path, filepath.Dir(where)),
 			"the data directory %s keeps its WAL in %s, not %s", in.DataDir, where, in.WALDir())
 	}
@@ -190,7 +139,7 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 	if err := os.MkdirAll(in.DataDir, 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", in.DataDir, err)
 	}
-	if err := in.chown(in.DataDir); err != nil {
+	if err := in.acct.Chown(in.DataDir); err != nil {
 		return err
 	}
 	args := []string{"-D", in.DataDir, "-U", Superuser, "--auth-local=peer", "--auth-host=reject", "--encoding=UTF8", "--locale=C", "--no-sync"}
@@ -203,56 +152,17 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 		if err := os.MkdirAll(wal, 0o700); err != nil {
 			return fmt.Errorf("create %s: %w", wal, err)
 		}
-		if err := in.chown(wal); err != nil {
+		if err := in.acct.Chown(wal); err != nil {
 			return err
 		}
 		args = append(args, "--waldir="+wal)
 	}
 	cmd := exec.Command(in.cfg.Bin.Path("initdb"), args...)
-	out, err := in.runAs(ctx, group, "initdb", cmd)
+	out, err := in.acct.Run(ctx, group, "initdb", cmd)
 	if err != nil {
-		return fmt.Errorf("initdb into %s: %w: %s", in.DataDir, err, lastLines(out, 1))
+		return fmt.Errorf("initdb into %s: %w: %s", in.DataDir, err, server.LastLines(out, 1, "\n"))
 	}
 	return os.WriteFile(filepath.Join(in.DataDir, initialisedMarker), nil, 0o644)
-}
-
-// runAs runs a short-lived program as the instance's account, owned by
-// group. On cancellation it asks the program to stop (SIGTERM lets initdb
-// remove what it made) rather than killing it.
-func (in *Instance) runAs(ctx context.Context, group *proc.Group, name string, cmd *exec.Cmd) (string, error) {
-	in.credentials(cmd)
-	var buf strings.Builder
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	p, err := group.Start(name, cmd, syscall.SIGTERM)
-	if err != nil {
-		return "", err
-	}
-	select {
-	case <-p.Done():
-		return buf.String(), p.Err()
-	case <-ctx.Done():
-		_ = p.Stop(10 * time.Second)
-		return buf.String(), ctx.Err()
-	}
-}
-
-func (in *Instance) credentials(cmd *exec.Cmd) {
-	cmd.Env = []string{"LC_ALL=C", "PATH=/usr/bin:/bin", "TZ=UTC"}
-	if in.uid < 0 {
-		return
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(in.uid), Gid: uint32(in.gid)}}
-	cmd.Dir = "/"
-}
-
-func (in *Instance) chown(path string) error {
-	if in.uid < 0 {
-		return nil
-	}
-	if err := os.Chown(path, in.uid, in.gid); err != nil {
-		return fmt.Errorf("give %s to the account %s: %w", path, in.account, err)
-	}
-	return nil
 }
 
 // Settings are the server settings calibra starts the instance with: sane
@@ -353,7 +263,7 @@ func (in *Instance) Start(ctx context.Context, group *proc.Group) error {
 	if in.sockLock, err = pathlock.Acquire(sock, "server socket"); err != nil {
 		return fmt.Errorf("lock the socket directory: %w", err)
 	}
-	if err := in.chown(sock); err != nil {
+	if err := in.acct.Chown(sock); err != nil {
 		return err
 	}
 	if in.cfg.LogFile != "" {
@@ -394,12 +304,12 @@ func (in *Instance) startOnce(ctx context.Context, group *proc.Group) error {
 		args = append(args, "-c", k+"="+settings[k])
 	}
 	cmd := exec.Command(in.cfg.Bin.Path("postgres"), args...)
-	in.credentials(cmd)
+	in.acct.Credentials(cmd)
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	in.cfg.Cgroup.Prepare(cmd.SysProcAttr)
-	var tail tailBuffer
+	var tail server.Tail
 	if in.log != nil {
 		cmd.Stdout, cmd.Stderr = in.log, io.MultiWriter(in.log, &tail)
 	} else {
@@ -503,8 +413,8 @@ func (in *Instance) lockAccess() error {
 	if u, err := user.Current(); err == nil {
 		accounts[u.Username] = true
 	}
-	if in.account != "" {
-		accounts[in.account] = true
+	if in.acct.Name != "" {
+		accounts[in.acct.Name] = true
 	}
 	names := make([]string, 0, len(accounts))
 	for name := range accounts {
@@ -529,7 +439,7 @@ func (in *Instance) lockAccess() error {
 		if err := os.Chmod(path, 0o600); err != nil {
 			return err
 		}
-		if err := in.chown(path); err != nil {
+		if err := in.acct.Chown(path); err != nil {
 			return err
 		}
 	}
@@ -559,7 +469,7 @@ func (in *Instance) runningPID() (int, bool) {
 	// A stale pid file's PID may now be another cluster's backend: only a
 	// postmaster working in this data directory is ours to signal.
 	cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
-	if err != nil || !samePath(cwd, in.DataDir) {
+	if err != nil || !server.SamePath(cwd, in.DataDir) {
 		return 0, false
 	}
 	return pid, true
@@ -613,32 +523,7 @@ const socketDirPrefix = "calibra-sock-"
 // calibra holds and where no live server has its socket. It returns the
 // directories removed.
 func RemoveStaleSockets() ([]string, error) {
-	dirs, err := filepath.Glob(filepath.Join(os.TempDir(), socketDirPrefix+"*"))
-	if err != nil {
-		return nil, err
-	}
-	var removed []string
-	var errs []error
-	for _, dir := range dirs {
-		if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
-			continue
-		}
-		lock, err := pathlock.Acquire(dir, "clean")
-		if err != nil {
-			continue // a live run's, or not ours to judge
-		}
-		if serverListens(dir) {
-			lock.Release()
-			continue
-		}
-		if err := os.RemoveAll(dir); err != nil {
-			errs = append(errs, err)
-		} else {
-			removed = append(removed, dir)
-		}
-		lock.Release()
-	}
-	return removed, errors.Join(errs...)
+	return server.RemoveStaleSockets(socketDirPrefix, serverListens)
 }
 
 // serverListens reports whether a live postmaster holds a socket lock
@@ -665,51 +550,4 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
-// tailBuffer keeps the last few KiB written to it: the server's last words
-// when it fails to start.
-type tailBuffer struct {
-	mu sync.Mutex
-	b  []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > 4096 {
-		t.b = t.b[len(t.b)-4096:]
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	sc := bufio.NewScanner(strings.NewReader(string(t.b)))
-	var lines []string
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-	}
-	if len(lines) > 5 {
-		lines = lines[len(lines)-5:]
-	}
-	return strings.Join(lines, " | ")
-}
-
-// samePath reports whether two paths name the same directory, symbolic
-// links resolved (the kernel shows a process's cwd resolved).
-func samePath(a, b string) bool {
-	ra, errA := filepath.EvalSymlinks(a)
-	rb, errB := filepath.EvalSymlinks(b)
-	return errA == nil && errB == nil && ra == rb
 }

@@ -1,0 +1,227 @@
+// Package server holds what a managed database server needs from the
+// operating system, whichever the engine: the unprivileged account it runs
+// as and its children's credentials, the private socket directories dead
+// runs leave, and the server's last words when it fails.
+package server
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/pathlock"
+	"github.com/calibra-bench/calibra/internal/proc"
+)
+
+// Account is the account a managed server runs as: an unprivileged one
+// when calibra runs as root, else calibra's own (UID -1: no switch).
+type Account struct {
+	Name     string
+	UID, GID int
+}
+
+// Lookup finds the account that runs engine's server (--run-as, else
+// defaultName, which installing the package creates) when calibra runs as
+// root, and checks that it can reach every path.
+func Lookup(engine, runAs, defaultName, pkg string, paths ...string) (Account, error) {
+	if os.Geteuid() != 0 {
+		return Account{UID: -1, GID: -1}, nil
+	}
+	name := runAs
+	if name == "" {
+		name = defaultName
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		return Account{}, fault.Input(fmt.Sprintf("install %s (it creates the '%s' account) or pass --run-as USER naming an unprivileged account", pkg, defaultName),
+			"calibra runs %s as an unprivileged account, and the account %q does not exist", engine, name)
+	}
+	a := Account{Name: name}
+	a.UID, _ = strconv.Atoi(u.Uid)
+	a.GID, _ = strconv.Atoi(u.Gid)
+	if a.UID == 0 {
+		return Account{}, fault.Input("pass --run-as USER naming an unprivileged account", "calibra runs %s as an unprivileged account, not root (--run-as %s)", engine, name)
+	}
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		if err := a.checkReachable(engine, p); err != nil {
+			return Account{}, err
+		}
+	}
+	return a, nil
+}
+
+// checkReachable verifies that the account can traverse every directory
+// above path: the server's initialisation fails late and obscurely
+// otherwise.
+func (a Account) checkReachable(engine, path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	for dir := abs; ; dir = filepath.Dir(dir) {
+		st, err := os.Stat(dir)
+		if err != nil {
+			return fault.Input("create it or choose another --path", "the path %s does not exist", dir)
+		}
+		sys := st.Sys().(*syscall.Stat_t)
+		mode := st.Mode().Perm()
+		ok := mode&0o001 != 0 ||
+			(int(sys.Uid) == a.UID && mode&0o100 != 0) ||
+			(int(sys.Gid) == a.GID && mode&0o010 != 0)
+		if !ok {
+			return fault.Input(fmt.Sprintf("run 'chmod o+x %s' or choose a --path the account can reach (or --run-as another account)", dir),
+				"the account that runs %s (uid %d) cannot enter %s", engine, a.UID, dir)
+		}
+		if dir == "/" {
+			return nil
+		}
+	}
+}
+
+// Credentials makes cmd run as the account, from "/", in a plain
+// environment.
+func (a Account) Credentials(cmd *exec.Cmd) {
+	cmd.Env = []string{"LC_ALL=C", "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "TZ=UTC"}
+	cmd.Dir = "/"
+	if a.UID < 0 {
+		return
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(a.UID), Gid: uint32(a.GID)}}
+}
+
+// Chown gives path to the account.
+func (a Account) Chown(path string) error {
+	if a.UID < 0 {
+		return nil
+	}
+	if err := os.Chown(path, a.UID, a.GID); err != nil {
+		return fmt.Errorf("give %s to the account %s: %w", path, a.Name, err)
+	}
+	return nil
+}
+
+// Run runs a tool (initdb, mariadb-install-db) as the account in group,
+// and returns what it printed; cancelling ctx stops it.
+func (a Account) Run(ctx context.Context, group *proc.Group, name string, cmd *exec.Cmd) (string, error) {
+	a.Credentials(cmd)
+	var buf strings.Builder
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	p, err := group.Start(name, cmd, syscall.SIGTERM)
+	if err != nil {
+		return "", err
+	}
+	select {
+	case <-p.Done():
+		return buf.String(), p.Err()
+	case <-ctx.Done():
+		_ = p.Stop(10 * time.Second)
+		return buf.String(), ctx.Err()
+	}
+}
+
+// RemoveStaleSockets removes the socket directories (prefix* under the
+// system's temporary directory) that dead runs left, which a killed
+// calibra cannot remove: those whose lock no live calibra holds and where
+// listens finds no live server. It returns the directories removed.
+func RemoveStaleSockets(prefix string, listens func(dir string) bool) ([]string, error) {
+	dirs, err := filepath.Glob(filepath.Join(os.TempDir(), prefix+"*"))
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	var errs []error
+	for _, dir := range dirs {
+		if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
+			continue
+		}
+		lock, err := pathlock.Acquire(dir, "clean")
+		if err != nil {
+			continue // a live run's, or not ours to judge
+		}
+		if listens(dir) {
+			lock.Release()
+			continue
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			errs = append(errs, err)
+		} else {
+			removed = append(removed, dir)
+		}
+		lock.Release()
+	}
+	return removed, errors.Join(errs...)
+}
+
+// LastLines is the last n lines of s, joined by sep.
+func LastLines(s string, n int, sep string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, sep)
+}
+
+// Tail keeps the last few KiB written to it: the server's last words when
+// it fails to start.
+type Tail struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (t *Tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > 4096 {
+		t.b = t.b[len(t.b)-4096:]
+	}
+	return len(p), nil
+}
+
+// String is the last five lines, joined by " | ".
+func (t *Tail) String() string { return t.Matching(nil) }
+
+// Matching is the last five lines that keep accepts (all lines when keep
+// is nil or accepts none), joined by " | ": a server that logs much
+// around its error says it in the lines keep picks.
+func (t *Tail) Matching(keep func(line string) bool) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var all, kept []string
+	sc := bufio.NewScanner(strings.NewReader(string(t.b)))
+	for sc.Scan() {
+		all = append(all, sc.Text())
+		if keep != nil && keep(sc.Text()) {
+			kept = append(kept, sc.Text())
+		}
+	}
+	if len(kept) == 0 {
+		kept = all
+	}
+	if len(kept) > 5 {
+		kept = kept[len(kept)-5:]
+	}
+	return strings.Join(kept, " | ")
+}
+
+// SamePath reports whether two paths name the same directory, symbolic
+// links resolved (the kernel shows a process's cwd resolved).
+func SamePath(a, b string) bool {
+	ra, errA := filepath.EvalSymlinks(a)
+	rb, errB := filepath.EvalSymlinks(b)
+	return errA == nil && errB == nil && ra == rb
+}

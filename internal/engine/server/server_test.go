@@ -1,0 +1,57 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// A server's last words: the last five lines, or the last five that say
+// why when a filter is given and something matches it.
+func TestTailKeepsTheLastWords(t *testing.T) {
+	var tail Tail
+	for i := 1; i <= 3000; i++ {
+		fmt.Fprintf(&tail, "note %d\n", i)
+		if i == 2990 {
+			fmt.Fprintln(&tail, "[ERROR] unknown variable 'bogus=1'")
+		}
+	}
+	if got, want := tail.String(), "note 2996 | note 2997 | note 2998 | note 2999 | note 3000"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	isError := func(l string) bool { return l == "[ERROR] unknown variable 'bogus=1'" }
+	if got := tail.Matching(isError); got != "[ERROR] unknown variable 'bogus=1'" {
+		t.Errorf("Matching = %q, want the error line alone", got)
+	}
+	if got := tail.Matching(func(string) bool { return false }); got != tail.String() {
+		t.Errorf("Matching nothing = %q, want the last lines", got)
+	}
+}
+
+func TestLastLines(t *testing.T) {
+	cases := []struct {
+		in, sep, want string
+		n             int
+	}{
+		{"a\nb\nc\n", "\n", "b\nc", 2},
+		{"a\nb\nc", " | ", "a | b | c", 5},
+		{"only\n", " | ", "only", 1},
+	}
+	for _, c := range cases {
+		if got := LastLines(c.in, c.n, c.sep); got != c.want {
+			t.Errorf("LastLines(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}
+
+func TestSamePathResolvesLinks(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	if !SamePath(link, dir) || SamePath(dir, t.TempDir()) || SamePath(dir, filepath.Join(dir, "missing")) {
+		t.Error("SamePath: a link must match its target, and nothing else")
+	}
+}
