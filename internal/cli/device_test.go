@@ -19,7 +19,7 @@ import (
 func requireFio(t *testing.T) {
 	t.Helper()
 	if _, err := exec.LookPath("fio"); err != nil {
-		if required("fio") {
+		if testenv.Required("fio") {
 			t.Fatalf("fio is required here (CALIBRA_TEST_REQUIRE) but not on PATH: %v", err)
 		}
 		t.Skip("fio is not installed (apt-get install fio); set CALIBRA_TEST_REQUIRE=fio to fail instead")

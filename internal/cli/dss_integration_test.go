@@ -10,6 +10,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/dss"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/testenv"
 )
 
 // requireTpchgen skips a test when the TPC-H generator is missing, saying
@@ -17,7 +18,7 @@ import (
 func requireTpchgen(t *testing.T) {
 	t.Helper()
 	if _, err := dss.FindGenerator(context.Background(), ""); err != nil {
-		if required("tpchgen") {
+		if testenv.Required("tpchgen") {
 			t.Fatalf("tpchgen-cli is required here: %v", err)
 		}
 		t.Skipf("no TPC-H generator: %v", err)

@@ -82,7 +82,7 @@ func TestPostgreSQL18WithEngineSettings(t *testing.T) {
 		}
 	}
 	if pg18 == nil {
-		if required("postgres18") {
+		if testenv.Required("postgres18") {
 			t.Fatal("PostgreSQL 18 is required here: .ci/setup installs it under /opt/calibra")
 		}
 		t.Skip("no PostgreSQL 18 build installed (.ci/setup puts one under /opt/calibra)")

@@ -12,6 +12,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/lab"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/testenv"
 )
 
 // requireLab skips a test where the storage lab cannot be built (no root,
@@ -24,7 +25,7 @@ func requireLab(t *testing.T) {
 	requirePostgres(t)
 	parts, _ := lab.Parse("hdd+flash-cache")
 	if err := lab.Check(parts); err != nil {
-		if required("lab") {
+		if testenv.Required("lab") {
 			t.Fatalf("the storage lab is required here (CALIBRA_TEST_REQUIRE names lab): %v", err)
 		}
 		t.Skipf("the storage lab cannot be built here: %v", err)

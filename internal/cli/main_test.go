@@ -36,23 +36,12 @@ func run(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
-// required reports whether CI demands the named prerequisite, turning a
-// skip into a failure (CALIBRA_TEST_REQUIRE=postgres,fio).
-func required(name string) bool {
-	for _, r := range strings.Split(os.Getenv("CALIBRA_TEST_REQUIRE"), ",") {
-		if strings.TrimSpace(r) == name {
-			return true
-		}
-	}
-	return false
-}
-
 // requirePostgres skips a test when no PostgreSQL server is installed,
 // saying how to install one, unless CI requires it.
 func requirePostgres(t *testing.T) {
 	t.Helper()
 	if _, err := postgres.FindBinaries(""); err != nil {
-		if required("postgres") {
+		if testenv.Required("postgres") {
 			t.Fatalf("PostgreSQL is required here: %v", err)
 		}
 		t.Skipf("no PostgreSQL server installed (apt-get install postgresql): %v", err)

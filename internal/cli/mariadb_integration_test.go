@@ -8,6 +8,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/engine/mariadb"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/testenv"
 )
 
 // requireMariaDB skips a test when no MariaDB server is installed, saying
@@ -15,7 +16,7 @@ import (
 func requireMariaDB(t *testing.T) {
 	t.Helper()
 	if !mariadb.Installed() {
-		if required("mariadb") {
+		if testenv.Required("mariadb") {
 			t.Fatal("MariaDB is required here: no mariadbd or mariadb-install-db found")
 		}
 		t.Skip("no MariaDB server installed (apt-get install mariadb-server)")

@@ -1,14 +1,84 @@
 // Package testenv holds what calibra's tests need from the machine: storage
-// the unprivileged server account can reach, and loop devices.
+// the unprivileged server account can reach, loop devices, the servers and
+// tools CI requires, and managed servers started for one test.
 package testenv
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/calibra-bench/calibra/internal/engine"
+	"github.com/calibra-bench/calibra/internal/proc"
 )
+
+// Required says whether CI demands name (CALIBRA_TEST_REQUIRE, a comma-
+// separated list such as postgres,mariadb): then a missing prerequisite
+// fails the test instead of skipping it.
+func Required(name string) bool {
+	for _, r := range strings.Split(os.Getenv("CALIBRA_TEST_REQUIRE"), ",") {
+		if strings.TrimSpace(r) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Need skips t when a prerequisite is missing (missing says what, install
+// how to get it), or fails it when CALIBRA_TEST_REQUIRE names name; and
+// skips it under -short, as it uses a real server or tool.
+func Need(t testing.TB, name string, missing error, install string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("needs %s; run without -short", name)
+	}
+	if missing == nil {
+		return
+	}
+	if Required(name) {
+		t.Fatalf("%s is required here (CALIBRA_TEST_REQUIRE): %v", name, missing)
+	}
+	t.Skipf("%v (%s)", missing, install)
+}
+
+// NeedVersions is Need for a server of which installed are the major
+// versions here: it also fails when CALIBRA_TEST_REQUIRE names a version
+// (postgres18) that is not among them.
+func NeedVersions(t testing.TB, name string, installed []int, install string) {
+	t.Helper()
+	var missing error
+	if len(installed) == 0 {
+		missing = fmt.Errorf("no %s server installed", name)
+	}
+	Need(t, name, missing, install)
+	for _, r := range strings.Split(os.Getenv("CALIBRA_TEST_REQUIRE"), ",") {
+		r = strings.TrimSpace(r)
+		major, err := strconv.Atoi(strings.TrimPrefix(r, name))
+		if strings.HasPrefix(r, name) && err == nil && !slices.Contains(installed, major) {
+			t.Fatalf("%s is required here (CALIBRA_TEST_REQUIRE): found versions %v", r, installed)
+		}
+	}
+}
+
+// Start starts e for one test; e and every process it started stop when
+// the test ends.
+func Start(t testing.TB, e engine.Engine) *proc.Group {
+	t.Helper()
+	group := proc.NewGroup()
+	t.Cleanup(func() { _ = group.StopAll(time.Minute) })
+	t.Cleanup(func() { _ = e.Stop() })
+	if _, err := e.Start(context.Background(), group); err != nil {
+		t.Fatal(err)
+	}
+	return group
+}
 
 // StorageDir makes a directory the unprivileged server account can reach
 // (t.TempDir's parents are private to root), removed when the test ends.

@@ -2,7 +2,6 @@ package dssmy_test
 
 import (
 	"context"
-	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -23,21 +22,13 @@ import (
 // stopped when the test ends.
 func startTarget(t *testing.T) (engine.Engine, *proc.Group) {
 	t.Helper()
-	if !mariadb.Installed() {
-		dsstest.Need(t, "mariadb", "no MariaDB server installed (apt-get install mariadb-server)", errors.New("no mariadbd"))
-	}
-	ctx := context.Background()
-	group := proc.NewGroup()
-	t.Cleanup(func() { _ = group.StopAll(time.Minute) })
-	target, err := mariadb.Prepare(ctx, mariadb.TargetConfig{Path: testenv.StorageDir(t), DBCache: "256MB", MaxConnections: 20})
+	_, missing := mariadb.FindBinaries("")
+	testenv.Need(t, "mariadb", missing, "apt-get install mariadb-server")
+	target, err := mariadb.Prepare(context.Background(), mariadb.TargetConfig{Path: testenv.StorageDir(t), DBCache: "256MB", MaxConnections: 20})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = target.Stop() })
-	if _, err := target.Start(ctx, group); err != nil {
-		t.Fatal(err)
-	}
-	return target, group
+	return target, testenv.Start(t, target)
 }
 
 // TestQueriesAgainstDuckDB is dsstest's check on a real MariaDB.
@@ -55,7 +46,7 @@ func TestLocalInfileOffIsBadInput(t *testing.T) {
 		t.Skip("starts a real MariaDB server; run without -short")
 	}
 	gen, err := dss.FindGenerator(context.Background(), "")
-	dsstest.Need(t, "tpchgen", "no TPC-H generator: "+dss.InstallHint, err)
+	testenv.Need(t, "tpchgen", err, "no TPC-H generator: "+dss.InstallHint)
 	target, group := startTarget(t)
 	db := target.(*mariadb.Target).DB()
 	defer db.Close()

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -26,6 +25,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/progress"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/testenv"
 )
 
 // Suite is what the check needs of an engine.
@@ -36,30 +36,6 @@ type Suite struct {
 	// Serial says whether the settings a run recorded show that --dop 0
 	// was in force.
 	Serial func(parallelism map[string]string) bool
-}
-
-// Required says whether CI demands a prerequisite (CALIBRA_TEST_REQUIRE
-// names it), turning a skip into a failure.
-func Required(name string) bool {
-	for _, r := range strings.Split(os.Getenv("CALIBRA_TEST_REQUIRE"), ",") {
-		if strings.TrimSpace(r) == name {
-			return true
-		}
-	}
-	return false
-}
-
-// Need skips the test for want of a prerequisite (err), or fails it when
-// CI requires that one.
-func Need(t *testing.T, name, why string, err error) {
-	t.Helper()
-	if err == nil {
-		return
-	}
-	if Required(name) {
-		t.Fatalf("%s is required here: %v", name, err)
-	}
-	t.Skipf("%s (%s): %v", why, name, err)
 }
 
 // answersPy prints DuckDB's answers; see its docstring.
@@ -83,7 +59,7 @@ func duckDBAnswers(t *testing.T, gen dss.Generator, sf float64) map[string][][]s
 	if errors.As(err, &ee) {
 		err = fmt.Errorf("%v: %s", err, ee.Stderr)
 	}
-	Need(t, "duckdb", "no DuckDB to check the answers against: pip install duckdb duckdb-extension-tpch", err)
+	testenv.Need(t, "duckdb", err, "no DuckDB to check the answers against: pip install duckdb duckdb-extension-tpch")
 	var answers map[string][][]string
 	if err := json.Unmarshal(out, &answers); err != nil {
 		t.Fatal(err)
@@ -101,7 +77,7 @@ func Run(t *testing.T, s Suite) {
 	}
 	const sf = 0.01
 	gen, err := dss.FindGenerator(context.Background(), "")
-	Need(t, "tpchgen", "no TPC-H generator: "+dss.InstallHint, err)
+	testenv.Need(t, "tpchgen", err, "no TPC-H generator: "+dss.InstallHint)
 	answers := duckDBAnswers(t, gen, sf)
 	target, group := s.Start(t)
 	ctx := context.Background()

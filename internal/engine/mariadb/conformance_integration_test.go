@@ -2,12 +2,11 @@ package mariadb
 
 import (
 	"context"
-	"os"
-	"strings"
 	"testing"
 
 	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/engine/enginetest"
+	"github.com/calibra-bench/calibra/internal/testenv"
 )
 
 // The conformance suite on the MariaDB server installed here (Debian's
@@ -21,16 +20,8 @@ func TestConformance(t *testing.T) {
 // installed, unless CALIBRA_TEST_REQUIRE names mariadb: then it fails.
 func requireServer(t *testing.T) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("starts real MariaDB servers; run without -short")
-	}
-	if Installed() {
-		return
-	}
-	if strings.Contains(os.Getenv("CALIBRA_TEST_REQUIRE"), "mariadb") {
-		t.Fatal("MariaDB is required here: apt-get install mariadb-server")
-	}
-	t.Skip("no MariaDB server installed (apt-get install mariadb-server)")
+	_, missing := FindBinaries("")
+	testenv.Need(t, "mariadb", missing, "apt-get install mariadb-server")
 }
 
 func suite() enginetest.Suite {

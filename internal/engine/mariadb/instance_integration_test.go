@@ -28,18 +28,11 @@ func startManaged(t *testing.T, cfg TargetConfig) (*Target, *proc.Group) {
 	if cfg.Path == "" {
 		cfg.Path = testenv.StorageDir(t)
 	}
-	ctx := context.Background()
-	group := proc.NewGroup()
-	t.Cleanup(func() { _ = group.StopAll(time.Minute) })
-	target, err := Prepare(ctx, cfg)
+	target, err := Prepare(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = target.Stop() })
-	if _, err := target.Start(ctx, group); err != nil {
-		t.Fatal(err)
-	}
-	return target, group
+	return target, testenv.Start(t, target)
 }
 
 func execIn(t *testing.T, target *Target, sqls ...string) {

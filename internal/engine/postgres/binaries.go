@@ -171,3 +171,12 @@ func Installed() []Binaries {
 	sort.Slice(out, func(i, j int) bool { return out[i].Major > out[j].Major })
 	return out
 }
+
+// Majors are the builds' major versions, in their order.
+func Majors(builds []Binaries) []int {
+	out := make([]int, len(builds))
+	for i, b := range builds {
+		out[i] = b.Major
+	}
+	return out
+}

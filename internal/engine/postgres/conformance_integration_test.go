@@ -3,32 +3,20 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"os"
-	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/engine/enginetest"
+	"github.com/calibra-bench/calibra/internal/testenv"
 )
 
 // The conformance suite on every PostgreSQL version installed here:
 // Debian's 15 and the relocatable 18 .ci/setup adds.
 func TestConformance(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real PostgreSQL servers; run without -short")
-	}
 	builds := Installed()
-	require := os.Getenv("CALIBRA_TEST_REQUIRE")
-	switch {
-	case len(builds) == 0 && strings.Contains(require, "postgres"):
-		t.Fatal("PostgreSQL is required here: apt-get install postgresql")
-	case len(builds) == 0:
-		t.Skip("no PostgreSQL server installed (apt-get install postgresql)")
-	case strings.Contains(require, "postgres18") && builds[0].Major < 18:
-		t.Fatalf("PostgreSQL 18 is required here (.ci/setup installs it under /opt/calibra): found %v", builds)
-	}
+	testenv.NeedVersions(t, "postgres", Majors(builds), "apt-get install postgresql")
 	for _, b := range builds {
 		t.Run(fmt.Sprintf("postgresql%d", b.Major), func(t *testing.T) {
 			enginetest.Run(t, suite(b))

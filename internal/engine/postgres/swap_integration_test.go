@@ -3,11 +3,9 @@ package postgres
 import (
 	"context"
 	"errors"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -144,26 +142,11 @@ func TestSwapsSurviveAnInterruption(t *testing.T) {
 // server is installed unless CALIBRA_TEST_REQUIRE names postgres.
 func startManaged(t *testing.T) (*Target, *proc.Group) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("starts a real PostgreSQL; run without -short")
-	}
-	if _, err := FindBinaries(""); err != nil {
-		if strings.Contains(os.Getenv("CALIBRA_TEST_REQUIRE"), "postgres") {
-			t.Fatalf("PostgreSQL is required here: %v", err)
-		}
-		t.Skipf("no PostgreSQL server installed (apt-get install postgresql): %v", err)
-	}
-	path := testenv.StorageDir(t)
-	ctx := context.Background()
-	group := proc.NewGroup()
-	t.Cleanup(func() { group.StopAll(time.Minute) })
-	target, err := Prepare(ctx, TargetConfig{Path: path})
+	_, missing := FindBinaries("")
+	testenv.Need(t, "postgres", missing, "apt-get install postgresql")
+	target, err := Prepare(context.Background(), TargetConfig{Path: testenv.StorageDir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := target.Start(ctx, group); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { target.Stop() })
-	return target, group
+	return target, testenv.Start(t, target)
 }

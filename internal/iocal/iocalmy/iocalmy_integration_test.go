@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -25,31 +24,17 @@ import (
 // names mariadb.
 func startMariaDB(t *testing.T) (*mariadb.Target, *proc.Group) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("starts a real MariaDB; run without -short")
-	}
-	if !mariadb.Installed() {
-		if strings.Contains(os.Getenv("CALIBRA_TEST_REQUIRE"), "mariadb") {
-			t.Fatal("MariaDB is required here: apt-get install mariadb-server")
-		}
-		t.Skip("no MariaDB server installed (apt-get install mariadb-server)")
-	}
-	ctx := context.Background()
-	group := proc.NewGroup()
-	t.Cleanup(func() { _ = group.StopAll(time.Minute) })
+	_, missing := mariadb.FindBinaries("")
+	testenv.Need(t, "mariadb", missing, "apt-get install mariadb-server")
 	// The page cleaner keeps innodb_lru_scan_depth pages free (1024 by
 	// default, most of a 16 MB pool), which would evict even the index's
 	// inner pages.
-	target, err := mariadb.Prepare(ctx, mariadb.TargetConfig{Path: testenv.StorageDir(t), DBCache: "16MB",
+	target, err := mariadb.Prepare(context.Background(), mariadb.TargetConfig{Path: testenv.StorageDir(t), DBCache: "16MB",
 		Settings: map[string]string{"innodb_lru_scan_depth": "100"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = target.Stop() })
-	if _, err := target.Start(ctx, group); err != nil {
-		t.Fatal(err)
-	}
-	return target, group
+	return target, testenv.Start(t, target)
 }
 
 // blockRows are n rows of one block each, as the calibration loads them.

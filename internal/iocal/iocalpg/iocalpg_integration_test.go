@@ -4,14 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/iocal"
-	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/testenv"
 )
 
@@ -20,19 +17,8 @@ import (
 // extend a relation by many blocks during COPY, which Blocks must see
 // past.
 func TestDialectOnEveryVersion(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a real PostgreSQL; run without -short")
-	}
-	require := os.Getenv("CALIBRA_TEST_REQUIRE")
 	builds := postgres.Installed()
-	switch {
-	case len(builds) == 0 && strings.Contains(require, "postgres"):
-		t.Fatal("PostgreSQL is required here")
-	case len(builds) == 0:
-		t.Skip("no PostgreSQL server installed (apt-get install postgresql)")
-	case strings.Contains(require, "postgres18") && builds[0].Major < 18:
-		t.Fatalf("PostgreSQL 18 is required here (.ci/setup installs it under /opt/calibra): found %v", builds)
-	}
+	testenv.NeedVersions(t, "postgres", postgres.Majors(builds), "apt-get install postgresql")
 	for _, b := range builds {
 		t.Run(fmt.Sprint(b.Major), func(t *testing.T) { checkDialect(t, b.Dir) })
 	}
@@ -49,16 +35,11 @@ func blockRows(n, blockSize int) io.Reader {
 
 func checkDialect(t *testing.T, pgBin string) {
 	ctx := context.Background()
-	group := proc.NewGroup()
-	t.Cleanup(func() { _ = group.StopAll(time.Minute) })
 	target, err := postgres.Prepare(ctx, postgres.TargetConfig{Path: testenv.StorageDir(t), PGBin: pgBin})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := target.Start(ctx, group); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = target.Stop() })
+	testenv.Start(t, target)
 	d, err := iocal.Dialects.For(target)
 	if err != nil {
 		t.Fatal(err)

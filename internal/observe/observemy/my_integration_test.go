@@ -24,27 +24,13 @@ import (
 // names mariadb.
 func startMariaDB(t *testing.T) (*mariadb.Target, *proc.Group) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("starts a real MariaDB; run without -short")
-	}
-	if !mariadb.Installed() {
-		if strings.Contains(os.Getenv("CALIBRA_TEST_REQUIRE"), "mariadb") {
-			t.Fatal("MariaDB is required here: apt-get install mariadb-server")
-		}
-		t.Skip("no MariaDB server installed (apt-get install mariadb-server)")
-	}
-	ctx := context.Background()
-	group := proc.NewGroup()
-	t.Cleanup(func() { _ = group.StopAll(time.Minute) })
-	target, err := mariadb.Prepare(ctx, mariadb.TargetConfig{Path: testenv.StorageDir(t), DBCache: "32MB"})
+	_, missing := mariadb.FindBinaries("")
+	testenv.Need(t, "mariadb", missing, "apt-get install mariadb-server")
+	target, err := mariadb.Prepare(context.Background(), mariadb.TargetConfig{Path: testenv.StorageDir(t), DBCache: "32MB"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = target.Stop() })
-	if _, err := target.Start(ctx, group); err != nil {
-		t.Fatal(err)
-	}
-	return target, group
+	return target, testenv.Start(t, target)
 }
 
 func exec(t *testing.T, db *sql.DB, sqls ...string) {

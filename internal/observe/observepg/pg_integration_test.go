@@ -25,27 +25,13 @@ import (
 // server is installed unless CALIBRA_TEST_REQUIRE names postgres.
 func startPostgres(t *testing.T, pgBin string) (*postgres.Target, *proc.Group) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("starts a real PostgreSQL; run without -short")
-	}
-	if _, err := postgres.FindBinaries(""); err != nil {
-		if strings.Contains(os.Getenv("CALIBRA_TEST_REQUIRE"), "postgres") {
-			t.Fatalf("PostgreSQL is required here: %v", err)
-		}
-		t.Skipf("no PostgreSQL server installed (apt-get install postgresql): %v", err)
-	}
-	path := testenv.StorageDir(t)
-	group := proc.NewGroup()
-	t.Cleanup(func() { group.StopAll(time.Minute) })
-	target, err := postgres.Prepare(context.Background(), postgres.TargetConfig{Path: path, PGBin: pgBin})
+	_, missing := postgres.FindBinaries("")
+	testenv.Need(t, "postgres", missing, "apt-get install postgresql")
+	target, err := postgres.Prepare(context.Background(), postgres.TargetConfig{Path: testenv.StorageDir(t), PGBin: pgBin})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := target.Start(context.Background(), group); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { target.Stop() })
-	return target, group
+	return target, testenv.Start(t, target)
 }
 
 // TestSamplerOnPostgreSQL runs known load on a real server: sessions that
@@ -55,12 +41,7 @@ func startPostgres(t *testing.T, pgBin string) (*postgres.Target, *proc.Group) {
 // 18 .ci/setup adds): 16+ read pg_stat_io, 18 its WAL rows too.
 func TestSamplerOnPostgreSQL(t *testing.T) {
 	builds := postgres.Installed()
-	if strings.Contains(os.Getenv("CALIBRA_TEST_REQUIRE"), "postgres18") && (len(builds) == 0 || builds[0].Major < 18) {
-		t.Fatalf("PostgreSQL 18 is required here (.ci/setup installs it under /opt/calibra): found %v", builds)
-	}
-	if len(builds) == 0 {
-		builds = []postgres.Binaries{{}} // startPostgres skips or fails with the reason
-	}
+	testenv.NeedVersions(t, "postgres", postgres.Majors(builds), "apt-get install postgresql")
 	for _, b := range builds {
 		t.Run(fmt.Sprintf("postgresql%d", b.Major), func(t *testing.T) { samplerOnPostgreSQL(t, b.Dir) })
 	}

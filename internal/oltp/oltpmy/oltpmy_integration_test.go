@@ -4,15 +4,12 @@ import (
 	"context"
 	"io"
 	"math"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/engine/mariadb"
 	"github.com/calibra-bench/calibra/internal/oltp"
-	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/progress"
 	"github.com/calibra-bench/calibra/internal/testenv"
 )
@@ -21,26 +18,13 @@ import (
 // MariaDB is installed, unless CALIBRA_TEST_REQUIRE names mariadb.
 func startMariaDB(t *testing.T) *mariadb.Target {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("starts a real MariaDB server; run without -short")
-	}
-	if !mariadb.Installed() {
-		if strings.Contains(os.Getenv("CALIBRA_TEST_REQUIRE"), "mariadb") {
-			t.Fatal("MariaDB is required here: apt-get install mariadb-server")
-		}
-		t.Skip("no MariaDB server installed (apt-get install mariadb-server)")
-	}
-	ctx := context.Background()
-	e, err := engine.Open(ctx, mariadb.Name, engine.Config{Path: testenv.StorageDir(t), DBCache: "256MB"})
+	_, missing := mariadb.FindBinaries("")
+	testenv.Need(t, "mariadb", missing, "apt-get install mariadb-server")
+	e, err := engine.Open(context.Background(), mariadb.Name, engine.Config{Path: testenv.StorageDir(t), DBCache: "256MB"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	group := proc.NewGroup()
-	t.Cleanup(func() { _ = group.StopAll(time.Minute) })
-	t.Cleanup(func() { _ = e.Stop() })
-	if _, err := e.Start(ctx, group); err != nil {
-		t.Fatal(err)
-	}
+	testenv.Start(t, e)
 	return e.(*mariadb.Target)
 }
 

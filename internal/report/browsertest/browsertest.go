@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calibra-bench/calibra/internal/testenv"
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
@@ -41,10 +42,8 @@ func Require(t *testing.T) string {
 			return p
 		}
 	}
-	for _, r := range strings.Split(os.Getenv("CALIBRA_TEST_REQUIRE"), ",") {
-		if strings.TrimSpace(r) == "chromium" {
-			t.Fatal("Chromium is required here (CALIBRA_TEST_REQUIRE names chromium) but is not installed: apt-get install chromium")
-		}
+	if testenv.Required("chromium") {
+		t.Fatal("Chromium is required here (CALIBRA_TEST_REQUIRE names chromium) but is not installed: apt-get install chromium")
 	}
 	t.Skip("no Chromium installed, so the HTML report is not opened in a browser (apt-get install chromium)")
 	return ""
