@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -62,4 +64,36 @@ func TestOLTPOnManagedMariaDB(t *testing.T) {
 		t.Fatalf("interrupted run: exit %d\n%s", code, stderr)
 	}
 	noServerLeft(t, path)
+}
+
+// An existing MariaDB server reached by a mysql:// DSN, which names the
+// engine by itself: a build and a run in calibra's database there, the
+// engine recorded as not managed, and the server left running.
+func TestOLTPOnMariaDBByDSN(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real MariaDB work; run without -short")
+	}
+	requireMariaDB(t)
+	target, err := mariadb.Prepare(context.Background(), mariadb.TargetConfig{Path: storageDir(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.Start(t, target)
+	cfg := target.Config()
+	dsn := fmt.Sprintf("mysql://%s@localhost/%s?socket=%s", cfg.User, cfg.DBName, cfg.Addr)
+	out := filepath.Join(t.TempDir(), "run")
+	mustRun(t, 0, "oltp", "build", "--dsn", dsn, "--warehouses", "1", "--progress", "none", "--out", filepath.Join(t.TempDir(), "build"))
+	mustRun(t, 0, "oltp", "run", "--dsn", dsn, "--users", "2", "--rampup", "1s", "--duration", "3s", "--progress", "none", "--out", out)
+	r, err := results.Load(out)
+	if err != nil || r.Meta.Engine == nil || r.Meta.Engine.Name != "mariadb" || r.Meta.Engine.Managed {
+		t.Fatalf("meta.engine %+v (%v): want MariaDB, not managed", r.Meta.Engine, err)
+	}
+	if _, o := lastStep[*results.OLTP](t, out); o.NOPM == nil || *o.NOPM <= 0 || o.Consistency == nil || !o.Consistency.OK {
+		t.Fatalf("nopm %v, consistency %+v", o.NOPM, o.Consistency)
+	}
+	db, err := mariadb.Connect(context.Background(), target.Config())
+	if err != nil {
+		t.Fatalf("the server calibra does not manage is no longer up: %v", err)
+	}
+	db.Close()
 }
