@@ -363,21 +363,27 @@ func footnotes(runs []Run) []string {
 		return fmt.Sprintf("%d CPUs, %.0f GiB", r.Meta.Host.CPUs, float64(r.Meta.Host.MemBytes)/(1<<30))
 	})
 	differ("warehouses", func(r Run) string { return warehouses(r) })
-	for _, k := range unionKeys(runs, func(r Run) map[string]string {
-		if r.Meta.Engine == nil {
-			return nil
-		}
-		return r.Meta.Engine.Settings
-	}) {
-		if ephemeralSetting[k] {
-			continue
-		}
-		differ("setting "+k, func(r Run) string {
+	if engines := engineNames(runs); len(engines) > 1 {
+		// Each engine has settings of its own: a line per setting would
+		// only repeat that the engines differ.
+		out = append(out, fmt.Sprintf("runs are on different engines (%s): their settings are each engine's own and are not set side by side; compare NOPM, ART, MB/s and query times across them, and read the engines' own counters per run", strings.Join(engines, ", ")))
+	} else {
+		for _, k := range unionKeys(runs, func(r Run) map[string]string {
 			if r.Meta.Engine == nil {
-				return "-"
+				return nil
 			}
-			return orDash(r.Meta.Engine.Settings[k])
-		})
+			return r.Meta.Engine.Settings
+		}) {
+			if ephemeralSetting[k] {
+				continue
+			}
+			differ("setting "+k, func(r Run) string {
+				if r.Meta.Engine == nil {
+					return "-"
+				}
+				return orDash(r.Meta.Engine.Settings[k])
+			})
+		}
 	}
 	differ("study command", func(r Run) string { return fmt.Sprint(r.Meta.Study["command"]) })
 	for _, k := range unionKeys(runs, studyFlags) {
@@ -394,8 +400,21 @@ func footnotes(runs []Run) []string {
 	return out
 }
 
+// engineNames lists the distinct engines of the runs, in order.
+func engineNames(runs []Run) []string {
+	var names []string
+	for _, r := range runs {
+		if r.Meta.Engine != nil && !slices.Contains(names, r.Meta.Engine.Name) {
+			names = append(names, r.Meta.Engine.Name)
+		}
+	}
+	return names
+}
+
 // ephemeralSetting are settings that differ between any two runs.
-var ephemeralSetting = map[string]bool{"port": true, "unix_socket_directories": true}
+// Paths follow --path and --wal-path, which the flags' lines name.
+var ephemeralSetting = map[string]bool{"port": true, "unix_socket_directories": true,
+	"innodb_log_group_home_dir": true, "tmpdir": true}
 
 // ownFlag are flags that name a run rather than change what it measures;
 // --path is the storage under test, the thing compared.

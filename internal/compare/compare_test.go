@@ -352,3 +352,33 @@ func TestThreeRepeatsAreTested(t *testing.T) {
 		}
 	}
 }
+
+// Runs of two engines get one line saying so, not one per setting each
+// engine has and the other lacks; runs of one engine still name the
+// setting that differs.
+func TestEngineSettingsFootnotes(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		engineB  string
+		settingB map[string]string
+		want     string
+		unwanted string
+	}{
+		{"two engines", "mariadb", map[string]string{"innodb_flush_method": "O_DIRECT"}, "runs are on different engines (postgresql, mariadb)", "setting innodb_flush_method"},
+		{"one engine", "postgresql", map[string]string{"shared_buffers": "2GB"}, "runs differ in setting shared_buffers (1GB vs 2GB)", "different engines"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rs := load(t, "device-a", "device-b")
+			rs[0].Meta.Engine = &results.Engine{Name: "postgresql", Version: "15", Settings: map[string]string{"shared_buffers": "1GB"}}
+			rs[1].Meta.Engine = &results.Engine{Name: c.engineB, Version: "15", Settings: c.settingB}
+			tab, err := Compare(rs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all := strings.Join(tab.Footnotes, "\n")
+			if !strings.Contains(all, c.want) || strings.Contains(all, c.unwanted) {
+				t.Errorf("footnotes want %q, not %q:\n%s", c.want, c.unwanted, all)
+			}
+		})
+	}
+}

@@ -3,12 +3,11 @@ package runner
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/calibra-bench/calibra/internal/device"
+	"github.com/calibra-bench/calibra/internal/engine/mariadb"
 	"github.com/calibra-bench/calibra/internal/iocal"
 	"github.com/calibra-bench/calibra/internal/limits"
 	"github.com/calibra-bench/calibra/internal/results"
@@ -23,6 +22,15 @@ const (
 	// the two caches: a backend's own memory.
 	backendAllowance = 3 << 20
 )
+
+// serverMemory is the engine's own memory beyond its cache and backends,
+// which a memory limit must leave room for.
+func serverMemory(engine string) int64 {
+	if engine == mariadb.Name {
+		return mariadb.ServerMemory
+	}
+	return 0
+}
 
 // The defaults and bounds of the iocal command's flags.
 const (
@@ -70,9 +78,6 @@ func (f *IOCal) config(c *Config) (iocal.Config, limits.Spec, error) {
 	var p Problems
 	c.Validate(&p)
 	if c.DSN != "" {
-		if u, err := url.Parse(c.DSN); err == nil && strings.Contains(c.DSN, "://") && u.Scheme != "postgres" && u.Scheme != "postgresql" {
-			p.Add("give a postgres:// DSN: PostgreSQL is the only engine calibra iocal measures so far", "--dsn names the engine %q, which calibra iocal does not support", u.Scheme)
-		}
 		if f.OSCacheLimitSet {
 			p.Add("drop --os-cache-limit, or use the managed instance", "--os-cache-limit bounds the managed server and cannot be used with --dsn")
 		}
@@ -102,7 +107,7 @@ func (f *IOCal) config(c *Config) (iocal.Config, limits.Spec, error) {
 	if c.DSN == "" && validMemory(c.DBCache) {
 		dbCache, _ = device.ParseSize(c.DBCache)
 	}
-	spec := limits.Spec{Path: c.Path, MemoryBytes: dbCache + osCache + backendAllowance*int64(max(slices.Max(append([]int{0}, jobs...)), f.Loaders)+10)}
+	spec := limits.Spec{Path: c.Path, MemoryBytes: dbCache + osCache + serverMemory(c.Engine) + backendAllowance*int64(max(slices.Max(append([]int{0}, jobs...)), f.Loaders)+10)}
 	var size int64
 	if f.Size == "" {
 		size = max(1<<30, (4*spec.MemoryBytes+(256<<20)-1)/(256<<20)*(256<<20))
