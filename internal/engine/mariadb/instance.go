@@ -498,23 +498,7 @@ func (in *Instance) Stop() error {
 // stale pid file (a crash's) names a dead process or, its PID reused, one
 // that is not a mariadbd working in this directory.
 func (in *Instance) runningPID() (int, bool) {
-	data, err := os.ReadFile(in.pidFile())
-	if err != nil {
-		return 0, false
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil || pid <= 0 {
-		return 0, false
-	}
-	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
-	if err != nil || !(strings.HasPrefix(string(comm), "mariadbd") || strings.HasPrefix(string(comm), "mysqld")) {
-		return 0, false
-	}
-	cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
-	if err != nil || !server.SamePath(cwd, in.DataDir) {
-		return 0, false
-	}
-	return pid, true
+	return server.PIDIn(in.pidFile(), in.DataDir, "mariadbd", "mysqld")
 }
 
 // Remove stops any server left running on the data directory under path
@@ -531,17 +515,7 @@ func Remove(path string) (bool, error) {
 		return false, nil
 	}
 	if pid, ok := in.runningPID(); ok {
-		_ = syscall.Kill(pid, syscall.SIGTERM)
-		for i := 0; i < 300; i++ {
-			if _, ok := in.runningPID(); !ok {
-				break
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		if _, ok := in.runningPID(); ok {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			time.Sleep(200 * time.Millisecond)
-		}
+		server.StopLeftover(pid, syscall.SIGTERM, 30*time.Second, func() bool { _, ok := in.runningPID(); return ok })
 	}
 	redo := in.recordedRedoDir()
 	if err := os.RemoveAll(in.TmpDir()); err != nil {

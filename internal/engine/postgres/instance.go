@@ -453,26 +453,7 @@ func (in *Instance) ConnString(db string) string {
 
 // runningPID reports a live postmaster that owns the data directory.
 func (in *Instance) runningPID() (int, bool) {
-	data, err := os.ReadFile(filepath.Join(in.DataDir, "postmaster.pid"))
-	if err != nil {
-		return 0, false
-	}
-	first, _, _ := strings.Cut(string(data), "\n")
-	pid, err := strconv.Atoi(strings.TrimSpace(first))
-	if err != nil || pid <= 0 {
-		return 0, false
-	}
-	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
-	if err != nil || !strings.HasPrefix(string(comm), "postgres") {
-		return 0, false
-	}
-	// A stale pid file's PID may now be another cluster's backend: only a
-	// postmaster working in this data directory is ours to signal.
-	cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
-	if err != nil || !server.SamePath(cwd, in.DataDir) {
-		return 0, false
-	}
-	return pid, true
+	return server.PIDIn(filepath.Join(in.DataDir, "postmaster.pid"), in.DataDir, "postgres")
 }
 
 // Remove stops any server left running on the data directory under path
@@ -488,17 +469,7 @@ func Remove(path string) (bool, error) {
 		return false, nil
 	}
 	if pid, ok := in.runningPID(); ok {
-		_ = syscall.Kill(pid, syscall.SIGQUIT)
-		for i := 0; i < 100; i++ {
-			if _, ok := in.runningPID(); !ok {
-				break
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		if _, ok := in.runningPID(); ok {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			time.Sleep(200 * time.Millisecond)
-		}
+		server.StopLeftover(pid, syscall.SIGQUIT, 10*time.Second, func() bool { _, ok := in.runningPID(); return ok })
 	}
 	// WAL that --wal-path put on other storage goes with its data.
 	var wal string

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -224,4 +225,42 @@ func SamePath(a, b string) bool {
 	ra, errA := filepath.EvalSymlinks(a)
 	rb, errB := filepath.EvalSymlinks(b)
 	return errA == nil && errB == nil && ra == rb
+}
+
+// PIDIn reports the live server that owns dataDir by its pid file: the PID
+// on the file's first line, a process named with one of comms' prefixes,
+// working in dataDir. A stale pid file's PID may since name another
+// server's process, which is not ours to signal.
+func PIDIn(pidFile, dataDir string, comms ...string) (int, bool) {
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		return 0, false
+	}
+	first, _, _ := strings.Cut(string(data), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(first))
+	if err != nil || pid <= 0 {
+		return 0, false
+	}
+	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	if err != nil || !slices.ContainsFunc(comms, func(c string) bool { return strings.HasPrefix(string(comm), c) }) {
+		return 0, false
+	}
+	cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
+	if err != nil || !SamePath(cwd, dataDir) {
+		return 0, false
+	}
+	return pid, true
+}
+
+// StopLeftover stops a server a dead run left: sig (the engine's fast
+// shutdown), then SIGKILL if running still says yes after wait.
+func StopLeftover(pid int, sig syscall.Signal, wait time.Duration, running func() bool) {
+	_ = syscall.Kill(pid, sig)
+	for deadline := time.Now().Add(wait); running() && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if running() {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		time.Sleep(200 * time.Millisecond)
+	}
 }

@@ -3,8 +3,11 @@ package server
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // A server's last words: the last five lines, or the last five that say
@@ -53,5 +56,45 @@ func TestSamePathResolvesLinks(t *testing.T) {
 	}
 	if !SamePath(link, dir) || SamePath(dir, t.TempDir()) || SamePath(dir, filepath.Join(dir, "missing")) {
 		t.Error("SamePath: a link must match its target, and nothing else")
+	}
+}
+
+// Only a process of the engine's name working in the data directory is the
+// server a pid file names: a reused PID is someone else's.
+func TestPIDInOwnsOnlyItsDataDirectory(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command("sleep", "60")
+	cmd.Dir = dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	pidFile := filepath.Join(t.TempDir(), "server.pid")
+	if err := os.WriteFile(pidFile, []byte(fmt.Sprintf("%d\n%s\n", cmd.Process.Pid, dir)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		dataDir string
+		comms   []string
+		want    bool
+	}{
+		{"the server", dir, []string{"postgres", "sleep"}, true},
+		{"another directory", t.TempDir(), []string{"sleep"}, false},
+		{"another program", dir, []string{"mariadbd"}, false},
+	} {
+		if pid, ok := PIDIn(pidFile, c.dataDir, c.comms...); ok != c.want || (ok && pid != cmd.Process.Pid) {
+			t.Errorf("%s: PIDIn = %d, %v; want %v", c.name, pid, ok, c.want)
+		}
+	}
+	if _, ok := PIDIn(filepath.Join(dir, "missing.pid"), dir, "sleep"); ok {
+		t.Error("a missing pid file names a server")
+	}
+	StopLeftover(cmd.Process.Pid, syscall.SIGTERM, time.Second, func() bool {
+		_, ok := PIDIn(pidFile, dir, "sleep")
+		return ok
+	})
+	if err := cmd.Wait(); err == nil {
+		t.Error("the leftover was not stopped")
 	}
 }
