@@ -43,7 +43,7 @@ func TestOLTPOnManagedMariaDB(t *testing.T) {
 	if build.Rows["stock"] != 100000 || build.Consistency == nil || !build.Consistency.OK || build.Template == "" {
 		t.Fatalf("build: rows %v, consistency %+v, template %q", build.Rows, build.Consistency, build.Template)
 	}
-	for _, mode := range []string{"procedures", "client"} {
+	for _, mode := range []string{"procedures", "client-simple"} {
 		t.Run(mode, func(t *testing.T) {
 			out := filepath.Join(outs, mode)
 			mustRun(t, 0, append([]string{"oltp", "run", "--reset", "--users", "3", "--rampup", "1s", "--duration", "8s",

@@ -57,7 +57,7 @@ database is kept as a template so later runs can start from a clean copy.`,
 func registerLoad(cmd *cobra.Command, l *runner.OLTPLoad, rampup, duration time.Duration, per string) {
 	registerBuild(cmd, &l.Build, true)
 	f := cmd.Flags()
-	f.StringVar(&l.Mode, "mode", runner.DefaultOLTPMode, "procedures (PL/pgSQL functions, as HammerDB) or client (prepared statements from calibra)")
+	f.StringVar(&l.Mode, "mode", runner.DefaultOLTPMode, "procedures (stored procedures, one call a transaction, as HammerDB), client (SQL from calibra, pipelined and set-oriented: a few round trips a transaction) or client-simple (one prepared statement a round trip, as go-tpc)")
 	f.StringVar(&l.Profile, "profile", runner.DefaultOLTPProfile, "spec (mix 45/43/4/4/4, NURand items and customers) or hammerdb (its driver's 10/10/1/1/1 of 23, uniform items and customers): their numbers differ")
 	f.StringVar(&l.Keying, "keying-thinking", "off", "closed loop with the specification's keying and think times: off, on, or a scale such as 0.1")
 	f.Float64Var(&l.RatePerUser, "rate-per-user", 0, "open loop: each user starts this many transactions a second on a fixed schedule (0: closed loop)")

@@ -151,7 +151,7 @@ func TestOLTPOnAManagedInstance(t *testing.T) {
 		t.Fatalf("build kept no template or measured no rate: %+v", build)
 	}
 
-	for _, mode := range []string{"procedures", "client"} {
+	for _, mode := range []string{"procedures", "client", "client-simple"} {
 		t.Run(mode, func(t *testing.T) {
 			mustRun(t, 0, append([]string{"oltp", "run", "--warehouses", "1", "--users", "3", "--rampup", "1s",
 				"--duration", "8s", "--mode", mode, "--out", out(mode)}, common...)...)

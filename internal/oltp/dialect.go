@@ -136,12 +136,20 @@ type Counters struct {
 // Mode is how the transactions reach the server.
 type Mode string
 
-// The two implementations of the five transactions. Their numbers are not
+// The implementations of the five transactions. Their numbers are not
 // comparable with each other: results always say which ran.
 const (
 	ModeProcedures Mode = "procedures" // one stored-procedure call per transaction, as HammerDB
-	ModeClient     Mode = "client"     // prepared statements driven from the client
+	// ModeClient drives the transactions from the client in few round
+	// trips: statements pipelined and set-oriented where the data allows.
+	ModeClient Mode = "client"
+	// ModeClientSimple is one prepared statement per round trip, as go-tpc
+	// and BenchBase drive them.
+	ModeClientSimple Mode = "client-simple"
 )
+
+// Modes lists every mode, in the order help names them.
+var Modes = []Mode{ModeProcedures, ModeClient, ModeClientSimple}
 
 // ErrRolledBack is the New-Order that rolled back on its unused item, as
 // the specification requires of 1% of them (clause 2.4.2.3): an outcome,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/engine/mariadb"
 	"github.com/calibra-bench/calibra/internal/oltp"
 	"github.com/calibra-bench/calibra/internal/results"
 	"github.com/calibra-bench/calibra/internal/verdict"
@@ -205,8 +206,11 @@ func (l *OLTPLoad) check(c *Config, maxUsers int, p *Problems) oltp.RunConfig {
 			*p = append(*p, err)
 		}
 	}
-	if l.Mode != string(oltp.ModeProcedures) && l.Mode != string(oltp.ModeClient) {
-		p.Add("use procedures or client", "--mode %q is not a transaction mode", l.Mode)
+	switch {
+	case !slices.Contains(oltp.Modes, oltp.Mode(l.Mode)):
+		p.Add("use procedures, client or client-simple", "--mode %q is not a transaction mode", l.Mode)
+	case oltp.Mode(l.Mode) == oltp.ModeClient && c.Engine == mariadb.Name:
+		p.Add("use --mode client-simple (one statement a round trip) or procedures", "MariaDB has no pipelined client mode yet (--mode client)")
 	}
 	if !slices.Contains(oltp.Profiles, oltp.Profile(l.Profile)) {
 		p.Add("use spec or hammerdb", "--profile %q is not a workload profile", l.Profile)

@@ -82,10 +82,14 @@ func (d dialect) Session(ctx context.Context, mode oltp.Mode) (oltp.Session, err
 	s := &session{conn: c}
 	var sess oltp.Session
 	var stmts map[string]string
-	if mode == oltp.ModeClient {
+	switch mode {
+	case oltp.ModeClientSimple:
 		sess, stmts = &clientExec{s}, clientStatements
-	} else {
+	case oltp.ModeProcedures:
 		sess, stmts = &procExec{s}, procStatements
+	default:
+		s.Close()
+		return nil, fmt.Errorf("MariaDB runs the transactions as procedures or client-simple, not %s", mode)
 	}
 	if err := s.prepare(ctx, stmts); err != nil {
 		s.Close()

@@ -59,7 +59,7 @@ func TestBuildRunResetBothModes(t *testing.T) {
 		t.Fatalf("%d orders after the build", n)
 	}
 	checkAudit(t, target)
-	for _, mode := range []oltp.Mode{oltp.ModeClient, oltp.ModeProcedures} {
+	for _, mode := range []oltp.Mode{oltp.ModeClientSimple, oltp.ModeProcedures} {
 		t.Run(string(mode), func(t *testing.T) { runAndCheck(t, target, mode, orders) })
 	}
 	if err := target.RestoreTemplate(ctx); err != nil {
@@ -84,7 +84,7 @@ func TestBuildRunResetBothModes(t *testing.T) {
 
 	// A server gone is a fault that ends the run, on a session that says
 	// it is closed.
-	sess, err := oltp.NewSession(ctx, target, oltp.ModeClient)
+	sess, err := oltp.NewSession(ctx, target, oltp.ModeClientSimple)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,9 +2,7 @@ package oltppg
 
 import (
 	"context"
-	"errors"
-	"math/big"
-	"time"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -13,239 +11,319 @@ import (
 	"github.com/calibra-bench/calibra/internal/oltp/tpcc"
 )
 
-// clientExec runs each transaction as a sequence of prepared statements
-// inside BEGIN ... COMMIT, one round trip per statement, as a client-side
-// driver (go-tpc, BenchBase) does. pgx prepares each text once per
-// connection and reuses it.
-type clientExec struct{ session }
-
-// inTx runs f in a transaction, committing on success and rolling back on
-// any error.
-func (e *clientExec) inTx(ctx context.Context, f func(tx pgx.Tx) error) error {
-	tx, err := e.conn.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	if err := f(tx); err != nil {
-		_ = tx.Rollback(ctx)
-		return err
-	}
-	return tx.Commit(ctx)
+// clientExec runs the five transactions from the client in few round
+// trips (ModeClient): statements sent together in one pipeline (a pgx
+// batch) and set-oriented where the data allows, as CockroachDB's TPC-C
+// workload does. A New-Order takes two round trips, the others one; the
+// isolation, the unused item's rollback, the by-name selection and the
+// Stock-Level join are simpleExec's.
+type clientExec struct {
+	session
+	// Reused between transactions: the hot path allocates no slices.
+	items  []int32   // the distinct items asked for, then those found
+	prices []float64 // by items
+	lines  lineArrays
+	stock  lineArrays // the order's stock rows, each once (number and amount unused)
 }
+
+// lineArrays are order lines as the columns unnest takes.
+type lineArrays struct {
+	number, item, supplyW, qty []int32
+	amount                     []float64
+}
+
+func (l *lineArrays) reset() {
+	l.number, l.item, l.supplyW, l.qty, l.amount = l.number[:0], l.item[:0], l.supplyW[:0], l.qty[:0], l.amount[:0]
+}
+
+func (l *lineArrays) add(number, item, supplyW, qty int32, amount float64) {
+	l.number = append(l.number, number)
+	l.item = append(l.item, item)
+	l.supplyW = append(l.supplyW, supplyW)
+	l.qty = append(l.qty, qty)
+	l.amount = append(l.amount, amount)
+}
+
+// The New-Order's second round trip: its order, its stock rows updated
+// together, its lines taking their district info from the stock rows
+// updated, then COMMIT. Stock rows are updated in the lines' (supply
+// warehouse, item) order, so concurrent New-Orders take their locks in one
+// order, as simpleExec's do.
+const (
+	newOrderDistrict = `UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = $1 AND d_id = $2
+		RETURNING d_tax, d_next_o_id - 1`
+	newOrderItems = "SELECT i_id, i_price, i_name, i_data FROM item WHERE i_id = ANY($1)"
+	newOrderOrder = `INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local)
+		VALUES ($1, $2, $3, $4, now(), NULL, $5, $6)`
+	stockSet = `s_quantity = CASE WHEN s.s_quantity >= u.q + 10 THEN s.s_quantity - u.q ELSE s.s_quantity - u.q + 91 END,
+		s_ytd = s.s_ytd + u.q, s_order_cnt = s.s_order_cnt + 1, s_remote_cnt = s.s_remote_cnt + (u.w <> $1)::int`
+	// $1 home warehouse, $2 district, $3 order id; the lines' numbers,
+	// items, supply warehouses, quantities and amounts ($4 to $8); the
+	// stock rows' items, supply warehouses and quantities ($9 to $11).
+	newOrderLines = `WITH s AS (UPDATE stock s SET ` + stockSet + `
+			FROM unnest($9::int[], $10::int[], $11::int[]) AS u(i, w, q) WHERE s.s_w_id = u.w AND s.s_i_id = u.i
+			RETURNING s.s_i_id, s.s_w_id, CASE $2::int
+				WHEN 1 THEN s.s_dist_01 WHEN 2 THEN s.s_dist_02 WHEN 3 THEN s.s_dist_03 WHEN 4 THEN s.s_dist_04
+				WHEN 5 THEN s.s_dist_05 WHEN 6 THEN s.s_dist_06 WHEN 7 THEN s.s_dist_07 WHEN 8 THEN s.s_dist_08
+				WHEN 9 THEN s.s_dist_09 ELSE s.s_dist_10 END AS dist)
+		INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d,
+			ol_quantity, ol_amount, ol_dist_info)
+		SELECT $3, $2, $1, l.n, l.i, l.w, NULL, l.q, l.a, s.dist
+		FROM unnest($4::int[], $5::int[], $6::int[], $7::int[], $8::float8[]) AS l(n, i, w, q, a)
+		JOIN s ON s.s_i_id = l.i AND s.s_w_id = l.w`
+	// A line naming a stock row an earlier line of the order named updates
+	// it again, as simpleExec's line-by-line updates do: one row an update
+	// statement changes only once.
+	newOrderRepeat = `UPDATE stock s SET ` + stockSet + `
+		FROM (SELECT $2::int AS i, $3::int AS w, $4::int AS q) u WHERE s.s_w_id = u.w AND s.s_i_id = u.i`
+)
 
 func (e *clientExec) NewOrder(ctx context.Context, in *oltp.NewOrderInput) error {
-	return e.inTx(ctx, func(tx pgx.Tx) error {
-		var wTax, dTax, discount float64
-		var oID int
-		var cLast, credit string
-		if err := tx.QueryRow(ctx, "SELECT w_tax FROM warehouse WHERE w_id = $1", in.W).Scan(&wTax); err != nil {
-			return err
+	e.items = e.items[:0]
+	for _, item := range in.ItemIDs {
+		if !containsInt32(e.items, item) {
+			e.items = append(e.items, item)
 		}
-		if err := tx.QueryRow(ctx, `UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = $1 AND d_id = $2
-			RETURNING d_tax, d_next_o_id - 1`, in.W, in.D).Scan(&dTax, &oID); err != nil {
-			return err
-		}
-		if err := tx.QueryRow(ctx, `SELECT c_discount, c_last, c_credit FROM customer
-			WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3`, in.W, in.D, in.C).Scan(&discount, &cLast, &credit); err != nil {
-			return err
-		}
-		allLocal := 0
-		if in.AllLocal {
-			allLocal = 1
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local)
-			VALUES ($1, $2, $3, $4, now(), NULL, $5, $6)`, oID, in.D, in.W, in.C, len(in.ItemIDs), allLocal); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, "INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES ($1, $2, $3)", oID, in.D, in.W); err != nil {
-			return err
-		}
-		distCol := distColumn(in.D)
-		var total float64
-		for i, item := range in.ItemIDs {
-			var price float64
-			var name, iData, sData, dist string
-			err := tx.QueryRow(ctx, "SELECT i_price, i_name, i_data FROM item WHERE i_id = $1", item).Scan(&price, &name, &iData)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return oltp.ErrRolledBack
-			}
-			if err != nil {
-				return err
-			}
-			remote := 0
-			if int(in.SupplyW[i]) != in.W {
-				remote = 1
-			}
-			if err := tx.QueryRow(ctx, `UPDATE stock SET
-				s_quantity = CASE WHEN s_quantity >= $1 + 10 THEN s_quantity - $1 ELSE s_quantity - $1 + 91 END,
-				s_ytd = s_ytd + $1, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + $2
-				WHERE s_w_id = $3 AND s_i_id = $4 RETURNING s_data, `+distCol,
-				in.Qty[i], remote, in.SupplyW[i], item).Scan(&sData, &dist); err != nil {
-				return err
-			}
-			amount := float64(in.Qty[i]) * price
-			if _, err := tx.Exec(ctx, `INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id,
-				ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info)
-				VALUES ($1, $2, $3, $4, $5, $6, NULL, $7, $8, $9)`,
-				oID, in.D, in.W, i+1, item, in.SupplyW[i], in.Qty[i], amount, dist); err != nil {
-				return err
-			}
-			total += amount
-		}
-		_ = total * (1 - discount) * (1 + wTax + dTax)
-		in.OID = oID
-		return nil
-	})
-}
-
-var distColumns = [...]string{"s_dist_01", "s_dist_02", "s_dist_03", "s_dist_04", "s_dist_05",
-	"s_dist_06", "s_dist_07", "s_dist_08", "s_dist_09", "s_dist_10"}
-
-func distColumn(d int) string { return distColumns[d-1] }
-
-// customerByName finds the customer at position ceil(n/2), by first name,
-// of those with the last name (clause 2.5.2.2).
-func customerByName(ctx context.Context, tx pgx.Tx, w, d int, last string) (int, error) {
-	var n int
-	if err := tx.QueryRow(ctx, "SELECT count(*) FROM customer WHERE c_w_id = $1 AND c_d_id = $2 AND c_last = $3",
-		w, d, last).Scan(&n); err != nil {
-		return 0, err
 	}
-	var id int
-	err := tx.QueryRow(ctx, `SELECT c_id FROM customer WHERE c_w_id = $1 AND c_d_id = $2 AND c_last = $3
-		ORDER BY c_first OFFSET $4 LIMIT 1`, w, d, last, (n+1)/2-1).Scan(&id)
-	return id, err
-}
+	wanted := len(e.items)
 
-func (e *clientExec) Payment(ctx context.Context, in *oltp.PaymentInput) error {
-	amount := pgtype.Numeric{Int: bigInt(in.AmountCents), Exp: -2, Valid: true}
-	return e.inTx(ctx, func(tx pgx.Tx) error {
-		var wName, dName, credit string
-		if err := tx.QueryRow(ctx, `UPDATE warehouse SET w_ytd = w_ytd + $1 WHERE w_id = $2
-			RETURNING w_name`, amount, in.W).Scan(&wName); err != nil {
+	var b pgx.Batch
+	b.Queue("BEGIN")
+	b.Queue("SELECT w_tax FROM warehouse WHERE w_id = $1", in.W)
+	b.Queue(newOrderDistrict, in.W, in.D)
+	b.Queue("SELECT c_discount, c_last, c_credit FROM customer WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3", in.W, in.D, in.C)
+	b.Queue(newOrderItems, e.items)
+	var wTax, dTax, discount float64
+	var oID int
+	var cLast, credit string
+	err := e.send(ctx, &b, func(r pgx.BatchResults) error {
+		if _, err := r.Exec(); err != nil {
 			return err
 		}
-		if err := tx.QueryRow(ctx, `UPDATE district SET d_ytd = d_ytd + $1 WHERE d_w_id = $2 AND d_id = $3
-			RETURNING d_name`, amount, in.W, in.D).Scan(&dName); err != nil {
+		if err := r.QueryRow().Scan(&wTax); err != nil {
 			return err
 		}
-		c := in.C
-		if c == 0 {
-			var err error
-			if c, err = customerByName(ctx, tx, in.CW, in.CD, in.CLast); err != nil {
-				return err
-			}
-		}
-		var first, middle, last string
-		var balance float64
-		var since time.Time
-		if err := tx.QueryRow(ctx, `SELECT c_first, c_middle, c_last, c_credit, c_balance, c_since FROM customer
-			WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3 FOR UPDATE`, in.CW, in.CD, c).Scan(
-			&first, &middle, &last, &credit, &balance, &since); err != nil {
+		if err := r.QueryRow().Scan(&dTax, &oID); err != nil {
 			return err
 		}
-		if credit == "BC" {
-			if _, err := tx.Exec(ctx, `UPDATE customer SET c_balance = c_balance - $1, c_ytd_payment = c_ytd_payment + $1,
-				c_payment_cnt = c_payment_cnt + 1,
-				c_data = left($2::int || ' ' || $3::int || ' ' || $4::int || ' ' || $5::int || ' ' || $6::int || ' ' || $1 || ' | ' || c_data, 500)
-				WHERE c_w_id = $4 AND c_d_id = $3 AND c_id = $2`, amount, c, in.CD, in.CW, in.D, in.W); err != nil {
-				return err
-			}
-		} else if _, err := tx.Exec(ctx, `UPDATE customer SET c_balance = c_balance - $1, c_ytd_payment = c_ytd_payment + $1,
-			c_payment_cnt = c_payment_cnt + 1 WHERE c_w_id = $2 AND c_d_id = $3 AND c_id = $4`,
-			amount, in.CW, in.CD, c); err != nil {
+		if err := r.QueryRow().Scan(&discount, &cLast, &credit); err != nil {
 			return err
 		}
-		in.PaidC = c
-		_, err := tx.Exec(ctx, `INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data)
-			VALUES ($1, $2, $3, $4, $5, now(), $6, $7)`, c, in.CD, in.CW, in.D, in.W, amount, wName+"    "+dName)
-		return err
-	})
-}
-
-func (e *clientExec) OrderStatus(ctx context.Context, in *oltp.OrderStatusInput) error {
-	return e.inTx(ctx, func(tx pgx.Tx) error {
-		c := in.C
-		if c == 0 {
-			var err error
-			if c, err = customerByName(ctx, tx, in.W, in.D, in.CLast); err != nil {
-				return err
-			}
-		}
-		var balance float64
-		var first, middle, last string
-		if err := tx.QueryRow(ctx, `SELECT c_balance, c_first, c_middle, c_last FROM customer
-			WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3`, in.W, in.D, c).Scan(&balance, &first, &middle, &last); err != nil {
-			return err
-		}
-		var oID int
-		var entry time.Time
-		var carrier *int
-		if err := tx.QueryRow(ctx, `SELECT o_id, o_entry_d, o_carrier_id FROM orders
-			WHERE o_w_id = $1 AND o_d_id = $2 AND o_c_id = $3 ORDER BY o_id DESC LIMIT 1`, in.W, in.D, c).Scan(
-			&oID, &entry, &carrier); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, `SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM order_line
-			WHERE ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id = $3`, in.W, in.D, oID)
+		rows, err := r.Query()
 		if err != nil {
 			return err
 		}
+		e.items, e.prices = e.items[:0], e.prices[:0]
 		for rows.Next() {
+			var id int32
+			var price float64
+			var name, data string
+			if err := rows.Scan(&id, &price, &name, &data); err != nil {
+				rows.Close()
+				return err
+			}
+			e.items, e.prices = append(e.items, id), append(e.prices, price)
 		}
 		rows.Close()
 		return rows.Err()
 	})
+	if err != nil {
+		return err
+	}
+	if len(e.items) < wanted {
+		// The unused item (clause 2.4.2.3): nothing is committed.
+		if _, err := e.conn.Exec(ctx, "ROLLBACK"); err != nil {
+			return err
+		}
+		return oltp.ErrRolledBack
+	}
+
+	e.lines.reset()
+	e.stock.reset()
+	var total float64
+	b = pgx.Batch{}
+	allLocal := 0
+	if in.AllLocal {
+		allLocal = 1
+	}
+	b.Queue(newOrderOrder, oID, in.D, in.W, in.C, len(in.ItemIDs), allLocal)
+	b.Queue("INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES ($1, $2, $3)", oID, in.D, in.W)
+	for i, item := range in.ItemIDs {
+		amount := float64(in.Qty[i]) * e.prices[indexInt32(e.items, item)]
+		total += amount
+		e.lines.add(int32(i+1), item, in.SupplyW[i], in.Qty[i], amount)
+		// The lines are sorted: a repeated stock row follows its first line.
+		if i > 0 && item == in.ItemIDs[i-1] && in.SupplyW[i] == in.SupplyW[i-1] {
+			continue
+		}
+		e.stock.add(0, item, in.SupplyW[i], in.Qty[i], 0)
+	}
+	_ = total * (1 - discount) * (1 + wTax + dTax)
+	b.Queue(newOrderLines, in.W, in.D, oID, e.lines.number, e.lines.item, e.lines.supplyW, e.lines.qty, e.lines.amount,
+		e.stock.item, e.stock.supplyW, e.stock.qty)
+	for i := 1; i < len(in.ItemIDs); i++ {
+		if in.ItemIDs[i] == in.ItemIDs[i-1] && in.SupplyW[i] == in.SupplyW[i-1] {
+			b.Queue(newOrderRepeat, in.W, in.ItemIDs[i], in.SupplyW[i], in.Qty[i])
+		}
+	}
+	b.Queue("COMMIT")
+	if err := e.send(ctx, &b, execAll(b.Len())); err != nil {
+		return err
+	}
+	in.OID = oID
+	return nil
 }
 
-func (e *clientExec) Delivery(ctx context.Context, in *oltp.DeliveryInput) error {
-	return e.inTx(ctx, func(tx pgx.Tx) error {
-		in.Skipped = 0
-		for d := 1; d <= tpcc.DistrictsPerWarehouse; d++ {
-			var oID, cID int
-			err := tx.QueryRow(ctx, `SELECT no_o_id FROM new_order WHERE no_w_id = $1 AND no_d_id = $2
-				ORDER BY no_o_id LIMIT 1 FOR UPDATE`, in.W, d).Scan(&oID)
-			if errors.Is(err, pgx.ErrNoRows) {
-				in.Skipped++
-				continue // no undelivered order in this district (clause 2.7.4.2)
-			}
-			if err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, "DELETE FROM new_order WHERE no_w_id = $1 AND no_d_id = $2 AND no_o_id = $3",
-				in.W, d, oID); err != nil {
-				return err
-			}
-			if err := tx.QueryRow(ctx, `UPDATE orders SET o_carrier_id = $1 WHERE o_w_id = $2 AND o_d_id = $3 AND o_id = $4
-				RETURNING o_c_id`, in.Carrier, in.W, d, oID).Scan(&cID); err != nil {
-				return err
-			}
-			var amount pgtype.Numeric
-			if err := tx.QueryRow(ctx, `WITH l AS (UPDATE order_line SET ol_delivery_d = now()
-				WHERE ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id = $3 RETURNING ol_amount)
-				SELECT sum(ol_amount) FROM l`, in.W, d, oID).Scan(&amount); err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, `UPDATE customer SET c_balance = c_balance + $1, c_delivery_cnt = c_delivery_cnt + 1
-				WHERE c_w_id = $2 AND c_d_id = $3 AND c_id = $4`, amount, in.W, d, cID); err != nil {
+func containsInt32(s []int32, v int32) bool { return indexInt32(s, v) >= 0 }
+
+func indexInt32(s []int32, v int32) int {
+	for i, x := range s {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}
+
+// send runs a batch as one pipeline (one round trip) and reads its results
+// with read; on any error inside an explicit transaction it rolls back.
+func (e *clientExec) send(ctx context.Context, b *pgx.Batch, read func(pgx.BatchResults) error) error {
+	r := e.conn.SendBatch(ctx, b)
+	err := read(r)
+	if cerr := r.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil && !e.conn.IsClosed() && e.conn.PgConn().TxStatus() != 'I' {
+		_, _ = e.conn.Exec(ctx, "ROLLBACK")
+	}
+	return err
+}
+
+// execAll reads n results that return no rows worth keeping.
+func execAll(n int) func(pgx.BatchResults) error {
+	return func(r pgx.BatchResults) error {
+		for i := 0; i < n; i++ {
+			if _, err := r.Exec(); err != nil {
 				return err
 			}
 		}
 		return nil
-	})
+	}
 }
+
+// byName selects the customer at position ceil(n/2), by first name, of
+// the n with the last name (clause 2.5.2.2), in one statement: the offset
+// (n-1)/2 is simpleExec's (n+1)/2-1.
+const byName = `(SELECT c_id FROM customer WHERE c_w_id = $1 AND c_d_id = $2 AND c_last = $3 ORDER BY c_first
+	OFFSET (SELECT (count(*) - 1) / 2 FROM customer WHERE c_w_id = $1 AND c_d_id = $2 AND c_last = $3) LIMIT 1)`
+
+// The Payment in one statement: the warehouse, the district and the
+// customer updated and the history row inserted together; the customer's
+// credit chooses in the statement whether c_data grows (clause 2.5.2.2).
+// $1 customer's warehouse, $2 its district, $3 the customer (id or last
+// name), $4 warehouse, $5 district, $6 amount.
+const paymentSQL = `WITH w AS (UPDATE warehouse SET w_ytd = w_ytd + $6 WHERE w_id = $4 RETURNING w_name),
+	d AS (UPDATE district SET d_ytd = d_ytd + $6 WHERE d_w_id = $4 AND d_id = $5 RETURNING d_name),
+	c AS (UPDATE customer SET c_balance = c_balance - $6, c_ytd_payment = c_ytd_payment + $6,
+			c_payment_cnt = c_payment_cnt + 1,
+			c_data = CASE WHEN c_credit = 'BC'
+				THEN left(c_id || ' ' || $2::int || ' ' || $1::int || ' ' || $5::int || ' ' || $4::int || ' ' || $6 || ' | ' || c_data, 500)
+				ELSE c_data END
+		WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = %s
+		RETURNING c_id, c_first, c_middle, c_last, c_credit, c_balance, c_since)
+	INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data)
+	SELECT c.c_id, $2, $1, $5, $4, now(), $6, w.w_name || '    ' || d.d_name FROM w, d, c
+	RETURNING h_c_id`
+
+var (
+	paymentByID   = fmt.Sprintf(paymentSQL, "$3::int")
+	paymentByName = fmt.Sprintf(paymentSQL, byName)
+)
+
+func (e *clientExec) Payment(ctx context.Context, in *oltp.PaymentInput) error {
+	amount := pgtype.Numeric{Int: bigInt(in.AmountCents), Exp: -2, Valid: true}
+	sql, who := paymentByID, any(in.C)
+	if in.C == 0 {
+		sql, who = paymentByName, in.CLast
+	}
+	return e.conn.QueryRow(ctx, sql, in.CW, in.CD, who, in.W, in.D, amount).Scan(&in.PaidC)
+}
+
+// The Order-Status in one statement: the customer, its last order and
+// that order's lines. $1 warehouse, $2 district, $3 the customer.
+const orderStatusSQL = `WITH c AS (SELECT c_id, c_balance, c_first, c_middle, c_last FROM customer
+		WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = %s),
+	o AS (SELECT o_id, o_entry_d, o_carrier_id FROM orders
+		WHERE o_w_id = $1 AND o_d_id = $2 AND o_c_id = (SELECT c_id FROM c) ORDER BY o_id DESC LIMIT 1)
+	SELECT c.c_balance, c.c_first, c.c_middle, c.c_last, o.o_id, o.o_entry_d, o.o_carrier_id,
+		ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d
+	FROM c CROSS JOIN o LEFT JOIN order_line ON ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id = o.o_id`
+
+var (
+	orderStatusByID   = fmt.Sprintf(orderStatusSQL, "$3::int")
+	orderStatusByName = fmt.Sprintf(orderStatusSQL, byName)
+)
+
+func (e *clientExec) OrderStatus(ctx context.Context, in *oltp.OrderStatusInput) error {
+	sql, who := orderStatusByID, any(in.C)
+	if in.C == 0 {
+		sql, who = orderStatusByName, in.CLast
+	}
+	rows, err := e.conn.Query(ctx, sql, in.W, in.D, who)
+	if err != nil {
+		return err
+	}
+	n := 0
+	for rows.Next() {
+		n++
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if n == 0 {
+		return pgx.ErrNoRows // no customer or no order: simpleExec fails the same way
+	}
+	return nil
+}
+
+// The Delivery in one statement: each district's oldest new order taken
+// and deleted, its order given the carrier, its lines the delivery date
+// and its customer the lines' sum. Each district's oldest is locked as
+// simpleExec's SELECT ... ORDER BY ... LIMIT 1 FOR UPDATE locks it, so one
+// that a concurrent Delivery took gives way to the next. $1 warehouse, $2
+// carrier.
+var deliverySQL = fmt.Sprintf(`WITH n AS (DELETE FROM new_order x
+		USING generate_series(1, %d) AS g(d) CROSS JOIN LATERAL (SELECT no_o_id AS o FROM new_order
+			WHERE no_w_id = $1 AND no_d_id = g.d ORDER BY no_o_id LIMIT 1 FOR UPDATE) m
+		WHERE x.no_w_id = $1 AND x.no_d_id = g.d AND x.no_o_id = m.o
+		RETURNING x.no_d_id AS d, x.no_o_id AS o),
+	o AS (UPDATE orders SET o_carrier_id = $2 FROM n WHERE o_w_id = $1 AND o_d_id = n.d AND o_id = n.o
+		RETURNING o_d_id AS d, o_c_id AS c),
+	l AS (UPDATE order_line SET ol_delivery_d = now() FROM n WHERE ol_w_id = $1 AND ol_d_id = n.d AND ol_o_id = n.o
+		RETURNING ol_d_id AS d, ol_amount),
+	t AS (SELECT d, sum(ol_amount) AS amount FROM l GROUP BY d),
+	c AS (UPDATE customer SET c_balance = c_balance + t.amount, c_delivery_cnt = c_delivery_cnt + 1
+		FROM o JOIN t USING (d) WHERE c_w_id = $1 AND c_d_id = o.d AND c_id = o.c RETURNING 1)
+	SELECT (SELECT count(*) FROM n), (SELECT count(*) FROM c)`, tpcc.DistrictsPerWarehouse)
+
+func (e *clientExec) Delivery(ctx context.Context, in *oltp.DeliveryInput) error {
+	var done, customers int
+	if err := e.conn.QueryRow(ctx, deliverySQL, in.W, in.Carrier).Scan(&done, &customers); err != nil {
+		return err
+	}
+	in.Skipped = tpcc.DistrictsPerWarehouse - done
+	return nil
+}
+
+// The Stock-Level in one statement: the district's next order id joined
+// in rather than read first.
+const stockLevelSQL = `SELECT count(DISTINCT s_i_id) FROM district
+	JOIN order_line ON ol_w_id = d_w_id AND ol_d_id = d_id AND ol_o_id >= d_next_o_id - 20 AND ol_o_id < d_next_o_id
+	JOIN stock ON s_w_id = d_w_id AND s_i_id = ol_i_id
+	WHERE d_w_id = $1 AND d_id = $2 AND s_quantity < $3`
 
 func (e *clientExec) StockLevel(ctx context.Context, in *oltp.StockLevelInput) error {
-	return e.inTx(ctx, func(tx pgx.Tx) error {
-		var next, low int
-		if err := tx.QueryRow(ctx, "SELECT d_next_o_id FROM district WHERE d_w_id = $1 AND d_id = $2",
-			in.W, in.D).Scan(&next); err != nil {
-			return err
-		}
-		return tx.QueryRow(ctx, `SELECT count(DISTINCT s_i_id) FROM order_line JOIN stock ON s_w_id = $1 AND s_i_id = ol_i_id
-			WHERE ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id >= $3 - 20 AND ol_o_id < $3 AND s_quantity < $4`,
-			in.W, in.D, next, in.Threshold).Scan(&low)
-	})
+	var low int
+	return e.conn.QueryRow(ctx, stockLevelSQL, in.W, in.D, in.Threshold).Scan(&low)
 }
-
-func bigInt(v int) *big.Int { return big.NewInt(int64(v)) }

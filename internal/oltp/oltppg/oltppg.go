@@ -41,8 +41,11 @@ func (d dialect) Session(ctx context.Context, mode oltp.Mode) (oltp.Session, err
 	if err != nil {
 		return nil, err
 	}
-	if mode == oltp.ModeClient {
-		return &clientExec{session{conn}}, nil
+	switch mode {
+	case oltp.ModeClient:
+		return &clientExec{session: session{conn}}, nil
+	case oltp.ModeClientSimple:
+		return &simpleExec{session{conn}}, nil
 	}
 	e := &procExec{session{conn}}
 	if err := e.prepare(ctx); err != nil {

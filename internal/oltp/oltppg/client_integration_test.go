@@ -1,0 +1,161 @@
+package oltppg
+
+import (
+	"context"
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	"github.com/calibra-bench/calibra/internal/oltp"
+	"github.com/calibra-bench/calibra/internal/oltp/tpcc"
+	"github.com/calibra-bench/calibra/internal/progress"
+	"github.com/calibra-bench/calibra/internal/testenv"
+)
+
+// builtTarget starts a throwaway managed PostgreSQL with one warehouse
+// built; it skips where PostgreSQL is not installed, unless
+// CALIBRA_TEST_REQUIRE names postgres.
+func builtTarget(t testing.TB) (*postgres.Target, *pgx.Conn) {
+	t.Helper()
+	_, missing := postgres.FindBinaries("")
+	testenv.Need(t, "postgres", missing, "apt-get install postgresql")
+	ctx := context.Background()
+	target, err := postgres.Prepare(ctx, postgres.TargetConfig{Path: testenv.StorageDir(t), DBCache: "256MB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.Start(t, target)
+	if _, err := oltp.Build(ctx, target, oltp.BuildConfig{Warehouses: 1, Seed: 3, Workers: 2}, progress.New(io.Discard, progress.None, false)); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := target.ConnectSchema(ctx, oltp.Schema, "calibra-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return target, conn
+}
+
+// The pipelined client and the statement-at-a-time client do the same
+// thing to the data: a New-Order's rows (a stock row named twice updated
+// twice), the unused item's rollback leaving nothing, Payment by last name
+// paying the same customer, Delivery taking all ten districts, and the
+// consistency conditions holding after.
+func TestClientModesDoTheSameToTheData(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real PostgreSQL work; run without -short")
+	}
+	target, conn := builtTarget(t)
+	ctx := context.Background()
+	count := func(sql string, args ...any) int64 {
+		t.Helper()
+		var n int64
+		if err := conn.QueryRow(ctx, sql, args...).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		return n
+	}
+	var last string
+	if err := conn.QueryRow(ctx, "SELECT c_last FROM customer WHERE c_w_id = 1 AND c_d_id = 2 AND c_id = 7").Scan(&last); err != nil {
+		t.Fatal(err)
+	}
+	paid := map[oltp.Mode]int{}
+	for _, mode := range []oltp.Mode{oltp.ModeClient, oltp.ModeClientSimple} {
+		t.Run(string(mode), func(t *testing.T) {
+			sess, err := oltp.NewSession(ctx, target, mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sess.Close()
+
+			orders, lines := count("SELECT count(*) FROM orders"), count("SELECT count(*) FROM order_line")
+			cnt5, ytd5 := count("SELECT s_order_cnt FROM stock WHERE s_w_id = 1 AND s_i_id = 5"), count("SELECT s_ytd FROM stock WHERE s_w_id = 1 AND s_i_id = 5")
+			no := &oltp.NewOrderInput{W: 1, D: 3, C: 11, AllLocal: true,
+				ItemIDs: []int32{5, 5, 9}, SupplyW: []int32{1, 1, 1}, Qty: []int32{2, 3, 4}}
+			if err := sess.NewOrder(ctx, no); err != nil {
+				t.Fatalf("new-order: %v", err)
+			}
+			if next := count("SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 3"); int64(no.OID) != next-1 {
+				t.Errorf("order id %d, district's next %d", no.OID, next)
+			}
+			if o, l := count("SELECT count(*) FROM orders"), count("SELECT count(*) FROM order_line"); o != orders+1 || l != lines+3 {
+				t.Errorf("orders %d→%d, lines %d→%d: want one order of three lines", orders, o, lines, l)
+			}
+			if q := count("SELECT sum(ol_quantity) FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 3 AND ol_o_id = $1 AND ol_dist_info <> ''", no.OID); q != 9 {
+				t.Errorf("the order's lines hold %d items with their district info, want 9", q)
+			}
+			if c, y := count("SELECT s_order_cnt FROM stock WHERE s_w_id = 1 AND s_i_id = 5"), count("SELECT s_ytd FROM stock WHERE s_w_id = 1 AND s_i_id = 5"); c != cnt5+2 || y != ytd5+5 {
+				t.Errorf("item 5 named by two lines: order count %d→%d, ytd %d→%d; want +2 and +5", cnt5, c, ytd5, y)
+			}
+
+			orders = count("SELECT count(*) FROM orders")
+			next := count("SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 4")
+			unused := &oltp.NewOrderInput{W: 1, D: 4, C: 12, AllLocal: true, Rollback: true,
+				ItemIDs: []int32{8, tpcc.Items + 1}, SupplyW: []int32{1, 1}, Qty: []int32{1, 1}}
+			if err := sess.NewOrder(ctx, unused); !errors.Is(err, oltp.ErrRolledBack) {
+				t.Fatalf("new-order with an unused item: %v, want the expected rollback", err)
+			}
+			if o, n := count("SELECT count(*) FROM orders"), count("SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 4"); o != orders || n != next {
+				t.Errorf("after the rollback: orders %d→%d, next order id %d→%d; want nothing committed", orders, o, next, n)
+			}
+
+			pm := &oltp.PaymentInput{W: 1, D: 2, CW: 1, CD: 2, CLast: last, AmountCents: 1234}
+			if err := sess.Payment(ctx, pm); err != nil {
+				t.Fatalf("payment by name: %v", err)
+			}
+			paid[mode] = pm.PaidC
+			if err := sess.OrderStatus(ctx, &oltp.OrderStatusInput{W: 1, D: 2, CLast: last}); err != nil {
+				t.Errorf("order-status by name: %v", err)
+			}
+			newOrders := count("SELECT count(*) FROM new_order")
+			dl := &oltp.DeliveryInput{W: 1, Carrier: 3}
+			if err := sess.Delivery(ctx, dl); err != nil || dl.Skipped != 0 {
+				t.Fatalf("delivery: %v, %d districts skipped", err, dl.Skipped)
+			}
+			if n := count("SELECT count(*) FROM new_order"); n != newOrders-tpcc.DistrictsPerWarehouse {
+				t.Errorf("new orders %d→%d: want one delivered per district", newOrders, n)
+			}
+			if err := sess.StockLevel(ctx, &oltp.StockLevelInput{W: 1, D: 3, Threshold: 15}); err != nil {
+				t.Errorf("stock-level: %v", err)
+			}
+		})
+	}
+	if paid[oltp.ModeClient] == 0 || paid[oltp.ModeClient] != paid[oltp.ModeClientSimple] {
+		t.Errorf("payment by last name paid customer %v: want the same one in both modes", paid)
+	}
+	ctl := &control{conn: conn}
+	for _, id := range []string{"3.3.2.1", "3.3.2.2", "3.3.2.3", "3.3.2.4"} {
+		if bad, err := ctl.Violations(ctx, id); err != nil || bad != 0 {
+			t.Errorf("consistency %s: %d violations (%v)", id, bad, err)
+		}
+	}
+}
+
+// BenchmarkNewOrder is one New-Order through each client mode against a
+// real server: its time is mostly the server's and the round trips', its
+// allocations are the driver's.
+func BenchmarkNewOrder(b *testing.B) {
+	target, _ := builtTarget(b)
+	ctx := context.Background()
+	for _, mode := range []oltp.Mode{oltp.ModeClient, oltp.ModeClientSimple} {
+		b.Run(string(mode), func(b *testing.B) {
+			sess, err := oltp.NewSession(ctx, target, mode)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer sess.Close()
+			term := &oltp.Terminal{W: 1, Warehouses: 1, Rng: tpcc.NewRand(9)}
+			var in oltp.NewOrderInput
+			b.ReportAllocs()
+			for b.Loop() {
+				term.NextNewOrder(&in)
+				if err := sess.NewOrder(ctx, &in); err != nil && !errors.Is(err, oltp.ErrRolledBack) {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
