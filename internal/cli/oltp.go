@@ -61,6 +61,7 @@ func registerLoad(cmd *cobra.Command, l *runner.OLTPLoad, rampup, duration time.
 	f.StringVar(&l.Profile, "profile", runner.DefaultOLTPProfile, "spec (mix 45/43/4/4/4, NURand items and customers) or hammerdb (its driver's 10/10/1/1/1 of 23, uniform items and customers): their numbers differ")
 	f.StringVar(&l.Keying, "keying-thinking", "off", "closed loop with the specification's keying and think times: off, on, or a scale such as 0.1")
 	f.Float64Var(&l.RatePerUser, "rate-per-user", 0, "open loop: each user starts this many transactions a second on a fixed schedule (0: closed loop)")
+	f.IntVar(&l.Connections, "connections", 0, "serve the users as terminals on this many connections, fewer than users (a transaction monitor): a transaction waits for a free one, and its latency counts the wait; 0: a connection per user")
 	f.DurationVar(&l.Rampup, "rampup", rampup, "warm-up before "+per+" timed window (not measured)")
 	f.DurationVar(&l.Duration, "duration", duration, "length of "+per+" timed window")
 	f.BoolVar(&l.Reset, "reset", false, "recreate the database from its loaded template first (managed instance)")
@@ -72,7 +73,8 @@ func (a *app) oltpRunLayer(c *runner.Config) layer {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a timed TPC-C-like window and measure NOPM, TPM and response times",
-		Long: `Start every virtual user (one goroutine and one connection each), run the
+		Long: `Start every virtual user (a goroutine with a connection of its own, or one
+borrowed from --connections), run the
 ramp-up, then measure the timed window only:
 
   NOPM        committed New-Orders per minute: the growth of sum(d_next_o_id)
@@ -104,11 +106,19 @@ a transaction every 1/R s on a fixed schedule whatever the last one took, and
 latency runs from the scheduled start, so a slow system's queueing is
 counted (coordinated omission corrected).
 
+With --connections C below --users, the users are terminals that C
+connections serve, as a TPC-C transaction monitor may: a transaction waits
+for a free connection, its latency counts the wait from its terminal's
+intended start, and the wait is reported on its own (queue). So thousands of
+terminals with keying and think times run against a server with a bounded
+number of backends.
+
 On the managed instance with no schema, run builds one first and says so.`,
 		Example: `  calibra oltp run --warehouses 2 --users 4 --rampup 5s --duration 30s --path /mnt/array
   calibra oltp run --users 8 --mode client --duration 5m
   calibra oltp run --warehouses 10 --users 100 --keying-thinking 0.1 --reset
-  calibra oltp run --users 16 --rate-per-user 50 --duration 2m`,
+  calibra oltp run --users 16 --rate-per-user 50 --duration 2m
+  calibra oltp run --warehouses 100 --users 1000 --connections 32 --keying-thinking 0.1`,
 	}
 	// HammerDB's defaults: a steady state includes checkpoints, which a
 	// minute after a fresh start rarely does.

@@ -176,6 +176,19 @@ func TestOLTPOnAManagedInstance(t *testing.T) {
 		}
 	})
 
+	t.Run("terminals on few connections", func(t *testing.T) {
+		mustRun(t, 0, append([]string{"oltp", "run", "--users", "12", "--connections", "3", "--rampup", "1s",
+			"--duration", "8s", "--out", out("pooled")}, common...)...)
+		checkRun(t, out("pooled"), "procedures")
+		_, o := lastStep[*results.OLTP](t, out("pooled"))
+		if o.Users != 12 || o.Connections != 3 || o.QueueMs == nil || o.QueueMs.Mean <= 0 || o.QueueMs.Mean > o.ARTMs {
+			t.Errorf("users %d on %d connections, queue %+v, art %.3f ms: want 12 on 3, a wait inside the latency", o.Users, o.Connections, o.QueueMs, o.ARTMs)
+		}
+		if o.Driver == nil || o.Driver.MemPerUserKB <= 0 {
+			t.Errorf("driver %+v: want its memory per user", o.Driver)
+		}
+	})
+
 	t.Run("hammerdb profile", func(t *testing.T) {
 		stderr := mustRun(t, 0, append([]string{"oltp", "run", "--profile", "hammerdb", "--users", "2", "--rampup", "0s",
 			"--duration", "4s", "--out", out("hammerdb")}, common...)...)

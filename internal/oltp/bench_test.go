@@ -4,15 +4,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/calibra-bench/calibra/internal/hist"
 	"github.com/calibra-bench/calibra/internal/oltp/tpcc"
 )
 
 // BenchmarkTransactionLoop is the driver's own work per transaction, without
 // the database: deal a card, draw the inputs, record the outcome.
 func BenchmarkTransactionLoop(b *testing.B) {
-	u := &user{term: *newTerminal(4), deck: NewDeck(tpcc.NewRand(1, 2), ProfileSpec),
-		tick: tickStats{lat: hist.New()}, win: newWindow(), edges: &edges{}}
+	u := &user{term: *newTerminal(4), deck: NewDeck(tpcc.NewRand(1, 2), ProfileSpec), edges: &edges{}}
+	l := lease{rec: newRecorder(false)}
 	b.ReportAllocs()
 	for b.Loop() {
 		t := u.deck.Next()
@@ -28,6 +27,6 @@ func BenchmarkTransactionLoop(b *testing.B) {
 		default:
 			u.term.NextStockLevel(&u.sl)
 		}
-		u.record(t, 1500*time.Microsecond, nil, true)
+		u.record(l, t, 1500*time.Microsecond, 0, nil, true)
 	}
 }

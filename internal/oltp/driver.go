@@ -35,6 +35,8 @@ type tickStats struct {
 type window struct {
 	types  [numTxTypes]typeStats
 	lat    [numTxTypes]*hist.Histogram
+	queue  *hist.Histogram // waits for a pooled connection; nil without a pool
+	waitNs int64
 	inputs inputCounts
 	// errClasses counts failed transactions by class (Session.ErrorClass);
 	// nil until the first error.
@@ -57,10 +59,90 @@ type edges struct {
 	stopFlushes atomic.Int64 // flush calls made at the end edge: they commit too
 }
 
-// user is one virtual user: a goroutine with its own connection, terminal,
-// deck and histograms.
+// recorder holds the outcomes of a user, or of a pooled connection and
+// so of whichever users borrowed it: its histograms are most of a user's
+// memory (some 160 KB each), so a thousand terminals on 32 connections
+// keep 32 sets, not a thousand.
+type recorder struct {
+	mu   sync.Mutex
+	tick tickStats
+	win  *window
+}
+
+func newRecorder(pooled bool) *recorder {
+	r := &recorder{tick: tickStats{lat: hist.New()}, win: newWindow()}
+	if pooled {
+		r.win.queue = hist.New()
+	}
+	return r
+}
+
+// lease is a pooled connection with the recorder of its transactions.
+type lease struct {
+	sess Session
+	rec  *recorder
+}
+
+// connPool lends a few sessions to many users, as a TPC-C transaction
+// monitor serves terminals (RunConfig.Connections).
+type connPool struct{ free chan lease }
+
+func newConnPool(sessions []Session, recs []*recorder) *connPool {
+	p := &connPool{free: make(chan lease, len(sessions))}
+	for i, s := range sessions {
+		p.free <- lease{s, recs[i]}
+	}
+	return p
+}
+
+// get waits for a free connection, calling seen if the window starts
+// meanwhile; false when the run stops first.
+func (p *connPool) get(ctx context.Context, stop, start <-chan struct{}, seen func()) (lease, bool) {
+	for {
+		select {
+		case l := <-p.free:
+			return l, true
+		case <-start:
+			seen()
+			start = nil
+		case <-stop:
+			return lease{}, false
+		case <-ctx.Done():
+			return lease{}, false
+		}
+	}
+}
+
+func (p *connPool) put(l lease) { p.free <- l }
+
+// drain takes every connection, once the transactions on them end; false
+// when ctx ends first, with those taken given back.
+func (p *connPool) drain(ctx context.Context) ([]lease, bool) {
+	all := make([]lease, 0, cap(p.free))
+	for len(all) < cap(p.free) {
+		select {
+		case l := <-p.free:
+			all = append(all, l)
+		case <-ctx.Done():
+			p.refill(all)
+			return nil, false
+		}
+	}
+	return all, true
+}
+
+func (p *connPool) refill(ls []lease) {
+	for _, l := range ls {
+		p.free <- l
+	}
+}
+
+// user is one virtual user: a goroutine with its own terminal, deck and
+// histograms, and its own connection or, with a pool, one it borrows for
+// each transaction.
 type user struct {
-	sess   Session
+	own    lease // the user's connection and recorder; none with a pool
+	pool   *connPool
 	term   Terminal
 	deck   *Deck
 	keying float64 // scale of keying and think times; 0 is off
@@ -69,10 +151,6 @@ type user struct {
 	interval time.Duration
 	next     time.Time // the next transaction's intended start (open loop)
 	edges    *edges
-
-	mu   sync.Mutex
-	tick tickStats
-	win  *window
 
 	consecutiveErrs int
 	lastErr         error
@@ -110,14 +188,18 @@ func (u *user) run(ctx context.Context) error {
 		}
 	}()
 	// sleepUntil waits, answering the window's start edge on the way; false
-	// means the run is over.
+	// means the run is over. One timer serves every wait (since Go 1.23 a
+	// stopped timer's Reset leaves no stale tick), which a thousand keying
+	// terminals would otherwise allocate twice a transaction.
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
 	sleepUntil := func(t time.Time) bool {
 		for {
 			d := time.Until(t)
 			if d <= 0 {
 				return true
 			}
-			timer := time.NewTimer(d)
+			timer.Reset(d)
 			select {
 			case <-timer.C:
 				return true
@@ -141,8 +223,8 @@ func (u *user) run(ctx context.Context) error {
 		}
 		select {
 		case <-u.edges.stop:
-			u.flushStats(ctx)
-			if u.edges.flushStats {
+			if u.edges.flushStats && u.pool == nil {
+				u.flushStats(ctx)
 				u.edges.stopFlushes.Add(1)
 			}
 			return nil
@@ -167,19 +249,31 @@ func (u *user) run(ctx context.Context) error {
 				continue
 			}
 		}
+		ready := time.Now()
+		if u.keying == 0 && u.interval == 0 {
+			intended = ready
+		}
+		// The wait for a pooled connection counts in the latency; a
+		// transaction that waited across the window's start runs in it.
+		l, ok := u.own, true
+		if u.pool != nil {
+			l, ok = u.pool.get(ctx, u.edges.stop, start, seeStart)
+		}
+		if !ok {
+			continue
+		}
 		inWindow := sawStart
 		began := time.Now()
-		if u.keying == 0 && u.interval == 0 {
-			intended = began
-		}
-		err := u.do(ctx, t)
+		err := u.do(ctx, l.sess, t)
 		end := time.Now()
 		if ctx.Err() != nil {
+			u.giveBack(l)
 			return ctx.Err() // a transaction cut by the interrupt is not a result
 		}
-		u.record(t, end.Sub(intended), err, inWindow)
+		u.record(l, t, end.Sub(intended), began.Sub(ready), err, inWindow)
+		u.giveBack(l)
 		if err != nil && !errors.Is(err, ErrRolledBack) {
-			if f := u.sess.Fault(err); f != nil {
+			if f := l.sess.Fault(err); f != nil {
 				return f
 			}
 		}
@@ -196,29 +290,36 @@ func unitFloat(r *tpcc.Rand) float64 {
 	return float64(r.Uint64()>>11+1) / (1 << 53)
 }
 
-func (u *user) do(ctx context.Context, t TxType) error {
+func (u *user) giveBack(l lease) {
+	if u.pool != nil {
+		u.pool.put(l)
+	}
+}
+
+func (u *user) do(ctx context.Context, sess Session, t TxType) error {
 	switch t {
 	case NewOrder:
 		u.term.NextNewOrder(&u.no)
-		return u.sess.NewOrder(ctx, &u.no)
+		return sess.NewOrder(ctx, &u.no)
 	case Payment:
 		u.term.NextPayment(&u.pm)
-		return u.sess.Payment(ctx, &u.pm)
+		return sess.Payment(ctx, &u.pm)
 	case OrderStatus:
 		u.term.NextOrderStatus(&u.os)
-		return u.sess.OrderStatus(ctx, &u.os)
+		return sess.OrderStatus(ctx, &u.os)
 	case Delivery:
 		u.term.NextDelivery(&u.dl)
-		return u.sess.Delivery(ctx, &u.dl)
+		return sess.Delivery(ctx, &u.dl)
 	default:
 		u.term.NextStockLevel(&u.sl)
-		return u.sess.StockLevel(ctx, &u.sl)
+		return sess.StockLevel(ctx, &u.sl)
 	}
 }
 
 // record files one outcome under the tick and, if the transaction started
-// inside the timed window, under the window.
-func (u *user) record(t TxType, lat time.Duration, err error, inWindow bool) {
+// inside the timed window, under the window; wait is the part of lat spent
+// waiting for a pooled connection.
+func (u *user) record(l lease, t TxType, lat, wait time.Duration, err error, inWindow bool) {
 	var s typeStats
 	switch {
 	case err == nil:
@@ -232,44 +333,51 @@ func (u *user) record(t TxType, lat time.Duration, err error, inWindow bool) {
 		u.consecutiveErrs++
 		u.lastErr = err
 	}
-	u.mu.Lock()
-	u.tick.types[t].add(s)
+	r := l.rec
+	r.mu.Lock()
+	r.tick.types[t].add(s)
 	if s.count > 0 {
-		u.tick.lat.Record(lat)
+		r.tick.lat.Record(lat)
 	}
-	u.mu.Unlock()
+	r.mu.Unlock()
 	if inWindow {
+		w := r.win
 		if s.errors > 0 {
-			if u.win.errClasses == nil {
-				u.win.errClasses = map[string]int64{}
+			if w.errClasses == nil {
+				w.errClasses = map[string]int64{}
 			}
-			u.win.errClasses[u.sess.ErrorClass(err)]++
+			w.errClasses[l.sess.ErrorClass(err)]++
 		}
-		u.win.types[t].add(s)
+		w.types[t].add(s)
 		if s.count > 0 {
-			u.win.lat[t].Record(lat)
-			u.win.inputs.count(t, u)
+			w.lat[t].Record(lat)
+			w.inputs.count(t, u)
+			if w.queue != nil {
+				w.queue.Record(wait)
+				w.waitNs += int64(wait)
+			}
 		}
 	}
 }
 
-// takeTick swaps out the user's tick stats into into (merging).
-func (u *user) takeTick(into *tickStats) {
-	u.mu.Lock()
-	for i := range u.tick.types {
-		into.types[i].add(u.tick.types[i])
-		u.tick.types[i] = typeStats{}
+// takeTick swaps out the recorder's tick stats into into (merging).
+func (r *recorder) takeTick(into *tickStats) {
+	r.mu.Lock()
+	for i := range r.tick.types {
+		into.types[i].add(r.tick.types[i])
+		r.tick.types[i] = typeStats{}
 	}
-	into.lat.Merge(u.tick.lat)
-	u.tick.lat.Reset()
-	u.mu.Unlock()
+	into.lat.Merge(r.tick.lat)
+	r.tick.lat.Reset()
+	r.mu.Unlock()
 }
 
 // flushStats makes the server publish this user's statistics now, so
 // that counters read at a window edge include exactly the transactions on
-// the edge's side.
+// the edge's side. Pooled connections are flushed by the run itself, once
+// no user holds one (Run).
 func (u *user) flushStats(ctx context.Context) {
-	if u.edges.flushStats {
-		_ = u.sess.FlushStats(ctx)
+	if u.edges.flushStats && u.pool == nil {
+		_ = u.own.sess.FlushStats(ctx)
 	}
 }

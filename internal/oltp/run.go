@@ -33,6 +33,10 @@ type RunConfig struct {
 	RatePerUser float64
 	Rampup      time.Duration
 	Duration    time.Duration
+	// Connections, when above 0 and below Users, makes the users terminals
+	// served by that many connections: a transaction waits for a free one,
+	// and its latency counts the wait from its terminal's intended start.
+	Connections int
 	Seed        uint64
 	// Profile is whose mix and input draws to follow; "" is the spec's.
 	Profile Profile
@@ -41,6 +45,9 @@ type RunConfig struct {
 	// returns the time of the observers' reading.
 	Edge func() time.Time
 }
+
+// pooled says the users share fewer connections than there are users.
+func (c RunConfig) pooled() bool { return c.Connections > 0 && c.Connections < c.Users }
 
 // ErrNotBuilt means the target holds no complete build.
 var ErrNotBuilt = errors.New("no TPC-C-like schema is built")
@@ -123,14 +130,22 @@ func Run(ctx context.Context, e engine.Engine, cfg RunConfig, prog *progress.Pri
 	}
 
 	prog.Phase("oltp run: connecting %d users", cfg.Users)
-	users, err := newUsers(ctx, d, cfg, bi, ed)
+	var heap0, heap1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&heap0)
+	users, sessions, recs, pool, err := newUsers(ctx, d, cfg, bi, ed)
 	defer func() {
-		for _, u := range users {
-			u.sess.Close()
+		for _, s := range sessions {
+			s.Close()
 		}
 	}()
 	if err != nil {
 		return nil, nil, err
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&heap1)
+	if cfg.pooled() {
+		out.Connections = cfg.Connections
 	}
 
 	runCtx, cancelRun := context.WithCancel(ctx)
@@ -152,7 +167,7 @@ func Run(ctx context.Context, e engine.Engine, cfg RunConfig, prog *progress.Pri
 	allDone := make(chan struct{})
 	go func() { wg.Wait(); close(allDone) }()
 
-	col := &collector{users: users, began: began, prog: prog, out: out, tick: tickStats{lat: hist.New()},
+	col := &collector{recs: recs, users: len(users), began: began, prog: prog, out: out, tick: tickStats{lat: hist.New()},
 		log: hist.NewLog(began, "calibra oltp: latency of all transaction types per 1 s tick, tagged by phase")}
 	ticker := time.NewTicker(time.Second)
 	defer ticker.Stop()
@@ -170,6 +185,17 @@ loop:
 		case now := <-ticker.C:
 			col.collect(now, phase)
 		case <-ramp.C:
+			// Pooled connections are taken back first, so every
+			// transaction before the window has ended and been published
+			// when the counters are read, and none of the window's begins.
+			var held []lease
+			if pool != nil {
+				var ok bool
+				if held, ok = pool.drain(runCtx); !ok {
+					break loop
+				}
+				flushLeases(runCtx, held, ed.flushStats)
+			}
 			t0 = time.Now()
 			cpu0 = proc.SelfCPU()
 			close(ed.start)
@@ -180,6 +206,9 @@ loop:
 				cancelRun()
 				<-allDone
 				return nil, nil, fmt.Errorf("read counters at the window start: %w", err)
+			}
+			if pool != nil {
+				pool.refill(held)
 			}
 			phase = "measure"
 			out.WindowStart = edge(cfg.Edge)
@@ -194,6 +223,10 @@ loop:
 	cpu1 = proc.SelfCPU()
 	close(ed.stop)
 	<-allDone
+	if pool != nil {
+		ls, _ := pool.drain(ctx)
+		ed.stopFlushes.Add(int64(flushLeases(ctx, ls, ed.flushStats)))
+	}
 	if out.WindowStart != nil {
 		out.WindowEnd = edge(cfg.Edge)
 	}
@@ -248,11 +281,12 @@ loop:
 			out.Missing["efficiency_pct"] = "12.86 NOPM per warehouse is the ceiling of the spec profile's mix, not of " + string(cfg.Profile) + "'s"
 		}
 	}
-	summarise(out, users, win, cfg)
+	summarise(out, recs, len(users), win, cfg)
 	if completed := out.TPMClient * win.Minutes(); completed > 0 {
 		cpu := (cpu1 - cpu0).Seconds()
 		out.Driver = &results.DriverCPU{CPUS: round(cpu, 3), CPUUsPerTxn: round(cpu/completed*1e6, 1),
-			MachineSharePct: round(100*cpu/(win.Seconds()*float64(runtime.NumCPU())), 2)}
+			MachineSharePct: round(100*cpu/(win.Seconds()*float64(runtime.NumCPU())), 2),
+			MemPerUserKB:    round((float64(heap1.HeapAlloc)-float64(heap0.HeapAlloc))/float64(len(users))/1024, 1)}
 	}
 	return out, col.record(), firstErr(userErr, ctx.Err())
 }
@@ -300,51 +334,94 @@ func CheckUsers(users, warehouses int, keying float64) error {
 	return nil
 }
 
-// newUsers connects every user and binds it to its home warehouse (and
-// district, as a spec terminal, when keying and thinking are on).
-func newUsers(ctx context.Context, d Dialect, cfg RunConfig, bi *BuildInfo, ed *edges) ([]*user, error) {
+// newUsers connects the users, each to a connection of its own or, with
+// fewer connections than users, to a pool they share as terminals; it
+// binds each to its home warehouse (and district, as a spec terminal, when
+// keying and thinking are on). It returns every session it opened and
+// the recorders of the users' outcomes: one a user, or one a connection,
+// with the pool they share (nil when each has its own).
+func newUsers(ctx context.Context, d Dialect, cfg RunConfig, bi *BuildInfo, ed *edges) ([]*user, []Session, []*recorder, *connPool, error) {
+	conns := cfg.Users
+	var pool *connPool
+	if cfg.pooled() {
+		conns = cfg.Connections
+	}
+	sessions, err := openSessions(ctx, d, cfg.Mode, conns)
+	if err != nil {
+		return nil, sessions, nil, nil, fmt.Errorf("connect the users: %w", err)
+	}
+	recs := make([]*recorder, len(sessions))
+	for i := range recs {
+		recs[i] = newRecorder(cfg.pooled())
+	}
+	if cfg.pooled() {
+		pool = newConnPool(sessions, recs)
+	}
 	consts := tpcc.RunConstants(tpcc.NewRand(cfg.Seed, 0xC1), tpcc.Constants{CLast: bi.CLastLoad})
 	users := make([]*user, cfg.Users)
-	errs := make(chan error, cfg.Users)
+	for i := range users {
+		rng := tpcc.NewRand(cfg.Seed, 0x5E, uint64(i))
+		term := Terminal{W: i%cfg.Warehouses + 1, Warehouses: cfg.Warehouses, C: consts, Rng: rng, Uniform: cfg.Profile == ProfileHammerDB}
+		if cfg.KeyingThinking > 0 {
+			term.D = (i/cfg.Warehouses)%tpcc.DistrictsPerWarehouse + 1
+		}
+		u := &user{pool: pool, term: term, deck: NewDeck(rng, cfg.Profile), keying: cfg.KeyingThinking, edges: ed}
+		if pool == nil {
+			u.own = lease{sessions[i], recs[i]}
+		}
+		if cfg.RatePerUser > 0 {
+			// Users start spread over one interval, not in lockstep.
+			u.interval = time.Duration(float64(time.Second) / cfg.RatePerUser)
+			u.next = time.Now().Add(time.Duration(unitFloat(rng) * float64(u.interval)))
+		}
+		users[i] = u
+	}
+	return users, sessions, recs, pool, nil
+}
+
+// flushLeases makes the server publish the statistics of pooled
+// connections no user holds (Control.StatsFlush); it returns the flushes
+// made, each a transaction of its own.
+func flushLeases(ctx context.Context, ls []lease, flush bool) int {
+	if !flush {
+		return 0
+	}
+	for _, l := range ls {
+		_ = l.sess.FlushStats(ctx)
+	}
+	return len(ls)
+}
+
+// openSessions opens n sessions, 16 at a time; on failure it returns the
+// error with the sessions it opened.
+func openSessions(ctx context.Context, d Dialect, mode Mode, n int) ([]Session, error) {
+	sessions := make([]Session, n)
+	errs := make(chan error, n)
 	sem := make(chan struct{}, 16)
 	var wg sync.WaitGroup
-	for i := range users {
+	for i := range sessions {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			sess, err := d.Session(ctx, cfg.Mode)
+			sess, err := d.Session(ctx, mode)
 			if err != nil {
 				errs <- err
 				return
 			}
-			rng := tpcc.NewRand(cfg.Seed, 0x5E, uint64(i))
-			term := Terminal{W: i%cfg.Warehouses + 1, Warehouses: cfg.Warehouses, C: consts, Rng: rng, Uniform: cfg.Profile == ProfileHammerDB}
-			if cfg.KeyingThinking > 0 {
-				term.D = (i/cfg.Warehouses)%tpcc.DistrictsPerWarehouse + 1
-			}
-			users[i] = &user{sess: sess, term: term, deck: NewDeck(rng, cfg.Profile),
-				keying: cfg.KeyingThinking, edges: ed, tick: tickStats{lat: hist.New()}, win: newWindow()}
-			if cfg.RatePerUser > 0 {
-				// Users start spread over one interval, not in lockstep.
-				users[i].interval = time.Duration(float64(time.Second) / cfg.RatePerUser)
-				users[i].next = time.Now().Add(time.Duration(unitFloat(rng) * float64(users[i].interval)))
-			}
+			sessions[i] = sess
 		}()
 	}
 	wg.Wait()
 	close(errs)
-	connected := users[:0]
-	for _, u := range users {
-		if u != nil {
-			connected = append(connected, u)
+	opened := sessions[:0]
+	for _, s := range sessions {
+		if s != nil {
+			opened = append(opened, s)
 		}
 	}
-	if err := <-errs; err != nil {
-		return connected, fmt.Errorf("connect the users: %w", err)
-	}
-	return connected, nil
+	return opened, <-errs
 }
 
 // waitGroupOrDone waits for wg unless ctx ends first.
@@ -359,8 +436,9 @@ func waitGroupOrDone(wg *sync.WaitGroup, ctx context.Context) bool {
 	}
 }
 
-// summarise merges the users' window records into the step's metrics.
-func summarise(out *results.OLTP, users []*user, win time.Duration, cfg RunConfig) {
+// summarise merges the window records of the users' recorders into the
+// step's metrics.
+func summarise(out *results.OLTP, recs []*recorder, users int, win time.Duration, cfg RunConfig) {
 	var types [numTxTypes]typeStats
 	var inputs inputCounts
 	var lats [numTxTypes]*hist.Histogram
@@ -368,18 +446,18 @@ func summarise(out *results.OLTP, users []*user, win time.Duration, cfg RunConfi
 		lats[i] = hist.New()
 	}
 	all := hist.New()
-	for _, u := range users {
-		inputs.add(u.win.inputs)
-		for class, n := range u.win.errClasses {
+	for _, r := range recs {
+		inputs.add(r.win.inputs)
+		for class, n := range r.win.errClasses {
 			if out.ErrorClasses == nil {
 				out.ErrorClasses = map[string]int64{}
 			}
 			out.ErrorClasses[class] += n
 		}
 		for i := range types {
-			types[i].add(u.win.types[i])
-			lats[i].Merge(u.win.lat[i])
-			all.Merge(u.win.lat[i])
+			types[i].add(r.win.types[i])
+			lats[i].Merge(r.win.lat[i])
+			all.Merge(r.win.lat[i])
 		}
 	}
 	out.Transactions = map[string]results.TxStats{}
@@ -396,7 +474,7 @@ func summarise(out *results.OLTP, users []*user, win time.Duration, cfg RunConfi
 		completed += s.count
 	}
 	out.NewOrderCommits = types[NewOrder].count - types[NewOrder].rollbacks
-	out.Checks, out.InvalidReasons = check(types, inputs, cfg.Profile, len(users), cfg.Warehouses)
+	out.Checks, out.InvalidReasons = check(types, inputs, cfg.Profile, users, cfg.Warehouses)
 	if out.Checks != nil {
 		valid := len(out.InvalidReasons) == 0
 		out.Valid = &valid
@@ -408,6 +486,15 @@ func summarise(out *results.OLTP, users []*user, win time.Duration, cfg RunConfi
 		out.Warnings = append(out.Warnings, warn)
 	}
 	out.TPMClient = perMinute(float64(completed), win)
+	if cfg.pooled() && completed > 0 {
+		queue, waitNs := hist.New(), int64(0)
+		for _, r := range recs {
+			queue.Merge(r.win.queue)
+			waitNs += r.win.waitNs
+		}
+		q := queue.Summary(float64(waitNs) / float64(completed) / 1e6)
+		out.QueueMs = &q
+	}
 	if a := art(types); !math.IsNaN(a) {
 		out.ARTMs = round(a, 3)
 		l := all.Summary(a)
@@ -420,7 +507,8 @@ func summarise(out *results.OLTP, users []*user, win time.Duration, cfg RunConfi
 // collector gathers the users' ticks every second for the timeline and the
 // live status line.
 type collector struct {
-	users []*user
+	recs  []*recorder
+	users int
 	began time.Time
 	prog  *progress.Printer
 	out   *results.OLTP
@@ -435,8 +523,8 @@ func (c *collector) record() *Record { return &Record{Ticks: c.ticks, Histograms
 func (c *collector) collect(now time.Time, phase string) {
 	c.tick = tickStats{lat: c.tick.lat}
 	c.tick.lat.Reset()
-	for _, u := range c.users {
-		u.takeTick(&c.tick)
+	for _, r := range c.recs {
+		r.takeTick(&c.tick)
 	}
 	prev := c.last
 	if prev.IsZero() {
@@ -449,7 +537,7 @@ func (c *collector) collect(now time.Time, phase string) {
 		n += s.count
 		errs += s.errors
 	}
-	tk := Tick{At: now, ElapsedS: now.Sub(c.began).Seconds(), Phase: phase, Errors: errs, Users: len(c.users),
+	tk := Tick{At: now, ElapsedS: now.Sub(c.began).Seconds(), Phase: phase, Errors: errs, Users: c.users,
 		TPM: perMinute(float64(n), span), NOPMClient: perMinute(float64(c.tick.types[NewOrder].count-c.tick.types[NewOrder].rollbacks), span)}
 	if n > 0 {
 		tk.ARTMs = art(c.tick.types)

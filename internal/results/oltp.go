@@ -64,11 +64,16 @@ type OLTP struct {
 	WindowStart *time.Time `json:"window_start,omitempty"`
 	WindowEnd   *time.Time `json:"window_end,omitempty"`
 
-	NOPM            *float64 `json:"nopm"`
-	TPMDB           *float64 `json:"tpm_db"`
-	TPMClient       float64  `json:"tpm_client"`
-	ARTMs           float64  `json:"art_ms"`
-	LatMs           *Latency `json:"lat_ms,omitempty"` // all transaction types together
+	NOPM      *float64 `json:"nopm"`
+	TPMDB     *float64 `json:"tpm_db"`
+	TPMClient float64  `json:"tpm_client"`
+	ARTMs     float64  `json:"art_ms"`
+	LatMs     *Latency `json:"lat_ms,omitempty"` // all transaction types together
+	// Connections, when above 0, is how many connections served the users
+	// as terminals (fewer than users); QueueMs is then the time a
+	// transaction waited for one, which its latency includes.
+	Connections     int      `json:"connections,omitempty"`
+	QueueMs         *Latency `json:"queue_ms,omitempty"`
 	NewOrderCommits int64    `json:"new_order_commits"`
 	EfficiencyPct   *float64 `json:"efficiency_pct,omitempty"`
 
@@ -138,6 +143,9 @@ type DriverCPU struct {
 	CPUS            float64 `json:"cpu_s"`
 	CPUUsPerTxn     float64 `json:"cpu_us_per_txn"`
 	MachineSharePct float64 `json:"machine_share_pct"` // of all CPUs over the window
+	// MemPerUserKB is the Go heap the users and their connections took
+	// when connected, per user (terminal).
+	MemPerUserKB float64 `json:"mem_per_user_kb,omitempty"`
 }
 
 // BandCheck is one measured share against the range a valid run keeps it

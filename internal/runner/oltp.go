@@ -40,6 +40,9 @@ type OLTPLoad struct {
 	RatePerUser      float64
 	Rampup, Duration time.Duration
 	Reset            bool
+	// Connections, when above 0, serves the users as terminals on that
+	// many connections (oltp.RunConfig.Connections).
+	Connections int
 	// WarehousesSet says the warehouses were asked for (Build.Warehouses
 	// 0 is "as built").
 	WarehousesSet bool
@@ -230,16 +233,23 @@ func (l *OLTPLoad) check(c *Config, maxUsers int, p *Problems) oltp.RunConfig {
 	if l.Build.Workers <= 0 {
 		p.Add("give a whole number of 1 or more", "--load-workers %d is not positive", l.Build.Workers)
 	}
+	if l.Connections < 0 {
+		p.Add("give a whole number of 1 or more, or 0 for a connection per user", "--connections %d is negative", l.Connections)
+	}
 	if l.Reset && c.DSN != "" {
 		p.Add("drop --reset, or use the managed instance", "--reset needs the managed instance's template and cannot be used with --dsn")
 	}
 	return oltp.RunConfig{Warehouses: warehouses, Mode: oltp.Mode(l.Mode), KeyingThinking: scale, RatePerUser: l.RatePerUser,
-		Rampup: l.Rampup, Duration: l.Duration, Seed: c.Seed, Profile: oltp.Profile(l.Profile)}
+		Rampup: l.Rampup, Duration: l.Duration, Connections: l.Connections, Seed: c.Seed, Profile: oltp.Profile(l.Profile)}
 }
 
 // needs is what a load of at most users users needs from the session.
 func (l *OLTPLoad) needs(users int) Needs {
-	return Needs{Database: true, MaxConns: users + l.Build.Workers + 10, Bytes: minFree}
+	conns := users
+	if l.Connections > 0 {
+		conns = min(users, l.Connections)
+	}
+	return Needs{Database: true, MaxConns: conns + l.Build.Workers + 10, Bytes: minFree}
 }
 
 // prepareLoad resets the database if asked, and builds the schema first

@@ -95,6 +95,14 @@ func writeOLTPSummary(b *strings.Builder, st results.Step, o *results.OLTP) {
 	tc := o.TPMClient
 	metric("tpm_client", &tc, "", "transactions completed per minute (client)")
 	fmt.Fprintf(b, "  %-10s %10.3f ms  mean %s time of all transactions\n", "art", o.ARTMs, o.LatencyBasis)
+	if q := o.QueueMs; q != nil {
+		fmt.Fprintf(b, "  %-10s %10.3f ms  mean wait for one of %d connections (p90 %.3f, p99 %.3f ms), inside the latency\n",
+			"queue", q.Mean, o.Connections, q.P90, q.P99)
+	}
+	if d := o.Driver; d != nil && d.MemPerUserKB > 0 {
+		fmt.Fprintf(b, "  %-10s %4.1f%% of the machine, %.1f µs a transaction, %.0f KB of heap a user\n",
+			"driver", d.MachineSharePct, d.CPUUsPerTxn, d.MemPerUserKB)
+	}
 	fmt.Fprintf(b, "  %-13s %8s %6s %9s %9s %9s %9s\n", "transaction", "count", "mix %", "p50 ms", "p90 ms", "p99 ms", "errors")
 	for _, name := range results.TxTypes {
 		t := o.Transactions[name]
