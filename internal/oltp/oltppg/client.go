@@ -19,7 +19,7 @@ import (
 // Stock-Level join are simpleExec's.
 type clientExec struct {
 	session
-	// Reused between transactions: the hot path allocates no slices.
+	// Reused between transactions, so the hot path grows no slices.
 	items  []int32   // the distinct items asked for, then those found
 	prices []float64 // by items
 	lines  lineArrays
@@ -44,11 +44,11 @@ func (l *lineArrays) add(number, item, supplyW, qty int32, amount float64) {
 	l.amount = append(l.amount, amount)
 }
 
-// The New-Order's second round trip: its order, its stock rows updated
-// together, its lines taking their district info from the stock rows
-// updated, then COMMIT. Stock rows are updated in the lines' (supply
-// warehouse, item) order, so concurrent New-Orders take their locks in one
-// order, as simpleExec's do.
+// The New-Order's statements. Its second round trip holds its order, its
+// stock rows updated together, its lines taking their district info from
+// the stock rows updated, then COMMIT. Stock rows are updated in the
+// lines' (supply warehouse, item) order, so concurrent New-Orders take
+// their locks in one order, as simpleExec's do.
 const (
 	newOrderDistrict = `UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = $1 AND d_id = $2
 		RETURNING d_tax, d_next_o_id - 1`
