@@ -223,7 +223,7 @@ func Compare(runs []Run) (*Table, error) {
 			info.LimitedBy = append(info.LimitedBy, strings.Join(limits[i][step], "/"))
 			host = append(host, hostWhy[i][step])
 		}
-		if why := doubt(t.Runs, info.LimitedBy, host, rows); why != "" {
+		if why := doubt(t.Runs, info.LimitedBy, host, rows, len(engineNames(runs)) > 1); why != "" {
 			t.Footnotes = append(t.Footnotes, fmt.Sprintf("%s: the comparison of this step is doubtful: %s", step, why))
 			info.Doubtful, info.Footnote = why, len(t.Footnotes)
 		}

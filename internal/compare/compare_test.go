@@ -382,3 +382,30 @@ func TestEngineSettingsFootnotes(t *testing.T) {
 		})
 	}
 }
+
+// Two engines meet different limits by their nature: that alone casts no
+// doubt on a step, while another load on the host still does.
+func TestDoubtAcrossEngines(t *testing.T) {
+	rs := load(t, "device-a", "device-b")
+	for i, name := range []string{"postgresql", "mariadb"} {
+		rs[i].Meta.Engine = &results.Engine{Name: name}
+		st := &rs[i].Steps[0]
+		busy := []float64{15, 80}[i]
+		st.Observe.CPUBusyPct, st.LimitedBy = &busy, []string{"lock", "cache"}[i]
+	}
+	tab, err := Compare(rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := tab.Steps[0]; s.Doubtful != "" {
+		t.Errorf("a step of two engines limited differently is doubtful: %s", s.Doubtful)
+	}
+	rs[1].Steps[0].LimitedBy = "host"
+	rs[1].Steps[0].LimitedByEvidence = &results.Evidence{Rule: "processes outside calibra used 45% of the CPUs"}
+	if tab, err = Compare(rs); err != nil {
+		t.Fatal(err)
+	}
+	if s := tab.Steps[0]; !strings.Contains(s.Doubtful, "another load on the host limited it") {
+		t.Errorf("doubt %q: want the other load named", s.Doubtful)
+	}
+}

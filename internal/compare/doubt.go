@@ -18,11 +18,13 @@ const (
 // doubt says why a step's comparison may reflect the host rather than the
 // storage: its CPU busy differs a lot between the runs, what limited it
 // differs, or another load on the host limited it (hostRule: the rule of
-// each run's host verdict). "" when nothing says so.
-func doubt(runs []RunInfo, limitedBy, hostRule []string, rows []Row) string {
+// each run's host verdict). "" when nothing says so. Runs of different
+// engines are expected to use the CPU differently and meet different
+// limits: only another load on the host casts doubt on them.
+func doubt(runs []RunInfo, limitedBy, hostRule []string, rows []Row, engines bool) string {
 	var why []string
 	for _, r := range rows {
-		if r.Name != "cpu_busy_pct" {
+		if r.Name != "cpu_busy_pct" || engines {
 			continue
 		}
 		base := r.Values[0]
@@ -35,7 +37,7 @@ func doubt(runs []RunInfo, limitedBy, hostRule []string, rows []Row) string {
 	}
 	for i := 1; i < len(runs); i++ {
 		a, b := limitedBy[0], limitedBy[i]
-		if known(a) && known(b) && a != b {
+		if known(a) && known(b) && a != b && !engines {
 			why = append(why, fmt.Sprintf("limited by %s in %s, by %s in %s", a, runs[0].Label, b, runs[i].Label))
 		}
 	}
