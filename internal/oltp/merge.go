@@ -125,6 +125,9 @@ func Merge(parts []MergePart) *results.OLTP {
 	return out
 }
 
+// TxNames are the transaction types' names in results.json, in mix order.
+func TxNames() []string { return slices.Clone(txNames[:]) }
+
 // inputsOf reads back the drawn inputs a step's checks counted.
 func inputsOf(o *results.OLTP) inputCounts {
 	var in inputCounts

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -337,6 +338,16 @@ func runSteps(ctx context.Context, s *Session, cfg oltp.RunConfig, l OLTPLoad, s
 	if rec != nil && rec.Window != nil {
 		if werr := writeFile(s.dir, rec.Window, "raw", s.rawPrefix+"oltp-window.hlog"); werr != nil && err == nil {
 			err = werr
+		}
+	}
+	if !cfg.Partition.Whole() && rec != nil {
+		// Exact seconds, for 'calibra merge' to add up the partitions'.
+		var buf bytes.Buffer
+		if werr := oltp.WriteTimeseries(&buf, rec.Ticks); werr == nil {
+			werr = writeFile(s.dir, buf.Bytes(), "raw", s.rawPrefix+"oltp-ticks.csv")
+			if werr != nil && err == nil {
+				err = werr
+			}
 		}
 	}
 	if !cfg.Partition.Whole() {
