@@ -78,7 +78,9 @@ func partitionDir(t *testing.T, root string, s spec) string {
 	}
 	st := results.Step{StepHeader: results.StepHeader{Kind: results.KindOLTP, Name: "oltp", Status: results.StatusComplete,
 		StartedAt: s.startAt.Add(-time.Second), FinishedAt: &fin}, Body: o}
-	if err := d.Update(func(r *results.Run) { r.Steps, r.Status, r.FinishedAt = []results.Step{st}, results.StatusComplete, &fin }); err != nil {
+	if err := d.Update(func(r *results.Run) {
+		r.Steps, r.Status, r.FinishedAt = []results.Step{st}, results.StatusComplete, &fin
+	}); err != nil {
 		t.Fatal(err)
 	}
 	write := func(name string, data []byte) {
