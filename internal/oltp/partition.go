@@ -76,7 +76,7 @@ func CheckPartition(p Partition, users, warehouses int) error {
 		return nil
 	case warehouses < p.Of:
 		return fault.Input(fmt.Sprintf("use at most %d partitions, or build %d warehouses or more", warehouses, p.Of),
-			"--partition %s splits the users by home warehouse, and the schema holds only %d", p, warehouses)
+			"--partition %s splits the users by home warehouse, and there are only %d warehouses", p, warehouses)
 	case users < p.Of:
 		return fault.Input(fmt.Sprintf("give --users %d or more (--users counts the whole run's users)", p.Of),
 			"--partition %s leaves some partitions without a user of the %d", p, users)

@@ -79,7 +79,7 @@ func TestCheckPartitionRefusesAShareWithoutUsersOrWarehouses(t *testing.T) {
 	for _, c := range []struct {
 		users, warehouses int
 		want              string
-	}{{6, 2, "holds only 2"}, {2, 3, "without a user of the 2"}} {
+	}{{6, 2, "only 2 warehouses"}, {2, 3, "without a user of the 2"}} {
 		err := CheckPartition(Partition{1, 3}, c.users, c.warehouses)
 		if fault.Code(err) != fault.ExitInput || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v", c, err)
