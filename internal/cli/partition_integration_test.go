@@ -144,6 +144,15 @@ func TestPartitionsMergeToTheDatabasesCount(t *testing.T) {
 			t.Errorf("the merged run lacks %s", f)
 		}
 	}
+	// The shell example: two local processes, then the merge.
+	sh := exec.Command("sh", filepath.Join("..", "..", "examples", "partitions.sh"), dsnFile, "2", "4", "2s")
+	sh.Env = append(os.Environ(), "CALIBRA_TEST_AS_CALIBRA=1", "CALIBRA="+os.Args[0], "RAMPUP=0s", "OUT="+out("sh"))
+	if b, err := sh.CombinedOutput(); err != nil {
+		t.Errorf("examples/partitions.sh: %v\n%s", err, b)
+	} else if _, o := lastStep[*results.OLTP](t, out("sh/merged")); o.Users != 4 || len(o.Partitions) != 2 || o.NOPM == nil {
+		t.Errorf("examples/partitions.sh merged %d users of %d partitions, nopm %v", o.Users, len(o.Partitions), o.NOPM)
+	}
+
 	// Partitions of another run do not mix in: nothing is written.
 	code, _, stderr := run(t, "merge", out("p1"), out("p2"), "--out", out("half"))
 	if code != 2 || !strings.Contains(stderr, "partition 3/3 is missing") {
