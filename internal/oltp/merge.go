@@ -27,7 +27,7 @@ type MergePart struct {
 func Merge(parts []MergePart) *results.OLTP {
 	var ctr *results.OLTP
 	for _, p := range parts {
-		if p.Out.Partition != nil && p.Out.Partition.Counters {
+		if p.Out.Partition != nil && p.Out.Partition.Index == 1 {
 			ctr = p.Out
 		}
 	}
