@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/pathlock"
@@ -74,6 +75,7 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 	t.Chdir(cwd)
 
 	const closed = "postgres://bench@127.0.0.1:1/bench" // a closed loopback port
+	soon := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
 	cases := []badCase{
 		// calibra itself
 		{name: "unknown command", args: []string{"olpt"}, want: []string{`unknown command "olpt"`, "calibra --help"}},
@@ -158,10 +160,25 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{name: "run: open and keyed at once", args: []string{"oltp", "run", "--rate-per-user", "5", "--keying-thinking", "on", "--path", dir}, want: []string{"both pace the users"}},
 		{name: "run: reset with dsn", args: []string{"oltp", "run", "--reset", "--dsn", closed}, want: []string{"--reset needs the managed instance's template and cannot be used with --dsn"}},
 		{name: "run: reset not a bool", args: []string{"oltp", "run", "--reset=sure", "--path", dir}, want: []string{`invalid argument "sure" for "--reset"`}},
+		{name: "run: partition on the managed instance", args: []string{"oltp", "run", "--partition", "1/2", "--start-at", soon, "--path", dir},
+			want: []string{"--partition splits the load on an existing server", "--dsn or --dsn-file"}},
+		{name: "run: partition without start-at", args: []string{"oltp", "run", "--partition", "1/2", "--dsn", closed}, want: []string{"--partition needs --start-at"}},
+		{name: "run: partition out of range", args: []string{"oltp", "run", "--partition", "3/2", "--start-at", soon, "--dsn", closed}, want: []string{"--partition 3/2 is not one of N from 1 to N", "JOB_COMPLETION_INDEX"}},
+		{name: "run: partition not i/N", args: []string{"oltp", "run", "--partition", "2", "--start-at", soon, "--dsn", closed}, want: []string{`--partition "2" is not i/N`}},
+		{name: "run: partition without users", args: []string{"oltp", "run", "--partition", "1/3", "--users", "2", "--start-at", soon, "--dsn", closed},
+			want: []string{"leaves some partitions without a user", "--users 3 or more"}},
+		{name: "run: partition without warehouses", args: []string{"oltp", "run", "--partition", "1/3", "--warehouses", "2", "--users", "6", "--start-at", soon, "--dsn", closed},
+			want: []string{"there are only 2 warehouses"}},
+		{name: "run: start-at past", args: []string{"oltp", "run", "--start-at", "2020-01-01T00:00:00Z", "--path", dir}, want: []string{"--start-at 2020-01-01T00:00:00Z is already past"}},
+		{name: "run: start-at too far", args: []string{"oltp", "run", "--start-at", time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339), "--path", dir}, want: []string{"away", "within a day"}},
+		{name: "run: start-at not a time", args: []string{"oltp", "run", "--start-at", "soon", "--path", dir}, want: []string{`--start-at "soon" is not a time`}},
 		{name: "run: several problems at once", args: []string{"oltp", "run", "--users", "0", "--duration", "-1s", "--path", dir},
 			want: []string{"--users 0 is not positive", "--duration -1s is not positive"}, lines: 2},
 		{name: "run: an argument", args: []string{"oltp", "run", "fast"}, want: []string{`calibra oltp run takes no arguments, but was given "fast"`}},
 		{name: "run: missing path", args: []string{"oltp", "run", "--path", missing}, want: []string{"the path " + missing + " does not exist"}},
+		{name: "merge: a run that is no partition", args: []string{"merge", oltpRun}, want: []string{"holds no partition of a split oltp run", "--partition i/N"}},
+		{name: "merge: not a run directory", args: []string{"merge", emptyRun}, want: []string{"holds no results.json"}},
+		{name: "merge: nothing to merge", args: []string{"merge"}, want: []string{"the partitions' run directories"}},
 		{name: "run: refused port", args: []string{"oltp", "run", "--dsn", closed},
 			want: []string{"cannot connect to bench@127.0.0.1:1/bench: nothing listens there (connection refused)", "check the host and port in --dsn"}},
 		{name: "run: unknown host", args: []string{"oltp", "run", "--dsn", "postgres://bench@db.invalid:5432/bench"},

@@ -44,6 +44,12 @@ type RunConfig struct {
 	// the server's counters hold exactly that edge's transactions; it
 	// returns the time of the observers' reading.
 	Edge func() time.Time
+	// Partition is this process's share of a run split over several
+	// (Users is then the whole run's); the zero value is the whole run.
+	Partition Partition
+	// StartAt, when set, is the instant the users start, after connecting:
+	// processes sharing it run their ramp-up and window at the same times.
+	StartAt time.Time
 }
 
 // pooled says the users share fewer connections than there are users.
@@ -71,11 +77,18 @@ type Tick struct {
 }
 
 // Record is the run's timeline: a tick a second, and each tick's latency
-// histogram (all transaction types) as an HdrHistogram interval log.
+// histogram (all transaction types) as an HdrHistogram interval log; and
+// Window, a log of one histogram per transaction type over exactly the
+// timed window, from which its percentiles were taken (so that partitions
+// can be merged).
 type Record struct {
 	Ticks      []Tick
 	Histograms []byte
+	Window     []byte
 }
+
+// WindowLogComment heads a window log.
+const WindowLogComment = "calibra oltp: latency of each transaction type over the timed window, tagged by type"
 
 // Run drives a timed run: all users start together, run through the
 // ramp-up, then the timed window; metrics cover the window only.
@@ -106,6 +119,12 @@ func Run(ctx context.Context, e engine.Engine, cfg RunConfig, prog *progress.Pri
 	if err := CheckUsers(cfg.Users, cfg.Warehouses, cfg.KeyingThinking); err != nil {
 		return nil, nil, err
 	}
+	if err := CheckPartition(cfg.Partition, cfg.Users, cfg.Warehouses); err != nil {
+		return nil, nil, err
+	}
+	// From here on Users is this process's share.
+	driven, usersTotal := cfg.Partition.Users(cfg.Users, cfg.Warehouses), cfg.Users
+	cfg.Users = len(driven)
 	if cfg.Profile == "" {
 		cfg.Profile = ProfileSpec
 	}
@@ -128,12 +147,20 @@ func Run(ctx context.Context, e engine.Engine, cfg RunConfig, prog *progress.Pri
 	if statsNote != "" {
 		out.Notes = append(out.Notes, statsNote)
 	}
+	if !cfg.Partition.Whole() {
+		out.Partition = &results.Partition{Index: cfg.Partition.Index, Of: cfg.Partition.Of, UsersTotal: usersTotal,
+			HomeWarehouses: cfg.Partition.Warehouses(cfg.Warehouses), Counters: cfg.Partition.Counters()}
+		if !cfg.StartAt.IsZero() {
+			at := cfg.StartAt.UTC()
+			out.Partition.StartAt = &at
+		}
+	}
 
 	prog.Phase("oltp run: connecting %d users", cfg.Users)
 	var heap0, heap1 runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&heap0)
-	users, sessions, recs, pool, err := newUsers(ctx, d, cfg, bi, ed)
+	users, sessions, recs, pool, err := newUsers(ctx, d, cfg, driven, bi, ed)
 	defer func() {
 		for _, s := range sessions {
 			s.Close()
@@ -148,6 +175,11 @@ func Run(ctx context.Context, e engine.Engine, cfg RunConfig, prog *progress.Pri
 		out.Connections = cfg.Connections
 	}
 
+	if !cfg.StartAt.IsZero() {
+		if err := waitStart(ctx, cfg.StartAt, users, prog); err != nil {
+			return nil, nil, err
+		}
+	}
 	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
 	var wg sync.WaitGroup
@@ -202,10 +234,12 @@ loop:
 			if !waitGroupOrDone(&ed.startAck, runCtx) {
 				break loop
 			}
-			if c0, err = ctl.Counters(runCtx, ed.flushStats); err != nil {
-				cancelRun()
-				<-allDone
-				return nil, nil, fmt.Errorf("read counters at the window start: %w", err)
+			if cfg.Partition.Counters() {
+				if c0, err = ctl.Counters(runCtx, ed.flushStats); err != nil {
+					cancelRun()
+					<-allDone
+					return nil, nil, fmt.Errorf("read counters at the window start: %w", err)
+				}
 			}
 			if pool != nil {
 				pool.refill(held)
@@ -254,6 +288,11 @@ loop:
 		out.Missing["nopm"] = reason + ": the server's counters at the cut are not exact"
 		out.Missing["tpm_db"] = out.Missing["nopm"]
 		out.Missing["checkpoints_in_window"] = reason + ": the server's counters were not read at the cut"
+	} else if !cfg.Partition.Counters() {
+		why := fmt.Sprintf("the database's counters are read by the counter partition, 1/%d; 'calibra merge' takes them from there", cfg.Partition.Of)
+		for _, k := range []string{"nopm", "tpm_db", "checkpoints_in_window"} {
+			out.Missing[k] = why
+		}
 	} else {
 		c1, err := ctl.Counters(ctx, false)
 		if err != nil {
@@ -281,14 +320,20 @@ loop:
 			out.Missing["efficiency_pct"] = "12.86 NOPM per warehouse is the ceiling of the spec profile's mix, not of " + string(cfg.Profile) + "'s"
 		}
 	}
-	summarise(out, recs, len(users), win, cfg)
+	lats := summarise(out, recs, len(users), win, cfg)
+	rec := col.record()
+	wl := hist.NewLog(t0, WindowLogComment)
+	for i, h := range lats {
+		_ = wl.Add(h, t0, t1, TxType(i).String())
+	}
+	rec.Window = wl.Bytes()
 	if completed := out.TPMClient * win.Minutes(); completed > 0 {
 		cpu := (cpu1 - cpu0).Seconds()
 		out.Driver = &results.DriverCPU{CPUS: round(cpu, 3), CPUUsPerTxn: round(cpu/completed*1e6, 1),
 			MachineSharePct: round(100*cpu/(win.Seconds()*float64(runtime.NumCPU())), 2),
 			MemPerUserKB:    round((float64(heap1.HeapAlloc)-float64(heap0.HeapAlloc))/float64(len(users))/1024, 1)}
 	}
-	return out, col.record(), firstErr(userErr, ctx.Err())
+	return out, rec, firstErr(userErr, ctx.Err())
 }
 
 // noteCheckpoints records the window's checkpoints and warns when there
@@ -340,7 +385,7 @@ func CheckUsers(users, warehouses int, keying float64) error {
 // keying and thinking are on). It returns every session it opened and
 // the recorders of the users' outcomes: one a user, or one a connection,
 // with the pool they share (nil when each has its own).
-func newUsers(ctx context.Context, d Dialect, cfg RunConfig, bi *BuildInfo, ed *edges) ([]*user, []Session, []*recorder, *connPool, error) {
+func newUsers(ctx context.Context, d Dialect, cfg RunConfig, driven []int, bi *BuildInfo, ed *edges) ([]*user, []Session, []*recorder, *connPool, error) {
 	conns := cfg.Users
 	var pool *connPool
 	if cfg.pooled() {
@@ -359,11 +404,13 @@ func newUsers(ctx context.Context, d Dialect, cfg RunConfig, bi *BuildInfo, ed *
 	}
 	consts := tpcc.RunConstants(tpcc.NewRand(cfg.Seed, 0xC1), tpcc.Constants{CLast: bi.CLastLoad})
 	users := make([]*user, cfg.Users)
-	for i := range users {
-		rng := tpcc.NewRand(cfg.Seed, 0x5E, uint64(i))
-		term := Terminal{W: i%cfg.Warehouses + 1, Warehouses: cfg.Warehouses, C: consts, Rng: rng, Uniform: cfg.Profile == ProfileHammerDB}
+	for i, g := range driven {
+		// Seeded by its index in the whole run, so a partition's users are
+		// the same as in one process.
+		rng := tpcc.NewRand(cfg.Seed, 0x5E, uint64(g))
+		term := Terminal{W: g%cfg.Warehouses + 1, Warehouses: cfg.Warehouses, C: consts, Rng: rng, Uniform: cfg.Profile == ProfileHammerDB}
 		if cfg.KeyingThinking > 0 {
-			term.D = (i/cfg.Warehouses)%tpcc.DistrictsPerWarehouse + 1
+			term.D = (g/cfg.Warehouses)%tpcc.DistrictsPerWarehouse + 1
 		}
 		u := &user{pool: pool, term: term, deck: NewDeck(rng, cfg.Profile), keying: cfg.KeyingThinking, edges: ed}
 		if pool == nil {
@@ -377,6 +424,31 @@ func newUsers(ctx context.Context, d Dialect, cfg RunConfig, bi *BuildInfo, ed *
 		users[i] = u
 	}
 	return users, sessions, recs, pool, nil
+}
+
+// waitStart holds the connected users until at; an open loop's schedules
+// move with the wait, so they do not start with a burst of late
+// transactions.
+func waitStart(ctx context.Context, at time.Time, users []*user, prog *progress.Printer) error {
+	wait := time.Until(at)
+	if wait <= 0 {
+		return fault.Input("give a --start-at further ahead: every partition must have connected its users by then",
+			"--start-at %s passed while the users connected", at.UTC().Format(time.RFC3339Nano))
+	}
+	prog.Phase("oltp run: users connected, waiting %s for --start-at %s", wait.Round(time.Millisecond), at.UTC().Format(time.RFC3339Nano))
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	for _, u := range users {
+		if u.interval > 0 {
+			u.next = u.next.Add(wait)
+		}
+	}
+	return nil
 }
 
 // flushLeases makes the server publish the statistics of pooled
@@ -437,8 +509,8 @@ func waitGroupOrDone(wg *sync.WaitGroup, ctx context.Context) bool {
 }
 
 // summarise merges the window records of the users' recorders into the
-// step's metrics.
-func summarise(out *results.OLTP, recs []*recorder, users int, win time.Duration, cfg RunConfig) {
+// step's metrics, and returns each type's histogram of the window.
+func summarise(out *results.OLTP, recs []*recorder, users int, win time.Duration, cfg RunConfig) [numTxTypes]*hist.Histogram {
 	var types [numTxTypes]typeStats
 	var inputs inputCounts
 	var lats [numTxTypes]*hist.Histogram
@@ -502,6 +574,7 @@ func summarise(out *results.OLTP, recs []*recorder, users int, win time.Duration
 	} else {
 		out.Missing["art_ms"] = "no transaction completed in the timed window"
 	}
+	return lats
 }
 
 // collector gathers the users' ticks every second for the timeline and the

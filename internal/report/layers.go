@@ -264,8 +264,34 @@ func (b *builder) oltp(o *results.OLTP) {
 	}
 	b.consistency(o.Consistency)
 	b.oltpValidity(o)
+	b.oltpPartitions(o)
 	b.missing(o.Missing)
 	b.sec.Notes = append(b.sec.Notes, o.Notes...)
+}
+
+// oltpPartitions says which share of a split run this was, or, merged,
+// what each partition drove.
+func (b *builder) oltpPartitions(o *results.OLTP) {
+	if p := o.Partition; p != nil {
+		role := "the client side only; partition 1 read the database's counters"
+		if p.Counters {
+			role = "the database's counters for the whole run, and this partition's client side"
+		}
+		b.sec.Notes = append(b.sec.Notes, fmt.Sprintf("Partition %d/%d of a split run of %d users (home warehouses %d of %d): it measured %s; 'calibra merge' combines the partitions.",
+			p.Index, p.Of, p.UsersTotal, p.HomeWarehouses, o.Warehouses, role))
+	}
+	if len(o.Partitions) == 0 {
+		return
+	}
+	t := Table{Caption: "Partitions (NOPM and TPM (db) were read by partition 1)", Headline: true,
+		Head: []string{"partition", "host", "users", "home warehouses", "TPM (client)", "New-Order commits", "ART ms", "window s", "run directory"}}
+	for _, p := range o.Partitions {
+		row := cells(fmt.Sprintf("%d/%d", p.Index, p.Of), p.Host, Int(int64(p.Users)), Int(int64(p.HomeWarehouses)), Num(p.TPMClient),
+			Int(p.NewOrderCommits), Num(p.ARTMs), Num(p.DurationS), p.Dir)
+		row[1].Class, row[8].Class = "t", "t"
+		t.Rows = append(t.Rows, row)
+	}
+	b.table(t)
 }
 
 // oltpValidity shows the mix and input checks, the skipped deliveries, the

@@ -105,9 +105,40 @@ type OLTP struct {
 	// Warnings are caveats on the step's figures, each one sentence.
 	Warnings []string `json:"warnings,omitempty"`
 
+	// Partition is this process's share of a run split over several
+	// (oltp run --partition); Partitions, in a merged run, is every share.
+	Partition  *Partition      `json:"partition,omitempty"`
+	Partitions []PartitionPart `json:"partitions,omitempty"`
+
 	// Missing names each metric that could not be measured, with the reason.
 	Missing map[string]string `json:"missing,omitempty"`
 	Notes   []string          `json:"notes,omitempty"`
+}
+
+// Partition is one process's share of a split run: the users whose home
+// warehouse w has (w-1) mod Of = Index-1, started at StartAt.
+type Partition struct {
+	Index          int        `json:"index"` // from 1
+	Of             int        `json:"of"`
+	StartAt        *time.Time `json:"start_at,omitempty"`
+	UsersTotal     int        `json:"users_total"`     // of the whole run
+	HomeWarehouses int        `json:"home_warehouses"` // this share's
+	// Counters says this process read the database's counters at the
+	// window edges (partition 1): its nopm and tpm_db are the whole run's.
+	Counters bool `json:"counters"`
+}
+
+// PartitionPart is one partition of a merged run, as its own run directory
+// recorded it.
+type PartitionPart struct {
+	Partition
+	Dir             string  `json:"dir"`
+	Host            string  `json:"host"`
+	Users           int     `json:"users"`
+	TPMClient       float64 `json:"tpm_client"`
+	NewOrderCommits int64   `json:"new_order_commits"`
+	ARTMs           float64 `json:"art_ms"`
+	DurationS       float64 `json:"duration_s"`
 }
 
 // OLTPBuild is a schema build (kind "oltp_build").
