@@ -80,6 +80,9 @@ type Engine struct {
 	Managed  bool              `json:"managed"`
 	Target   string            `json:"target"` // redacted DSN or data directory
 	Settings map[string]string `json:"settings"`
+	// Instances counts the independent instances driven together
+	// (--instances); absent for one.
+	Instances int `json:"instances,omitempty"`
 }
 
 // StepHeader holds the keys every step has.
