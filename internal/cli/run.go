@@ -260,6 +260,12 @@ func applyTarget(cmd *cobra.Command, c *runner.Config, f *studyFlags, st *study.
 		{"wal-path", &c.WALPath, &st.Target.WALPath},
 		{"os-cache-limit", &f.osCacheLimit, &st.Target.OSCacheLimit},
 	}
+	switch {
+	case cmd.Flags().Changed("instances"):
+		st.Target.Instances = c.Instances
+	case st.Target.Instances > 0:
+		c.Instances = st.Target.Instances
+	}
 	for _, fd := range fields {
 		if cmd.Flags().Changed(fd.flag) {
 			*fd.file = *fd.val
