@@ -39,7 +39,7 @@ func Clean(path string, w io.Writer) error {
 		return fmt.Errorf("remove the managed instance: %w", err)
 	}
 	for _, name := range removed {
-		fmt.Fprintf(w, "removed the managed %s instance under %s\n", name, path)
+		fmt.Fprintf(w, "removed the managed %s under %s\n", name, path)
 	}
 	if len(removed) == 0 {
 		fmt.Fprintf(w, "no managed instance under %s\n", path)
@@ -106,7 +106,7 @@ func removeEngines(path, suffix string) ([]string, error) {
 			return found, err
 		}
 		if removed {
-			found = append(found, engineTitle(e.name)+suffix)
+			found = append(found, engineTitle(e.name)+" instance"+suffix)
 		}
 	}
 	return found, nil
