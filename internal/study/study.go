@@ -285,14 +285,14 @@ func (p *parser) bool(n *yaml.Node) bool {
 
 func (p *parser) target(n *yaml.Node, t *Target) {
 	p.mapping(n, "target", map[string]func(v *yaml.Node){
-		"path":     func(v *yaml.Node) { t.Path = p.str(v) },
-		"engine":   func(v *yaml.Node) { t.Engine = p.str(v) },
-		"dsn":      func(v *yaml.Node) { t.DSN = p.str(v) },
-		"dsn_file": func(v *yaml.Node) { t.DSNFile = p.str(v) },
-		"db_cache": func(v *yaml.Node) { t.DBCache = p.str(v) },
-		"lab":      func(v *yaml.Node) { t.Lab = p.str(v) },
-		"pg_bin":   func(v *yaml.Node) { t.PGBin = p.str(v) },
-		"wal_path": func(v *yaml.Node) { t.WALPath = p.str(v) },
+		"path":      func(v *yaml.Node) { t.Path = p.str(v) },
+		"engine":    func(v *yaml.Node) { t.Engine = p.str(v) },
+		"dsn":       func(v *yaml.Node) { t.DSN = p.str(v) },
+		"dsn_file":  func(v *yaml.Node) { t.DSNFile = p.str(v) },
+		"db_cache":  func(v *yaml.Node) { t.DBCache = p.str(v) },
+		"lab":       func(v *yaml.Node) { t.Lab = p.str(v) },
+		"pg_bin":    func(v *yaml.Node) { t.PGBin = p.str(v) },
+		"wal_path":  func(v *yaml.Node) { t.WALPath = p.str(v) },
 		"instances": func(v *yaml.Node) { t.Instances = p.int(v) },
 		"engine_settings": func(v *yaml.Node) {
 			if v.Kind != yaml.MappingNode {
