@@ -225,7 +225,7 @@ type PaymentInput struct {
 	C            int    // customer id, or 0 when selected by last name
 	CLast        string // last name when C is 0
 	AmountCents  int
-	PaidC        int // out: the customer paid, set by the client-side Payment
+	PaidC        int // out: the customer paid, set by every PostgreSQL mode
 }
 
 // NextPayment draws a Payment input: 60% by last name, 15% remote customer.

@@ -173,7 +173,8 @@ func (e *procExec) Payment(ctx context.Context, in *oltp.PaymentInput) error {
 	p.int4(in.C)
 	p.text(in.CLast)
 	p.int4(in.AmountCents)
-	_, err := e.call(ctx, "payment")
+	var err error
+	in.PaidC, err = e.call(ctx, "payment") // the procedure returns the customer it paid
 	return err
 }
 
