@@ -177,9 +177,8 @@ type Wait struct {
 // primary's pg_stat_replication, sampled every second and at the window's
 // edges: the mean and the largest of the samples that had a value (a lag
 // time is null while a standby is caught up and idle). Its I/O is its own
-// processes' (postmaster and children, /proc/PID/io read_bytes and
-// write_bytes: what they asked of the storage, page cache aside) and, when
-// its data lie on a device apart from the primary's, that device's.
+// processes' (postmaster and children, /proc/PID/io) and, when its data
+// lie on a device apart from the primary's, that device's.
 type ObserveReplica struct {
 	Name string `json:"name"`
 	// State and SyncState are pg_stat_replication's at the window's end;
@@ -198,11 +197,16 @@ type ObserveReplica struct {
 	// ReplayLagBytes is the WAL the standby had not replayed yet:
 	// pg_current_wal_lsn() - replay_lsn.
 	ReplayLagBytes *Spread `json:"replay_lag_bytes,omitempty"`
-	// The standby's processes' storage I/O over the window.
-	ReadBytes  *int64   `json:"read_bytes,omitempty"`
-	WriteBytes *int64   `json:"write_bytes,omitempty"`
-	ReadMBps   *float64 `json:"r_mbps,omitempty"` // 10^6 bytes per second
-	WriteMBps  *float64 `json:"w_mbps,omitempty"`
+	// The standby's processes over the window: ReadBytes what they fetched
+	// from storage (/proc/PID/io read_bytes), WriteCallBytes and
+	// WriteCalls what they wrote through write calls (wchar, syscw: WAL
+	// received, pages its restartpoints wrote; the page cache in between,
+	// and a few bytes of replies to the primary). Rates in 10^6 bytes/s.
+	ReadBytes      *int64   `json:"read_bytes,omitempty"`
+	WriteCallBytes *int64   `json:"write_call_bytes,omitempty"`
+	WriteCalls     *int64   `json:"write_calls,omitempty"`
+	ReadMBps       *float64 `json:"r_mbps,omitempty"`
+	WriteMBps      *float64 `json:"w_mbps,omitempty"`
 	// Devices and Disk are its own device's counters, when its data are
 	// not on the primary's data or WAL device.
 	Devices []string     `json:"devices,omitempty"`
