@@ -109,6 +109,7 @@ func (rc ReplicaConfig) dir(k int) string {
 type replicaSet struct {
 	primary  *Instance
 	standbys []*Instance // standby K at K-1, made at the first start
+	notes    []string    // what start made, one sentence each
 
 	mu   sync.Mutex
 	pids []int // each standby's postmaster, 0 when stopped: read by the observers
@@ -134,9 +135,11 @@ func (r *replicaSet) start(ctx context.Context, group *proc.Group, conn *pgx.Con
 		}
 		sb := r.standbys[k-1]
 		if !r.usable(ctx, conn, k, sysID) {
+			began := time.Now()
 			if err := r.baseBackup(ctx, group, conn, k, sysID); err != nil {
 				return err
 			}
+			r.notes = append(r.notes, fmt.Sprintf("made the standby %s in %s by pg_basebackup (%.1f s)", replicaName(k), sb.DataDir, time.Since(began).Seconds()))
 		}
 		sb.Overrides = map[string]string{
 			"primary_conninfo": fmt.Sprintf("host=%s port=%d user=%s application_name=%s",

@@ -138,7 +138,11 @@ func (t *Target) Start(ctx context.Context, group *proc.Group) (initialised bool
 			return initialised, fmt.Errorf("create database %s: %w", Database, err)
 		}
 	}
-	if err := t.replicas.start(ctx, group, conn); err != nil {
+	err = t.replicas.start(ctx, group, conn)
+	if t.replicas != nil {
+		t.Repairs, t.replicas.notes = append(t.Repairs, t.replicas.notes...), nil
+	}
+	if err != nil {
 		return initialised, err
 	}
 	t.Info.Version, t.Info.Settings, err = Describe(ctx, conn)
