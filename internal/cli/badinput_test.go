@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/pathlock"
@@ -74,6 +75,7 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 	t.Chdir(cwd)
 
 	const closed = "postgres://bench@127.0.0.1:1/bench" // a closed loopback port
+	soon := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
 	cases := []badCase{
 		// calibra itself
 		{name: "unknown command", args: []string{"olpt"}, want: []string{`unknown command "olpt"`, "calibra --help"}},
@@ -124,7 +126,11 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{name: "run: sync without replicas", args: []string{"oltp", "run", "--sync", "on", "--path", dir}, want: []string{"--sync says how commits wait for standbys", "add --replicas N"}},
 		{name: "run: replica path without replicas", args: []string{"oltp", "run", "--replica-path", dir, "--path", dir}, want: []string{"--replica-path places standbys"}},
 		{name: "run: replica path missing", args: []string{"oltp", "run", "--replicas", "1", "--replica-path", missing, "--path", dir}, want: []string{"--replica-path " + missing + " is not a directory"}},
+		{name: "run: replicas with instances", args: []string{"oltp", "run", "--replicas", "1", "--instances", "2", "--path", dir}, want: []string{"--replicas makes standbys of one managed instance, and --instances asks for 2"}},
 		{name: "run: replicas and a sync setting", args: []string{"oltp", "run", "--replicas", "1", "--engine-setting", "synchronous_commit=off", "--path", dir}, want: []string{"the engine setting synchronous_commit is calibra's with --replicas", "--sync sets it"}},
+		{name: "run: negative instances", args: []string{"oltp", "run", "--instances", "-1", "--path", dir}, want: []string{"--instances -1 is not a number of instances"}},
+		{name: "run: too many instances", args: []string{"oltp", "build", "--instances", "99", "--path", dir}, want: []string{"--instances 99", "give 1 to 16"}},
+		{name: "run: instances with a dsn", args: []string{"oltp", "run", "--instances", "2", "--dsn", "postgres://bench@127.0.0.1:1/bench"}, want: []string{"--instances starts managed instances"}},
 		{name: "run: wal path with a dsn", args: []string{"oltp", "run", "--wal-path", dir, "--dsn", "postgres://bench@127.0.0.1:1/bench"}, want: []string{"--wal-path places the managed instance's WAL"}},
 		{name: "build: run-as unknown account", args: []string{"oltp", "build", "--run-as", "no-such-account", "--path", dir}, want: []string{`the account "no-such-account" does not exist`, "--run-as USER"}, needs: "root"},
 		{name: "build: run-as root", args: []string{"oltp", "build", "--run-as", "root", "--path", dir}, want: []string{"calibra runs PostgreSQL as an unprivileged account, not root (--run-as root)"}, needs: "root"},
@@ -167,10 +173,25 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{name: "run: open and keyed at once", args: []string{"oltp", "run", "--rate-per-user", "5", "--keying-thinking", "on", "--path", dir}, want: []string{"both pace the users"}},
 		{name: "run: reset with dsn", args: []string{"oltp", "run", "--reset", "--dsn", closed}, want: []string{"--reset needs the managed instance's template and cannot be used with --dsn"}},
 		{name: "run: reset not a bool", args: []string{"oltp", "run", "--reset=sure", "--path", dir}, want: []string{`invalid argument "sure" for "--reset"`}},
+		{name: "run: partition on the managed instance", args: []string{"oltp", "run", "--partition", "1/2", "--start-at", soon, "--path", dir},
+			want: []string{"--partition splits the load on an existing server", "--dsn or --dsn-file"}},
+		{name: "run: partition without start-at", args: []string{"oltp", "run", "--partition", "1/2", "--dsn", closed}, want: []string{"--partition needs --start-at"}},
+		{name: "run: partition out of range", args: []string{"oltp", "run", "--partition", "3/2", "--start-at", soon, "--dsn", closed}, want: []string{"--partition 3/2 is not one of N from 1 to N", "JOB_COMPLETION_INDEX"}},
+		{name: "run: partition not i/N", args: []string{"oltp", "run", "--partition", "2", "--start-at", soon, "--dsn", closed}, want: []string{`--partition "2" is not i/N`}},
+		{name: "run: partition without users", args: []string{"oltp", "run", "--partition", "1/3", "--users", "2", "--start-at", soon, "--dsn", closed},
+			want: []string{"leaves some partitions without a user", "--users 3 or more"}},
+		{name: "run: partition without warehouses", args: []string{"oltp", "run", "--partition", "1/3", "--warehouses", "2", "--users", "6", "--start-at", soon, "--dsn", closed},
+			want: []string{"there are only 2 warehouses"}},
+		{name: "run: start-at past", args: []string{"oltp", "run", "--start-at", "2020-01-01T00:00:00Z", "--path", dir}, want: []string{"--start-at 2020-01-01T00:00:00Z is already past"}},
+		{name: "run: start-at too far", args: []string{"oltp", "run", "--start-at", time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339), "--path", dir}, want: []string{"away", "within a day"}},
+		{name: "run: start-at not a time", args: []string{"oltp", "run", "--start-at", "soon", "--path", dir}, want: []string{`--start-at "soon" is not a time`}},
 		{name: "run: several problems at once", args: []string{"oltp", "run", "--users", "0", "--duration", "-1s", "--path", dir},
 			want: []string{"--users 0 is not positive", "--duration -1s is not positive"}, lines: 2},
 		{name: "run: an argument", args: []string{"oltp", "run", "fast"}, want: []string{`calibra oltp run takes no arguments, but was given "fast"`}},
 		{name: "run: missing path", args: []string{"oltp", "run", "--path", missing}, want: []string{"the path " + missing + " does not exist"}},
+		{name: "merge: a run that is no partition", args: []string{"merge", oltpRun}, want: []string{"holds no partition of a split oltp run", "--partition i/N"}},
+		{name: "merge: not a run directory", args: []string{"merge", emptyRun}, want: []string{"holds no results.json"}},
+		{name: "merge: nothing to merge", args: []string{"merge"}, want: []string{"the partitions' run directories"}},
 		{name: "run: refused port", args: []string{"oltp", "run", "--dsn", closed},
 			want: []string{"cannot connect to bench@127.0.0.1:1/bench: nothing listens there (connection refused)", "check the host and port in --dsn"}},
 		{name: "run: unknown host", args: []string{"oltp", "run", "--dsn", "postgres://bench@db.invalid:5432/bench"},

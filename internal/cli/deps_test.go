@@ -19,6 +19,7 @@ func TestImportsRunnerNotTheLayers(t *testing.T) {
 		"internal/results":  "step kinds and run directories",
 		"internal/report":   "calibra report",
 		"internal/compare":  "calibra compare",
+		"internal/merge":    "calibra merge",
 		"internal/fault":    "errors to exit codes",
 		"internal/progress": "the --progress modes",
 		"internal/lab":      "calibra lab and its NBD server",

@@ -113,17 +113,29 @@ intended start, and the wait is reported on its own (queue). So thousands of
 terminals with keying and think times run against a server with a bounded
 number of backends.
 
-On the managed instance with no schema, run builds one first and says so.`,
+On the managed instance with no schema, run builds one first and says so.
+
+Load from many hosts: --partition i/N on N processes (pods, hosts) against
+one existing server (--dsn or --dsn-file), all with the same flags and the
+same --start-at, splits the users by home warehouse: partition i drives the
+users whose home warehouse w has (w-1) mod N = i-1, so that together they are
+the users of one process's run (--users and --warehouses count the whole
+run). Each writes its own run directory; partition 1/N reads the database's
+counters at the window edges (NOPM, tpm_db), the others measure the client
+side. 'calibra merge DIR...' combines them into one run.`,
 		Example: `  calibra oltp run --warehouses 2 --users 4 --rampup 5s --duration 30s --path /mnt/array
   calibra oltp run --users 8 --mode client --duration 5m
   calibra oltp run --warehouses 10 --users 100 --keying-thinking 0.1 --reset
   calibra oltp run --users 16 --rate-per-user 50 --duration 2m
-  calibra oltp run --warehouses 100 --users 1000 --connections 32 --keying-thinking 0.1`,
+  calibra oltp run --warehouses 100 --users 1000 --connections 32 --keying-thinking 0.1
+  calibra oltp run --dsn-file /etc/calibra/dsn --users 96 --partition 2/3 --start-at 2026-03-02T14:05:00Z`,
 	}
 	// HammerDB's defaults: a steady state includes checkpoints, which a
 	// minute after a fresh start rarely does.
 	registerLoad(cmd, &l, 2*time.Minute, 5*time.Minute, "the")
 	cmd.Flags().IntVar(&users, "users", 4, "virtual users, each with its own connection")
+	cmd.Flags().StringVar(&l.Partition, "partition", "", "drive share i of N of the users (those whose home warehouse w has (w-1) mod N = i-1) on the --dsn server, beside N-1 other calibra processes; 1/N also reads the database's counters; merge the run directories with 'calibra merge'")
+	cmd.Flags().StringVar(&l.StartAt, "start-at", "", "connect the users, then start them at this instant (RFC 3339, such as 2026-03-02T14:05:00Z, or Unix seconds), so that partitions run their ramp-up and window together")
 	return layer{cmd: cmd, plan: func(context.Context) (runner.Needs, runner.StepFunc, error) {
 		l.WarehousesSet = cmd.Flags().Changed("warehouses")
 		return runner.PlanOLTPRun(c, l, users)

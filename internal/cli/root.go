@@ -158,7 +158,7 @@ writes results.json and a report to a run directory.`,
 		return fault.Input(fmt.Sprintf("run '%s --help' for its flags", c.CommandPath()), "%v", err)
 	})
 	root.AddCommand(a.runCommand(), a.planCommand(), a.versionCommand(), a.oltpCommand(), a.cleanCommand(), a.deviceCommand(), a.iocalCommand(),
-		a.dssCommand(), a.reportCommand(), a.compareCommand())
+		a.dssCommand(), a.reportCommand(), a.compareCommand(), a.mergeCommand())
 	root.AddCommand(a.labCommand(), a.durabilityCommand())
 	for _, cmd := range root.Commands() {
 		if cmd.HasSubCommands() && !cmd.Runnable() {

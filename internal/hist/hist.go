@@ -98,3 +98,28 @@ func (l *Log) Add(h *Histogram, from, to time.Time, tag string) error {
 
 // Bytes is the log so far.
 func (l *Log) Bytes() []byte { return l.buf.Bytes() }
+
+// Interval is one histogram of an interval log, with its span and tag.
+type Interval struct {
+	Start, End time.Time
+	Tag        string
+	H          *Histogram
+}
+
+// ReadLog parses an interval log that Log wrote (or any HdrHistogram
+// interval log with absolute or start-relative times).
+func ReadLog(data []byte) ([]Interval, error) {
+	r := hdrhistogram.NewHistogramLogReader(bytes.NewReader(data))
+	var out []Interval
+	for {
+		h, err := r.NextIntervalHistogram()
+		if err != nil {
+			return nil, err
+		}
+		if h == nil {
+			return out, nil
+		}
+		out = append(out, Interval{Start: time.UnixMilli(h.StartTimeMs()).UTC(), End: time.UnixMilli(h.EndTimeMs()).UTC(),
+			Tag: h.Tag(), H: &Histogram{h}})
+	}
+}

@@ -62,3 +62,28 @@ func TestLogRoundTripsEachTick(t *testing.T) {
 		}
 	}
 }
+
+func TestReadLogKeepsSpansAndTags(t *testing.T) {
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	l := NewLog(start, "calibra test")
+	for i, tag := range []string{"rampup", "measure"} {
+		h := New()
+		h.Record(time.Duration(i+1) * time.Millisecond)
+		if err := l.Add(h, start.Add(time.Duration(i)*time.Second), start.Add(time.Duration(i+1)*time.Second+250*time.Millisecond), tag); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := ReadLog(l.Bytes())
+	if err != nil || len(got) != 2 {
+		t.Fatalf("%d intervals, %v; want 2", len(got), err)
+	}
+	for i, in := range got {
+		from, to := start.Add(time.Duration(i)*time.Second), start.Add(time.Duration(i+1)*time.Second+250*time.Millisecond)
+		if !in.Start.Equal(from) || !in.End.Equal(to) || in.H.Count() != 1 || in.H.QuantileMs(100) != float64(i+1) {
+			t.Errorf("interval %d: %s to %s, %d values, max %v ms; want %s to %s, one of %d ms", i, in.Start, in.End, in.H.Count(), in.H.QuantileMs(100), from, to, i+1)
+		}
+	}
+	if got[0].Tag != "rampup" || got[1].Tag != "measure" {
+		t.Errorf("tags %q %q", got[0].Tag, got[1].Tag)
+	}
+}

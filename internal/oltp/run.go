@@ -44,6 +44,12 @@ type RunConfig struct {
 	// the server's counters hold exactly that edge's transactions; it
 	// returns the time of the observers' reading.
 	Edge func() time.Time
+	// Partition is this process's share of a run split over several
+	// (Users is then the whole run's); the zero value is the whole run.
+	Partition Partition
+	// StartAt, when set, is the instant the users start, after connecting:
+	// processes sharing it run their ramp-up and window at the same times.
+	StartAt time.Time
 }
 
 // pooled says the users share fewer connections than there are users.
@@ -71,30 +77,43 @@ type Tick struct {
 }
 
 // Record is the run's timeline: a tick a second, and each tick's latency
-// histogram (all transaction types) as an HdrHistogram interval log.
+// histogram (all transaction types) as an HdrHistogram interval log; and
+// Window, a log of one histogram per transaction type over exactly the
+// timed window, from which its percentiles were taken (so that partitions
+// can be merged).
 type Record struct {
 	Ticks      []Tick
 	Histograms []byte
+	Window     []byte
 }
+
+// WindowLogComment heads a window log.
+const WindowLogComment = "calibra oltp: latency of each transaction type over the timed window, tagged by type"
 
 // Run drives a timed run: all users start together, run through the
 // ramp-up, then the timed window; metrics cover the window only.
 func Run(ctx context.Context, e engine.Engine, cfg RunConfig, prog *progress.Printer) (*results.OLTP, *Record, error) {
-	d, err := Dialects.For(e)
+	tg, err := openMembers(ctx, e)
 	if err != nil {
 		return nil, nil, err
 	}
-	ctl, err := d.Connect(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer ctl.Close()
-	bi, err := ReadBuildInfo(ctx, ctl)
+	defer tg.close()
+	bi, err := Built(ctx, e)
 	if err != nil {
 		return nil, nil, err
 	}
 	if bi == nil {
 		return nil, nil, ErrNotBuilt
+	}
+	if len(tg.ds) > 1 {
+		switch {
+		case !cfg.Partition.Whole():
+			return nil, nil, fault.Input("drop --partition, or run each server apart", "--partition splits the load over processes, and this target has %d servers", len(tg.ds))
+		case cfg.pooled():
+			return nil, nil, fault.Input("drop --connections", "--connections pools one server's connections, and this target has %d servers", len(tg.ds))
+		case cfg.Users < len(tg.ds):
+			return nil, nil, fault.Input(fmt.Sprintf("give --users %d or more", len(tg.ds)), "%d users leave some of the %d servers without load", cfg.Users, len(tg.ds))
+		}
 	}
 	if cfg.Warehouses == 0 {
 		cfg.Warehouses = bi.Warehouses
@@ -106,10 +125,16 @@ func Run(ctx context.Context, e engine.Engine, cfg RunConfig, prog *progress.Pri
 	if err := CheckUsers(cfg.Users, cfg.Warehouses, cfg.KeyingThinking); err != nil {
 		return nil, nil, err
 	}
+	if err := CheckPartition(cfg.Partition, cfg.Users, cfg.Warehouses); err != nil {
+		return nil, nil, err
+	}
+	// From here on Users is this process's share.
+	driven, usersTotal := cfg.Partition.Users(cfg.Users, cfg.Warehouses), cfg.Users
+	cfg.Users = len(driven)
 	if cfg.Profile == "" {
 		cfg.Profile = ProfileSpec
 	}
-	flushStats, statsNote, err := ctl.StatsFlush(ctx)
+	flushStats, statsNote, err := tg.ctls[0].StatsFlush(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -128,12 +153,20 @@ func Run(ctx context.Context, e engine.Engine, cfg RunConfig, prog *progress.Pri
 	if statsNote != "" {
 		out.Notes = append(out.Notes, statsNote)
 	}
+	if !cfg.Partition.Whole() {
+		out.Partition = &results.Partition{Index: cfg.Partition.Index, Of: cfg.Partition.Of, UsersTotal: usersTotal,
+			HomeWarehouses: cfg.Partition.Warehouses(cfg.Warehouses), Counters: cfg.Partition.Counters()}
+		if !cfg.StartAt.IsZero() {
+			at := cfg.StartAt.UTC()
+			out.Partition.StartAt = &at
+		}
+	}
 
 	prog.Phase("oltp run: connecting %d users", cfg.Users)
 	var heap0, heap1 runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&heap0)
-	users, sessions, recs, pool, err := newUsers(ctx, d, cfg, bi, ed)
+	users, sessions, recs, pool, err := newUsers(ctx, tg, cfg, driven, bi, ed)
 	defer func() {
 		for _, s := range sessions {
 			s.Close()
@@ -148,6 +181,11 @@ func Run(ctx context.Context, e engine.Engine, cfg RunConfig, prog *progress.Pri
 		out.Connections = cfg.Connections
 	}
 
+	if !cfg.StartAt.IsZero() {
+		if err := waitStart(ctx, cfg.StartAt, users, prog); err != nil {
+			return nil, nil, err
+		}
+	}
 	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
 	var wg sync.WaitGroup
@@ -175,7 +213,7 @@ func Run(ctx context.Context, e engine.Engine, cfg RunConfig, prog *progress.Pri
 	defer ramp.Stop()
 	var window <-chan time.Time
 	var t0 time.Time
-	var c0 Counters
+	var c0s []Counters
 	var cpu0, cpu1 time.Duration
 	phase := "rampup"
 	prog.Phase("oltp run: %d users, ramp-up %s, then %s timed", cfg.Users, cfg.Rampup, cfg.Duration)
@@ -202,10 +240,12 @@ loop:
 			if !waitGroupOrDone(&ed.startAck, runCtx) {
 				break loop
 			}
-			if c0, err = ctl.Counters(runCtx, ed.flushStats); err != nil {
-				cancelRun()
-				<-allDone
-				return nil, nil, fmt.Errorf("read counters at the window start: %w", err)
+			if cfg.Partition.Counters() {
+				if c0s, err = tg.counters(runCtx, ed.flushStats); err != nil {
+					cancelRun()
+					<-allDone
+					return nil, nil, fmt.Errorf("read counters at the window start: %w", err)
+				}
 			}
 			if pool != nil {
 				pool.refill(held)
@@ -254,19 +294,27 @@ loop:
 		out.Missing["nopm"] = reason + ": the server's counters at the cut are not exact"
 		out.Missing["tpm_db"] = out.Missing["nopm"]
 		out.Missing["checkpoints_in_window"] = reason + ": the server's counters were not read at the cut"
+	} else if !cfg.Partition.Counters() {
+		why := fmt.Sprintf("the database's counters are read by the counter partition, 1/%d; 'calibra merge' takes them from there", cfg.Partition.Of)
+		for _, k := range []string{"nopm", "tpm_db", "checkpoints_in_window"} {
+			out.Missing[k] = why
+		}
 	} else {
-		c1, err := ctl.Counters(ctx, false)
+		c1s, err := tg.counters(ctx, false)
 		if err != nil {
 			return nil, nil, fmt.Errorf("read counters at the window end: %w", err)
 		}
+		c0, c1 := tg.sum(c0s), tg.sum(c1s)
 		n := nopm(c0, c1, win)
-		// calibra's own commits inside the window: the start read (and its
-		// flush) and the users' flush calls at the end edge.
-		own := int64(1) + ed.stopFlushes.Load()
+		// calibra's own commits inside the window: each server's start
+		// read (and its flush) and the users' flush calls at the end edge.
+		perRead := int64(1)
 		if ed.flushStats {
-			own++
+			perRead++
 		}
+		own := perRead*int64(len(c0s)) + ed.stopFlushes.Load()
 		tpm := tpmDB(c0, c1, own, win)
+		out.Members = tg.figures(c0s, c1s, perRead, ed.flushStats, len(users), win)
 		out.NOPM, out.TPMDB = &n, &tpm
 		if c1.NoCheckpoints != "" {
 			out.Missing["checkpoints_in_window"] = c1.NoCheckpoints
@@ -281,14 +329,21 @@ loop:
 			out.Missing["efficiency_pct"] = "12.86 NOPM per warehouse is the ceiling of the spec profile's mix, not of " + string(cfg.Profile) + "'s"
 		}
 	}
-	summarise(out, recs, len(users), win, cfg)
+	lats := summarise(out, recs, len(users), win, cfg)
+	tg.clientFigures(out.Members, recs, win)
+	rec := col.record()
+	wl := hist.NewLog(t0, WindowLogComment)
+	for i, h := range lats {
+		_ = wl.Add(h, t0, t1, TxType(i).String())
+	}
+	rec.Window = wl.Bytes()
 	if completed := out.TPMClient * win.Minutes(); completed > 0 {
 		cpu := (cpu1 - cpu0).Seconds()
 		out.Driver = &results.DriverCPU{CPUS: round(cpu, 3), CPUUsPerTxn: round(cpu/completed*1e6, 1),
 			MachineSharePct: round(100*cpu/(win.Seconds()*float64(runtime.NumCPU())), 2),
 			MemPerUserKB:    round((float64(heap1.HeapAlloc)-float64(heap0.HeapAlloc))/float64(len(users))/1024, 1)}
 	}
-	return out, col.record(), firstErr(userErr, ctx.Err())
+	return out, rec, firstErr(userErr, ctx.Err())
 }
 
 // noteCheckpoints records the window's checkpoints and warns when there
@@ -340,13 +395,13 @@ func CheckUsers(users, warehouses int, keying float64) error {
 // keying and thinking are on). It returns every session it opened and
 // the recorders of the users' outcomes: one a user, or one a connection,
 // with the pool they share (nil when each has its own).
-func newUsers(ctx context.Context, d Dialect, cfg RunConfig, bi *BuildInfo, ed *edges) ([]*user, []Session, []*recorder, *connPool, error) {
+func newUsers(ctx context.Context, tg *members, cfg RunConfig, driven []int, bi *BuildInfo, ed *edges) ([]*user, []Session, []*recorder, *connPool, error) {
 	conns := cfg.Users
 	var pool *connPool
 	if cfg.pooled() {
 		conns = cfg.Connections
 	}
-	sessions, err := openSessions(ctx, d, cfg.Mode, conns)
+	sessions, err := openSessions(ctx, tg.ds, cfg.Mode, conns)
 	if err != nil {
 		return nil, sessions, nil, nil, fmt.Errorf("connect the users: %w", err)
 	}
@@ -359,11 +414,14 @@ func newUsers(ctx context.Context, d Dialect, cfg RunConfig, bi *BuildInfo, ed *
 	}
 	consts := tpcc.RunConstants(tpcc.NewRand(cfg.Seed, 0xC1), tpcc.Constants{CLast: bi.CLastLoad})
 	users := make([]*user, cfg.Users)
-	for i := range users {
-		rng := tpcc.NewRand(cfg.Seed, 0x5E, uint64(i))
-		term := Terminal{W: i%cfg.Warehouses + 1, Warehouses: cfg.Warehouses, C: consts, Rng: rng, Uniform: cfg.Profile == ProfileHammerDB}
+	for i, g := range driven {
+		// Seeded by its index in the whole run, so a partition's users are
+		// the same as in one process.
+		rng := tpcc.NewRand(cfg.Seed, 0x5E, uint64(g))
+		h := tg.homeIndex(g)
+		term := Terminal{W: h%cfg.Warehouses + 1, Warehouses: cfg.Warehouses, C: consts, Rng: rng, Uniform: cfg.Profile == ProfileHammerDB}
 		if cfg.KeyingThinking > 0 {
-			term.D = (i/cfg.Warehouses)%tpcc.DistrictsPerWarehouse + 1
+			term.D = (h/cfg.Warehouses)%tpcc.DistrictsPerWarehouse + 1
 		}
 		u := &user{pool: pool, term: term, deck: NewDeck(rng, cfg.Profile), keying: cfg.KeyingThinking, edges: ed}
 		if pool == nil {
@@ -379,6 +437,31 @@ func newUsers(ctx context.Context, d Dialect, cfg RunConfig, bi *BuildInfo, ed *
 	return users, sessions, recs, pool, nil
 }
 
+// waitStart holds the connected users until at; an open loop's schedules
+// move with the wait, so they do not start with a burst of late
+// transactions.
+func waitStart(ctx context.Context, at time.Time, users []*user, prog *progress.Printer) error {
+	wait := time.Until(at)
+	if wait <= 0 {
+		return fault.Input("give a --start-at further ahead: every partition must have connected its users by then",
+			"--start-at %s passed while the users connected", at.UTC().Format(time.RFC3339Nano))
+	}
+	prog.Phase("oltp run: users connected, waiting %s for --start-at %s", wait.Round(time.Millisecond), at.UTC().Format(time.RFC3339Nano))
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	for _, u := range users {
+		if u.interval > 0 {
+			u.next = u.next.Add(wait)
+		}
+	}
+	return nil
+}
+
 // flushLeases makes the server publish the statistics of pooled
 // connections no user holds (Control.StatsFlush); it returns the flushes
 // made, each a transaction of its own.
@@ -392,9 +475,10 @@ func flushLeases(ctx context.Context, ls []lease, flush bool) int {
 	return len(ls)
 }
 
-// openSessions opens n sessions, 16 at a time; on failure it returns the
-// error with the sessions it opened.
-func openSessions(ctx context.Context, d Dialect, mode Mode, n int) ([]Session, error) {
+// openSessions opens n sessions, 16 at a time, session i on server
+// i mod len(ds); on failure it returns the error with the sessions it
+// opened.
+func openSessions(ctx context.Context, ds []Dialect, mode Mode, n int) ([]Session, error) {
 	sessions := make([]Session, n)
 	errs := make(chan error, n)
 	sem := make(chan struct{}, 16)
@@ -405,7 +489,7 @@ func openSessions(ctx context.Context, d Dialect, mode Mode, n int) ([]Session, 
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			sess, err := d.Session(ctx, mode)
+			sess, err := ds[i%len(ds)].Session(ctx, mode)
 			if err != nil {
 				errs <- err
 				return
@@ -437,8 +521,8 @@ func waitGroupOrDone(wg *sync.WaitGroup, ctx context.Context) bool {
 }
 
 // summarise merges the window records of the users' recorders into the
-// step's metrics.
-func summarise(out *results.OLTP, recs []*recorder, users int, win time.Duration, cfg RunConfig) {
+// step's metrics, and returns each type's histogram of the window.
+func summarise(out *results.OLTP, recs []*recorder, users int, win time.Duration, cfg RunConfig) [numTxTypes]*hist.Histogram {
 	var types [numTxTypes]typeStats
 	var inputs inputCounts
 	var lats [numTxTypes]*hist.Histogram
@@ -502,6 +586,7 @@ func summarise(out *results.OLTP, recs []*recorder, users int, win time.Duration
 	} else {
 		out.Missing["art_ms"] = "no transaction completed in the timed window"
 	}
+	return lats
 }
 
 // collector gathers the users' ticks every second for the timeline and the

@@ -264,8 +264,48 @@ func (b *builder) oltp(o *results.OLTP) {
 	}
 	b.consistency(o.Consistency)
 	b.oltpValidity(o)
+	b.oltpPartitions(o)
+	b.oltpMembers(o)
 	b.missing(o.Missing)
 	b.sec.Notes = append(b.sec.Notes, o.Notes...)
+}
+
+// oltpPartitions says which share of a split run this was, or, merged,
+// what each partition drove.
+func (b *builder) oltpPartitions(o *results.OLTP) {
+	if p := o.Partition; p != nil {
+		role := "the client side only; partition 1 read the database's counters"
+		if p.Counters {
+			role = "the database's counters for the whole run, and this partition's client side"
+		}
+		b.sec.Notes = append(b.sec.Notes, fmt.Sprintf("Partition %d/%d of a split run of %d users (home warehouses %d of %d): it measured %s; 'calibra merge' combines the partitions.",
+			p.Index, p.Of, p.UsersTotal, p.HomeWarehouses, o.Warehouses, role))
+	}
+	if len(o.Partitions) == 0 {
+		return
+	}
+	t := Table{Caption: "Partitions (NOPM and TPM (db) were read by partition 1)", Headline: true,
+		Head: []string{"partition", "host", "users", "home warehouses", "TPM (client)", "New-Order commits", "ART ms", "window s", "run directory"}}
+	for _, p := range o.Partitions {
+		row := cells(fmt.Sprintf("%d/%d", p.Index, p.Of), p.Host, Int(int64(p.Users)), Int(int64(p.HomeWarehouses)), Num(p.TPMClient),
+			Int(p.NewOrderCommits), Num(p.ARTMs), Num(p.DurationS), p.Dir)
+		row[1].Class, row[8].Class = "t", "t"
+		t.Rows = append(t.Rows, row)
+	}
+	b.table(t)
+}
+
+// oltpMembers shows each server's share of a run on several.
+func (b *builder) oltpMembers(o *results.OLTP) {
+	if len(o.Members) == 0 {
+		return
+	}
+	t := Table{Caption: "Servers driven together (users dealt round-robin; NOPM and TPM (db) from each server's own counters)", Headline: true,
+		Head: []string{"server", "users", "NOPM", "TPM (db)", "TPM (client)", "ART ms"}}
+	for _, m := range o.Members {
+		t.Rows = append(t.Rows, cells(Int(int64(m.Member)), Int(int64(m.Users)), NumPtr(m.NOPM), NumPtr(m.TPMDB), Num(m.TPMClient), Num(m.ARTMs)))
+	}
+	b.table(t)
 }
 
 // oltpValidity shows the mix and input checks, the skipped deliveries, the

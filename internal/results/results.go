@@ -85,6 +85,9 @@ type Engine struct {
 	Settings map[string]string `json:"settings"`
 	// Replicas are the managed instance's standbys, when it has any.
 	Replicas *Replicas `json:"replicas,omitempty"`
+	// Instances counts the independent instances driven together
+	// (--instances); absent for one.
+	Instances int `json:"instances,omitempty"`
 }
 
 // Replicas are the standbys of a managed instance (--replicas): made by a

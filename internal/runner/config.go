@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,11 +44,28 @@ type Config struct {
 	// as Sync says, their data under ReplicaPath (Path when empty).
 	Replicas          int
 	Sync, ReplicaPath string
+	// Instances is how many managed instances of the engine run side by
+	// side, each with its own data under PATH/calibra-instances/K (1: the
+	// one instance in PATH, as is 0).
+	Instances int
 	// EngineSettings are --engine-setting KEY=VALUE as given; Settings the
 	// parsed map, with a study's engine_settings under them.
 	EngineSettings []string
 	Settings       map[string]string
 }
+
+// MaxInstances bounds --instances: each is a whole server with its cache.
+const MaxInstances = 16
+
+// InstancePath is where instance k (from 1) of --instances keeps its data
+// (and, under --wal-path, its WAL): a directory of its own, so each
+// engine's managed instance lies in it as in PATH.
+func InstancePath(path string, k int) string {
+	return filepath.Join(path, InstancesDir, strconv.Itoa(k))
+}
+
+// InstancesDir holds the instances of --instances under PATH.
+const InstancesDir = "calibra-instances"
 
 // Problems collects every input problem so they are reported at once.
 type Problems []error
@@ -70,6 +88,12 @@ func (c *Config) Validate(p *Problems) {
 	case progress.Auto, progress.Plain, progress.None:
 	default:
 		p.Add("use auto, plain or none", "--progress %q is not a progress mode", c.Progress)
+	}
+	switch {
+	case c.Instances < 0 || c.Instances > MaxInstances:
+		p.Add(fmt.Sprintf("give 1 to %d", MaxInstances), "--instances %d is not a number of instances", c.Instances)
+	case c.Instances > 1 && c.DSN != "":
+		p.Add("drop --instances, or drop --dsn to let calibra start the instances", "--instances starts managed instances, and --dsn names a server calibra does not manage")
 	}
 	if c.DSN == "" && c.DBCache != "" {
 		// PostgreSQL's floor is 16 buffers; more than the machine holds
@@ -150,6 +174,11 @@ func (c *Config) checkReplicas(p *Problems) {
 		p.Add("drop --replicas, or drop --dsn to use the managed instance", "--replicas makes standbys of the managed instance, not of a --dsn server")
 	case c.Engine != postgres.Name:
 		p.Add("drop --replicas, or use --engine postgresql", "--replicas is PostgreSQL streaming replication, and the engine is %s", c.Engine)
+	}
+	if c.Instances > 1 {
+		// Each instance would need its own standbys, and --replica-path
+		// one directory each: not built yet.
+		p.Add("drop --replicas or --instances", "--replicas makes standbys of one managed instance, and --instances asks for %d", c.Instances)
 	}
 	if c.ReplicaPath != "" {
 		if st, err := os.Stat(c.ReplicaPath); err != nil || !st.IsDir() {

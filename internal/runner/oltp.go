@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -46,6 +47,10 @@ type OLTPLoad struct {
 	// WarehousesSet says the warehouses were asked for (Build.Warehouses
 	// 0 is "as built").
 	WarehousesSet bool
+	// Partition ("i/N") and StartAt (RFC 3339 or Unix seconds) split a
+	// timed run over processes on an existing server (oltp.Partition);
+	// empty for one process.
+	Partition, StartAt string
 }
 
 // Ramp is an oltp ramp step: a load at each user count to an SLA.
@@ -239,8 +244,43 @@ func (l *OLTPLoad) check(c *Config, maxUsers int, p *Problems) oltp.RunConfig {
 	if l.Reset && c.DSN != "" {
 		p.Add("drop --reset, or use the managed instance", "--reset needs the managed instance's template and cannot be used with --dsn")
 	}
+	part, startAt := l.checkSplit(c, maxUsers, warehouses, p)
 	return oltp.RunConfig{Warehouses: warehouses, Mode: oltp.Mode(l.Mode), KeyingThinking: scale, RatePerUser: l.RatePerUser,
-		Rampup: l.Rampup, Duration: l.Duration, Connections: l.Connections, Seed: c.Seed, Profile: oltp.Profile(l.Profile)}
+		Rampup: l.Rampup, Duration: l.Duration, Connections: l.Connections, Seed: c.Seed, Profile: oltp.Profile(l.Profile),
+		Partition: part, StartAt: startAt}
+}
+
+// checkSplit validates --partition and --start-at: a partition drives a
+// server other processes drive too, so it needs --dsn and a shared start.
+func (l *OLTPLoad) checkSplit(c *Config, users, warehouses int, p *Problems) (oltp.Partition, time.Time) {
+	var part oltp.Partition
+	var at time.Time
+	var err error
+	if l.StartAt != "" {
+		if at, err = oltp.ParseStartAt(l.StartAt, time.Now()); err != nil {
+			*p = append(*p, err)
+		}
+	}
+	if l.Partition == "" {
+		return part, at
+	}
+	if part, err = oltp.ParsePartition(l.Partition); err != nil {
+		*p = append(*p, err)
+		return part, at
+	}
+	if c.DSN == "" {
+		p.Add("give the server every partition drives with --dsn or --dsn-file", "--partition splits the load on an existing server, and the managed instance is private to one calibra")
+	}
+	if l.StartAt == "" {
+		p.Add("give every partition the same --start-at, such as a minute from now (date -u -d +1min +%FT%TZ)", "--partition needs --start-at, so that every partition's window starts at the same instant")
+	}
+	if warehouses == 0 {
+		warehouses = part.Of // as built: checked when the run reads the schema
+	}
+	if err := oltp.CheckPartition(part, users, warehouses); err != nil {
+		*p = append(*p, err)
+	}
+	return part, at
 }
 
 // needs is what a load of at most users users needs from the session.
@@ -295,13 +335,34 @@ func runSteps(ctx context.Context, s *Session, cfg oltp.RunConfig, l OLTPLoad, s
 	if werr := writeRecord(s, rec, "oltp"); werr != nil && err == nil {
 		err = werr
 	}
-	if err == nil && out.Missing["nopm"] == "" {
+	if rec != nil && rec.Window != nil {
+		if werr := writeFile(s.dir, rec.Window, "raw", s.rawPrefix+"oltp-window.hlog"); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	if !cfg.Partition.Whole() && rec != nil {
+		// Exact seconds, for 'calibra merge' to add up the partitions'.
+		var buf bytes.Buffer
+		if werr := oltp.WriteTimeseries(&buf, rec.Ticks); werr == nil {
+			werr = writeFile(s.dir, buf.Bytes(), "raw", s.rawPrefix+"oltp-ticks.csv")
+			if werr != nil && err == nil {
+				err = werr
+			}
+		}
+	}
+	if !cfg.Partition.Whole() {
+		// The others may still be writing when this window ends.
+		out.Missing["consistency"] = "not checked by a partition, as the other partitions may still be running: run 'calibra oltp check' once all have finished"
+	} else if err == nil && out.Missing["nopm"] == "" {
 		s.prog.Phase("oltp run: checking consistency")
 		if out.Consistency, err = oltp.Check(ctx, s.target); err == nil && !out.Consistency.OK {
 			err = errors.New("the database fails the consistency conditions after the run")
 		}
 	}
 	name := fmt.Sprintf("oltp %d warehouses %d users %s", out.Warehouses, out.Users, out.Mode)
+	if !cfg.Partition.Whole() {
+		name += " partition " + cfg.Partition.String()
+	}
 	steps = append(steps, newStep(results.KindOLTP, name, started, out))
 	return steps, err
 }

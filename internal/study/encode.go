@@ -99,6 +99,9 @@ func encodeTarget(tg Target) *yaml.Node {
 	}
 	addString(t, "sync", tg.Sync)
 	addString(t, "replica_path", tg.ReplicaPath)
+	if tg.Instances > 0 {
+		add(t, "instances", scalar(strconv.Itoa(tg.Instances)))
+	}
 	if len(tg.EngineSettings) > 0 {
 		m := mapping()
 		for _, k := range slices.Sorted(maps.Keys(tg.EngineSettings)) {

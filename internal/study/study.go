@@ -64,6 +64,9 @@ func (v Variant) Apply(t Target) Target {
 	if v.Target.Replicas != 0 {
 		t.Replicas = v.Target.Replicas
 	}
+	if v.Target.Instances > 0 {
+		t.Instances = v.Target.Instances
+	}
 	if len(v.Target.EngineSettings) > 0 {
 		merged := maps.Clone(t.EngineSettings)
 		if merged == nil {
@@ -89,6 +92,8 @@ type Target struct {
 	// as Sync says (off, on, remote_apply), their data under ReplicaPath.
 	Replicas          int
 	Sync, ReplicaPath string
+	// Instances runs that many managed instances side by side (0: one).
+	Instances int
 	// EngineSettings are server settings over calibra's defaults, e.g.
 	// io_method: worker; recorded, and refused when the server refuses them.
 	EngineSettings map[string]string
@@ -296,9 +301,10 @@ func (p *parser) target(n *yaml.Node, t *Target) {
 		"lab":          func(v *yaml.Node) { t.Lab = p.str(v) },
 		"pg_bin":       func(v *yaml.Node) { t.PGBin = p.str(v) },
 		"wal_path":     func(v *yaml.Node) { t.WALPath = p.str(v) },
-		"replicas":     func(v *yaml.Node) { t.Replicas = int(p.int64(v)) },
+		"replicas":     func(v *yaml.Node) { t.Replicas = p.int(v) },
 		"sync":         func(v *yaml.Node) { t.Sync = p.str(v) },
 		"replica_path": func(v *yaml.Node) { t.ReplicaPath = p.str(v) },
+		"instances":    func(v *yaml.Node) { t.Instances = p.int(v) },
 		"engine_settings": func(v *yaml.Node) {
 			if v.Kind != yaml.MappingNode {
 				p.add(p.pos(v), "write it as a mapping, e.g. engine_settings: {io_method: worker}", "engine_settings is not a mapping")

@@ -63,7 +63,7 @@ func TestClientModesDoTheSameToTheData(t *testing.T) {
 		t.Fatal(err)
 	}
 	paid := map[oltp.Mode]int{}
-	for _, mode := range []oltp.Mode{oltp.ModeClient, oltp.ModeClientSimple} {
+	for _, mode := range []oltp.Mode{oltp.ModeProcedures, oltp.ModeClient, oltp.ModeClientSimple} {
 		t.Run(string(mode), func(t *testing.T) {
 			sess, err := oltp.NewSession(ctx, target, mode)
 			if err != nil {
@@ -134,13 +134,13 @@ func TestClientModesDoTheSameToTheData(t *testing.T) {
 	}
 }
 
-// BenchmarkNewOrder is one New-Order through each client mode against a
+// BenchmarkNewOrder is one New-Order through each mode against a
 // real server: its time is mostly the server's and the round trips', its
 // allocations are the driver's.
 func BenchmarkNewOrder(b *testing.B) {
 	target, _ := builtTarget(b)
 	ctx := context.Background()
-	for _, mode := range []oltp.Mode{oltp.ModeClient, oltp.ModeClientSimple} {
+	for _, mode := range []oltp.Mode{oltp.ModeProcedures, oltp.ModeClient, oltp.ModeClientSimple} {
 		b.Run(string(mode), func(b *testing.B) {
 			sess, err := oltp.NewSession(ctx, target, mode)
 			if err != nil {

@@ -2,12 +2,15 @@ package oltppg
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/calibra-bench/calibra/internal/oltp"
 	"github.com/calibra-bench/calibra/internal/oltp/tpcc"
@@ -64,28 +67,79 @@ func serverFault(err error, conn *pgx.Conn) error {
 	return nil
 }
 
-// procExec calls the PL/pgSQL functions of functionDDL.
-type procExec struct{ session }
+// procExec calls the PL/pgSQL functions of functionDDL through pgconn, on
+// statements it prepared itself, with binary parameters from reused
+// buffers: a transaction is one round trip and no allocation.
+type procExec struct {
+	session
+	pc      *pgconn.PgConn
+	params  binParams
+	watched context.Context // the context whose end breaks the connection
+	unwatch func() bool
+}
 
-// procStatements are prepared once per connection under these names. pgx's
-// automatic statement cache would instead drop and re-prepare a statement
-// after every error, so each expected New-Order rollback would cost two more
-// round trips and server transactions, inflating tpm_db and latency.
-var procStatements = map[string]string{
-	"new_order":    "SELECT tpcc_new_order($1, $2, $3, $4, $5, $6, $7)",
-	"payment":      "SELECT tpcc_payment($1, $2, $3, $4, $5, $6, $7::int / 100.0)",
-	"order_status": "SELECT tpcc_order_status($1, $2, $3, $4)",
-	"delivery":     "SELECT tpcc_delivery($1, $2)",
-	"stock_level":  "SELECT tpcc_stock_level($1, $2, $3)",
+// procStatements are prepared once per connection under these names, with
+// the parameter types their encoders write. pgx's automatic statement
+// cache would instead drop and re-prepare a statement after every error,
+// so each expected New-Order rollback would cost two more round trips and
+// server transactions, inflating tpm_db and latency.
+var procStatements = []struct {
+	name, sql string
+	types     []uint32
+}{
+	{"new_order", "SELECT tpcc_new_order($1, $2, $3, $4, $5, $6, $7)",
+		[]uint32{pgtype.Int4OID, pgtype.Int4OID, pgtype.Int4OID, pgtype.Int4OID, pgtype.Int4ArrayOID, pgtype.Int4ArrayOID, pgtype.Int4ArrayOID}},
+	{"payment", "SELECT tpcc_payment($1, $2, $3, $4, $5, $6, $7::int / 100.0)",
+		[]uint32{pgtype.Int4OID, pgtype.Int4OID, pgtype.Int4OID, pgtype.Int4OID, pgtype.Int4OID, pgtype.TextOID, pgtype.Int4OID}},
+	{"order_status", "SELECT tpcc_order_status($1, $2, $3, $4)", []uint32{pgtype.Int4OID, pgtype.Int4OID, pgtype.Int4OID, pgtype.TextOID}},
+	{"delivery", "SELECT tpcc_delivery($1, $2)", []uint32{pgtype.Int4OID, pgtype.Int4OID}},
+	{"stock_level", "SELECT tpcc_stock_level($1, $2, $3)", []uint32{pgtype.Int4OID, pgtype.Int4OID, pgtype.Int4OID}},
 }
 
 func (e *procExec) prepare(ctx context.Context) error {
-	for name, sql := range procStatements {
-		if _, err := e.conn.Prepare(ctx, name, sql); err != nil {
-			return fmt.Errorf("prepare %s: %w", name, err)
+	for _, s := range procStatements {
+		sd, err := e.pc.Prepare(ctx, s.name, s.sql, nil)
+		if err != nil {
+			return fmt.Errorf("prepare %s: %w", s.name, err)
+		}
+		if err := checkParamTypes(s.name, sd.ParamOIDs, s.types); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// allBinary asks for every parameter and result in binary format.
+var allBinary = []int16{1}
+
+// call runs a prepared statement on the parameters encoded and returns
+// its first column as an int4, or 0 when it returned none. It hands pgconn
+// no cancellable context, which would cost a registration per call;
+// instead the connection is broken once when ctx ends (its deadline set in
+// the past), which fails the call in flight as pgconn's own handler would.
+func (e *procExec) call(ctx context.Context, name string) (int, error) {
+	if ctx != e.watched {
+		if e.unwatch != nil {
+			e.unwatch()
+		}
+		e.watched = ctx
+		e.unwatch = context.AfterFunc(ctx, func() { _ = e.pc.Conn().SetDeadline(time.Unix(1, 0)) })
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	rr := e.pc.ExecPrepared(context.Background(), name, e.params.values(), allBinary, allBinary)
+	n := 0
+	for rr.NextRow() {
+		if v := rr.Values(); len(v) > 0 && len(v[0]) == 4 {
+			n = int(int32(binary.BigEndian.Uint32(v[0])))
+		}
+	}
+	_, err := rr.Close()
+	if err != nil && ctx.Err() != nil {
+		err = fmt.Errorf("%w: %w", ctx.Err(), err)
+	}
+	return n, err
 }
 
 func (e *procExec) NewOrder(ctx context.Context, in *oltp.NewOrderInput) error {
@@ -93,8 +147,16 @@ func (e *procExec) NewOrder(ctx context.Context, in *oltp.NewOrderInput) error {
 	if in.AllLocal {
 		allLocal = 1
 	}
-	_, err := e.conn.Exec(ctx, "new_order",
-		in.W, in.D, in.C, allLocal, in.ItemIDs, in.SupplyW, in.Qty)
+	p := &e.params
+	p.reset()
+	p.int4(in.W)
+	p.int4(in.D)
+	p.int4(in.C)
+	p.int4(allLocal)
+	p.int4Array(in.ItemIDs)
+	p.int4Array(in.SupplyW)
+	p.int4Array(in.Qty)
+	_, err := e.call(ctx, "new_order")
 	if isExpectedRollback(err) {
 		return oltp.ErrRolledBack
 	}
@@ -102,25 +164,47 @@ func (e *procExec) NewOrder(ctx context.Context, in *oltp.NewOrderInput) error {
 }
 
 func (e *procExec) Payment(ctx context.Context, in *oltp.PaymentInput) error {
-	_, err := e.conn.Exec(ctx, "payment",
-		in.W, in.D, in.CW, in.CD, in.C, in.CLast, in.AmountCents)
+	p := &e.params
+	p.reset()
+	p.int4(in.W)
+	p.int4(in.D)
+	p.int4(in.CW)
+	p.int4(in.CD)
+	p.int4(in.C)
+	p.text(in.CLast)
+	p.int4(in.AmountCents)
+	_, err := e.call(ctx, "payment")
 	return err
 }
 
 func (e *procExec) OrderStatus(ctx context.Context, in *oltp.OrderStatusInput) error {
-	_, err := e.conn.Exec(ctx, "order_status", in.W, in.D, in.C, in.CLast)
+	p := &e.params
+	p.reset()
+	p.int4(in.W)
+	p.int4(in.D)
+	p.int4(in.C)
+	p.text(in.CLast)
+	_, err := e.call(ctx, "order_status")
 	return err
 }
 
 func (e *procExec) Delivery(ctx context.Context, in *oltp.DeliveryInput) error {
-	var done int
-	err := e.conn.QueryRow(ctx, "delivery", in.W, in.Carrier).Scan(&done)
+	p := &e.params
+	p.reset()
+	p.int4(in.W)
+	p.int4(in.Carrier)
+	done, err := e.call(ctx, "delivery")
 	in.Skipped = tpcc.DistrictsPerWarehouse - done
 	return err
 }
 
 func (e *procExec) StockLevel(ctx context.Context, in *oltp.StockLevelInput) error {
-	_, err := e.conn.Exec(ctx, "stock_level", in.W, in.D, in.Threshold)
+	p := &e.params
+	p.reset()
+	p.int4(in.W)
+	p.int4(in.D)
+	p.int4(in.Threshold)
+	_, err := e.call(ctx, "stock_level")
 	return err
 }
 

@@ -47,7 +47,7 @@ func (d dialect) Session(ctx context.Context, mode oltp.Mode) (oltp.Session, err
 	case oltp.ModeClientSimple:
 		return &simpleExec{session{conn}}, nil
 	}
-	e := &procExec{session{conn}}
+	e := &procExec{session: session{conn}, pc: conn.PgConn()}
 	if err := e.prepare(ctx); err != nil {
 		conn.Close(context.Background())
 		return nil, err

@@ -1,0 +1,164 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// TestPartitionsMergeToTheDatabasesCount runs three calibra processes as
+// the partitions of one run against one existing server, from a shared
+// start, and merges them: the merged NOPM is the database's own count, and
+// the merged percentiles are those of the union of the partitions' logs.
+func TestPartitionsMergeToTheDatabasesCount(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three real calibra processes on a real PostgreSQL; run without -short")
+	}
+	requirePostgres(t)
+	ctx := context.Background()
+	path := storageDir(t)
+	server := existingServer(t, path)
+	admin, err := pgx.Connect(ctx, server("calibra", "postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, "CREATE DATABASE bench"); err != nil {
+		t.Fatal(err)
+	}
+	dsnFile := filepath.Join(t.TempDir(), "dsn")
+	if err := os.WriteFile(dsnFile, []byte(server("calibra", "bench")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	outs := t.TempDir()
+	out := func(name string) string { return filepath.Join(outs, name) }
+	mustRun(t, 0, "oltp", "build", "--dsn-file", dsnFile, "--warehouses", "3", "--load-workers", "2", "--progress", "none", "--out", out("build"))
+
+	db, err := pgx.Connect(ctx, server("calibra", "bench"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(ctx)
+	orders := func() int64 {
+		var n int64
+		if err := db.QueryRow(ctx, "SELECT sum(d_next_o_id) FROM calibra_tpcc.district").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := orders()
+
+	// Separate processes, as on separate hosts; connecting takes well
+	// under the few seconds to the start.
+	const n = 3
+	startAt := time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339Nano)
+	var wg sync.WaitGroup
+	errs := make([]string, n)
+	for i := 1; i <= n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(os.Args[0], "oltp", "run", "--dsn-file", dsnFile, "--users", "6", "--rampup", "0s", "--duration", "6s",
+				"--partition", fmt.Sprintf("%d/%d", i, n), "--start-at", startAt, "--progress", "none", "--out", out(fmt.Sprintf("p%d", i)))
+			cmd.Env = append(os.Environ(), "CALIBRA_TEST_AS_CALIBRA=1")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Run(); err != nil {
+				errs[i-1] = fmt.Sprintf("partition %d/%d: %v\n%s", i, n, err, stderr.String())
+			}
+		}()
+	}
+	wg.Wait()
+	if msg := strings.Join(errs, ""); msg != "" {
+		t.Fatal(msg)
+	}
+	gained := orders() - before
+
+	mustRun(t, 0, "merge", out("p3"), out("p1"), out("p2"), "--out", out("merged"))
+	st, o := lastStep[*results.OLTP](t, out("merged"))
+	if st.Status != results.StatusComplete || o.Users != 6 || len(o.Partitions) != n || o.NOPM == nil || o.TPMDB == nil {
+		t.Fatalf("merged: status %s, %d users, %d partitions, nopm %v, tpm_db %v (%v)", st.Status, o.Users, len(o.Partitions), o.NOPM, o.TPMDB, o.Missing)
+	}
+	counted := *o.NOPM * o.DurationS / 60
+	t.Logf("database gained %d orders, merged NOPM %.0f over %.2f s counts %.1f; tpm_db %.0f, tpm_client %.0f", gained, *o.NOPM, o.DurationS, counted, *o.TPMDB, o.TPMClient)
+	if gained < 200 || math.Abs(counted-float64(gained)) > 0.01*float64(gained) {
+		t.Errorf("merged NOPM counts %.1f New-Orders in the window, the database gained %d: more than 1%% apart", counted, gained)
+	}
+	if d := math.Abs(float64(o.NewOrderCommits) - float64(gained)); d > 0.01*float64(gained) {
+		t.Errorf("the partitions committed %d New-Orders, the database gained %d", o.NewOrderCommits, gained)
+	}
+
+	// Every partition's window histograms, merged by hand.
+	union := map[string]*hdrhistogram.Histogram{}
+	for i := 1; i <= n; i++ {
+		data, err := os.ReadFile(filepath.Join(out(fmt.Sprintf("p%d", i)), "raw", "oltp-window.hlog"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := hdrhistogram.NewHistogramLogReader(bytes.NewReader(data))
+		for {
+			h, err := r.NextIntervalHistogram()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h == nil {
+				break
+			}
+			if union[h.Tag()] == nil {
+				union[h.Tag()] = hdrhistogram.New(1, int64(10*time.Minute/time.Microsecond), 3)
+			}
+			union[h.Tag()].Merge(h)
+		}
+	}
+	for name, tx := range o.Transactions {
+		u := union[name]
+		if u == nil || u.TotalCount() != tx.Count {
+			t.Errorf("%s: the union of the logs holds %v values, the merged count is %d", name, u, tx.Count)
+			continue
+		}
+		got := []float64{tx.LatMs.P50, tx.LatMs.P90, tx.LatMs.P95, tx.LatMs.P99, tx.LatMs.Max}
+		want := []float64{float64(u.ValueAtQuantile(50)) / 1000, float64(u.ValueAtQuantile(90)) / 1000, float64(u.ValueAtQuantile(95)) / 1000,
+			float64(u.ValueAtQuantile(99)) / 1000, float64(u.Max()) / 1000}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Errorf("%s: merged percentiles %v, the union of the logs gives %v", name, got, want)
+				break
+			}
+		}
+	}
+	for _, f := range []string{"report.html", "report.md", "timeseries.csv", "raw/oltp-latency.hlog", "raw/oltp-window.hlog"} {
+		if _, err := os.Stat(filepath.Join(out("merged"), f)); err != nil {
+			t.Errorf("the merged run lacks %s", f)
+		}
+	}
+	// The shell example: two local processes, then the merge.
+	sh := exec.Command("sh", filepath.Join("..", "..", "examples", "partitions.sh"), dsnFile, "2", "4", "2s")
+	sh.Env = append(os.Environ(), "CALIBRA_TEST_AS_CALIBRA=1", "CALIBRA="+os.Args[0], "RAMPUP=0s", "OUT="+out("sh"))
+	if b, err := sh.CombinedOutput(); err != nil {
+		t.Errorf("examples/partitions.sh: %v\n%s", err, b)
+	} else if _, o := lastStep[*results.OLTP](t, out("sh/merged")); o.Users != 4 || len(o.Partitions) != 2 || o.NOPM == nil {
+		t.Errorf("examples/partitions.sh merged %d users of %d partitions, nopm %v", o.Users, len(o.Partitions), o.NOPM)
+	}
+
+	// Partitions of another run do not mix in: nothing is written.
+	code, _, stderr := run(t, "merge", out("p1"), out("p2"), "--out", out("half"))
+	if code != 2 || !strings.Contains(stderr, "partition 3/3 is missing") {
+		t.Errorf("merging two of three partitions: exit %d\n%s", code, stderr)
+	}
+	if _, err := os.Stat(out("half")); err == nil {
+		t.Error("a refused merge left its --out behind")
+	}
+}
