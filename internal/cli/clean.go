@@ -13,7 +13,8 @@ func (a *app) cleanCommand() *cobra.Command {
 		Short: "Stop and remove the managed instance under --path",
 		Long: `Remove PATH/calibra-pg, the managed PostgreSQL instance calibra created on the
 storage under test, stopping its server first if a crashed calibra left one
-running, and any device test files a crashed run left in PATH/calibra-device;
+running, its standbys (PATH/calibra-pg-replica-K, or wherever --replica-path
+put them), and any device test files a crashed run left in PATH/calibra-device;
 and, wherever they are, the socket directories (TMPDIR/calibra-sock-*) and
 empty cgroups (calibra-PID) of runs that were killed. A live run's are never
 touched. Run directories are kept.`,

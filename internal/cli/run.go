@@ -258,7 +258,14 @@ func applyTarget(cmd *cobra.Command, c *runner.Config, f *studyFlags, st *study.
 		{"lab", &c.Lab, &st.Target.Lab},
 		{"pg-bin", &c.PGBin, &st.Target.PGBin},
 		{"wal-path", &c.WALPath, &st.Target.WALPath},
+		{"sync", &c.Sync, &st.Target.Sync},
+		{"replica-path", &c.ReplicaPath, &st.Target.ReplicaPath},
 		{"os-cache-limit", &f.osCacheLimit, &st.Target.OSCacheLimit},
+	}
+	if cmd.Flags().Changed("replicas") {
+		st.Target.Replicas = c.Replicas
+	} else if st.Target.Replicas != 0 {
+		c.Replicas = st.Target.Replicas
 	}
 	switch {
 	case cmd.Flags().Changed("instances"):

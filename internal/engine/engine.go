@@ -1,7 +1,7 @@
 // Package engine is the seam between calibra and the databases it
 // measures: what every engine must do (Engine), and what some can do,
 // discovered by type assertion (ColdRestarter, Resetter, Crasher,
-// TransactionCounter), in the manner of restic's backend and CockroachDB's
+// TransactionCounter, Replicator), in the manner of restic's backend and CockroachDB's
 // workload hooks. An engine registers itself by name; adding one touches
 // its own package and one registration.
 package engine
@@ -77,6 +77,19 @@ type TransactionCounter interface {
 	Transactions(ctx context.Context) (int64, error)
 }
 
+// Replicator is a managed instance with standbys that replay its WAL:
+// the observers read each one's lag and I/O.
+type Replicator interface {
+	Replicas() []Replica
+}
+
+// Replica is one standby as it runs now.
+type Replica struct {
+	Name    string // as the primary knows it (PostgreSQL: application_name)
+	DataDir string
+	PID     int // its main process; 0 when it is not running
+}
+
 // Config is what an engine is opened with (DESIGN.md, the target).
 type Config struct {
 	DSN            string // a server calibra does not manage; empty: the managed instance
@@ -87,8 +100,14 @@ type Config struct {
 	MaxConnections int
 	Settings       map[string]string // server settings over calibra's defaults
 	WALPath        string            // storage for the WAL (redo log), apart from Path
-	ServerLog      string
-	Cgroup         *limits.Cgroup
+	// Replicas standbys of the managed instance, their commits waited for
+	// as Sync says (off, on, remote_apply), their data under ReplicaPath
+	// (Path when empty).
+	Replicas    int
+	Sync        string
+	ReplicaPath string
+	ServerLog   string
+	Cgroup      *limits.Cgroup
 }
 
 // Opener prepares an engine: checks everything that can be checked before

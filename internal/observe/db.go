@@ -86,6 +86,8 @@ type DBCounters struct {
 	// TimedWaits are the server's cumulative count and time of each wait
 	// event it times itself; nil when it times none.
 	TimedWaits map[WaitKey]WaitTotal
+	// Replicas are the primary's standbys by name; nil without any.
+	Replicas map[string]ReplicaStat
 }
 
 // WaitTotal is a wait event's cumulative count and time (milliseconds).

@@ -52,6 +52,8 @@ type Sampler struct {
 	walDevices []string          // empty when the WAL shares the data's device
 	static     map[string]string // why a metric cannot be measured at all here
 	db         *dbObserver       // nil without a database to sample
+	replicator engine.Replicator // nil without standbys
+	replicas   []replicaWatch
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -66,12 +68,13 @@ type Sampler struct {
 
 // reading is every counter at one instant.
 type reading struct {
-	at      time.Time
-	tick    bool // taken by the Interval loop, not by Edge
-	os      osCounters
-	walDisk *diskCounters // nil without a WAL device of its own
-	db      *dbReading
-	outside *uint64 // outsideTicks; nil when the processes could not be read
+	at       time.Time
+	tick     bool // taken by the Interval loop, not by Edge
+	os       osCounters
+	walDisk  *diskCounters // nil without a WAL device of its own
+	db       *dbReading
+	outside  *uint64     // outsideTicks; nil when the processes could not be read
+	replicas []replicaIO // each standby's I/O, in replicas' order
 }
 
 // waitPoll is one wait-event poll: how many active sessions were in each
@@ -151,6 +154,9 @@ func Start(ctx context.Context, cfg Config) (*Sampler, error) {
 			}
 		}
 	}
+	if rep, ok := cfg.Engine.(engine.Replicator); ok && len(rep.Replicas()) > 0 {
+		s.watchReplicas(rep)
+	}
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	s.take(true)
 	s.loop(cfg.Interval, func() { s.take(true) })
@@ -224,9 +230,11 @@ func (s *Sampler) take(tick bool) time.Time {
 	if len(s.walDevices) > 0 {
 		r.walDisk, _ = readDisks(filepath.Join(s.cfg.Proc, "diskstats"), s.walDevices)
 	}
-	if procs, err := readProcs(s.cfg.Proc); err == nil && len(procs) > 0 {
+	procs, err := readProcs(s.cfg.Proc)
+	if err == nil && len(procs) > 0 {
 		r.outside = ptr(outsideTicks(procs, s.cfg.Roots))
 	}
+	r.replicas = s.readReplicas(procs)
 	if s.db != nil {
 		ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
 		c := s.db.counters(ctx)
@@ -289,7 +297,17 @@ func (s *Sampler) Window(from, to time.Time) *results.Observe {
 	// The earliest reading at or after to (the last if none is).
 	j := sort.Search(len(rs), func(j int) bool { return !rs[j].at.Before(to) })
 	j = min(j, len(rs)-1)
-	return s.between(rs[i], rs[j], s.pollsBetween(rs[i].at, rs[j].at))
+	o := s.between(rs[i], rs[j], s.pollsBetween(rs[i].at, rs[j].at))
+	if len(s.replicas) > 0 {
+		if o.Missing == nil {
+			o.Missing = map[string]string{}
+		}
+		o.Replicas = s.replicasBetween(rs[i:j+1], o.Missing)
+		if len(o.Missing) == 0 {
+			o.Missing = nil
+		}
+	}
+	return o
 }
 
 // EngineLimits names each database metric this server cannot give at all

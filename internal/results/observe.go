@@ -46,6 +46,10 @@ type Observe struct {
 
 	DB *ObserveDB `json:"db,omitempty"`
 
+	// Replicas are the managed instance's standbys over the window
+	// (--replicas), one entry each.
+	Replicas []ObserveReplica `json:"replicas,omitempty"`
+
 	// Waits is the AWR-like top-waits list, most time first: database time
 	// per wait event, from pg_stat_activity samples (the ASH idea).
 	Waits []Wait `json:"waits,omitempty"`
@@ -167,4 +171,50 @@ type Wait struct {
 	Seconds  float64  `json:"seconds"`
 	SharePct float64  `json:"share_pct"`
 	AvgMs    *float64 `json:"avg_ms,omitempty"`
+}
+
+// ObserveReplica is one standby over the window. The lags come from the
+// primary's pg_stat_replication, sampled every second and at the window's
+// edges: the mean and the largest of the samples that had a value (a lag
+// time is null while a standby is caught up and idle). Its I/O is its own
+// processes' (postmaster and children, /proc/PID/io) and, when its data
+// lie on a device apart from the primary's, that device's.
+type ObserveReplica struct {
+	Name string `json:"name"`
+	// State and SyncState are pg_stat_replication's at the window's end;
+	// States counts the samples in each "state/sync_state" ("absent" when
+	// the standby was not connected).
+	State     string         `json:"state,omitempty"`
+	SyncState string         `json:"sync_state,omitempty"`
+	States    map[string]int `json:"states,omitempty"`
+	Samples   int            `json:"samples"`
+	// Time between the primary flushing WAL and the standby writing,
+	// flushing and replaying it (pg_stat_replication's write_lag,
+	// flush_lag, replay_lag).
+	WriteLagMs  *Spread `json:"write_lag_ms,omitempty"`
+	FlushLagMs  *Spread `json:"flush_lag_ms,omitempty"`
+	ReplayLagMs *Spread `json:"replay_lag_ms,omitempty"`
+	// ReplayLagBytes is the WAL the standby had not replayed yet:
+	// pg_current_wal_lsn() - replay_lsn.
+	ReplayLagBytes *Spread `json:"replay_lag_bytes,omitempty"`
+	// The standby's processes over the window: ReadBytes what they fetched
+	// from storage (/proc/PID/io read_bytes), WriteCallBytes and
+	// WriteCalls what they wrote through write calls (wchar, syscw: WAL
+	// received, pages its restartpoints wrote; the page cache in between,
+	// and a few bytes of replies to the primary). Rates in 10^6 bytes/s.
+	ReadBytes      *int64   `json:"read_bytes,omitempty"`
+	WriteCallBytes *int64   `json:"write_call_bytes,omitempty"`
+	WriteCalls     *int64   `json:"write_calls,omitempty"`
+	ReadMBps       *float64 `json:"r_mbps,omitempty"`
+	WriteMBps      *float64 `json:"w_mbps,omitempty"`
+	// Devices and Disk are its own device's counters, when its data are
+	// not on the primary's data or WAL device.
+	Devices []string     `json:"devices,omitempty"`
+	Disk    *ObserveDisk `json:"disk,omitempty"`
+}
+
+// Spread is the mean and the maximum of a figure's samples.
+type Spread struct {
+	Mean float64 `json:"mean"`
+	Max  float64 `json:"max"`
 }

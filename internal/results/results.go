@@ -71,6 +71,9 @@ type Storage struct {
 	// WAL is the storage of the managed instance's WAL when --wal-path put
 	// it apart from the data.
 	WAL *Storage `json:"wal,omitempty"`
+	// Replicas is the storage of the managed instance's standbys
+	// (--replicas), on Path's storage or under --replica-path.
+	Replicas *Storage `json:"replicas,omitempty"`
 }
 
 // Engine is the database under test.
@@ -80,9 +83,29 @@ type Engine struct {
 	Managed  bool              `json:"managed"`
 	Target   string            `json:"target"` // redacted DSN or data directory
 	Settings map[string]string `json:"settings"`
+	// Replicas are the managed instance's standbys, when it has any.
+	Replicas *Replicas `json:"replicas,omitempty"`
 	// Instances counts the independent instances driven together
 	// (--instances); absent for one.
 	Instances int `json:"instances,omitempty"`
+}
+
+// Replicas are the standbys of a managed instance (--replicas): made by a
+// base backup of it, streaming its WAL, each commit waiting for all of
+// them as Sync says.
+type Replicas struct {
+	Count int `json:"count"`
+	// Sync is "off" (asynchronous standbys), "on" (a commit waits until
+	// every standby has flushed its WAL) or "remote_apply" (until every
+	// standby has replayed it).
+	Sync     string    `json:"sync"`
+	Standbys []Standby `json:"standbys"`
+}
+
+// Standby is one standby: its name on the primary and its data directory.
+type Standby struct {
+	Name    string `json:"name"`
+	DataDir string `json:"data_dir"`
 }
 
 // StepHeader holds the keys every step has.

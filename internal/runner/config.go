@@ -40,6 +40,10 @@ type Config struct {
 	PGBin, RunAs, DBCache           string
 	Lab                             string // an emulated storage stack to build under path (runner/lab.go)
 	WALPath                         string
+	// Replicas standbys of the managed instance, commits waiting for them
+	// as Sync says, their data under ReplicaPath (Path when empty).
+	Replicas          int
+	Sync, ReplicaPath string
 	// Instances is how many managed instances of the engine run side by
 	// side, each with its own data under PATH/calibra-instances/K (1: the
 	// one instance in PATH, as is 0).
@@ -79,6 +83,7 @@ func (c *Config) Validate(p *Problems) {
 	c.ReadDSNFile(p)
 	c.resolveEngine(p)
 	c.parseEngineSettings(p)
+	c.checkReplicas(p)
 	switch c.Progress {
 	case progress.Auto, progress.Plain, progress.None:
 	default:
@@ -142,6 +147,54 @@ func (c *Config) parseEngineSettings(p *Problems) {
 		}
 	}
 }
+
+// checkReplicas refuses standbys where calibra cannot make them, and
+// --sync or --replica-path without standbys.
+func (c *Config) checkReplicas(p *Problems) {
+	switch {
+	case c.Replicas < 0:
+		p.Add("give a whole number of standbys, such as 1, or 0 for none", "--replicas %d is negative", c.Replicas)
+	case c.Replicas > maxReplicas:
+		p.Add(fmt.Sprintf("give at most %d", maxReplicas), "--replicas %d is more standbys than calibra runs on one machine", c.Replicas)
+	}
+	if c.Sync != "" && !slices.Contains(postgres.SyncModes, c.Sync) {
+		p.Add("use off, on or remote_apply", "--sync %q is not a synchronous replication mode", c.Sync)
+	}
+	if c.Replicas <= 0 {
+		if c.Sync != "" {
+			p.Add("add --replicas N, or drop --sync", "--sync says how commits wait for standbys, and --replicas asks for none")
+		}
+		if c.ReplicaPath != "" {
+			p.Add("add --replicas N, or drop --replica-path", "--replica-path places standbys, and --replicas asks for none")
+		}
+		return
+	}
+	switch {
+	case c.DSN != "":
+		p.Add("drop --replicas, or drop --dsn to use the managed instance", "--replicas makes standbys of the managed instance, not of a --dsn server")
+	case c.Engine != postgres.Name:
+		p.Add("drop --replicas, or use --engine postgresql", "--replicas is PostgreSQL streaming replication, and the engine is %s", c.Engine)
+	}
+	if c.Instances > 1 {
+		// Each instance would need its own standbys, and --replica-path
+		// one directory each: not built yet.
+		p.Add("drop --replicas or --instances", "--replicas makes standbys of one managed instance, and --instances asks for %d", c.Instances)
+	}
+	if c.ReplicaPath != "" {
+		if st, err := os.Stat(c.ReplicaPath); err != nil || !st.IsDir() {
+			p.Add("create it, or name an existing directory on the standbys' storage", "--replica-path %s is not a directory", c.ReplicaPath)
+		}
+	}
+	for _, k := range postgres.ReplicaSettings {
+		if _, ok := c.Settings[k]; ok {
+			p.Add("drop that engine setting: --sync sets it", "the engine setting %s is calibra's with --replicas", k)
+		}
+	}
+}
+
+// maxReplicas bounds --replicas: each standby is a whole server on this
+// machine.
+const maxReplicas = 8
 
 // resolveEngine settles which engine runs: --engine, else the one the
 // DSN's scheme names, else PostgreSQL.

@@ -154,7 +154,7 @@ func (e Env) Run(ctx context.Context, command string, c *Config, needs Needs, bo
 		var err error
 		target, err = openTarget(ctx, c, engine.Config{DSN: c.DSN, Path: c.Path, Bin: c.PGBin,
 			RunAs: c.RunAs, DBCache: c.DBCache, MaxConnections: needs.MaxConns, Cgroup: cg,
-			Settings: c.Settings, WALPath: c.WALPath})
+			Settings: c.Settings, WALPath: c.WALPath, Replicas: c.Replicas, Sync: c.Sync, ReplicaPath: c.ReplicaPath})
 		if err != nil {
 			return err
 		}
@@ -185,6 +185,14 @@ func (e Env) Run(ctx context.Context, command string, c *Config, needs Needs, bo
 	if c.WALPath != "" && c.DSN == "" && needs.Database {
 		wal := observe.Storage(c.WALPath)
 		storage.WAL = &wal
+	}
+	if c.Replicas > 0 && c.DSN == "" && needs.Database {
+		at := c.ReplicaPath
+		if at == "" {
+			at = c.Path
+		}
+		replicas := observe.Storage(at)
+		storage.Replicas = &replicas
 	}
 	run := &results.Run{StartedAt: started, Meta: results.Meta{ToolVersion: e.Version, Command: command,
 		Label: c.Label, Seed: c.Seed, Host: observe.Host(), Storage: storage, Study: needs.Study, Limits: applied}}

@@ -94,6 +94,11 @@ func encodeTarget(tg Target) *yaml.Node {
 	addString(t, "engine", tg.Engine)
 	addString(t, "pg_bin", tg.PGBin)
 	addString(t, "wal_path", tg.WALPath)
+	if tg.Replicas != 0 {
+		add(t, "replicas", scalar(strconv.Itoa(tg.Replicas)))
+	}
+	addString(t, "sync", tg.Sync)
+	addString(t, "replica_path", tg.ReplicaPath)
 	if tg.Instances > 0 {
 		add(t, "instances", scalar(strconv.Itoa(tg.Instances)))
 	}

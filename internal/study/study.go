@@ -55,10 +55,14 @@ func (v Variant) Apply(t Target) Target {
 	}{
 		{&t.Engine, v.Target.Engine}, {&t.DBCache, v.Target.DBCache}, {&t.Lab, v.Target.Lab}, {&t.PGBin, v.Target.PGBin},
 		{&t.WALPath, v.Target.WALPath}, {&t.OSCacheLimit, v.Target.OSCacheLimit},
+		{&t.Sync, v.Target.Sync}, {&t.ReplicaPath, v.Target.ReplicaPath},
 	} {
 		if f.src != "" {
 			*f.dst = f.src
 		}
+	}
+	if v.Target.Replicas != 0 {
+		t.Replicas = v.Target.Replicas
 	}
 	if v.Target.Instances > 0 {
 		t.Instances = v.Target.Instances
@@ -84,6 +88,10 @@ type Target struct {
 	Lab     string // an emulated storage stack built under Path (internal/lab)
 	PGBin   string // the PostgreSQL server binaries of the managed instance
 	WALPath string // storage for the managed instance's WAL, apart from Path
+	// Replicas standbys of the managed instance, commits waiting for them
+	// as Sync says (off, on, remote_apply), their data under ReplicaPath.
+	Replicas          int
+	Sync, ReplicaPath string
 	// Instances runs that many managed instances side by side (0: one).
 	Instances int
 	// EngineSettings are server settings over calibra's defaults, e.g.
@@ -285,15 +293,18 @@ func (p *parser) bool(n *yaml.Node) bool {
 
 func (p *parser) target(n *yaml.Node, t *Target) {
 	p.mapping(n, "target", map[string]func(v *yaml.Node){
-		"path":      func(v *yaml.Node) { t.Path = p.str(v) },
-		"engine":    func(v *yaml.Node) { t.Engine = p.str(v) },
-		"dsn":       func(v *yaml.Node) { t.DSN = p.str(v) },
-		"dsn_file":  func(v *yaml.Node) { t.DSNFile = p.str(v) },
-		"db_cache":  func(v *yaml.Node) { t.DBCache = p.str(v) },
-		"lab":       func(v *yaml.Node) { t.Lab = p.str(v) },
-		"pg_bin":    func(v *yaml.Node) { t.PGBin = p.str(v) },
-		"wal_path":  func(v *yaml.Node) { t.WALPath = p.str(v) },
-		"instances": func(v *yaml.Node) { t.Instances = p.int(v) },
+		"path":         func(v *yaml.Node) { t.Path = p.str(v) },
+		"engine":       func(v *yaml.Node) { t.Engine = p.str(v) },
+		"dsn":          func(v *yaml.Node) { t.DSN = p.str(v) },
+		"dsn_file":     func(v *yaml.Node) { t.DSNFile = p.str(v) },
+		"db_cache":     func(v *yaml.Node) { t.DBCache = p.str(v) },
+		"lab":          func(v *yaml.Node) { t.Lab = p.str(v) },
+		"pg_bin":       func(v *yaml.Node) { t.PGBin = p.str(v) },
+		"wal_path":     func(v *yaml.Node) { t.WALPath = p.str(v) },
+		"replicas":     func(v *yaml.Node) { t.Replicas = p.int(v) },
+		"sync":         func(v *yaml.Node) { t.Sync = p.str(v) },
+		"replica_path": func(v *yaml.Node) { t.ReplicaPath = p.str(v) },
+		"instances":    func(v *yaml.Node) { t.Instances = p.int(v) },
 		"engine_settings": func(v *yaml.Node) {
 			if v.Kind != yaml.MappingNode {
 				p.add(p.pos(v), "write it as a mapping, e.g. engine_settings: {io_method: worker}", "engine_settings is not a mapping")

@@ -16,7 +16,8 @@ const Name = "postgresql"
 func init() {
 	engine.Register(Name, func(ctx context.Context, cfg engine.Config) (engine.Engine, error) {
 		return Prepare(ctx, TargetConfig{DSN: cfg.DSN, Path: cfg.Path, PGBin: cfg.Bin, RunAs: cfg.RunAs, DBCache: cfg.DBCache,
-			MaxConnections: cfg.MaxConnections, ServerLog: cfg.ServerLog, Cgroup: cfg.Cgroup, Settings: cfg.Settings, WALPath: cfg.WALPath})
+			MaxConnections: cfg.MaxConnections, ServerLog: cfg.ServerLog, Cgroup: cfg.Cgroup, Settings: cfg.Settings, WALPath: cfg.WALPath,
+			Replicas: ReplicaConfig{N: cfg.Replicas, Sync: cfg.Sync, Path: cfg.ReplicaPath}})
 	})
 }
 
@@ -27,6 +28,7 @@ var (
 	_ engine.Resetter           = (*Target)(nil)
 	_ engine.Crasher            = (*Target)(nil)
 	_ engine.TransactionCounter = (*Target)(nil)
+	_ engine.Replicator         = (*Target)(nil)
 )
 
 // Name is "postgresql".
@@ -48,6 +50,7 @@ func (t *Target) Local() *engine.Local {
 func (t *Target) Kill() {
 	if t.Managed != nil {
 		t.Managed.Kill()
+		t.replicas.kill()
 	}
 }
 

@@ -49,6 +49,8 @@ type InstanceConfig struct {
 	// WALPath, when set, is the storage the WAL goes on (initdb --waldir),
 	// apart from the data.
 	WALPath string
+	// Replicas are the standbys to run beside the instance.
+	Replicas ReplicaConfig
 }
 
 // Instance is a throwaway PostgreSQL server calibra creates, starts and stops
@@ -78,7 +80,15 @@ func NewInstance(cfg InstanceConfig) (*Instance, error) {
 	}
 	cfg.Path = abs
 	in := &Instance{cfg: cfg, DataDir: filepath.Join(abs, DataDirName)}
-	if in.acct, err = server.Lookup("PostgreSQL", cfg.RunAs, "postgres", "postgresql", cfg.Path, cfg.WALPath); err != nil {
+	if in.cfg.Replicas.N > 0 {
+		if in.cfg.Replicas.Path == "" {
+			in.cfg.Replicas.Path = abs
+		}
+		if in.cfg.Replicas.Path, err = filepath.Abs(in.cfg.Replicas.Path); err != nil {
+			return nil, err
+		}
+	}
+	if in.acct, err = server.Lookup("PostgreSQL", cfg.RunAs, "postgres", "postgresql", cfg.Path, cfg.WALPath, in.cfg.Replicas.Path); err != nil {
 		return nil, err
 	}
 	if cfg.WALPath != "" {
@@ -198,6 +208,7 @@ func (in *Instance) Settings() map[string]string {
 	if in.cfg.Bin.Major >= 14 {
 		s["track_wal_io_timing"] = "on"
 	}
+	in.cfg.Replicas.settings(s)
 	for k, v := range in.cfg.Settings {
 		s[k] = v
 	}
@@ -427,8 +438,11 @@ func (in *Instance) lockAccess() error {
 		fmt.Fprintf(&ident, "calibra %s %s\n", name, Superuser)
 	}
 	files := map[string]string{
+		// Replication connections (standbys, pg_basebackup) come over the
+		// same socket from the same mapped accounts.
 		"pg_hba.conf": "# Written by calibra at every start: socket only, peer authentication, no trust.\n" +
-			"local all all peer map=calibra\n",
+			"local all all peer map=calibra\n" +
+			"local replication all peer map=calibra\n",
 		"pg_ident.conf": ident.String(),
 	}
 	for name, text := range files {
@@ -465,8 +479,13 @@ func Remove(path string) (bool, error) {
 		return false, err
 	}
 	in := &Instance{DataDir: filepath.Join(abs, DataDirName)}
+	// The standbys first: the primary's directory records where they are.
+	hadReplicas, err := removeReplicas(abs, in.DataDir)
+	if err != nil {
+		return hadReplicas, err
+	}
 	if _, err := os.Stat(in.DataDir); errors.Is(err, os.ErrNotExist) {
-		return false, nil
+		return hadReplicas, nil
 	}
 	if pid, ok := in.runningPID(); ok {
 		server.StopLeftover(pid, syscall.SIGQUIT, 10*time.Second, func() bool { _, ok := in.runningPID(); return ok })

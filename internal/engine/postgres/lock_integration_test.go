@@ -18,15 +18,7 @@ import (
 // listener) and over the Unix socket, even with the socket's directory
 // opened to everyone (peer authentication must refuse the account).
 func TestAnotherAccountCannotLogIn(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("logging in as another local account needs root to switch accounts")
-	}
-	stranger, err := user.Lookup("nobody")
-	if err != nil {
-		t.Skipf("no 'nobody' account to play the other local user: %v", err)
-	}
-	uid, _ := strconv.Atoi(stranger.Uid)
-	gid, _ := strconv.Atoi(stranger.Gid)
+	uid, gid := stranger(t)
 
 	// Start connects as calibra's own account: that must still work.
 	target, _ := startManaged(t)
@@ -38,15 +30,7 @@ func TestAnotherAccountCannotLogIn(t *testing.T) {
 		t.Errorf("the managed instance listens on 127.0.0.1:%d: any local account can reach it", in.Port)
 	}
 
-	login := func() (string, error) {
-		cmd := exec.Command(bin.Path("psql"), "-h", in.SocketDir, "-p", strconv.Itoa(in.Port),
-			"-U", Superuser, "-d", "postgres", "-w", "-Atc", "SELECT 'in as ' || current_user")
-		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/", "LC_ALL=C"}
-		cmd.Dir = "/"
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
+	login := func() (string, error) { return loginAs(uid, gid, bin, in.SocketDir, in.Port, "dbname=postgres") }
 	if out, err := login(); err == nil {
 		t.Errorf("the account nobody logged in through the socket: %s", out)
 	}
@@ -60,4 +44,33 @@ func TestAnotherAccountCannotLogIn(t *testing.T) {
 	} else if !strings.Contains(out, "authentication failed") {
 		t.Errorf("the account nobody was refused for another reason than authentication: %s", out)
 	}
+}
+
+// stranger is the account nobody, which plays another local user; the
+// test is skipped without root (needed to switch accounts) or the account.
+func stranger(t *testing.T) (uid, gid int) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("logging in as another local account needs root to switch accounts")
+	}
+	u, err := user.Lookup("nobody")
+	if err != nil {
+		t.Skipf("no 'nobody' account to play the other local user: %v", err)
+	}
+	uid, _ = strconv.Atoi(u.Uid)
+	gid, _ = strconv.Atoi(u.Gid)
+	return uid, gid
+}
+
+// loginAs runs psql as the account uid:gid on the server at the socket
+// directory and port, with conn's further connection settings (the
+// database, or replication=true), and returns what it printed.
+func loginAs(uid, gid int, bin Binaries, sock string, port int, conn string) (string, error) {
+	cmd := exec.Command(bin.Path("psql"), "-w", "-Atc", "SELECT 'in as ' || current_user",
+		fmt.Sprintf("host=%s port=%d user=%s %s", sock, port, Superuser, conn))
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/", "LC_ALL=C"}
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+	out, err := cmd.CombinedOutput()
+	return string(out), err
 }

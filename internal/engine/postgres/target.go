@@ -34,6 +34,7 @@ type TargetConfig struct {
 	// Settings and WALPath: see InstanceConfig.
 	Settings map[string]string
 	WALPath  string
+	Replicas ReplicaConfig
 }
 
 // Target is the database calibra measures, managed or not.
@@ -41,15 +42,19 @@ type Target struct {
 	Managed *Instance // nil with --dsn
 	// Repairs say what Start did to finish or undo a swap of the loaded
 	// data that an earlier command's interruption cut short.
-	Repairs []string
-	conn    *pgx.ConnConfig
-	Info    results.Engine
+	Repairs  []string
+	replicas *replicaSet // nil without --replicas
+	conn     *pgx.ConnConfig
+	Info     results.Engine
 }
 
 // Prepare checks everything that can be checked before a run directory
 // exists: binaries, the account and its access, the DSN's syntax and reach.
 func Prepare(ctx context.Context, cfg TargetConfig) (*Target, error) {
 	if cfg.DSN != "" {
+		if cfg.Replicas.N > 0 {
+			return nil, fault.Input("drop --replicas, or drop --dsn to use the managed instance", "--replicas makes standbys of the managed instance, not of a --dsn server")
+		}
 		cc, err := ParseDSN(cfg.DSN)
 		if err != nil {
 			return nil, err
@@ -73,11 +78,16 @@ func Prepare(ctx context.Context, cfg TargetConfig) (*Target, error) {
 		return nil, err
 	}
 	in, err := NewInstance(InstanceConfig{Path: cfg.Path, Bin: bin, RunAs: cfg.RunAs, DBCache: cfg.DBCache,
-		MaxConnections: cfg.MaxConnections, LogFile: cfg.ServerLog, Cgroup: cfg.Cgroup, Settings: cfg.Settings, WALPath: cfg.WALPath})
+		MaxConnections: cfg.MaxConnections, LogFile: cfg.ServerLog, Cgroup: cfg.Cgroup, Settings: cfg.Settings, WALPath: cfg.WALPath,
+		Replicas: cfg.Replicas})
 	if err != nil {
 		return nil, err
 	}
-	return &Target{Managed: in, Info: results.Engine{Name: "postgresql", Version: bin.Version, Managed: true, Target: in.DataDir}}, nil
+	t := &Target{Managed: in, Info: results.Engine{Name: "postgresql", Version: bin.Version, Managed: true, Target: in.DataDir}}
+	if in.cfg.Replicas.N > 0 {
+		t.replicas = &replicaSet{primary: in}
+	}
+	return t, nil
 }
 
 // SetServerLog names the managed server's log file (in the run directory,
@@ -113,18 +123,33 @@ func (t *Target) Start(ctx context.Context, group *proc.Group) (initialised bool
 		return initialised, fmt.Errorf("connect to the managed instance: %w", err)
 	}
 	defer conn.Close(ctx)
+	// Before anything commits: a standby list an earlier command left in
+	// force would make every commit wait for standbys not running.
+	pruned, err := settleReplication(ctx, conn, in, t.replicas)
+	if err != nil {
+		return initialised, err
+	}
 	if t.Repairs, err = repair(ctx, conn); err != nil {
 		return initialised, fmt.Errorf("repair the loaded data after an interruption: %w", err)
 	}
+	t.Repairs = append(pruned, t.Repairs...)
 	if !databaseExists(ctx, conn, Database) {
 		if _, err := conn.Exec(ctx, "CREATE DATABASE "+Database); err != nil {
 			return initialised, fmt.Errorf("create database %s: %w", Database, err)
 		}
 	}
+	err = t.replicas.start(ctx, group, conn)
+	if t.replicas != nil {
+		t.Repairs, t.replicas.notes = append(t.Repairs, t.replicas.notes...), nil
+	}
+	if err != nil {
+		return initialised, err
+	}
 	t.Info.Version, t.Info.Settings, err = Describe(ctx, conn)
 	if err != nil {
 		return initialised, fmt.Errorf("read server settings: %w", err)
 	}
+	t.Info.Replicas = t.replicas.describe()
 	t.conn, err = pgx.ParseConfig(in.ConnString(Database))
 	return initialised, err
 }
@@ -138,7 +163,23 @@ func (t *Target) Restart(ctx context.Context, group *proc.Group) (cacheDropped b
 	if t.Managed == nil {
 		return false, ErrNoRestart
 	}
-	return t.Managed.Restart(ctx, group)
+	if t.replicas == nil {
+		return t.Managed.Restart(ctx, group)
+	}
+	// The standbys restart cold too, and the load waits until they stream.
+	if err := t.replicas.stop(); err != nil {
+		return false, err
+	}
+	dropped, err := t.Managed.Restart(ctx, group)
+	if err != nil {
+		return dropped, err
+	}
+	conn, err := t.maintenance(ctx)
+	if err != nil {
+		return dropped, err
+	}
+	defer conn.Close(context.Background())
+	return dropped, t.replicas.start(ctx, group, conn)
 }
 
 // Stop stops the managed instance, if any.
@@ -146,7 +187,9 @@ func (t *Target) Stop() error {
 	if t.Managed == nil {
 		return nil
 	}
-	return t.Managed.Stop()
+	// The primary first: its shutdown sends the standbys its last WAL, so
+	// they are current when the next command reuses them.
+	return errors.Join(t.Managed.Stop(), t.replicas.stop())
 }
 
 // ConnConfig returns a fresh copy of the benchmark database's connection

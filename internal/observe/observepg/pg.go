@@ -27,7 +27,11 @@ func init() {
 		if cc == nil {
 			return nil, errors.New("no connection for the database sampler")
 		}
-		return newSource(cc, database), nil
+		src := newSource(cc, database)
+		for _, r := range t.Replicas() {
+			src.standbys = append(src.standbys, r.Name)
+		}
+		return src, nil
 	})
 }
 
@@ -35,7 +39,8 @@ func init() {
 // another database; Connect reuses what Open chose.
 type source struct {
 	cfg      *pgx.ConnConfig
-	database string // whose backends and counters are observed
+	database string   // whose backends and counters are observed
+	standbys []string // the standbys' names on the primary (--replicas)
 
 	// Fixed at Open from the server's version and settings.
 	countersSQL string
@@ -215,6 +220,32 @@ type pgConn struct {
 func (c *pgConn) Counters(ctx context.Context) (observe.DBCounters, error) {
 	var out observe.DBCounters
 	err := c.conn.QueryRow(ctx, c.src.countersSQL, c.src.database).Scan(c.src.scanTargets(&out)...)
+	if err != nil || len(c.src.standbys) == 0 {
+		return out, err
+	}
+	out.Replicas, err = c.replicas(ctx)
+	return out, err
+}
+
+// replicaSQL is each standby as the primary sees it: its lags in ms (null
+// while it is caught up and idle) and the WAL it has yet to replay.
+const replicaSQL = `SELECT application_name, state, coalesce(sync_state, ''),
+	(extract(epoch FROM write_lag) * 1000)::float8, (extract(epoch FROM flush_lag) * 1000)::float8,
+	(extract(epoch FROM replay_lag) * 1000)::float8, pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn)::bigint
+FROM pg_stat_replication WHERE application_name = ANY($1)`
+
+func (c *pgConn) replicas(ctx context.Context) (map[string]observe.ReplicaStat, error) {
+	rows, err := c.conn.Query(ctx, replicaSQL, c.src.standbys)
+	if err != nil {
+		return nil, fmt.Errorf("read pg_stat_replication: %w", err)
+	}
+	out := map[string]observe.ReplicaStat{}
+	var name string
+	var st observe.ReplicaStat
+	_, err = pgx.ForEachRow(rows, []any{&name, &st.State, &st.SyncState, &st.WriteLagMs, &st.FlushLagMs, &st.ReplayLagMs, &st.ReplayLagBytes}, func() error {
+		out[name] = st
+		return nil
+	})
 	return out, err
 }
 
