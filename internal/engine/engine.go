@@ -87,6 +87,7 @@ type Config struct {
 	MaxConnections int
 	Settings       map[string]string // server settings over calibra's defaults
 	WALPath        string            // storage for the WAL (redo log), apart from Path
+	Galera         int               // MariaDB: a Galera cluster of this many managed nodes (--galera)
 	ServerLog      string
 	Cgroup         *limits.Cgroup
 }

@@ -34,6 +34,10 @@ type TargetConfig struct {
 	Cgroup         *limits.Cgroup
 	Settings       map[string]string
 	WALPath        string
+	// Galera, when above 0, makes the managed target a Galera cluster of
+	// that many nodes (PrepareCluster).
+	Galera int
+	node   int // the node PrepareCluster prepares
 }
 
 // Target is the database calibra measures, managed or not.
@@ -46,6 +50,8 @@ type Target struct {
 	Info    results.Engine
 	// exactTx: performance_schema counts transactions (see Transactions).
 	exactTx bool
+	// galera: the target is one node of a Galera cluster.
+	galera bool
 }
 
 // Prepare checks everything that can be checked before a run directory
@@ -82,7 +88,7 @@ func Prepare(ctx context.Context, cfg TargetConfig) (*Target, error) {
 		}
 	}
 	in, err := NewInstance(InstanceConfig{Path: cfg.Path, Bin: bin, RunAs: cfg.RunAs, DBCache: cfg.DBCache,
-		MaxConnections: cfg.MaxConnections, LogFile: cfg.ServerLog, Cgroup: cfg.Cgroup, Settings: cfg.Settings, WALPath: cfg.WALPath})
+		MaxConnections: cfg.MaxConnections, LogFile: cfg.ServerLog, Cgroup: cfg.Cgroup, Settings: cfg.Settings, WALPath: cfg.WALPath, Node: cfg.node})
 	if err != nil {
 		return nil, err
 	}
@@ -500,7 +506,9 @@ var plainName = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
 // name and their own .ibd file in the data directory.
 func (t *Target) fileCopyable(ctx context.Context, conn *sql.Conn, schema string) (map[string]bool, error) {
 	out := map[string]bool{}
-	if !plainName.MatchString(schema) {
+	// A file copy would be one node's alone: Galera replicates rows and
+	// statements, not tablespace imports.
+	if t.galera || !plainName.MatchString(schema) {
 		return out, nil
 	}
 	rows, err := conn.QueryContext(ctx, `SELECT TABLE_NAME FROM information_schema.TABLES
