@@ -169,8 +169,8 @@ func TestGaleraCancelledStartLeavesNoServer(t *testing.T) {
 }
 
 // The conformance suite on a 2-node cluster: Start, Stop and Restart
-// idempotent, the template reset, counters, settings, cancellation. It
-// implements no Crasher, so the kill test skips.
+// idempotent, recovery after every node was killed, the template reset,
+// counters, settings, cancellation.
 func TestGaleraConformance(t *testing.T) {
 	requireGalera(t)
 	s := suite()
@@ -184,7 +184,9 @@ func TestGaleraConformance(t *testing.T) {
 	node1 := func(e engine.Engine) *Target { return e.(*Cluster).Nodes()[0] }
 	exec, count := s.Exec, s.Count
 	s.Exec = func(ctx context.Context, e engine.Engine, sql string) error { return exec(ctx, node1(e), sql) }
-	s.Count = func(ctx context.Context, e engine.Engine, table string) (int64, error) { return count(ctx, node1(e), table) }
+	s.Count = func(ctx context.Context, e engine.Engine, table string) (int64, error) {
+		return count(ctx, node1(e), table)
+	}
 	s.Value = "67108864"
 	enginetest.Run(t, s)
 }
