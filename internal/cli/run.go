@@ -260,6 +260,12 @@ func applyTarget(cmd *cobra.Command, c *runner.Config, f *studyFlags, st *study.
 		{"wal-path", &c.WALPath, &st.Target.WALPath},
 		{"os-cache-limit", &f.osCacheLimit, &st.Target.OSCacheLimit},
 	}
+	switch {
+	case cmd.Flags().Changed("galera"):
+		st.Target.Galera = c.Galera
+	case st.Target.Galera != 0:
+		c.Galera = st.Target.Galera
+	}
 	for _, fd := range fields {
 		if cmd.Flags().Changed(fd.flag) {
 			*fd.file = *fd.val

@@ -74,7 +74,7 @@ func removeInstances(path string) ([]string, error) {
 	for _, e := range []struct {
 		name   string
 		remove func(string) (bool, error)
-	}{{postgres.Name, postgres.Remove}, {mariadb.Name, mariadb.Remove}} {
+	}{{postgres.Name, postgres.Remove}, {mariadb.Name, mariadb.Remove}, {galeraName, mariadb.RemoveGalera}} {
 		removed, err := e.remove(path)
 		if err != nil {
 			return found, err
@@ -85,3 +85,6 @@ func removeInstances(path string) ([]string, error) {
 	}
 	return found, nil
 }
+
+// galeraName names a Galera cluster's nodes in what clean says it removed.
+const galeraName = "mariadb-galera"

@@ -39,6 +39,7 @@ type Config struct {
 	PGBin, RunAs, DBCache           string
 	Lab                             string // an emulated storage stack to build under path (runner/lab.go)
 	WALPath                         string
+	Galera                          int // MariaDB: a Galera cluster of this many managed nodes (--galera)
 	// EngineSettings are --engine-setting KEY=VALUE as given; Settings the
 	// parsed map, with a study's engine_settings under them.
 	EngineSettings []string
@@ -112,6 +113,7 @@ func (c *Config) parseEngineSettings(p *Problems) {
 	if c.DSN != "" && c.WALPath != "" {
 		p.Add("drop --wal-path, or drop --dsn to use the managed instance", "--wal-path places the managed instance's WAL, not a --dsn server's")
 	}
+	c.checkGalera(p)
 	if c.WALPath != "" {
 		if st, err := os.Stat(c.WALPath); err != nil || !st.IsDir() {
 			p.Add("create it, or name an existing directory on the WAL's storage", "--wal-path %s is not a directory", c.WALPath)
@@ -267,4 +269,22 @@ func CheckServer(c *Config) error {
 		return err
 	}
 	return bin.CheckSettingNames(c.Settings)
+}
+
+// checkGalera refuses --galera where it cannot run: it starts managed
+// MariaDB nodes, with the Galera provider installed.
+func (c *Config) checkGalera(p *Problems) {
+	switch {
+	case c.Galera == 0:
+	case c.Galera < 0 || c.Galera > mariadb.MaxGaleraNodes:
+		p.Add(fmt.Sprintf("give 1 to %d nodes (1: a single-node cluster, for comparison)", mariadb.MaxGaleraNodes), "--galera %d is not a number of nodes calibra runs on one machine", c.Galera)
+	case c.DSN != "":
+		p.Add("drop --dsn, or drop --galera", "--galera starts managed MariaDB nodes; it cannot run on a --dsn server")
+	case c.Engine != mariadb.Name:
+		p.Add("add --engine mariadb", "--galera makes a MariaDB Galera cluster, not a %s one", engineTitle(c.Engine))
+	default:
+		if _, err := mariadb.FindProvider(); err != nil {
+			*p = append(*p, err)
+		}
+	}
 }

@@ -154,7 +154,7 @@ func (e Env) Run(ctx context.Context, command string, c *Config, needs Needs, bo
 		var err error
 		target, err = engine.Open(ctx, c.Engine, engine.Config{DSN: c.DSN, Path: c.Path, Bin: c.PGBin,
 			RunAs: c.RunAs, DBCache: c.DBCache, MaxConnections: needs.MaxConns, Cgroup: cg,
-			Settings: c.Settings, WALPath: c.WALPath})
+			Settings: c.Settings, WALPath: c.WALPath, Galera: c.Galera})
 		if err != nil {
 			return err
 		}
@@ -271,6 +271,8 @@ func engineTitle(name string) string {
 		return "PostgreSQL"
 	case "mariadb":
 		return "MariaDB"
+	case galeraName:
+		return "MariaDB Galera"
 	}
 	return name
 }

@@ -94,6 +94,9 @@ func encodeTarget(tg Target) *yaml.Node {
 	addString(t, "engine", tg.Engine)
 	addString(t, "pg_bin", tg.PGBin)
 	addString(t, "wal_path", tg.WALPath)
+	if tg.Galera > 0 {
+		add(t, "galera", scalar(strconv.Itoa(tg.Galera)))
+	}
 	if len(tg.EngineSettings) > 0 {
 		m := mapping()
 		for _, k := range slices.Sorted(maps.Keys(tg.EngineSettings)) {

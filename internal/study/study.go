@@ -60,6 +60,9 @@ func (v Variant) Apply(t Target) Target {
 			*f.dst = f.src
 		}
 	}
+	if v.Target.Galera > 0 {
+		t.Galera = v.Target.Galera
+	}
 	if len(v.Target.EngineSettings) > 0 {
 		merged := maps.Clone(t.EngineSettings)
 		if merged == nil {
@@ -81,6 +84,7 @@ type Target struct {
 	Lab     string // an emulated storage stack built under Path (internal/lab)
 	PGBin   string // the PostgreSQL server binaries of the managed instance
 	WALPath string // storage for the managed instance's WAL, apart from Path
+	Galera  int    // MariaDB: a Galera cluster of this many managed nodes; 0 for one server
 	// EngineSettings are server settings over calibra's defaults, e.g.
 	// io_method: worker; recorded, and refused when the server refuses them.
 	EngineSettings map[string]string
@@ -288,6 +292,7 @@ func (p *parser) target(n *yaml.Node, t *Target) {
 		"lab":      func(v *yaml.Node) { t.Lab = p.str(v) },
 		"pg_bin":   func(v *yaml.Node) { t.PGBin = p.str(v) },
 		"wal_path": func(v *yaml.Node) { t.WALPath = p.str(v) },
+		"galera":   func(v *yaml.Node) { t.Galera = p.int(v) },
 		"engine_settings": func(v *yaml.Node) {
 			if v.Kind != yaml.MappingNode {
 				p.add(p.pos(v), "write it as a mapping, e.g. engine_settings: {io_method: worker}", "engine_settings is not a mapping")
