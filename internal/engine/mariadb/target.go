@@ -144,6 +144,9 @@ func (t *Target) Start(ctx context.Context, group *proc.Group) (initialised bool
 	return initialised, nil
 }
 
+// GaleraNode says whether the target is a node of a Galera cluster.
+func (t *Target) GaleraNode() bool { return t.galera }
+
 // ErrNoRestart is Restart's answer for a server calibra does not manage.
 var ErrNoRestart = errors.New("calibra cannot restart a server it does not manage (--dsn)")
 
