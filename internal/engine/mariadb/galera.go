@@ -2,7 +2,6 @@ package mariadb
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"net"
@@ -508,22 +507,4 @@ func RemoveGalera(path string) (bool, error) {
 		errs = append(errs, err)
 	}
 	return removed, errors.Join(errs...)
-}
-
-// GaleraStatus reads a node's wsrep status counters (for the observers).
-func GaleraStatus(ctx context.Context, db *sql.DB) (map[string]string, error) {
-	rows, err := db.QueryContext(ctx, "SHOW GLOBAL STATUS LIKE 'wsrep%'")
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
-			return nil, err
-		}
-		out[strings.ToLower(k)] = v
-	}
-	return out, rows.Err()
 }

@@ -27,13 +27,25 @@ import (
 )
 
 func init() {
-	engine.RegisterFor(observe.Dialects, mariadb.Name, func(t *mariadb.Target) (observe.DBSource, error) {
-		cfg := t.Config()
-		if cfg == nil {
-			return nil, errors.New("no connection for the database sampler: the server has not started")
+	// A Galera cluster is observed on node 1, with every node's
+	// replication counters (clusterSource).
+	observe.Dialects.Register(mariadb.Name, func(e engine.Engine) (observe.DBSource, error) {
+		switch t := e.(type) {
+		case *mariadb.Target:
+			return targetSource(t)
+		case *mariadb.Cluster:
+			return newClusterSource(t)
 		}
-		return newSource(cfg), nil
+		return nil, fmt.Errorf("the database sampler: the mariadb dialect was given %T", e)
 	})
+}
+
+func targetSource(t *mariadb.Target) (*source, error) {
+	cfg := t.Config()
+	if cfg == nil {
+		return nil, errors.New("no connection for the database sampler: the server has not started")
+	}
+	return newSource(cfg), nil
 }
 
 // source connects as cfg to observe cfg's database.
