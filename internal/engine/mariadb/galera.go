@@ -202,7 +202,7 @@ func (c *Cluster) Start(ctx context.Context, group *proc.Group) (bool, error) {
 			if i == boot {
 				verb = "bootstrap the cluster"
 			}
-			return initialised, fmt.Errorf("Galera node %d of %d did not %s: %w", i+1, len(c.nodes), verb, err)
+			return initialised, fmt.Errorf("the Galera node %d of %d did not %s: %w", i+1, len(c.nodes), verb, err)
 		}
 		// A joiner's state transfer brought the donor's marker.
 		if err := in.mark(); err != nil {
@@ -358,7 +358,7 @@ func (c *Cluster) bootstrapNode(ctx context.Context, group *proc.Group) (int, er
 		if states[i].seqno < 0 {
 			seqno, err := t.Managed.recoverPosition(ctx, group)
 			if err != nil {
-				return 0, fmt.Errorf("Galera node %d: recover its last position: %w", i+1, err)
+				return 0, fmt.Errorf("the Galera node %d: recover its last position: %w", i+1, err)
 			}
 			states[i].seqno = seqno
 		}
@@ -427,7 +427,7 @@ func (c *Cluster) Stop() error {
 	var errs []error
 	for i := len(c.nodes) - 1; i >= 0; i-- {
 		if err := c.nodes[i].Stop(); err != nil {
-			errs = append(errs, fmt.Errorf("Galera node %d: %w", i+1, err))
+			errs = append(errs, fmt.Errorf("the Galera node %d: %w", i+1, err))
 		}
 	}
 	return errors.Join(errs...)
@@ -447,7 +447,7 @@ func (c *Cluster) Kill() {
 func (c *Cluster) Restart(ctx context.Context, group *proc.Group) (bool, error) {
 	for i := len(c.nodes) - 1; i >= 0; i-- {
 		if err := c.nodes[i].Managed.stopServer(); err != nil {
-			return false, fmt.Errorf("Galera node %d: %w", i+1, err)
+			return false, fmt.Errorf("the Galera node %d: %w", i+1, err)
 		}
 	}
 	dropped, err := limits.DropCaches()
@@ -478,7 +478,7 @@ func (c *Cluster) Transactions(ctx context.Context) (int64, error) {
 	for i, t := range c.nodes {
 		n, err := t.Transactions(ctx)
 		if err != nil {
-			return 0, fmt.Errorf("Galera node %d: %w", i+1, err)
+			return 0, fmt.Errorf("the Galera node %d: %w", i+1, err)
 		}
 		sum += n
 	}
