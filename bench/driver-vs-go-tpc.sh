@@ -10,6 +10,9 @@
 #                  git clone https://github.com/pingcap/go-tpc && cd go-tpc &&
 #                  go build -o /tmp/go-tpc ./cmd/go-tpc
 #   SECONDS        each timed run (default 60); ROUNDS alternations (default 3)
+#   DRIVERS        (environment) the drivers to alternate, a subset of
+#                  "procedures client client-simple go-tpc" (the default);
+#                  the ratios need go-tpc among them
 #
 # As root, on a machine with Debian's postgresql: it starts a throwaway
 # server of its own (PostgreSQL 15, 4 warehouses in memory, TCP on
@@ -66,7 +69,7 @@ counters() {
 results="$DIR/results.txt"
 : >"$results"
 for round in $(seq "$ROUNDS"); do
-	for driver in procedures client client-simple go-tpc; do
+	for driver in ${DRIVERS:-procedures client client-simple go-tpc}; do
 		if [ "$driver" = go-tpc ]; then
 			before=$(counters gotpc)
 			/usr/bin/time -f '%U %S' -o "$DIR/cpu" "$GOTPC" tpcc --driver postgres --conn-params sslmode=disable -H 127.0.0.1 -P "$PORT" -U bench -D gotpc \
@@ -104,10 +107,13 @@ for line in open(sys.argv[1]):
     name, _, nopm, per_txn, per_no = line.split()
     rows.setdefault(name, []).append((float(nopm), float(per_txn), float(per_no)))
 med = {k: [statistics.median(c) for c in zip(*v)] for k, v in rows.items()}
-base = med["go-tpc"]
+base = med.get("go-tpc")
 print("| driver | NOPM (median) | driver CPU per transaction | per New-Order | NOPM vs go-tpc | CPU per New-Order vs go-tpc |")
 print("|---|---|---|---|---|---|")
 for k in ["go-tpc", "calibra-client-simple", "calibra-client", "calibra-procedures"]:
+    if k not in med:
+        continue
     n, t, o = med[k]
-    print("| %s | %s | %.0f µs | %.0f µs | %.2fx | %.2fx |" % (k, format(round(n), ","), t, o, n / base[0], o / base[2]))
+    ratios = "%.2fx | %.2fx" % (n / base[0], o / base[2]) if base else "- | -"
+    print("| %s | %s | %.0f µs | %.0f µs | %s |" % (k, format(round(n), ","), t, o, ratios))
 PY

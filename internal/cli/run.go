@@ -266,6 +266,12 @@ func applyTarget(cmd *cobra.Command, c *runner.Config, f *studyFlags, st *study.
 	case st.Target.Galera != 0:
 		c.Galera = st.Target.Galera
 	}
+	switch {
+	case cmd.Flags().Changed("instances"):
+		st.Target.Instances = c.Instances
+	case st.Target.Instances > 0:
+		c.Instances = st.Target.Instances
+	}
 	for _, fd := range fields {
 		if cmd.Flags().Changed(fd.flag) {
 			*fd.file = *fd.val

@@ -34,6 +34,7 @@ func registerCommon(cmd *cobra.Command, c *runner.Config) {
 	f.StringVar(&c.DBCache, "db-cache", runner.DefaultDBCache, "database cache of the managed instance (PostgreSQL shared_buffers, MariaDB innodb_buffer_pool_size), e.g. 256MB or 8GB")
 	f.StringVar(&c.WALPath, "wal-path", "", "directory on other storage for the managed instance's WAL or redo log (initdb --waldir, innodb_log_group_home_dir), as the studies put redo on its own disks")
 	f.IntVar(&c.Galera, "galera", 0, "with --engine mariadb: a Galera cluster of N managed nodes on this machine (PATH/calibra-mariadb-galera-K), users spread over them; needs galera-4")
+	f.IntVar(&c.Instances, "instances", 1, "managed instances of the engine side by side on the storage under test, each its own server and data under PATH/calibra-instances/K, driven together (oltp steps; the users dealt round-robin), as study 001 consolidates databases on one server")
 	f.StringArrayVar(&c.EngineSettings, "engine-setting", nil, "a server setting of the managed instance over calibra's defaults, KEY=VALUE, repeatable (e.g. io_method=worker on PostgreSQL 18); recorded in meta.engine.settings")
 	f.StringVar(&c.Lab, "lab", "", "build emulated storage under --path and run on it: hdd, hdd+flash-cache, throttled:read_iops=N ('calibra lab --help')")
 }

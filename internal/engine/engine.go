@@ -167,8 +167,13 @@ func (d *Dialects[D]) Register(engineName string, open func(Engine) (D, error)) 
 }
 
 // For is the workload's dialect for e, or an input error saying the
-// workload is not supported by e's engine.
+// workload is not supported by e's engine, or runs on one server and e is
+// a Group (a workload that spreads over members asks for each member's).
 func (d *Dialects[D]) For(e Engine) (D, error) {
+	if err := RefuseGroup(e, d.workload); err != nil {
+		var none D
+		return none, err
+	}
 	d.mu.Lock()
 	open, ok := d.open[e.Name()]
 	d.mu.Unlock()

@@ -36,7 +36,7 @@ func MembersOf(e Engine) []Engine {
 // only, given a Group.
 func RefuseGroup(e Engine, workload string) error {
 	if g, ok := e.(Group); ok && len(g.Members()) > 1 {
-		return fault.Input("leave it out, or run it without --instances", "%s runs on one server; this target has %d", workload, len(g.Members()))
+		return fault.Input("leave the step out, or run it on a single server", "%s runs on one server, and this target has %d", workload, len(g.Members()))
 	}
 	return nil
 }
@@ -97,4 +97,89 @@ func (g *Instances) SetServerLog(path string) {
 	for i, m := range g.members {
 		m.SetServerLog(fmt.Sprintf("%s-%d%s", strings.TrimSuffix(path, ext), i+1, ext))
 	}
+}
+
+// Restart restarts every instance cold; the page cache counts as dropped
+// only if every restart dropped it.
+func (g *Instances) Restart(ctx context.Context, group *proc.Group) (bool, error) {
+	dropped := true
+	for i, m := range g.members {
+		r, ok := m.(ColdRestarter)
+		if !ok {
+			return false, fault.Input("drop the cold restart", "%s", NotSupported(m, "a cold restart"))
+		}
+		d, err := r.Restart(ctx, group)
+		if err != nil {
+			return false, fmt.Errorf("instance %d: %w", i+1, err)
+		}
+		dropped = dropped && d
+	}
+	return dropped, nil
+}
+
+// resetters are the instances' Resetters, or the sentence of the first
+// instance that has none.
+func (g *Instances) resetters() ([]Resetter, error) {
+	rs := make([]Resetter, len(g.members))
+	for i, m := range g.members {
+		r, ok := m.(Resetter)
+		if !ok {
+			return nil, fault.Input("drop --reset", "%s", NotSupported(m, "a reset to the loaded template"))
+		}
+		rs[i] = r
+	}
+	return rs, nil
+}
+
+// SaveTemplate keeps each instance's loaded data; the note is the first's.
+func (g *Instances) SaveTemplate(ctx context.Context, note string) (string, error) {
+	rs, err := g.resetters()
+	if err != nil {
+		return "", err
+	}
+	var first string
+	for i, r := range rs {
+		name, err := r.SaveTemplate(ctx, note)
+		if err != nil {
+			return "", fmt.Errorf("instance %d: %w", i+1, err)
+		}
+		if i == 0 {
+			first = name
+		}
+	}
+	return first, nil
+}
+
+// TemplateNote is the first instance's note; a template exists only when
+// every instance keeps one.
+func (g *Instances) TemplateNote(ctx context.Context) (string, bool, error) {
+	rs, err := g.resetters()
+	if err != nil {
+		return "", false, err
+	}
+	var first string
+	for i, r := range rs {
+		note, exists, err := r.TemplateNote(ctx)
+		if err != nil || !exists {
+			return "", false, err
+		}
+		if i == 0 {
+			first = note
+		}
+	}
+	return first, true, nil
+}
+
+// RestoreTemplate puts every instance's loaded data back.
+func (g *Instances) RestoreTemplate(ctx context.Context) error {
+	rs, err := g.resetters()
+	if err != nil {
+		return err
+	}
+	for i, r := range rs {
+		if err := r.RestoreTemplate(ctx); err != nil {
+			return fmt.Errorf("instance %d: %w", i+1, err)
+		}
+	}
+	return nil
 }

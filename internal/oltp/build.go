@@ -43,17 +43,6 @@ type BuildInfo struct {
 	CLastLoad  int
 }
 
-// Built returns the engine's build record, or nil when it holds no
-// complete build.
-func Built(ctx context.Context, e engine.Engine) (*BuildInfo, error) {
-	ctl, err := Connect(ctx, e)
-	if err != nil {
-		return nil, err
-	}
-	defer ctl.Close()
-	return ReadBuildInfo(ctx, ctl)
-}
-
 // ReadBuildInfo returns the schema's build record, or nil when no complete
 // build exists.
 func ReadBuildInfo(ctx context.Context, ctl Control) (*BuildInfo, error) {
@@ -68,11 +57,11 @@ func ReadBuildInfo(ctx context.Context, ctl Control) (*BuildInfo, error) {
 	return &bi, nil
 }
 
-// Build creates the schema, bulk-loads it in parallel, adds keys and
+// buildOne creates the schema on one server, bulk-loads it in parallel, adds keys and
 // indexes and statistics, checks consistency and, where the engine keeps
 // one (a managed instance), keeps the loaded database as a template for
 // fast resets.
-func Build(ctx context.Context, e engine.Engine, cfg BuildConfig, prog *progress.Printer) (*results.OLTPBuild, error) {
+func buildOne(ctx context.Context, e engine.Engine, cfg BuildConfig, prog *progress.Printer) (*results.OLTPBuild, error) {
 	d, err := Dialects.For(e)
 	if err != nil {
 		return nil, err
@@ -157,15 +146,20 @@ func templateNote(warehouses int) string { return templateNotePrefix + strconv.I
 // replaced only by a build of the same or more warehouses, or by an
 // explicit --rebuild; an implicit build never replaces one it cannot size.
 func KeepTemplate(ctx context.Context, e engine.Engine, cfg BuildConfig) (string, error) {
-	d, err := Dialects.For(e)
-	if err != nil {
-		return "", err
+	for _, m := range dataMembers(e) {
+		d, err := Dialects.For(m)
+		if err != nil {
+			return "", err
+		}
+		tmpl := d.Templates()
+		if tmpl == nil {
+			continue
+		}
+		if why, err := keepTemplate(ctx, tmpl, cfg); why != "" || err != nil {
+			return why, err
+		}
 	}
-	tmpl := d.Templates()
-	if tmpl == nil {
-		return "", nil
-	}
-	return keepTemplate(ctx, tmpl, cfg)
+	return "", nil
 }
 
 func keepTemplate(ctx context.Context, tmpl engine.Resetter, cfg BuildConfig) (string, error) {

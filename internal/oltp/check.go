@@ -36,31 +36,16 @@ func CheckConsistency(ctx context.Context, ctl Control) (*results.Consistency, e
 	return c, nil
 }
 
-// Check connects to the engine and runs the consistency conditions.
-func Check(ctx context.Context, e engine.Engine) (*results.Consistency, error) {
-	ctl, err := Connect(ctx, e)
-	if err != nil {
-		return nil, err
-	}
-	defer ctl.Close()
-	return CheckConsistency(ctx, ctl)
-}
-
 // CheckBuilt checks a built schema, returning its warehouse count; an
 // engine with no build is an input error.
 func CheckBuilt(ctx context.Context, e engine.Engine) (*results.Consistency, int, error) {
-	ctl, err := Connect(ctx, e)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer ctl.Close()
-	bi, err := ReadBuildInfo(ctx, ctl)
+	bi, err := Built(ctx, e)
 	if err != nil {
 		return nil, 0, err
 	}
 	if bi == nil {
 		return nil, 0, fault.Input("build it first with 'calibra oltp build'", "there is no TPC-C-like schema to check")
 	}
-	c, err := CheckConsistency(ctx, ctl)
+	c, err := Check(ctx, e)
 	return c, bi.Warehouses, err
 }

@@ -93,21 +93,27 @@ const WindowLogComment = "calibra oltp: latency of each transaction type over th
 // Run drives a timed run: all users start together, run through the
 // ramp-up, then the timed window; metrics cover the window only.
 func Run(ctx context.Context, e engine.Engine, cfg RunConfig, prog *progress.Printer) (*results.OLTP, *Record, error) {
-	d, err := Dialects.For(e)
+	tg, err := openMembers(ctx, e)
 	if err != nil {
 		return nil, nil, err
 	}
-	ctl, err := d.Connect(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer ctl.Close()
-	bi, err := ReadBuildInfo(ctx, ctl)
+	defer tg.close()
+	bi, err := Built(ctx, e)
 	if err != nil {
 		return nil, nil, err
 	}
 	if bi == nil {
 		return nil, nil, ErrNotBuilt
+	}
+	if len(tg.ds) > 1 {
+		switch {
+		case !cfg.Partition.Whole():
+			return nil, nil, fault.Input("drop --partition, or run each server apart", "--partition splits the load over processes, and this target has %d servers", len(tg.ds))
+		case cfg.pooled():
+			return nil, nil, fault.Input("drop --connections", "--connections pools one server's connections, and this target has %d servers", len(tg.ds))
+		case cfg.Users < len(tg.ds):
+			return nil, nil, fault.Input(fmt.Sprintf("give --users %d or more", len(tg.ds)), "%d users leave some of the %d servers without load", cfg.Users, len(tg.ds))
+		}
 	}
 	if cfg.Warehouses == 0 {
 		cfg.Warehouses = bi.Warehouses
@@ -128,7 +134,7 @@ func Run(ctx context.Context, e engine.Engine, cfg RunConfig, prog *progress.Pri
 	if cfg.Profile == "" {
 		cfg.Profile = ProfileSpec
 	}
-	flushStats, statsNote, err := ctl.StatsFlush(ctx)
+	flushStats, statsNote, err := tg.ctls[0].StatsFlush(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -160,7 +166,7 @@ func Run(ctx context.Context, e engine.Engine, cfg RunConfig, prog *progress.Pri
 	var heap0, heap1 runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&heap0)
-	users, sessions, recs, pool, err := newUsers(ctx, d, cfg, driven, bi, ed)
+	users, sessions, recs, pool, err := newUsers(ctx, tg, cfg, driven, bi, ed)
 	defer func() {
 		for _, s := range sessions {
 			s.Close()
@@ -207,7 +213,7 @@ func Run(ctx context.Context, e engine.Engine, cfg RunConfig, prog *progress.Pri
 	defer ramp.Stop()
 	var window <-chan time.Time
 	var t0 time.Time
-	var c0 Counters
+	var c0s []Counters
 	var cpu0, cpu1 time.Duration
 	phase := "rampup"
 	prog.Phase("oltp run: %d users, ramp-up %s, then %s timed", cfg.Users, cfg.Rampup, cfg.Duration)
@@ -235,7 +241,7 @@ loop:
 				break loop
 			}
 			if cfg.Partition.Counters() {
-				if c0, err = ctl.Counters(runCtx, ed.flushStats); err != nil {
+				if c0s, err = tg.counters(runCtx, ed.flushStats); err != nil {
 					cancelRun()
 					<-allDone
 					return nil, nil, fmt.Errorf("read counters at the window start: %w", err)
@@ -294,18 +300,21 @@ loop:
 			out.Missing[k] = why
 		}
 	} else {
-		c1, err := ctl.Counters(ctx, false)
+		c1s, err := tg.counters(ctx, false)
 		if err != nil {
 			return nil, nil, fmt.Errorf("read counters at the window end: %w", err)
 		}
+		c0, c1 := tg.sum(c0s), tg.sum(c1s)
 		n := nopm(c0, c1, win)
-		// calibra's own commits inside the window: the start read (and its
-		// flush) and the users' flush calls at the end edge.
-		own := int64(1) + ed.stopFlushes.Load()
+		// calibra's own commits inside the window: each server's start
+		// read (and its flush) and the users' flush calls at the end edge.
+		perRead := int64(1)
 		if ed.flushStats {
-			own++
+			perRead++
 		}
+		own := perRead*int64(len(c0s)) + ed.stopFlushes.Load()
 		tpm := tpmDB(c0, c1, own, win)
+		out.Members = tg.figures(c0s, c1s, perRead, ed.flushStats, len(users), win)
 		out.NOPM, out.TPMDB = &n, &tpm
 		if c1.NoCheckpoints != "" {
 			out.Missing["checkpoints_in_window"] = c1.NoCheckpoints
@@ -321,6 +330,7 @@ loop:
 		}
 	}
 	lats := summarise(out, recs, len(users), win, cfg)
+	tg.clientFigures(out.Members, recs, win)
 	rec := col.record()
 	wl := hist.NewLog(t0, WindowLogComment)
 	for i, h := range lats {
@@ -385,13 +395,13 @@ func CheckUsers(users, warehouses int, keying float64) error {
 // keying and thinking are on). It returns every session it opened and
 // the recorders of the users' outcomes: one a user, or one a connection,
 // with the pool they share (nil when each has its own).
-func newUsers(ctx context.Context, d Dialect, cfg RunConfig, driven []int, bi *BuildInfo, ed *edges) ([]*user, []Session, []*recorder, *connPool, error) {
+func newUsers(ctx context.Context, tg *members, cfg RunConfig, driven []int, bi *BuildInfo, ed *edges) ([]*user, []Session, []*recorder, *connPool, error) {
 	conns := cfg.Users
 	var pool *connPool
 	if cfg.pooled() {
 		conns = cfg.Connections
 	}
-	sessions, err := openSessions(ctx, d, cfg.Mode, conns)
+	sessions, err := openSessions(ctx, tg.ds, cfg.Mode, conns)
 	if err != nil {
 		return nil, sessions, nil, nil, fmt.Errorf("connect the users: %w", err)
 	}
@@ -408,9 +418,10 @@ func newUsers(ctx context.Context, d Dialect, cfg RunConfig, driven []int, bi *B
 		// Seeded by its index in the whole run, so a partition's users are
 		// the same as in one process.
 		rng := tpcc.NewRand(cfg.Seed, 0x5E, uint64(g))
-		term := Terminal{W: g%cfg.Warehouses + 1, Warehouses: cfg.Warehouses, C: consts, Rng: rng, Uniform: cfg.Profile == ProfileHammerDB}
+		h := tg.homeIndex(g)
+		term := Terminal{W: h%cfg.Warehouses + 1, Warehouses: cfg.Warehouses, C: consts, Rng: rng, Uniform: cfg.Profile == ProfileHammerDB}
 		if cfg.KeyingThinking > 0 {
-			term.D = (g/cfg.Warehouses)%tpcc.DistrictsPerWarehouse + 1
+			term.D = (h/cfg.Warehouses)%tpcc.DistrictsPerWarehouse + 1
 		}
 		u := &user{pool: pool, term: term, deck: NewDeck(rng, cfg.Profile), keying: cfg.KeyingThinking, edges: ed}
 		if pool == nil {
@@ -464,9 +475,10 @@ func flushLeases(ctx context.Context, ls []lease, flush bool) int {
 	return len(ls)
 }
 
-// openSessions opens n sessions, 16 at a time; on failure it returns the
-// error with the sessions it opened.
-func openSessions(ctx context.Context, d Dialect, mode Mode, n int) ([]Session, error) {
+// openSessions opens n sessions, 16 at a time, session i on server
+// i mod len(ds); on failure it returns the error with the sessions it
+// opened.
+func openSessions(ctx context.Context, ds []Dialect, mode Mode, n int) ([]Session, error) {
 	sessions := make([]Session, n)
 	errs := make(chan error, n)
 	sem := make(chan struct{}, 16)
@@ -477,7 +489,7 @@ func openSessions(ctx context.Context, d Dialect, mode Mode, n int) ([]Session, 
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			sess, err := d.Session(ctx, mode)
+			sess, err := ds[i%len(ds)].Session(ctx, mode)
 			if err != nil {
 				errs <- err
 				return

@@ -265,6 +265,7 @@ func (b *builder) oltp(o *results.OLTP) {
 	b.consistency(o.Consistency)
 	b.oltpValidity(o)
 	b.oltpPartitions(o)
+	b.oltpMembers(o)
 	b.missing(o.Missing)
 	b.sec.Notes = append(b.sec.Notes, o.Notes...)
 }
@@ -290,6 +291,19 @@ func (b *builder) oltpPartitions(o *results.OLTP) {
 			Int(p.NewOrderCommits), Num(p.ARTMs), Num(p.DurationS), p.Dir)
 		row[1].Class, row[8].Class = "t", "t"
 		t.Rows = append(t.Rows, row)
+	}
+	b.table(t)
+}
+
+// oltpMembers shows each server's share of a run on several.
+func (b *builder) oltpMembers(o *results.OLTP) {
+	if len(o.Members) == 0 {
+		return
+	}
+	t := Table{Caption: "Servers driven together (users dealt round-robin; NOPM and TPM (db) from each server's own counters)", Headline: true,
+		Head: []string{"server", "users", "NOPM", "TPM (db)", "TPM (client)", "ART ms"}}
+	for _, m := range o.Members {
+		t.Rows = append(t.Rows, cells(Int(int64(m.Member)), Int(int64(m.Users)), NumPtr(m.NOPM), NumPtr(m.TPMDB), Num(m.TPMClient), Num(m.ARTMs)))
 	}
 	b.table(t)
 }

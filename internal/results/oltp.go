@@ -111,7 +111,10 @@ type OLTP struct {
 
 	// Partition is this process's share of a run split over several
 	// (oltp run --partition); Partitions, in a merged run, is every share.
-	Partition  *Partition      `json:"partition,omitempty"`
+	Partition *Partition `json:"partition,omitempty"`
+	// Members are each server's share of a run on several (--instances,
+	// a cluster's nodes), in the order users were dealt to them.
+	Members    []OLTPMember    `json:"members,omitempty"`
 	Partitions []PartitionPart `json:"partitions,omitempty"`
 
 	// Missing names each metric that could not be measured, with the reason.
@@ -159,11 +162,27 @@ type OLTPBuild struct {
 	TotalS     float64          `json:"total_s"`
 	MBPerS     float64          `json:"mb_per_s"` // db_bytes / total_s, in 10^6 bytes
 	Template   string           `json:"template,omitempty"`
+	// Instances counts the independent instances built alike, each with
+	// Warehouses; rows, sizes and times are their sums.
+	Instances int `json:"instances,omitempty"`
 	// Implicit marks a build a run made because it found no schema;
 	// TemplateKept says why the build did not replace the loaded template.
 	Implicit     bool         `json:"implicit,omitempty"`
 	TemplateKept string       `json:"template_kept,omitempty"`
 	Consistency  *Consistency `json:"consistency,omitempty"`
+}
+
+// OLTPMember is one server's share of a run on several: the users dealt
+// to it, its own database counters over the window (NOPM only where it
+// holds its own data; a shared database's orders are counted once, for the
+// run) and its users' client-side rate and mean latency.
+type OLTPMember struct {
+	Member    int      `json:"member"` // from 1
+	Users     int      `json:"users"`
+	NOPM      *float64 `json:"nopm,omitempty"`
+	TPMDB     *float64 `json:"tpm_db,omitempty"`
+	TPMClient float64  `json:"tpm_client"`
+	ARTMs     float64  `json:"art_ms"`
 }
 
 // OLTPCheck is an on-demand consistency check (kind "oltp_check").

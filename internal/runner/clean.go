@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/calibra-bench/calibra/internal/device"
 	"github.com/calibra-bench/calibra/internal/engine/mariadb"
@@ -37,7 +39,7 @@ func Clean(path string, w io.Writer) error {
 		return fmt.Errorf("remove the managed instance: %w", err)
 	}
 	for _, name := range removed {
-		fmt.Fprintf(w, "removed the managed %s instance under %s\n", engineTitle(name), path)
+		fmt.Fprintf(w, "removed the managed %s under %s\n", name, path)
 	}
 	if len(removed) == 0 {
 		fmt.Fprintf(w, "no managed instance under %s\n", path)
@@ -67,9 +69,33 @@ func Clean(path string, w io.Writer) error {
 	return nil
 }
 
-// removeInstances removes every engine's managed instance under path,
-// naming the engines it found one of.
+// removeInstances removes every engine's managed instance under path, and
+// those of --instances under path/calibra-instances, naming each it found.
 func removeInstances(path string) ([]string, error) {
+	found, err := removeEngines(path, "")
+	if err != nil {
+		return found, err
+	}
+	dirs, _ := filepath.Glob(filepath.Join(path, InstancesDir, "*"))
+	for _, dir := range dirs {
+		more, err := removeEngines(dir, " "+filepath.Base(dir)+" of --instances")
+		found = append(found, more...)
+		if err != nil {
+			return found, err
+		}
+		if err := os.Remove(dir); err != nil {
+			return found, err
+		}
+	}
+	if len(dirs) > 0 {
+		return found, os.Remove(filepath.Join(path, InstancesDir))
+	}
+	return found, nil
+}
+
+// removeEngines removes each engine's managed instance in path, naming
+// each it found as a sentence does, with suffix after the name.
+func removeEngines(path, suffix string) ([]string, error) {
 	var found []string
 	for _, e := range []struct {
 		name   string
@@ -80,7 +106,7 @@ func removeInstances(path string) ([]string, error) {
 			return found, err
 		}
 		if removed {
-			found = append(found, e.name)
+			found = append(found, engineTitle(e.name)+" instance"+suffix)
 		}
 	}
 	return found, nil

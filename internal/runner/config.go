@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,11 +41,28 @@ type Config struct {
 	Lab                             string // an emulated storage stack to build under path (runner/lab.go)
 	WALPath                         string
 	Galera                          int // MariaDB: a Galera cluster of this many managed nodes (--galera)
+	// Instances is how many managed instances of the engine run side by
+	// side, each with its own data under PATH/calibra-instances/K (1: the
+	// one instance in PATH).
+	Instances int
 	// EngineSettings are --engine-setting KEY=VALUE as given; Settings the
 	// parsed map, with a study's engine_settings under them.
 	EngineSettings []string
 	Settings       map[string]string
 }
+
+// MaxInstances bounds --instances: each is a whole server with its cache.
+const MaxInstances = 16
+
+// InstancePath is where instance k (from 1) of --instances keeps its data
+// (and, under --wal-path, its WAL): a directory of its own, so each
+// engine's managed instance lies in it as in PATH.
+func InstancePath(path string, k int) string {
+	return filepath.Join(path, InstancesDir, strconv.Itoa(k))
+}
+
+// InstancesDir holds the instances of --instances under PATH.
+const InstancesDir = "calibra-instances"
 
 // Problems collects every input problem so they are reported at once.
 type Problems []error
@@ -66,6 +84,12 @@ func (c *Config) Validate(p *Problems) {
 	case progress.Auto, progress.Plain, progress.None:
 	default:
 		p.Add("use auto, plain or none", "--progress %q is not a progress mode", c.Progress)
+	}
+	switch {
+	case c.Instances < 1 || c.Instances > MaxInstances:
+		p.Add(fmt.Sprintf("give 1 to %d", MaxInstances), "--instances %d is not a number of instances", c.Instances)
+	case c.Instances > 1 && c.DSN != "":
+		p.Add("drop --instances, or drop --dsn to let calibra start the instances", "--instances starts managed instances, and --dsn names a server calibra does not manage")
 	}
 	if c.DSN == "" && c.DBCache != "" {
 		// PostgreSQL's floor is 16 buffers; more than the machine holds
@@ -280,6 +304,8 @@ func (c *Config) checkGalera(p *Problems) {
 		p.Add(fmt.Sprintf("give 1 to %d nodes (1: a single-node cluster, for comparison)", mariadb.MaxGaleraNodes), "--galera %d is not a number of nodes calibra runs on one machine", c.Galera)
 	case c.DSN != "":
 		p.Add("drop --dsn, or drop --galera", "--galera starts managed MariaDB nodes; it cannot run on a --dsn server")
+	case c.Instances > 1:
+		p.Add("drop --instances, or drop --galera", "--galera's nodes share one database; --instances runs servers that each have their own")
 	case c.Engine != mariadb.Name:
 		p.Add("add --engine mariadb", "--galera makes a MariaDB Galera cluster, not a %s one", engineTitle(c.Engine))
 	default:

@@ -152,7 +152,7 @@ func (e Env) Run(ctx context.Context, command string, c *Config, needs Needs, bo
 	var target engine.Engine
 	if needs.Database {
 		var err error
-		target, err = engine.Open(ctx, c.Engine, engine.Config{DSN: c.DSN, Path: c.Path, Bin: c.PGBin,
+		target, err = openTarget(ctx, c, engine.Config{DSN: c.DSN, Path: c.Path, Bin: c.PGBin,
 			RunAs: c.RunAs, DBCache: c.DBCache, MaxConnections: needs.MaxConns, Cgroup: cg,
 			Settings: c.Settings, WALPath: c.WALPath, Galera: c.Galera})
 		if err != nil {
@@ -258,6 +258,37 @@ func (e Env) Run(ctx context.Context, command string, c *Config, needs Needs, bo
 	return err
 }
 
+// openTarget opens the engine, or with --instances N a group of N managed
+// instances of it, each in its own directory (InstancePath) under the
+// path and the WAL's path.
+func openTarget(ctx context.Context, c *Config, cfg engine.Config) (engine.Engine, error) {
+	if c.Instances <= 1 {
+		return engine.Open(ctx, c.Engine, cfg)
+	}
+	members := make([]engine.Engine, c.Instances)
+	for k := range members {
+		mc := cfg
+		mc.Path = InstancePath(c.Path, k+1)
+		if c.WALPath != "" {
+			mc.WALPath = InstancePath(c.WALPath, k+1)
+		}
+		for _, dir := range []string{mc.Path, mc.WALPath} {
+			if dir == "" {
+				continue
+			}
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, fmt.Errorf("instance %d: %w", k+1, err)
+			}
+		}
+		m, err := engine.Open(ctx, c.Engine, mc)
+		if err != nil {
+			return nil, err
+		}
+		members[k] = m
+	}
+	return engine.NewInstances(members), nil
+}
+
 // updateEngine records the engine as it now runs (version, settings).
 func (s *Session) updateEngine() error {
 	info := s.target.Describe()
@@ -313,7 +344,15 @@ func (s *Session) runTarget(ctx context.Context, body StepFunc) error {
 func (s *Session) observed(ctx context.Context, body StepFunc) error {
 	cfg := observe.Config{Path: s.path}
 	if s.target != nil {
-		cfg.Engine = s.target
+		// The database's evidence (waits, cache hits) comes from one
+		// server; several instances' host figures are all of them.
+		members := engine.MembersOf(s.target)
+		cfg.Engine = members[0]
+		if len(members) > 1 {
+			if err := s.warnOnce(fmt.Sprintf("the database's evidence (waits, cache hits, WAL) is server 1's of %d; the host's and the storage's figures are all of theirs", len(members))); err != nil {
+				return err
+			}
+		}
 		if local := s.target.Local(); local != nil {
 			cfg.WALPath = local.LogDir
 		}

@@ -45,7 +45,7 @@ func StudyLimits(st *study.Study, c *Config, p *Problems) *LimitsNeed {
 		osCache := positiveSize(p, "os_cache_limit", t.OSCacheLimit)
 		dbCache, _ := device.ParseSize(c.DBCache)
 		if c.DSN == "" && validMemory(c.DBCache) && osCache > 0 {
-			l.Spec.MemoryBytes = dbCache + osCache + serverMemory(c.Engine)
+			l.Spec.MemoryBytes = int64(max(c.Instances, 1))*(dbCache+serverMemory(c.Engine)) + osCache
 		}
 	}
 	return l

@@ -37,8 +37,12 @@ func SummaryText(r *results.Run, status string) string {
 		case *results.OLTP:
 			writeOLTPSummary(&b, st, body)
 		case *results.OLTPBuild:
-			fmt.Fprintf(&b, "  build      %d warehouses, %.0f MB in %.1f s = %.1f MB/s\n",
-				body.Warehouses, float64(body.DBBytes)/1e6, body.TotalS, body.MBPerS)
+			each := ""
+			if body.Instances > 1 {
+				each = fmt.Sprintf(" on each of %d instances", body.Instances)
+			}
+			fmt.Fprintf(&b, "  build      %d warehouses%s, %.0f MB in %.1f s = %.1f MB/s\n",
+				body.Warehouses, each, float64(body.DBBytes)/1e6, body.TotalS, body.MBPerS)
 			if body.TemplateKept != "" {
 				fmt.Fprintf(&b, "  template   %s\n", body.TemplateKept)
 			}
@@ -81,8 +85,12 @@ func writeOLTPSummary(b *strings.Builder, st results.Step, o *results.OLTP) {
 	if o.Profile != "" {
 		profile = ", profile " + o.Profile
 	}
-	fmt.Fprintf(b, "  oltp       %d warehouses, %d users, %s mode%s, %s, %.0f s window (%s)\n",
-		o.Warehouses, o.Users, o.Mode, profile, keying, o.DurationS, st.Status)
+	servers := ""
+	if len(o.Members) > 1 {
+		servers = fmt.Sprintf(" on each of %d servers", len(o.Members))
+	}
+	fmt.Fprintf(b, "  oltp       %d warehouses%s, %d users, %s mode%s, %s, %.0f s window (%s)\n",
+		o.Warehouses, servers, o.Users, o.Mode, profile, keying, o.DurationS, st.Status)
 	metric := func(name string, v *float64, unit, def string) {
 		if v == nil {
 			fmt.Fprintf(b, "  %-10s n/a        %s\n", name, o.Missing[name])
@@ -102,6 +110,10 @@ func writeOLTPSummary(b *strings.Builder, st results.Step, o *results.OLTP) {
 	if d := o.Driver; d != nil && d.MemPerUserKB > 0 {
 		fmt.Fprintf(b, "  %-10s %4.1f%% of the machine, %.1f µs a transaction, %.0f KB of heap a user\n",
 			"driver", d.MachineSharePct, d.CPUUsPerTxn, d.MemPerUserKB)
+	}
+	for _, m := range o.Members {
+		fmt.Fprintf(b, "  server %-3d %3d users  nopm %9s  tpm_db %9s  tpm_client %9.0f  art %7.3f ms\n",
+			m.Member, m.Users, rate(m.NOPM), rate(m.TPMDB), m.TPMClient, m.ARTMs)
 	}
 	fmt.Fprintf(b, "  %-13s %8s %6s %9s %9s %9s %9s\n", "transaction", "count", "mix %", "p50 ms", "p90 ms", "p99 ms", "errors")
 	for _, name := range results.TxTypes {
@@ -425,4 +437,12 @@ func writeDurabilitySummary(b *strings.Builder, d *results.Durability) {
 	if d.Note != "" {
 		fmt.Fprintf(b, "  note       %s\n", d.Note)
 	}
+}
+
+// rate is a per-minute figure, or "-" where it was not measured.
+func rate(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f", *v)
 }

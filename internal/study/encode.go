@@ -97,6 +97,9 @@ func encodeTarget(tg Target) *yaml.Node {
 	if tg.Galera > 0 {
 		add(t, "galera", scalar(strconv.Itoa(tg.Galera)))
 	}
+	if tg.Instances > 0 {
+		add(t, "instances", scalar(strconv.Itoa(tg.Instances)))
+	}
 	if len(tg.EngineSettings) > 0 {
 		m := mapping()
 		for _, k := range slices.Sorted(maps.Keys(tg.EngineSettings)) {

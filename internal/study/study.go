@@ -63,6 +63,9 @@ func (v Variant) Apply(t Target) Target {
 	if v.Target.Galera > 0 {
 		t.Galera = v.Target.Galera
 	}
+	if v.Target.Instances > 0 {
+		t.Instances = v.Target.Instances
+	}
 	if len(v.Target.EngineSettings) > 0 {
 		merged := maps.Clone(t.EngineSettings)
 		if merged == nil {
@@ -85,6 +88,8 @@ type Target struct {
 	PGBin   string // the PostgreSQL server binaries of the managed instance
 	WALPath string // storage for the managed instance's WAL, apart from Path
 	Galera  int    // MariaDB: a Galera cluster of this many managed nodes; 0 for one server
+	// Instances runs that many managed instances side by side (0: one).
+	Instances int
 	// EngineSettings are server settings over calibra's defaults, e.g.
 	// io_method: worker; recorded, and refused when the server refuses them.
 	EngineSettings map[string]string
@@ -284,15 +289,16 @@ func (p *parser) bool(n *yaml.Node) bool {
 
 func (p *parser) target(n *yaml.Node, t *Target) {
 	p.mapping(n, "target", map[string]func(v *yaml.Node){
-		"path":     func(v *yaml.Node) { t.Path = p.str(v) },
-		"engine":   func(v *yaml.Node) { t.Engine = p.str(v) },
-		"dsn":      func(v *yaml.Node) { t.DSN = p.str(v) },
-		"dsn_file": func(v *yaml.Node) { t.DSNFile = p.str(v) },
-		"db_cache": func(v *yaml.Node) { t.DBCache = p.str(v) },
-		"lab":      func(v *yaml.Node) { t.Lab = p.str(v) },
-		"pg_bin":   func(v *yaml.Node) { t.PGBin = p.str(v) },
-		"wal_path": func(v *yaml.Node) { t.WALPath = p.str(v) },
-		"galera":   func(v *yaml.Node) { t.Galera = p.int(v) },
+		"path":      func(v *yaml.Node) { t.Path = p.str(v) },
+		"engine":    func(v *yaml.Node) { t.Engine = p.str(v) },
+		"dsn":       func(v *yaml.Node) { t.DSN = p.str(v) },
+		"dsn_file":  func(v *yaml.Node) { t.DSNFile = p.str(v) },
+		"db_cache":  func(v *yaml.Node) { t.DBCache = p.str(v) },
+		"lab":       func(v *yaml.Node) { t.Lab = p.str(v) },
+		"pg_bin":    func(v *yaml.Node) { t.PGBin = p.str(v) },
+		"wal_path":  func(v *yaml.Node) { t.WALPath = p.str(v) },
+		"galera":    func(v *yaml.Node) { t.Galera = p.int(v) },
+		"instances": func(v *yaml.Node) { t.Instances = p.int(v) },
 		"engine_settings": func(v *yaml.Node) {
 			if v.Kind != yaml.MappingNode {
 				p.add(p.pos(v), "write it as a mapping, e.g. engine_settings: {io_method: worker}", "engine_settings is not a mapping")

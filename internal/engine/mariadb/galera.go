@@ -74,7 +74,7 @@ func PrepareCluster(ctx context.Context, cfg TargetConfig) (*Cluster, error) {
 		if err != nil {
 			return nil, err
 		}
-		t.galera = true
+		t.cluster = c
 		c.nodes = append(c.nodes, t)
 	}
 	return c, nil

@@ -50,8 +50,9 @@ type Target struct {
 	Info    results.Engine
 	// exactTx: performance_schema counts transactions (see Transactions).
 	exactTx bool
-	// galera: the target is one node of a Galera cluster.
-	galera bool
+	// cluster is the Galera cluster the target is a node of; nil for a
+	// single server.
+	cluster *Cluster
 }
 
 // Prepare checks everything that can be checked before a run directory
@@ -145,7 +146,11 @@ func (t *Target) Start(ctx context.Context, group *proc.Group) (initialised bool
 }
 
 // GaleraNode says whether the target is a node of a Galera cluster.
-func (t *Target) GaleraNode() bool { return t.galera }
+func (t *Target) GaleraNode() bool { return t.cluster != nil }
+
+// Cluster is the Galera cluster the target is a node of; nil for a single
+// server.
+func (t *Target) Cluster() *Cluster { return t.cluster }
 
 // ErrNoRestart is Restart's answer for a server calibra does not manage.
 var ErrNoRestart = errors.New("calibra cannot restart a server it does not manage (--dsn)")
@@ -511,7 +516,7 @@ func (t *Target) fileCopyable(ctx context.Context, conn *sql.Conn, schema string
 	out := map[string]bool{}
 	// A file copy would be one node's alone: Galera replicates rows and
 	// statements, not tablespace imports.
-	if t.galera || !plainName.MatchString(schema) {
+	if t.cluster != nil || !plainName.MatchString(schema) {
 		return out, nil
 	}
 	rows, err := conn.QueryContext(ctx, `SELECT TABLE_NAME FROM information_schema.TABLES

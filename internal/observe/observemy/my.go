@@ -27,16 +27,13 @@ import (
 )
 
 func init() {
-	// A Galera cluster is observed on node 1, with every node's
-	// replication counters (clusterSource).
-	observe.Dialects.Register(mariadb.Name, func(e engine.Engine) (observe.DBSource, error) {
-		switch t := e.(type) {
-		case *mariadb.Target:
-			return targetSource(t)
-		case *mariadb.Cluster:
-			return newClusterSource(t)
+	// A Galera cluster is observed on node 1, which the runner gives, with
+	// every node's replication counters (clusterSource).
+	engine.RegisterFor(observe.Dialects, mariadb.Name, func(t *mariadb.Target) (observe.DBSource, error) {
+		if c := t.Cluster(); c != nil && c.Nodes()[0] == t {
+			return newClusterSource(c)
 		}
-		return nil, fmt.Errorf("the database sampler: the mariadb dialect was given %T", e)
+		return targetSource(t)
 	})
 }
 
