@@ -124,7 +124,7 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{name: "build: galera of negative nodes", args: []string{"oltp", "build", "--engine", "mariadb", "--galera", "-1", "--path", dir}, want: []string{"--galera -1 is not a number of nodes"}},
 		{name: "build: galera setting calibra owns", args: []string{"oltp", "build", "--engine", "mariadb", "--galera", "2", "--engine-setting", "wsrep_provider_options=gmcast.listen_addr=tcp://0.0.0.0:4567", "--path", dir}, want: []string{"wsrep_provider_options's addresses is calibra's own"}},
 		{name: "build: wal path missing", args: []string{"oltp", "build", "--wal-path", missing, "--path", dir}, want: []string{"--wal-path " + missing + " is not a directory"}},
-		{name: "run: no instances", args: []string{"oltp", "run", "--instances", "0", "--path", dir}, want: []string{"--instances 0 is not a number of instances"}},
+		{name: "run: negative instances", args: []string{"oltp", "run", "--instances", "-1", "--path", dir}, want: []string{"--instances -1 is not a number of instances"}},
 		{name: "run: too many instances", args: []string{"oltp", "build", "--instances", "99", "--path", dir}, want: []string{"--instances 99", "give 1 to 16"}},
 		{name: "run: instances with a dsn", args: []string{"oltp", "run", "--instances", "2", "--dsn", "postgres://bench@127.0.0.1:1/bench"}, want: []string{"--instances starts managed instances"}},
 		{name: "run: wal path with a dsn", args: []string{"oltp", "run", "--wal-path", dir, "--dsn", "postgres://bench@127.0.0.1:1/bench"}, want: []string{"--wal-path places the managed instance's WAL"}},

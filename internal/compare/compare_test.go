@@ -409,3 +409,34 @@ func TestDoubtAcrossEngines(t *testing.T) {
 		t.Errorf("doubt %q: want the other load named", s.Doubtful)
 	}
 }
+
+// Runs that drove different numbers of servers get their figures drawn
+// against that number; runs on as many servers do not.
+func TestScalingChartAgainstServers(t *testing.T) {
+	for _, c := range []struct {
+		instances []int
+		want      bool
+	}{{[]int{0, 2, 4}, true}, {[]int{0, 0}, false}, {[]int{2, 2}, false}} {
+		var rs []Run
+		for _, n := range c.instances {
+			r := load(t, "oltp-base")[0]
+			e := *r.Meta.Engine
+			e.Instances = n
+			r.Meta.Engine = &e
+			rs = append(rs, r)
+		}
+		charts, _ := overlays(rs)
+		var got []string
+		for _, ch := range charts {
+			if strings.HasPrefix(ch.ID, "servers-") {
+				got = append(got, ch.ID)
+				if n := len(ch.Series[0].X); n != len(rs) {
+					t.Errorf("%v: %s has %d points, want one a run", c.instances, ch.ID, n)
+				}
+			}
+		}
+		if (len(got) == 2) != c.want {
+			t.Errorf("instances %v: charts %v, want the scaling charts %v", c.instances, got, c.want)
+		}
+	}
+}

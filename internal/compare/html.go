@@ -135,12 +135,8 @@ func overlays(runs []Run) ([]assets.Chart, []chartRef) {
 		refs = append(refs, chartRef{ID: id, Title: title})
 	}
 	first := func(r Run, kind string) any {
-		for _, st := range r.Steps {
-			if st.Kind == kind {
-				return st.Body
-			}
-		}
-		return nil
+		st, _ := firstStep(r, kind)
+		return st.Body
 	}
 	// Ramps: throughput, response time and the host's CPU busy and I/O
 	// wait against users (002 Figs 6-7): what bent each run's curve.
@@ -282,7 +278,57 @@ func overlays(runs []Run) ([]assets.Chart, []chartRef) {
 		tx.Series = append(tx.Series, assets.Series{Name: r.Label, Type: "bar", Y: assets.Nums(y)})
 	}
 	add("oltp-p90", "OLTP: p90 per transaction", tx)
+
+	// Servers driven together (--instances): NOPM and TPM, then ART and
+	// the data device's read and overall await, against their number, as
+	// study 000 draws NOPM against RAC nodes and 004 latency against nodes.
+	var n, nopm, tpm, artMs, rAwait, await []assets.Num
+	seen := map[int]bool{}
+	for _, r := range runs {
+		st, ok := firstStep(r, results.KindOLTP)
+		if !ok {
+			continue
+		}
+		o := st.Body.(*results.OLTP)
+		k := servers(r)
+		seen[k] = true
+		n = append(n, assets.Num(k))
+		nopm, tpm, artMs = append(nopm, assets.Ptr(o.NOPM)), append(tpm, assets.Ptr(o.TPMDB)), append(artMs, assets.Num(o.ARTMs))
+		var ra, a *float64
+		if st.Observe != nil && st.Observe.Disk != nil {
+			ra, a = st.Observe.Disk.RAwaitMs, st.Observe.Disk.AwaitMs
+		}
+		rAwait, await = append(rAwait, assets.Ptr(ra)), append(await, assets.Ptr(a))
+	}
+	if len(seen) > 1 {
+		add("servers-rate", "OLTP: NOPM and TPM (db) against the servers driven together",
+			assets.Chart{XName: "servers", YName: "per minute", Series: []assets.Series{
+				{Name: "NOPM", X: n, Y: nopm}, {Name: "TPM (db)", X: n, Y: tpm, Dashed: true}}})
+		add("servers-latency", "OLTP: ART and the data device's await against the servers driven together",
+			assets.Chart{XName: "servers", YName: "ms", Series: []assets.Series{
+				{Name: "ART", X: n, Y: artMs}, {Name: "device read await", X: n, Y: rAwait, Dashed: true},
+				{Name: "device await", X: n, Y: await, Dashed: true}}})
+	}
 	return out, refs
+}
+
+// firstStep is the run's first step of kind.
+func firstStep(r Run, kind string) (results.Step, bool) {
+	for _, st := range r.Steps {
+		if st.Kind == kind {
+			return st, true
+		}
+	}
+	return results.Step{}, false
+}
+
+// servers counts the servers a run drove together: its instances or its
+// Galera nodes, else one.
+func servers(r Run) int {
+	if e := r.Meta.Engine; e != nil && max(e.Instances, e.GaleraNodes) > 1 {
+		return max(e.Instances, e.GaleraNodes)
+	}
+	return 1
 }
 
 func points(ps []results.IOCalPoint, f func(results.IOCalPoint) float64) ([]assets.Num, []assets.Num) {

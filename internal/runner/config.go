@@ -43,7 +43,7 @@ type Config struct {
 	Galera                          int // MariaDB: a Galera cluster of this many managed nodes (--galera)
 	// Instances is how many managed instances of the engine run side by
 	// side, each with its own data under PATH/calibra-instances/K (1: the
-	// one instance in PATH).
+	// one instance in PATH, as is 0).
 	Instances int
 	// EngineSettings are --engine-setting KEY=VALUE as given; Settings the
 	// parsed map, with a study's engine_settings under them.
@@ -86,7 +86,7 @@ func (c *Config) Validate(p *Problems) {
 		p.Add("use auto, plain or none", "--progress %q is not a progress mode", c.Progress)
 	}
 	switch {
-	case c.Instances < 1 || c.Instances > MaxInstances:
+	case c.Instances < 0 || c.Instances > MaxInstances:
 		p.Add(fmt.Sprintf("give 1 to %d", MaxInstances), "--instances %d is not a number of instances", c.Instances)
 	case c.Instances > 1 && c.DSN != "":
 		p.Add("drop --instances, or drop --dsn to let calibra start the instances", "--instances starts managed instances, and --dsn names a server calibra does not manage")
