@@ -268,6 +268,12 @@ func applyTarget(cmd *cobra.Command, c *runner.Config, f *studyFlags, st *study.
 		c.Replicas = st.Target.Replicas
 	}
 	switch {
+	case cmd.Flags().Changed("galera"):
+		st.Target.Galera = c.Galera
+	case st.Target.Galera != 0:
+		c.Galera = st.Target.Galera
+	}
+	switch {
 	case cmd.Flags().Changed("instances"):
 		st.Target.Instances = c.Instances
 	case st.Target.Instances > 0:

@@ -36,6 +36,7 @@ func registerCommon(cmd *cobra.Command, c *runner.Config) {
 	f.IntVar(&c.Replicas, "replicas", 0, "N standbys of the managed PostgreSQL instance, made by pg_basebackup into PATH/calibra-pg-replica-K (or under --replica-path) and streaming from it over its private socket")
 	f.StringVar(&c.Sync, "sync", "", "how commits wait for the --replicas standbys: off (asynchronous), on (until every standby has flushed them; the default) or remote_apply (until every standby has replayed them)")
 	f.StringVar(&c.ReplicaPath, "replica-path", "", "directory on other storage for the --replicas standbys' data (default --path)")
+	f.IntVar(&c.Galera, "galera", 0, "with --engine mariadb: a Galera cluster of N managed nodes on this machine (PATH/calibra-mariadb-galera-K), users spread over them; needs galera-4")
 	f.IntVar(&c.Instances, "instances", 1, "managed instances of the engine side by side on the storage under test, each its own server and data under PATH/calibra-instances/K, driven together (oltp steps; the users dealt round-robin), as study 001 consolidates databases on one server")
 	f.StringArrayVar(&c.EngineSettings, "engine-setting", nil, "a server setting of the managed instance over calibra's defaults, KEY=VALUE, repeatable (e.g. io_method=worker on PostgreSQL 18); recorded in meta.engine.settings")
 	f.StringVar(&c.Lab, "lab", "", "build emulated storage under --path and run on it: hdd, hdd+flash-cache, throttled:read_iops=N ('calibra lab --help')")

@@ -322,10 +322,11 @@ func firstStep(r Run, kind string) (results.Step, bool) {
 	return results.Step{}, false
 }
 
-// servers counts the servers a run drove together: its instances, else one.
+// servers counts the servers a run drove together: its instances or its
+// Galera nodes, else one.
 func servers(r Run) int {
-	if e := r.Meta.Engine; e != nil && e.Instances > 1 {
-		return e.Instances
+	if e := r.Meta.Engine; e != nil && max(e.Instances, e.GaleraNodes) > 1 {
+		return max(e.Instances, e.GaleraNodes)
 	}
 	return 1
 }

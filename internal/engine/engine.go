@@ -106,6 +106,7 @@ type Config struct {
 	Replicas    int
 	Sync        string
 	ReplicaPath string
+	Galera      int // MariaDB: a Galera cluster of this many managed nodes (--galera)
 	ServerLog   string
 	Cgroup      *limits.Cgroup
 }

@@ -88,6 +88,18 @@ type DBCounters struct {
 	TimedWaits map[WaitKey]WaitTotal
 	// Replicas are the primary's standbys by name; nil without any.
 	Replicas map[string]ReplicaStat
+	// Nodes are a cluster's replication counters, one per node; nil for
+	// a single server.
+	Nodes []NodeCounters
+}
+
+// NodeCounters are one Galera node's cumulative replication counters; nil
+// fields are not available.
+type NodeCounters struct {
+	Node                               int // from 1
+	FlowControlPausedNs                *int64
+	FlowControlSent, FlowControlRecv   *int64
+	CertFailures, BFAborts, Replicated *int64
 }
 
 // WaitTotal is a wait event's cumulative count and time (milliseconds).
@@ -321,6 +333,41 @@ func dbRates(a, b dbReading, db *results.ObserveDB, static, missing map[string]s
 	}
 	db.Checkpoints = delta("db.checkpoints", a.Checkpoints, b.Checkpoints)
 	db.BuffersCheckpoint = delta("db.buffers_checkpoint", a.BuffersCheckpoint, b.BuffersCheckpoint)
+}
+
+// nodeRates is each node's replication counters over a window of
+// windowS seconds: the share of it the node's replication was paused by
+// flow control, and the deltas.
+func nodeRates(a, b []NodeCounters, windowS float64, missing map[string]string) []results.ObserveNode {
+	if len(a) == 0 || len(a) != len(b) {
+		return nil
+	}
+	out := make([]results.ObserveNode, len(a))
+	for i := range a {
+		key := fmt.Sprintf("db.nodes.%d.", a[i].Node)
+		delta := func(name string, x, y *int64) *int64 {
+			switch {
+			case x == nil || y == nil:
+				missing[key+name] = "the node returned no value"
+			case *y < *x:
+				missing[key+name] = "the node's counters were reset in the window (the node restarted)"
+			default:
+				return ptr(*y - *x)
+			}
+			return nil
+		}
+		n := results.ObserveNode{Node: a[i].Node,
+			FlowControlSent: delta("flow_control_sent", a[i].FlowControlSent, b[i].FlowControlSent),
+			FlowControlRecv: delta("flow_control_recv", a[i].FlowControlRecv, b[i].FlowControlRecv),
+			CertFailures:    delta("local_cert_failures", a[i].CertFailures, b[i].CertFailures),
+			BFAborts:        delta("local_bf_aborts", a[i].BFAborts, b[i].BFAborts),
+			Replicated:      delta("replicated", a[i].Replicated, b[i].Replicated)}
+		if paused := delta("flow_control_paused_pct", a[i].FlowControlPausedNs, b[i].FlowControlPausedNs); paused != nil && windowS > 0 {
+			n.FlowControlPausedPct = ptr(round3(100 * float64(*paused) / 1e9 / windowS))
+		}
+		out[i] = n
+	}
+	return out
 }
 
 // topTimedWaits bounds the timed waits a window lists: the top of a

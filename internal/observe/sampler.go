@@ -380,6 +380,7 @@ func (s *Sampler) between(a, b reading, polls []waitPoll) *results.Observe {
 	if s.db != nil {
 		o.DB = &results.ObserveDB{Database: s.db.info.Database, WaitIntervalMs: float64(s.cfg.WaitInterval) / float64(time.Millisecond)}
 		dbRates(*a.db, *b.db, o.DB, s.db.info.Limits, o.Missing)
+		o.DB.Nodes = nodeRates(a.db.Nodes, b.db.Nodes, o.WindowS, o.Missing)
 		for k := range s.db.info.Limits {
 			delete(o.Missing, k) // said once for the run: EngineLimits
 		}

@@ -96,6 +96,13 @@ type Session interface {
 	Close()
 }
 
+// Retrier is a Session that retries a transaction itself on some
+// failures (a Galera node's conflicts): Retried is how often the last one
+// was, and the failure's class; the window's retries go to the results.
+type Retrier interface {
+	Retried() (class string, n int)
+}
+
 // Batch is one batch of generated rows, the unit of a parallel load.
 type Batch struct {
 	Table tpcc.Table

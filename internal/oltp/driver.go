@@ -41,6 +41,7 @@ type window struct {
 	// errClasses counts failed transactions by class (Session.ErrorClass);
 	// nil until the first error.
 	errClasses map[string]int64
+	retries    map[string]int64 // by class, of a Retrier session
 }
 
 func newWindow() *window {
@@ -348,6 +349,11 @@ func (u *user) record(l lease, t TxType, lat, wait time.Duration, err error, inW
 			}
 			w.errClasses[l.sess.ErrorClass(err)]++
 		}
+		if rt, ok := l.sess.(Retrier); ok {
+			if class, n := rt.Retried(); n > 0 {
+				w.retries = addCount(w.retries, class, int64(n))
+			}
+		}
 		w.types[t].add(s)
 		if s.count > 0 {
 			w.lat[t].Record(lat)
@@ -380,4 +386,13 @@ func (u *user) flushStats(ctx context.Context) {
 	if u.edges.flushStats && u.pool == nil {
 		_ = u.own.sess.FlushStats(ctx)
 	}
+}
+
+// addCount adds n under class to m, made when nil.
+func addCount(m map[string]int64, class string, n int64) map[string]int64 {
+	if m == nil {
+		m = map[string]int64{}
+	}
+	m[class] += n
+	return m
 }

@@ -538,6 +538,9 @@ func summarise(out *results.OLTP, recs []*recorder, users int, win time.Duration
 			}
 			out.ErrorClasses[class] += n
 		}
+		for class, n := range r.win.retries {
+			out.Retries = addCount(out.Retries, class, n)
+		}
 		for i := range types {
 			types[i].add(r.win.types[i])
 			lats[i].Merge(r.win.lat[i])

@@ -146,6 +146,25 @@ type ObserveDB struct {
 	// (MariaDB's performance_schema): AWR's top timed events, where Waits
 	// is sampled database time.
 	TimedWaits []TimedWait `json:"timed_waits,omitempty"`
+	// Nodes are a Galera cluster's nodes over the window, each its own.
+	Nodes []ObserveNode `json:"nodes,omitempty"`
+}
+
+// ObserveNode is one Galera node over a window: the share of the window
+// its replication was paused by flow control (Δwsrep_flow_control_paused_ns
+// / window), the pause requests it sent and received
+// (wsrep_flow_control_sent, _recv), its transactions that failed
+// certification at commit (wsrep_local_cert_failures) or were aborted by
+// another node's write (wsrep_local_bf_aborts), and the write sets it
+// replicated (wsrep_replicated).
+type ObserveNode struct {
+	Node                 int      `json:"node"`
+	FlowControlPausedPct *float64 `json:"flow_control_paused_pct,omitempty"`
+	FlowControlSent      *int64   `json:"flow_control_sent,omitempty"`
+	FlowControlRecv      *int64   `json:"flow_control_recv,omitempty"`
+	CertFailures         *int64   `json:"local_cert_failures,omitempty"`
+	BFAborts             *int64   `json:"local_bf_aborts,omitempty"`
+	Replicated           *int64   `json:"replicated,omitempty"`
 }
 
 // TimedWait is one wait event as the server timed it over the window.

@@ -84,9 +84,13 @@ type OLTP struct {
 	Transactions map[string]TxStats `json:"transactions"`
 	// ErrorClasses counts the window's failed transactions by SQLSTATE
 	// ("connection" when the connection broke).
-	ErrorClasses map[string]int64   `json:"error_classes,omitempty"`
-	MixPct       map[string]float64 `json:"mix_pct"`
-	Consistency  *Consistency       `json:"consistency,omitempty"`
+	ErrorClasses map[string]int64 `json:"error_classes,omitempty"`
+	// Retries counts the window's retries of a transaction that the
+	// session ran again itself, by class (a Galera node's "certification"
+	// conflicts); the transaction counts once, its latency spanning them.
+	Retries     map[string]int64   `json:"retries,omitempty"`
+	MixPct      map[string]float64 `json:"mix_pct"`
+	Consistency *Consistency       `json:"consistency,omitempty"`
 
 	// Profile is whose mix and draws ran: "spec" or "hammerdb".
 	Profile string `json:"profile,omitempty"`

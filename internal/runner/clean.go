@@ -100,7 +100,7 @@ func removeEngines(path, suffix string) ([]string, error) {
 	for _, e := range []struct {
 		name   string
 		remove func(string) (bool, error)
-	}{{postgres.Name, postgres.Remove}, {mariadb.Name, mariadb.Remove}} {
+	}{{postgres.Name, postgres.Remove}, {mariadb.Name, mariadb.Remove}, {galeraName, mariadb.RemoveGalera}} {
 		removed, err := e.remove(path)
 		if err != nil {
 			return found, err
@@ -111,3 +111,6 @@ func removeEngines(path, suffix string) ([]string, error) {
 	}
 	return found, nil
 }
+
+// galeraName names a Galera cluster's nodes in what clean says it removed.
+const galeraName = "mariadb-galera"

@@ -44,6 +44,7 @@ type Config struct {
 	// as Sync says, their data under ReplicaPath (Path when empty).
 	Replicas          int
 	Sync, ReplicaPath string
+	Galera            int // MariaDB: a Galera cluster of this many managed nodes (--galera)
 	// Instances is how many managed instances of the engine run side by
 	// side, each with its own data under PATH/calibra-instances/K (1: the
 	// one instance in PATH, as is 0).
@@ -141,6 +142,7 @@ func (c *Config) parseEngineSettings(p *Problems) {
 	if c.DSN != "" && c.WALPath != "" {
 		p.Add("drop --wal-path, or drop --dsn to use the managed instance", "--wal-path places the managed instance's WAL, not a --dsn server's")
 	}
+	c.checkGalera(p)
 	if c.WALPath != "" {
 		if st, err := os.Stat(c.WALPath); err != nil || !st.IsDir() {
 			p.Add("create it, or name an existing directory on the WAL's storage", "--wal-path %s is not a directory", c.WALPath)
@@ -344,4 +346,24 @@ func CheckServer(c *Config) error {
 		return err
 	}
 	return bin.CheckSettingNames(c.Settings)
+}
+
+// checkGalera refuses --galera where it cannot run: it starts managed
+// MariaDB nodes, with the Galera provider installed.
+func (c *Config) checkGalera(p *Problems) {
+	switch {
+	case c.Galera == 0:
+	case c.Galera < 0 || c.Galera > mariadb.MaxGaleraNodes:
+		p.Add(fmt.Sprintf("give 1 to %d nodes (1: a single-node cluster, for comparison)", mariadb.MaxGaleraNodes), "--galera %d is not a number of nodes calibra runs on one machine", c.Galera)
+	case c.DSN != "":
+		p.Add("drop --dsn, or drop --galera", "--galera starts managed MariaDB nodes; it cannot run on a --dsn server")
+	case c.Instances > 1:
+		p.Add("drop --instances, or drop --galera", "--galera's nodes share one database; --instances runs servers that each have their own")
+	case c.Engine != mariadb.Name:
+		p.Add("add --engine mariadb", "--galera makes a MariaDB Galera cluster, not a %s one", engineTitle(c.Engine))
+	default:
+		if _, err := mariadb.FindProvider(); err != nil {
+			*p = append(*p, err)
+		}
+	}
 }

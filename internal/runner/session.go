@@ -154,7 +154,7 @@ func (e Env) Run(ctx context.Context, command string, c *Config, needs Needs, bo
 		var err error
 		target, err = openTarget(ctx, c, engine.Config{DSN: c.DSN, Path: c.Path, Bin: c.PGBin,
 			RunAs: c.RunAs, DBCache: c.DBCache, MaxConnections: needs.MaxConns, Cgroup: cg,
-			Settings: c.Settings, WALPath: c.WALPath, Replicas: c.Replicas, Sync: c.Sync, ReplicaPath: c.ReplicaPath})
+			Settings: c.Settings, WALPath: c.WALPath, Replicas: c.Replicas, Sync: c.Sync, ReplicaPath: c.ReplicaPath, Galera: c.Galera})
 		if err != nil {
 			return err
 		}
@@ -310,6 +310,8 @@ func engineTitle(name string) string {
 		return "PostgreSQL"
 	case "mariadb":
 		return "MariaDB"
+	case galeraName:
+		return "MariaDB Galera"
 	}
 	return name
 }

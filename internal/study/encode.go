@@ -99,6 +99,9 @@ func encodeTarget(tg Target) *yaml.Node {
 	}
 	addString(t, "sync", tg.Sync)
 	addString(t, "replica_path", tg.ReplicaPath)
+	if tg.Galera > 0 {
+		add(t, "galera", scalar(strconv.Itoa(tg.Galera)))
+	}
 	if tg.Instances > 0 {
 		add(t, "instances", scalar(strconv.Itoa(tg.Instances)))
 	}

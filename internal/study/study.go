@@ -64,6 +64,9 @@ func (v Variant) Apply(t Target) Target {
 	if v.Target.Replicas != 0 {
 		t.Replicas = v.Target.Replicas
 	}
+	if v.Target.Galera > 0 {
+		t.Galera = v.Target.Galera
+	}
 	if v.Target.Instances > 0 {
 		t.Instances = v.Target.Instances
 	}
@@ -92,6 +95,7 @@ type Target struct {
 	// as Sync says (off, on, remote_apply), their data under ReplicaPath.
 	Replicas          int
 	Sync, ReplicaPath string
+	Galera            int // MariaDB: a Galera cluster of this many managed nodes; 0 for one server
 	// Instances runs that many managed instances side by side (0: one).
 	Instances int
 	// EngineSettings are server settings over calibra's defaults, e.g.
@@ -305,6 +309,7 @@ func (p *parser) target(n *yaml.Node, t *Target) {
 		"sync":         func(v *yaml.Node) { t.Sync = p.str(v) },
 		"replica_path": func(v *yaml.Node) { t.ReplicaPath = p.str(v) },
 		"instances":    func(v *yaml.Node) { t.Instances = p.int(v) },
+		"galera":       func(v *yaml.Node) { t.Galera = p.int(v) },
 		"engine_settings": func(v *yaml.Node) {
 			if v.Kind != yaml.MappingNode {
 				p.add(p.pos(v), "write it as a mapping, e.g. engine_settings: {io_method: worker}", "engine_settings is not a mapping")

@@ -19,8 +19,13 @@ func init() {
 	// what it also returns as errors (and a session a reset ended).
 	_ = mysql.SetLogger(log.New(io.Discard, "", 0))
 	engine.Register(Name, func(ctx context.Context, cfg engine.Config) (engine.Engine, error) {
-		return Prepare(ctx, TargetConfig{DSN: cfg.DSN, Path: cfg.Path, Bin: cfg.Bin, RunAs: cfg.RunAs, DBCache: cfg.DBCache,
-			MaxConnections: cfg.MaxConnections, ServerLog: cfg.ServerLog, Cgroup: cfg.Cgroup, Settings: cfg.Settings, WALPath: cfg.WALPath})
+		tc := TargetConfig{DSN: cfg.DSN, Path: cfg.Path, Bin: cfg.Bin, RunAs: cfg.RunAs, DBCache: cfg.DBCache,
+			MaxConnections: cfg.MaxConnections, ServerLog: cfg.ServerLog, Cgroup: cfg.Cgroup, Settings: cfg.Settings, WALPath: cfg.WALPath,
+			Galera: cfg.Galera}
+		if cfg.Galera > 0 {
+			return PrepareCluster(ctx, tc)
+		}
+		return Prepare(ctx, tc)
 	})
 }
 

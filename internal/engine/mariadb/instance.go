@@ -67,6 +67,9 @@ type InstanceConfig struct {
 	// WALPath, when set, is the storage the redo log goes on
 	// (innodb_log_group_home_dir), apart from the data.
 	WALPath string
+	// Node is the instance's number in a Galera cluster (from 1), which
+	// names its data and redo directories; 0 for the single instance.
+	Node int
 }
 
 // Instance is a throwaway MariaDB server calibra creates, starts and stops
@@ -82,6 +85,23 @@ type Instance struct {
 	server   *proc.Proc
 	log      *os.File
 	sockLock *pathlock.Lock
+	// wsrep are a Galera node's settings (galera.go), calibra's own;
+	// newCluster makes the next start bootstrap the cluster.
+	wsrep      map[string]string
+	newCluster bool
+}
+
+// dirName is the data directory's name under the storage path, and
+// redoName the redo log's under --wal-path, of node (0: the single
+// instance).
+func dirName(node int) string  { return nodeName(DataDirName, node) }
+func redoName(node int) string { return nodeName(RedoDirName, node) }
+
+func nodeName(base string, node int) string {
+	if node == 0 {
+		return base
+	}
+	return base + "-galera-" + strconv.Itoa(node)
 }
 
 // NewInstance resolves the accounts and paths; it starts nothing.
@@ -91,7 +111,7 @@ func NewInstance(cfg InstanceConfig) (*Instance, error) {
 		return nil, err
 	}
 	cfg.Path = abs
-	in := &Instance{cfg: cfg, DataDir: filepath.Join(abs, DataDirName)}
+	in := &Instance{cfg: cfg, DataDir: filepath.Join(abs, dirName(cfg.Node))}
 	me, err := user.Current()
 	if err != nil {
 		return nil, fmt.Errorf("find calibra's own account: %w", err)
@@ -117,7 +137,7 @@ func (in *Instance) TmpDir() string { return in.DataDir + "-tmp" }
 // --wal-path when given, else in the data directory.
 func (in *Instance) RedoDir() string {
 	if in.cfg.WALPath != "" {
-		return filepath.Join(in.cfg.WALPath, RedoDirName)
+		return filepath.Join(in.cfg.WALPath, redoName(in.cfg.Node))
 	}
 	return in.DataDir
 }
@@ -188,6 +208,12 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 	if err != nil {
 		return fmt.Errorf("mariadb-install-db into %s: %w: %s", in.DataDir, err, server.LastLines(out, 2, " | "))
 	}
+	return in.mark()
+}
+
+// mark writes the marker of a complete data directory; a Galera node
+// writes it again after a state transfer, which brings the donor's.
+func (in *Instance) mark() error {
 	return os.WriteFile(filepath.Join(in.DataDir, initialisedMarker), []byte(in.RedoDir()+"\n"), 0o644)
 }
 
@@ -225,6 +251,14 @@ func (in *Instance) Settings() map[string]string {
 	for k, v := range in.cfg.Settings {
 		s[normalName(k)] = v
 	}
+	for k, v := range in.wsrep {
+		// The study's provider options (gcs.fc_limit...) come after
+		// calibra's addresses, which CheckSettings keeps them off.
+		if extra := s[k]; k == "wsrep_provider_options" && extra != "" {
+			v += ";" + extra
+		}
+		s[k] = v
+	}
 	return s
 }
 
@@ -238,7 +272,10 @@ var instruments = []string{"wait/%=ON", "transaction=ON"}
 // A study cannot set them.
 var ManagedSettings = []string{"datadir", "socket", "port", "skip_networking", "bind_address", "pid_file", "user",
 	"innodb_log_group_home_dir", "innodb_data_home_dir", "tmpdir", "log_error", "plugin_dir", "basedir", "skip_grant_tables",
-	"init_file", "named_pipe", "extra_port", "secure_auth"}
+	"init_file", "named_pipe", "extra_port", "secure_auth",
+	// A Galera node's place in its cluster and its state transfers.
+	"wsrep_on", "wsrep_provider", "wsrep_cluster_address", "wsrep_cluster_name", "wsrep_node_address", "wsrep_node_name",
+	"wsrep_node_incoming_address", "wsrep_sst_method", "wsrep_sst_receive_address", "wsrep_sst_donor", "wsrep_new_cluster"}
 
 // CheckSettings refuses a study setting calibra owns, before anything runs;
 // an unknown one the server itself refuses at its start.
@@ -251,6 +288,11 @@ func CheckSettings(settings map[string]string) error {
 			}
 		}
 	}
+	for k, v := range settings {
+		if normalName(k) == "wsrep_provider_options" && ownedProviderOption.MatchString(v) {
+			owned = append(owned, k+"'s addresses")
+		}
+	}
 	if len(owned) == 0 {
 		return nil
 	}
@@ -258,6 +300,10 @@ func CheckSettings(settings map[string]string) error {
 	return fault.Input("leave it out: calibra sets it on the instance it manages",
 		"the engine setting %s is calibra's own on the managed MariaDB instance", strings.Join(owned, ", "))
 }
+
+// ownedProviderOption finds, in the study's wsrep_provider_options, the
+// addresses calibra gives each node on the loopback interface.
+var ownedProviderOption = regexp.MustCompile(`(?i)(^|;)\s*(base_host|base_port|gmcast\.listen_addr|gmcast\.peer_addr|ist\.recv_addr|ist\.recv_bind)\s*=`)
 
 func normalName(k string) string { return strings.ReplaceAll(strings.TrimLeft(k, "-"), "-", "_") }
 
@@ -269,6 +315,9 @@ func (in *Instance) args() []string {
 		"--skip-name-resolve", "--tmpdir=" + in.TmpDir()}
 	if in.cfg.Bin.Basedir != "" {
 		args = append(args, "--basedir="+in.cfg.Bin.Basedir)
+	}
+	if in.newCluster {
+		args = append(args, "--wsrep-new-cluster")
 	}
 	settings := in.Settings()
 	keys := make([]string, 0, len(settings))
@@ -411,7 +460,18 @@ func (in *Instance) ping(ctx context.Context) error {
 	defer db.Close()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	return db.PingContext(ctx)
+	if err := db.PingContext(ctx); err != nil || in.wsrep == nil {
+		return err
+	}
+	// A Galera node answers before it has its state; it serves once Synced.
+	var name, state string
+	if err := db.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'wsrep_local_state_comment'").Scan(&name, &state); err != nil {
+		return err
+	}
+	if state != "Synced" {
+		return fmt.Errorf("the Galera node is %s, not Synced", state)
+	}
+	return nil
 }
 
 func mustConnector(cfg *mysql.Config) driver.Connector {
@@ -503,14 +563,18 @@ func (in *Instance) runningPID() (int, bool) {
 
 // Remove stops any server left running on the data directory under path
 // (a crashed calibra's) and deletes the directory, its redo log and its
-// temporary directory. It
-// reports whether there was anything to remove.
+// temporary directory. It reports whether there was anything to remove.
 func Remove(path string) (bool, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return false, err
 	}
-	in := &Instance{DataDir: filepath.Join(abs, DataDirName)}
+	return removeDataDir(filepath.Join(abs, DataDirName))
+}
+
+// removeDataDir removes one instance's data directory (see Remove).
+func removeDataDir(dataDir string) (bool, error) {
+	in := &Instance{DataDir: dataDir}
 	if _, err := os.Stat(in.DataDir); errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
@@ -524,7 +588,7 @@ func Remove(path string) (bool, error) {
 	if err := os.RemoveAll(in.DataDir); err != nil {
 		return true, err
 	}
-	if filepath.Base(redo) == RedoDirName {
+	if strings.HasPrefix(filepath.Base(redo), RedoDirName) {
 		return true, os.RemoveAll(redo)
 	}
 	return true, nil

@@ -34,6 +34,10 @@ type TargetConfig struct {
 	Cgroup         *limits.Cgroup
 	Settings       map[string]string
 	WALPath        string
+	// Galera, when above 0, makes the managed target a Galera cluster of
+	// that many nodes (PrepareCluster).
+	Galera int
+	node   int // the node PrepareCluster prepares
 }
 
 // Target is the database calibra measures, managed or not.
@@ -46,6 +50,9 @@ type Target struct {
 	Info    results.Engine
 	// exactTx: performance_schema counts transactions (see Transactions).
 	exactTx bool
+	// cluster is the Galera cluster the target is a node of; nil for a
+	// single server.
+	cluster *Cluster
 }
 
 // Prepare checks everything that can be checked before a run directory
@@ -82,7 +89,7 @@ func Prepare(ctx context.Context, cfg TargetConfig) (*Target, error) {
 		}
 	}
 	in, err := NewInstance(InstanceConfig{Path: cfg.Path, Bin: bin, RunAs: cfg.RunAs, DBCache: cfg.DBCache,
-		MaxConnections: cfg.MaxConnections, LogFile: cfg.ServerLog, Cgroup: cfg.Cgroup, Settings: cfg.Settings, WALPath: cfg.WALPath})
+		MaxConnections: cfg.MaxConnections, LogFile: cfg.ServerLog, Cgroup: cfg.Cgroup, Settings: cfg.Settings, WALPath: cfg.WALPath, Node: cfg.node})
 	if err != nil {
 		return nil, err
 	}
@@ -137,6 +144,13 @@ func (t *Target) Start(ctx context.Context, group *proc.Group) (initialised bool
 	t.cfg = in.Config(Database)
 	return initialised, nil
 }
+
+// GaleraNode says whether the target is a node of a Galera cluster.
+func (t *Target) GaleraNode() bool { return t.cluster != nil }
+
+// Cluster is the Galera cluster the target is a node of; nil for a single
+// server.
+func (t *Target) Cluster() *Cluster { return t.cluster }
 
 // ErrNoRestart is Restart's answer for a server calibra does not manage.
 var ErrNoRestart = errors.New("calibra cannot restart a server it does not manage (--dsn)")
@@ -500,7 +514,9 @@ var plainName = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
 // name and their own .ibd file in the data directory.
 func (t *Target) fileCopyable(ctx context.Context, conn *sql.Conn, schema string) (map[string]bool, error) {
 	out := map[string]bool{}
-	if !plainName.MatchString(schema) {
+	// A file copy would be one node's alone: Galera replicates rows and
+	// statements, not tablespace imports.
+	if t.cluster != nil || !plainName.MatchString(schema) {
 		return out, nil
 	}
 	rows, err := conn.QueryContext(ctx, `SELECT TABLE_NAME FROM information_schema.TABLES

@@ -27,13 +27,22 @@ import (
 )
 
 func init() {
+	// A Galera cluster is observed on node 1, which the runner gives, with
+	// every node's replication counters (clusterSource).
 	engine.RegisterFor(observe.Dialects, mariadb.Name, func(t *mariadb.Target) (observe.DBSource, error) {
-		cfg := t.Config()
-		if cfg == nil {
-			return nil, errors.New("no connection for the database sampler: the server has not started")
+		if c := t.Cluster(); c != nil && c.Nodes()[0] == t {
+			return newClusterSource(c)
 		}
-		return newSource(cfg), nil
+		return targetSource(t)
 	})
+}
+
+func targetSource(t *mariadb.Target) (*source, error) {
+	cfg := t.Config()
+	if cfg == nil {
+		return nil, errors.New("no connection for the database sampler: the server has not started")
+	}
+	return newSource(cfg), nil
 }
 
 // source connects as cfg to observe cfg's database.

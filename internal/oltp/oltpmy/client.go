@@ -73,8 +73,13 @@ var clientStatements = map[string]string{
 }
 
 // inTx runs f in a transaction, committing on success and rolling back on
-// any error (InnoDB rolls back only the statement on a lock wait timeout).
+// any error (InnoDB rolls back only the statement on a lock wait timeout);
+// again when it lost a Galera conflict (retry).
 func (e *clientExec) inTx(ctx context.Context, f func() error) error {
+	return e.retry(func() error { return e.tx(ctx, f) })
+}
+
+func (e *clientExec) tx(ctx context.Context, f func() error) error {
 	if _, err := e.conn.ExecContext(ctx, "START TRANSACTION"); err != nil {
 		return e.done(err)
 	}

@@ -23,6 +23,45 @@ type session struct {
 	conn   conn
 	stmts  map[string]*sql.Stmt
 	broken bool // a transaction failed for want of the connection
+	// galera: the session is on a Galera node, whose conflicts with the
+	// other nodes' writes it retries (retry); retried counts the last
+	// transaction's retries.
+	galera  bool
+	retried int
+}
+
+// maxCertRetries bounds the retries of one transaction that lost a
+// Galera conflict: a few, as the conflict is with one other node's write
+// and the retry sees it committed; a transaction that loses more often
+// fails, counted under "certification".
+const maxCertRetries = 3
+
+// certification is the error class of a Galera node's conflicts.
+const certification = "certification"
+
+// retry runs one transaction, again when it lost a Galera conflict: a
+// write set that failed certification at commit, or a local transaction
+// aborted by another node's applied write (a brute-force abort). MariaDB
+// reports both as a deadlock (1213, 40001), and its procedures and inTx
+// have rolled the transaction back by then.
+func (s *session) retry(f func() error) error {
+	s.retried = 0
+	for {
+		err := f()
+		if !s.galera || !isConflict(err) || s.retried >= maxCertRetries {
+			return err
+		}
+		s.retried++
+	}
+}
+
+// Retried is how often the last transaction was retried, and why (see
+// oltp.Retrier).
+func (s *session) Retried() (string, int) { return certification, s.retried }
+
+func isConflict(err error) bool {
+	e, ok := mysqlErr(err)
+	return ok && e.Number == 1213
 }
 
 // prepare makes the server prepare each statement once for the session
@@ -55,7 +94,15 @@ func (s *session) FlushStats(context.Context) error { return nil }
 // ErrorClass is a failed transaction's SQLSTATE and MariaDB error number
 // (MariaDB gives most errors the state HY000), or "connection" when no
 // server error came back.
+//
+// On a Galera node a deadlock is "certification": a conflict with another
+// node's write, which MariaDB reports as a deadlock, as it does a local
+// one (the node's wsrep_local_cert_failures and wsrep_local_bf_aborts,
+// under the step's observe, count Galera's own).
 func (s *session) ErrorClass(err error) string {
+	if s.galera && isConflict(err) {
+		return certification
+	}
 	if e, ok := mysqlErr(err); ok {
 		return string(e.SQLState[:]) + "/" + strconv.Itoa(int(e.Number))
 	}
@@ -144,16 +191,18 @@ var procStatements = map[string]string{
 }
 
 func (e *procExec) NewOrder(ctx context.Context, in *oltp.NewOrderInput) error {
-	allLocal := 0
-	if in.AllLocal {
-		allLocal = 1
-	}
-	_, err := e.stmts["new_order"].ExecContext(ctx, in.W, in.D, in.C, allLocal,
-		jsonInts(in.ItemIDs), jsonInts(in.SupplyW), jsonInts(in.Qty))
-	if isExpectedRollback(err) {
-		return oltp.ErrRolledBack
-	}
-	return e.done(err)
+	return e.retry(func() error {
+		allLocal := 0
+		if in.AllLocal {
+			allLocal = 1
+		}
+		_, err := e.stmts["new_order"].ExecContext(ctx, in.W, in.D, in.C, allLocal,
+			jsonInts(in.ItemIDs), jsonInts(in.SupplyW), jsonInts(in.Qty))
+		if isExpectedRollback(err) {
+			return oltp.ErrRolledBack
+		}
+		return e.done(err)
+	})
 }
 
 // jsonInts is a JSON array of vs, New-Order's lines for its procedure.
@@ -170,28 +219,36 @@ func jsonInts(vs []int32) string {
 }
 
 func (e *procExec) Payment(ctx context.Context, in *oltp.PaymentInput) error {
-	_, err := e.stmts["payment"].ExecContext(ctx, in.W, in.D, in.CW, in.CD, in.C, in.CLast, amount(in.AmountCents))
-	return e.done(err)
+	return e.retry(func() error {
+		_, err := e.stmts["payment"].ExecContext(ctx, in.W, in.D, in.CW, in.CD, in.C, in.CLast, amount(in.AmountCents))
+		return e.done(err)
+	})
 }
 
 // amount is a payment's amount in cents as an exact decimal.
 func amount(cents int) string { return fmt.Sprintf("%d.%02d", cents/100, cents%100) }
 
 func (e *procExec) OrderStatus(ctx context.Context, in *oltp.OrderStatusInput) error {
-	_, err := e.stmts["order_status"].ExecContext(ctx, in.W, in.D, in.C, in.CLast)
-	return e.done(err)
+	return e.retry(func() error {
+		_, err := e.stmts["order_status"].ExecContext(ctx, in.W, in.D, in.C, in.CLast)
+		return e.done(err)
+	})
 }
 
 func (e *procExec) Delivery(ctx context.Context, in *oltp.DeliveryInput) error {
-	var delivered int
-	err := e.stmts["delivery"].QueryRowContext(ctx, in.W, in.Carrier).Scan(&delivered)
-	in.Skipped = tpcc.DistrictsPerWarehouse - delivered
-	return e.done(err)
+	return e.retry(func() error {
+		var delivered int
+		err := e.stmts["delivery"].QueryRowContext(ctx, in.W, in.Carrier).Scan(&delivered)
+		in.Skipped = tpcc.DistrictsPerWarehouse - delivered
+		return e.done(err)
+	})
 }
 
 func (e *procExec) StockLevel(ctx context.Context, in *oltp.StockLevelInput) error {
-	_, err := e.stmts["stock_level"].ExecContext(ctx, in.W, in.D, in.Threshold)
-	return e.done(err)
+	return e.retry(func() error {
+		_, err := e.stmts["stock_level"].ExecContext(ctx, in.W, in.D, in.Threshold)
+		return e.done(err)
+	})
 }
 
 func isExpectedRollback(err error) bool {

@@ -61,3 +61,43 @@ func TestServerFaultStopsOnlyOnStorageAndServerFailures(t *testing.T) {
 		t.Errorf("class %q, want connection", got)
 	}
 }
+
+// On a Galera node a conflict (1213) is retried a few times and classed
+// "certification"; elsewhere it is a deadlock, returned at once.
+func TestGaleraConflictsAreRetriedAndClassed(t *testing.T) {
+	conflict := &mysql.MySQLError{Number: 1213, SQLState: [5]byte{'4', '0', '0', '0', '1'}, Message: "Deadlock found when trying to get lock; try restarting transaction"}
+	failing := func(times int) (func() error, *int) {
+		calls := 0
+		return func() error {
+			calls++
+			if calls <= times {
+				return conflict
+			}
+			return nil
+		}, &calls
+	}
+	node := &session{galera: true}
+	f, calls := failing(2)
+	if err := node.retry(f); err != nil || *calls != 3 {
+		t.Errorf("two conflicts then success: %v after %d calls, want success after 3", err, *calls)
+	}
+	if class, n := node.Retried(); class != "certification" || n != 2 {
+		t.Errorf("Retried says %d %s, want 2 certification", n, class)
+	}
+	f, calls = failing(100)
+	if err := node.retry(f); err == nil || *calls != maxCertRetries+1 {
+		t.Errorf("endless conflicts: %v after %d calls, want the conflict after %d", err, *calls, maxCertRetries+1)
+	}
+	if got := node.ErrorClass(conflict); got != "certification" {
+		t.Errorf("a node's conflict is classed %q", got)
+	}
+	single := &session{}
+	f, calls = failing(1)
+	if err := single.retry(f); err == nil || *calls != 1 {
+		t.Errorf("a single server retried a deadlock: %v after %d calls", err, *calls)
+	}
+	if got := single.ErrorClass(conflict); got != "40001/1213" {
+		t.Errorf("a single server's deadlock is classed %q", got)
+	}
+	var _ oltp.Retrier = node
+}

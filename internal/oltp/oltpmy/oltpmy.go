@@ -79,7 +79,7 @@ func (d dialect) Session(ctx context.Context, mode oltp.Mode) (oltp.Session, err
 	if err != nil {
 		return nil, err
 	}
-	s := &session{conn: c}
+	s := &session{conn: c, galera: d.t.GaleraNode()}
 	var sess oltp.Session
 	var stmts map[string]string
 	switch mode {

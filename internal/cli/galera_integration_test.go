@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/calibra-bench/calibra/internal/engine/mariadb"
+	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/testenv"
+)
+
+// requireGalera skips a test when galera-4 (or rsync, its state
+// transfer) is not installed, unless CI requires it.
+func requireGalera(t *testing.T) {
+	t.Helper()
+	requireMariaDB(t)
+	_, missing := mariadb.FindProvider()
+	if _, err := exec.LookPath("rsync"); err != nil && missing == nil {
+		missing = err
+	}
+	testenv.Need(t, "galera", missing, "apt-get install galera-4 rsync")
+}
+
+// The TPC-C-like layer on a 3-node Galera cluster, from the command line:
+// built once through node 1, run with the users spread over the nodes,
+// the data consistent, NOPM the orders the users committed, the
+// certification conflicts classed, every node's replication observed, and
+// Ctrl-C and clean leaving no mariadbd and no node behind.
+func TestOLTPOnGalera(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real MariaDB work; run without -short")
+	}
+	requireGalera(t)
+	path := storageDir(t)
+	outs := t.TempDir()
+	common := []string{"--engine", "mariadb", "--galera", "3", "--db-cache", "128MB", "--path", path, "--progress", "none"}
+
+	mustRun(t, 0, append([]string{"oltp", "build", "--warehouses", "2", "--out", filepath.Join(outs, "build")}, common...)...)
+	noServerLeft(t, path)
+	_, b := lastStep[*results.OLTPBuild](t, filepath.Join(outs, "build"))
+	if b.Rows["warehouse"] != 2 || b.Consistency == nil || !b.Consistency.OK {
+		t.Fatalf("build: rows %v, consistency %+v", b.Rows, b.Consistency)
+	}
+
+	dir := filepath.Join(outs, "run")
+	mustRun(t, 0, append([]string{"oltp", "run", "--users", "6", "--rampup", "2s", "--duration", "10s", "--out", dir}, common...)...)
+	st, o := lastStep[*results.OLTP](t, dir)
+	if st.Status != results.StatusComplete || o.NOPM == nil || *o.NOPM <= 0 || o.Consistency == nil || !o.Consistency.OK {
+		t.Fatalf("run: status %s, NOPM %v, consistency %+v (%v)", st.Status, o.NOPM, o.Consistency, o.Missing)
+	}
+	// Node 1's orders are every node's users' committed New-Orders.
+	if got, want := *o.NOPM*o.DurationS/60, float64(o.NewOrderCommits); math.Abs(got-want) > 5+want*0.002 {
+		t.Errorf("NOPM holds %.0f orders over the window, the users committed %.0f", got, want)
+	}
+	if len(o.Members) != 3 {
+		t.Fatalf("%d nodes' figures, want 3", len(o.Members))
+	}
+	for _, m := range o.Members {
+		if m.Users != 2 || m.TPMClient <= 0 {
+			t.Errorf("node %d: %d users, tpm_client %.0f: want 2 users that committed", m.Member, m.Users, m.TPMClient)
+		}
+	}
+	for class := range o.ErrorClasses {
+		if class == "40001/1213" {
+			t.Errorf("a conflict was classed as a deadlock, not certification: %v", o.ErrorClasses)
+		}
+	}
+	t.Logf("NOPM %.0f, retries %v, errors %v", *o.NOPM, o.Retries, o.ErrorClasses)
+	if st.Observe == nil || st.Observe.DB == nil || len(st.Observe.DB.Nodes) != 3 {
+		t.Fatalf("the step's observe has no per-node replication counters: %+v", st.Observe)
+	}
+	for _, n := range st.Observe.DB.Nodes {
+		if n.Replicated == nil || *n.Replicated <= 0 || n.FlowControlPausedPct == nil {
+			t.Errorf("node %d: replicated %v, flow control paused %v", n.Node, n.Replicated, n.FlowControlPausedPct)
+		}
+	}
+	r, err := results.Load(dir)
+	if err != nil || r.Meta.Engine == nil || r.Meta.Engine.GaleraNodes != 3 || r.Meta.Engine.Settings["wsrep_on"] != "ON" {
+		t.Errorf("meta.engine does not describe the cluster: %v %+v", err, r.Meta.Engine)
+	}
+	for k := 1; k <= 3; k++ {
+		if _, err := os.Stat(filepath.Join(dir, "logs", "server-"+string(rune('0'+k))+".log")); err != nil {
+			t.Errorf("no log of node %d: %v", k, err)
+		}
+	}
+	noServerLeft(t, path)
+
+	plain := append([]string(nil), common...)
+	plain[len(plain)-1] = "plain"
+	code, _ := interruptChild(t, "oltp run: 6 users", 2*time.Second, append([]string{"oltp", "run", "--users", "6", "--rampup", "1s",
+		"--duration", "1m", "--out", filepath.Join(outs, "cut")}, plain...)...)
+	if code != 130 {
+		t.Errorf("Ctrl-C: exit %d, want 130", code)
+	}
+	noServerLeft(t, path)
+
+	said := mustRun(t, 0, "clean", "--path", path)
+	if !strings.Contains(said, "MariaDB Galera") {
+		t.Errorf("clean did not say it removed the nodes:\n%s", said)
+	}
+	if left, _ := filepath.Glob(filepath.Join(path, "calibra-mariadb*")); len(left) > 0 {
+		t.Errorf("clean left %v", left)
+	}
+}

@@ -1,0 +1,192 @@
+package mariadb
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/calibra-bench/calibra/internal/engine"
+	"github.com/calibra-bench/calibra/internal/engine/enginetest"
+	"github.com/calibra-bench/calibra/internal/proc"
+	"github.com/calibra-bench/calibra/internal/testenv"
+)
+
+// requireGalera skips a test that needs Galera where galera-4 is not
+// installed, unless CALIBRA_TEST_REQUIRE names galera: then it fails.
+func requireGalera(t *testing.T) {
+	t.Helper()
+	requireServer(t)
+	_, missing := FindProvider()
+	if missing == nil {
+		if _, err := exec.LookPath("rsync"); err != nil {
+			missing = err
+		}
+	}
+	testenv.Need(t, "galera", missing, "apt-get install galera-4 rsync")
+}
+
+func prepareCluster(t *testing.T, path string, n int) *Cluster {
+	t.Helper()
+	c, err := PrepareCluster(context.Background(), TargetConfig{Path: path, Galera: n, DBCache: "64MB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// A 3-node cluster on loopback: a row written through node 1's socket is
+// read on node 3, every node counts 3, no other local account logs in to
+// any node, and no mariadbd is left after Stop or after a cancelled start.
+func TestGaleraCluster(t *testing.T) {
+	requireGalera(t)
+	path := testenv.StorageDir(t)
+	c := prepareCluster(t, path, 3)
+	group := testenv.Start(t, c)
+	ctx := context.Background()
+	n1, n3 := c.Nodes()[0].DB(), c.Nodes()[2].DB()
+	defer n1.Close()
+	defer n3.Close()
+	if _, err := n1.ExecContext(ctx, "CREATE TABLE replicated (i int PRIMARY KEY, s varchar(20))"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n1.ExecContext(ctx, "INSERT INTO replicated VALUES (1, 'from node 1')"); err != nil {
+		t.Fatal(err)
+	}
+	var s string
+	// wsrep_sync_wait makes the read wait for what the cluster committed.
+	conn, err := n3.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, "SET SESSION wsrep_sync_wait = 1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRowContext(ctx, "SELECT s FROM replicated WHERE i = 1").Scan(&s); err != nil || s != "from node 1" {
+		t.Errorf("node 3 reads %q (%v), want node 1's row", s, err)
+	}
+	conn.Close()
+	for i, node := range c.Nodes() {
+		size, state, err := nodeStatus(ctx, node)
+		if err != nil || size != 3 || state != "Synced" {
+			t.Errorf("node %d sees %d nodes and is %q (%v), want 3 and Synced", i+1, size, state, err)
+		}
+		var networking string
+		db := node.DB()
+		if err := db.QueryRow("SELECT @@skip_networking").Scan(&networking); err != nil || networking != "1" && networking != "ON" {
+			t.Errorf("node %d: skip_networking reads %q (%v)", i+1, networking, err)
+		}
+		db.Close()
+		refuseStranger(t, node.Managed)
+	}
+	if d := c.Describe(); d.GaleraNodes != 3 || d.Settings["wsrep_on"] != "ON" {
+		t.Errorf("the description counts %d nodes, wsrep_on %q", d.GaleraNodes, d.Settings["wsrep_on"])
+	}
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if pids := testenv.ProcessesUnder(path); len(pids) > 0 {
+		t.Fatalf("processes still work under %s after Stop: %v", path, pids)
+	}
+	// Node 1 stopped last: it bootstraps again, and the row survived.
+	if _, err := c.Start(ctx, group); err != nil {
+		t.Fatalf("restart after stop: %v", err)
+	}
+	n3b := c.Nodes()[2].DB()
+	defer n3b.Close()
+	if err := n3b.QueryRow("SELECT s FROM replicated WHERE i = 1").Scan(&s); err != nil {
+		t.Errorf("node 3 after a restart: %v", err)
+	}
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	// clean's removal leaves nothing under the path.
+	if had, err := RemoveGalera(path); err != nil || !had {
+		t.Fatalf("remove: had %v, %v", had, err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(path, "calibra-mariadb*")); len(left) > 0 {
+		t.Errorf("left after removal: %v", left)
+	}
+}
+
+// refuseStranger checks that the account nobody cannot log in to a node,
+// even past its private socket directory.
+func refuseStranger(t *testing.T, in *Instance) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return
+	}
+	stranger, err := user.Lookup("nobody")
+	if err != nil {
+		return
+	}
+	uid, _ := strconv.Atoi(stranger.Uid)
+	gid, _ := strconv.Atoi(stranger.Gid)
+	if err := os.Chmod(in.SocketDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(in.SocketDir, 0o700)
+	cmd := exec.Command("mariadb", "--no-defaults", "-S", in.socket(), "-u", "root", "-e", "SELECT 'in'")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/", "LC_ALL=C"}
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "Access denied") {
+		t.Errorf("the account nobody was not refused by %s: %v %s", in.DataDir, err, out)
+	}
+}
+
+// Cancelling the start at any moment leaves no mariadbd: while node 1
+// initialises, while a node joins.
+func TestGaleraCancelledStartLeavesNoServer(t *testing.T) {
+	requireGalera(t)
+	for _, after := range []time.Duration{300 * time.Millisecond, 4 * time.Second} {
+		path := testenv.StorageDir(t)
+		c := prepareCluster(t, path, 2)
+		group := proc.NewGroup()
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(after, cancel)
+		_, err := c.Start(ctx, group)
+		if err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled after %s: %v", after, err)
+		}
+		_ = c.Stop()
+		if err := group.StopAll(time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if pids := testenv.ProcessesUnder(path); len(pids) > 0 {
+			t.Fatalf("cancelled after %s: processes still work under %s: %v", after, path, pids)
+		}
+		cancel()
+	}
+}
+
+// The conformance suite on a 2-node cluster: Start, Stop and Restart
+// idempotent, recovery after every node was killed, the template reset,
+// counters, settings, cancellation.
+func TestGaleraConformance(t *testing.T) {
+	requireGalera(t)
+	s := suite()
+	s.Open = func(t *testing.T, path string) engine.Engine {
+		e, err := engine.Open(context.Background(), Name, engine.Config{Path: path, Galera: 2, DBCache: "64MB"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	node1 := func(e engine.Engine) *Target { return e.(*Cluster).Nodes()[0] }
+	exec, count := s.Exec, s.Count
+	s.Exec = func(ctx context.Context, e engine.Engine, sql string) error { return exec(ctx, node1(e), sql) }
+	s.Count = func(ctx context.Context, e engine.Engine, table string) (int64, error) {
+		return count(ctx, node1(e), table)
+	}
+	s.Value = "67108864"
+	enginetest.Run(t, s)
+}
