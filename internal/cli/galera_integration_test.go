@@ -57,12 +57,12 @@ func TestOLTPOnGalera(t *testing.T) {
 	if got, want := *o.NOPM*o.DurationS/60, float64(o.NewOrderCommits); math.Abs(got-want) > 5+want*0.002 {
 		t.Errorf("NOPM holds %.0f orders over the window, the users committed %.0f", got, want)
 	}
-	if len(o.Members) != 3 {
-		t.Fatalf("%d nodes' figures, want 3", len(o.Members))
+	if len(o.Instances) != 3 {
+		t.Fatalf("%d nodes' figures, want 3", len(o.Instances))
 	}
-	for _, m := range o.Members {
+	for _, m := range o.Instances {
 		if m.Users != 2 || m.TPMClient <= 0 {
-			t.Errorf("node %d: %d users, tpm_client %.0f: want 2 users that committed", m.Member, m.Users, m.TPMClient)
+			t.Errorf("node %d: %d users, tpm_client %.0f: want 2 users that committed", m.Instance, m.Users, m.TPMClient)
 		}
 	}
 	for class := range o.ErrorClasses {

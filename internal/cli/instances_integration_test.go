@@ -41,18 +41,18 @@ func TestInstancesOnTheSameStorage(t *testing.T) {
 	mustRun(t, 0, append([]string{"oltp", "run", "--users", "4", "--rampup", "1s", "--duration", "8s", "--out", dir}, common...)...)
 	checkRun(t, dir, "procedures")
 	_, o := lastStep[*results.OLTP](t, dir)
-	if len(o.Members) != 2 {
-		t.Fatalf("%d servers' figures, want 2: %+v", len(o.Members), o.Members)
+	if len(o.Instances) != 2 {
+		t.Fatalf("%d servers' figures, want 2: %+v", len(o.Instances), o.Instances)
 	}
 	var nopm, tpm float64
-	for _, m := range o.Members {
+	for _, m := range o.Instances {
 		if m.Users != 2 || m.NOPM == nil || *m.NOPM <= 0 || m.TPMDB == nil || m.TPMClient <= 0 || m.ARTMs <= 0 {
-			t.Fatalf("server %d: %+v (NOPM %v): want 2 users and every figure measured", m.Member, m, m.NOPM)
+			t.Fatalf("server %d: %+v (NOPM %v): want 2 users and every figure measured", m.Instance, m, m.NOPM)
 		}
 		// Each server counts what its own users did, but calibra's few
 		// edge statements.
 		if d := math.Abs(*m.TPMDB-m.TPMClient) * o.DurationS / 60; d > 10 {
-			t.Errorf("server %d: tpm_db %.0f and tpm_client %.0f differ by %.0f transactions", m.Member, *m.TPMDB, m.TPMClient, d)
+			t.Errorf("server %d: tpm_db %.0f and tpm_client %.0f differ by %.0f transactions", m.Instance, *m.TPMDB, m.TPMClient, d)
 		}
 		nopm += *m.NOPM
 		tpm += *m.TPMDB
@@ -72,6 +72,23 @@ func TestInstancesOnTheSameStorage(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, "logs", "server-"+string(rune('0'+k))+".log")); err != nil {
 			t.Errorf("no log of server %d: %v", k, err)
 		}
+	}
+
+	// A scale step over 1 and 2 of them: a point each, drawn against servers.
+	scale := filepath.Join(outs, "scale")
+	mustRun(t, 0, append([]string{"oltp", "scale", "--servers", "1,2", "--users", "4", "--rampup", "1s", "--duration", "4s", "--out", scale}, common...)...)
+	_, sc := lastStep[*results.Scale](t, scale)
+	if len(sc.Points) != 2 || sc.Points[0].Servers != 1 || sc.Points[1].Servers != 2 || sc.MaxNOPM == nil {
+		t.Fatalf("scale points %+v, max NOPM %v: want one at 1 server and one at 2", sc.Points, sc.MaxNOPM)
+	}
+	for _, p := range sc.Points {
+		if p.NOPM == nil || *p.NOPM <= 0 || p.TPMDB == nil || p.ARTMs <= 0 || p.CPUBusyPct == nil || p.LimitedBy == "" {
+			t.Errorf("the point on %d servers lacks a figure: %+v", p.Servers, p)
+		}
+	}
+	html, err := os.ReadFile(filepath.Join(scale, "report.html"))
+	if err != nil || !strings.Contains(string(html), "Against servers") || !strings.Contains(string(html), `"servers"`) {
+		t.Errorf("report.html draws no figure against servers: %v", err)
 	}
 
 	// iocal measures one server: refused in one sentence, nothing kept.

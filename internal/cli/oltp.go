@@ -19,7 +19,7 @@ the nine tables once, then run timed windows of the five transactions and
 read NOPM, TPM and response times. TPC-C-derived: not comparable with
 published TPC-C results.`,
 	}
-	cmd.AddCommand(a.command(a.oltpBuildLayer), a.command(a.oltpRunLayer), a.command(a.oltpRampLayer), a.command(a.oltpCheckLayer))
+	cmd.AddCommand(a.command(a.oltpBuildLayer), a.command(a.oltpRunLayer), a.command(a.oltpRampLayer), a.command(a.oltpScaleLayer), a.command(a.oltpCheckLayer))
 	return cmd
 }
 

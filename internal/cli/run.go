@@ -161,6 +161,7 @@ func (a *app) layers() map[string]newLayer {
 		results.KindOLTPBuild: a.oltpBuildLayer,
 		results.KindOLTP:      a.oltpRunLayer,
 		results.KindRamp:      a.oltpRampLayer,
+		results.KindScale:     a.oltpScaleLayer,
 		results.KindOLTPCheck: a.oltpCheckLayer,
 		results.KindIOCal:     a.iocalLayer,
 		results.KindDSSBuild:  a.dssBuildLayer,

@@ -224,13 +224,13 @@ func (tg *members) sum(cs []Counters) Counters {
 // once, for the run), tpm_db for every member, less calibra's own
 // transactions on it: its start read and, with userFlush, each of its
 // users' flush at the end edge.
-func (tg *members) figures(c0s, c1s []Counters, perRead int64, userFlush bool, users int, win time.Duration) []results.OLTPMember {
+func (tg *members) figures(c0s, c1s []Counters, perRead int64, userFlush bool, users int, win time.Duration) []results.OLTPInstance {
 	if len(tg.ds) == 1 {
 		return nil
 	}
-	out := make([]results.OLTPMember, len(tg.ds))
+	out := make([]results.OLTPInstance, len(tg.ds))
 	for k := range out {
-		out[k].Member = k + 1
+		out[k].Instance = k + 1
 		if !tg.shared {
 			n := nopm(c0s[k], c1s[k], win)
 			out[k].NOPM = &n
@@ -248,7 +248,7 @@ func (tg *members) figures(c0s, c1s []Counters, perRead int64, userFlush bool, u
 // clientFigures adds to each member's figures its users' count,
 // transactions per minute and mean latency, from the recorders of its
 // sessions (session i runs on member i mod the members).
-func (tg *members) clientFigures(ms []results.OLTPMember, recs []*recorder, win time.Duration) {
+func (tg *members) clientFigures(ms []results.OLTPInstance, recs []*recorder, win time.Duration) {
 	if len(ms) == 0 {
 		return
 	}

@@ -314,7 +314,7 @@ loop:
 		}
 		own := perRead*int64(len(c0s)) + ed.stopFlushes.Load()
 		tpm := tpmDB(c0, c1, own, win)
-		out.Members = tg.figures(c0s, c1s, perRead, ed.flushStats, len(users), win)
+		out.Instances = tg.figures(c0s, c1s, perRead, ed.flushStats, len(users), win)
 		out.NOPM, out.TPMDB = &n, &tpm
 		if c1.NoCheckpoints != "" {
 			out.Missing["checkpoints_in_window"] = c1.NoCheckpoints
@@ -330,7 +330,7 @@ loop:
 		}
 	}
 	lats := summarise(out, recs, len(users), win, cfg)
-	tg.clientFigures(out.Members, recs, win)
+	tg.clientFigures(out.Instances, recs, win)
 	rec := col.record()
 	wl := hist.NewLog(t0, WindowLogComment)
 	for i, h := range lats {

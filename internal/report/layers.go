@@ -297,13 +297,13 @@ func (b *builder) oltpPartitions(o *results.OLTP) {
 
 // oltpMembers shows each server's share of a run on several.
 func (b *builder) oltpMembers(o *results.OLTP) {
-	if len(o.Members) == 0 {
+	if len(o.Instances) == 0 {
 		return
 	}
 	t := Table{Caption: "Servers driven together (users dealt round-robin; NOPM and TPM (db) from each server's own counters)", Headline: true,
 		Head: []string{"server", "users", "NOPM", "TPM (db)", "TPM (client)", "ART ms"}}
-	for _, m := range o.Members {
-		t.Rows = append(t.Rows, cells(Int(int64(m.Member)), Int(int64(m.Users)), NumPtr(m.NOPM), NumPtr(m.TPMDB), Num(m.TPMClient), Num(m.ARTMs)))
+	for _, m := range o.Instances {
+		t.Rows = append(t.Rows, cells(Int(int64(m.Instance)), Int(int64(m.Users)), NumPtr(m.NOPM), NumPtr(m.TPMDB), Num(m.TPMClient), Num(m.ARTMs)))
 	}
 	b.table(t)
 }
@@ -430,6 +430,36 @@ func (b *builder) ramp(r *results.Ramp) {
 	b.table(t)
 	b.missing(r.Missing)
 	b.sec.Notes = append(b.sec.Notes, r.Notes...)
+}
+
+// scale draws a load's figures against the servers that carried it, as
+// study 000 draws NOPM against RAC nodes and 004 latency against nodes.
+func (b *builder) scale(sc *results.Scale) {
+	b.card("max NOPM", NumPtr(sc.MaxNOPM), "", "over the points")
+	var x, nopm, tpm, art, p90, busy, await, dfr, wal []float64
+	t := Table{Caption: fmt.Sprintf("Points (%d users in all, dealt round-robin; %d warehouses on each server; %s time)", sc.Users, sc.Warehouses, sc.LatencyBasis), Headline: true,
+		Head: []string{"servers", "NOPM", "TPM (db)", "TPM (client)", "ART ms", "p90 ms", "CPU busy %", "I/O wait %", "disk await ms", "data-file read ms", "WAL sync ms", "errors", "limited by"}}
+	for _, p := range sc.Points {
+		x, nopm, tpm = append(x, float64(p.Servers)), append(nopm, ptrOr(p.NOPM)), append(tpm, ptrOr(p.TPMDB))
+		art, p90, busy = append(art, p.ARTMs), append(p90, p.P90Ms), append(busy, ptrOr(p.CPUBusyPct))
+		await, dfr, wal = append(await, ptrOr(p.DiskAwaitMs)), append(dfr, ptrOr(p.DataFileReadAvgMs)), append(wal, ptrOr(p.WALSyncAvgMs))
+		t.Rows = append(t.Rows, append(cells(Int(int64(p.Servers)), NumPtr(p.NOPM), NumPtr(p.TPMDB), Num(p.TPMClient), Num(p.ARTMs), Num(p.P90Ms),
+			NumPtr(p.CPUBusyPct), NumPtr(p.IOWaitPct), NumPtr(p.DiskAwaitMs), NumPtr(p.DataFileReadAvgMs), NumPtr(p.WALSyncAvgMs), Int(p.Errors)),
+			Cell{Text: p.LimitedBy, Class: "t"}))
+	}
+	b.charts("Against servers", b.chart("NOPM and TPM (db)", assets.Chart{XName: "servers", YName: "NOPM", Y2Name: "TPM", X: assets.Nums(x),
+		Series: []assets.Series{{Name: "NOPM", Y: assets.Nums(nopm)}, {Name: "TPM (db)", Y: assets.Nums(tpm), Y2: true, Dashed: true}}}),
+		b.chart("Response time", assets.Chart{XName: "servers", YName: "ms", X: assets.Nums(x),
+			Series: []assets.Series{{Name: "ART ms", Y: assets.Nums(art)}, {Name: "p90 ms", Y: assets.Nums(p90), Dashed: true}}}),
+		b.chart("Storage and database latency", assets.Chart{XName: "servers", YName: "ms", X: assets.Nums(x),
+			Series: []assets.Series{{Name: "disk await ms", Y: assets.Nums(await)}, {Name: "data-file read ms", Y: assets.Nums(dfr)},
+				{Name: "WAL sync ms", Y: assets.Nums(wal), Dashed: true}}}),
+		b.chart("CPU busy", assets.Chart{XName: "servers", YName: "% of all CPUs", X: assets.Nums(x),
+			Series: []assets.Series{{Name: "CPU busy %", Y: assets.Nums(busy)}}}))
+	b.table(t)
+	b.sec.Notes = append(b.sec.Notes, sc.Workload+": each point is a timed window of its own; NOPM and TPM (db) are the servers' sums, each read from its own counters. The instances share no data, unlike RAC nodes.")
+	b.missing(sc.Missing)
+	b.sec.Notes = append(b.sec.Notes, sc.Notes...)
 }
 
 func artAt(r *results.Ramp) string {

@@ -98,7 +98,7 @@ type Def struct{ Term, Text string }
 // layerRank orders steps by layer; unknown kinds go last, listed.
 var layerRank = map[string]int{
 	results.KindDevice: 1, results.KindIOCal: 2, results.KindOLTPBuild: 3, results.KindOLTP: 4,
-	results.KindOLTPCheck: 5, results.KindRamp: 6, results.KindDSSBuild: 7, results.KindDSS: 8,
+	results.KindOLTPCheck: 5, results.KindRamp: 6, results.KindScale: 6, results.KindDSSBuild: 7, results.KindDSS: 8,
 }
 
 // Build lays out a run. ts may be nil (no timeseries.csv): the time charts
@@ -171,6 +171,8 @@ func (b *builder) body() {
 		b.consistency(body.Consistency)
 	case *results.Ramp:
 		b.ramp(body)
+	case *results.Scale:
+		b.scale(body)
 	case *results.DSSBuild:
 		b.dssBuild(body)
 	case *results.DSS:

@@ -101,6 +101,8 @@ func Metrics(st Step) []Metric {
 		if b.Flush != nil {
 			m.add("fsyncs_per_s", b.Flush.FsyncsPerS, "/s", "")
 		}
+	case *Scale:
+		m.opt("max_nopm", b.MaxNOPM, "", HigherIsBetter)
 	case *OLTPBuild:
 		m.add("mb_per_s", b.MBPerS, "MB/s", HigherIsBetter)
 		m.add("total_s", b.TotalS, "s", LowerIsBetter)
@@ -127,6 +129,7 @@ var TxTypes = []string{"new_order", "payment", "order_status", "delivery", "stoc
 var MetricNames = map[string][]string{
 	KindOLTP:       {"nopm", "tpm_db", "tpm_client", "art_ms", "p90_ms", "p99_ms", "efficiency_pct", "*.p90_ms", "*.p99_ms"},
 	KindRamp:       {"max_tps", "max_users_within_sla", "art_at_ms"},
+	KindScale:      {"max_nopm"},
 	KindDevice:     {"*.iops_at_max_latency"},
 	KindIOCal:      {"max_iops", "latency_ms_at_max", "saturation_jobs", "seq_read_max_mbps", "seq_write_max_mbps"},
 	KindDSS:        {"qphh", "power_at_size", "geomean_s", "throughput_at_size", "power.*"},

@@ -111,11 +111,11 @@ type OLTP struct {
 
 	// Partition is this process's share of a run split over several
 	// (oltp run --partition); Partitions, in a merged run, is every share.
-	Partition *Partition `json:"partition,omitempty"`
-	// Members are each server's share of a run on several (--instances,
-	// a cluster's nodes), in the order users were dealt to them.
-	Members    []OLTPMember    `json:"members,omitempty"`
+	Partition  *Partition      `json:"partition,omitempty"`
 	Partitions []PartitionPart `json:"partitions,omitempty"`
+	// Instances are each server's share of a run on several (--instances,
+	// a cluster's nodes), in the order users were dealt to them.
+	Instances []OLTPInstance `json:"instances,omitempty"`
 
 	// Missing names each metric that could not be measured, with the reason.
 	Missing map[string]string `json:"missing,omitempty"`
@@ -172,12 +172,12 @@ type OLTPBuild struct {
 	Consistency  *Consistency `json:"consistency,omitempty"`
 }
 
-// OLTPMember is one server's share of a run on several: the users dealt
+// OLTPInstance is one server's share of a run on several: the users dealt
 // to it, its own database counters over the window (NOPM only where it
 // holds its own data; a shared database's orders are counted once, for the
 // run) and its users' client-side rate and mean latency.
-type OLTPMember struct {
-	Member    int      `json:"member"` // from 1
+type OLTPInstance struct {
+	Instance  int      `json:"instance"` // from 1
 	Users     int      `json:"users"`
 	NOPM      *float64 `json:"nopm,omitempty"`
 	TPMDB     *float64 `json:"tpm_db,omitempty"`

@@ -40,19 +40,12 @@ type Ramp struct {
 
 // RampStep is one user load of a ramp, over its own timed window.
 type RampStep struct {
-	Users      int      `json:"users"`
-	TPS        float64  `json:"tps"`
-	NOPM       *float64 `json:"nopm"`
-	ARTMs      float64  `json:"art_ms"`
-	P90Ms      float64  `json:"p90_ms"`
-	CPUBusyPct *float64 `json:"cpu_busy_pct"`
-	IOWaitPct  *float64 `json:"iowait_pct"`
-	// The storage's and the database's latencies over the load's window
-	// (002 Figs 6-7, 004 Figs 1-4): the device's await, the mean
-	// data-file read and the mean WAL sync; absent when not measured.
-	DiskAwaitMs       *float64 `json:"disk_await_ms,omitempty"`
-	DataFileReadAvgMs *float64 `json:"data_file_read_avg_ms,omitempty"`
-	WALSyncAvgMs      *float64 `json:"wal_sync_avg_ms,omitempty"`
+	Users int      `json:"users"`
+	TPS   float64  `json:"tps"`
+	NOPM  *float64 `json:"nopm"`
+	ARTMs float64  `json:"art_ms"`
+	P90Ms float64  `json:"p90_ms"`
+	LoadEvidence
 	// LimitedBy is what bounded this load (internal/verdict).
 	LimitedBy         string    `json:"limited_by,omitempty"`
 	LimitedByEvidence *Evidence `json:"limited_by_evidence,omitempty"`
@@ -63,9 +56,22 @@ type RampStep struct {
 	Errors      int64    `json:"errors"`
 }
 
+// LoadEvidence is what the host, the storage and the database did over
+// one load's window.
+type LoadEvidence struct {
+	CPUBusyPct *float64 `json:"cpu_busy_pct"`
+	IOWaitPct  *float64 `json:"iowait_pct"`
+	// The storage's and the database's latencies over the load's window
+	// (002 Figs 6-7, 004 Figs 1-4): the device's await, the mean
+	// data-file read and the mean WAL sync; absent when not measured.
+	DiskAwaitMs       *float64 `json:"disk_await_ms,omitempty"`
+	DataFileReadAvgMs *float64 `json:"data_file_read_avg_ms,omitempty"`
+	WALSyncAvgMs      *float64 `json:"wal_sync_avg_ms,omitempty"`
+}
+
 // Observed takes the load's CPU, I/O wait and latencies from the
 // observations of its window.
-func (s *RampStep) Observed(o *Observe) {
+func (s *LoadEvidence) Observed(o *Observe) {
 	s.CPUBusyPct, s.IOWaitPct = o.CPUBusyPct, o.CPUIOWaitPct
 	if o.Disk != nil {
 		s.DiskAwaitMs = o.Disk.AwaitMs

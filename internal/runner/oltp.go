@@ -393,16 +393,7 @@ func rampSteps(ctx context.Context, s *Session, cfg oltp.RampConfig, l OLTPLoad,
 		if recErr == nil {
 			recErr = writeRecord(s, rec, fmt.Sprintf("ramp-%du", o.Users))
 		}
-		var w *results.Observe
-		if s.obs != nil && o.WindowStart != nil && o.WindowEnd != nil {
-			w = s.obs.Window(*o.WindowStart, *o.WindowEnd)
-		}
-		windows = append(windows, w)
-		var d *float64
-		if o.Driver != nil {
-			d = &o.Driver.MachineSharePct
-		}
-		drivers = append(drivers, d)
+		windows, drivers = append(windows, s.window(o)), append(drivers, driverShare(o))
 	}
 	started := time.Now()
 	out, err := oltp.Ramp(ctx, s.target, cfg, s.prog)
@@ -417,4 +408,117 @@ func rampSteps(ctx context.Context, s *Session, cfg oltp.RampConfig, l OLTPLoad,
 	}
 	name := fmt.Sprintf("ramp %d-%d users by %d", cfg.From, cfg.To, cfg.By)
 	return append(steps, newStep(results.KindRamp, name, started, out)), err
+}
+
+// Scale is an oltp scale step: one load on the first 1, 2, 4... servers
+// of --instances.
+type Scale struct {
+	Load    OLTPLoad
+	Users   int    // in all, dealt round-robin over the servers
+	Servers string // ascending counts, such as 1,2,4
+}
+
+// PlanScale checks a scale step: its counts, and enough instances for the
+// largest.
+func PlanScale(c *Config, sc Scale) (Needs, StepFunc, error) {
+	var p Problems
+	c.Validate(&p)
+	servers, err := parseServers(sc.Servers)
+	if err != nil {
+		p = append(p, err)
+	} else if last := servers[len(servers)-1]; last > max(c.Instances, 1) {
+		p.Add(fmt.Sprintf("give --instances %d or more (target.instances in a study)", last),
+			"--servers goes up to %d, and --instances starts %d", last, max(c.Instances, 1))
+	}
+	if sc.Users <= 0 {
+		p.Add("give a whole number of 1 or more", "--users %d is not positive", sc.Users)
+	} else if err == nil && sc.Users < servers[len(servers)-1] {
+		p.Add(fmt.Sprintf("give --users %d or more", servers[len(servers)-1]), "%d users leave some of the %d servers without load", sc.Users, servers[len(servers)-1])
+	}
+	run := sc.Load.check(c, sc.Users, &p)
+	if run.Connections > 0 || !run.Partition.Whole() {
+		p.Add("drop --connections and --partition", "a scale step deals its users over servers from one process, each user on a connection of its own")
+	}
+	if err := p.Err(); err != nil {
+		return Needs{}, nil, err
+	}
+	run.Users = sc.Users
+	cfg := oltp.ScaleConfig{Run: run, Servers: servers}
+	return sc.Load.needs(run.Users), func(ctx context.Context, s *Session) ([]results.Step, error) {
+		return scaleSteps(ctx, s, cfg, sc.Load, c.Seed)
+	}, nil
+}
+
+// parseServers reads --servers: server counts, ascending, from 1.
+func parseServers(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || len(out) > 0 && n <= out[len(out)-1] {
+			return nil, fault.Input("list rising counts of servers, such as 1,2,4", "--servers %q is not a rising list of server counts", s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// scaleSteps prepares the schema on every instance, then runs the load on
+// each count of servers; each point's seconds and histograms are kept like
+// a timed run's, and its evidence and verdict come from its own window.
+func scaleSteps(ctx context.Context, s *Session, cfg oltp.ScaleConfig, l OLTPLoad, seed uint64) ([]results.Step, error) {
+	steps, err := prepareLoad(ctx, s, cfg.Run, l, seed)
+	if err != nil {
+		return steps, err
+	}
+	cfg.Run.Edge = s.edge()
+	var windows []*results.Observe
+	var drivers []*float64
+	var recErr error
+	cfg.OnStep = func(o *results.OLTP, rec *oltp.Record) {
+		if recErr == nil {
+			recErr = writeRecord(s, rec, fmt.Sprintf("scale-%ds", max(len(o.Instances), 1)))
+		}
+		windows, drivers = append(windows, s.window(o)), append(drivers, driverShare(o))
+	}
+	started := time.Now()
+	out, err := oltp.Scale(ctx, s.target, cfg, s.prog)
+	if out == nil {
+		return steps, err
+	}
+	for i := range out.Points {
+		if i < len(windows) && windows[i] != nil {
+			out.Points[i].Observed(windows[i])
+			out.Points[i].LimitedBy, out.Points[i].LimitedByEvidence = verdict.Decide(windows[i], drivers[i])
+		}
+	}
+	if err == nil {
+		err = recErr
+	}
+	name := fmt.Sprintf("scale %s servers %d users", joinInts(cfg.Servers), cfg.Run.Users)
+	return append(steps, newStep(results.KindScale, name, started, out)), err
+}
+
+// window is the observers' record of a load's timed window; nil when
+// there are no observers or the load never opened its window.
+func (s *Session) window(o *results.OLTP) *results.Observe {
+	if s.obs == nil || o.WindowStart == nil || o.WindowEnd == nil {
+		return nil
+	}
+	return s.obs.Window(*o.WindowStart, *o.WindowEnd)
+}
+
+// driverShare is the driver's share of the machine over a load's window.
+func driverShare(o *results.OLTP) *float64 {
+	if o.Driver == nil {
+		return nil
+	}
+	return &o.Driver.MachineSharePct
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
 }

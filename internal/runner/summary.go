@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -54,6 +55,8 @@ func SummaryText(r *results.Run, status string) string {
 			fmt.Fprintf(&b, "  consistency %s\n", consistencyVerdict(body.Consistency))
 		case *results.Ramp:
 			writeRampSummary(&b, st, body)
+		case *results.Scale:
+			writeScaleSummary(&b, st, body)
 		case *results.DSSBuild:
 			writeDSSBuildSummary(&b, body)
 		case *results.DSS:
@@ -86,8 +89,8 @@ func writeOLTPSummary(b *strings.Builder, st results.Step, o *results.OLTP) {
 		profile = ", profile " + o.Profile
 	}
 	servers := ""
-	if len(o.Members) > 1 {
-		servers = fmt.Sprintf(" on each of %d servers", len(o.Members))
+	if len(o.Instances) > 1 {
+		servers = fmt.Sprintf(" on each of %d servers", len(o.Instances))
 	}
 	fmt.Fprintf(b, "  oltp       %d warehouses%s, %d users, %s mode%s, %s, %.0f s window (%s)\n",
 		o.Warehouses, servers, o.Users, o.Mode, profile, keying, o.DurationS, st.Status)
@@ -111,9 +114,9 @@ func writeOLTPSummary(b *strings.Builder, st results.Step, o *results.OLTP) {
 		fmt.Fprintf(b, "  %-10s %4.1f%% of the machine, %.1f µs a transaction, %.0f KB of heap a user\n",
 			"driver", d.MachineSharePct, d.CPUUsPerTxn, d.MemPerUserKB)
 	}
-	for _, m := range o.Members {
+	for _, m := range o.Instances {
 		fmt.Fprintf(b, "  server %-3d %3d users  nopm %9s  tpm_db %9s  tpm_client %9.0f  art %7.3f ms\n",
-			m.Member, m.Users, rate(m.NOPM), rate(m.TPMDB), m.TPMClient, m.ARTMs)
+			m.Instance, m.Users, rate(m.NOPM), rate(m.TPMDB), m.TPMClient, m.ARTMs)
 	}
 	fmt.Fprintf(b, "  %-13s %8s %6s %9s %9s %9s %9s\n", "transaction", "count", "mix %", "p50 ms", "p90 ms", "p99 ms", "errors")
 	for _, name := range results.TxTypes {
@@ -445,4 +448,28 @@ func rate(v *float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.0f", *v)
+}
+
+func writeScaleSummary(b *strings.Builder, st results.Step, sc *results.Scale) {
+	fmt.Fprintf(b, "  scale      %d users over 1 to %d servers, %d warehouses on each, %s mode (%s)\n",
+		sc.Users, lastServers(sc), sc.Warehouses, sc.Mode, st.Status)
+	for _, p := range sc.Points {
+		fmt.Fprintf(b, "  servers %-3d nopm %9s  tpm_db %9s  art %7.3f ms  p90 %7.3f ms  disk await %s ms  limited by %s\n",
+			p.Servers, rate(p.NOPM), rate(p.TPMDB), p.ARTMs, p.P90Ms, msOr(p.DiskAwaitMs), cmp.Or(p.LimitedBy, "-"))
+	}
+}
+
+func lastServers(sc *results.Scale) int {
+	if len(sc.Points) == 0 {
+		return 0
+	}
+	return sc.Points[len(sc.Points)-1].Servers
+}
+
+// msOr is a latency, or "-" where it was not measured.
+func msOr(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", *v)
 }
