@@ -29,7 +29,7 @@ func TestOLTPWithASynchronousStandby(t *testing.T) {
 	path := storageDir(t)
 	outs := t.TempDir()
 	out := func(name string) string { return filepath.Join(outs, name) }
-	common := []string{"--replicas", "1", "--sync", "on", "--db-cache", "64MB", "--path", path, "--progress", "none"}
+	common := []string{"--replicas", "1", "--sync", "remote_apply", "--db-cache", "64MB", "--path", path, "--progress", "none"}
 
 	mustRun(t, 0, append([]string{"oltp", "build", "--warehouses", "1", "--out", out("build")}, common...)...)
 	if log, err := os.ReadFile(filepath.Join(out("build"), "logs", "calibra.log")); err != nil || !strings.Contains(string(log), "made the standby calibra_replica_1") {
@@ -44,8 +44,8 @@ func TestOLTPWithASynchronousStandby(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := r.Meta.Engine
-	if e.Replicas == nil || e.Replicas.Count != 1 || e.Replicas.Sync != "on" || len(e.Replicas.Standbys) != 1 ||
-		e.Settings["synchronous_standby_names"] != "FIRST 1 (calibra_replica_1)" || e.Settings["synchronous_commit"] != "on" {
+	if e.Replicas == nil || e.Replicas.Count != 1 || e.Replicas.Sync != "remote_apply" || len(e.Replicas.Standbys) != 1 ||
+		e.Settings["synchronous_standby_names"] != "FIRST 1 (calibra_replica_1)" || e.Settings["synchronous_commit"] != "remote_apply" {
 		t.Fatalf("meta.engine records replicas %+v and settings %v", e.Replicas, e.Settings)
 	}
 	if r.Meta.Storage.Replicas == nil || r.Meta.Storage.Replicas.Device == "" {
@@ -67,6 +67,10 @@ func TestOLTPWithASynchronousStandby(t *testing.T) {
 	}
 	if rep.WriteCallBytes == nil || *rep.WriteCallBytes <= 0 || rep.WriteMBps == nil {
 		t.Errorf("the standby's writes are not measured: %+v (missing %v)", rep, st.Observe.Missing)
+	}
+
+	if md, err := os.ReadFile(filepath.Join(out("run"), "report.md")); err != nil || !strings.Contains(string(md), "Standbys over the window") {
+		t.Errorf("report.md shows no standby's lag: %v", err)
 	}
 
 	// The standby holds what the primary committed: start both again

@@ -149,6 +149,10 @@ func (b *builder) observe() {
 			Rows: [][]Cell{cells(NumPtr(db.ActiveSessionsAvg), intPtr(db.BlksRead), NumPtr(db.HitPct), NumPtr(db.DataFileReadAvgMs),
 				NumPtr(db.WALWriteAvgMs), NumPtr(db.WALSyncAvgMs), intPtr(db.Checkpoints))}})
 	}
+	b.standbys(o.Replicas)
+	if o.DB != nil {
+		b.galeraNodes(o.DB.Nodes)
+	}
 	if len(o.Waits) > 0 {
 		t := Table{Caption: "Top waits (sampled database time; avg ms from the server's counters)", Headline: true,
 			Head: []string{"event", "class", "seconds", "share %", "avg ms", "samples"}}
@@ -160,6 +164,45 @@ func (b *builder) observe() {
 		b.table(t)
 	}
 	b.missing(o.Missing)
+}
+
+// standbys shows each standby over the window: how far behind it ran
+// (with synchronous commit, a commit waits for its flush or replay, inside
+// every transaction's response time) and what it wrote.
+func (b *builder) standbys(rs []results.ObserveReplica) {
+	if len(rs) == 0 {
+		return
+	}
+	t := Table{Caption: "Standbys over the window (lag: pg_stat_replication, mean / max of the samples)", Headline: true,
+		Head: []string{"standby", "state at the end", "write lag ms", "flush lag ms", "replay lag ms", "WAL not replayed, bytes", "write MB/s", "samples"}}
+	spread := func(s *results.Spread) string {
+		if s == nil {
+			return "n/a"
+		}
+		return Num(s.Mean) + " / " + Num(s.Max)
+	}
+	for _, r := range rs {
+		row := cells(r.Name, r.State+"/"+r.SyncState, spread(r.WriteLagMs), spread(r.FlushLagMs), spread(r.ReplayLagMs), spread(r.ReplayLagBytes),
+			NumPtr(r.WriteMBps), Int(int64(r.Samples)))
+		row[0].Class, row[1].Class = "t", "t"
+		t.Rows = append(t.Rows, row)
+	}
+	b.table(t)
+}
+
+// galeraNodes shows each node's replication over the window: flow
+// control and certification.
+func (b *builder) galeraNodes(ns []results.ObserveNode) {
+	if len(ns) == 0 {
+		return
+	}
+	t := Table{Caption: "Galera nodes over the window", Headline: true,
+		Head: []string{"node", "flow control paused %", "flow control sent", "received", "certification failures", "aborted by replication", "write-sets replicated"}}
+	for _, n := range ns {
+		t.Rows = append(t.Rows, cells(Int(int64(n.Node)), NumPtr(n.FlowControlPausedPct), intPtr(n.FlowControlSent), intPtr(n.FlowControlRecv),
+			intPtr(n.CertFailures), intPtr(n.BFAborts), intPtr(n.Replicated)))
+	}
+	b.table(t)
 }
 
 func intPtr(v *int64) string {

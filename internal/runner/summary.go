@@ -114,6 +114,16 @@ func writeOLTPSummary(b *strings.Builder, st results.Step, o *results.OLTP) {
 		fmt.Fprintf(b, "  %-10s %4.1f%% of the machine, %.1f µs a transaction, %.0f KB of heap a user\n",
 			"driver", d.MachineSharePct, d.CPUUsPerTxn, d.MemPerUserKB)
 	}
+	if st.Observe != nil {
+		for _, r := range st.Observe.Replicas {
+			waits := ""
+			if r.SyncState == "sync" {
+				waits = "; each commit waited for it, inside the latencies below"
+			}
+			fmt.Fprintf(b, "  standby    %s (%s/%s): flush lag %s ms, replay lag %s ms (mean / max)%s\n",
+				r.Name, r.State, r.SyncState, spread(r.FlushLagMs), spread(r.ReplayLagMs), waits)
+		}
+	}
 	for _, m := range o.Instances {
 		fmt.Fprintf(b, "  server %-3d %3d users  nopm %9s  tpm_db %9s  tpm_client %9.0f  art %7.3f ms\n",
 			m.Instance, m.Users, rate(m.NOPM), rate(m.TPMDB), m.TPMClient, m.ARTMs)
@@ -472,4 +482,12 @@ func msOr(v *float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.3f", *v)
+}
+
+// spread is a mean and maximum, or "n/a".
+func spread(s *results.Spread) string {
+	if s == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f / %.2f", s.Mean, s.Max)
 }
