@@ -93,10 +93,16 @@ func (g *Instances) Describe() results.Engine {
 
 // SetServerLog gives instance k its own log beside path (server-k.log).
 func (g *Instances) SetServerLog(path string) {
-	ext := filepath.Ext(path)
 	for i, m := range g.members {
-		m.SetServerLog(fmt.Sprintf("%s-%d%s", strings.TrimSuffix(path, ext), i+1, ext))
+		m.SetServerLog(MemberLog(path, i+1))
 	}
+}
+
+// MemberLog is member k's (from 1) server log beside path: server.log
+// becomes server-k.log.
+func MemberLog(path string, k int) string {
+	ext := filepath.Ext(path)
+	return fmt.Sprintf("%s-%d%s", strings.TrimSuffix(path, ext), k, ext)
 }
 
 // Restart restarts every instance cold; the page cache counts as dropped

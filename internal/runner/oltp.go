@@ -386,25 +386,15 @@ func rampSteps(ctx context.Context, s *Session, cfg oltp.RampConfig, l OLTPLoad,
 		return steps, err
 	}
 	cfg.Run.Edge = s.edge()
-	var windows []*results.Observe
-	var drivers []*float64
-	var recErr error
-	cfg.OnStep = func(o *results.OLTP, rec *oltp.Record) {
-		if recErr == nil {
-			recErr = writeRecord(s, rec, fmt.Sprintf("ramp-%du", o.Users))
-		}
-		windows, drivers = append(windows, s.window(o)), append(drivers, driverShare(o))
-	}
+	loads := &loadWindows{s: s}
+	cfg.OnStep = loads.keep(func(o *results.OLTP) string { return fmt.Sprintf("ramp-%du", o.Users) })
 	started := time.Now()
 	out, err := oltp.Ramp(ctx, s.target, cfg, s.prog)
 	for i := range out.Steps {
-		if i < len(windows) && windows[i] != nil {
-			out.Steps[i].Observed(windows[i])
-			out.Steps[i].LimitedBy, out.Steps[i].LimitedByEvidence = verdict.Decide(windows[i], drivers[i])
-		}
+		loads.judge(i, &out.Steps[i].LoadEvidence, &out.Steps[i].LimitedBy, &out.Steps[i].LimitedByEvidence)
 	}
 	if err == nil {
-		err = recErr
+		err = loads.err
 	}
 	name := fmt.Sprintf("ramp %d-%d users by %d", cfg.From, cfg.To, cfg.By)
 	return append(steps, newStep(results.KindRamp, name, started, out)), err
@@ -471,48 +461,57 @@ func scaleSteps(ctx context.Context, s *Session, cfg oltp.ScaleConfig, l OLTPLoa
 		return steps, err
 	}
 	cfg.Run.Edge = s.edge()
-	var windows []*results.Observe
-	var drivers []*float64
-	var recErr error
-	cfg.OnStep = func(o *results.OLTP, rec *oltp.Record) {
-		if recErr == nil {
-			recErr = writeRecord(s, rec, fmt.Sprintf("scale-%ds", max(len(o.Instances), 1)))
-		}
-		windows, drivers = append(windows, s.window(o)), append(drivers, driverShare(o))
-	}
+	loads := &loadWindows{s: s}
+	cfg.OnStep = loads.keep(func(o *results.OLTP) string { return fmt.Sprintf("scale-%ds", max(len(o.Instances), 1)) })
 	started := time.Now()
 	out, err := oltp.Scale(ctx, s.target, cfg, s.prog)
 	if out == nil {
 		return steps, err
 	}
 	for i := range out.Points {
-		if i < len(windows) && windows[i] != nil {
-			out.Points[i].Observed(windows[i])
-			out.Points[i].LimitedBy, out.Points[i].LimitedByEvidence = verdict.Decide(windows[i], drivers[i])
-		}
+		loads.judge(i, &out.Points[i].LoadEvidence, &out.Points[i].LimitedBy, &out.Points[i].LimitedByEvidence)
 	}
 	if err == nil {
-		err = recErr
+		err = loads.err
 	}
 	name := fmt.Sprintf("scale %s servers %d users", joinInts(cfg.Servers), cfg.Run.Users)
 	return append(steps, newStep(results.KindScale, name, started, out)), err
 }
 
-// window is the observers' record of a load's timed window; nil when
-// there are no observers or the load never opened its window.
-func (s *Session) window(o *results.OLTP) *results.Observe {
-	if s.obs == nil || o.WindowStart == nil || o.WindowEnd == nil {
-		return nil
-	}
-	return s.obs.Window(*o.WindowStart, *o.WindowEnd)
+// loadWindows keeps what a step of several loads (a ramp, a scale) needs
+// of each load: its timeline and histograms like a timed run's, the
+// observers' record of its window and the driver's share over it.
+type loadWindows struct {
+	s       *Session
+	windows []*results.Observe
+	drivers []*float64
+	err     error // the first failure to keep a timeline
 }
 
-// driverShare is the driver's share of the machine over a load's window.
-func driverShare(o *results.OLTP) *float64 {
-	if o.Driver == nil {
-		return nil
+// keep is the loads' OnStep: each load's record goes under raw/ by name.
+func (w *loadWindows) keep(name func(*results.OLTP) string) func(*results.OLTP, *oltp.Record) {
+	return func(o *results.OLTP, rec *oltp.Record) {
+		if w.err == nil {
+			w.err = writeRecord(w.s, rec, name(o))
+		}
+		var win *results.Observe
+		if w.s.obs != nil && o.WindowStart != nil && o.WindowEnd != nil {
+			win = w.s.obs.Window(*o.WindowStart, *o.WindowEnd)
+		}
+		var d *float64
+		if o.Driver != nil {
+			d = &o.Driver.MachineSharePct
+		}
+		w.windows, w.drivers = append(w.windows, win), append(w.drivers, d)
 	}
-	return &o.Driver.MachineSharePct
+}
+
+// judge gives load i its window's evidence and verdict, when it has one.
+func (w *loadWindows) judge(i int, ev *results.LoadEvidence, by *string, byEv **results.Evidence) {
+	if i < len(w.windows) && w.windows[i] != nil {
+		ev.Observed(w.windows[i])
+		*by, *byEv = verdict.Decide(w.windows[i], w.drivers[i])
+	}
 }
 
 func joinInts(v []int) string {

@@ -131,9 +131,8 @@ func (c *Cluster) Describe() results.Engine {
 
 // SetServerLog gives node k its own log beside path (server-k.log).
 func (c *Cluster) SetServerLog(path string) {
-	ext := filepath.Ext(path)
 	for i, t := range c.nodes {
-		t.SetServerLog(fmt.Sprintf("%s-%d%s", strings.TrimSuffix(path, ext), i+1, ext))
+		t.SetServerLog(engine.MemberLog(path, i+1))
 	}
 }
 
