@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	"github.com/calibra-bench/calibra/internal/oltp"
 	"github.com/calibra-bench/calibra/internal/results"
 )
 
@@ -157,6 +158,15 @@ func TestOLTPOnAManagedInstance(t *testing.T) {
 				"--duration", "8s", "--mode", mode, "--out", out(mode)}, common...)...)
 			noServerLeft(t, path)
 			checkRun(t, out(mode), mode)
+			// A closed loop of stored procedures on PostgreSQL runs on the
+			// polling driver; the client modes on a goroutine a user.
+			want := oltp.DriverGoroutines
+			if mode == "procedures" {
+				want = oltp.DriverPolling
+			}
+			if _, o := lastStep[*results.OLTP](t, out(mode)); o.Driver.Model != want {
+				t.Errorf("driver model %q, want %q", o.Driver.Model, want)
+			}
 		})
 	}
 
@@ -184,8 +194,8 @@ func TestOLTPOnAManagedInstance(t *testing.T) {
 		if o.Users != 12 || o.Connections != 3 || o.QueueMs == nil || o.QueueMs.Mean <= 0 || o.QueueMs.Mean > o.ARTMs {
 			t.Errorf("users %d on %d connections, queue %+v, art %.3f ms: want 12 on 3, a wait inside the latency", o.Users, o.Connections, o.QueueMs, o.ARTMs)
 		}
-		if o.Driver == nil || o.Driver.MemPerUserKB <= 0 {
-			t.Errorf("driver %+v: want its memory per user", o.Driver)
+		if o.Driver == nil || o.Driver.MemPerUserKB <= 0 || o.Driver.Model != oltp.DriverGoroutines {
+			t.Errorf("driver %+v: want its memory per user, and a goroutine a terminal", o.Driver)
 		}
 	})
 

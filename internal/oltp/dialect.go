@@ -96,6 +96,27 @@ type Session interface {
 	Close()
 }
 
+// RawSession is a Session whose transactions a polling loop can drive on
+// the connection's socket with raw system calls, one thread for every
+// user (poll.go): each transaction's request as bytes, its answer parsed
+// from bytes. Between the loop's calls the Session's methods are not
+// used, and the loop leaves the connection between answers.
+type RawSession interface {
+	Session
+	// FD is the connection's socket, non-blocking.
+	FD() (int, error)
+	// AppendCall appends the request of transaction t on in (the user's
+	// input of that type, as draw gives it).
+	AppendCall(buf []byte, t TxType, in any) []byte
+	// AppendFlushStats appends the request of Session.FlushStats.
+	AppendFlushStats(buf []byte) []byte
+	// Answer reads one whole answer from the front of buf: the bytes it
+	// took (0 while the answer is incomplete), and the outcome and out
+	// values the Session's method would give (ErrRolledBack and all); in
+	// is nil for a flush's answer.
+	Answer(buf []byte, t TxType, in any) (int, error)
+}
+
 // Retrier is a Session that retries a transaction itself on some
 // failures (a Galera node's conflicts): Retried is how often the last one
 // was, and the failure's class; the window's retries go to the results.

@@ -298,22 +298,38 @@ func (u *user) giveBack(l lease) {
 }
 
 func (u *user) do(ctx context.Context, sess Session, t TxType) error {
+	switch in := u.draw(t).(type) {
+	case *NewOrderInput:
+		return sess.NewOrder(ctx, in)
+	case *PaymentInput:
+		return sess.Payment(ctx, in)
+	case *OrderStatusInput:
+		return sess.OrderStatus(ctx, in)
+	case *DeliveryInput:
+		return sess.Delivery(ctx, in)
+	default:
+		return sess.StockLevel(ctx, in.(*StockLevelInput))
+	}
+}
+
+// draw fills the user's input of transaction t afresh and returns it.
+func (u *user) draw(t TxType) any {
 	switch t {
 	case NewOrder:
 		u.term.NextNewOrder(&u.no)
-		return sess.NewOrder(ctx, &u.no)
+		return &u.no
 	case Payment:
 		u.term.NextPayment(&u.pm)
-		return sess.Payment(ctx, &u.pm)
+		return &u.pm
 	case OrderStatus:
 		u.term.NextOrderStatus(&u.os)
-		return sess.OrderStatus(ctx, &u.os)
+		return &u.os
 	case Delivery:
 		u.term.NextDelivery(&u.dl)
-		return sess.Delivery(ctx, &u.dl)
+		return &u.dl
 	default:
 		u.term.NextStockLevel(&u.sl)
-		return sess.StockLevel(ctx, &u.sl)
+		return &u.sl
 	}
 }
 

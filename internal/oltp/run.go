@@ -192,15 +192,28 @@ func Run(ctx context.Context, e engine.Engine, cfg RunConfig, prog *progress.Pri
 	userErrs := make(chan error, len(users))
 	ed.startAck.Add(len(users))
 	began := time.Now()
-	for _, u := range users {
+	fail := func(err error) {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			userErrs <- err
+			cancelRun()
+		}
+	}
+	model := DriverGoroutines
+	if rs := rawSessions(users, cfg); rs != nil {
+		model = DriverPolling
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := u.run(runCtx); err != nil && !errors.Is(err, context.Canceled) {
-				userErrs <- err
-				cancelRun()
-			}
+			fail(poll(runCtx, users, rs, ed))
 		}()
+	} else {
+		for _, u := range users {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				fail(u.run(runCtx))
+			}()
+		}
 	}
 	allDone := make(chan struct{})
 	go func() { wg.Wait(); close(allDone) }()
@@ -339,7 +352,7 @@ loop:
 	rec.Window = wl.Bytes()
 	if completed := out.TPMClient * win.Minutes(); completed > 0 {
 		cpu := (cpu1 - cpu0).Seconds()
-		out.Driver = &results.DriverCPU{CPUS: round(cpu, 3), CPUUsPerTxn: round(cpu/completed*1e6, 1),
+		out.Driver = &results.DriverCPU{Model: model, CPUS: round(cpu, 3), CPUUsPerTxn: round(cpu/completed*1e6, 1),
 			MachineSharePct: round(100*cpu/(win.Seconds()*float64(runtime.NumCPU())), 2),
 			MemPerUserKB:    round((float64(heap1.HeapAlloc)-float64(heap0.HeapAlloc))/float64(len(users))/1024, 1)}
 	}

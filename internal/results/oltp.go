@@ -194,7 +194,10 @@ type OLTPCheck struct {
 // DriverCPU is the driver process's CPU time (getrusage, user + system)
 // over the timed window.
 type DriverCPU struct {
-	CPUS            float64 `json:"cpu_s"`
+	CPUS float64 `json:"cpu_s"`
+	// Model is how the users ran: "polling" (one thread polling every
+	// user's socket) or "goroutines" (a goroutine a user).
+	Model           string  `json:"model,omitempty"`
 	CPUUsPerTxn     float64 `json:"cpu_us_per_txn"`
 	MachineSharePct float64 `json:"machine_share_pct"` // of all CPUs over the window
 	// MemPerUserKB is the Go heap the users and their connections took

@@ -94,6 +94,7 @@ var procStatements = []struct {
 	{"order_status", "SELECT tpcc_order_status($1, $2, $3, $4)", []uint32{pgtype.Int4OID, pgtype.Int4OID, pgtype.Int4OID, pgtype.TextOID}},
 	{"delivery", "SELECT tpcc_delivery($1, $2)", []uint32{pgtype.Int4OID, pgtype.Int4OID}},
 	{"stock_level", "SELECT tpcc_stock_level($1, $2, $3)", []uint32{pgtype.Int4OID, pgtype.Int4OID, pgtype.Int4OID}},
+	{"flush_stats", "SELECT pg_stat_force_next_flush()", []uint32{}},
 }
 
 func (e *procExec) prepare(ctx context.Context) error {
@@ -143,69 +144,93 @@ func (e *procExec) call(ctx context.Context, name string) (int, error) {
 }
 
 func (e *procExec) NewOrder(ctx context.Context, in *oltp.NewOrderInput) error {
-	allLocal := 0
-	if in.AllLocal {
-		allLocal = 1
-	}
-	p := &e.params
-	p.reset()
-	p.int4(in.W)
-	p.int4(in.D)
-	p.int4(in.C)
-	p.int4(allLocal)
-	p.int4Array(in.ItemIDs)
-	p.int4Array(in.SupplyW)
-	p.int4Array(in.Qty)
-	_, err := e.call(ctx, "new_order")
-	if isExpectedRollback(err) {
-		return oltp.ErrRolledBack
-	}
-	return err
+	return e.run(ctx, in)
 }
 
 func (e *procExec) Payment(ctx context.Context, in *oltp.PaymentInput) error {
-	p := &e.params
-	p.reset()
-	p.int4(in.W)
-	p.int4(in.D)
-	p.int4(in.CW)
-	p.int4(in.CD)
-	p.int4(in.C)
-	p.text(in.CLast)
-	p.int4(in.AmountCents)
-	var err error
-	in.PaidC, err = e.call(ctx, "payment") // the procedure returns the customer it paid
-	return err
+	return e.run(ctx, in)
 }
 
 func (e *procExec) OrderStatus(ctx context.Context, in *oltp.OrderStatusInput) error {
-	p := &e.params
-	p.reset()
-	p.int4(in.W)
-	p.int4(in.D)
-	p.int4(in.C)
-	p.text(in.CLast)
-	_, err := e.call(ctx, "order_status")
-	return err
+	return e.run(ctx, in)
 }
 
 func (e *procExec) Delivery(ctx context.Context, in *oltp.DeliveryInput) error {
-	p := &e.params
-	p.reset()
-	p.int4(in.W)
-	p.int4(in.Carrier)
-	done, err := e.call(ctx, "delivery")
-	in.Skipped = tpcc.DistrictsPerWarehouse - done
-	return err
+	return e.run(ctx, in)
 }
 
 func (e *procExec) StockLevel(ctx context.Context, in *oltp.StockLevelInput) error {
+	return e.run(ctx, in)
+}
+
+// run calls the procedure of in's transaction and settles its outcome.
+func (e *procExec) run(ctx context.Context, in any) error {
+	result, err := e.call(ctx, e.encode(in))
+	return outcome(in, result, err)
+}
+
+// encode writes the procedure's parameters for in and names its
+// statement.
+func (e *procExec) encode(in any) string {
 	p := &e.params
 	p.reset()
-	p.int4(in.W)
-	p.int4(in.D)
-	p.int4(in.Threshold)
-	_, err := e.call(ctx, "stock_level")
+	switch in := in.(type) {
+	case *oltp.NewOrderInput:
+		allLocal := 0
+		if in.AllLocal {
+			allLocal = 1
+		}
+		p.int4(in.W)
+		p.int4(in.D)
+		p.int4(in.C)
+		p.int4(allLocal)
+		p.int4Array(in.ItemIDs)
+		p.int4Array(in.SupplyW)
+		p.int4Array(in.Qty)
+		return "new_order"
+	case *oltp.PaymentInput:
+		p.int4(in.W)
+		p.int4(in.D)
+		p.int4(in.CW)
+		p.int4(in.CD)
+		p.int4(in.C)
+		p.text(in.CLast)
+		p.int4(in.AmountCents)
+		return "payment"
+	case *oltp.OrderStatusInput:
+		p.int4(in.W)
+		p.int4(in.D)
+		p.int4(in.C)
+		p.text(in.CLast)
+		return "order_status"
+	case *oltp.DeliveryInput:
+		p.int4(in.W)
+		p.int4(in.Carrier)
+		return "delivery"
+	case *oltp.StockLevelInput:
+		p.int4(in.W)
+		p.int4(in.D)
+		p.int4(in.Threshold)
+		return "stock_level"
+	}
+	panic(fmt.Sprintf("oltppg: no procedure for %T", in))
+}
+
+// outcome is a procedure call's result as the Session's method gives it:
+// the expected New-Order rollback as oltp.ErrRolledBack, and the out
+// values the procedures return (the customer paid, the districts
+// delivered).
+func outcome(in any, result int, err error) error {
+	switch in := in.(type) {
+	case *oltp.NewOrderInput:
+		if isExpectedRollback(err) {
+			return oltp.ErrRolledBack
+		}
+	case *oltp.PaymentInput:
+		in.PaidC = result
+	case *oltp.DeliveryInput:
+		in.Skipped = tpcc.DistrictsPerWarehouse - result
+	}
 	return err
 }
 

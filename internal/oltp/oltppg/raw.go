@@ -1,0 +1,93 @@
+package oltppg
+
+import (
+	"encoding/binary"
+	"fmt"
+	"syscall"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/calibra-bench/calibra/internal/oltp"
+)
+
+// procExec is an oltp.RawSession: the polling driver writes its Bind,
+// Execute and Sync and reads the answer on the connection's socket itself,
+// while pgconn, idle between answers, keeps the connection for the rest.
+var _ oltp.RawSession = (*procExec)(nil)
+
+// FD is pgconn's socket (already non-blocking, as Go's are).
+func (e *procExec) FD() (int, error) {
+	sc, ok := e.pc.Conn().(syscall.Conn)
+	if !ok {
+		return 0, fmt.Errorf("the connection %T has no socket", e.pc.Conn())
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	fd := -1
+	if err := rc.Control(func(s uintptr) { fd = int(s) }); err != nil {
+		return 0, err
+	}
+	return fd, nil
+}
+
+// AppendCall appends the extended-protocol call of in's procedure, as
+// call sends it through pgconn: binary parameters and result.
+func (e *procExec) AppendCall(buf []byte, _ oltp.TxType, in any) []byte {
+	name := e.encode(in)
+	bind := pgproto3.Bind{PreparedStatement: name, ParameterFormatCodes: allBinary, Parameters: e.params.values(), ResultFormatCodes: allBinary}
+	buf, _ = bind.Encode(buf) // fails only beyond 65535 parameters
+	buf, _ = (&pgproto3.Execute{}).Encode(buf)
+	buf, _ = (&pgproto3.Sync{}).Encode(buf)
+	return buf
+}
+
+// AppendFlushStats appends FlushStats' statement, prepared as
+// flush_stats, in the extended protocol as the calls are.
+func (e *procExec) AppendFlushStats(buf []byte) []byte {
+	buf, _ = (&pgproto3.Bind{PreparedStatement: "flush_stats"}).Encode(buf)
+	buf, _ = (&pgproto3.Execute{}).Encode(buf)
+	buf, _ = (&pgproto3.Sync{}).Encode(buf)
+	return buf
+}
+
+// Answer parses the messages of one answer up to ReadyForQuery: the first
+// column of a data row is the procedure's result, an ErrorResponse its
+// error; in is nil for a flush's answer.
+func (e *procExec) Answer(buf []byte, _ oltp.TxType, in any) (int, error) {
+	var (
+		result int
+		err    error
+	)
+	for off := 0; len(buf)-off >= 5; {
+		typ := buf[off]
+		size := int(binary.BigEndian.Uint32(buf[off+1:]))
+		if size < 4 || len(buf)-off < 1+size {
+			return 0, nil
+		}
+		body := buf[off+5 : off+1+size]
+		off += 1 + size
+		switch typ {
+		case 'D':
+			// int16 columns, then each column's int32 length and bytes.
+			if len(body) >= 10 && binary.BigEndian.Uint16(body) > 0 && binary.BigEndian.Uint32(body[2:]) == 4 {
+				result = int(int32(binary.BigEndian.Uint32(body[6:])))
+			}
+		case 'E':
+			var er pgproto3.ErrorResponse
+			if derr := er.Decode(body); derr != nil {
+				err = fmt.Errorf("a malformed error from the server: %w", derr)
+			} else {
+				err = pgconn.ErrorResponseToPgError(&er)
+			}
+		case 'Z':
+			if in == nil {
+				return off, err // a flush: no outcome to settle
+			}
+			return off, outcome(in, result, err)
+		}
+	}
+	return 0, nil
+}

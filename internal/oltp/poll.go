@@ -1,0 +1,256 @@
+package oltp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// The polling driver runs every user of a closed loop without keying as a
+// state machine on one locked thread, waiting for all their sockets in one
+// epoll_wait and writing and reading them with raw system calls. A
+// goroutine a user costs the Go scheduler about 20 µs of CPU a round trip
+// here (the network poller's park and wake, a futex, the monitor thread
+// woken at each system call), as much as the kernel's own share; the
+// polling loop pays only the kernel's (README, driver performance). Raw
+// system calls keep the thread's P while they block; the garbage collector
+// still stops the loop, as its signal ends epoll_wait early.
+
+// The driver models results.DriverCPU.Model names.
+const (
+	DriverPolling    = "polling"
+	DriverGoroutines = "goroutines"
+)
+
+// pollTimeout bounds a wait, so the window's edges and an interrupt are
+// seen within it when no answer comes.
+const pollTimeout = 10 // ms
+
+type pollState int
+
+const (
+	pollCall       pollState = iota // a transaction in flight
+	pollStartFlush                  // the flush at the window's start
+	pollStopFlush                   // the flush at its end
+	pollDone
+)
+
+// polled is one user of the polling driver.
+type polled struct {
+	u        *user
+	rs       RawSession
+	fd       int
+	state    pollState
+	t        TxType
+	in       any
+	began    time.Time
+	window   bool // the transaction in flight started inside the window
+	sawStart bool
+	out      []byte // the request being written
+	ans      []byte // answer bytes read, ans[:n] not yet parsed
+	n        int
+}
+
+// rawSessions are the users' sessions as RawSessions, or nil when one of
+// them is not or the run is one the polling driver does not drive:
+// pooled connections, keying and thinking, or an open loop.
+func rawSessions(users []*user, cfg RunConfig) []RawSession {
+	if cfg.pooled() || cfg.KeyingThinking > 0 || cfg.RatePerUser > 0 {
+		return nil
+	}
+	rs := make([]RawSession, len(users))
+	for i, u := range users {
+		r, ok := u.own.sess.(RawSession)
+		if !ok {
+			return nil
+		}
+		rs[i] = r
+	}
+	return rs
+}
+
+// poll drives users on their raw sessions until the window's end or ctx
+// ends, as each user's run would: the window's edges flush the server's
+// statistics between transactions, and every outcome is recorded.
+func poll(ctx context.Context, users []*user, rs []RawSession, ed *edges) (err error) {
+	ps := make([]polled, len(users))
+	defer func() {
+		for i := range ps {
+			if !ps[i].sawStart {
+				ed.startAck.Done()
+			}
+		}
+	}()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("polling driver: %w", err)
+	}
+	defer syscall.Close(epfd)
+	for i, u := range users {
+		fd, err := rs[i].FD()
+		if err != nil {
+			return fmt.Errorf("polling driver: %w", err)
+		}
+		ps[i] = polled{u: u, rs: rs[i], fd: fd, ans: make([]byte, 8192)}
+		ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(i)}
+		if err := syscall.EpollCtl(epfd, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
+			return fmt.Errorf("polling driver: %w", err)
+		}
+	}
+	start, stop := ed.start, ed.stop
+	started, stopping := false, false
+	for i := range ps {
+		if err := ps[i].next(ed, started, stopping); err != nil {
+			return err
+		}
+	}
+	events := make([]syscall.EpollEvent, len(ps))
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		select {
+		case <-start:
+			started, start = true, nil
+		default:
+		}
+		select {
+		case <-stop:
+			stopping, stop = true, nil
+		default:
+		}
+		done := true
+		for i := range ps {
+			done = done && ps[i].state == pollDone
+		}
+		if done {
+			return nil
+		}
+		r, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), pollTimeout, 0, 0)
+		if e != 0 {
+			if e == syscall.EINTR {
+				continue
+			}
+			return fmt.Errorf("polling driver: epoll_wait: %w", e)
+		}
+		for _, ev := range events[:r] {
+			if err := ctx.Err(); err != nil {
+				return err // an answer cut by the interrupt is not a result
+			}
+			if err := ps[ev.Fd].readable(ed, started, stopping); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// next starts the user's next request: a flush the window's edge asks
+// for, or its next transaction; or it is done once the window ended.
+func (p *polled) next(ed *edges, started, stopping bool) error {
+	switch {
+	case stopping && p.state == pollStopFlush, stopping && !ed.flushStats:
+		p.state = pollDone
+		return nil
+	case stopping:
+		p.state = pollStopFlush
+		ed.stopFlushes.Add(1)
+		return p.send(p.rs.AppendFlushStats(p.out[:0]))
+	case started && !p.sawStart && ed.flushStats && p.state != pollStartFlush:
+		p.state = pollStartFlush
+		return p.send(p.rs.AppendFlushStats(p.out[:0]))
+	case started && !p.sawStart:
+		p.sawStart = true
+		ed.startAck.Done()
+	}
+	p.state, p.t = pollCall, p.u.deck.Next()
+	p.in, p.window = p.u.draw(p.t), p.sawStart
+	p.began = time.Now()
+	return p.send(p.rs.AppendCall(p.out[:0], p.t, p.in))
+}
+
+// send writes a whole request; a few hundred bytes fit the socket's
+// buffer, which holds no earlier request, so a short write means the
+// connection broke.
+func (p *polled) send(req []byte) error {
+	p.out = req
+	for len(req) > 0 {
+		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(p.fd), uintptr(unsafe.Pointer(&req[0])), uintptr(len(req)))
+		switch {
+		case e == syscall.EINTR:
+			continue
+		case e != 0:
+			return p.lost(e)
+		}
+		req = req[n:]
+	}
+	return nil
+}
+
+// readable reads what the socket holds and settles every whole answer.
+func (p *polled) readable(ed *edges, started, stopping bool) error {
+	if p.n == len(p.ans) {
+		p.ans = append(p.ans, make([]byte, len(p.ans))...)
+	}
+	n, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(p.fd), uintptr(unsafe.Pointer(&p.ans[p.n])), uintptr(len(p.ans)-p.n))
+	switch {
+	case e == syscall.EAGAIN || e == syscall.EINTR:
+		return nil
+	case e != 0:
+		return p.lost(e)
+	case n == 0:
+		return p.lost(errors.New("end of stream"))
+	}
+	p.n += int(n)
+	for p.state != pollDone {
+		in := p.in
+		if p.state != pollCall {
+			in = nil // a flush's answer
+		}
+		used, err := p.rs.Answer(p.ans[:p.n], p.t, in)
+		if used == 0 {
+			return nil
+		}
+		p.n = copy(p.ans, p.ans[used:p.n])
+		if err := p.settle(ed, err); err != nil {
+			return err
+		}
+		if err := p.next(ed, started, stopping); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// settle files the answer of the request in flight.
+func (p *polled) settle(ed *edges, err error) error {
+	switch p.state {
+	case pollStartFlush:
+		p.sawStart = true
+		ed.startAck.Done()
+		return nil
+	case pollStopFlush:
+		return nil
+	}
+	u := p.u
+	end := time.Now()
+	u.record(u.own, p.t, end.Sub(p.began), 0, err, p.window)
+	if err != nil && !errors.Is(err, ErrRolledBack) {
+		if f := u.own.sess.Fault(err); f != nil {
+			return f
+		}
+	}
+	if u.consecutiveErrs >= maxConsecutiveErrors {
+		return errors.Join(errTooManyErrors, u.lastErr)
+	}
+	return nil
+}
+
+func (p *polled) lost(err error) error {
+	return fmt.Errorf("the connection to the server was lost (%v): the server may have stopped, see logs/server.log", err)
+}
