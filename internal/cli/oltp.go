@@ -73,9 +73,11 @@ func (a *app) oltpRunLayer(c *runner.Config) layer {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a timed TPC-C-like window and measure NOPM, TPM and response times",
-		Long: `Start every virtual user (a goroutine with a connection of its own, or one
-borrowed from --connections), run the
-ramp-up, then measure the timed window only:
+		Long: `Start every virtual user, each with a connection of its own or one borrowed
+from --connections, run the ramp-up, then measure the timed window only. A
+closed loop of stored procedures on PostgreSQL runs every user on one thread
+polling their sockets (results: driver.model polling), so the driver costs
+little CPU; the other loads run a goroutine a user (goroutines). Measured:
 
   NOPM        committed New-Orders per minute: the growth of sum(d_next_o_id)
               over the window, read at its two edges

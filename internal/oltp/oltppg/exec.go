@@ -76,6 +76,7 @@ type procExec struct {
 	params  binParams
 	watched context.Context // the context whose end breaks the connection
 	unwatch func() bool
+	raw     int // the socket the polling driver took from pgconn (FD); 0 before, -1 closed
 }
 
 // procStatements are prepared once per connection under these names, with

@@ -1,6 +1,7 @@
 package oltppg
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"syscall"
@@ -11,26 +12,52 @@ import (
 	"github.com/calibra-bench/calibra/internal/oltp"
 )
 
-// procExec is an oltp.RawSession: the polling driver writes its Bind,
-// Execute and Sync and reads the answer on the connection's socket itself,
-// while pgconn, idle between answers, keeps the connection for the rest.
+// procExec is an oltp.RawSession: the polling driver takes the
+// connection's socket from pgconn and writes its Bind, Execute and Sync and
+// reads the answers itself, to the end of the session.
 var _ oltp.RawSession = (*procExec)(nil)
 
-// FD is pgconn's socket (already non-blocking, as Go's are).
+// FD takes the socket out of pgconn and out of Go's network poller, whose
+// own epoll would otherwise wake an idle thread at every answer for
+// nothing (a fifth of the polling driver's CPU): a duplicate of it stays,
+// non-blocking as Go's sockets are, and the original is closed.
 func (e *procExec) FD() (int, error) {
-	sc, ok := e.pc.Conn().(syscall.Conn)
-	if !ok {
-		return 0, fmt.Errorf("the connection %T has no socket", e.pc.Conn())
+	if e.raw > 0 {
+		return e.raw, nil
 	}
-	rc, err := sc.SyscallConn()
+	hj, err := e.pc.Hijack()
 	if err != nil {
 		return 0, err
 	}
-	fd := -1
-	if err := rc.Control(func(s uintptr) { fd = int(s) }); err != nil {
-		return 0, err
+	sc, ok := hj.Conn.(syscall.Conn)
+	if !ok {
+		hj.Conn.Close()
+		return 0, fmt.Errorf("the connection %T has no socket", hj.Conn)
 	}
-	return fd, nil
+	rc, err := sc.SyscallConn()
+	if err == nil {
+		cerr := rc.Control(func(s uintptr) { e.raw, err = syscall.Dup(int(s)) })
+		err = cmp.Or(cerr, err)
+	}
+	hj.Conn.Close()
+	if err != nil {
+		e.raw = 0
+		return 0, fmt.Errorf("take the socket: %w", err)
+	}
+	return e.raw, nil
+}
+
+// Close ends a session whose socket the polling driver took with
+// Terminate, as pgconn would.
+func (e *procExec) Close() {
+	if e.raw <= 0 {
+		e.session.Close()
+		return
+	}
+	terminate, _ := (&pgproto3.Terminate{}).Encode(nil)
+	_, _ = syscall.Write(e.raw, terminate)
+	_ = syscall.Close(e.raw)
+	e.raw = -1
 }
 
 // AppendCall appends the extended-protocol call of in's procedure, as
