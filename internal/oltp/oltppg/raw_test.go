@@ -73,3 +73,24 @@ func TestAnswerReadsWhatTheMethodsReturn(t *testing.T) {
 		t.Errorf("a flush's answer: took %d of %d bytes, err %v", n, len(buf), err)
 	}
 }
+
+// BenchmarkRawNewOrder is the polling driver's own work for a New-Order
+// besides the system calls: encode the request, parse the answer.
+func BenchmarkRawNewOrder(b *testing.B) {
+	var e procExec
+	term := &oltp.Terminal{W: 1, Warehouses: 1, Rng: tpcc.NewRand(9)}
+	var in oltp.NewOrderInput
+	answer, _ := (&pgproto3.BindComplete{}).Encode(nil)
+	answer, _ = (&pgproto3.DataRow{Values: [][]byte{{0, 0, 0, 1}}}).Encode(answer)
+	answer, _ = (&pgproto3.CommandComplete{CommandTag: []byte("SELECT 1")}).Encode(answer)
+	answer, _ = (&pgproto3.ReadyForQuery{TxStatus: 'I'}).Encode(answer)
+	var buf []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		term.NextNewOrder(&in)
+		buf = e.AppendCall(buf[:0], oltp.NewOrder, &in)
+		if n, err := e.Answer(answer, oltp.NewOrder, &in); n != len(answer) || err != nil {
+			b.Fatal(n, err)
+		}
+	}
+}
