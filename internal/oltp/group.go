@@ -135,7 +135,7 @@ func Built(ctx context.Context, e engine.Engine) (*BuildInfo, error) {
 		if first == nil {
 			first = bi
 		} else if bi.Warehouses != first.Warehouses {
-			return nil, fault.Input("rebuild them alike with 'calibra oltp build --rebuild --instances N'",
+			return nil, fault.Input(fmt.Sprintf("rebuild them alike with 'calibra oltp build --rebuild --instances %d --warehouses %d'", len(ms), first.Warehouses),
 				"%sholds %d warehouses, instance 1 holds %d", member(ms, k), bi.Warehouses, first.Warehouses)
 		}
 	}

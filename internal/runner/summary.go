@@ -126,7 +126,7 @@ func writeOLTPSummary(b *strings.Builder, st results.Step, o *results.OLTP) {
 	}
 	for _, m := range o.Instances {
 		fmt.Fprintf(b, "  server %-3d %3d users  nopm %9s  tpm_db %9s  tpm_client %9.0f  art %7.3f ms\n",
-			m.Instance, m.Users, rate(m.NOPM), rate(m.TPMDB), m.TPMClient, m.ARTMs)
+			m.Instance, m.Users, opt(m.NOPM, "%.0f"), opt(m.TPMDB, "%.0f"), m.TPMClient, m.ARTMs)
 	}
 	fmt.Fprintf(b, "  %-13s %8s %6s %9s %9s %9s %9s\n", "transaction", "count", "mix %", "p50 ms", "p90 ms", "p99 ms", "errors")
 	for _, name := range results.TxTypes {
@@ -209,12 +209,6 @@ func writeRampSummary(b *strings.Builder, st results.Step, r *results.Ramp) {
 			little = fmt.Sprintf("%.1f", *s.LittleUsers)
 		}
 		fmt.Fprintf(b, "  %8d %10.1f %10.2f %10.2f %12s %8s\n", s.Users, s.TPS, s.ARTMs, s.P90Ms, little, map[bool]string{true: "within", false: "over"}[s.WithinSLA])
-	}
-	opt := func(v *float64, format string) string {
-		if v == nil {
-			return "n/a"
-		}
-		return fmt.Sprintf(format, *v)
 	}
 	fmt.Fprintf(b, "  max_tps %s, max_users_within_sla %s", opt(r.MaxTPS, "%.1f"), r.UsersWithinSLA())
 	if r.ARTAtUsers != nil {
@@ -452,36 +446,20 @@ func writeDurabilitySummary(b *strings.Builder, d *results.Durability) {
 	}
 }
 
-// rate is a per-minute figure, or "-" where it was not measured.
-func rate(v *float64) string {
+// opt formats a figure, or says "n/a" where it was not measured.
+func opt(v *float64, format string) string {
 	if v == nil {
-		return "-"
+		return "n/a"
 	}
-	return fmt.Sprintf("%.0f", *v)
+	return fmt.Sprintf(format, *v)
 }
 
 func writeScaleSummary(b *strings.Builder, st results.Step, sc *results.Scale) {
-	fmt.Fprintf(b, "  scale      %d users over 1 to %d servers, %d warehouses on each, %s mode (%s)\n",
-		sc.Users, lastServers(sc), sc.Warehouses, sc.Mode, st.Status)
+	fmt.Fprintf(b, "  scale      %d users, %d warehouses on each server, %s mode (%s)\n", sc.Users, sc.Warehouses, sc.Mode, st.Status)
 	for _, p := range sc.Points {
 		fmt.Fprintf(b, "  servers %-3d nopm %9s  tpm_db %9s  art %7.3f ms  p90 %7.3f ms  disk await %s ms  limited by %s\n",
-			p.Servers, rate(p.NOPM), rate(p.TPMDB), p.ARTMs, p.P90Ms, msOr(p.DiskAwaitMs), cmp.Or(p.LimitedBy, "-"))
+			p.Servers, opt(p.NOPM, "%.0f"), opt(p.TPMDB, "%.0f"), p.ARTMs, p.P90Ms, opt(p.DiskAwaitMs, "%.3f"), cmp.Or(p.LimitedBy, "-"))
 	}
-}
-
-func lastServers(sc *results.Scale) int {
-	if len(sc.Points) == 0 {
-		return 0
-	}
-	return sc.Points[len(sc.Points)-1].Servers
-}
-
-// msOr is a latency, or "-" where it was not measured.
-func msOr(v *float64) string {
-	if v == nil {
-		return "-"
-	}
-	return fmt.Sprintf("%.3f", *v)
 }
 
 // spread is a mean and maximum, or "n/a".
