@@ -53,6 +53,7 @@ type polled struct {
 	out      []byte // the request being written
 	ans      []byte // answer bytes read, ans[:n] not yet parsed
 	n        int
+	left     *int // the users not done yet, shared
 }
 
 // rawSessions are the users' sessions as RawSessions, or nil when one of
@@ -78,6 +79,7 @@ func rawSessions(users []*user, cfg RunConfig) []RawSession {
 // statistics between transactions, and every outcome is recorded.
 func poll(ctx context.Context, users []*user, rs []RawSession, ed *edges) (err error) {
 	ps := make([]polled, len(users))
+	left := len(ps)
 	defer func() {
 		for i := range ps {
 			if !ps[i].sawStart {
@@ -97,7 +99,7 @@ func poll(ctx context.Context, users []*user, rs []RawSession, ed *edges) (err e
 		if err != nil {
 			return fmt.Errorf("polling driver: %w", err)
 		}
-		ps[i] = polled{u: u, rs: rs[i], fd: fd, ans: make([]byte, 8192)}
+		ps[i] = polled{u: u, rs: rs[i], fd: fd, ans: make([]byte, 8192), left: &left}
 		ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(i)}
 		if err := syscall.EpollCtl(epfd, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
 			return fmt.Errorf("polling driver: %w", err)
@@ -125,11 +127,7 @@ func poll(ctx context.Context, users []*user, rs []RawSession, ed *edges) (err e
 			stopping, stop = true, nil
 		default:
 		}
-		done := true
-		for i := range ps {
-			done = done && ps[i].state == pollDone
-		}
-		if done {
+		if left == 0 {
 			return nil
 		}
 		r, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), pollTimeout, 0, 0)
@@ -156,6 +154,7 @@ func (p *polled) next(ed *edges, started, stopping bool) error {
 	switch {
 	case stopping && p.state == pollStopFlush, stopping && !ed.flushStats:
 		p.state = pollDone
+		*p.left--
 		return nil
 	case stopping:
 		p.state = pollStopFlush
