@@ -52,12 +52,32 @@ func newWindow() *window {
 	return w
 }
 
-// edges are the signals of the timed window: closed at its start and end.
+// edges are the signals of the timed window. At start every user flushes
+// its statistics and acknowledges (startAck), then holds until begin,
+// closed once the counters are read: a user that ran on would publish
+// window transactions before the read whenever its server flushed on its
+// own. stop closes at the window's end.
 type edges struct {
-	start, stop chan struct{}
-	startAck    sync.WaitGroup
-	flushStats  bool         // flush the statistics at the edges (Control.StatsFlush)
-	stopFlushes atomic.Int64 // flush calls made at the end edge: they commit too
+	start, begin, stop chan struct{}
+	startAck           sync.WaitGroup
+	flushStats         bool         // flush the statistics at the edges (Control.StatsFlush)
+	stopFlushes        atomic.Int64 // flush calls made at the end edge: they commit too
+}
+
+func newEdges(flushStats bool) *edges {
+	return &edges{start: make(chan struct{}), begin: make(chan struct{}), stop: make(chan struct{}), flushStats: flushStats}
+}
+
+// hold waits for the window to begin after the start edge; false means
+// the run ended first.
+func (ed *edges) hold(ctx context.Context) bool {
+	select {
+	case <-ed.begin:
+		return true
+	case <-ed.stop:
+	case <-ctx.Done():
+	}
+	return false
 }
 
 // recorder holds the outcomes of a user, or of a pooled connection and
@@ -181,6 +201,7 @@ func (u *user) run(ctx context.Context) error {
 			start = nil
 			u.flushStats(ctx)
 			u.edges.startAck.Done()
+			u.edges.hold(ctx)
 		}
 	}
 	defer func() {

@@ -36,8 +36,12 @@ const (
 	pollCall       pollState = iota // a transaction in flight
 	pollStartFlush                  // the flush at the window's start
 	pollStopFlush                   // the flush at its end
+	pollHeld                        // flushed at the start, waiting for the window to begin
 	pollDone
 )
+
+// pollPhase is where the window stands, as the loop last saw its edges.
+type pollPhase struct{ started, begun, stopping bool }
 
 // polled is one user of the polling driver.
 type polled struct {
@@ -105,27 +109,47 @@ func poll(ctx context.Context, users []*user, rs []RawSession, ed *edges) (err e
 			return fmt.Errorf("polling driver: %w", err)
 		}
 	}
-	start, stop := ed.start, ed.stop
-	started, stopping := false, false
+	// The edges wake the loop through an eventfd, so users held at the
+	// start go on at once when the window begins, not at the next timeout.
+	wake, err := edgeWaker(ctx, epfd, len(ps), ed)
+	if err != nil {
+		return fmt.Errorf("polling driver: %w", err)
+	}
+	defer syscall.Close(wake)
+	start, begin, stop := ed.start, ed.begin, ed.stop
+	var ph pollPhase
 	for i := range ps {
-		if err := ps[i].next(ed, started, stopping); err != nil {
+		if err := ps[i].next(ed, ph); err != nil {
 			return err
 		}
 	}
-	events := make([]syscall.EpollEvent, len(ps))
+	events := make([]syscall.EpollEvent, len(ps)+1)
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		resume := false
 		select {
 		case <-start:
-			started, start = true, nil
+			ph.started, start = true, nil
+		default:
+		}
+		select {
+		case <-begin:
+			ph.begun, begin, resume = true, nil, true
 		default:
 		}
 		select {
 		case <-stop:
-			stopping, stop = true, nil
+			ph.stopping, stop, resume = true, nil, true
 		default:
+		}
+		for i := range ps {
+			if resume && ps[i].state == pollHeld {
+				if err := ps[i].next(ed, ph); err != nil {
+					return err
+				}
+			}
 		}
 		if left == 0 {
 			return nil
@@ -141,31 +165,68 @@ func poll(ctx context.Context, users []*user, rs []RawSession, ed *edges) (err e
 			if err := ctx.Err(); err != nil {
 				return err // an answer cut by the interrupt is not a result
 			}
-			if err := ps[ev.Fd].readable(ed, started, stopping); err != nil {
+			if int(ev.Fd) == len(ps) {
+				var b [8]byte
+				_, _, _ = syscall.RawSyscall(syscall.SYS_READ, uintptr(wake), uintptr(unsafe.Pointer(&b[0])), 8)
+				continue
+			}
+			if err := ps[ev.Fd].readable(ed, ph); err != nil {
 				return err
 			}
 		}
 	}
 }
 
+// edgeWaker returns an eventfd in epfd's set under the mark id that is
+// written when the window begins or ends (or ctx ends).
+func edgeWaker(ctx context.Context, epfd, id int, ed *edges) (int, error) {
+	efd, _, e := syscall.RawSyscall(syscall.SYS_EVENTFD2, 0, syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+	if e != 0 {
+		return 0, fmt.Errorf("eventfd: %w", e)
+	}
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(id)}
+	if err := syscall.EpollCtl(epfd, syscall.EPOLL_CTL_ADD, int(efd), &ev); err != nil {
+		syscall.Close(int(efd))
+		return 0, err
+	}
+	one := [8]byte{1}
+	signal := func() { _, _, _ = syscall.RawSyscall(syscall.SYS_WRITE, efd, uintptr(unsafe.Pointer(&one[0])), 8) }
+	go func() {
+		for _, c := range []chan struct{}{ed.begin, ed.stop} {
+			select {
+			case <-c:
+				signal()
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return int(efd), nil
+}
+
 // next starts the user's next request: a flush the window's edge asks
-// for, or its next transaction; or it is done once the window ended.
-func (p *polled) next(ed *edges, started, stopping bool) error {
+// for, or its next transaction; it holds the user from its start flush
+// until the window begins, and is done once the window ended.
+func (p *polled) next(ed *edges, ph pollPhase) error {
 	switch {
-	case stopping && p.state == pollStopFlush, stopping && !ed.flushStats:
+	case ph.stopping && p.state == pollStopFlush, ph.stopping && !ed.flushStats:
 		p.state = pollDone
 		*p.left--
 		return nil
-	case stopping:
+	case ph.stopping:
 		p.state = pollStopFlush
 		ed.stopFlushes.Add(1)
 		return p.send(p.rs.AppendFlushStats(p.out[:0]))
-	case started && !p.sawStart && ed.flushStats && p.state != pollStartFlush:
+	case ph.started && !p.sawStart && ed.flushStats && p.state != pollStartFlush:
 		p.state = pollStartFlush
 		return p.send(p.rs.AppendFlushStats(p.out[:0]))
-	case started && !p.sawStart:
+	case ph.started && !p.sawStart:
 		p.sawStart = true
 		ed.startAck.Done()
+		fallthrough
+	case p.sawStart && !ph.begun:
+		p.state = pollHeld
+		return nil
 	}
 	p.state, p.t = pollCall, p.u.deck.Next()
 	p.in, p.window = p.u.draw(p.t), p.sawStart
@@ -192,7 +253,7 @@ func (p *polled) send(req []byte) error {
 }
 
 // readable reads what the socket holds and settles every whole answer.
-func (p *polled) readable(ed *edges, started, stopping bool) error {
+func (p *polled) readable(ed *edges, ph pollPhase) error {
 	if p.n == len(p.ans) {
 		p.ans = append(p.ans, make([]byte, len(p.ans))...)
 	}
@@ -206,7 +267,7 @@ func (p *polled) readable(ed *edges, started, stopping bool) error {
 		return p.lost(errors.New("end of stream"))
 	}
 	p.n += int(n)
-	for p.state != pollDone {
+	for p.state != pollDone && p.state != pollHeld {
 		in := p.in
 		if p.state != pollCall {
 			in = nil // a flush's answer
@@ -219,7 +280,7 @@ func (p *polled) readable(ed *edges, started, stopping bool) error {
 		if err := p.settle(ed, err); err != nil {
 			return err
 		}
-		if err := p.next(ed, started, stopping); err != nil {
+		if err := p.next(ed, ph); err != nil {
 			return err
 		}
 	}

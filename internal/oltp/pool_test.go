@@ -49,8 +49,9 @@ func TestTerminalsShareTheirConnections(t *testing.T) {
 	const users, conns = 6, 2
 	recs := []*recorder{newRecorder(true), newRecorder(true)}
 	pool := newConnPool([]Session{busySession{&inUse, &maxInUse}, busySession{&inUse, &maxInUse}}, recs)
-	ed := &edges{start: make(chan struct{}), stop: make(chan struct{})}
+	ed := newEdges(false)
 	close(ed.start)
+	close(ed.begin)
 	ed.startAck.Add(users)
 	us := make([]*user, users)
 	var wg sync.WaitGroup

@@ -149,7 +149,7 @@ func Run(ctx context.Context, e engine.Engine, cfg RunConfig, prog *progress.Pri
 		out.RatePerUser = cfg.RatePerUser
 		out.LatencyBasis = "response"
 	}
-	ed := &edges{start: make(chan struct{}), stop: make(chan struct{}), flushStats: flushStats}
+	ed := newEdges(flushStats)
 	if statsNote != "" {
 		out.Notes = append(out.Notes, statsNote)
 	}
@@ -263,6 +263,7 @@ loop:
 			if pool != nil {
 				pool.refill(held)
 			}
+			close(ed.begin)
 			phase = "measure"
 			out.WindowStart = edge(cfg.Edge)
 			window = time.After(cfg.Duration - time.Since(t0))
