@@ -17,7 +17,7 @@ import (
 const defaultStopGrace = time.Minute
 
 // registerCommon registers the flags every running command shares
-// (DESIGN.md) into c.
+// (docs/design.md) into c.
 func registerCommon(cmd *cobra.Command, c *runner.Config) {
 	f := cmd.Flags()
 	f.StringVar(&c.Path, "path", ".", "directory on the storage under test; the managed database instance lives under it")

@@ -90,7 +90,7 @@ type Replica struct {
 	PID     int // its main process; 0 when it is not running
 }
 
-// Config is what an engine is opened with (DESIGN.md, the target).
+// Config is what an engine is opened with (docs/design.md, the target).
 type Config struct {
 	DSN            string // a server calibra does not manage; empty: the managed instance
 	Path           string // the storage under test: the managed instance's data go under it

@@ -8,7 +8,7 @@ import (
 	"fmt"
 )
 
-// Exit codes promised by the CLI contract (DESIGN.md).
+// Exit codes promised by the CLI contract (docs/design.md).
 const (
 	ExitOK          = 0
 	ExitRuntime     = 1

@@ -15,7 +15,7 @@ func pts(jobs []int, iops, lat []float64) []results.IOCalPoint {
 	return out
 }
 
-// CALIBRATE_IO's rule and the saturation rule of DESIGN.md.
+// CALIBRATE_IO's rule and the saturation rule of docs/design.md.
 func TestSummarise(t *testing.T) {
 	cases := []struct {
 		name       string

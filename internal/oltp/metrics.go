@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// The metric formulas of DESIGN.md, in one place so that each is written and
+// The metric formulas of docs/design.md, in one place so that each is written and
 // tested once.
 
 // perMinute turns a count over a window into a rate per minute.

@@ -7,7 +7,7 @@ import (
 )
 
 // The report and compare read results and nothing of the runner: no
-// package that measures may be pulled in by them (DESIGN.md).
+// package that measures may be pulled in by them (docs/design.md).
 func TestImportsOnlyResults(t *testing.T) {
 	const internal = "github.com/calibra-bench/calibra/internal/"
 	allowed := map[string]bool{internal + "results": true, internal + "report/assets": true}

@@ -51,8 +51,8 @@ func sortedTable(caption string, m map[string]string) Table {
 	return t
 }
 
-// definitions are DESIGN.md's metric definitions, so a reader can check
-// what a number means.
+// definitions are the metric definitions of docs/design.md (every figure's
+// is in docs/metrics.md), so a reader can check what a number means.
 var definitions = []Def{
 	{"NOPM", "Committed New-Orders in the timed window / minutes (HammerDB takes Δ sum(d_next_o_id)); only the timed window, never the ramp-up."},
 	{"TPM (db)", "Δ(database commits + rollbacks) over the timed window / minutes, from the server's own count (PostgreSQL: pg_stat_database; MariaDB: performance_schema's transactions of calibra's account); database-specific. TPM (client) counts the transactions the driver completed."},

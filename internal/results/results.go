@@ -134,7 +134,7 @@ type StepHeader struct {
 }
 
 // Step is one step's result: the header keys plus its kind's keys, flat in
-// one JSON object as DESIGN.md specifies.
+// one JSON object as docs/design.md specifies.
 type Step struct {
 	StepHeader
 	Body any // a pointer to the kind's struct, e.g. *OLTP

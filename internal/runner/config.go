@@ -29,7 +29,7 @@ import (
 // asked.
 const DefaultDBCache = postgres.DefaultDBCache
 
-// Config is what every running command shares (DESIGN.md): the command
+// Config is what every running command shares (docs/design.md): the command
 // line's common flags, or a study's target.
 type Config struct {
 	Path, Out, Label, DSN, Progress string
