@@ -23,9 +23,14 @@ type job struct {
 		Template       struct {
 			Metadata meta `yaml:"metadata"`
 			Spec     struct {
-				RestartPolicy string      `yaml:"restartPolicy"`
-				Containers    []container `yaml:"containers"`
-				Volumes       []struct {
+				RestartPolicy   string `yaml:"restartPolicy"`
+				SecurityContext *struct {
+					RunAsNonRoot *bool `yaml:"runAsNonRoot"`
+					RunAsUser    *int  `yaml:"runAsUser"`
+					FSGroup      *int  `yaml:"fsGroup"`
+				} `yaml:"securityContext"`
+				Containers []container `yaml:"containers"`
+				Volumes    []struct {
 					Name   string `yaml:"name"`
 					Secret *struct {
 						SecretName  string `yaml:"secretName"`
@@ -46,11 +51,12 @@ type meta struct {
 }
 
 type container struct {
-	Name    string   `yaml:"name"`
-	Image   string   `yaml:"image"`
-	Command []string `yaml:"command"`
-	Args    []string `yaml:"args"`
-	Env     []struct {
+	Name            string   `yaml:"name"`
+	Image           string   `yaml:"image"`
+	ImagePullPolicy string   `yaml:"imagePullPolicy"`
+	Command         []string `yaml:"command"`
+	Args            []string `yaml:"args"`
+	Env             []struct {
 		Name  string `yaml:"name"`
 		Value string `yaml:"value"`
 	} `yaml:"env"`

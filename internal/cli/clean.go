@@ -10,11 +10,24 @@ func (a *app) cleanCommand() *cobra.Command {
 	var path string
 	cmd := &cobra.Command{
 		Use:   "clean",
-		Short: "Stop and remove the managed instance under --path",
-		Long: `Remove PATH/calibra-pg, the managed PostgreSQL instance calibra created on the
-storage under test, stopping its server first if a crashed calibra left one
-running, its standbys (PATH/calibra-pg-replica-K, or wherever --replica-path
-put them), and any device test files a crashed run left in PATH/calibra-device;
+		Short: "Stop and remove the managed instances, clusters and storage lab under --path",
+		Long: `Remove what calibra created on the storage under test at PATH, stopping any
+server a crashed calibra left running there first:
+
+  PATH/calibra-pg             the managed PostgreSQL instance, with its
+                              standbys (PATH/calibra-pg-replica-K, or wherever
+                              --replica-path put them)
+  PATH/calibra-mariadb        the managed MariaDB instance, its redo log
+                              directory and its temporary directory
+  PATH/calibra-mariadb-galera-K
+                              the nodes of a Galera cluster (--galera), each
+                              with its temporary directory
+  PATH/calibra-instances/K    the instances of --instances, each as above
+  PATH/calibra-lab            the storage lab a killed run left up (--lab,
+                              durability): unmounted, its emulated disk and
+                              the instance on it removed
+  PATH/calibra-device         device test files a crashed run left
+
 and, wherever they are, the socket directories (TMPDIR/calibra-sock-*) and
 empty cgroups (calibra-PID) of runs that were killed. A live run's are never
 touched. Run directories are kept.`,

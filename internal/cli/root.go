@@ -21,9 +21,6 @@ import (
 	"github.com/calibra-bench/calibra/internal/secret"
 )
 
-// Version is calibra's version, set at build time with -ldflags.
-var Version = "0.1.0-dev"
-
 // app is one invocation's state: its streams and the children it owns.
 type app struct {
 	stdout, stderr io.Writer
@@ -197,18 +194,6 @@ func wrap(err error) error {
 		return nil
 	}
 	return runError{err}
-}
-
-func (a *app) versionCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print calibra's version",
-		Args:  noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(a.stdout, "calibra %s\n", Version)
-			return nil
-		},
-	}
 }
 
 // noArgs refuses arguments to a command that takes only flags (cobra's

@@ -86,7 +86,9 @@ func Check(p Parts) error {
 	}
 	for _, t := range tools {
 		if _, err := exec.LookPath(t); err != nil {
-			return fault.Input("install nbdkit, libnbd-bin (nbdfuse), fuse3, util-linux and e2fsprogs/xfsprogs (sh .ci/setup)", "the storage lab needs %s, which is not installed", t)
+			pkg := toolPackage[t]
+			return fault.Input(fmt.Sprintf("install it: apt-get install %s (sh .ci/setup installs every tool of the lab)", pkg),
+				"the storage lab needs %s (Debian package %s), which is not installed", t, pkg)
 		}
 	}
 	if p.Cache != "" {
@@ -422,4 +424,11 @@ func run(ctx context.Context, name string, args ...string) (string, error) {
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
+}
+
+// toolPackage is the Debian package of each tool the lab runs.
+var toolPackage = map[string]string{
+	"nbdfuse": "libnbd-bin", "fusermount3": "fuse3", "nbdkit": "nbdkit",
+	"losetup": "mount", "mount": "mount", "umount": "mount",
+	"mkfs.ext4": "e2fsprogs", "e2fsck": "e2fsprogs", "mkfs.xfs": "xfsprogs",
 }

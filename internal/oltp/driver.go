@@ -102,16 +102,19 @@ func newRecorder(pooled bool) *recorder {
 type lease struct {
 	sess Session
 	rec  *recorder
+	// at names the member of a group the session is on ("node 2 of 3"),
+	// and that member's own log; zero for one server.
+	at memberAt
 }
 
 // connPool lends a few sessions to many users, as a TPC-C transaction
 // monitor serves terminals (RunConfig.Connections).
 type connPool struct{ free chan lease }
 
-func newConnPool(sessions []Session, recs []*recorder) *connPool {
+func newConnPool(sessions []Session, recs []*recorder, at func(i int) memberAt) *connPool {
 	p := &connPool{free: make(chan lease, len(sessions))}
 	for i, s := range sessions {
-		p.free <- lease{s, recs[i]}
+		p.free <- lease{s, recs[i], at(i)}
 	}
 	return p
 }
@@ -296,7 +299,7 @@ func (u *user) run(ctx context.Context) error {
 		u.giveBack(l)
 		if err != nil && !errors.Is(err, ErrRolledBack) {
 			if f := l.sess.Fault(err); f != nil {
-				return f
+				return l.at.fault(f)
 			}
 		}
 		if u.consecutiveErrs >= maxConsecutiveErrors {

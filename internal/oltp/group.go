@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/calibra-bench/calibra/internal/engine"
@@ -168,6 +169,41 @@ func openMembers(ctx context.Context, e engine.Engine) (*members, error) {
 		tg.ds, tg.ctls = append(tg.ds, d), append(tg.ctls, ctl)
 	}
 	return tg, nil
+}
+
+// memberAt is a session's member of a group: k of n (from 1), a node of
+// one shared database or an instance of its own; zero for one server.
+type memberAt struct {
+	k, n int
+	node bool
+}
+
+// at is the member session i is on: openSessions deals session i to
+// member i mod n.
+func (tg *members) at(i int) memberAt {
+	if len(tg.ds) < 2 {
+		return memberAt{}
+	}
+	return memberAt{k: i%len(tg.ds) + 1, n: len(tg.ds), node: tg.shared}
+}
+
+// serverLog is the log a dialect's fault points at; a group's member k
+// writes its own, engine.MemberLog of it.
+const serverLog = "logs/server.log"
+
+// fault names the member a session's fault came from and its own log,
+// where the dialect could say only "the server" and logs/server.log,
+// which a group does not write.
+func (m memberAt) fault(f error) error {
+	if m.n == 0 {
+		return f
+	}
+	word := "instance"
+	if m.node {
+		word = "node"
+	}
+	msg := strings.ReplaceAll(f.Error(), serverLog, engine.MemberLog(serverLog, m.k))
+	return fmt.Errorf("%s %d of %d: %s", word, m.k, m.n, msg)
 }
 
 func (tg *members) close() {

@@ -302,7 +302,7 @@ func (p *polled) settle(ed *edges, err error) error {
 	u.record(u.own, p.t, end.Sub(p.began), 0, err, p.window)
 	if err != nil && !errors.Is(err, ErrRolledBack) {
 		if f := u.own.sess.Fault(err); f != nil {
-			return f
+			return u.own.at.fault(f)
 		}
 	}
 	if u.consecutiveErrs >= maxConsecutiveErrors {

@@ -48,7 +48,7 @@ func TestTerminalsShareTheirConnections(t *testing.T) {
 	var inUse, maxInUse atomic.Int64
 	const users, conns = 6, 2
 	recs := []*recorder{newRecorder(true), newRecorder(true)}
-	pool := newConnPool([]Session{busySession{&inUse, &maxInUse}, busySession{&inUse, &maxInUse}}, recs)
+	pool := newConnPool([]Session{busySession{&inUse, &maxInUse}, busySession{&inUse, &maxInUse}}, recs, func(int) memberAt { return memberAt{} })
 	ed := newEdges(false)
 	close(ed.start)
 	close(ed.begin)

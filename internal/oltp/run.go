@@ -424,7 +424,7 @@ func newUsers(ctx context.Context, tg *members, cfg RunConfig, driven []int, bi 
 		recs[i] = newRecorder(cfg.pooled())
 	}
 	if cfg.pooled() {
-		pool = newConnPool(sessions, recs)
+		pool = newConnPool(sessions, recs, tg.at)
 	}
 	consts := tpcc.RunConstants(tpcc.NewRand(cfg.Seed, 0xC1), tpcc.Constants{CLast: bi.CLastLoad})
 	users := make([]*user, cfg.Users)
@@ -439,7 +439,7 @@ func newUsers(ctx context.Context, tg *members, cfg RunConfig, driven []int, bi 
 		}
 		u := &user{pool: pool, term: term, deck: NewDeck(rng, cfg.Profile), keying: cfg.KeyingThinking, edges: ed}
 		if pool == nil {
-			u.own = lease{sessions[i], recs[i]}
+			u.own = lease{sessions[i], recs[i], tg.at(i)}
 		}
 		if cfg.RatePerUser > 0 {
 			// Users start spread over one interval, not in lockstep.

@@ -22,15 +22,21 @@ var advice = map[string]string{
 func Caveats(run *results.Run) []string {
 	var order []string
 	where := map[string][]string{}
+	seen := map[string]bool{}
 	add := func(step, text string) {
-		if _, seen := where[text]; !seen {
+		if !seen[text] {
+			seen[text] = true
 			order = append(order, text)
 		}
 		if step != "" && !slices.Contains(where[text], step) {
 			where[text] = append(where[text], step)
 		}
 	}
+	host := hostLoad(run)
 	for _, w := range run.Warnings {
+		if host != "" && strings.HasPrefix(w, hostWarning) {
+			w = host // every step's share of another load, in one caveat
+		}
 		add("", w)
 	}
 	if l := run.Meta.Limits; l != nil && l.NotApplied["limits"] != "" {
@@ -42,7 +48,11 @@ func Caveats(run *results.Run) []string {
 			name = st.Kind
 		}
 		if a, ok := advice[st.LimitedBy]; ok && st.LimitedByEvidence != nil {
-			add(name, fmt.Sprintf("limited by %s (%s): %s", st.LimitedBy, st.LimitedByEvidence.Rule, a))
+			if st.LimitedBy == "host" {
+				add("", host) // it names its steps
+			} else {
+				add(name, fmt.Sprintf("limited by %s (%s): %s", st.LimitedBy, st.LimitedByEvidence.Rule, a))
+			}
 		}
 		switch b := st.Body.(type) {
 		case *results.OLTP:
@@ -63,6 +73,56 @@ func Caveats(run *results.Run) []string {
 		}
 	}
 	return out
+}
+
+// hostWarning begins the run's warning of another load during a step
+// (runner.Session.keep), one a step.
+const hostWarning = "another load on the host: "
+
+// hostLoad is one caveat for another load on the host, whichever steps it
+// came in (a run warning each, and a limit each it bounded): each step's
+// share of the machine, the steps it limited and what to do; "" when
+// there was none.
+func hostLoad(run *results.Run) string {
+	var during, limited []string
+	var rule string
+	for _, st := range run.Steps {
+		name := st.Name
+		if name == "" {
+			name = st.Kind
+		}
+		warned := slices.ContainsFunc(run.Warnings, func(w string) bool {
+			return strings.HasPrefix(w, hostWarning) && strings.Contains(w, fmt.Sprintf("during %s %q", st.Kind, st.Name))
+		})
+		if st.LimitedBy == "host" && st.LimitedByEvidence != nil {
+			limited = append(limited, name)
+			rule = st.LimitedByEvidence.Rule
+			warned = true
+		}
+		if !warned {
+			continue
+		}
+		if o := st.Observe; o != nil && o.CPUOutsidePct != nil {
+			share := fmt.Sprintf("%.0f%%", *o.CPUOutsidePct)
+			if len(during) == 0 {
+				share += " of the machine"
+			}
+			during = append(during, share+" during "+name)
+		} else {
+			during = append(during, "a share of the machine during "+name)
+		}
+	}
+	if len(during) == 0 {
+		return ""
+	}
+	used := "processes outside calibra and the database used " + strings.Join(during, ", ")
+	if len(limited) == 0 {
+		return hostWarning + used + ": their figures may be lower and noisier than the storage allows; " + advice["host"]
+	}
+	if len(during) > 1 || rule == "" {
+		rule = used
+	}
+	return fmt.Sprintf("%s: limited by host (%s): %s", strings.Join(limited, ", "), rule, advice["host"])
 }
 
 // verdictTable is the study's thresholds, judged; nil without any.

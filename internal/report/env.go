@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -52,8 +53,28 @@ func sortedTable(caption string, m map[string]string) Table {
 }
 
 // definitions are the metric definitions of docs/design.md (every figure's
-// is in docs/metrics.md), so a reader can check what a number means.
-var definitions = []Def{
+// is in docs/metrics.md), so a reader can check what a number means, in the
+// words of the engine measured.
+func definitions(engine string) []Def {
+	defs := slices.Clone(commonDefs)
+	for i, d := range defs {
+		if d.Term == "Top waits" {
+			defs[i].Text = topWaits[engine]
+			if defs[i].Text == "" {
+				defs[i].Text = topWaits["postgresql"]
+			}
+		}
+	}
+	return defs
+}
+
+// topWaits says where each engine's sampled waits come from.
+var topWaits = map[string]string{
+	"postgresql": "Database time per wait event, from pg_stat_activity samples (the ASH idea); seconds = samples × the sampling interval; \"CPU\" is an active backend with no wait event. Avg ms comes from the server's counters where they give it.",
+	"mariadb":    "Database time per wait event, from samples of the workload's sessions in performance_schema.events_waits_current (their states in information_schema.PROCESSLIST where performance_schema is off), an InnoDB row lock wait told by INNODB_TRX (the ASH idea); seconds = samples × the sampling interval; \"CPU\" is an active session in no instrumented wait. Avg ms comes from the waits performance_schema timed over the window.",
+}
+
+var commonDefs = []Def{
 	{"NOPM", "Committed New-Orders in the timed window / minutes (HammerDB takes Δ sum(d_next_o_id)); only the timed window, never the ramp-up."},
 	{"TPM (db)", "Δ(database commits + rollbacks) over the timed window / minutes, from the server's own count (PostgreSQL: pg_stat_database; MariaDB: performance_schema's transactions of calibra's account); database-specific. TPM (client) counts the transactions the driver completed."},
 	{"ART", "Mean response time of all transactions completed in the timed window. Latency percentiles come from HDR histograms (3 significant digits), per transaction type. The latency basis says whether times run from the actual start (\"service\", closed loop) or the intended start (\"response\": paced or open loop, coordinated omission corrected)."},

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -262,12 +263,38 @@ func (b *builder) oltp(o *results.OLTP) {
 		b.sec.Notes = append(b.sec.Notes, fmt.Sprintf("Driver CPU: %s s (%s µs per transaction, %s %% of the machine).",
 			Num(o.Driver.CPUS), Num(o.Driver.CPUUsPerTxn), Num(o.Driver.MachineSharePct)))
 	}
+	if line := retried(o); line != "" {
+		b.sec.Notes = append(b.sec.Notes, line)
+	}
 	b.consistency(o.Consistency)
 	b.oltpValidity(o)
 	b.oltpPartitions(o)
 	b.oltpMembers(o)
 	b.missing(o.Missing)
 	b.sec.Notes = append(b.sec.Notes, o.Notes...)
+}
+
+// retried says how many of the window's attempts a session ran again
+// itself (a Galera node's certification conflicts), by class; "" when none
+// was.
+func retried(o *results.OLTP) string {
+	var n int64
+	var classes []string
+	for _, c := range slices.Sorted(maps.Keys(o.Retries)) {
+		if o.Retries[c] > 0 {
+			n += o.Retries[c]
+			classes = append(classes, Int(o.Retries[c])+" "+c)
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	attempts := n
+	for _, t := range o.Transactions {
+		attempts += t.Count + t.Errors
+	}
+	return fmt.Sprintf("Retries: %s, %s %% of %s attempts, ran again in their session. TPM (db) counts every attempt; TPM (client) and the latencies count each transaction once, its retries inside its time.",
+		strings.Join(classes, ", "), Num(100*float64(n)/float64(attempts)), Int(attempts))
 }
 
 // oltpPartitions says which share of a split run this was, or, merged,
@@ -302,6 +329,10 @@ func (b *builder) oltpMembers(o *results.OLTP) {
 	}
 	t := Table{Caption: "Servers driven together (users dealt round-robin; NOPM and TPM (db) from each server's own counters)", Headline: true,
 		Head: []string{"server", "users", "NOPM", "TPM (db)", "TPM (client)", "ART ms"}}
+	if b.r.galera > 0 {
+		t.Caption = fmt.Sprintf("Nodes of the Galera cluster, one database replicated on all %d (users dealt round-robin; TPM (db) from each node's own counters; NOPM is the database's, counted once)", b.r.galera)
+		t.Head[0] = "node"
+	}
 	for _, m := range o.Instances {
 		t.Rows = append(t.Rows, cells(Int(int64(m.Instance)), Int(int64(m.Users)), NumPtr(m.NOPM), NumPtr(m.TPMDB), Num(m.TPMClient), Num(m.ARTMs)))
 	}
@@ -337,7 +368,11 @@ func (b *builder) oltpValidity(o *results.OLTP) {
 			d.SkippedDistricts, d.Deliveries*10, Num(d.SkippedPct)))
 	}
 	if o.CheckpointsInWindow != nil {
-		b.sec.Notes = append(b.sec.Notes, fmt.Sprintf("Checkpoints begun in the timed window: %d.", *o.CheckpointsInWindow))
+		what := "Checkpoints begun in the timed window"
+		if b.r.engine == "mariadb" {
+			what = "InnoDB checkpoints in the timed window (INNODB_METRICS log_checkpoints; fuzzy, advancing the redo log's checkpoint)"
+		}
+		b.sec.Notes = append(b.sec.Notes, fmt.Sprintf("%s: %d.", what, *o.CheckpointsInWindow))
 	}
 	for _, w := range o.Warnings {
 		b.sec.Notes = append(b.sec.Notes, "Warning: "+w+".")

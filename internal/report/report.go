@@ -38,6 +38,11 @@ type Report struct {
 
 	charts        []assets.Chart
 	hasTimeseries bool
+	// engine is the database measured ("postgresql", "mariadb"; "" when
+	// the run had none), galera its cluster's nodes (0: none), for the
+	// words that differ by engine and topology.
+	engine string
+	galera int
 }
 
 // Card is one headline figure.
@@ -106,6 +111,9 @@ var layerRank = map[string]int{
 func Build(run *results.Run, ts *results.Timeseries) *Report {
 	r := &Report{Label: run.Meta.Label, Command: run.Meta.Command, Status: run.Status, Error: run.Error,
 		Started: run.StartedAt.UTC().Format(time.RFC3339), hasTimeseries: ts != nil}
+	if e := run.Meta.Engine; e != nil {
+		r.engine, r.galera = e.Name, e.GaleraNodes
+	}
 	if r.Error == r.Status {
 		r.Error = "" // "interrupted" says nothing the status does not
 	}
@@ -136,7 +144,7 @@ func Build(run *results.Run, ts *results.Timeseries) *Report {
 	r.Warnings = Caveats(run)
 	r.Verdicts, r.Repeats = verdictTable(run.Verdicts), repeatTable(run.Repeats)
 	r.environment(run)
-	r.Defs = definitions
+	r.Defs = definitions(r.engine)
 	return r
 }
 

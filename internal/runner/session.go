@@ -357,7 +357,11 @@ func (s *Session) observed(ctx context.Context, body StepFunc) error {
 		members := engine.MembersOf(s.target)
 		cfg.Engine = members[0]
 		if len(members) > 1 {
-			if err := s.warnOnce(fmt.Sprintf("the database's evidence (waits, cache hits, WAL) is server 1's of %d; the host's and the storage's figures are all of theirs", len(members))); err != nil {
+			evidence := fmt.Sprintf("the database's evidence (waits, cache hits, WAL) is server 1's of %d; the host's and the storage's figures are all of theirs", len(members))
+			if g, ok := s.target.(engine.Group); ok && g.SharedData() {
+				evidence = fmt.Sprintf("the database's evidence (waits, cache hits, WAL) is node 1's of the %d cluster nodes, their replication counters each node's own; the host's and the storage's figures are all of theirs", len(members))
+			}
+			if err := s.warnOnce(evidence); err != nil {
 				return err
 			}
 		}

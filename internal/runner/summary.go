@@ -3,6 +3,8 @@ package runner
 import (
 	"cmp"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,7 +38,7 @@ func SummaryText(r *results.Run, status string) string {
 	for _, st := range r.Steps {
 		switch body := st.Body.(type) {
 		case *results.OLTP:
-			writeOLTPSummary(&b, st, body)
+			writeOLTPSummary(&b, r.Meta.Engine, st, body)
 		case *results.OLTPBuild:
 			each := ""
 			if body.Instances > 1 {
@@ -79,7 +81,17 @@ func SummaryText(r *results.Run, status string) string {
 	return b.String()
 }
 
-func writeOLTPSummary(b *strings.Builder, st results.Step, o *results.OLTP) {
+// galeraNodes is the nodes of the Galera cluster the run measured; 0 for
+// any other engine or topology.
+func galeraNodes(e *results.Engine) int {
+	if e == nil {
+		return 0
+	}
+	return e.GaleraNodes
+}
+
+func writeOLTPSummary(b *strings.Builder, e *results.Engine, st results.Step, o *results.OLTP) {
+	nodes := galeraNodes(e)
 	keying := "keying/thinking off"
 	if o.KeyingThinking != false {
 		keying = fmt.Sprintf("keying/thinking x%v", o.KeyingThinking)
@@ -89,7 +101,10 @@ func writeOLTPSummary(b *strings.Builder, st results.Step, o *results.OLTP) {
 		profile = ", profile " + o.Profile
 	}
 	servers := ""
-	if len(o.Instances) > 1 {
+	switch {
+	case nodes > 0:
+		servers = fmt.Sprintf(" in one database replicated on %d Galera nodes", nodes)
+	case len(o.Instances) > 1:
 		servers = fmt.Sprintf(" on each of %d servers", len(o.Instances))
 	}
 	fmt.Fprintf(b, "  oltp       %d warehouses%s, %d users, %s mode%s, %s, %.0f s window (%s)\n",
@@ -124,9 +139,16 @@ func writeOLTPSummary(b *strings.Builder, st results.Step, o *results.OLTP) {
 				r.Name, r.State, r.SyncState, spread(r.FlushLagMs), spread(r.ReplayLagMs), waits)
 		}
 	}
+	word := "server"
+	if nodes > 0 {
+		word = "node" // NOPM is the shared database's, counted once
+	}
 	for _, m := range o.Instances {
-		fmt.Fprintf(b, "  server %-3d %3d users  nopm %9s  tpm_db %9s  tpm_client %9.0f  art %7.3f ms\n",
-			m.Instance, m.Users, opt(m.NOPM, "%.0f"), opt(m.TPMDB, "%.0f"), m.TPMClient, m.ARTMs)
+		fmt.Fprintf(b, "  %-6s %-3d %3d users  nopm %9s  tpm_db %9s  tpm_client %9.0f  art %7.3f ms\n",
+			word, m.Instance, m.Users, opt(m.NOPM, "%.0f"), opt(m.TPMDB, "%.0f"), m.TPMClient, m.ARTMs)
+	}
+	if line := retries(o); line != "" {
+		fmt.Fprintf(b, "  %-10s %s\n", "retries", line)
 	}
 	fmt.Fprintf(b, "  %-13s %8s %6s %9s %9s %9s %9s\n", "transaction", "count", "mix %", "p50 ms", "p90 ms", "p99 ms", "errors")
 	for _, name := range results.TxTypes {
@@ -159,6 +181,29 @@ func writeOLTPValidity(b *strings.Builder, o *results.OLTP) {
 	for _, w := range o.Warnings {
 		fmt.Fprintf(b, "  warning    %s\n", w)
 	}
+}
+
+// retries says how many of the window's attempts a session ran again
+// itself (a Galera node's certification conflicts), by class, and what
+// that does to the figures; "" when none was.
+func retries(o *results.OLTP) string {
+	var n int64
+	var classes []string
+	for _, c := range slices.Sorted(maps.Keys(o.Retries)) {
+		if o.Retries[c] > 0 {
+			n += o.Retries[c]
+			classes = append(classes, fmt.Sprintf("%d %s", o.Retries[c], c))
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	attempts := n
+	for _, t := range o.Transactions {
+		attempts += t.Count + t.Errors
+	}
+	return fmt.Sprintf("%s: %.0f%% of %d attempts ran again in their session; tpm_db counts every attempt, tpm_client and the latencies each transaction once, its retries inside its time",
+		strings.Join(classes, ", "), 100*float64(n)/float64(attempts), attempts)
 }
 
 func consistencyVerdict(c *results.Consistency) string {
@@ -300,6 +345,10 @@ func writeIOCalSummary(b *strings.Builder, st results.Step, o *results.IOCal) {
 	fmt.Fprintf(b, "  iocal      %s of data in %d-byte blocks, %.0f s points (%s)\n",
 		device.FormatSize(o.DataBytes), o.BlockSizeBytes, o.PointS, st.Status)
 	line := func(test string, p results.IOCalPoint) {
+		iops := "n/a" // a sequential point measures MB/s and blocks, not I/Os
+		if test == "random" {
+			iops = fmt.Sprintf("%.0f", p.IOPS)
+		}
 		lat := "n/a"
 		if p.LatMs != nil {
 			lat = fmt.Sprintf("%9.3f %9.3f", p.LatMs.Mean, p.LatMs.P99)
@@ -308,7 +357,7 @@ func writeIOCalSummary(b *strings.Builder, st results.Step, o *results.IOCal) {
 		if p.DiskRIOPS != nil {
 			dev = fmt.Sprintf("%.0f", *p.DiskRIOPS)
 		}
-		fmt.Fprintf(b, "  %-9s %5d %10.0f %10.0f %10s %9.1f %s  %s\n", test, p.Jobs, p.IOPS, p.DBPS, dev, p.MBPS, lat, p.LimitedBy)
+		fmt.Fprintf(b, "  %-9s %5d %10s %10.0f %10s %9.1f %s  %s\n", test, p.Jobs, iops, p.DBPS, dev, p.MBPS, lat, p.LimitedBy)
 	}
 	fmt.Fprintf(b, "  %-9s %5s %10s %10s %10s %9s %9s %9s  %s  (latency ms)\n", "test", "jobs", "IOPS", "blocks/s", "device r/s", "MB/s", "mean", "p99", "limited by")
 	if r := o.RandomRead; r != nil {

@@ -100,7 +100,7 @@ func (p *source) Open(ctx context.Context, proc string) (observe.DBConn, observe
 	info.Limits["db.wal_write_avg_ms"] = "InnoDB does not time its redo log writes"
 	info.Limits["db.wal_sync_avg_ms"] = "InnoDB does not time its redo log syncs"
 	info.Limits["db.client_reads"] = "InnoDB does not count the reads of client sessions apart"
-	info.Limits["db.checkpoints"] = "InnoDB checkpoints continuously (fuzzy checkpoints): it counts no checkpoints"
+	info.Limits["db.checkpoints"] = "InnoDB checkpoints continuously (fuzzy checkpoints), so the observer counts none over a step; an oltp step counts them (checkpoints_in_window, from INNODB_METRICS log_checkpoints)"
 	info.Limits["db.buffers_checkpoint"] = "InnoDB counts the pages it flushes, not per checkpoint"
 	info.ServerPID = p.localServer(proc, pidFile, dataDir)
 	return &myConn{db: db, src: p}, info, nil
