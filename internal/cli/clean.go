@@ -15,8 +15,9 @@ func (a *app) cleanCommand() *cobra.Command {
 storage under test, stopping its server first if a crashed calibra left one
 running, its standbys (PATH/calibra-pg-replica-K, or wherever --replica-path
 put them), and any device test files a crashed run left in PATH/calibra-device;
-and, wherever they are, the socket directories (TMPDIR/calibra-sock-*) and
-empty cgroups (calibra-PID) of runs that were killed. A live run's are never
+and the socket directories (TMPDIR/calibra-sockets-UID/calibra-sock-*, a
+directory only calibra's account can write to) and empty cgroups
+(calibra-PID) of runs that were killed. A live run's are never
 touched. Run directories are kept.`,
 		Example: `  calibra clean --path /mnt/array`,
 		Args:    noArgs,

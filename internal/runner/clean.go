@@ -10,6 +10,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/device"
 	"github.com/calibra-bench/calibra/internal/engine/mariadb"
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	"github.com/calibra-bench/calibra/internal/engine/server"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/lab"
 	"github.com/calibra-bench/calibra/internal/limits"
@@ -22,6 +23,11 @@ import (
 // directories, empty cgroups); it says what it did on w.
 func Clean(path string, w io.Writer) error {
 	if err := CheckPath(path, 0, "clean"); err != nil {
+		return err
+	}
+	// The socket directories' base is judged before anything is removed:
+	// one another account made or can write to is refused, not cleaned.
+	if _, err := server.SocketBase(false); err != nil {
 		return err
 	}
 	// A running command's instance is not clean's to remove.

@@ -370,7 +370,7 @@ func (in *Instance) Start(ctx context.Context, group *proc.Group) error {
 			"a MariaDB server (pid %d) is already running on %s", pid, in.DataDir)
 	}
 	if in.SocketDir == "" {
-		sock, err := os.MkdirTemp("", socketDirPrefix)
+		sock, err := server.NewSocketDir(socketDirPrefix)
 		if err != nil {
 			return err
 		}
@@ -599,8 +599,8 @@ func serverError(line string) bool {
 	return strings.Contains(line, "ERROR") || strings.Contains(line, "unknown")
 }
 
-// socketDirPrefix names the private socket directories under the system's
-// temporary directory (PostgreSQL's are calibra-sock-).
+// socketDirPrefix names the private socket directories in
+// server.SocketBase (PostgreSQL's are calibra-sock-).
 const socketDirPrefix = "calibra-mysock-"
 
 // RemoveStaleSockets removes the socket directories that dead runs left:

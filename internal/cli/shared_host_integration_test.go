@@ -1,0 +1,136 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/calibra-bench/calibra/internal/engine/server"
+	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/testenv"
+)
+
+// The cases of a shared host: another local account (nobody) plants
+// links and directories where calibra, as root, makes or removes its own,
+// and calibra must neither write nor remove what they point at. See
+// docs/security.md.
+
+// socketBase is the private directory of calibra's socket directories
+// (under this test's TMPDIR when it sets one).
+func socketBase(t *testing.T) string {
+	t.Helper()
+	base, err := server.SocketBase(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base
+}
+
+// sharedDir makes a directory every account can write to: sticky, as
+// /tmp is, or not, as a careless --path is.
+func sharedDir(t *testing.T, sticky bool) string {
+	t.Helper()
+	dir := storageDir(t)
+	mode := os.FileMode(0o777)
+	if sticky {
+		mode |= os.ModeSticky
+	}
+	if err := os.Chmod(dir, mode); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// precious is a file of root's that the other account aims its links at;
+// untouched fails the test if calibra wrote, truncated or removed it.
+func precious(t *testing.T) (path string, untouched func()) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "precious")
+	const text = "root's own, not calibra's to write\n"
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path, func() {
+		t.Helper()
+		if data, err := os.ReadFile(path); err != nil || string(data) != text {
+			t.Errorf("the file the other account pointed at now holds %q (%v)", data, err)
+		}
+	}
+}
+
+// refusedInOneSentence fails unless calibra exited 2 with one line that
+// names what, and nothing else on stderr.
+func refusedInOneSentence(t *testing.T, code int, stderr, what string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	last := lines[len(lines)-1]
+	if code != fault.ExitInput || !strings.HasPrefix(last, "calibra: ") || !strings.Contains(last, what) {
+		t.Errorf("exit %d, want %d with one sentence naming %s:\n%s", code, fault.ExitInput, what, stderr)
+	}
+}
+
+// Critical: calibra-sock-* in the shared temporary directory is a name any
+// account can take first. Another account's directory of that name, with
+// calibra.lock a link to root's file, must not make clean write the file:
+// calibra's socket directories live in its own private base now, and
+// clean looks nowhere else.
+func TestCleanIgnoresAnotherAccountsSocketDirectories(t *testing.T) {
+	path := storageDir(t)
+	tmp := sharedDir(t, true)
+	t.Setenv("TMPDIR", tmp)
+	target, untouched := precious(t)
+	testenv.AsStranger(t, `for d in calibra-sock-planted calibra-mysock-planted; do
+		mkdir -m 0777 "$1/$d"; ln -s "$2" "$1/$d/calibra.lock"; done`, tmp, target)
+
+	code, _, stderr := run(t, "clean", "--path", path)
+	if code != 0 {
+		t.Errorf("clean: exit %d\n%s", code, stderr)
+	}
+	untouched()
+	for _, d := range []string{"calibra-sock-planted", "calibra-mysock-planted"} {
+		if _, err := os.Lstat(filepath.Join(tmp, d, "calibra.lock")); err != nil {
+			t.Errorf("clean touched the other account's %s: %v", d, err)
+		}
+	}
+}
+
+// The private base itself is a name in the shared temporary directory:
+// another account may make it first (a directory of its own, or a link to
+// one), and plant there what clean would judge. Clean refuses it in one
+// sentence before it removes anything, and writes nothing through it.
+func TestCleanRefusesASocketBaseAnotherAccountMade(t *testing.T) {
+	for name, plant := range map[string]string{
+		"directory": `mkdir -m 0777 "$1"; mkdir -m 0777 "$1/calibra-sock-planted"; ln -s "$2" "$1/calibra-sock-planted/calibra.lock"`,
+		"link":      `mkdir -m 0777 "$1.real"; mkdir -m 0777 "$1.real/calibra-sock-planted"; ln -s "$2" "$1.real/calibra-sock-planted/calibra.lock"; ln -s "$1.real" "$1"`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := storageDir(t)
+			tmp := sharedDir(t, true)
+			t.Setenv("TMPDIR", tmp)
+			target, untouched := precious(t)
+			base := filepath.Join(tmp, server.SocketBaseName+"0")
+			testenv.AsStranger(t, plant, base, target)
+			code, _, stderr := run(t, "clean", "--path", path)
+			refusedInOneSentence(t, code, stderr, base)
+			untouched()
+		})
+	}
+}
+
+// High: PATH/calibra.lock when --path is writable by other accounts. Both
+// clean and oltp check took the lock through the other account's link and
+// wrote "pid N, calibra clean" into root's file; now they refuse it.
+func TestALockLinkUnderASharedPathIsRefused(t *testing.T) {
+	requirePostgres(t) // oltp check opens the managed instance first
+	for _, args := range [][]string{{"clean"}, {"oltp", "check"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			path := sharedDir(t, false)
+			target, untouched := precious(t)
+			testenv.AsStranger(t, `ln -s "$2" "$1/calibra.lock"`, path, target)
+			code, _, stderr := run(t, append(args, "--path", path)...)
+			refusedInOneSentence(t, code, stderr, filepath.Join(path, "calibra.lock")+" is a symbolic link")
+			untouched()
+		})
+	}
+}
