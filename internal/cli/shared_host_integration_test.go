@@ -134,3 +134,80 @@ func TestALockLinkUnderASharedPathIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// victimTree makes, as root, files outside any --path that clean would
+// remove if it followed the other account's links to them, and returns
+// the tree's root and a check that every file is still there.
+func victimTree(t *testing.T, files ...string) (string, func()) {
+	t.Helper()
+	root := t.TempDir()
+	for _, f := range files {
+		name := filepath.Join(root, f)
+		if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, []byte("keep"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root, func() {
+		t.Helper()
+		for _, f := range files {
+			if _, err := os.Stat(filepath.Join(root, f)); err != nil {
+				t.Errorf("clean removed %s, which the other account's link pointed at: %v", f, err)
+			}
+		}
+	}
+}
+
+// Medium: clean removes calibra-pg, calibra-instances, calibra-instances/K
+// and calibra-device under --path. Where others can write to --path, each
+// may be a link out of it, to another instance's data directory (whose WAL
+// clean removed), another's --instances (whose instances went) or device
+// test files: clean refuses the link in one sentence and removes nothing.
+func TestCleanFollowsNoLinkOutOfPath(t *testing.T) {
+	cases := []struct {
+		name, plant string
+		victims     []string
+	}{
+		// Another instance's data directory, whose WAL is elsewhere.
+		{"calibra-pg", `ln -s "$2/calibra-pg" "$1/calibra-pg"`,
+			[]string{"calibra-pg/PG_VERSION", "calibra-wal/000000010000000000000001"}},
+		{"calibra-instances", `ln -s "$2" "$1/calibra-instances"`,
+			[]string{"1/calibra-pg/PG_VERSION", "1/calibra-mariadb/ibdata1"}},
+		{"calibra-instances/1", `mkdir "$1/calibra-instances"; ln -s "$2/1" "$1/calibra-instances/1"`,
+			[]string{"1/calibra-pg/PG_VERSION"}},
+		{"calibra-device", `ln -s "$2" "$1/calibra-device"`,
+			[]string{"w0", "w1"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := sharedDir(t, false)
+			victim, untouched := victimTree(t, c.victims...)
+			if c.name == "calibra-pg" {
+				if err := os.Symlink(filepath.Join(victim, "calibra-wal"), filepath.Join(victim, "calibra-pg", "pg_wal")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			testenv.AsStranger(t, c.plant, path, victim)
+			code, _, stderr := run(t, "clean", "--path", path)
+			refusedInOneSentence(t, code, stderr, filepath.Join(path, c.name)+" is a symbolic link")
+			untouched()
+		})
+	}
+}
+
+// A data directory names the other directories clean removes with it (its
+// WAL through pg_wal, its standbys in a list). One that another account
+// made in a --path it can write to may name anything: clean removes it,
+// the account's own, but not the root-owned WAL it points at.
+func TestCleanRemovesOnlyWhatTheDataDirectorysOwnerMade(t *testing.T) {
+	path := sharedDir(t, false)
+	victim, untouched := victimTree(t, "calibra-wal/000000010000000000000001")
+	testenv.AsStranger(t, `mkdir "$1/calibra-pg"; echo 15 > "$1/calibra-pg/PG_VERSION"; ln -s "$2/calibra-wal" "$1/calibra-pg/pg_wal"`, path, victim)
+	code, _, stderr := run(t, "clean", "--path", path)
+	if code != 0 {
+		t.Errorf("clean: exit %d\n%s", code, stderr)
+	}
+	untouched()
+}

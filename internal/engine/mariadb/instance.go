@@ -582,13 +582,15 @@ func removeDataDir(dataDir string) (bool, error) {
 		server.StopLeftover(pid, syscall.SIGTERM, 30*time.Second, func() bool { _, ok := in.runningPID(); return ok })
 	}
 	redo := in.recordedRedoDir()
+	// Judged before the data directory (the owner to match) goes.
+	ownRedo := strings.HasPrefix(filepath.Base(redo), RedoDirName) && server.OwnedLike(redo, in.DataDir)
 	if err := os.RemoveAll(in.TmpDir()); err != nil {
 		return true, err
 	}
 	if err := os.RemoveAll(in.DataDir); err != nil {
 		return true, err
 	}
-	if strings.HasPrefix(filepath.Base(redo), RedoDirName) {
+	if ownRedo {
 		return true, os.RemoveAll(redo)
 	}
 	return true, nil

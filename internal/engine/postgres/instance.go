@@ -492,7 +492,7 @@ func Remove(path string) (bool, error) {
 	}
 	// WAL that --wal-path put on other storage goes with its data.
 	var wal string
-	if target, err := os.Readlink(in.defaultWALDir()); err == nil && filepath.Base(target) == WALDirName {
+	if target, err := os.Readlink(in.defaultWALDir()); err == nil && filepath.Base(target) == WALDirName && server.OwnedLike(target, in.DataDir) {
 		wal = target
 	}
 	if err := os.RemoveAll(in.DataDir); err != nil {

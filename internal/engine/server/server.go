@@ -295,10 +295,21 @@ func SamePath(a, b string) bool {
 	return errA == nil && errB == nil && ra == rb
 }
 
+// OwnedLike reports whether dir is a directory, not a symbolic link, of
+// the account that owns ref (a data directory, not a link either): a
+// data directory names others clean removes with it (its WAL, redo log,
+// standbys), and one another account made could name anything.
+func OwnedLike(dir, ref string) bool {
+	var d, r syscall.Stat_t
+	isDir := func(st *syscall.Stat_t) bool { return st.Mode&syscall.S_IFMT == syscall.S_IFDIR }
+	return syscall.Lstat(dir, &d) == nil && syscall.Lstat(ref, &r) == nil && isDir(&d) && isDir(&r) && d.Uid == r.Uid
+}
+
 // PIDIn reports the live server that owns dataDir by its pid file: the PID
 // on the file's first line, a process named with one of comms' prefixes,
-// working in dataDir. A stale pid file's PID may since name another
-// server's process, which is not ours to signal.
+// run by the account that owns dataDir and working in it. A stale pid
+// file's PID may since name another server's process, which is not ours
+// to signal; nor is a process of another account.
 func PIDIn(pidFile, dataDir string, comms ...string) (int, bool) {
 	data, err := os.ReadFile(pidFile)
 	if err != nil {
@@ -311,6 +322,10 @@ func PIDIn(pidFile, dataDir string, comms ...string) (int, bool) {
 	}
 	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
 	if err != nil || !slices.ContainsFunc(comms, func(c string) bool { return strings.HasPrefix(string(comm), c) }) {
+		return 0, false
+	}
+	var owner, dir syscall.Stat_t
+	if syscall.Stat(fmt.Sprintf("/proc/%d", pid), &owner) != nil || syscall.Stat(dataDir, &dir) != nil || owner.Uid != dir.Uid {
 		return 0, false
 	}
 	cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
