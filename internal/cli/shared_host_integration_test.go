@@ -211,3 +211,45 @@ func TestCleanRemovesOnlyWhatTheDataDirectorysOwnerMade(t *testing.T) {
 	}
 	untouched()
 }
+
+// Medium: calibra writes a run by path, so a run directory that another
+// account can swap for a link mid-run would have root write the run
+// wherever the link points. A calibra-runs the account made, or one it
+// can write to, and a link planted at --out, are refused in one sentence
+// before anything runs; the link's target is left as it was.
+func TestARunDirectoryAnotherAccountCanSwapIsRefused(t *testing.T) {
+	fio := fakeFio(t, "fio-3.33") // the run would fail later: the refusal comes first
+	cases := map[string]struct {
+		plant string // run as nobody in a directory everyone can write ($1), the victim $2
+		out   string // --out under $1, or "" for the default ./calibra-runs/...
+		want  string
+	}{
+		"calibra-runs of another account": {`mkdir -m 0755 "$1/calibra-runs"`, "", "belongs to the account with uid"},
+		"calibra-runs writable by others": {`mkdir -m 0777 "$1/calibra-runs"; chmod 0777 "$1/calibra-runs"`, "", "is writable by other accounts"},
+		"a link at --out":                 {`ln -s "$2" "$1/run"`, "run", "is a symbolic link"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			cwd := sharedDir(t, true)
+			victim, untouched := victimTree(t, "kept")
+			testenv.AsStranger(t, c.plant, cwd, victim)
+			if name == "calibra-runs writable by others" {
+				// nobody's directory, given to root as if root had made it
+				if err := os.Chown(filepath.Join(cwd, "calibra-runs"), 0, 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Chdir(cwd)
+			args := []string{"device", "--path", t.TempDir(), "--fio", fio, "--progress", "none"}
+			if c.out != "" {
+				args = append(args, "--out", filepath.Join(cwd, c.out))
+			}
+			code, _, stderr := run(t, args...)
+			refusedInOneSentence(t, code, stderr, c.want)
+			untouched()
+			if entries, _ := os.ReadDir(victim); len(entries) != 1 {
+				t.Errorf("calibra wrote into the link's target: %v", entries)
+			}
+		})
+	}
+}
