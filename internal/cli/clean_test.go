@@ -33,7 +33,7 @@ func TestCleanRemovesWhatKilledRunsLeft(t *testing.T) {
 	}
 	sockDir := func(pgLock int) string {
 		t.Helper()
-		dir, err := os.MkdirTemp(tmp, "calibra-sock-")
+		dir, err := os.MkdirTemp(socketBase(t), "calibra-sock-")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,7 +144,7 @@ func TestCleanAfterAKill(t *testing.T) {
 			t.Fatal("the killed calibra's server still runs")
 		}
 	}
-	socks, _ := filepath.Glob(filepath.Join(tmp, "calibra-sock-*"))
+	socks, _ := filepath.Glob(filepath.Join(socketBase(t), "calibra-sock-*"))
 	if len(socks) != 1 {
 		t.Fatalf("%d socket directories after the kill, want the one it leaked", len(socks))
 	}
@@ -153,7 +153,7 @@ func TestCleanAfterAKill(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("clean: exit %d\n%s", code, stderr)
 	}
-	if socks, _ := filepath.Glob(filepath.Join(tmp, "calibra-sock-*")); len(socks) != 0 {
+	if socks, _ := filepath.Glob(filepath.Join(socketBase(t), "calibra-sock-*")); len(socks) != 0 {
 		t.Errorf("clean left %q", socks)
 	}
 	if leakedCgroup && len(cgroups()) > before {

@@ -53,6 +53,14 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 3)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
+	// A reader that goes away (calibra ... | head) must not kill calibra
+	// mid-run, leaving results.json "running" and the cleanup undone: with
+	// SIGPIPE caught (and dropped), a write to the closed pipe returns
+	// EPIPE and the run goes on to its end. Caught rather than ignored, it
+	// is not ignored in the servers and tools calibra starts.
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	defer signal.Stop(pipes)
 	go func() {
 		if _, ok := <-sigs; !ok {
 			return

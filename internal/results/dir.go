@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/calibra-bench/calibra/internal/fault"
@@ -51,12 +52,15 @@ func Create(path string, run *Run) (*Dir, error) {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
+	if err := makeRunDir(path); err != nil {
+		return nil, err
+	}
 	if _, err := os.Stat(filepath.Join(path, "results.json")); err == nil {
 		return nil, fault.Input("choose another --out or remove the old run",
 			"the run directory %s already holds a run", path)
 	}
-	for _, sub := range []string{"", "logs", "raw"} {
-		if err := os.MkdirAll(filepath.Join(path, sub), 0o755); err != nil {
+	for _, sub := range []string{"logs", "raw"} {
+		if err := os.Mkdir(filepath.Join(path, sub), 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 			return nil, fault.Input("choose an --out directory you can write to",
 				"cannot create the run directory %s: %v", path, unwrapPathError(err))
 		}
@@ -65,6 +69,52 @@ func Create(path string, run *Run) (*Dir, error) {
 	run.Status = StatusRunning
 	d := &Dir{Path: path, run: run}
 	return d, d.Save()
+}
+
+// makeRunDir makes the run directory path (absolute), or takes an
+// existing one of calibra's own account. Its parent must let no other
+// account rename or replace what is in it (calibra's or root's, and not
+// writable by group or others unless sticky, as /tmp): calibra writes the
+// run by path, and a run directory swapped for a link mid-run would have
+// it write wherever the link points. A link at path is refused.
+func makeRunDir(path string) error {
+	parent := filepath.Dir(path)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fault.Input("choose an --out directory you can write to",
+			"cannot create the run directory %s: %v", path, unwrapPathError(err))
+	}
+	fix := "choose an --out in a directory only calibra's account (or root) can write to"
+	var st syscall.Stat_t
+	if err := syscall.Stat(parent, &st); err != nil {
+		return fmt.Errorf("the run directory's parent %s: %w", parent, err)
+	}
+	euid := uint32(os.Geteuid())
+	switch {
+	case st.Uid != euid && st.Uid != 0:
+		return fault.Input(fix, "%s, where the run directory goes, belongs to the account with uid %d, who could swap the run for a link mid-run", parent, st.Uid)
+	case st.Mode&0o022 != 0 && st.Mode&syscall.S_ISVTX == 0:
+		return fault.Input(fix, "%s, where the run directory goes, is writable by other accounts, who could swap the run for a link mid-run", parent)
+	}
+	err := os.Mkdir(path, 0o755)
+	if err == nil || !errors.Is(err, os.ErrExist) {
+		if err != nil {
+			return fault.Input("choose an --out directory you can write to",
+				"cannot create the run directory %s: %v", path, unwrapPathError(err))
+		}
+		return nil
+	}
+	if err := syscall.Lstat(path, &st); err != nil {
+		return fmt.Errorf("the run directory %s: %w", path, err)
+	}
+	switch {
+	case st.Mode&syscall.S_IFMT == syscall.S_IFLNK:
+		return fault.Input("choose another --out, or remove the link (another account may have made it)", "the run directory %s is a symbolic link, which calibra does not follow", path)
+	case st.Mode&syscall.S_IFMT != syscall.S_IFDIR:
+		return fault.Input("choose another --out", "the run directory %s is not a directory", path)
+	case st.Uid != euid:
+		return fault.Input("choose another --out, or remove it (another account may have made it)", "the run directory %s belongs to the account with uid %d, not calibra's", path, st.Uid)
+	}
+	return nil
 }
 
 func unwrapPathError(err error) error {

@@ -10,6 +10,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/device"
 	"github.com/calibra-bench/calibra/internal/engine/mariadb"
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	"github.com/calibra-bench/calibra/internal/engine/server"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/lab"
 	"github.com/calibra-bench/calibra/internal/limits"
@@ -24,6 +25,11 @@ func Clean(path string, w io.Writer) error {
 	if err := CheckPath(path, 0, "clean"); err != nil {
 		return err
 	}
+	// The socket directories' base is judged before anything is removed:
+	// one another account made or can write to is refused, not cleaned.
+	if _, err := server.SocketBase(false); err != nil {
+		return err
+	}
 	// A running command's instance is not clean's to remove.
 	lock, err := pathlock.Acquire(path, "clean")
 	var held *pathlock.HeldError
@@ -34,6 +40,9 @@ func Clean(path string, w io.Writer) error {
 		return err
 	}
 	defer lock.Release()
+	if err := refuseLinks(path); err != nil {
+		return err
+	}
 	removed, err := removeInstances(path)
 	if err != nil {
 		return fmt.Errorf("remove the managed instance: %w", err)
@@ -114,3 +123,31 @@ func removeEngines(path, suffix string) ([]string, error) {
 
 // galeraName names a Galera cluster's nodes in what clean says it removed.
 const galeraName = "mariadb-galera"
+
+// refuseLinks refuses, before anything is removed, a symbolic link at any
+// name clean removes under path (the managed instances, calibra-instances
+// and its members, the device test directory, the lab): where others can
+// write to path, such a link would have clean stop, empty or remove what
+// it points at, out of path. calibra makes none of these as links.
+func refuseLinks(path string) error {
+	var names []string
+	for _, pattern := range []string{postgres.DataDirName + "*", mariadb.DataDirName + "*", InstancesDir, device.TestDir, lab.DirName} {
+		m, _ := filepath.Glob(filepath.Join(path, pattern))
+		names = append(names, m...)
+	}
+	members, _ := filepath.Glob(filepath.Join(path, InstancesDir, "*"))
+	for _, member := range members {
+		names = append(names, member)
+		for _, pattern := range []string{postgres.DataDirName + "*", mariadb.DataDirName + "*"} {
+			m, _ := filepath.Glob(filepath.Join(member, pattern))
+			names = append(names, m...)
+		}
+	}
+	for _, name := range names {
+		if st, err := os.Lstat(name); err == nil && st.Mode()&os.ModeSymlink != 0 {
+			return fault.Input(fmt.Sprintf("remove the link yourself (another account may have made it) and make %s writable only by the accounts you trust", path),
+				"%s is a symbolic link, and clean follows no link out of %s", name, path)
+		}
+	}
+	return nil
+}

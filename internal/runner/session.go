@@ -165,6 +165,10 @@ func (e Env) Run(ctx context.Context, command string, c *Config, needs Needs, bo
 		if errors.As(err, &held) {
 			return fault.Input("wait for it to finish, or stop it; a lock of a killed calibra frees itself", "%v", err)
 		}
+		var in *fault.InputError
+		if errors.As(err, &in) {
+			return err // a lock file calibra refuses says so itself
+		}
 		if err != nil {
 			return fmt.Errorf("lock %s: %w", c.Path, err)
 		}

@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -131,4 +133,36 @@ func ProcessesUnder(dir string) []string {
 		}
 	}
 	return pids
+}
+
+// Stranger is the account nobody, which plays another local account (an
+// attacker on a shared host); the test is skipped without root (needed
+// to act as it) or without the account.
+func Stranger(t testing.TB) (uid, gid int) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("acting as another local account needs root to switch accounts")
+	}
+	u, err := user.Lookup("nobody")
+	if err != nil {
+		t.Skipf("no 'nobody' account to play another local account: %v", err)
+	}
+	uid, _ = strconv.Atoi(u.Uid)
+	gid, _ = strconv.Atoi(u.Gid)
+	return uid, gid
+}
+
+// AsStranger runs the shell script as the Stranger account, with args as
+// $1, $2..., and fails the test if it fails: what another local account
+// can do, it does.
+func AsStranger(t testing.TB, script string, args ...string) {
+	t.Helper()
+	uid, gid := Stranger(t)
+	cmd := exec.Command("/bin/sh", append([]string{"-ec", script, "stranger"}, args...)...)
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/", "LC_ALL=C"}
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("as the account nobody: %v\n%s", err, out)
+	}
 }

@@ -370,7 +370,7 @@ func (in *Instance) Start(ctx context.Context, group *proc.Group) error {
 			"a MariaDB server (pid %d) is already running on %s", pid, in.DataDir)
 	}
 	if in.SocketDir == "" {
-		sock, err := os.MkdirTemp("", socketDirPrefix)
+		sock, err := server.NewSocketDir(socketDirPrefix)
 		if err != nil {
 			return err
 		}
@@ -582,13 +582,15 @@ func removeDataDir(dataDir string) (bool, error) {
 		server.StopLeftover(pid, syscall.SIGTERM, 30*time.Second, func() bool { _, ok := in.runningPID(); return ok })
 	}
 	redo := in.recordedRedoDir()
+	// Judged before the data directory (the owner to match) goes.
+	ownRedo := strings.HasPrefix(filepath.Base(redo), RedoDirName) && server.OwnedLike(redo, in.DataDir)
 	if err := os.RemoveAll(in.TmpDir()); err != nil {
 		return true, err
 	}
 	if err := os.RemoveAll(in.DataDir); err != nil {
 		return true, err
 	}
-	if strings.HasPrefix(filepath.Base(redo), RedoDirName) {
+	if ownRedo {
 		return true, os.RemoveAll(redo)
 	}
 	return true, nil
@@ -599,8 +601,8 @@ func serverError(line string) bool {
 	return strings.Contains(line, "ERROR") || strings.Contains(line, "unknown")
 }
 
-// socketDirPrefix names the private socket directories under the system's
-// temporary directory (PostgreSQL's are calibra-sock-).
+// socketDirPrefix names the private socket directories in
+// server.SocketBase (PostgreSQL's are calibra-sock-).
 const socketDirPrefix = "calibra-mysock-"
 
 // RemoveStaleSockets removes the socket directories that dead runs left:

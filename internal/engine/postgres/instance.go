@@ -266,7 +266,7 @@ func (in *Instance) Start(ctx context.Context, group *proc.Group) error {
 		return fault.Input(fmt.Sprintf("wait for the other calibra to finish, or run 'calibra clean --path %s'", in.cfg.Path),
 			"a PostgreSQL server (pid %d) is already running on %s", pid, in.DataDir)
 	}
-	sock, err := os.MkdirTemp("", socketDirPrefix)
+	sock, err := server.NewSocketDir(socketDirPrefix)
 	if err != nil {
 		return err
 	}
@@ -492,7 +492,7 @@ func Remove(path string) (bool, error) {
 	}
 	// WAL that --wal-path put on other storage goes with its data.
 	var wal string
-	if target, err := os.Readlink(in.defaultWALDir()); err == nil && filepath.Base(target) == WALDirName {
+	if target, err := os.Readlink(in.defaultWALDir()); err == nil && filepath.Base(target) == WALDirName && server.OwnedLike(target, in.DataDir) {
 		wal = target
 	}
 	if err := os.RemoveAll(in.DataDir); err != nil {
@@ -504,8 +504,8 @@ func Remove(path string) (bool, error) {
 	return true, nil
 }
 
-// socketDirPrefix names the private socket directories under the
-// system's temporary directory.
+// socketDirPrefix names the private socket directories in
+// server.SocketBase.
 const socketDirPrefix = "calibra-sock-"
 
 // RemoveStaleSockets removes the socket directories that dead runs left

@@ -490,7 +490,13 @@ func writeReplicaList(in *Instance, dirs []string) error {
 // removeReplicas stops and removes the standbys recorded in dataDir and
 // any under path, reporting whether there were any.
 func removeReplicas(path, dataDir string) (bool, error) {
-	dirs := readReplicaList(dataDir)
+	var dirs []string
+	for _, d := range readReplicaList(dataDir) {
+		// Only the standbys the primary's own account made.
+		if server.OwnedLike(d, dataDir) || server.OwnedLike(d+".partial", dataDir) {
+			dirs = append(dirs, d)
+		}
+	}
 	found, _ := filepath.Glob(filepath.Join(path, ReplicaDirPrefix+"*"))
 	for _, d := range found {
 		if d = strings.TrimSuffix(d, ".partial"); !slices.Contains(dirs, d) {

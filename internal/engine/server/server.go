@@ -134,12 +134,80 @@ func (a Account) Run(ctx context.Context, group *proc.Group, name string, cmd *e
 	}
 }
 
-// RemoveStaleSockets removes the socket directories (prefix* under the
-// system's temporary directory) that dead runs left, which a killed
-// calibra cannot remove: those whose lock no live calibra holds and where
-// listens finds no live server. It returns the directories removed.
+// SocketBaseName is the directory under the system's temporary directory
+// (TMPDIR, else /tmp) that holds calibra's socket directories, one per
+// account that runs calibra (its UID follows).
+const SocketBaseName = "calibra-sockets-"
+
+// SocketBase is the private directory that holds calibra's socket
+// directories: TMPDIR/calibra-sockets-UID, made by calibra's own account
+// with mode 0711, so that a server's account reaches its own socket
+// directory inside while no other account can make, swap or list anything
+// there. A name in a shared temporary directory that another account
+// could make first (calibra-sock-*) is never trusted. An existing base
+// must be a real directory of calibra's account, writable by nobody else,
+// in a parent where no other account can rename it (theirs and not
+// writable by others, or sticky as /tmp is); otherwise SocketBase refuses
+// with an input error. Without create, a missing base is "" and no error.
+func SocketBase(create bool) (string, error) {
+	parent := os.TempDir()
+	base := filepath.Join(parent, SocketBaseName+strconv.Itoa(os.Geteuid()))
+	fix := "remove it (another account may have made it), or point TMPDIR at a directory only root can write to"
+	var pst syscall.Stat_t
+	if err := syscall.Stat(parent, &pst); err != nil {
+		return "", fmt.Errorf("the temporary directory %s: %w", parent, err)
+	}
+	if (pst.Uid != 0 && int(pst.Uid) != os.Geteuid()) || (pst.Mode&0o022 != 0 && pst.Mode&syscall.S_ISVTX == 0) {
+		return "", fault.Input("point TMPDIR at a directory only root can write to (or a sticky one such as /tmp)",
+			"the temporary directory %s lets other accounts rename what calibra makes in it", parent)
+	}
+	if create {
+		if err := os.Mkdir(base, 0o711); err != nil && !errors.Is(err, os.ErrExist) {
+			return "", fmt.Errorf("make the socket directory base %s: %w", base, err)
+		}
+	}
+	var st syscall.Stat_t
+	if err := syscall.Lstat(base, &st); errors.Is(err, syscall.ENOENT) && !create {
+		return "", nil
+	} else if err != nil {
+		return "", fmt.Errorf("the socket directory base %s: %w", base, err)
+	}
+	switch {
+	case st.Mode&syscall.S_IFMT == syscall.S_IFLNK:
+		return "", fault.Input(fix, "the socket directory base %s is a symbolic link, which calibra does not follow", base)
+	case st.Mode&syscall.S_IFMT != syscall.S_IFDIR:
+		return "", fault.Input(fix, "the socket directory base %s is not a directory", base)
+	case int(st.Uid) != os.Geteuid():
+		return "", fault.Input(fix, "the socket directory base %s belongs to the account with uid %d, not to calibra's (uid %d)", base, st.Uid, os.Geteuid())
+	case st.Mode&0o7777 != 0o711:
+		// Ours: the mode is ours to set (umask, or a hand's chmod).
+		if err := os.Chmod(base, 0o711); err != nil {
+			return "", err
+		}
+	}
+	return base, nil
+}
+
+// NewSocketDir makes a fresh private socket directory (prefix and a random
+// suffix, mode 0700) in SocketBase.
+func NewSocketDir(prefix string) (string, error) {
+	base, err := SocketBase(true)
+	if err != nil {
+		return "", err
+	}
+	return os.MkdirTemp(base, prefix)
+}
+
+// RemoveStaleSockets removes the socket directories (prefix* in
+// SocketBase) that dead runs left, which a killed calibra cannot remove:
+// those whose lock no live calibra holds and where listens finds no live
+// server. It returns the directories removed.
 func RemoveStaleSockets(prefix string, listens func(dir string) bool) ([]string, error) {
-	dirs, err := filepath.Glob(filepath.Join(os.TempDir(), prefix+"*"))
+	base, err := SocketBase(false)
+	if err != nil || base == "" {
+		return nil, err
+	}
+	dirs, err := filepath.Glob(filepath.Join(base, prefix+"*"))
 	if err != nil {
 		return nil, err
 	}
@@ -227,10 +295,21 @@ func SamePath(a, b string) bool {
 	return errA == nil && errB == nil && ra == rb
 }
 
+// OwnedLike reports whether dir is a directory, not a symbolic link, of
+// the account that owns ref (a data directory, not a link either): a
+// data directory names others clean removes with it (its WAL, redo log,
+// standbys), and one another account made could name anything.
+func OwnedLike(dir, ref string) bool {
+	var d, r syscall.Stat_t
+	isDir := func(st *syscall.Stat_t) bool { return st.Mode&syscall.S_IFMT == syscall.S_IFDIR }
+	return syscall.Lstat(dir, &d) == nil && syscall.Lstat(ref, &r) == nil && isDir(&d) && isDir(&r) && d.Uid == r.Uid
+}
+
 // PIDIn reports the live server that owns dataDir by its pid file: the PID
 // on the file's first line, a process named with one of comms' prefixes,
-// working in dataDir. A stale pid file's PID may since name another
-// server's process, which is not ours to signal.
+// run by the account that owns dataDir and working in it. A stale pid
+// file's PID may since name another server's process, which is not ours
+// to signal; nor is a process of another account.
 func PIDIn(pidFile, dataDir string, comms ...string) (int, bool) {
 	data, err := os.ReadFile(pidFile)
 	if err != nil {
@@ -243,6 +322,10 @@ func PIDIn(pidFile, dataDir string, comms ...string) (int, bool) {
 	}
 	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
 	if err != nil || !slices.ContainsFunc(comms, func(c string) bool { return strings.HasPrefix(string(comm), c) }) {
+		return 0, false
+	}
+	var owner, dir syscall.Stat_t
+	if syscall.Stat(fmt.Sprintf("/proc/%d", pid), &owner) != nil || syscall.Stat(dataDir, &dir) != nil || owner.Uid != dir.Uid {
 		return 0, false
 	}
 	cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
