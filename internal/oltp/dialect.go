@@ -159,6 +159,18 @@ type Counters struct {
 	// NoCheckpoints, when not empty, says why the server cannot count its
 	// checkpoints; Checkpoints then means nothing.
 	NoCheckpoints string
+	// CountsAutovacuum says the server counts its autovacuum's
+	// transactions in Xacts (PostgreSQL): Autovacuum is then the tables
+	// autovacuum finished vacuuming or analysing in the database, and
+	// AutovacuumBusy its workers at work there at the read.
+	CountsAutovacuum           bool
+	Autovacuum, AutovacuumBusy int64
+}
+
+// autovacuumIn is autovacuum's work in the window between c0 and c1: the
+// tables it finished, and each worker found busy at an edge.
+func autovacuumIn(c0, c1 Counters) int64 {
+	return c1.Autovacuum - c0.Autovacuum + c0.AutovacuumBusy + c1.AutovacuumBusy
 }
 
 // Mode is how the transactions reach the server.

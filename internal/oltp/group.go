@@ -251,6 +251,9 @@ func (tg *members) sum(cs []Counters) Counters {
 		s.Xacts += c.Xacts
 		s.Checkpoints += c.Checkpoints
 		s.NoCheckpoints = cmp.Or(s.NoCheckpoints, c.NoCheckpoints)
+		s.CountsAutovacuum = s.CountsAutovacuum || c.CountsAutovacuum
+		s.Autovacuum += c.Autovacuum
+		s.AutovacuumBusy += c.AutovacuumBusy
 	}
 	return s
 }

@@ -106,6 +106,11 @@ type OLTP struct {
 	// window (Δ of its checkpoint counter): a window without one has not
 	// measured the storage's steady state.
 	CheckpointsInWindow *int64 `json:"checkpoints_in_window,omitempty"`
+	// AutovacuumInWindow, where the server counts its autovacuum's
+	// transactions with calibra's (PostgreSQL), is autovacuum's work in the
+	// window: tables it finished vacuuming or analysing (Δ autovacuum_count
+	// + autoanalyze_count) plus its workers busy at either edge.
+	AutovacuumInWindow *int64 `json:"autovacuum_in_window,omitempty"`
 	// Warnings are caveats on the step's figures, each one sentence.
 	Warnings []string `json:"warnings,omitempty"`
 

@@ -125,10 +125,14 @@ func (c *control) Counters(ctx context.Context, flush bool) (oltp.Counters, erro
 	if version >= 170000 {
 		checkpoints = "(SELECT num_timed + num_requested FROM pg_stat_checkpointer)"
 	}
-	q := `SELECT (SELECT sum(d_next_o_id) FROM district), xact_commit + xact_rollback, ` + checkpoints + `
+	// Autovacuum's workers commit in the database too, and the server
+	// counts them with calibra's: the window says when they worked.
+	q := `SELECT (SELECT sum(d_next_o_id) FROM district), xact_commit + xact_rollback, ` + checkpoints + `,
+		(SELECT coalesce(sum(autovacuum_count + autoanalyze_count), 0) FROM pg_stat_all_tables),
+		(SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker' AND datname = current_database())
 		FROM pg_stat_database WHERE datname = current_database()`
-	var n oltp.Counters
-	err = c.conn.QueryRow(ctx, q, simple).Scan(&n.SumNextOID, &n.Xacts, &n.Checkpoints)
+	n := oltp.Counters{CountsAutovacuum: true}
+	err = c.conn.QueryRow(ctx, q, simple).Scan(&n.SumNextOID, &n.Xacts, &n.Checkpoints, &n.Autovacuum, &n.AutovacuumBusy)
 	if err == nil && flush {
 		_, err = c.conn.Exec(ctx, "SELECT pg_stat_force_next_flush()", simple)
 	}
