@@ -16,6 +16,7 @@ import (
 // calibra at its next line, leaving results.json "running" and the test
 // files under --path; now the writes fail and the run goes on to its end.
 func TestABrokenPipeDoesNotEndTheRun(t *testing.T) {
+	t.Parallel()
 	requireFio(t)
 	if testing.Short() {
 		t.Skip("runs fio (-short)")

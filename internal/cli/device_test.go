@@ -277,6 +277,7 @@ func fioProcesses(t *testing.T, dir string) []string {
 
 // A loop device stands in for a raw disk: writing needs --allow-destroy.
 func TestDeviceBlockDevice(t *testing.T) {
+	t.Parallel()
 	requireFio(t)
 	if testing.Short() {
 		t.Skip("not short")

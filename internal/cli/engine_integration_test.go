@@ -16,6 +16,7 @@ import (
 // pg_wal lives under --wal-path, and the oltp step's observations have
 // the WAL device's figures beside the data's.
 func TestWALOnItsOwnStorage(t *testing.T) {
+	t.Parallel()
 	if testing.Short() || os.Geteuid() != 0 {
 		t.Skip("needs root for a loop device and a mount, and is not short")
 	}
@@ -71,6 +72,7 @@ func TestWALOnItsOwnStorage(t *testing.T) {
 // records the version and the setting, and pg_stat_io's reads are
 // measured; a value the server refuses is exit 2 in one sentence.
 func TestPostgreSQL18WithEngineSettings(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs on a real PostgreSQL; run without -short")
 	}

@@ -17,6 +17,7 @@ import (
 // whose cause is said in one sentence, with what was measured kept; it
 // was reported as complete, with 75,727 failed transactions.
 func TestAFullDiskFailsTheRun(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs on a real PostgreSQL; run without -short")
 	}

@@ -32,6 +32,7 @@ func requireGalera(t *testing.T) {
 // certification conflicts classed, every node's replication observed, and
 // Ctrl-C and clean leaving no mariadbd and no node behind.
 func TestOLTPOnGalera(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("real MariaDB work; run without -short")
 	}

@@ -18,6 +18,7 @@ import (
 // workload that runs on one server refuses the pair; Ctrl-C and clean
 // leave no server and no instance behind.
 func TestInstancesOnTheSameStorage(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("real PostgreSQL work; run without -short")
 	}

@@ -43,6 +43,7 @@ func noLabLeft(t *testing.T, path string) {
 // and later while a database is being built on it) takes the whole stack
 // down: no mount, loop device, FUSE mount or nbdkit remains.
 func TestLabInterruptLeavesNothing(t *testing.T) {
+	t.Parallel()
 	requireLab(t)
 	for _, after := range []time.Duration{0, 3 * time.Second} {
 		dir := storageDir(t)
@@ -61,6 +62,7 @@ func TestLabInterruptLeavesNothing(t *testing.T) {
 // TestCleanRemovesAKilledLab: kill -9 of calibra leaves the stack up;
 // 'calibra clean' removes all of it, the platter included.
 func TestCleanRemovesAKilledLab(t *testing.T) {
+	t.Parallel()
 	requireLab(t)
 	dir := storageDir(t)
 	cmd := exec.Command(os.Args[0], "oltp", "build", "--warehouses", "1", "--lab", "hdd", "--path", dir,
@@ -97,45 +99,57 @@ func TestCleanRemovesAKilledLab(t *testing.T) {
 // cache made volatile, still acknowledging FLUSH, must lose some, and so
 // must the fsync=off calibration, or the harness could not see a loss.
 func TestDurabilityOnALab(t *testing.T) {
+	t.Parallel()
 	requireLab(t)
-	dir := storageDir(t)
-	audit := func(name, spec string, extra ...string) (int, *results.Durability) {
-		out := filepath.Join(dir, name)
+	// Each audit on a lab of its own, side by side: the three wait mostly
+	// on the emulated platter, not the CPU.
+	audit := func(t *testing.T, spec string, extra ...string) (int, *results.Durability) {
+		dir := storageDir(t)
+		out := filepath.Join(dir, "run")
 		args := append([]string{"durability", "--lab", spec, "--cycles", "2", "--load", "3s", "--clients", "2",
 			"--path", dir, "--out", out, "--progress", "none", "--db-cache", "64MB", "--threshold", "durability.lost_acknowledged == 0"}, extra...)
 		code, _, stderr := run(t, args...)
 		r, err := results.Load(out)
 		if err != nil || len(r.Steps) != 1 {
-			t.Fatalf("%s: exit %d, results %v: %s", name, code, err, stderr)
+			t.Fatalf("exit %d, results %v: %s", code, err, stderr)
 		}
 		d, ok := r.Steps[0].Body.(*results.Durability)
 		if !ok || r.Meta.Storage.Lab == nil || !strings.HasPrefix(r.Meta.Storage.Lab.Cache, lab.CacheFlash) {
-			t.Fatalf("%s: no durability step or no lab in meta.storage: %+v", name, r.Meta.Storage)
+			t.Fatalf("no durability step or no lab in meta.storage: %+v", r.Meta.Storage)
 		}
 		noLabLeft(t, dir)
+		if code, _, stderr := run(t, "clean", "--path", dir); code != 0 {
+			t.Fatalf("clean: exit %d: %s", code, stderr)
+		}
 		return code, d
 	}
 	const flash = "hdd+flash-cache:size=1G,cache_size=256M"
-	code, d := audit("fsync-on", flash)
-	if code != 0 || d.Cycles != 2 || d.Acknowledged == 0 || d.LostAcknowledged != 0 || d.RecoveryS == nil {
-		t.Fatalf("fsync on: exit %d, %d cycles, %d acknowledged, %d lost, recovery %v", code, d.Cycles, d.Acknowledged, d.LostAcknowledged, d.RecoveryS)
-	}
-	for _, c := range d.PerCycle {
-		if c.Consistency == nil || !c.Consistency.OK {
-			t.Fatalf("fsync on: cycle %d: the TPC-C consistency conditions after the recovery: %+v", c.Cycle, c.Consistency)
+	t.Run("fsync on", func(t *testing.T) {
+		t.Parallel()
+		code, d := audit(t, flash)
+		if code != 0 || d.Cycles != 2 || d.Acknowledged == 0 || d.LostAcknowledged != 0 || d.RecoveryS == nil {
+			t.Fatalf("exit %d, %d cycles, %d acknowledged, %d lost, recovery %v", code, d.Cycles, d.Acknowledged, d.LostAcknowledged, d.RecoveryS)
 		}
-	}
-	code, d = audit("volatile", flash+",cache=flash-volatile", "--cycles", "1")
-	if code != fault.ExitThreshold || d.LostAcknowledged == 0 {
-		t.Fatalf("volatile flash cache: exit %d (want %d), %d acknowledged, %d lost: the harness saw no loss from a cache that lies",
-			code, fault.ExitThreshold, d.Acknowledged, d.LostAcknowledged)
-	}
-	code, d = audit("calibration", flash, "--unsafe-fsync-off", "--cycles", "1")
-	if code != fault.ExitThreshold || d.LostAcknowledged == 0 || !d.Calibration {
-		t.Fatalf("calibration: exit %d (want %d), %d acknowledged, %d lost: the harness saw no loss with fsync=off",
-			code, fault.ExitThreshold, d.Acknowledged, d.LostAcknowledged)
-	}
-	if code, _, stderr := run(t, "clean", "--path", dir); code != 0 {
-		t.Fatalf("clean: exit %d: %s", code, stderr)
-	}
+		for _, c := range d.PerCycle {
+			if c.Consistency == nil || !c.Consistency.OK {
+				t.Fatalf("cycle %d: the TPC-C consistency conditions after the recovery: %+v", c.Cycle, c.Consistency)
+			}
+		}
+	})
+	t.Run("volatile flash cache", func(t *testing.T) {
+		t.Parallel()
+		code, d := audit(t, flash+",cache=flash-volatile", "--cycles", "1")
+		if code != fault.ExitThreshold || d.LostAcknowledged == 0 {
+			t.Fatalf("exit %d (want %d), %d acknowledged, %d lost: the harness saw no loss from a cache that lies",
+				code, fault.ExitThreshold, d.Acknowledged, d.LostAcknowledged)
+		}
+	})
+	t.Run("calibration", func(t *testing.T) {
+		t.Parallel()
+		code, d := audit(t, flash, "--unsafe-fsync-off", "--cycles", "1")
+		if code != fault.ExitThreshold || d.LostAcknowledged == 0 || !d.Calibration {
+			t.Fatalf("exit %d (want %d), %d acknowledged, %d lost: the harness saw no loss with fsync=off",
+				code, fault.ExitThreshold, d.Acknowledged, d.LostAcknowledged)
+		}
+	})
 }

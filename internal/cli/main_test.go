@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -95,6 +96,24 @@ func signalChild(t *testing.T, ready string, after time.Duration, sigs []syscall
 		code = ee.ExitCode()
 	}
 	return code, strings.Join(seen, "\n")
+}
+
+// runIn runs calibra as a child process in dir (a test's working
+// directory is the process's, which parallel tests share) and returns its
+// exit code and stderr.
+func runIn(t *testing.T, dir string, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CALIBRA_TEST_AS_CALIBRA=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	return cmd.ProcessState.ExitCode(), stderr.String()
 }
 
 // startUntil starts calibra as a child process and reads its stderr up to

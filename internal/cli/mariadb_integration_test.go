@@ -29,6 +29,7 @@ func requireMariaDB(t *testing.T) {
 // run in each mode judged as on PostgreSQL, the engine recorded, and Ctrl-C
 // during a run leaving no mariadbd behind.
 func TestOLTPOnManagedMariaDB(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("real MariaDB work; run without -short")
 	}
@@ -70,6 +71,7 @@ func TestOLTPOnManagedMariaDB(t *testing.T) {
 // engine by itself: a build and a run in calibra's database there, the
 // engine recorded as not managed, and the server left running.
 func TestOLTPOnMariaDBByDSN(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("real MariaDB work; run without -short")
 	}

@@ -24,6 +24,7 @@ import (
 // start, and merges them: the merged NOPM is the database's own count, and
 // the merged percentiles are those of the union of the partitions' logs.
 func TestPartitionsMergeToTheDatabasesCount(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("three real calibra processes on a real PostgreSQL; run without -short")
 	}

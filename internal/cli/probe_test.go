@@ -15,6 +15,7 @@ import (
 // reach calibra's handler alone: the probe, in its own group, finishes, and
 // the run ends interrupted (130), not as a broken installation (2).
 func TestCtrlCDuringAProbeIsAnInterruption(t *testing.T) {
+	t.Parallel()
 	requirePostgres(t)
 	path := storageDir(t)
 	bin := filepath.Join(path, "bin")

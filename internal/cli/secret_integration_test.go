@@ -11,6 +11,7 @@ import (
 // While a --dsn-file command runs, no process on the machine (calibra, or
 // any child it starts) has the DSN's password on its command line.
 func TestNoCommandLineHoldsThePassword(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a real PostgreSQL; run without -short")
 	}

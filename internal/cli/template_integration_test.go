@@ -19,6 +19,7 @@ import (
 // A run that finds no schema builds one warehouse, says so, and leaves the
 // larger loaded template alone: a reset afterwards finds the loaded data.
 func TestAnImplicitBuildNeverReplacesALargerTemplate(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("two builds on a real PostgreSQL; run without -short")
 	}

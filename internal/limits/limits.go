@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -58,11 +59,27 @@ var host = system{mounts: "/proc/self/mounts", self: "/proc/self/cgroup", sysDev
 
 // New creates the cgroups and applies spec, or says why it cannot.
 func New(spec Spec) (*Cgroup, error) {
-	return host.create(spec, fmt.Sprintf("%s%d", namePrefix, os.Getpid()))
+	return host.create(spec, fmt.Sprintf("%s%d-%d", namePrefix, os.Getpid(), made.Add(1)))
 }
 
-// namePrefix and the creator's PID name each cgroup calibra makes.
+// namePrefix, the creator's PID and a sequence name each cgroup calibra
+// makes: one process may hold several at once (the tests run commands
+// side by side in one process).
 const namePrefix = "calibra-"
+
+var made atomic.Int64
+
+// cgroupPID is the PID in the name of a cgroup calibra made
+// (calibra-PID, or calibra-PID-N), or false.
+func cgroupPID(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, namePrefix)
+	if !ok {
+		return 0, false
+	}
+	rest, _, _ = strings.Cut(rest, "-")
+	pid, err := strconv.Atoi(rest)
+	return pid, err == nil && pid > 0
+}
 
 // RemoveStale removes the empty cgroups that dead calibra runs left (a
 // killed calibra cannot remove its own), in every hierarchy calibra uses:
@@ -87,8 +104,8 @@ func (sys system) removeStale(alive func(pid int) bool) ([]string, error) {
 			if err != nil || !d.IsDir() || path == root {
 				return nil
 			}
-			pid, perr := strconv.Atoi(strings.TrimPrefix(d.Name(), namePrefix))
-			if !strings.HasPrefix(d.Name(), namePrefix) || perr != nil || pid <= 0 {
+			pid, ok := cgroupPID(d.Name())
+			if !ok {
 				return nil
 			}
 			if !alive(pid) && os.Remove(path) == nil {

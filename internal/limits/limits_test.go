@@ -132,14 +132,14 @@ func TestRemoveStaleTakesOnlyDeadRunsCgroups(t *testing.T) {
 	sys, root := fakeSystem(t, `cgroup ROOT/memory cgroup rw,relatime,memory 0 0
 cgroup ROOT/blkio cgroup rw,relatime,blkio 0 0
 cgroup2 ROOT/unified cgroup2 rw 0 0
-`, "", "memory/user/calibra-100", "memory/user/calibra-200", "memory/user/calibra-x", "memory/user/other-100",
+`, "", "memory/user/calibra-100", "memory/user/calibra-100-2", "memory/user/calibra-200", "memory/user/calibra-200-1", "memory/user/calibra-x", "memory/user/other-100",
 		"blkio/calibra-100", "unified/a/b/calibra-100", "memory/user/calibra-300/child")
 	alive := func(pid int) bool { return pid == 200 }
 	removed, err := sys.removeStale(alive)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"memory/user/calibra-100", "blkio/calibra-100", "unified/a/b/calibra-100"}
+	want := []string{"memory/user/calibra-100", "memory/user/calibra-100-2", "blkio/calibra-100", "unified/a/b/calibra-100"}
 	if len(removed) != len(want) {
 		t.Errorf("removed %q, want %q", removed, want)
 	}
@@ -150,7 +150,7 @@ cgroup2 ROOT/unified cgroup2 rw 0 0
 	}
 	// A live run's, a name that is no PID, another program's, and one
 	// that is not empty stay.
-	for _, keep := range []string{"memory/user/calibra-200", "memory/user/calibra-x", "memory/user/other-100", "memory/user/calibra-300/child"} {
+	for _, keep := range []string{"memory/user/calibra-200", "memory/user/calibra-200-1", "memory/user/calibra-x", "memory/user/other-100", "memory/user/calibra-300/child"} {
 		if _, err := os.Stat(filepath.Join(root, keep)); err != nil {
 			t.Errorf("%s was removed", keep)
 		}

@@ -33,6 +33,7 @@ func startTarget(t *testing.T) (engine.Engine, *proc.Group) {
 
 // TestQueriesAgainstDuckDB is dsstest's check on a real MariaDB.
 func TestQueriesAgainstDuckDB(t *testing.T) {
+	t.Parallel()
 	dsstest.Run(t, dsstest.Suite{
 		Start:  startTarget,
 		Serial: func(p map[string]string) bool { return strings.HasPrefix(p["query_parallelism"], "none") },
@@ -42,6 +43,7 @@ func TestQueriesAgainstDuckDB(t *testing.T) {
 // A server that refuses LOAD DATA LOCAL (a --dsn server's local_infile
 // OFF) fails the build with one sentence saying how to allow it.
 func TestLocalInfileOffIsBadInput(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a real MariaDB server; run without -short")
 	}
@@ -64,6 +66,7 @@ func TestLocalInfileOffIsBadInput(t *testing.T) {
 // the client. BENCHMARK never looks at its socket, as a long query's scan
 // does not.
 func TestACanceledStatementStopsOnTheServer(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a real MariaDB server; run without -short")
 	}

@@ -12,6 +12,7 @@ import (
 // The conformance suite on the MariaDB server installed here (Debian's
 // mariadb-server, which .ci/setup installs).
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	requireServer(t)
 	enginetest.Run(t, suite())
 }

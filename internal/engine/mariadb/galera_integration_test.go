@@ -46,6 +46,7 @@ func prepareCluster(t *testing.T, path string, n int) *Cluster {
 // read on node 3, every node counts 3, no other local account logs in to
 // any node, and no mariadbd is left after Stop or after a cancelled start.
 func TestGaleraCluster(t *testing.T) {
+	t.Parallel()
 	requireGalera(t)
 	path := testenv.StorageDir(t)
 	c := prepareCluster(t, path, 3)
@@ -146,6 +147,7 @@ func refuseStranger(t *testing.T, in *Instance) {
 // Cancelling the start at any moment leaves no mariadbd: while node 1
 // initialises, while a node joins.
 func TestGaleraCancelledStartLeavesNoServer(t *testing.T) {
+	t.Parallel()
 	requireGalera(t)
 	for _, after := range []time.Duration{300 * time.Millisecond, 4 * time.Second} {
 		path := testenv.StorageDir(t)
@@ -172,6 +174,7 @@ func TestGaleraCancelledStartLeavesNoServer(t *testing.T) {
 // idempotent, recovery after every node was killed, the template reset,
 // counters, settings, cancellation.
 func TestGaleraConformance(t *testing.T) {
+	t.Parallel()
 	requireGalera(t)
 	s := suite()
 	s.Open = func(t *testing.T, path string) engine.Engine {

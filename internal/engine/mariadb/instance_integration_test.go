@@ -49,6 +49,7 @@ func execIn(t *testing.T, target *Target, sqls ...string) {
 // The managed instance runs with calibra's settings, each recorded as
 // MariaDB prints it, and its redo log on --wal-path's storage.
 func TestSettingsAndTheRedoLogsPlace(t *testing.T) {
+	t.Parallel()
 	wal := testenv.StorageDir(t)
 	target, _ := startManaged(t, TargetConfig{DBCache: "256MB", WALPath: wal, MaxConnections: 300,
 		Settings: map[string]string{"innodb-io-capacity": "1000"}})
@@ -96,6 +97,7 @@ func TestSettingsAndTheRedoLogsPlace(t *testing.T) {
 // A setting calibra owns, a setting the server does not know and a cache
 // size that is none are each one sentence, before or at the start.
 func TestBadSettingsAreOneSentence(t *testing.T) {
+	t.Parallel()
 	requireServer(t)
 	ctx := context.Background()
 	path := testenv.StorageDir(t)
@@ -123,6 +125,7 @@ func TestBadSettingsAreOneSentence(t *testing.T) {
 // A second calibra on a path whose server runs is told so; a dead
 // server's pid file (a crash's) is no obstacle (enginetest kills one).
 func TestASecondServerOnTheSameDataIsRefused(t *testing.T) {
+	t.Parallel()
 	target, _ := startManaged(t, TargetConfig{})
 	ctx := context.Background()
 	second, err := Prepare(ctx, TargetConfig{Path: filepath.Dir(target.Managed.DataDir)})
@@ -143,6 +146,7 @@ func TestASecondServerOnTheSameDataIsRefused(t *testing.T) {
 // knows no account but root and calibra's, both authenticated by the
 // connecting process's OS account (unix_socket). No password exists.
 func TestAnotherAccountCannotLogIn(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("logging in as another local account needs root to switch accounts")
 	}
@@ -218,6 +222,7 @@ func TestAnotherAccountCannotLogIn(t *testing.T) {
 // account that has a password): a wrong password and an unknown database
 // are one sentence each, and the password is printed nowhere.
 func TestDSNLoginErrorsAreOneSentence(t *testing.T) {
+	t.Parallel()
 	target, _ := startManaged(t, TargetConfig{})
 	const password = "pw-7c1e-secret"
 	execIn(t, target, "CREATE USER bench@localhost IDENTIFIED BY '"+password+"'", "CREATE DATABASE bench",
@@ -393,6 +398,7 @@ func TestSwapsSurviveAnInterruption(t *testing.T) {
 // clean's Remove stops a server a crashed calibra left running and
 // deletes its data, redo log and temporary directories.
 func TestRemoveStopsTheServerAndDeletesItsData(t *testing.T) {
+	t.Parallel()
 	wal := testenv.StorageDir(t)
 	target, _ := startManaged(t, TargetConfig{WALPath: wal})
 	in := target.Managed
@@ -423,6 +429,7 @@ func TestRemoveStopsTheServerAndDeletesItsData(t *testing.T) {
 // and those copied row by row (full-text, partitioned, another engine),
 // and a save and a reset leave no file behind.
 func TestTemplatesCopyEveryKindOfTable(t *testing.T) {
+	t.Parallel()
 	target, _ := startManaged(t, TargetConfig{})
 	ctx := context.Background()
 	execIn(t, target,

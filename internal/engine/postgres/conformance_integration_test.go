@@ -15,6 +15,7 @@ import (
 // The conformance suite on every PostgreSQL version installed here:
 // Debian's 15 and the relocatable 18 .ci/setup adds.
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	builds := Installed()
 	testenv.NeedVersions(t, "postgres", Majors(builds), "apt-get install postgresql")
 	for _, b := range builds {

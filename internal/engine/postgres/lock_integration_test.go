@@ -18,6 +18,7 @@ import (
 // listener) and over the Unix socket, even with the socket's directory
 // opened to everyone (peer authentication must refuse the account).
 func TestAnotherAccountCannotLogIn(t *testing.T) {
+	t.Parallel()
 	uid, gid := stranger(t)
 
 	// Start connects as calibra's own account: that must still work.

@@ -32,6 +32,7 @@ func startWithReplicas(t *testing.T, n int) *Target {
 // local account; the primary refuses that account a replication
 // connection too.
 func TestAnotherAccountCannotLogInToAStandby(t *testing.T) {
+	t.Parallel()
 	uid, gid := stranger(t)
 	target := startWithReplicas(t, 1)
 	sb := target.replicas.standbys[0]
@@ -63,6 +64,7 @@ func TestAnotherAccountCannotLogInToAStandby(t *testing.T) {
 // replication carries CREATE DATABASE ... TEMPLATE and the swap's renames,
 // so the standbys need not be made again.
 func TestAResetReachesTheStandby(t *testing.T) {
+	t.Parallel()
 	target := startWithReplicas(t, 1)
 	ctx := context.Background()
 	primary, err := pgx.ConnectConfig(ctx, target.ConnConfig())

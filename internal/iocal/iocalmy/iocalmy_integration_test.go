@@ -49,6 +49,7 @@ func blockRows(n, blockSize int) io.Reader {
 // The dialect's operations, and the layout they rely on: each block a
 // page of its own, read by one lookup.
 func TestDialect(t *testing.T) {
+	t.Parallel()
 	target, _ := startMariaDB(t)
 	ctx := context.Background()
 	d, err := iocal.Dialects.For(target)
@@ -138,6 +139,7 @@ func TestDialect(t *testing.T) {
 // random reads reach the files (and the device, where it is observable),
 // scans and writes move data.
 func TestCalibration(t *testing.T) {
+	t.Parallel()
 	target, group := startMariaDB(t)
 	ctx := context.Background()
 	s, err := observe.Start(ctx, observe.Config{Path: target.Managed.DataDir, Engine: target})
