@@ -107,6 +107,17 @@ func (f *Device) config(ctx context.Context, c *Config) (device.Config, error) {
 	if f.MaxLatency <= 0 {
 		p.Add("give a duration such as 1ms or 500us", "--max-latency %s is not positive", f.MaxLatency)
 	}
+	p.most("--workers", f.Workers, MaxWorkers)
+	p.most("--repeat", f.Repeat, MaxRepeat)
+	p.longest("--runtime", f.Runtime, MaxWindow)
+	p.longest("--ramp", f.Ramp, MaxWindow)
+	p.longest("--max-latency", f.MaxLatency, MaxLatency)
+	for _, qd := range qds {
+		if qd > MaxQD {
+			p.Add(fmt.Sprintf("--qd must be at most %d, the deepest queue Linux gives a device", MaxQD), "--qd %q holds %d, too deep a queue", f.QDs, qd)
+			break
+		}
+	}
 	engine := f.Engine
 	if engine == "auto" {
 		engine = ""
