@@ -144,7 +144,11 @@ func (f *Device) config(ctx context.Context, c *Config) (device.Config, error) {
 		}
 		c.Path = paths[0]
 	}
-	targets := f.targets(paths, writers, int64(max(f.Workers, 0))*size, &p)
+	workers := int64(f.Workers)
+	if workers < 0 || workers > MaxWorkers {
+		workers = 0 // refused above: no space to ask for
+	}
+	targets := f.targets(paths, writers, workers*size, &p)
 	if err := p.Err(); err != nil {
 		return device.Config{}, err
 	}
