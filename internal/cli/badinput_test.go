@@ -60,6 +60,9 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 	missingPathStudy := write("far.yaml", "version: 1\ntarget: {path: "+missing+"}\nsteps:\n  - kind: oltp\n")
 	missingDSNFileStudy := write("dsnfile.yaml", "version: 1\ntarget: {dsn_file: "+missing+"}\nsteps:\n  - kind: oltp\n")
 	dsnFile := write("dsn", "postgres://bench:hunter2@127.0.0.1:1/bench\n")
+	if err := os.Chmod(dsnFile, 0o600); err != nil { // as a DSN file should be: others get a warning
+		t.Fatal(err)
+	}
 	variantStudy := write("variants.yaml", "version: 1\nvariants:\n  - name: ok\n  - name: old\n    target: {pg_bin: \"9\"}\nsteps:\n  - kind: oltp\n")
 	bothDSNStudy := write("both.yaml", "version: 1\ntarget: {dsn_file: "+dsnFile+", dsn: 'postgres://bench@127.0.0.1:1/bench'}\nsteps:\n  - kind: oltp\n")
 	emptyDSNFile := write("empty-dsn", "\n")
@@ -462,6 +465,10 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{name: "lab check: too many spindles", args: []string{"lab", "check", "--lab", "hdd:spindles=1000", "--path", dir}, want: []string{"at most 256"}},
 		{name: "lab check: iops past the bound", args: []string{"lab", "check", "--lab", "throttled:read_iops=1000000000000", "--path", dir}, want: []string{"is not a whole number from 0 to 100000000"}},
 		{name: "build: lab rate NaN", args: []string{"oltp", "build", "--lab", "plain:rate=NaN", "--path", dir}, want: []string{`"NaN" is not a rate`}},
+		{name: "build: dsn file readable by others", args: []string{"oltp", "build", "--dsn-file", write("open-dsn", "postgres://bench:hunter2@127.0.0.1:1/bench\n")},
+			want: []string{"warning: --dsn-file " + filepath.Join(fx, "open-dsn") + " is readable by its group or others (mode 0644)", "chmod 600 " + filepath.Join(fx, "open-dsn"), "nothing listens there"}, lines: 2},
+		{name: "study: dsn_file readable by others", args: []string{"run", "--study", write("open.yaml", "version: 1\ntarget: {dsn_file: "+filepath.Join(fx, "open-dsn")+"}\nsteps:\n  - kind: oltp_check\n")},
+			want: []string{"target.dsn_file " + filepath.Join(fx, "open-dsn") + " is readable by its group or others", "chmod 600", "nothing listens there"}, lines: 2},
 	}
 	if len(cases) < 150 {
 		t.Errorf("the matrix holds %d cases, fewer than the 150 the issue asks for", len(cases))
