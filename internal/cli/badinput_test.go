@@ -60,6 +60,9 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 	missingPathStudy := write("far.yaml", "version: 1\ntarget: {path: "+missing+"}\nsteps:\n  - kind: oltp\n")
 	missingDSNFileStudy := write("dsnfile.yaml", "version: 1\ntarget: {dsn_file: "+missing+"}\nsteps:\n  - kind: oltp\n")
 	dsnFile := write("dsn", "postgres://bench:hunter2@127.0.0.1:1/bench\n")
+	if err := os.Chmod(dsnFile, 0o600); err != nil { // as a DSN file should be: others get a warning
+		t.Fatal(err)
+	}
 	variantStudy := write("variants.yaml", "version: 1\nvariants:\n  - name: ok\n  - name: old\n    target: {pg_bin: \"9\"}\nsteps:\n  - kind: oltp\n")
 	bothDSNStudy := write("both.yaml", "version: 1\ntarget: {dsn_file: "+dsnFile+", dsn: 'postgres://bench@127.0.0.1:1/bench'}\nsteps:\n  - kind: oltp\n")
 	emptyDSNFile := write("empty-dsn", "\n")
@@ -402,6 +405,70 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{name: "study: a device step with a dsn", args: []string{"run", "--dsn-file", dsnFile}, want: []string{"step 1 (device): calibra device measures the storage under --path and uses no database"}},
 		{name: "study: db cache from the environment", args: []string{"run", "--path", dir}, env: []string{"CALIBRA_DB_CACHE=lots"}, want: []string{`--db-cache "lots" is not a memory size`}},
 		{name: "study: path from the environment", args: []string{"run"}, env: []string{"CALIBRA_PATH=" + missing}, want: []string{"the path " + missing + " does not exist"}},
+
+		// Every flag's upper bound, NaN and Inf, said before anything starts.
+		{name: "run: duration past a week", args: []string{"oltp", "run", "--duration", "200h", "--path", dir}, want: []string{"--duration 200h0m0s is too long", "--duration must be at most 7 days (168h)"}},
+		{name: "run: rampup past a week", args: []string{"oltp", "run", "--rampup", "876000h", "--path", dir}, want: []string{"--rampup 876000h0m0s is too long"}},
+		{name: "run: a billion users", args: []string{"oltp", "run", "--users", "1000000000", "--path", dir}, want: []string{"--users 1000000000 is too many", "--users must be at most 100000"}},
+		{name: "run: more connections than a server takes", args: []string{"oltp", "run", "--users", "20000", "--path", dir}, want: []string{"--users 20000 needs", "connections to the managed server", "--connections"}},
+		{name: "run: too many connections", args: []string{"oltp", "run", "--connections", "20000", "--path", dir}, want: []string{"--connections 20000 is too many"}},
+		{name: "run: too many load workers", args: []string{"oltp", "run", "--load-workers", "5000", "--path", dir}, want: []string{"--load-workers 5000 is too many", "at most 1024"}},
+		{name: "build: too many load workers", args: []string{"oltp", "build", "--load-workers", "5000", "--path", dir}, want: []string{"--load-workers 5000 is too many"}},
+		{name: "run: rate too high", args: []string{"oltp", "run", "--rate-per-user", "1e6", "--path", dir}, want: []string{"--rate-per-user 1e+06 is too high", "at most 10000"}},
+		{name: "run: keying infinite", args: []string{"oltp", "run", "--keying-thinking", "Inf", "--path", dir}, want: []string{`--keying-thinking "Inf" is not off, on or a scale`}},
+		{name: "run: keying NaN", args: []string{"oltp", "run", "--keying-thinking", "NaN", "--path", dir}, want: []string{`--keying-thinking "NaN" is not off, on or a scale`}},
+		{name: "run: keying too slow", args: []string{"oltp", "run", "--keying-thinking", "1000", "--path", dir}, want: []string{"--keying-thinking 1000 is too slow a scale", "at most 100"}},
+		{name: "run: fewer users than instances", args: []string{"oltp", "run", "--instances", "3", "--users", "2", "--path", dir}, want: []string{"2 users leave some of the 3 servers without load"}},
+		{name: "run: fewer users than galera nodes", args: []string{"oltp", "run", "--engine", "mariadb", "--galera", "3", "--users", "2", "--path", dir}, want: []string{"2 users leave some of the 3 servers without load"}},
+		{name: "run: connections over instances", args: []string{"oltp", "run", "--instances", "2", "--users", "8", "--connections", "2", "--path", dir}, want: []string{"--connections pools one server's connections"}},
+		{name: "ramp: to past the users' bound", args: []string{"oltp", "ramp", "--to", "200000", "--path", dir}, want: []string{"--to 200000 is too many"}},
+		{name: "ramp: sla past an hour", args: []string{"oltp", "ramp", "--sla", "2h", "--path", dir}, want: []string{"--sla 2h0m0s is too long", "at most 1 hour"}},
+		{name: "ramp: fall infinite", args: []string{"oltp", "ramp", "--fall", "Inf", "--path", dir}, want: []string{"--fall +Inf is not a number"}},
+		{name: "ramp: rate NaN", args: []string{"oltp", "ramp", "--rate-per-user", "NaN", "--path", dir}, want: []string{"--rate-per-user NaN is not a number"}},
+		{name: "scale: too many users", args: []string{"oltp", "scale", "--instances", "2", "--users", "200000", "--path", dir}, want: []string{"--users 200000 is too many"}},
+		{name: "dss build: sf below the smallest", args: []string{"dss", "build", "--sf", "1e-300", "--path", dir}, want: []string{"--sf 1e-300 is too small", "at least 0.01"}},
+		{name: "dss build: sf past TPC-H's largest", args: []string{"dss", "build", "--sf", "200000", "--path", dir}, want: []string{"--sf 200000 makes no possible size", "at most 100000"}},
+		{name: "dss build: sf minus infinity", args: []string{"dss", "build", "--sf", "-Inf", "--path", dir}, want: []string{"--sf -Inf is not a number"}},
+		{name: "dss build: too many load workers", args: []string{"dss", "build", "--load-workers", "5000", "--path", dir}, want: []string{"--load-workers 5000 is too many"}},
+		{name: "dss run: too many streams", args: []string{"dss", "run", "--streams", "5000", "--path", dir}, want: []string{"--streams 5000 is too many"}},
+		{name: "dss run: sf NaN", args: []string{"dss", "run", "--sf", "NaN", "--path", dir}, want: []string{"--sf NaN is not a number"}},
+		{name: "dss power: dop too high", args: []string{"dss", "power", "--dop", "5000", "--path", dir}, want: []string{"--dop 5000 is too many"}},
+		{name: "dss power: timeout past a week", args: []string{"dss", "power", "--query-timeout", "200h", "--path", dir}, want: []string{"--query-timeout 200h0m0s is too long"}},
+		{name: "iocal: point past a week", args: []string{"iocal", "--point", "200h", "--path", dir}, want: []string{"--point 200h0m0s is too long"}},
+		{name: "iocal: warmup past a week", args: []string{"iocal", "--warmup", "200h", "--path", dir}, want: []string{"--warmup 200h0m0s is too long"}},
+		{name: "iocal: max latency past an hour", args: []string{"iocal", "--max-latency", "2h", "--path", dir}, want: []string{"--max-latency 2h0m0s is too long"}},
+		{name: "iocal: too many loaders", args: []string{"iocal", "--loaders", "5000", "--path", dir}, want: []string{"--loaders 5000 is too many"}},
+		{name: "iocal: os cache limit past memory", args: []string{"iocal", "--os-cache-limit", "1000TiB", "--path", dir}, want: []string{"--os-cache-limit 1000TiB bounds nothing", "below this machine's"}},
+		{name: "device: queue too deep", args: []string{"device", "--qd", "1,10000", "--path", dir}, want: []string{`--qd "1,10000" holds 10000, too deep a queue`, "at most 4096"}},
+		{name: "device: too many workers", args: []string{"device", "--workers", "5000", "--path", dir}, want: []string{"--workers 5000 is too many"}},
+		{name: "device: too many repeats", args: []string{"device", "--repeat", "5000", "--path", dir}, want: []string{"--repeat 5000 is too many"}},
+		{name: "device: runtime past a week", args: []string{"device", "--runtime", "200h", "--path", dir}, want: []string{"--runtime 200h0m0s is too long"}},
+		{name: "device: ramp past a week", args: []string{"device", "--ramp", "200h", "--path", dir}, want: []string{"--ramp 200h0m0s is too long"}},
+		{name: "device: max latency past an hour", args: []string{"device", "--max-latency", "2h", "--path", dir}, want: []string{"--max-latency 2h0m0s is too long"}},
+		{name: "durability: too many cycles", args: []string{"durability", "--cycles", "5000", "--path", dir}, want: []string{"--cycles 5000 is too many"}},
+		{name: "durability: too many clients", args: []string{"durability", "--clients", "5000", "--path", dir}, want: []string{"--clients 5000 is too many"}},
+		{name: "durability: load past a week", args: []string{"durability", "--load", "200h", "--path", dir}, want: []string{"--load 200h0m0s is too long"}},
+		{name: "durability: warehouses past any size", args: []string{"durability", "--warehouses", "274877906944", "--path", dir}, want: []string{"--warehouses 274877906944 makes no possible size"}},
+		{name: "study: set repeat past the bound", args: []string{"run", "--set", "oltp.repeat=5000", "--path", dir}, want: []string{"repeat 5000 is too many", "at most 1000"}},
+		{name: "study: set a duration past a week", args: []string{"run", "--set", "oltp.duration=200h", "--path", dir}, want: []string{"--duration 200h0m0s is too long"}},
+		{name: "study: set keying infinite", args: []string{"run", "--set", "oltp.keying_thinking=Inf", "--path", dir}, want: []string{`--keying-thinking "Inf" is not off, on or a scale`}},
+		{name: "study: repeat past the bound", args: []string{"run", "--study", write("repeat.yaml", "version: 1\nsteps:\n  - kind: oltp\n    repeat: 5000\n"), "--path", dir}, want: []string{"repeat 5000 is too many"}},
+		{name: "study: storage limit past the bound", args: []string{"run", "--study", write("mbps.yaml", "version: 1\ntarget:\n  storage_limit: {read_mbps: 9223372036854}\nsteps:\n  - kind: oltp\n"), "--path", dir},
+			want: []string{"storage_limit.read_mbps 9223372036854 is too high"}},
+		{name: "study: os cache limit past memory", args: []string{"run", "--os-cache-limit", "1000TiB", "--path", dir}, want: []string{"os_cache_limit 1000TiB bounds nothing"}},
+		{name: "lab check: rate NaN", args: []string{"lab", "check", "--lab", "plain:rate=NaN", "--path", dir}, want: []string{`"NaN" is not a rate`}},
+		{name: "lab check: rate infinite", args: []string{"lab", "check", "--lab", "plain:rate=Inf", "--path", dir}, want: []string{`"Inf" is not a rate`}},
+		{name: "lab check: error rate NaN", args: []string{"lab", "check", "--lab", "plain:error_rate=NaN", "--path", dir}, want: []string{`"NaN" is not a fraction`}},
+		{name: "lab check: error rate past 100%", args: []string{"lab", "check", "--lab", "plain:error_rate=200%", "--path", dir}, want: []string{`"200%" is not a fraction`}},
+		{name: "lab check: size past int64", args: []string{"lab", "check", "--lab", "hdd:size=9999999999T", "--path", dir}, want: []string{"is more than the 1P a lab's file may be"}},
+		{name: "lab check: delay past a minute", args: []string{"lab", "check", "--lab", "hdd:rdelay=1h", "--path", dir}, want: []string{"1h is longer than the 1m0s a delay may be"}},
+		{name: "lab check: too many spindles", args: []string{"lab", "check", "--lab", "hdd:spindles=1000", "--path", dir}, want: []string{"at most 256"}},
+		{name: "lab check: iops past the bound", args: []string{"lab", "check", "--lab", "throttled:read_iops=1000000000000", "--path", dir}, want: []string{"is not a whole number from 0 to 100000000"}},
+		{name: "build: lab rate NaN", args: []string{"oltp", "build", "--lab", "plain:rate=NaN", "--path", dir}, want: []string{`"NaN" is not a rate`}},
+		{name: "build: dsn file readable by others", args: []string{"oltp", "build", "--dsn-file", write("open-dsn", "postgres://bench:hunter2@127.0.0.1:1/bench\n")},
+			want: []string{"warning: --dsn-file " + filepath.Join(fx, "open-dsn") + " is readable by its group or others (mode 0644)", "chmod 600 " + filepath.Join(fx, "open-dsn"), "nothing listens there"}, lines: 2},
+		{name: "study: dsn_file readable by others", args: []string{"run", "--study", write("open.yaml", "version: 1\ntarget: {dsn_file: "+filepath.Join(fx, "open-dsn")+"}\nsteps:\n  - kind: oltp_check\n")},
+			want: []string{"target.dsn_file " + filepath.Join(fx, "open-dsn") + " is readable by its group or others", "chmod 600", "nothing listens there"}, lines: 2},
 	}
 	if len(cases) < 150 {
 		t.Errorf("the matrix holds %d cases, fewer than the 150 the issue asks for", len(cases))

@@ -158,6 +158,9 @@ writes results.json and a report to a run directory.`,
 		if f := cmd.Flags().Lookup("dsn"); f != nil && f.Changed && secret.RedactDSN(f.Value.String()) != f.Value.String() {
 			fmt.Fprintln(a.stderr, "calibra: warning: the password in --dsn shows in ps to every local account; give it in a --dsn-file instead (or, for PostgreSQL, PGPASSWORD or ~/.pgpass)")
 		}
+		if f := cmd.Flags().Lookup("dsn-file"); f != nil && f.Changed && f.Value.String() != "" {
+			warnExposed(a.stderr, f.Value.String(), "--dsn-file "+f.Value.String())
+		}
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fault.Input(fmt.Sprintf("run '%s --help' for its flags", c.CommandPath()), "%v", err)

@@ -189,6 +189,7 @@ func (a *app) resolveStudy(ctx context.Context, cmd *cobra.Command, c *runner.Co
 	if t := st.Target; t.DSNFile != "" && t.DSN != "" {
 		p.Add("give one of them", "%s: target has both dsn and dsn_file", name)
 	} else if t.DSNFile != "" && !fromFile && !cmd.Flags().Changed("dsn") && os.Getenv(studyEnv["dsn"]) == "" {
+		warnExposed(a.stderr, t.DSNFile, name+": target.dsn_file "+t.DSNFile)
 		c.DSN, fromFile = runner.ReadDSN(t.DSNFile, name+": target.dsn_file "+t.DSNFile, &p), true
 	}
 	if fromFile && c.DSN != "" {

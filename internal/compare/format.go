@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -319,9 +320,18 @@ func (t *Table) summaryHead(run int) string {
 	return fmt.Sprintf("Headline: %s against %s", t.Runs[run].Label, t.Runs[0].Label)
 }
 
+// text writes the table for a terminal: labels and step names come from
+// results.json files, so their control characters are escaped.
 func (t *Table) text(w io.Writer) error {
+	var b bytes.Buffer
+	t.textTo(&b)
+	_, err := io.WriteString(w, results.TerminalText(b.String()))
+	return err
+}
+
+func (t *Table) textTo(w io.Writer) {
 	for i := 1; i < len(t.Runs) && len(t.Summary) > 0; i++ {
-		fmt.Fprintln(w, t.summaryHead(i))
+		fmt.Fprintln(w, results.TerminalLine(t.summaryHead(i)))
 		align(w, t.summaryLines(i), "  ")
 		fmt.Fprintln(w)
 	}
@@ -337,7 +347,6 @@ func (t *Table) text(w io.Writer) error {
 	})
 	align(w, lines, "")
 	t.notes(w, "")
-	return nil
 }
 
 // align writes lines as columns two spaces apart; a line of one cell is
@@ -349,6 +358,7 @@ func align(w io.Writer, lines [][]string, indent string) {
 			continue
 		}
 		for i, c := range l {
+			c = results.TerminalLine(c)
 			if i == len(width) {
 				width = append(width, 0)
 			}
@@ -359,6 +369,7 @@ func align(w io.Writer, lines [][]string, indent string) {
 		var b strings.Builder
 		b.WriteString(indent)
 		for i, c := range l {
+			c = results.TerminalLine(c)
 			b.WriteString(c)
 			if i < len(l)-1 {
 				b.WriteString(strings.Repeat(" ", width[i]-utf8.RuneCountInString(c)+2))
@@ -375,7 +386,7 @@ func (t *Table) notes(w io.Writer, prefix string) {
 	}
 }
 
-var mdEscape = strings.NewReplacer("|", `\|`, "\n", " ", "&", "&amp;", "<", "&lt;", ">", "&gt;", "*", `\*`, "_", `\_`, "`", "\\`")
+var mdEscape = results.MarkdownEscaper
 
 func (t *Table) markdown(w io.Writer) error {
 	row := func(cells []string) {
@@ -449,7 +460,7 @@ func (t *Table) csv(w io.Writer) error {
 					rec[15] = strconv.FormatBool(d.Noise)
 				}
 			}
-			_ = cw.Write(rec)
+			_ = cw.Write(results.CSVRecord(rec))
 		}
 	}
 	cw.Flush()

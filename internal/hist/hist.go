@@ -4,6 +4,9 @@ package hist
 
 import (
 	"bytes"
+	"fmt"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -108,7 +111,13 @@ type Interval struct {
 
 // ReadLog parses an interval log that Log wrote (or any HdrHistogram
 // interval log with absolute or start-relative times).
+//
+// The log reader skips a line it cannot parse; ReadLog refuses it instead,
+// naming the line, so that a damaged log is not read as a shorter one.
 func ReadLog(data []byte) ([]Interval, error) {
+	if err := checkLog(data); err != nil {
+		return nil, err
+	}
 	r := hdrhistogram.NewHistogramLogReader(bytes.NewReader(data))
 	var out []Interval
 	for {
@@ -122,4 +131,21 @@ func ReadLog(data []byte) ([]Interval, error) {
 		out = append(out, Interval{Start: time.UnixMilli(h.StartTimeMs()).UTC(), End: time.UnixMilli(h.EndTimeMs()).UTC(),
 			Tag: h.Tag(), H: &Histogram{h}})
 	}
+}
+
+// logLine is a line of an interval log: a comment, the legend, or an
+// interval (an optional tag, start, length, max and the histogram).
+var logLine = regexp.MustCompile(`^(#.*|"StartTimestamp".*|(Tag=[^,]+,)?[0-9.]+,[0-9.]+,[0-9.]+,HIST[A-Za-z0-9+/=]+)$`)
+
+// checkLog refuses a log holding a line of none of the kinds of logLine.
+func checkLog(data []byte) error {
+	for i, line := range strings.Split(string(data), "\n") {
+		if line = strings.TrimSuffix(line, "\r"); line != "" && !logLine.MatchString(line) {
+			if len(line) > 40 {
+				line = line[:40] + "..."
+			}
+			return fmt.Errorf("line %d is not a histogram log line: %q", i+1, line)
+		}
+	}
+	return nil
 }

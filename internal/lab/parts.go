@@ -12,6 +12,7 @@ package lab
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -120,64 +121,127 @@ func Parse(spec string) (Parts, error) {
 		if !ok || v == "" {
 			return p, fault.Input(specFix, "--lab %q: %q is not KEY=VALUE", spec, kv)
 		}
-		var err error
-		switch k {
-		case "fs":
-			if v != "ext4" && v != "xfs" {
-				err = fmt.Errorf("fs is ext4 or xfs")
-			}
-			p.FS = v
-		case "size":
-			p.SizeBytes, err = parseSize(v, 256<<20)
-		case "delay":
-			p.RDelay, err = time.ParseDuration(v)
-			p.WDelay = p.RDelay
-		case "rdelay":
-			p.RDelay, err = time.ParseDuration(v)
-		case "wdelay":
-			p.WDelay, err = time.ParseDuration(v)
-		case "rate":
-			p.Rate = v
-		case "error_rate":
-			p.ErrorRate = v
-		case "cache":
-			switch v {
-			case CacheFlash, CacheFlashVolatile, CacheWriteback, CacheUnsafe:
-				p.Cache = v
-				if p.CacheDir == "" {
-					p.CacheDir = "/dev/shm"
-				}
-			case "none":
-				p.Cache = ""
-			default:
-				err = fmt.Errorf("cache is flash, flash-volatile, writeback, unsafe or none")
-			}
-		case "cache_size":
-			p.CacheBytes, err = parseSize(v, 1<<20)
-		case "spindles":
-			p.Spindles, err = strconv.Atoi(v)
-			if err == nil && p.Spindles < 1 {
-				err = fmt.Errorf("spindles is 1 or more")
-			}
-		case "cache_on_read":
-			p.CacheOnRead, err = strconv.ParseBool(v)
-		case "cache_dir":
-			p.CacheDir = v
-		case "read_iops":
-			p.ReadIOPS, err = strconv.ParseInt(v, 10, 64)
-		case "write_iops":
-			p.WriteIOPS, err = strconv.ParseInt(v, 10, 64)
-		default:
-			err = fmt.Errorf("unknown key %s", k)
-		}
-		if err == nil && (p.RDelay < 0 || p.WDelay < 0 || p.ReadIOPS < 0 || p.WriteIOPS < 0) {
-			err = fmt.Errorf("%s is negative", k)
-		}
-		if err != nil {
+		if err := p.set(k, v); err != nil {
 			return p, fault.Input(specFix, "--lab %q: %s=%s: %v", spec, k, v, err)
 		}
 	}
 	return p, nil
+}
+
+// The bounds of a lab's keys: past them a stack emulates no storage.
+const (
+	maxSize     = 1 << 50 // 1 PiB: the platter and the cache are sparse files
+	maxDelay    = time.Minute
+	maxSpindles = 256
+	maxIOPS     = 100_000_000
+)
+
+// set applies one KEY=VALUE of a spec.
+func (p *Parts) set(k, v string) error {
+	var err error
+	switch k {
+	case "fs":
+		if v != "ext4" && v != "xfs" {
+			err = fmt.Errorf("fs is ext4 or xfs")
+		}
+		p.FS = v
+	case "size":
+		p.SizeBytes, err = parseSize(v, 256<<20)
+	case "delay":
+		p.RDelay, err = parseDelay(v)
+		p.WDelay = p.RDelay
+	case "rdelay":
+		p.RDelay, err = parseDelay(v)
+	case "wdelay":
+		p.WDelay, err = parseDelay(v)
+	case "rate":
+		p.Rate, err = v, checkRate(v)
+	case "error_rate":
+		p.ErrorRate, err = v, checkErrorRate(v)
+	case "cache":
+		err = p.setCache(v)
+	case "cache_size":
+		p.CacheBytes, err = parseSize(v, 1<<20)
+	case "spindles":
+		p.Spindles, err = strconv.Atoi(v)
+		if err == nil && (p.Spindles < 1 || p.Spindles > maxSpindles) {
+			err = fmt.Errorf("spindles is 1 or more, and at most %d", maxSpindles)
+		}
+	case "cache_on_read":
+		p.CacheOnRead, err = strconv.ParseBool(v)
+	case "cache_dir":
+		p.CacheDir = v
+	case "read_iops":
+		p.ReadIOPS, err = parseIOPS(v)
+	case "write_iops":
+		p.WriteIOPS, err = parseIOPS(v)
+	default:
+		err = fmt.Errorf("unknown key %s", k)
+	}
+	return err
+}
+
+func (p *Parts) setCache(v string) error {
+	switch v {
+	case CacheFlash, CacheFlashVolatile, CacheWriteback, CacheUnsafe:
+		p.Cache = v
+		if p.CacheDir == "" {
+			p.CacheDir = "/dev/shm"
+		}
+	case "none":
+		p.Cache = ""
+	default:
+		return fmt.Errorf("cache is flash, flash-volatile, writeback, unsafe or none")
+	}
+	return nil
+}
+
+// parseDelay reads a latency such as 4ms: 0 to maxDelay.
+func parseDelay(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	switch {
+	case err != nil:
+		return 0, err
+	case d < 0:
+		return 0, fmt.Errorf("%s is negative", s)
+	case d > maxDelay:
+		return 0, fmt.Errorf("%s is longer than the %s a delay may be", s, maxDelay)
+	}
+	return d, nil
+}
+
+// parseIOPS reads a throttle: 0 (none) to maxIOPS.
+func parseIOPS(s string) (int64, error) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || n > maxIOPS {
+		return 0, fmt.Errorf("%q is not a whole number from 0 to %d", s, maxIOPS)
+	}
+	return n, nil
+}
+
+// checkRate checks nbdkit's rate filter's bits a second, such as 200M: a
+// positive finite number with an optional K, M or G.
+func checkRate(s string) error {
+	num := strings.TrimRight(s, "kKmMgG")
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || len(s)-len(num) > 1 || math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 || v > 1e15 {
+		return fmt.Errorf("%q is not a rate such as 200M (bits a second)", s)
+	}
+	return nil
+}
+
+// checkErrorRate checks nbdkit's error filter's rate: a fraction from 0
+// to 1, or a per cent such as 0.1%.
+func checkErrorRate(s string) error {
+	num, most := s, 1.0
+	if strings.HasSuffix(s, "%") {
+		num, most = strings.TrimSuffix(s, "%"), 100
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || math.IsNaN(v) || v < 0 || v > most {
+		return fmt.Errorf("%q is not a fraction from 0 to 1 or a per cent such as 0.1%%", s)
+	}
+	return nil
 }
 
 // parseSize reads a size such as 8G of at least least bytes.
@@ -192,6 +256,9 @@ func parseSize(s string, least int64) (int64, error) {
 	n, err := strconv.ParseInt(u, 10, 64)
 	if err != nil || n <= 0 {
 		return 0, fmt.Errorf("%q is not a size such as 8G", s)
+	}
+	if n > maxSize/mult {
+		return 0, fmt.Errorf("%s is more than the 1P a lab's file may be", s)
 	}
 	if n*mult < least {
 		return 0, fmt.Errorf("%s is below the %dM this needs", s, least>>20)

@@ -142,7 +142,15 @@ func read(dir string) (*part, error) {
 			"%s holds no partition of a split oltp run", dir)
 	}
 	raw := func(name string) ([]byte, error) {
-		data, err := os.ReadFile(filepath.Join(dir, "raw", name))
+		most := int64(results.MaxLogBytes)
+		if name == ticksFile {
+			most = results.MaxTimeseriesBytes
+		}
+		data, err := results.ReadBounded(filepath.Join(dir, "raw", name), most)
+		var in *fault.InputError
+		if errors.As(err, &in) {
+			return nil, err
+		}
 		if err != nil {
 			return nil, fault.Input("give whole run directories of partitions that reached their timed window",
 				"%s lacks raw/%s", dir, name)
@@ -170,8 +178,8 @@ func read(dir string) (*part, error) {
 	if data, err = raw(ticksFile); err != nil {
 		return nil, err
 	}
-	if p.ticks, err = results.ReadTimeseries(bytes.NewReader(data)); err != nil {
-		return nil, fault.Input("restore the file, or run the partition again", "%s: raw/%s: %v", dir, ticksFile, err)
+	if p.ticks, err = results.ReadTimeseriesFile(bytes.NewReader(data), filepath.Join(dir, "raw", ticksFile)); err != nil {
+		return nil, err
 	}
 	return p, nil
 }

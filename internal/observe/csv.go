@@ -78,7 +78,7 @@ func WriteCSV(w io.Writer, samples []Sample, extra ...Extra) error {
 	for _, e := range extra {
 		row = append(row, e.Header()...)
 	}
-	if err := cw.Write(row); err != nil {
+	if err := cw.Write(results.CSVRecord(row)); err != nil {
 		return fmt.Errorf("write the observation timeseries: %w", err)
 	}
 	for _, s := range samples {
@@ -89,7 +89,7 @@ func WriteCSV(w io.Writer, samples []Sample, extra ...Extra) error {
 		for _, e := range extra {
 			row = append(row, e.Row(s.Time)...)
 		}
-		if err := cw.Write(row); err != nil {
+		if err := cw.Write(results.CSVRecord(row)); err != nil {
 			return fmt.Errorf("write the observation timeseries: %w", err)
 		}
 	}

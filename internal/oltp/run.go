@@ -707,11 +707,11 @@ func absDur(d time.Duration) time.Duration {
 // columns they have in the observers' timeseries (used without observers).
 func WriteTimeseries(w io.Writer, ticks []Tick) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(append([]string{"time"}, TickColumns(nil).Header()...)); err != nil {
+	if err := cw.Write(results.CSVRecord(append([]string{"time"}, TickColumns(nil).Header()...))); err != nil {
 		return err
 	}
 	for _, t := range ticks {
-		if err := cw.Write(append([]string{t.At.UTC().Format(time.RFC3339Nano)}, t.cells()...)); err != nil {
+		if err := cw.Write(results.CSVRecord(append([]string{t.At.UTC().Format(time.RFC3339Nano)}, t.cells()...))); err != nil {
 			return err
 		}
 	}

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/calibra-bench/calibra/internal/results"
 )
 
 // mdEscape keeps a value from being read as markdown or HTML where the
 // report is pasted: pipes would split cells, angle brackets open tags.
-var mdEscape = strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ", "&", "&amp;", "<", "&lt;", ">", "&gt;", "`", "\\`", "*", `\*`, "_", `\_`)
+var mdEscape = results.MarkdownEscaper
 
 // Markdown writes report.md: the headline figures and tables of every step,
 // for pasting into tickets.

@@ -172,7 +172,11 @@ func (d *Dir) Save() error {
 // directory or a file from another tool or version.
 func Load(path string) (*Run, error) {
 	file := filepath.Join(path, "results.json")
-	data, err := os.ReadFile(file)
+	data, err := ReadBounded(file, MaxResultsBytes)
+	var in *fault.InputError
+	if errors.As(err, &in) {
+		return nil, err
+	}
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fault.Input("give the run directory that calibra wrote (it holds results.json)",
 			"%s holds no results.json", path)

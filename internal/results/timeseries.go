@@ -45,6 +45,9 @@ func ReadTimeseries(r io.Reader) (*Timeseries, error) {
 		if errors.Is(err, io.EOF) {
 			return ts, nil
 		}
+		if line-1 > maxRows {
+			return nil, fmt.Errorf("timeseries: %w (more than %d)", errTooManyRows, maxRows)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("timeseries: %w", err)
 		}
@@ -68,7 +71,21 @@ func LoadTimeseries(dir string) (*Timeseries, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return ReadTimeseries(f)
+	return ReadTimeseriesFile(f, filepath.Join(dir, TimeseriesFile))
+}
+
+// ReadTimeseriesFile parses a timeseries read from path, bounded by
+// MaxTimeseriesBytes and MaxTimeseriesRows; its errors name path.
+func ReadTimeseriesFile(r io.Reader, path string) (*Timeseries, error) {
+	lr := &io.LimitedReader{R: r, N: MaxTimeseriesBytes + 1}
+	ts, err := ReadTimeseries(lr)
+	if lr.N <= 0 {
+		return nil, tooLarge(path, MaxTimeseriesBytes)
+	}
+	if err != nil {
+		return nil, readErr(path, err)
+	}
+	return ts, nil
 }
 
 // Has reports whether the series has the column.

@@ -51,6 +51,21 @@ func PlanDevice(ctx context.Context, c *Config, f *Device) (Needs, StepFunc, err
 	}, nil
 }
 
+// checkBounds adds the flags' values past their upper bounds to p.
+func (f *Device) checkBounds(qds []int, p *Problems) {
+	p.most("--workers", f.Workers, MaxWorkers)
+	p.most("--repeat", f.Repeat, MaxRepeat)
+	p.longest("--runtime", f.Runtime, MaxWindow)
+	p.longest("--ramp", f.Ramp, MaxWindow)
+	p.longest("--max-latency", f.MaxLatency, MaxLatency)
+	for _, qd := range qds {
+		if qd > MaxQD {
+			p.Add(fmt.Sprintf("--qd must be at most %d, the deepest queue Linux gives a device", MaxQD), "--qd %q holds %d, too deep a queue", f.QDs, qd)
+			return
+		}
+	}
+}
+
 // PathList lets --path repeat or take a comma list; the first value given
 // replaces the default.
 type PathList struct {
@@ -107,6 +122,7 @@ func (f *Device) config(ctx context.Context, c *Config) (device.Config, error) {
 	if f.MaxLatency <= 0 {
 		p.Add("give a duration such as 1ms or 500us", "--max-latency %s is not positive", f.MaxLatency)
 	}
+	f.checkBounds(qds, &p)
 	engine := f.Engine
 	if engine == "auto" {
 		engine = ""
@@ -133,7 +149,11 @@ func (f *Device) config(ctx context.Context, c *Config) (device.Config, error) {
 		}
 		c.Path = paths[0]
 	}
-	targets := f.targets(paths, writers, int64(max(f.Workers, 0))*size, &p)
+	workers := int64(f.Workers)
+	if workers < 0 || workers > MaxWorkers {
+		workers = 0 // refused above: no space to ask for
+	}
+	targets := f.targets(paths, writers, workers*size, &p)
 	if err := p.Err(); err != nil {
 		return device.Config{}, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -71,13 +72,20 @@ func PlanDSSRun(c *Config, r DSSRun) (Needs, StepFunc, error) {
 	if timeout < 0 {
 		p.Add("give a duration such as 10m, or 0 for none", "--query-timeout %s is negative", timeout)
 	}
+	p.longest("--query-timeout", timeout, MaxWindow)
+	p.most("--streams", streams, MaxWorkers)
+	p.most("--dop", dop, MaxWorkers)
+	conns := 0
+	if !math.IsNaN(b.SF) && b.SF <= MaxSF {
+		conns = max(streams, dss.MinStreams(b.SF)) + b.Workers + 10
+	}
+	p.managedConns(c, conns, fmt.Sprintf("--streams %d", streams))
 	if err := p.Err(); err != nil {
 		return Needs{}, nil, err
 	}
 	cfg.Streams, cfg.Seed, cfg.DOP, cfg.QueryTimeout = streams, c.Seed, dop, timeout
 	build := b.config()
 	need := uint64(minFree)
-	conns := max(streams, dss.MinStreams(b.SF)) + b.Workers + 10
 	return Needs{Database: true, MaxConns: conns, Bytes: need}, dssRunBody(cfg, build), nil
 }
 
@@ -90,10 +98,15 @@ func (b *DSSBuild) validate(p *Problems) {
 		p.Add("give a scale factor above 0, such as 0.1, 1 or 10", "--sf %g is not a number", b.SF)
 	} else if b.SF <= 0 && b.SFGiven {
 		p.Add("give a scale factor above 0, such as 0.1, 1 or 10", "--sf %g is not positive", b.SF)
+	} else if b.SF > 0 && b.SF < MinSF {
+		p.Add(fmt.Sprintf("--sf must be at least %g, the smallest whose every table holds rows", MinSF), "--sf %g is too small", b.SF)
+	} else if b.SF > MaxSF {
+		p.Add(fmt.Sprintf("--sf must be at most %d, TPC-H's largest scale factor", MaxSF), "--sf %s makes no possible size", strconv.FormatFloat(b.SF, 'f', -1, 64))
 	}
 	if b.Workers <= 0 {
 		p.Add("give a whole number of 1 or more", "--load-workers %d is not positive", b.Workers)
 	}
+	p.most("--load-workers", b.Workers, MaxWorkers)
 }
 
 func (b *DSSBuild) config() dss.BuildConfig {

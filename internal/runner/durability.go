@@ -51,6 +51,12 @@ func (e Env) PlanDurability(ctx context.Context, c *Config, d Durability) (needs
 	if warehouses < 1 {
 		p.Add("give a whole number of 1 or more", "--warehouses %d is not positive", warehouses)
 	}
+	p.most("--clients", clients, MaxWorkers)
+	p.most("--cycles", cycles, MaxRepeat)
+	p.longest("--load", load, MaxWindow)
+	if _, err := spaceFor("--warehouses", float64(warehouses), bytesPerWarehouse); err != nil {
+		p = append(p, err)
+	}
 	var ths []study.Threshold
 	for _, expr := range thresholds {
 		t, err := study.ParseThreshold(expr)

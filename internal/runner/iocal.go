@@ -10,6 +10,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/engine/mariadb"
 	"github.com/calibra-bench/calibra/internal/iocal"
 	"github.com/calibra-bench/calibra/internal/limits"
+	"github.com/calibra-bench/calibra/internal/observe"
 	"github.com/calibra-bench/calibra/internal/results"
 )
 
@@ -102,7 +103,11 @@ func (f *IOCal) config(c *Config) (iocal.Config, limits.Spec, error) {
 	if f.Loaders <= 0 {
 		p.Add("give a whole number of 1 or more", "--loaders %d is not positive", f.Loaders)
 	}
-	osCache := positiveSize(&p, "--os-cache-limit", f.OSCacheLimit)
+	p.longest("--point", f.Point, MaxWindow)
+	p.longest("--warmup", f.Warmup, MaxWindow)
+	p.longest("--max-latency", f.MaxLatency, MaxLatency)
+	p.most("--loaders", f.Loaders, MaxWorkers)
+	osCache := cacheLimit(&p, "--os-cache-limit", f.OSCacheLimit)
 	dbCache := int64(0)
 	if c.DSN == "" && validMemory(c.DBCache) {
 		dbCache, _ = device.ParseSize(c.DBCache)
@@ -136,6 +141,16 @@ func positiveSize(p *Problems, flag, s string) int64 {
 		return n
 	}
 	return 0
+}
+
+// cacheLimit reads a page cache bound such as 256MiB: positive, and
+// below the machine's memory, which a larger bound would not bound.
+func cacheLimit(p *Problems, flag, s string) int64 {
+	n := positiveSize(p, flag, s)
+	if mem := observe.Host().MemBytes; mem > 0 && n > 0 && uint64(n) >= mem {
+		p.Add(fmt.Sprintf("%s must be below this machine's %s of memory", flag, humanBytes(mem)), "%s %s bounds nothing", flag, s)
+	}
+	return n
 }
 
 // iocalBody is the work of an iocal step, for the command and the study

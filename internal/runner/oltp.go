@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -72,6 +73,8 @@ func PlanOLTPBuild(c *Config, b OLTPBuild) (Needs, StepFunc, error) {
 	if b.Workers <= 0 {
 		p.Add("give a whole number of 1 or more", "--load-workers %d is not positive", b.Workers)
 	}
+	p.most("--load-workers", b.Workers, MaxWorkers)
+	p.managedConns(c, b.Workers+10, fmt.Sprintf("--load-workers %d", b.Workers))
 	if err := p.Err(); err != nil {
 		return Needs{}, nil, err
 	}
@@ -92,7 +95,12 @@ func PlanOLTPRun(c *Config, l OLTPLoad, users int) (Needs, StepFunc, error) {
 	if users <= 0 {
 		p.Add("give a whole number of 1 or more", "--users %d is not positive", users)
 	}
+	p.most("--users", users, MaxUsers)
 	cfg := l.check(c, users, &p)
+	l.checkServers(c, users, cfg, &p)
+	if users <= MaxUsers {
+		p.managedConns(c, l.needs(users).MaxConns, fmt.Sprintf("--users %d", users))
+	}
 	if err := p.Err(); err != nil {
 		return Needs{}, nil, err
 	}
@@ -116,9 +124,14 @@ func PlanRamp(c *Config, r Ramp) (Needs, StepFunc, error) {
 	if to < from {
 		p.Add("give a --to at or above --from", "the ramp from %d to %d users is empty", from, to)
 	}
+	p.most("--to", to, MaxUsers)
+	if to <= MaxUsers {
+		p.managedConns(c, l.needs(to).MaxConns, fmt.Sprintf("--to %d", to))
+	}
 	if sla <= 0 {
 		p.Add("give a duration such as 2s or 50ms", "--sla %s is not positive", sla)
 	}
+	p.longest("--sla", sla, MaxLatency)
 	if slaMetric != oltp.SLAART && slaMetric != oltp.SLAP90 {
 		p.Add("use art or p90", "--sla-metric %q is not an SLA metric", slaMetric)
 	}
@@ -129,6 +142,7 @@ func PlanRamp(c *Config, r Ramp) (Needs, StepFunc, error) {
 		p.Add("give a per cent between 0 and 100, such as 5", "--fall %g is not between 0 and 100", fall)
 	}
 	run := l.check(c, max(to, 1), &p)
+	l.checkServers(c, from, run, &p)
 	if err := p.Err(); err != nil {
 		return Needs{}, nil, err
 	}
@@ -192,10 +206,32 @@ func parseKeying(s string) (float64, error) {
 		return 1, nil
 	}
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || v <= 0 {
+	if err != nil || !(v > 0) || math.IsInf(v, 0) {
+		// NaN and infinities parse, and would run as "off" or never end.
 		return 0, fault.Input("use off, on, or a positive scale such as 0.1", "--keying-thinking %q is not off, on or a scale", s)
 	}
+	if v > MaxKeying {
+		return 0, fault.Input(fmt.Sprintf("--keying-thinking must be at most %d times the specification's times", MaxKeying), "--keying-thinking %s is too slow a scale", s)
+	}
 	return v, nil
+}
+
+// checkServers refuses before anything starts what a load on several
+// servers (--instances, --galera) would refuse once they run: fewer users
+// than servers, and the one-server options.
+func (l *OLTPLoad) checkServers(c *Config, users int, run oltp.RunConfig, p *Problems) {
+	servers := max(c.Instances, c.Galera, 1)
+	if c.DSN != "" || servers == 1 {
+		return
+	}
+	switch {
+	case !run.Partition.Whole():
+		p.Add("drop --partition, or run each server apart", "--partition splits the load over processes, and this target has %d servers", servers)
+	case l.Connections > 0 && l.Connections < users:
+		p.Add("drop --connections", "--connections pools one server's connections, and this target has %d servers", servers)
+	case users > 0 && users < servers:
+		p.Add(fmt.Sprintf("give --users %d or more", servers), "%d users leave some of the %d servers without load", users, servers)
+	}
 }
 
 // check validates the flags for at most maxUsers users and returns the run
@@ -225,6 +261,8 @@ func (l *OLTPLoad) check(c *Config, maxUsers int, p *Problems) oltp.RunConfig {
 	}
 	if l.RatePerUser < 0 {
 		p.Add("give a rate such as 10, or 0 for a closed loop", "--rate-per-user %g is negative", l.RatePerUser)
+	} else if l.RatePerUser > MaxRatePerUser {
+		p.Add(fmt.Sprintf("--rate-per-user must be at most %d transactions a second", MaxRatePerUser), "--rate-per-user %g is too high", l.RatePerUser)
 	}
 	if l.RatePerUser > 0 && scale > 0 {
 		p.Add("choose one: an open loop (--rate-per-user) or keying and thinking", "--rate-per-user and --keying-thinking both pace the users")
@@ -235,12 +273,16 @@ func (l *OLTPLoad) check(c *Config, maxUsers int, p *Problems) oltp.RunConfig {
 	if l.Duration <= 0 {
 		p.Add("give a duration such as 30s or 5m", "--duration %s is not positive", l.Duration)
 	}
+	p.longest("--rampup", l.Rampup, MaxWindow)
+	p.longest("--duration", l.Duration, MaxWindow)
 	if l.Build.Workers <= 0 {
 		p.Add("give a whole number of 1 or more", "--load-workers %d is not positive", l.Build.Workers)
 	}
+	p.most("--load-workers", l.Build.Workers, MaxWorkers)
 	if l.Connections < 0 {
 		p.Add("give a whole number of 1 or more, or 0 for a connection per user", "--connections %d is negative", l.Connections)
 	}
+	p.most("--connections", l.Connections, MaxManagedConns)
 	if l.Reset && c.DSN != "" {
 		p.Add("drop --reset, or use the managed instance", "--reset needs the managed instance's template and cannot be used with --dsn")
 	}
@@ -420,6 +462,7 @@ func PlanScale(c *Config, sc Scale) (Needs, StepFunc, error) {
 		p.Add(fmt.Sprintf("give --instances %d or more (target.instances in a study)", last),
 			"--servers goes up to %d, and --instances starts %d", last, max(c.Instances, 1))
 	}
+	p.most("--users", sc.Users, MaxUsers)
 	if sc.Users <= 0 {
 		p.Add("give a whole number of 1 or more", "--users %d is not positive", sc.Users)
 	} else if err == nil && sc.Users < servers[len(servers)-1] {

@@ -86,6 +86,8 @@ func ApplySet(st *study.Study, set string, p *Problems) {
 			var n int
 			if _, err := fmt.Sscan(value, &n); err != nil || n <= 0 {
 				p.Add("give a whole number of 1 or more", "--set %s: repeat %q is not positive", set, value)
+			} else if n > study.MaxRepeat {
+				p.Add(fmt.Sprintf("repeat must be at most %d", study.MaxRepeat), "--set %s: repeat %d is too many", set, n)
 			}
 			st.Steps[i].Repeat = n
 		case "name":

@@ -42,7 +42,7 @@ func StudyLimits(st *study.Study, c *Config, p *Problems) *LimitsNeed {
 	l.Spec = limits.Spec{Path: c.Path, ReadIOPS: t.StorageLimit.ReadIOPS, WriteIOPS: t.StorageLimit.WriteIOPS,
 		ReadBPS: t.StorageLimit.ReadMBPS * 1e6, WriteBPS: t.StorageLimit.WriteMBPS * 1e6}
 	if t.OSCacheLimit != "" {
-		osCache := positiveSize(p, "os_cache_limit", t.OSCacheLimit)
+		osCache := cacheLimit(p, "os_cache_limit", t.OSCacheLimit)
 		dbCache, _ := device.ParseSize(c.DBCache)
 		if c.DSN == "" && validMemory(c.DBCache) && osCache > 0 {
 			l.Spec.MemoryBytes = int64(max(c.Instances, 1))*(dbCache+serverMemory(c.Engine)) + osCache

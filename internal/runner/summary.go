@@ -24,7 +24,7 @@ func (e Env) summary(dir *results.Dir, prog *progress.Printer, status string) {
 	text := "\n" + SummaryText(r, status) + fmt.Sprintf("results: %s\n", dir.File("results.json"))
 	// The summary is the command's answer, shown whatever --progress says.
 	prog.Done()
-	fmt.Fprint(e.Stderr, text)
+	fmt.Fprint(e.Stderr, results.TerminalText(text)) // step names are the study's
 }
 
 // SummaryText is a run's summary: status, then each step's headline

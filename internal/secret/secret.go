@@ -4,7 +4,9 @@
 package secret
 
 import (
+	"io/fs"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
 )
@@ -36,4 +38,15 @@ func RedactDSN(dsn string) string {
 	}
 	// Not a URL we can parse (or key=value): mask anything password-shaped.
 	return kvPassword.ReplaceAllString(urlPassword.ReplaceAllString(dsn, "${1}xxxxx@"), "${1}xxxxx")
+}
+
+// Exposed reports whether the file at path, which holds a secret, is
+// readable by its group or by others, and its permission bits; a file
+// that cannot be read is not exposed (reading it says why).
+func Exposed(path string) (fs.FileMode, bool) {
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() {
+		return 0, false
+	}
+	return st.Mode().Perm(), st.Mode().Perm()&0o044 != 0
 }

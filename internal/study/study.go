@@ -284,6 +284,25 @@ func (p *parser) int64(n *yaml.Node) int64 {
 	return v
 }
 
+// upTo reads a whole number of 0 to most, what names it.
+func (p *parser) upTo(n *yaml.Node, what string, most int64) int64 {
+	v := p.int64(n)
+	if v > most {
+		p.add(p.pos(n), fmt.Sprintf("%s must be at most %d", what, most), "%s %d is too high", what, v)
+	}
+	return v
+}
+
+// The bounds of a study's own keys (the steps' are their flags').
+const (
+	// MaxRepeat bounds a step's repeat.
+	MaxRepeat = 1000
+	// MaxIOPS and MaxMBPS bound a storage limit: past them it limits
+	// nothing a device does (and MB/s past MaxMBPS overflows bytes a second).
+	MaxIOPS = 100_000_000
+	MaxMBPS = 1_000_000
+)
+
 func (p *parser) bool(n *yaml.Node) bool {
 	if !p.scalar(n, "this") {
 		return false
@@ -325,10 +344,10 @@ func (p *parser) target(n *yaml.Node, t *Target) {
 		"storage_limit": func(v *yaml.Node) {
 			l := &t.StorageLimit
 			p.mapping(v, "storage_limit", map[string]func(v *yaml.Node){
-				"read_iops":  func(v *yaml.Node) { l.ReadIOPS = p.int64(v) },
-				"write_iops": func(v *yaml.Node) { l.WriteIOPS = p.int64(v) },
-				"read_mbps":  func(v *yaml.Node) { l.ReadMBPS = p.int64(v) },
-				"write_mbps": func(v *yaml.Node) { l.WriteMBPS = p.int64(v) },
+				"read_iops":  func(v *yaml.Node) { l.ReadIOPS = p.upTo(v, "storage_limit.read_iops", MaxIOPS) },
+				"write_iops": func(v *yaml.Node) { l.WriteIOPS = p.upTo(v, "storage_limit.write_iops", MaxIOPS) },
+				"read_mbps":  func(v *yaml.Node) { l.ReadMBPS = p.upTo(v, "storage_limit.read_mbps", MaxMBPS) },
+				"write_mbps": func(v *yaml.Node) { l.WriteMBPS = p.upTo(v, "storage_limit.write_mbps", MaxMBPS) },
 			})
 		},
 	})
@@ -387,6 +406,8 @@ func (p *parser) steps(n *yaml.Node) []Step {
 			case "repeat":
 				if st.Repeat = p.int(v); st.Repeat <= 0 {
 					p.add(p.pos(v), "give a whole number of 1 or more", "repeat %s is not positive", v.Value)
+				} else if st.Repeat > MaxRepeat {
+					p.add(p.pos(v), fmt.Sprintf("repeat must be at most %d", MaxRepeat), "repeat %d is too many", st.Repeat)
 				}
 			case "cold_start":
 				b := p.bool(v)

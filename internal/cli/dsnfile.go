@@ -1,0 +1,25 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/calibra-bench/calibra/internal/secret"
+)
+
+// warnExposed says, in one line on w, that the DSN file at path (what
+// names it: "--dsn-file F", "target.dsn_file F") can be read by other
+// accounts than its owner's, and how to fix it; the run goes on. An
+// empty or unreadable file is refused elsewhere, so it says nothing then.
+func warnExposed(w io.Writer, path, what string) {
+	mode, exposed := secret.Exposed(path)
+	if !exposed {
+		return
+	}
+	if data, err := os.ReadFile(path); err != nil || strings.TrimSpace(string(data)) == "" {
+		return
+	}
+	fmt.Fprintf(w, "calibra: warning: %s is readable by its group or others (mode %04o), and its DSN may hold a password; chmod 600 %s\n", what, mode, path)
+}
