@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -278,23 +277,16 @@ func (b *builder) oltp(o *results.OLTP) {
 // itself (a Galera node's certification conflicts), by class; "" when none
 // was.
 func retried(o *results.OLTP) string {
-	var n int64
-	var classes []string
-	for _, c := range slices.Sorted(maps.Keys(o.Retries)) {
-		if o.Retries[c] > 0 {
-			n += o.Retries[c]
-			classes = append(classes, Int(o.Retries[c])+" "+c)
-		}
-	}
+	classes, n, attempts := o.Retried()
 	if n == 0 {
 		return ""
 	}
-	attempts := n
-	for _, t := range o.Transactions {
-		attempts += t.Count + t.Errors
+	var parts []string
+	for _, c := range classes {
+		parts = append(parts, Int(c.Count)+" "+c.Class)
 	}
 	return fmt.Sprintf("Retries: %s, %s %% of %s attempts, ran again in their session. TPM (db) counts every attempt; TPM (client) and the latencies count each transaction once, its retries inside its time.",
-		strings.Join(classes, ", "), Num(100*float64(n)/float64(attempts)), Int(attempts))
+		strings.Join(parts, ", "), Num(100*float64(n)/float64(attempts)), Int(attempts))
 }
 
 // oltpPartitions says which share of a split run this was, or, merged,

@@ -1,6 +1,10 @@
 package results
 
-import "time"
+import (
+	"maps"
+	"slices"
+	"time"
+)
 
 // Step kinds of the OLTP layer.
 const (
@@ -233,4 +237,28 @@ type DeliverySkips struct {
 	Deliveries       int64   `json:"deliveries"`
 	SkippedDistricts int64   `json:"skipped_districts"`
 	SkippedPct       float64 `json:"skipped_pct"` // of the districts the Deliveries processed
+}
+
+// Retried is the window's retries, by class in name order ("12
+// certification"), their number and the attempts they were part of
+// (every transaction, failed ones included, and every retry); n is 0 when
+// no session ran a transaction again.
+func (o *OLTP) Retried() (classes []ClassCount, n, attempts int64) {
+	for _, c := range slices.Sorted(maps.Keys(o.Retries)) {
+		if o.Retries[c] > 0 {
+			n += o.Retries[c]
+			classes = append(classes, ClassCount{c, o.Retries[c]})
+		}
+	}
+	attempts = n
+	for _, t := range o.Transactions {
+		attempts += t.Count + t.Errors
+	}
+	return classes, n, attempts
+}
+
+// ClassCount is a count of one class (of errors, of retries).
+type ClassCount struct {
+	Class string
+	Count int64
 }

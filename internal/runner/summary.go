@@ -3,8 +3,6 @@ package runner
 import (
 	"cmp"
 	"fmt"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -187,23 +185,16 @@ func writeOLTPValidity(b *strings.Builder, o *results.OLTP) {
 // itself (a Galera node's certification conflicts), by class, and what
 // that does to the figures; "" when none was.
 func retries(o *results.OLTP) string {
-	var n int64
-	var classes []string
-	for _, c := range slices.Sorted(maps.Keys(o.Retries)) {
-		if o.Retries[c] > 0 {
-			n += o.Retries[c]
-			classes = append(classes, fmt.Sprintf("%d %s", o.Retries[c], c))
-		}
-	}
+	classes, n, attempts := o.Retried()
 	if n == 0 {
 		return ""
 	}
-	attempts := n
-	for _, t := range o.Transactions {
-		attempts += t.Count + t.Errors
+	var parts []string
+	for _, c := range classes {
+		parts = append(parts, fmt.Sprintf("%d %s", c.Count, c.Class))
 	}
 	return fmt.Sprintf("%s: %.0f%% of %d attempts ran again in their session; tpm_db counts every attempt, tpm_client and the latencies each transaction once, its retries inside its time",
-		strings.Join(classes, ", "), 100*float64(n)/float64(attempts), attempts)
+		strings.Join(parts, ", "), 100*float64(n)/float64(attempts), attempts)
 }
 
 func consistencyVerdict(c *results.Consistency) string {

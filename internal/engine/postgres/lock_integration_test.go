@@ -5,12 +5,12 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/user"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/calibra-bench/calibra/internal/testenv"
 )
 
 // TestAnotherAccountCannotLogIn starts a managed instance and tries to log
@@ -19,7 +19,7 @@ import (
 // opened to everyone (peer authentication must refuse the account).
 func TestAnotherAccountCannotLogIn(t *testing.T) {
 	t.Parallel()
-	uid, gid := stranger(t)
+	uid, gid := testenv.Stranger(t)
 
 	// Start connects as calibra's own account: that must still work.
 	target, _ := startManaged(t)
@@ -45,22 +45,6 @@ func TestAnotherAccountCannotLogIn(t *testing.T) {
 	} else if !strings.Contains(out, "authentication failed") {
 		t.Errorf("the account nobody was refused for another reason than authentication: %s", out)
 	}
-}
-
-// stranger is the account nobody, which plays another local user; the
-// test is skipped without root (needed to switch accounts) or the account.
-func stranger(t *testing.T) (uid, gid int) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("logging in as another local account needs root to switch accounts")
-	}
-	u, err := user.Lookup("nobody")
-	if err != nil {
-		t.Skipf("no 'nobody' account to play the other local user: %v", err)
-	}
-	uid, _ = strconv.Atoi(u.Uid)
-	gid, _ = strconv.Atoi(u.Gid)
-	return uid, gid
 }
 
 // loginAs runs psql as the account uid:gid on the server at the socket

@@ -33,7 +33,7 @@ func startWithReplicas(t *testing.T, n int) *Target {
 // connection too.
 func TestAnotherAccountCannotLogInToAStandby(t *testing.T) {
 	t.Parallel()
-	uid, gid := stranger(t)
+	uid, gid := testenv.Stranger(t)
 	target := startWithReplicas(t, 1)
 	sb := target.replicas.standbys[0]
 	bin := sb.cfg.Bin
