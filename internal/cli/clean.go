@@ -28,9 +28,10 @@ server a crashed calibra left running there first:
                               the instance on it removed
   PATH/calibra-device         device test files a crashed run left
 
-and, wherever they are, the socket directories (TMPDIR/calibra-sockets-UID/
-calibra-sock-*, a directory only calibra's account can write to) and empty
-cgroups (calibra-PID) of runs that were killed. A live run's are never
+and, wherever they are, the socket directories (/run/calibra-sockets-UID/
+calibra-sock-* as root, TMPDIR/... when TMPDIR is set: a directory only
+calibra's account can write to) and empty cgroups (calibra-PID) of runs
+that were killed. A live run's are never
 touched. Run directories are kept.`,
 		Example: `  calibra clean --path /mnt/array`,
 		Args:    noArgs,

@@ -6,6 +6,7 @@ package server
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -134,13 +135,30 @@ func (a Account) Run(ctx context.Context, group *proc.Group, name string, cmd *e
 	}
 }
 
-// SocketBaseName is the directory under the system's temporary directory
-// (TMPDIR, else /tmp) that holds calibra's socket directories, one per
-// account that runs calibra (its UID follows).
+// SocketBaseName is the directory under socketParent that holds calibra's
+// socket directories, one per account that runs calibra (its UID follows).
 const SocketBaseName = "calibra-sockets-"
 
+// socketParent is where the socket base goes: TMPDIR when it is set; else
+// a directory where no other account can make a name first, which in the
+// shared /tmp another could (calibra would then refuse to run until it
+// was removed): /run for root, XDG_RUNTIME_DIR for another account; else
+// /tmp.
+func socketParent() string {
+	if os.Getenv("TMPDIR") != "" {
+		return os.TempDir()
+	}
+	if os.Geteuid() == 0 {
+		if st, err := os.Stat("/run"); err == nil && st.IsDir() {
+			return "/run"
+		}
+	}
+	return cmp.Or(os.Getenv("XDG_RUNTIME_DIR"), os.TempDir())
+}
+
 // SocketBase is the private directory that holds calibra's socket
-// directories: TMPDIR/calibra-sockets-UID, made by calibra's own account
+// directories: calibra-sockets-UID in socketParent (/run for root), made
+// by calibra's own account
 // with mode 0711, so that a server's account reaches its own socket
 // directory inside while no other account can make, swap or list anything
 // there. A name in a shared temporary directory that another account
@@ -150,7 +168,7 @@ const SocketBaseName = "calibra-sockets-"
 // writable by others, or sticky as /tmp is); otherwise SocketBase refuses
 // with an input error. Without create, a missing base is "" and no error.
 func SocketBase(create bool) (string, error) {
-	parent := os.TempDir()
+	parent := socketParent()
 	base := filepath.Join(parent, SocketBaseName+strconv.Itoa(os.Geteuid()))
 	fix := "remove it (another account may have made it), or point TMPDIR at a directory only root can write to"
 	var pst syscall.Stat_t
