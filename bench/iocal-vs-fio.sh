@@ -19,7 +19,7 @@
 # As root (calibra bounds its managed server's page cache with a memory
 # cgroup and drops the OS page cache before each read test): calibra
 # manages each server itself in PATH, on its Unix socket only, and removes
-# it and its data at the end; fio's file is removed too, whatever happens.
+# it and its data at the end (PATH/calibra-bench-ENGINE); fio's file is removed too, whatever happens.
 set -eu
 DIR=${1:?usage: $0 PATH [SECONDS]}
 SECS=${2:-10}
@@ -32,7 +32,9 @@ OUT=$(mktemp -d /tmp/calibra-iocal-vs-fio.XXXXXX)
 CALIBRA=$OUT/calibra
 go build -o "$CALIBRA" ./cmd/calibra
 FIOFILE=$DIR/calibra-bench-fio.dat
-trap 'rm -f "$FIOFILE"' EXIT INT TERM
+# Each engine's managed instance in a directory of its own (a PostgreSQL
+# 18 cannot start on 15's data directory), removed at the end.
+trap 'rm -f "$FIOFILE"; for e in $ENGINES; do rm -rf "$DIR/calibra-bench-$e"; done' EXIT INT TERM
 
 # fio: the device's figures, on the same path.
 fio --name=randread --filename="$FIOFILE" --size="$(echo "$SIZE" | sed 's/iB$//')" --rw=randread --bs=8k --direct=1 \
@@ -55,7 +57,8 @@ for e in $ENGINES; do
 	*) echo "unknown engine $e (pg15, pg18 or mariadb)" >&2; exit 2 ;;
 	esac
 	# shellcheck disable=SC2086 # args are words
-	"$CALIBRA" iocal $args --path "$DIR" --size "$SIZE" --jobs "1,$JOBS" --tests random,wal --point "${SECS}s" \
+	mkdir -p "$DIR/calibra-bench-$e"
+	"$CALIBRA" iocal $args --path "$DIR/calibra-bench-$e" --size "$SIZE" --jobs "1,$JOBS" --tests random,wal --point "${SECS}s" \
 		--out "$OUT/$e" --progress none >"$OUT/$e.log" 2>&1 || { echo "$e: calibra failed, see $OUT/$e.log" >&2; continue; }
 	j='.steps[] | select(.kind == "iocal")'
 	READ=$(jq "$j | .random_read.points[] | select(.jobs == $JOBS) | .iops" "$OUT/$e/results.json")

@@ -262,6 +262,12 @@ func (c conn) Checkpoint(ctx context.Context) error {
 	if err := rows.Err(); err != nil || len(tables) == 0 {
 		return err
 	}
+	// Statistics of the loaded tables: without them the optimizer costs an
+	// IN list of more keys than eq_range_index_dive_limit from the empty
+	// table's and scans the whole index instead (the random test).
+	if _, err := c.db.ExecContext(ctx, "ANALYZE TABLE "+strings.Join(tables, ", ")); err != nil {
+		return fmt.Errorf("analyze the calibration data: %w", err)
+	}
 	// The lock is the session's: one connection holds it and frees it.
 	conn, err := c.db.Conn(ctx)
 	if err != nil {
@@ -312,9 +318,13 @@ func (c conn) ReadBlock(ctx context.Context, table string, b int64) error {
 // ReadRandom counts the records of one key in each of the pages: InnoDB
 // looks an IN list's keys up in order, a clustered-index lookup each. The
 // keys are literals, built here: the driver would interpolate them alike.
+// FORCE INDEX: past eq_range_index_dive_limit (200) keys the optimizer
+// estimates from statistics (Checkpoint has them computed), and without
+// them chose a full scan (682 rows/s for 9,855 device reads/s, read-ahead
+// at 740 MB/s, measured on 10.11).
 func (c conn) ReadRandom(ctx context.Context, table string, blocks []int64) (int64, error) {
 	q := make([]byte, 0, 64+len(blocks)*10)
-	q = append(q, "SELECT COUNT(*) FROM "+table+" WHERE k IN ("...)
+	q = append(q, "SELECT COUNT(*) FROM "+table+" FORCE INDEX (PRIMARY) WHERE k IN ("...)
 	for i, b := range blocks {
 		if i > 0 {
 			q = append(q, ',')
