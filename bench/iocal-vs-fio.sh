@@ -36,16 +36,19 @@ FIOFILE=$DIR/calibra-bench-fio.dat
 # 18 cannot start on 15's data directory), removed at the end.
 trap 'rm -f "$FIOFILE"; for e in $ENGINES; do rm -rf "$DIR/calibra-bench-$e"; done' EXIT INT TERM
 
-# fio: the device's figures, on the same path.
-fio --name=randread --filename="$FIOFILE" --size="$(echo "$SIZE" | sed 's/iB$//')" --rw=randread --bs=8k --direct=1 \
-	--ioengine=psync --numjobs="$JOBS" --time_based --runtime="$SECS" --group_reporting --output-format=json >"$OUT/fio-randread.json"
-fio --name=commit --filename="$FIOFILE" --size=256M --rw=write --bs=8k --ioengine=psync --iodepth=1 --fdatasync=1 \
-	--time_based --runtime="$SECS" --output-format=json >"$OUT/fio-commit.json"
-rm -f "$FIOFILE"
-FIO_READ=$(jq '.jobs[0].read.iops' "$OUT/fio-randread.json")
-FIO_READ_US=$(jq '.jobs[0].read.clat_ns.mean/1000' "$OUT/fio-randread.json")
-FIO_COMMIT=$(jq '.jobs[0].write.iops' "$OUT/fio-commit.json")
-FIO_COMMIT_US=$(jq '(.jobs[0].write.clat_ns.mean + .jobs[0].sync.lat_ns.mean)/1000' "$OUT/fio-commit.json")
+# fio: the device's figures, on the same path, just before each engine's
+# run: the machine may be shared, and its load moves by the minute.
+fio_pair() {
+	fio --name=randread --filename="$FIOFILE" --size="$(echo "$SIZE" | sed 's/iB$//')" --rw=randread --bs=8k --direct=1 \
+		--ioengine=psync --numjobs="$JOBS" --time_based --runtime="$SECS" --group_reporting --output-format=json >"$OUT/$1-fio-randread.json"
+	fio --name=commit --filename="$FIOFILE" --size=256M --rw=write --bs=8k --ioengine=psync --iodepth=1 --fdatasync=1 \
+		--time_based --runtime="$SECS" --output-format=json >"$OUT/$1-fio-commit.json"
+	rm -f "$FIOFILE"
+	FIO_READ=$(jq '.jobs[0].read.iops' "$OUT/$1-fio-randread.json")
+	FIO_READ_US=$(jq '.jobs[0].read.clat_ns.mean/1000' "$OUT/$1-fio-randread.json")
+	FIO_COMMIT=$(jq '.jobs[0].write.iops' "$OUT/$1-fio-commit.json")
+	FIO_COMMIT_US=$(jq '(.jobs[0].write.clat_ns.mean + .jobs[0].sync.lat_ns.mean)/1000' "$OUT/$1-fio-commit.json")
+}
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
 printf '%-8s %-44s %12s %12s %8s\n' engine measure iocal fio ratio
@@ -57,6 +60,7 @@ for e in $ENGINES; do
 	*) echo "unknown engine $e (pg15, pg18 or mariadb)" >&2; exit 2 ;;
 	esac
 	# shellcheck disable=SC2086 # args are words
+	fio_pair "$e"
 	mkdir -p "$DIR/calibra-bench-$e"
 	"$CALIBRA" iocal $args --path "$DIR/calibra-bench-$e" --size "$SIZE" --jobs "1,$JOBS" --tests random,wal --point "${SECS}s" \
 		--out "$OUT/$e" --progress none >"$OUT/$e.log" 2>&1 || { echo "$e: calibra failed, see $OUT/$e.log" >&2; continue; }
@@ -65,10 +69,11 @@ for e in $ENGINES; do
 	DEV=$(jq "$j | .random_read.points[] | select(.jobs == $JOBS) | .disk_r_iops // 0" "$OUT/$e/results.json")
 	COMMIT=$(jq "$j | .commit.points[] | select(.jobs == 1) | .commits_ps" "$OUT/$e/results.json")
 	LIM=$(jq -r "$j | .random_read.points[] | select(.jobs == $JOBS) | .limited_by" "$OUT/$e/results.json")
+	OTHER=$(jq -r "$j | [.random_read.points[], .commit.points[]] | map(.limited_by_evidence.cpu_outside_pct // 0 | floor) | map(tostring) | join(\"%, \") + \"%\"" "$OUT/$e/results.json")
 	printf '%-8s %-44s %12.0f %12.0f %8s\n' "$e" "8 KiB random reads/s, $JOBS jobs" "$READ" "$FIO_READ" "$(ratio "$READ" "$FIO_READ")"
 	printf '%-8s %-44s %12.0f %12.0f %8s\n' "$e" "  of which reached the device (reads/s)" "$DEV" "$FIO_READ" "$(ratio "$DEV" "$FIO_READ")"
 	printf '%-8s %-44s %12.0f %12.0f %8s\n' "$e" "commits/s, 1 committer vs write+fdatasync" "$COMMIT" "$FIO_COMMIT" "$(ratio "$COMMIT" "$FIO_COMMIT")"
-	echo "         random at $JOBS jobs limited by $LIM"
+	echo "         random at $JOBS jobs limited by $LIM; another load used $OTHER of the machine (random 1, $JOBS; wal 1, $JOBS)"
+	printf '         fio: randread mean %.0f us; write+fdatasync mean %.0f us a write\n' "$FIO_READ_US" "$FIO_COMMIT_US"
 done
-printf 'fio: randread mean %.0f us; write+fdatasync mean %.0f us a write\n' "$FIO_READ_US" "$FIO_COMMIT_US"
 echo "results under $OUT"
