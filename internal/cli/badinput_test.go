@@ -295,6 +295,10 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{name: "iocal: a mysql dsn that cannot connect", args: []string{"iocal", "--dsn", "mysql://bench@127.0.0.1/bench"}, want: []string{"127.0.0.1:3306", "--dsn"}},
 		{name: "iocal: os cache limit with dsn", args: []string{"iocal", "--dsn", closed, "--os-cache-limit", "1GiB"}, want: []string{"cannot be used with --dsn"}},
 		{name: "iocal: unknown host", args: []string{"iocal", "--dsn", "postgres://bench@calibra.invalid/bench"}, want: []string{"cannot connect to bench@calibra.invalid:5432/bench"}},
+		{name: "iocal: reads per call zero", args: []string{"iocal", "--reads-per-call", "0", "--path", dir}, want: []string{"--reads-per-call 0 is not from 1 to 65536"}},
+		{name: "iocal: reads per call too many", args: []string{"iocal", "--reads-per-call", "70000", "--path", dir}, want: []string{"--reads-per-call 70000 is not from 1 to 65536"}},
+		{name: "iocal: reads per call not a number", args: []string{"iocal", "--reads-per-call", "many", "--path", dir}, want: []string{`invalid argument "many" for "--reads-per-call"`}},
+		{name: "iocal: unknown test wall", args: []string{"iocal", "--tests", "wall", "--path", dir}, want: []string{`holds "wall", not a test`, "clientread"}},
 
 		// device
 		{name: "device: unknown spec", args: []string{"device", "--specs", "4k-randred", "--path", dir}, want: []string{`"4k-randred" is not a known access spec`}},

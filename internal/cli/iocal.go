@@ -26,33 +26,44 @@ func (a *app) iocalLayer(c *runner.Config) layer {
 	cmd := &cobra.Command{
 		Use:   "iocal",
 		Short: "Layers 2 and 3: I/O through the database (IOPS, MB/s, latency per parallel jobs)",
-		Long: `Calibrate the storage's I/O through PostgreSQL, the open counterpart of
-Oracle's CALIBRATE_IO and of the peakmarks storage tests: load calibration
+		Long: `Calibrate the storage's I/O through the database, the open counterpart of
+Oracle's CALIBRATE_IO, SLOB and the peakmarks storage tests: load calibration
 data (one row per database block) on the storage under test, then sweep each
 test over parallel jobs (one connection each), with a cold start before each
-test (restart, OS page cache dropped where permitted):
+read test (restart, OS page cache dropped where permitted):
 
-  random    single-block reads: each query reads the row of a uniformly
-            random block by its ctid (a TID Scan reads exactly that block)
-  seqread   sequential reads: each query counts the rows of the next 4 MiB
-            of the data (TID range scan), chunks handed out in order
-  seqwrite  bulk load: each job loops BEGIN; TRUNCATE its table; COPY FREEZE
-            one chunk of rows; COMMIT (WAL-logged, synchronous commit)
+  random      random single-block reads issued by the server: each call
+              reads --reads-per-call uniformly random blocks in one query
+              (PostgreSQL ctid = ANY(tid[]), a TID Scan; MariaDB k IN
+              (...)), so the client's share of a read is a fraction of a
+              round trip (the SLOB and pgio method)
+  clientread  the same reads one a query: latency as a client sees it
+              (by name only)
+  seqread     sequential reads: each query counts the rows of the next
+              4 MiB of the data, chunks handed out in order
+  seqwrite    bulk load: each job loops BEGIN; TRUNCATE its table; COPY
+              FREEZE one chunk of rows; COMMIT (WAL-logged)
+  wal         commit latency: each job loops a one-row INSERT committed
+              synchronously (on --wal-path's storage when given)
 
 Per point, over its timed window (--point, after an unmeasured --warmup):
-  iops          random reads completed per second (client count)
-  dbps          database blocks per second: read from the OS
-                (pg_stat_database blks_read) or written (seqwrite)
+  iops          blocks read per second as the client counts them (rows)
+  server_reads_ps, server_read_ms  blocks the server counted reading a
+                second, and its own mean read time (track_io_timing)
+  disk_r_iops, disk_r_await_ms     what reached the device, its await
+  dbps          database blocks per second read from the OS or written
   mbps          10^6 bytes per second of database blocks read or written
-  lat_ms        mean and p99 of a query's round trip as the client sees it
-                (HDR histogram)
+  lat_ms        mean and p99 latency (HDR): per block for random, a query's
+                round trip for clientread, a commit's for wal
+  commits_ps, wal_syncs_ps, disk_w_await_ms  the commit test's rate, the
+                server's WAL syncs and the WAL device's write await
   cpu_busy_pct, cpu_sys_pct  the host's CPU over the window
-  disk_r_iops, disk_r_mbps   what reached the device (/proc/diskstats)
-  db_hit_pct    share of block requests served by shared_buffers
+  db_hit_pct    share of block requests served by the database cache
 Then for random reads: max_iops, the highest IOPS among the points whose
 mean latency stays at or under --max-latency (CALIBRATE_IO's rule), the
 latency at that point, and saturation_jobs, the first point after which
-throughput grows by less than 5%; for each sequential test, max_mbps.
+throughput grows by less than 5%; for each sequential test, max_mbps; for
+wal, max_commits_ps and the latency of one committer.
 
 Reads must reach the storage, not a cache. The managed server runs in a
 memory cgroup of --db-cache + --os-cache-limit + 3 MiB per connection,
@@ -79,7 +90,8 @@ The calibration data is dropped at the end unless --keep.`,
 	fl.DurationVar(&f.Point, "point", 8*time.Second, "timed window of each point")
 	fl.DurationVar(&f.Warmup, "warmup", time.Second, "unmeasured run before each point")
 	fl.DurationVar(&f.MaxLatency, "max-latency", runner.IOCalDefaultMaxLatency, "bound on the mean single-block read latency for max_iops (CALIBRATE_IO's minimum is 10ms)")
-	fl.StringVar(&f.Tests, "tests", strings.Join(runner.IOCalTests, ","), "tests to run: random, seqread, seqwrite")
+	fl.StringVar(&f.Tests, "tests", strings.Join(runner.IOCalDefaultTests, ","), "tests to run: "+strings.Join(runner.IOCalTests, ", "))
+	fl.IntVar(&f.ReadsPerCall, "reads-per-call", runner.IOCalDefaultReadsPerCall, fmt.Sprintf("random blocks the server reads in one call of the random test (1 to %d)", runner.IOCalMaxReadsPerCall))
 	fl.StringVar(&f.OSCacheLimit, "os-cache-limit", runner.IOCalOSCacheLimit, "bound on the managed server's OS page cache (a memory cgroup); given explicitly it must be applied")
 	fl.BoolVar(&f.Keep, "keep", false, "keep the calibration data for a later run of the same --size")
 	fl.IntVar(&f.Loaders, "loaders", runner.IOCalDefaultLoaders(), "parallel loaders (and tables) of the calibration data")

@@ -1,8 +1,10 @@
 // Package iocal is I/O through the database (layers 2 and 3 of the
-// studies): random single-block reads swept over parallel jobs, the open
-// counterpart of Oracle's CALIBRATE_IO, and sequential reads and writes
-// swept the same way, as the peakmarks storage tests do. It works on its
-// own calibration data, loaded first and dropped at the end.
+// studies): random single-block reads issued by the server itself (many a
+// call, the SLOB and pgio method) swept over parallel jobs, the open
+// counterpart of Oracle's CALIBRATE_IO; the same reads one a query, as a
+// client sees them; sequential reads and writes swept the same way, as the
+// peakmarks storage tests do; and commit latency through the WAL. It works
+// on its own calibration data, loaded first and dropped at the end.
 package iocal
 
 import (
@@ -17,19 +19,36 @@ import (
 
 // The tests a calibration can run.
 const (
-	TestRandom   = "random"
-	TestSeqRead  = "seqread"
-	TestSeqWrite = "seqwrite"
+	// TestRandom: random single-block reads issued by the server, many a
+	// call, so that neither the client nor the round trip sets the pace.
+	TestRandom = "random"
+	// TestClientRead: random single-block reads, one a query: the read
+	// latency as a client sees it, round trip and per-query work included.
+	TestClientRead = "clientread"
+	TestSeqRead    = "seqread"
+	TestSeqWrite   = "seqwrite"
+	// TestWAL: committers each looping a tiny write transaction with
+	// synchronous commit: commit latency through the WAL (redo log).
+	TestWAL = "wal"
 )
 
-// Tests are the tests in the order they run.
-var Tests = []string{TestRandom, TestSeqRead, TestSeqWrite}
+// Tests are the tests in the order they run: reads first, writes last, so
+// that writes cannot disturb reads.
+var Tests = []string{TestRandom, TestClientRead, TestSeqRead, TestSeqWrite, TestWAL}
+
+// DefaultTests run when none are named: clientread is asked for by name.
+var DefaultTests = []string{TestRandom, TestSeqRead, TestSeqWrite, TestWAL}
 
 // Defaults.
 const (
 	DefaultJobs       = "1,2,4,8,16,32,64,128,256"
 	MaxJobs           = 1024
 	DefaultMaxLatency = 10 * time.Millisecond // CALIBRATE_IO's minimum
+	// DefaultReadsPerCall is the random blocks the server reads in one call
+	// of the random test: the client's share of each read is then about
+	// 1/256 of a round trip.
+	DefaultReadsPerCall = 256
+	MaxReadsPerCall     = 65536
 )
 
 // Config is one calibration; its fields read well in a study's YAML.
@@ -43,6 +62,9 @@ type Config struct {
 	Keep       bool          `yaml:"keep"` // keep the calibration data for a later run
 	Seed       uint64        `yaml:"seed"`
 	Loaders    int           `yaml:"loaders"` // parallel loaders of the calibration data
+	// ReadsPerCall is the random blocks one call of the random test reads
+	// inside the server.
+	ReadsPerCall int `yaml:"reads_per_call"`
 }
 
 // ParseJobs reads a comma list of job counts, each 1 to MaxJobs.
@@ -73,7 +95,7 @@ func ParseTests(list string) ([]string, error) {
 	for _, tok := range strings.Split(list, ",") {
 		tok = strings.TrimSpace(tok)
 		if !slices.Contains(Tests, tok) {
-			return nil, fault.Input("use random, seqread and/or seqwrite", "--tests %q holds %q, not a test", list, tok)
+			return nil, fault.Input("use random, clientread, seqread, seqwrite and/or wal", "--tests %q holds %q, not a test", list, tok)
 		}
 		if !slices.Contains(tests, tok) {
 			tests = append(tests, tok)

@@ -21,9 +21,14 @@ type Dialect interface {
 	// CheckRights verifies that the role of a server calibra does not
 	// manage may create Schema, or owns it already.
 	CheckRights(ctx context.Context) error
-	// Methods say, for results.json, how a random read, a sequential read
-	// and a write reach the storage through the engine.
-	Methods() (random, seqRead, seqWrite string)
+	// Methods say, for results.json, how each test reaches the storage
+	// through the engine.
+	Methods() Methods
+}
+
+// Methods are the engine's ways of each test, in words for results.json.
+type Methods struct {
+	Random, ClientRead, SeqRead, SeqWrite, Commit string
 }
 
 // Conn is one session. Tables are named schema-qualified.
@@ -54,6 +59,14 @@ type Conn interface {
 	Blocks(ctx context.Context, table string, blockSize int) (int64, error)
 	// ReadBlock reads the row of block b of table: one block read.
 	ReadBlock(ctx context.Context, table string, b int64) error
+	// ReadRandom has the server read the rows of blocks of table, in one
+	// call, and returns the rows it found: one block read each.
+	ReadRandom(ctx context.Context, table string, blocks []int64) (rows int64, err error)
+	// CreateCommitTable creates (anew) table, where committers append.
+	CreateCommitTable(ctx context.Context, table string) error
+	// Commit appends one tiny row (committer, n) to table in a transaction
+	// of its own, committed synchronously: the WAL (redo log) flushed.
+	Commit(ctx context.Context, table string, committer int, n int64) error
 	// ReadBlocks reads blocks [from, to) of table in order.
 	ReadBlocks(ctx context.Context, table string, from, to int64) error
 	// Flush publishes the session's statistics now.

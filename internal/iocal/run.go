@@ -14,7 +14,6 @@ import (
 	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/progress"
 	"github.com/calibra-bench/calibra/internal/results"
-	"github.com/calibra-bench/calibra/internal/verdict"
 )
 
 // Env is what a calibration runs with, from the session around it.
@@ -96,7 +95,9 @@ func (r *runner) run(ctx context.Context) error {
 		return err
 	}
 	r.out.BlockSizeBytes, r.flush = blockSize, noFlush == ""
-	r.out.ReadMethod, r.out.SeqReadMethod, r.out.WriteMethod = r.d.Methods()
+	m := r.d.Methods()
+	r.out.ReadMethod, r.out.ClientReadMethod, r.out.SeqReadMethod, r.out.WriteMethod, r.out.CommitMethod = m.Random, m.ClientRead, m.SeqRead, m.SeqWrite, m.Commit
+	r.out.ReadsPerCall = r.cfg.ReadsPerCall
 	r.cacheVerdict()
 	r.data, err = existing(ctx, conn, r.cfg.SizeBytes, blockSize)
 	conn.Close()
@@ -123,29 +124,55 @@ func (r *runner) run(ctx context.Context) error {
 		r.out.Notes = append(r.out.Notes, "this server cannot publish statistics on demand ("+noFlush+"): db_hit_pct and dbps may miss up to a second of each point")
 	}
 	for _, test := range r.cfg.Tests {
-		if err := r.coldStart(ctx, test); err != nil {
-			return err
-		}
-		var err error
-		switch test {
-		case TestRandom:
-			r.out.RandomRead = &results.IOCalRandom{Points: []results.IOCalPoint{}, MaxLatencyMs: r.cfg.MaxLatency.Seconds() * 1000}
-			err = r.sweep(ctx, test, &r.out.RandomRead.Points)
-			summarise(r.out.RandomRead, r.out.Missing)
-		case TestSeqRead:
-			r.out.SeqRead = &results.IOCalSeq{Points: []results.IOCalPoint{}}
-			err = r.sweep(ctx, test, &r.out.SeqRead.Points)
-			summariseSeq(r.out.SeqRead, "seq_read", r.out.Missing)
-		case TestSeqWrite:
-			r.out.SeqWrite = &results.IOCalSeq{Points: []results.IOCalPoint{}}
-			err = r.sweep(ctx, test, &r.out.SeqWrite.Points)
-			summariseSeq(r.out.SeqWrite, "seq_write", r.out.Missing)
-		}
-		if err != nil {
+		if err := r.runTest(ctx, test); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// runTest runs one test's sweep, after a cold start for the tests that
+// read, and sums it up.
+func (r *runner) runTest(ctx context.Context, test string) error {
+	if test != TestWAL {
+		if err := r.coldStart(ctx, test); err != nil {
+			return err
+		}
+	}
+	var err error
+	switch test {
+	case TestRandom:
+		r.out.RandomRead = &results.IOCalRandom{Points: []results.IOCalPoint{}, MaxLatencyMs: r.cfg.MaxLatency.Seconds() * 1000}
+		err = r.sweep(ctx, test, &r.out.RandomRead.Points)
+		summarise(r.out.RandomRead, "random_read", r.out.Missing)
+	case TestClientRead:
+		r.out.ClientRead = &results.IOCalRandom{Points: []results.IOCalPoint{}, MaxLatencyMs: r.cfg.MaxLatency.Seconds() * 1000}
+		err = r.sweep(ctx, test, &r.out.ClientRead.Points)
+		summarise(r.out.ClientRead, "client_read", r.out.Missing)
+	case TestSeqRead:
+		r.out.SeqRead = &results.IOCalSeq{Points: []results.IOCalPoint{}}
+		err = r.sweep(ctx, test, &r.out.SeqRead.Points)
+		summariseSeq(r.out.SeqRead, "seq_read", r.out.Missing)
+	case TestSeqWrite:
+		r.out.SeqWrite = &results.IOCalSeq{Points: []results.IOCalPoint{}}
+		err = r.sweep(ctx, test, &r.out.SeqWrite.Points)
+		summariseSeq(r.out.SeqWrite, "seq_write", r.out.Missing)
+	case TestWAL:
+		r.out.Commit = &results.IOCalCommit{Points: []results.IOCalPoint{}}
+		if err = r.commitTable(ctx); err == nil {
+			err = r.sweep(ctx, test, &r.out.Commit.Points)
+		}
+		summariseCommit(r.out.Commit, r.out.Missing)
+	}
+	return err
+}
+
+// commitTable creates the commit test's table anew.
+func (r *runner) commitTable(ctx context.Context) error {
+	if err := r.ensurePool(ctx, 1); err != nil {
+		return err
+	}
+	return r.pool[0].CreateCommitTable(ctx, commitTable)
 }
 
 // cacheVerdict says whether the reads may be served by a cache.
@@ -238,17 +265,21 @@ func (r *runner) cleanup() error {
 
 // job is one parallel job's state over a point.
 type job struct {
-	id    int
-	conn  Conn
-	rng   *rand.Rand
-	lat   *hist.Histogram
-	ops   int64
-	bytes int64
-	sum   time.Duration
+	id     int
+	conn   Conn
+	rng    *rand.Rand
+	lat    *hist.Histogram
+	ops    int64
+	units  int64   // reads or commits, where an op holds many
+	blocks []int64 // the random test's reusable block list
+	bytes  int64
+	sum    time.Duration
 }
 
-// op does one unit of a test's work and returns the bytes it moved.
-type op func(ctx context.Context, j *job) (int64, error)
+// op does one unit of a test's work and returns the bytes it moved and
+// the reads or commits it made (0 where the test counts bytes alone); its
+// latency is recorded per read or commit.
+type op func(ctx context.Context, j *job) (bytes, units int64, err error)
 
 // sweep runs one test over every job count.
 func (r *runner) sweep(ctx context.Context, test string, points *[]results.IOCalPoint) error {
@@ -269,7 +300,7 @@ func (r *runner) sweep(ctx context.Context, test string, points *[]results.IOCal
 				return err
 			}
 			for _, j := range jobs {
-				j.ops, j.bytes, j.sum = 0, 0, 0
+				j.ops, j.units, j.bytes, j.sum = 0, 0, 0, 0
 				j.lat.Reset()
 			}
 		}
@@ -311,7 +342,7 @@ func (r *runner) phase(ctx context.Context, jobs []*job, d time.Duration, op op)
 			defer wg.Done()
 			for ctx.Err() == nil && time.Now().Before(deadline) {
 				t0 := time.Now()
-				b, err := op(ctx, j)
+				b, n, err := op(ctx, j)
 				if err != nil {
 					if ctx.Err() == nil {
 						errs[i] = fmt.Errorf("job %d: %w", j.id, err)
@@ -319,8 +350,13 @@ func (r *runner) phase(ctx context.Context, jobs []*job, d time.Duration, op op)
 					return
 				}
 				lat := time.Since(t0)
-				j.lat.Record(lat)
+				if n > 1 {
+					j.lat.Record(lat / time.Duration(n))
+				} else {
+					j.lat.Record(lat)
+				}
 				j.ops++
+				j.units += n
 				j.bytes += b
 				j.sum += lat
 			}
@@ -344,125 +380,6 @@ func (r *runner) phase(ctx context.Context, jobs []*job, d time.Duration, op op)
 		}
 	}
 	return elapsed, nil
-}
-
-// opFor returns, for a job count, the unit of work of a test.
-func (r *runner) opFor(test string) func(jobs int) op {
-	bs := int64(r.data.blockSize)
-	switch test {
-	case TestRandom:
-		return func(int) op {
-			return func(ctx context.Context, j *job) (int64, error) {
-				k, b := r.data.locate(j.rng.Int64N(r.data.total))
-				if err := j.conn.ReadBlock(ctx, dataTable(k), b); err != nil {
-					return 0, err
-				}
-				return bs, nil
-			}
-		}
-	case TestSeqRead:
-		chunk := int64(4<<20) / bs
-		var mu sync.Mutex
-		table, at := 0, int64(0)
-		return func(int) op {
-			return func(ctx context.Context, j *job) (int64, error) {
-				mu.Lock()
-				k, from := table, at
-				to := min(from+chunk, r.data.blocks[k])
-				if at = to; at >= r.data.blocks[k] {
-					table, at = (table+1)%len(r.data.blocks), 0
-				}
-				mu.Unlock()
-				err := j.conn.ReadBlocks(ctx, dataTable(k), from, to)
-				return (to - from) * bs, err
-			}
-		}
-	default: // TestSeqWrite
-		return func(jobs int) op {
-			// The jobs' tables together stay within the data's size.
-			rows := max(int64(1<<20)/bs, min(r.cfg.SizeBytes/int64(jobs), 64<<20)/bs)
-			created := map[int]bool{}
-			var mu sync.Mutex
-			return func(ctx context.Context, j *job) (int64, error) {
-				mu.Lock()
-				create := !created[j.id]
-				created[j.id] = true
-				mu.Unlock()
-				if create {
-					if err := j.conn.DropTable(ctx, writeTable(j.id)); err != nil {
-						return 0, err
-					}
-				}
-				err := j.conn.Load(ctx, writeTable(j.id), create, newRows(j.ops*rows, rows, rowBytes(int(bs)), r.cfg.Seed+uint64(j.id)))
-				return rows * bs, err
-			}
-		}
-	}
-}
-
-// point sums up one point: client-side rates and latency over its
-// elapsed time, the database's and the OS's view from the observers, and
-// what limited it; selfCPU is calibra's own CPU time over the window (its
-// jobs issue the reads).
-func (r *runner) point(test string, jobs []*job, elapsed time.Duration, from, to time.Time, selfCPU time.Duration) results.IOCalPoint {
-	secs := elapsed.Seconds()
-	all := hist.New()
-	var ops, bytes int64
-	var sum time.Duration
-	for _, j := range jobs {
-		all.Merge(j.lat)
-		ops += j.ops
-		bytes += j.bytes
-		sum += j.sum
-	}
-	p := results.IOCalPoint{Jobs: len(jobs), Seconds: round(secs, 3), MBPS: round(float64(bytes)/1e6/secs, 2)}
-	if ops > 0 {
-		p.LatMs = &results.IOCalLatency{Mean: round(sum.Seconds()*1000/float64(ops), 3), P99: all.QuantileMs(99)}
-	}
-	if test == TestRandom {
-		p.IOPS = round(float64(ops)/secs, 1)
-	}
-	if test == TestSeqWrite {
-		p.DBPS = round(float64(bytes)/float64(r.data.blockSize)/secs, 1)
-	}
-	if r.env.Window == nil {
-		return p
-	}
-	o := r.env.Window(from, to)
-	p.CPUBusyPct, p.CPUSysPct = o.CPUBusyPct, o.CPUSysPct
-	driver := round(100*selfCPU.Seconds()/(secs*float64(runtime.NumCPU())), 2)
-	p.LimitedBy, p.LimitedByEvidence = verdict.Decide(o, &driver)
-	if o.Disk != nil {
-		p.DiskRIOPS, p.DiskRMBPS, p.DiskWMBPS = o.Disk.RIOPS, o.Disk.RMBps, o.Disk.WMBps
-	}
-	if o.DB != nil {
-		p.DBHitPct = o.DB.HitPct
-		// Every data-file read where the engine counts them (InnoDB's
-		// read-ahead is most of a scan's), else the blocks it read.
-		reads := o.DB.BlksRead
-		if o.DB.DataReads != nil {
-			reads = o.DB.DataReads
-		}
-		if test != TestSeqWrite && reads != nil && o.WindowS > 0 {
-			p.DBPS = round(float64(*reads)/o.WindowS, 1)
-		}
-	}
-	return p
-}
-
-func pointLine(test string, p results.IOCalPoint) string {
-	line := fmt.Sprintf("%s %d jobs: ", test, p.Jobs)
-	if test == TestRandom {
-		line += fmt.Sprintf("%.0f IOPS, ", p.IOPS)
-	}
-	line += fmt.Sprintf("%.1f MB/s", p.MBPS)
-	if p.LatMs != nil {
-		line += fmt.Sprintf(", latency mean %.3f ms, p99 %.3f ms", p.LatMs.Mean, p.LatMs.P99)
-	}
-	if p.DiskRIOPS != nil && test == TestRandom {
-		line += fmt.Sprintf(", device %.0f reads/s", *p.DiskRIOPS)
-	}
-	return line
 }
 
 // statusLoop redraws a status line every second until stop.

@@ -15,7 +15,7 @@ const saturationGain = 0.05
 // mean latency is at or under the bound; saturation_jobs is the first
 // point after which throughput grows by less than 5%. What cannot be
 // found is null, with the reason in missing.
-func summarise(r *results.IOCalRandom, missing map[string]string) {
+func summarise(r *results.IOCalRandom, key string, missing map[string]string) {
 	var best *results.IOCalPoint
 	for i := range r.Points {
 		p := &r.Points[i]
@@ -31,12 +31,12 @@ func summarise(r *results.IOCalRandom, missing map[string]string) {
 		r.MaxIOPS, r.LatencyMsAtMax = ptr(best.IOPS), ptr(best.LatMs.Mean)
 		r.DeviceIOPSAtMax = best.DiskRIOPS
 		if best.DiskRIOPS == nil {
-			missing["random_read.device_iops_at_max"] = "the device's counters were not read over the point"
+			missing[key+".device_iops_at_max"] = "the device's counters were not read over the point"
 		}
 	case len(r.Points) == 0:
-		missing["random_read.max_iops"] = "no point was measured"
+		missing[key+".max_iops"] = "no point was measured"
 	default:
-		missing["random_read.max_iops"] = fmt.Sprintf("no point kept its mean latency at or under %g ms", r.MaxLatencyMs)
+		missing[key+".max_iops"] = fmt.Sprintf("no point kept its mean latency at or under %g ms", r.MaxLatencyMs)
 	}
 	rates := make([]float64, len(r.Points))
 	for i, p := range r.Points {
@@ -45,7 +45,7 @@ func summarise(r *results.IOCalRandom, missing map[string]string) {
 	if i, ok := saturation(rates); ok {
 		r.SaturationJobs = ptr(r.Points[i].Jobs)
 	} else if len(r.Points) > 0 {
-		missing["random_read.saturation_jobs"] = "throughput grew by 5% or more at every step of the sweep: " + moreJobsAdvice(r.Points[len(r.Points)-1])
+		missing[key+".saturation_jobs"] = "throughput grew by 5% or more at every step of the sweep: " + moreJobsAdvice(r.Points[len(r.Points)-1])
 	}
 }
 
@@ -69,6 +69,27 @@ func saturation(rates []float64) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// summariseCommit finds the commit sweep's highest rate, the latency of
+// one committer and the saturation.
+func summariseCommit(c *results.IOCalCommit, missing map[string]string) {
+	rates := make([]float64, len(c.Points))
+	for i, p := range c.Points {
+		c.MaxCommitsPS = max(c.MaxCommitsPS, p.CommitsPS)
+		rates[i] = p.CommitsPS
+		if p.Jobs == 1 {
+			c.LatencyMsAtOne = p.LatMs
+		}
+	}
+	if c.LatencyMsAtOne == nil {
+		missing["commit.latency_ms_at_one"] = "no point had one committer (--jobs)"
+	}
+	if i, ok := saturation(rates); ok {
+		c.SaturationJobs = ptr(c.Points[i].Jobs)
+	} else if len(c.Points) > 0 {
+		missing["commit.saturation_jobs"] = "throughput grew by 5% or more at every step of the sweep"
+	}
 }
 
 // summariseSeq finds a sequential sweep's highest MB/s and its saturation.

@@ -38,7 +38,7 @@ func TestSummarise(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := &results.IOCalRandom{Points: pts(c.jobs, c.iops, c.lat), MaxLatencyMs: c.bound}
 			missing := map[string]string{}
-			summarise(r, missing)
+			summarise(r, "random_read", missing)
 			if c.maxIOPS == 0 {
 				if r.MaxIOPS != nil || missing["random_read.max_iops"] == "" {
 					t.Errorf("max_iops = %v, missing %q; want null with a reason", r.MaxIOPS, missing["random_read.max_iops"])
@@ -99,7 +99,7 @@ func TestMoreJobsAdviceOnlyWhenTheStorageCouldTakeThem(t *testing.T) {
 		r.Points[1].LimitedBy = c.limitedBy
 		r.Points[1].LimitedByEvidence = &results.Evidence{Rule: "the CPUs were busy 96%"}
 		missing := map[string]string{}
-		summarise(r, missing)
+		summarise(r, "random_read", missing)
 		got := missing["random_read.saturation_jobs"]
 		if strings.Contains(got, "add more jobs") != c.advises || !c.advises && !strings.Contains(got, "limited by "+c.limitedBy) {
 			t.Errorf("last point limited by %s: %q", c.limitedBy, got)

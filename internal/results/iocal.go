@@ -14,10 +14,15 @@ func init() {
 type IOCal struct {
 	DataBytes      int64  `json:"data_bytes"`       // calibration data on disk
 	BlockSizeBytes int    `json:"block_size_bytes"` // the database block in force
-	ReadMethod     string `json:"read_method"`      // how single blocks are read, e.g. "tid"
-	SeqReadMethod  string `json:"seq_read_method,omitempty"`
-	WriteMethod    string `json:"write_method,omitempty"`
-	Tables         int    `json:"tables,omitempty"` // the data's tables, one per loader
+	ReadMethod     string `json:"read_method"`      // how the random test reads blocks, e.g. "tid array"
+	// ReadsPerCall is the random blocks the server reads in one call of
+	// the random test.
+	ReadsPerCall     int    `json:"reads_per_call,omitempty"`
+	ClientReadMethod string `json:"client_read_method,omitempty"`
+	SeqReadMethod    string `json:"seq_read_method,omitempty"`
+	WriteMethod      string `json:"write_method,omitempty"`
+	CommitMethod     string `json:"commit_method,omitempty"`
+	Tables           int    `json:"tables,omitempty"` // the data's tables, one per loader
 	// LoadMBPS is the calibration data's size / seconds to load it (COPY
 	// FREEZE, WAL-logged); null when the data was reused.
 	LoadMBPS *float64 `json:"load_mbps,omitempty"`
@@ -28,13 +33,17 @@ type IOCal struct {
 	ColdStarts int `json:"cold_starts"`
 	// CacheDominated is set, with the reason, when reads may have been
 	// served from a cache rather than the storage.
-	CacheDominated string            `json:"cache_dominated,omitempty"`
-	Limits         *AppliedLimits    `json:"limits,omitempty"`
-	RandomRead     *IOCalRandom      `json:"random_read,omitempty"`
-	SeqRead        *IOCalSeq         `json:"seq_read,omitempty"`
-	SeqWrite       *IOCalSeq         `json:"seq_write,omitempty"`
-	Missing        map[string]string `json:"missing,omitempty"`
-	Notes          []string          `json:"notes,omitempty"`
+	CacheDominated string         `json:"cache_dominated,omitempty"`
+	Limits         *AppliedLimits `json:"limits,omitempty"`
+	// RandomRead is the random read issued by the server, many blocks a
+	// call; ClientRead the same reads one a query, as a client sees them.
+	RandomRead *IOCalRandom      `json:"random_read,omitempty"`
+	ClientRead *IOCalRandom      `json:"client_read,omitempty"`
+	SeqRead    *IOCalSeq         `json:"seq_read,omitempty"`
+	SeqWrite   *IOCalSeq         `json:"seq_write,omitempty"`
+	Commit     *IOCalCommit      `json:"commit,omitempty"`
+	Missing    map[string]string `json:"missing,omitempty"`
+	Notes      []string          `json:"notes,omitempty"`
 }
 
 // IOCalRandom is the random single-block read sweep over parallel jobs.
@@ -66,6 +75,28 @@ type IOCalPoint struct {
 	DiskWMBPS *float64 `json:"disk_w_mbps,omitempty"`
 	// DBHitPct is the share of block requests served by the database cache.
 	DBHitPct *float64 `json:"db_hit_pct,omitempty"`
+	// Reads issued by the server, side by side with the device: RowsPS is
+	// the rows (one a block) the calls returned a second, ServerReadsPS
+	// the blocks the server itself counted reading from the OS a second
+	// (pg_stat_database blks_read, Innodb_buffer_pool_reads),
+	// ServerReadMs its own mean time of one data-file read (track_io_timing's
+	// blk_read_time / blks_read; performance_schema's innodb_data_file
+	// reads), DiskRAwaitMs the device's mean read await (/proc/diskstats).
+	RowsPS        float64  `json:"rows_ps,omitempty"`
+	ServerReadsPS *float64 `json:"server_reads_ps,omitempty"`
+	ServerReadMs  *float64 `json:"server_read_ms,omitempty"`
+	DiskRAwaitMs  *float64 `json:"disk_r_await_ms,omitempty"`
+	// The commit test: commits a second (client count), the server's WAL
+	// (redo) writes, syncs and bytes a second and its mean sync time, and
+	// the WAL's device's writes a second and write await (the data's
+	// device when the WAL has none of its own).
+	CommitsPS    float64  `json:"commits_ps,omitempty"`
+	WALWritesPS  *float64 `json:"wal_writes_ps,omitempty"`
+	WALSyncsPS   *float64 `json:"wal_syncs_ps,omitempty"`
+	WALMBPS      *float64 `json:"wal_mbps,omitempty"`
+	ServerSyncMs *float64 `json:"server_wal_sync_ms,omitempty"`
+	DiskWIOPS    *float64 `json:"disk_w_iops,omitempty"`
+	DiskWAwaitMs *float64 `json:"disk_w_await_ms,omitempty"`
 	// LimitedBy is what bounded this point (internal/verdict), from the
 	// observations of its own window.
 	LimitedBy         string    `json:"limited_by,omitempty"`
@@ -98,6 +129,17 @@ func (c *IOCal) HeadlineLimit() (string, *Evidence, bool) {
 		return "", nil, false
 	}
 	return best.LimitedBy, best.LimitedByEvidence.At(fmt.Sprintf("the point of %s (%d jobs)", what, best.Jobs)), true
+}
+
+// IOCalCommit is the commit sweep over committers (the jobs).
+type IOCalCommit struct {
+	Points []IOCalPoint `json:"points"`
+	// MaxCommitsPS is the highest commits a second of any point; the
+	// commit latency of one committer (mean and p99) is the WAL device's
+	// write-and-flush latency as the database pays it.
+	MaxCommitsPS   float64       `json:"max_commits_ps"`
+	LatencyMsAtOne *IOCalLatency `json:"latency_ms_at_one"`
+	SaturationJobs *int          `json:"saturation_jobs"`
 }
 
 // IOCalLatency is a point's latency in milliseconds.

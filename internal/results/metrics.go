@@ -82,6 +82,12 @@ func Metrics(st Step) []Metric {
 		if b.SeqWrite != nil {
 			m.add("seq_write_max_mbps", b.SeqWrite.MaxMBPS, "MB/s", HigherIsBetter)
 		}
+		if c := b.Commit; c != nil {
+			m.add("max_commits_ps", c.MaxCommitsPS, "commits/s", HigherIsBetter)
+			if l := c.LatencyMsAtOne; l != nil {
+				m.add("commit_ms_at_one", l.Mean, "ms", LowerIsBetter)
+			}
+		}
 	case *DSS:
 		m.opt("qphh", b.QphH, "", HigherIsBetter)
 		if p := b.Power; p != nil {
@@ -131,7 +137,7 @@ var MetricNames = map[string][]string{
 	KindRamp:       {"max_tps", "max_users_within_sla", "art_at_ms"},
 	KindScale:      {"max_nopm"},
 	KindDevice:     {"*.iops_at_max_latency"},
-	KindIOCal:      {"max_iops", "latency_ms_at_max", "saturation_jobs", "seq_read_max_mbps", "seq_write_max_mbps"},
+	KindIOCal:      {"max_iops", "latency_ms_at_max", "saturation_jobs", "seq_read_max_mbps", "seq_write_max_mbps", "max_commits_ps", "commit_ms_at_one"},
 	KindDSS:        {"qphh", "power_at_size", "geomean_s", "throughput_at_size", "power.*"},
 	KindOLTPBuild:  {"mb_per_s", "total_s"},
 	KindDSSBuild:   {"mb_per_s", "total_s"},

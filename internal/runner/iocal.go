@@ -35,13 +35,19 @@ func serverMemory(engine string) int64 {
 
 // The defaults and bounds of the iocal command's flags.
 const (
-	IOCalDefaultJobs       = iocal.DefaultJobs
-	IOCalMaxJobs           = iocal.MaxJobs
-	IOCalDefaultMaxLatency = iocal.DefaultMaxLatency
+	IOCalDefaultJobs         = iocal.DefaultJobs
+	IOCalMaxJobs             = iocal.MaxJobs
+	IOCalDefaultMaxLatency   = iocal.DefaultMaxLatency
+	IOCalDefaultReadsPerCall = iocal.DefaultReadsPerCall
+	IOCalMaxReadsPerCall     = iocal.MaxReadsPerCall
 )
 
-// IOCalTests are the iocal tests, in the order they run.
-var IOCalTests = iocal.Tests
+// IOCalTests are the iocal tests, in the order they run; the default runs
+// IOCalDefaultTests.
+var (
+	IOCalTests        = iocal.Tests
+	IOCalDefaultTests = iocal.DefaultTests
+)
 
 // IOCalDefaultLoaders is the default number of loaders of the calibration
 // data.
@@ -53,6 +59,7 @@ type IOCal struct {
 	Point, Warmup, MaxLatency       time.Duration
 	Keep                            bool
 	Loaders                         int
+	ReadsPerCall                    int
 	// OSCacheLimitSet says the limit was asked for, so it must be applied.
 	OSCacheLimitSet bool
 }
@@ -103,6 +110,10 @@ func (f *IOCal) config(c *Config) (iocal.Config, limits.Spec, error) {
 	if f.Loaders <= 0 {
 		p.Add("give a whole number of 1 or more", "--loaders %d is not positive", f.Loaders)
 	}
+	if f.ReadsPerCall <= 0 || f.ReadsPerCall > iocal.MaxReadsPerCall {
+		p.Add(fmt.Sprintf("give a whole number from 1 to %d, such as %d", iocal.MaxReadsPerCall, iocal.DefaultReadsPerCall),
+			"--reads-per-call %d is not from 1 to %d", f.ReadsPerCall, iocal.MaxReadsPerCall)
+	}
 	p.longest("--point", f.Point, MaxWindow)
 	p.longest("--warmup", f.Warmup, MaxWindow)
 	p.longest("--max-latency", f.MaxLatency, MaxLatency)
@@ -126,7 +137,7 @@ func (f *IOCal) config(c *Config) (iocal.Config, limits.Spec, error) {
 		return iocal.Config{}, spec, err
 	}
 	return iocal.Config{SizeBytes: size, Jobs: jobs, Point: f.Point, Warmup: f.Warmup, MaxLatency: f.MaxLatency,
-		Tests: tests, Keep: f.Keep, Seed: c.Seed, Loaders: f.Loaders}, spec, nil
+		Tests: tests, Keep: f.Keep, Seed: c.Seed, Loaders: f.Loaders, ReadsPerCall: f.ReadsPerCall}, spec, nil
 }
 
 // positiveSize reads a size flag such as 256MiB; 0 after a problem.

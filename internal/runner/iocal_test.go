@@ -11,7 +11,7 @@ import (
 func TestIOCalMemoryLimitLeavesRoomForTheEngine(t *testing.T) {
 	limit := func(engine string) int64 {
 		c := &Config{Path: t.TempDir(), Engine: engine, DBCache: "256MB", Progress: "none"}
-		needs, _, err := PlanIOCal(c, IOCal{Jobs: "1,4", Tests: "random", OSCacheLimit: IOCalOSCacheLimit, Point: 1e9, MaxLatency: 1e7, Loaders: 1})
+		needs, _, err := PlanIOCal(c, IOCal{Jobs: "1,4", Tests: "random", OSCacheLimit: IOCalOSCacheLimit, Point: 1e9, MaxLatency: 1e7, Loaders: 1, ReadsPerCall: 256})
 		if err != nil {
 			t.Fatalf("%s: %v", engine, err)
 		}

@@ -337,7 +337,7 @@ func writeIOCalSummary(b *strings.Builder, st results.Step, o *results.IOCal) {
 		device.FormatSize(o.DataBytes), o.BlockSizeBytes, o.PointS, st.Status)
 	line := func(test string, p results.IOCalPoint) {
 		iops := "n/a" // a sequential point measures MB/s and blocks, not I/Os
-		if test == "random" {
+		if test == "random" || test == "clientread" {
 			iops = fmt.Sprintf("%.0f", p.IOPS)
 		}
 		lat := "n/a"
@@ -351,17 +351,24 @@ func writeIOCalSummary(b *strings.Builder, st results.Step, o *results.IOCal) {
 		fmt.Fprintf(b, "  %-9s %5d %10s %10.0f %10s %9.1f %s  %s\n", test, p.Jobs, iops, p.DBPS, dev, p.MBPS, lat, p.LimitedBy)
 	}
 	fmt.Fprintf(b, "  %-9s %5s %10s %10s %10s %9s %9s %9s  %s  (latency ms)\n", "test", "jobs", "IOPS", "blocks/s", "device r/s", "MB/s", "mean", "p99", "limited by")
-	if r := o.RandomRead; r != nil {
+	for _, t := range []struct {
+		name, key, label string
+		r                *results.IOCalRandom
+	}{{"random", "random_read", "max_iops", o.RandomRead}, {"clientread", "client_read", "client max", o.ClientRead}} {
+		r := t.r
+		if r == nil {
+			continue
+		}
 		for _, p := range r.Points {
-			line("random", p)
+			line(t.name, p)
 		}
 		if r.MaxIOPS != nil {
-			fmt.Fprintf(b, "  max_iops   %.0f at mean latency %.3f ms (bound %g ms)", *r.MaxIOPS, *r.LatencyMsAtMax, r.MaxLatencyMs)
+			fmt.Fprintf(b, "  %-10s %.0f at mean latency %.3f ms (bound %g ms)", t.label, *r.MaxIOPS, *r.LatencyMsAtMax, r.MaxLatencyMs)
 			if r.DeviceIOPSAtMax != nil {
 				fmt.Fprintf(b, ", %.0f reads/s reached the device", *r.DeviceIOPSAtMax)
 			}
 		} else {
-			fmt.Fprintf(b, "  max_iops   n/a: %s", o.Missing["random_read.max_iops"])
+			fmt.Fprintf(b, "  %-10s n/a: %s", t.label, o.Missing[t.key+".max_iops"])
 		}
 		if r.SaturationJobs != nil {
 			fmt.Fprintf(b, ", saturation at %d jobs", *r.SaturationJobs)
@@ -380,12 +387,41 @@ func writeIOCalSummary(b *strings.Builder, st results.Step, o *results.IOCal) {
 		}
 		fmt.Fprintf(b, "  %-9s max %.1f MB/s\n", s.name, s.seq.MaxMBPS)
 	}
+	writeCommitSummary(b, o.Commit)
 	if o.CacheDominated != "" {
 		fmt.Fprintf(b, "  cache-dominated: %s\n", o.CacheDominated)
 	}
 	for _, n := range o.Notes {
 		fmt.Fprintf(b, "  note: %s\n", n)
 	}
+}
+
+// writeCommitSummary prints iocal's commit test: a line per committer
+// count, the server's WAL syncs and the device's write await beside it.
+func writeCommitSummary(b *strings.Builder, c *results.IOCalCommit) {
+	if c == nil {
+		return
+	}
+	opt := func(v *float64, format string) string {
+		if v == nil {
+			return "n/a"
+		}
+		return fmt.Sprintf(format, *v)
+	}
+	fmt.Fprintf(b, "  %-9s %5s %10s %9s %9s %11s %11s  %s  (latency ms)\n", "wal", "jobs", "commits/s", "mean", "p99", "wal syncs/s", "dev w await", "limited by")
+	for _, p := range c.Points {
+		mean, p99 := "n/a", "n/a"
+		if p.LatMs != nil {
+			mean, p99 = fmt.Sprintf("%.3f", p.LatMs.Mean), fmt.Sprintf("%.3f", p.LatMs.P99)
+		}
+		fmt.Fprintf(b, "  %-9s %5d %10.0f %9s %9s %11s %11s  %s\n", "wal", p.Jobs, p.CommitsPS, mean, p99,
+			opt(p.WALSyncsPS, "%.0f"), opt(p.DiskWAwaitMs, "%.3f"), p.LimitedBy)
+	}
+	fmt.Fprintf(b, "  wal       max %.0f commits/s", c.MaxCommitsPS)
+	if l := c.LatencyMsAtOne; l != nil {
+		fmt.Fprintf(b, ", one committer %.3f ms mean, %.3f ms p99", l.Mean, l.P99)
+	}
+	fmt.Fprintln(b)
 }
 
 func writeDSSBuildSummary(b *strings.Builder, o *results.DSSBuild) {

@@ -49,6 +49,26 @@ const (
 // evidence; driverPct is calibra's own CPU share of the machine, nil when
 // the step does not measure it.
 func Decide(o *results.Observe, driverPct *float64) (string, *results.Evidence) {
+	return DecideWith(o, driverPct, Options{})
+}
+
+// Options sharpen Decide for a step that knows more about its load.
+type Options struct {
+	// ServerSide: the server issues the work itself (many reads a call),
+	// so calibra's own CPU, still given as evidence, cannot set the pace.
+	ServerSide bool
+	// Nearest: when no rule holds, name the resource nearest its
+	// threshold (at least NearestOfThreshold of the way there) rather than
+	// unknown, and say so in the rule.
+	Nearest bool
+}
+
+// NearestOfThreshold is how near its threshold a resource must be for
+// Options.Nearest to name it.
+const NearestOfThreshold = 0.5
+
+// DecideWith is Decide with options.
+func DecideWith(o *results.Observe, driverPct *float64, opts Options) (string, *results.Evidence) {
 	if o == nil || o.CPUBusyPct == nil {
 		return Unknown, &results.Evidence{Rule: "no observations of the window"}
 	}
@@ -68,7 +88,7 @@ func Decide(o *results.Observe, driverPct *float64) (string, *results.Evidence) 
 		ev.TopWait, ev.TopWaitSharePct = class, &share
 	}
 	switch {
-	case driverPct != nil && *driverPct >= DriverSharePct:
+	case driverPct != nil && *driverPct >= DriverSharePct && !opts.ServerSide:
 		ev.Rule = fmt.Sprintf("calibra itself used %.0f%% of the machine (≥ %.0f%%)", *driverPct, DriverSharePct)
 		return Driver, ev
 	case o.CPUOutsidePct != nil && *o.CPUOutsidePct >= HostSharePct:
@@ -94,6 +114,12 @@ func Decide(o *results.Observe, driverPct *float64) (string, *results.Evidence) 
 	if ev.HitPct != nil && *ev.HitPct >= HitPct {
 		ev.Rule = fmt.Sprintf("%.1f%% of the blocks read were found in the database cache (≥ %.0f%%), and neither CPU nor device was saturated", *ev.HitPct, HitPct)
 		return Cache, ev
+	}
+	if opts.Nearest {
+		if by, rule, ok := nearest(ev, opts); ok {
+			ev.Rule = rule
+			return by, ev
+		}
 	}
 	ev.Rule = "neither CPU, device, locks, WAL nor the cache stands out"
 	return Unknown, ev

@@ -29,6 +29,9 @@ func (d dialect) Connect(ctx context.Context) (iocal.Conn, error) {
 	cc.RuntimeParams["application_name"] = "calibra-iocal"
 	// One backend per job: no parallel workers joining a scan.
 	cc.RuntimeParams["max_parallel_workers_per_gather"] = "0"
+	// The commit test measures a durable commit, whatever the server's
+	// default.
+	cc.RuntimeParams["synchronous_commit"] = "on"
 	c, err := postgres.Connect(ctx, cc)
 	if err != nil {
 		return nil, err
@@ -57,10 +60,14 @@ func (d dialect) CheckRights(ctx context.Context) error {
 	return nil
 }
 
-func (dialect) Methods() (random, seqRead, seqWrite string) {
-	return "tid: SELECT by ctid of a uniformly random block of the data, one row per block, so each query reads exactly one block (TID Scan); latency is the query's round trip as the client sees it",
-		"tid range: each query counts the rows of the next 4 MiB of the data (TID Range Scan), chunks handed out in order across the tables",
-		"bulk load: each job loops BEGIN; TRUNCATE its own table; COPY ... FREEZE of one chunk of one-block rows; COMMIT (WAL-logged, synchronous commit); MB/s counts the table blocks committed"
+func (dialect) Methods() iocal.Methods {
+	return iocal.Methods{
+		Random:     "tid array: each call is one query, SELECT count(*) WHERE ctid = ANY($1::tid[]) with the ctids of reads_per_call uniformly random blocks of one table (chosen in proportion to its blocks), one row per block; the backend sorts them and reads each block in turn (TID Scan), so the server issues the reads and the client's share of each is a fraction of a round trip",
+		ClientRead: "tid: SELECT by ctid of a uniformly random block of the data, one row per block, so each query reads exactly one block (TID Scan); latency is the query's round trip as the client sees it",
+		SeqRead:    "tid range: each query counts the rows of the next 4 MiB of the data (TID Range Scan), chunks handed out in order across the tables",
+		SeqWrite:   "bulk load: each job loops BEGIN; TRUNCATE its own table; COPY ... FREEZE of one chunk of one-block rows; COMMIT (WAL-logged, synchronous commit); MB/s counts the table blocks committed",
+		Commit:     "insert commit: each committer loops INSERT of one 16-byte row into a table without index, in a transaction of its own, synchronous_commit on (the commit waits for its WAL to be written and flushed); latency is the statement's round trip as the client sees it",
+	}
 }
 
 type conn struct{ *pgx.Conn }
@@ -192,6 +199,30 @@ func (c conn) ReadBlock(ctx context.Context, table string, b int64) error {
 	var id int64
 	tid := pgtype.TID{BlockNumber: uint32(b), OffsetNumber: 1, Valid: true}
 	return c.QueryRow(ctx, "SELECT id FROM "+table+" WHERE ctid = $1", tid).Scan(&id)
+}
+
+// ReadRandom counts the rows of the blocks: a TID Scan over a TID array,
+// which the backend sorts and reads a block at a time.
+func (c conn) ReadRandom(ctx context.Context, table string, blocks []int64) (int64, error) {
+	tids := make([]pgtype.TID, len(blocks))
+	for i, b := range blocks {
+		tids[i] = pgtype.TID{BlockNumber: uint32(b), OffsetNumber: 1, Valid: true}
+	}
+	var n int64
+	err := c.QueryRow(ctx, "SELECT count(*) FROM "+table+" WHERE ctid = ANY($1::tid[])", tids).Scan(&n)
+	return n, err
+}
+
+func (c conn) CreateCommitTable(ctx context.Context, table string) error {
+	if err := c.DropTable(ctx, table); err != nil {
+		return err
+	}
+	return c.exec(ctx, "CREATE TABLE "+table+" (committer int NOT NULL, n bigint NOT NULL) WITH (autovacuum_enabled = off)")
+}
+
+func (c conn) Commit(ctx context.Context, table string, committer int, n int64) error {
+	_, err := c.Exec(ctx, "INSERT INTO "+table+" VALUES ($1, $2)", int32(committer), n)
+	return err
 }
 
 // ReadBlocks counts the blocks' rows: a TID Range Scan.

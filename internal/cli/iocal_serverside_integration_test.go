@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// Tolerances of the server's figures against the device's. The device
+// under the path is shared (other work on the machine adds to its
+// counters), so the device side is bounded from below only.
+const (
+	// deviceShareOfServerReads: of the blocks the server counted reading
+	// from the OS, at least this share reached the device (the page cache
+	// is bounded to a fraction of the data and dropped before the test).
+	deviceShareOfServerReads = 0.7
+	// serverReadsOfRows bounds the server's block reads per row returned:
+	// at least the share not found in its cache (bounded well below the
+	// data), at most twice and a half (InnoDB reads about two leaf pages a
+	// cold lookup).
+	serverReadsOfRowsLow, serverReadsOfRowsHigh = 0.5, 2.5
+	// walSyncsPerCommit bounds the server's WAL syncs per commit of one
+	// committer: one each, a few background ones aside.
+	walSyncsPerCommitLow, walSyncsPerCommitHigh = 0.8, 1.3
+	// deviceWritesOfSyncs: each WAL sync wrote at least once to the device.
+	deviceWritesOfSyncs = 0.8
+)
+
+// TestIOCalServerSideReadsAndCommits runs the server-side random read and
+// the commit test on each engine and checks that the reads the calls
+// returned, the reads the server counted and the reads that reached the
+// device agree, and so do the commits, the server's WAL syncs and the
+// device's writes, within the tolerances above.
+func TestIOCalServerSideReadsAndCommits(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("real database work; run without -short")
+	}
+	for _, engine := range []string{"postgresql", "mariadb"} {
+		t.Run(engine, func(t *testing.T) {
+			if engine == "mariadb" {
+				requireMariaDB(t)
+			} else {
+				requirePostgres(t)
+			}
+			path := storageDir(t)
+			out := filepath.Join(t.TempDir(), "run")
+			mustRun(t, 0, "iocal", "--engine", engine, "--path", path, "--out", out, "--progress", "none", "--size", "512MiB",
+				"--jobs", "1,4", "--tests", "random,wal", "--point", "3s", "--warmup", "0s", "--db-cache", "32MB", "--os-cache-limit", "64MiB")
+			noServerLeft(t, path)
+			_, io := lastStep[*results.IOCal](t, out)
+			if io.RandomRead == nil || io.Commit == nil || io.ReadsPerCall != 256 {
+				t.Fatalf("random_read %+v, commit %+v, reads per call %d", io.RandomRead, io.Commit, io.ReadsPerCall)
+			}
+			for _, p := range io.RandomRead.Points {
+				checkServerReads(t, p)
+			}
+			for _, p := range io.Commit.Points {
+				checkCommits(t, engine, p)
+			}
+		})
+	}
+}
+
+func checkServerReads(t *testing.T, p results.IOCalPoint) {
+	t.Helper()
+	if p.RowsPS <= 0 || p.ServerReadsPS == nil || p.DiskRIOPS == nil || p.ServerReadMs == nil || p.DiskRAwaitMs == nil {
+		t.Fatalf("random point at %d jobs lacks a figure: %+v", p.Jobs, p)
+	}
+	if p.LimitedBy == "driver" {
+		t.Errorf("random point at %d jobs limited by driver: %s", p.Jobs, p.LimitedByEvidence.Rule)
+	}
+	server, dev := *p.ServerReadsPS, *p.DiskRIOPS
+	if r := server / p.RowsPS; r < serverReadsOfRowsLow || r > serverReadsOfRowsHigh {
+		t.Errorf("%d jobs: the server read %.0f blocks/s for %.0f rows/s (%.2f a row, want %.1f to %.1f)",
+			p.Jobs, server, p.RowsPS, r, serverReadsOfRowsLow, serverReadsOfRowsHigh)
+	}
+	if dev < deviceShareOfServerReads*server {
+		t.Errorf("%d jobs: %.0f reads/s reached the device of the %.0f the server counted (want ≥ %.0f%%)",
+			p.Jobs, dev, server, 100*deviceShareOfServerReads)
+	}
+	t.Logf("%d jobs: rows %.0f/s, server reads %.0f/s at %.3f ms, device %.0f/s at %.3f ms await",
+		p.Jobs, p.RowsPS, server, *p.ServerReadMs, dev, *p.DiskRAwaitMs)
+}
+
+func checkCommits(t *testing.T, engine string, p results.IOCalPoint) {
+	t.Helper()
+	if p.CommitsPS <= 0 || p.LatMs == nil || p.DiskWIOPS == nil || p.WALWritesPS == nil {
+		t.Fatalf("commit point at %d jobs lacks a figure: %+v", p.Jobs, p)
+	}
+	syncs := p.WALSyncsPS
+	if syncs == nil && engine == "mariadb" {
+		// MariaDB 10.8+ has no Innodb_os_log_fsyncs: a log write is a
+		// write and its flush (the redo log opened O_DSYNC or synced).
+		syncs = p.WALWritesPS
+	}
+	if syncs == nil {
+		t.Fatalf("commit point at %d jobs has no WAL syncs: %+v", p.Jobs, p)
+	}
+	if p.Jobs == 1 {
+		if r := *syncs / p.CommitsPS; r < walSyncsPerCommitLow || r > walSyncsPerCommitHigh {
+			t.Errorf("one committer: %.0f WAL syncs/s for %.0f commits/s (%.2f each, want %.1f to %.1f)",
+				*syncs, p.CommitsPS, r, walSyncsPerCommitLow, walSyncsPerCommitHigh)
+		}
+	}
+	if *p.DiskWIOPS < deviceWritesOfSyncs**syncs {
+		t.Errorf("%d committers: %.0f writes/s reached the device for %.0f WAL syncs/s", p.Jobs, *p.DiskWIOPS, *syncs)
+	}
+	t.Logf("%d committers: %.0f commits/s, %.3f ms mean, WAL syncs %.0f/s, device writes %.0f/s", p.Jobs, p.CommitsPS, p.LatMs.Mean, *syncs, *p.DiskWIOPS)
+}

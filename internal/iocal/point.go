@@ -1,0 +1,145 @@
+package iocal
+
+import (
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/calibra-bench/calibra/internal/hist"
+	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/verdict"
+)
+
+// point sums up one point: client-side rates and latency over its
+// elapsed time, the database's and the OS's view from the observers, and
+// what limited it; selfCPU is calibra's own CPU time over the window.
+func (r *runner) point(test string, jobs []*job, elapsed time.Duration, from, to time.Time, selfCPU time.Duration) results.IOCalPoint {
+	secs := elapsed.Seconds()
+	all := hist.New()
+	var ops, units, bytes int64
+	var sum time.Duration
+	for _, j := range jobs {
+		all.Merge(j.lat)
+		ops += j.ops
+		units += j.units
+		bytes += j.bytes
+		sum += j.sum
+	}
+	p := results.IOCalPoint{Jobs: len(jobs), Seconds: round(secs, 3), MBPS: round(float64(bytes)/1e6/secs, 2)}
+	// Latency per read or commit: a call of the random test holds many,
+	// read one after another by its backend.
+	if per := max(units, ops); per > 0 {
+		p.LatMs = &results.IOCalLatency{Mean: round(sum.Seconds()*1000/float64(per), 3), P99: all.QuantileMs(99)}
+	}
+	switch test {
+	case TestRandom:
+		p.IOPS = round(float64(units)/secs, 1)
+		p.RowsPS = p.IOPS
+	case TestClientRead:
+		p.IOPS = round(float64(ops)/secs, 1)
+	case TestSeqWrite:
+		p.DBPS = round(float64(bytes)/float64(r.data.blockSize)/secs, 1)
+	case TestWAL:
+		p.CommitsPS = round(float64(ops)/secs, 1)
+	}
+	if r.env.Window == nil {
+		return p
+	}
+	o := r.env.Window(from, to)
+	driver := round(100*selfCPU.Seconds()/(secs*float64(runtime.NumCPU())), 2)
+	observed(&p, test, o, &driver)
+	return p
+}
+
+// serverSide are the tests whose work the server issues, many blocks a
+// call: calibra's own CPU cannot set their pace.
+func serverSide(test string) bool { return test == TestRandom || test == TestSeqRead }
+
+// observed adds to p what the observers saw over its window, and what
+// limited it.
+func observed(p *results.IOCalPoint, test string, o *results.Observe, driver *float64) {
+	p.CPUBusyPct, p.CPUSysPct = o.CPUBusyPct, o.CPUSysPct
+	p.LimitedBy, p.LimitedByEvidence = verdict.DecideWith(o, driver, verdict.Options{ServerSide: serverSide(test), Nearest: true})
+	if d := o.Disk; d != nil {
+		p.DiskRIOPS, p.DiskRMBPS, p.DiskWMBPS = d.RIOPS, d.RMBps, d.WMBps
+		if test != TestSeqWrite && test != TestWAL {
+			p.DiskRAwaitMs = d.RAwaitMs
+		}
+	}
+	if test == TestWAL {
+		committed(p, o)
+	}
+	db := o.DB
+	if db == nil {
+		return
+	}
+	p.DBHitPct = db.HitPct
+	// Every data-file read where the engine counts them (InnoDB's
+	// read-ahead is most of a scan's), else the blocks it read.
+	reads := db.BlksRead
+	if db.DataReads != nil {
+		reads = db.DataReads
+	}
+	if test != TestSeqWrite && test != TestWAL && reads != nil && o.WindowS > 0 {
+		p.DBPS = round(float64(*reads)/o.WindowS, 1)
+	}
+	if (test == TestRandom || test == TestClientRead) && db.BlksRead != nil && o.WindowS > 0 {
+		p.ServerReadsPS = ptr(round(float64(*db.BlksRead)/o.WindowS, 1))
+		p.ServerReadMs = db.DataFileReadAvgMs
+	}
+}
+
+// committed adds the WAL's figures of a commit point: the server's
+// writes, syncs and bytes, and its device's writes (the WAL's own device
+// under --wal-path, else the data's).
+func committed(p *results.IOCalPoint, o *results.Observe) {
+	disk := o.Disk
+	if o.WALDisk != nil {
+		disk = o.WALDisk
+	}
+	if disk != nil {
+		p.DiskWIOPS, p.DiskWAwaitMs = disk.WIOPS, disk.WAwaitMs
+	}
+	db := o.DB
+	if db == nil || o.WindowS <= 0 {
+		return
+	}
+	rate := func(n *int64) *float64 {
+		if n == nil {
+			return nil
+		}
+		return ptr(round(float64(*n)/o.WindowS, 1))
+	}
+	p.WALWritesPS, p.WALSyncsPS = rate(db.WALWrites), rate(db.WALSyncs)
+	if db.WALBytes != nil {
+		p.WALMBPS = ptr(round(float64(*db.WALBytes)/1e6/o.WindowS, 3))
+	}
+	p.ServerSyncMs = db.WALSyncAvgMs
+}
+
+func pointLine(test string, p results.IOCalPoint) string {
+	line := fmt.Sprintf("%s %d jobs: ", test, p.Jobs)
+	switch test {
+	case TestRandom, TestClientRead:
+		line += fmt.Sprintf("%.0f IOPS, ", p.IOPS)
+	case TestWAL:
+		line += fmt.Sprintf("%.0f commits/s, ", p.CommitsPS)
+	}
+	line += fmt.Sprintf("%.1f MB/s", p.MBPS)
+	if p.LatMs != nil {
+		line += fmt.Sprintf(", latency mean %.3f ms, p99 %.3f ms", p.LatMs.Mean, p.LatMs.P99)
+	}
+	if p.ServerReadMs != nil {
+		line += fmt.Sprintf(", server read %.3f ms", *p.ServerReadMs)
+	}
+	if p.DiskRIOPS != nil && (test == TestRandom || test == TestClientRead) {
+		line += fmt.Sprintf(", device %.0f reads/s", *p.DiskRIOPS)
+	}
+	if p.DiskRAwaitMs != nil {
+		line += fmt.Sprintf(" (await %.3f ms)", *p.DiskRAwaitMs)
+	}
+	if p.DiskWAwaitMs != nil {
+		line += fmt.Sprintf(", device write await %.3f ms", *p.DiskWAwaitMs)
+	}
+	return line
+}

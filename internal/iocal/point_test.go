@@ -1,0 +1,54 @@
+package iocal
+
+import (
+	"testing"
+	"time"
+
+	"github.com/calibra-bench/calibra/internal/hist"
+	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/verdict"
+)
+
+// TestServerSideReadIsNeverDriver: however much CPU calibra used over a
+// point of the random test (the server issues its reads), the point's
+// verdict is not driver; the same CPU over a clientread point is.
+func TestServerSideReadIsNeverDriver(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	o := &results.Observe{WindowS: 1, CPUBusyPct: f(50), Disk: &results.ObserveDisk{UtilPct: f(30), RAwaitMs: f(0.2)},
+		DB: &results.ObserveDB{BlksRead: ptr(int64(900)), DataFileReadAvgMs: f(0.3)}}
+	r := &runner{data: &data{blockSize: 8192, blocks: []int64{1000}, total: 1000},
+		env: Env{Window: func(time.Time, time.Time) *results.Observe { return o }}}
+	jobs := []*job{{lat: hist.New(), ops: 4, units: 1024, sum: time.Second}}
+	// calibra's CPU: the whole machine's for the whole second.
+	self := 64 * time.Second
+	p := r.point(TestRandom, jobs, time.Second, time.Time{}, time.Time{}, self)
+	if p.LimitedBy == verdict.Driver {
+		t.Errorf("a server-side point is limited by driver: %s", p.LimitedByEvidence.Rule)
+	}
+	if p.IOPS != 1024 || p.RowsPS != 1024 || p.ServerReadsPS == nil || *p.ServerReadsPS != 900 ||
+		p.ServerReadMs == nil || *p.ServerReadMs != 0.3 || p.DiskRAwaitMs == nil || *p.DiskRAwaitMs != 0.2 {
+		t.Errorf("the reads side by side: %+v", p)
+	}
+	if p.LatMs == nil || p.LatMs.Mean < 0.97 || p.LatMs.Mean > 0.98 {
+		t.Errorf("latency per block %+v, want 1000 ms / 1024 blocks", p.LatMs)
+	}
+	if p := r.point(TestClientRead, jobs, time.Second, time.Time{}, time.Time{}, self); p.LimitedBy != verdict.Driver {
+		t.Errorf("a client-side point with calibra on every CPU is %s", p.LimitedBy)
+	}
+}
+
+// TestCommitPointTakesTheWALDevice: under --wal-path the commit point's
+// device figures are the WAL device's, its WAL rates the server's.
+func TestCommitPointTakesTheWALDevice(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	o := &results.Observe{WindowS: 2, CPUBusyPct: f(20),
+		Disk:    &results.ObserveDisk{WIOPS: f(5), WAwaitMs: f(9)},
+		WALDisk: &results.ObserveDisk{WIOPS: f(1000), WAwaitMs: f(0.5)},
+		DB:      &results.ObserveDB{WALSyncs: ptr(int64(2000)), WALWrites: ptr(int64(2000)), WALBytes: ptr(int64(4e6)), WALSyncAvgMs: f(0.4)}}
+	r := &runner{data: &data{blockSize: 8192}, env: Env{Window: func(time.Time, time.Time) *results.Observe { return o }}}
+	jobs := []*job{{lat: hist.New(), ops: 2000, units: 2000, sum: time.Second}}
+	p := r.point(TestWAL, jobs, 2*time.Second, time.Time{}, time.Time{}, 0)
+	if p.CommitsPS != 1000 || *p.DiskWIOPS != 1000 || *p.DiskWAwaitMs != 0.5 || *p.WALSyncsPS != 1000 || *p.WALMBPS != 2 || *p.ServerSyncMs != 0.4 {
+		t.Errorf("commit point %+v", p)
+	}
+}
