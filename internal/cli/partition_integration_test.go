@@ -94,9 +94,16 @@ func TestPartitionsMergeToTheDatabasesCount(t *testing.T) {
 		t.Fatalf("merged: status %s, %d users, %d partitions, nopm %v, tpm_db %v (%v)", st.Status, o.Users, len(o.Partitions), o.NOPM, o.TPMDB, o.Missing)
 	}
 	counted := *o.NOPM * o.DurationS / 60
-	t.Logf("database gained %d orders, merged NOPM %.0f over %.2f s counts %.1f; tpm_db %.0f, tpm_client %.0f", gained, *o.NOPM, o.DurationS, counted, *o.TPMDB, o.TPMClient)
-	if gained < 200 || math.Abs(counted-float64(gained)) > 0.01*float64(gained) {
-		t.Errorf("merged NOPM counts %.1f New-Orders in the window, the database gained %d: more than 1%% apart", counted, gained)
+	// Partition 1 reads the counters at its own edges; the others begin
+	// and end their windows at theirs, a little apart on a busy host. The
+	// orders they could commit in that gap are the tolerance beyond 1%.
+	skew := edgeSkew(t, out("p1"), out("p2"), out("p3"))
+	slack := 0.01*float64(gained) + float64(gained)/o.DurationS*skew.Seconds()
+	t.Logf("database gained %d orders, merged NOPM %.0f over %.2f s counts %.1f; tpm_db %.0f, tpm_client %.0f; edges %s apart",
+		gained, *o.NOPM, o.DurationS, counted, *o.TPMDB, o.TPMClient, skew)
+	if gained < 200 || math.Abs(counted-float64(gained)) > slack {
+		t.Errorf("merged NOPM counts %.1f New-Orders in the window, the database gained %d: more than 1%% apart, and more than the %s between the partitions' edges explains",
+			counted, gained, skew)
 	}
 	if d := math.Abs(float64(o.NewOrderCommits) - float64(gained)); d > 0.01*float64(gained) {
 		t.Errorf("the partitions committed %d New-Orders, the database gained %d", o.NewOrderCommits, gained)
@@ -162,4 +169,21 @@ func TestPartitionsMergeToTheDatabasesCount(t *testing.T) {
 	if _, err := os.Stat(out("half")); err == nil {
 		t.Error("a refused merge left its --out behind")
 	}
+}
+
+// edgeSkew is how far the other partitions' window edges were from the
+// counter partition's (the first), start and end added, at the most.
+func edgeSkew(t *testing.T, counter string, others ...string) time.Duration {
+	t.Helper()
+	_, c := lastStep[*results.OLTP](t, counter)
+	var worst time.Duration
+	for _, dir := range others {
+		_, o := lastStep[*results.OLTP](t, dir)
+		if c.WindowStart == nil || c.WindowEnd == nil || o.WindowStart == nil || o.WindowEnd == nil {
+			t.Fatalf("%s or %s recorded no window edges", counter, dir)
+		}
+		d := c.WindowStart.Sub(*o.WindowStart).Abs() + c.WindowEnd.Sub(*o.WindowEnd).Abs()
+		worst = max(worst, d)
+	}
+	return worst
 }
