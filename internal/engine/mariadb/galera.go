@@ -42,12 +42,14 @@ func FindProvider() (string, error) {
 // Cluster is a Galera cluster of managed MariaDB nodes on this machine
 // (--galera N), each a Target of its own under PATH/calibra-mariadb-galera-k
 // on its private socket, the nodes talking to each other on loopback ports
-// only. Node 1 bootstraps a new cluster; the others join it and take its
-// state by rsync (SST). Its members serve one database (SharedData).
+// only, over TLS with the cluster's own CA. Node 1 bootstraps a new
+// cluster; the others join it as copies calibra makes of it (no state
+// transfer). Its members serve one database (SharedData).
 type Cluster struct {
 	nodes    []*Target
 	provider string
-	ports    []int // per node: group communication, IST, SST
+	ports    []int  // per node: group communication, IST
+	name     string // wsrep_cluster_name, random per cluster
 }
 
 // PrepareCluster checks what --galera needs and prepares each node; it
@@ -64,7 +66,7 @@ func PrepareCluster(ctx context.Context, cfg TargetConfig) (*Cluster, error) {
 		return nil, err
 	}
 	if _, err := exec.LookPath("rsync"); err != nil && cfg.Galera > 1 {
-		return nil, fault.Input("install it: apt-get install rsync", "--galera's joining nodes copy the data by rsync, which is not installed")
+		return nil, fault.Input("install it: apt-get install rsync", "--galera copies the data into its joining nodes by rsync, which is not installed")
 	}
 	c := &Cluster{provider: provider}
 	for k := 1; k <= cfg.Galera; k++ {
@@ -156,83 +158,140 @@ func (c *Cluster) running() (all, any bool) {
 // Start starts the cluster: the node that may bootstrap it (node 1, unless
 // an interruption left another ahead) with --wsrep-new-cluster, then the
 // others, each once it is Synced; then it waits until every node sees all
-// of them. A node that fails says so with its last words; the caller's
+// of them. The nodes take no state transfer (see galera_seed.go): a new
+// cluster's node 1 starts once alone, and every joiner that needs it is
+// a copy of the bootstrapping node made while all are stopped. A node
+// that died while the others ran is brought back the same way, after
+// they stop. A node that fails says so with its last words; the caller's
 // Stop stops those started.
 func (c *Cluster) Start(ctx context.Context, group *proc.Group) (bool, error) {
 	all, any := c.running()
 	if all {
 		return false, nil
 	}
-	boot := -1 // a node that died rejoins the running ones
-	if !any {
-		ports, err := freePorts(3 * len(c.nodes))
-		if err != nil {
-			return false, fmt.Errorf("find free loopback ports for the Galera nodes: %w", err)
-		}
-		c.ports = ports
-		for i, t := range c.nodes {
-			t.Managed.wsrep = c.wsrep(i)
-		}
-		if boot, err = c.bootstrapNode(ctx, group); err != nil {
+	if any {
+		if err := c.stopNodes(); err != nil {
 			return false, err
 		}
 	}
-	order := []int{}
-	if boot >= 0 {
-		order = append(order, boot)
+	if err := c.prepareNodes(); err != nil {
+		return false, err
 	}
+	boot, err := c.bootstrapNode(ctx, group)
+	if err != nil {
+		return false, err
+	}
+	initialised, err := c.firstStart(ctx, group, boot)
+	if err != nil {
+		return initialised, err
+	}
+	if err := c.seedJoiners(ctx, group, boot); err != nil {
+		return initialised, err
+	}
+	failed, err := c.startInOrder(ctx, group, boot)
+	if err == nil || failed < 0 || failed == boot || ctx.Err() != nil {
+		return initialised, err
+	}
+	// A joiner the bootstrapping node could not catch up by IST: copy it
+	// from a stopped cluster, and start again once.
+	if err := c.stopNodes(); err != nil {
+		return initialised, err
+	}
+	if boot, err = c.bootstrapNode(ctx, group); err != nil {
+		return initialised, err
+	}
+	if err := c.seed(ctx, group, c.nodes[boot].Managed, c.nodes[failed].Managed); err != nil {
+		return initialised, fmt.Errorf("copy the Galera node %d into node %d: %w", boot+1, failed+1, err)
+	}
+	_, err = c.startInOrder(ctx, group, boot)
+	return initialised, err
+}
+
+// startInOrder starts the bootstrapping node, then the others, then waits
+// until every node sees them all; it reports the node that failed.
+func (c *Cluster) startInOrder(ctx context.Context, group *proc.Group, boot int) (int, error) {
+	order := []int{boot}
 	for i := range c.nodes {
 		if i != boot {
 			order = append(order, i)
 		}
 	}
-	initialised := false
 	for _, i := range order {
-		in := c.nodes[i].Managed
-		in.newCluster = i == boot
-		init, err := c.nodes[i].Start(ctx, group)
-		in.newCluster = false
-		initialised = initialised || init && i == 0
-		if err != nil {
-			if ctx.Err() != nil {
-				return initialised, ctx.Err()
-			}
-			verb := "join the cluster"
-			if i == boot {
-				verb = "bootstrap the cluster"
-			}
-			return initialised, fmt.Errorf("the Galera node %d of %d did not %s: %w", i+1, len(c.nodes), verb, err)
-		}
-		// A joiner's state transfer brought the donor's marker.
-		if err := in.mark(); err != nil {
-			return initialised, err
+		if err := c.startNode(ctx, group, i, i == boot); err != nil {
+			return i, err
 		}
 	}
-	return initialised, c.waitSize(ctx)
+	return -1, c.waitSize(ctx)
 }
 
-// wsrep are node i's Galera settings: loopback addresses only, rsync
-// state transfers, and the applier threads one per CPU (Galera's advice
-// starts from the core count; the default of 1 would make a node's
-// applying, not the storage, the bound).
+// prepareNodes gives every node, before the cluster starts, its loopback
+// ports, the cluster's name and a TLS certificate of a new private CA.
+func (c *Cluster) prepareNodes() error {
+	ports, err := freePorts(2 * len(c.nodes))
+	if err != nil {
+		return fmt.Errorf("find free loopback ports for the Galera nodes: %w", err)
+	}
+	c.ports = ports
+	if c.name, err = c.clusterName(); err != nil {
+		return err
+	}
+	if err := c.keepName(c.name); err != nil {
+		return fmt.Errorf("record the Galera cluster's name: %w", err)
+	}
+	certs, err := newClusterTLS(len(c.nodes))
+	if err != nil {
+		return fmt.Errorf("make the Galera cluster's TLS certificates: %w", err)
+	}
+	for i, t := range c.nodes {
+		t.Managed.wsrep = c.wsrep(i)
+		t.Managed.secrets = certs[i].files()
+	}
+	return nil
+}
+
+// startNode starts node i, bootstrapping the cluster or joining it.
+func (c *Cluster) startNode(ctx context.Context, group *proc.Group, i int, boot bool) error {
+	in := c.nodes[i].Managed
+	in.newCluster = boot
+	_, err := c.nodes[i].Start(ctx, group)
+	in.newCluster = false
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		verb := "join the cluster"
+		if boot {
+			verb = "bootstrap the cluster"
+		}
+		return fmt.Errorf("the Galera node %d of %d did not %s: %w", i+1, len(c.nodes), verb, err)
+	}
+	return nil
+}
+
+// wsrep are node i's Galera settings: loopback addresses only, TLS with
+// the cluster's own CA, a random cluster name, IST only (galera_sst.go;
+// the write-set cache kept over a restart, gcache.recover, so that a
+// joiner catches up after one), and the applier threads one per CPU (Galera's
+// advice starts from the core count; the default of 1 would make a
+// node's applying, not the storage, the bound). They go into the node's
+// option file, not its command line.
 func (c *Cluster) wsrep(i int) map[string]string {
 	gcomm := make([]string, len(c.nodes))
 	for k := range c.nodes {
-		gcomm[k] = "127.0.0.1:" + strconv.Itoa(c.ports[3*k])
+		gcomm[k] = "127.0.0.1:" + strconv.Itoa(c.ports[2*k])
 	}
-	p := c.ports[3*i : 3*i+3]
+	p := c.ports[2*i : 2*i+2]
 	return map[string]string{
 		"wsrep_on":              "ON",
 		"wsrep_provider":        c.provider,
-		"wsrep_cluster_name":    "calibra",
+		"wsrep_cluster_name":    c.name,
 		"wsrep_cluster_address": "gcomm://" + strings.Join(gcomm, ","),
 		"wsrep_node_name":       "node-" + strconv.Itoa(i+1),
 		"wsrep_node_address":    gcomm[i],
-		"wsrep_provider_options": fmt.Sprintf("base_host=127.0.0.1;base_port=%d;gmcast.listen_addr=tcp://127.0.0.1:%d;ist.recv_addr=127.0.0.1:%d",
-			p[0], p[0], p[1]),
-		"wsrep_sst_method":          "rsync",
-		"wsrep_sst_receive_address": "127.0.0.1:" + strconv.Itoa(p[2]),
-		"wsrep_slave_threads":       strconv.Itoa(runtime.NumCPU()),
+		"wsrep_provider_options": fmt.Sprintf("base_host=127.0.0.1;base_port=%d;gmcast.listen_addr=tcp://127.0.0.1:%d;ist.recv_addr=127.0.0.1:%d;gcache.recover=yes;%s",
+			p[0], p[0], p[1], tlsOptions()),
+		"wsrep_sst_method":    sstMethod,
+		"wsrep_slave_threads": strconv.Itoa(runtime.NumCPU()),
 		// Galera's requirements: row events, interleaved auto-increments.
 		"binlog_format":            "ROW",
 		"innodb_autoinc_lock_mode": "2",
@@ -302,12 +361,14 @@ func nodeStatus(ctx context.Context, t *Target) (int, string, error) {
 // grastate is what a node's grastate.dat says of its last position.
 type grastate struct {
 	exists bool
+	uuid   string
 	seqno  int64
 	safe   bool
 }
 
 var (
 	seqnoRE     = regexp.MustCompile(`(?m)^seqno:\s*(-?\d+)`)
+	uuidRE      = regexp.MustCompile(`(?m)^uuid:\s*([0-9a-f-]+)`)
 	safeRE      = regexp.MustCompile(`(?m)^safe_to_bootstrap:\s*(\d)`)
 	recoveredRE = regexp.MustCompile(`Recovered position:\s*[0-9a-f-]+:(-?\d+)`)
 )
@@ -325,6 +386,9 @@ func readGrastate(in *Instance) grastate {
 	}
 	if m := safeRE.FindSubmatch(b); m != nil {
 		g.safe = string(m[1]) == "1"
+	}
+	if m := uuidRE.FindSubmatch(b); m != nil {
+		g.uuid = string(m[1])
 	}
 	return g
 }
@@ -365,16 +429,7 @@ func (c *Cluster) bootstrapNode(ctx context.Context, group *proc.Group) (int, er
 			best = i
 		}
 	}
-	in := c.nodes[best].Managed
-	b, err := os.ReadFile(in.grastateFile())
-	if err != nil {
-		return 0, err
-	}
-	b = safeRE.ReplaceAll(b, []byte("safe_to_bootstrap: 1"))
-	if states[best].seqno >= 0 {
-		b = seqnoRE.ReplaceAll(b, []byte("seqno:   "+strconv.FormatInt(states[best].seqno, 10)))
-	}
-	if err := os.WriteFile(in.grastateFile(), b, 0o660); err != nil {
+	if err := rewriteGrastate(c.nodes[best].Managed, states[best].seqno, true); err != nil {
 		return 0, fmt.Errorf("mark Galera node %d to bootstrap the cluster: %w", best+1, err)
 	}
 	return best, nil
@@ -395,6 +450,10 @@ func (in *Instance) recoverPosition(ctx context.Context, group *proc.Group) (int
 	if err := in.acct.Chown(in.TmpDir()); err != nil {
 		return -1, err
 	}
+	if err := in.writeSecrets(in.SocketDir); err != nil {
+		return -1, err
+	}
+	defer in.removeSecrets(in.SocketDir)
 	cmd := exec.Command(in.cfg.Bin.Server, append(in.args(), "--wsrep-recover")...)
 	out, err := in.acct.Run(ctx, group, "mariadbd --wsrep-recover", cmd)
 	if err != nil {
@@ -422,7 +481,10 @@ func lastMatching(out string) string {
 
 // Stop stops the nodes, node 1 last, so that it is the one Galera marks
 // safe to bootstrap the next start from.
-func (c *Cluster) Stop() error {
+func (c *Cluster) Stop() error { return c.stopNodes() }
+
+// stopNodes stops every node, node 1 last.
+func (c *Cluster) stopNodes() error {
 	var errs []error
 	for i := len(c.nodes) - 1; i >= 0; i-- {
 		if err := c.nodes[i].Stop(); err != nil {

@@ -89,6 +89,9 @@ type Instance struct {
 	// newCluster makes the next start bootstrap the cluster.
 	wsrep      map[string]string
 	newCluster bool
+	// secrets are a Galera node's TLS files by name, written with its
+	// option file into its socket directory before each start.
+	secrets map[string][]byte
 }
 
 // dirName is the data directory's name under the storage path, and
@@ -302,15 +305,22 @@ func CheckSettings(settings map[string]string) error {
 }
 
 // ownedProviderOption finds, in the study's wsrep_provider_options, the
-// addresses calibra gives each node on the loopback interface.
-var ownedProviderOption = regexp.MustCompile(`(?i)(^|;)\s*(base_host|base_port|gmcast\.listen_addr|gmcast\.peer_addr|ist\.recv_addr|ist\.recv_bind)\s*=`)
+// addresses calibra gives each node on the loopback interface and its
+// TLS settings (socket.dynamic would let a node accept plain TCP).
+var ownedProviderOption = regexp.MustCompile(`(?i)(^|;)\s*(base_host|base_port|gmcast\.listen_addr|gmcast\.peer_addr|ist\.recv_addr|ist\.recv_bind|socket\.ssl\w*|socket\.dynamic)\s*=`)
 
 func normalName(k string) string { return strings.ReplaceAll(strings.TrimLeft(k, "-"), "-", "_") }
 
 // args are mariadbd's command line: no option file is read (--no-defaults
-// must come first), so nothing in /etc/mysql changes the instance.
+// must come first), so nothing in /etc/mysql changes the instance; a
+// Galera node reads its own option file only (--defaults-file), which
+// holds its wsrep settings.
 func (in *Instance) args() []string {
-	args := []string{"--no-defaults", "--datadir=" + in.DataDir, "--socket=" + in.socket(),
+	first := "--no-defaults"
+	if in.wsrep != nil {
+		first = "--defaults-file=" + filepath.Join(in.SocketDir, optionFileName)
+	}
+	args := []string{first, "--datadir=" + in.DataDir, "--socket=" + in.socket(),
 		"--pid-file=" + in.pidFile(), "--skip-networking", "--innodb-log-group-home-dir=" + in.RedoDir(),
 		"--skip-name-resolve", "--tmpdir=" + in.TmpDir()}
 	if in.cfg.Bin.Basedir != "" {
@@ -326,7 +336,9 @@ func (in *Instance) args() []string {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		args = append(args, "--"+k+"="+settings[k])
+		if _, inFile := in.wsrep[k]; !inFile {
+			args = append(args, "--"+k+"="+settings[k])
+		}
 	}
 	for _, i := range instruments {
 		args = append(args, "--performance-schema-instrument="+i)
@@ -409,8 +421,16 @@ func (in *Instance) Start(ctx context.Context, group *proc.Group) error {
 const startTimeout = 5 * time.Minute
 
 func (in *Instance) startOnce(ctx context.Context, group *proc.Group) error {
+	if in.wsrep != nil {
+		if err := in.writeSecrets(in.SocketDir); err != nil {
+			return err
+		}
+	}
 	cmd := exec.Command(in.cfg.Bin.Server, in.args()...)
 	in.acct.Credentials(cmd)
+	if in.wsrep != nil {
+		in.sstPath(cmd)
+	}
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}

@@ -139,6 +139,10 @@ func (t *Target) Start(ctx context.Context, group *proc.Group) (initialised bool
 	t.Info.Version = version
 	// The instruments are options, not variables: recorded as given.
 	settings["performance_schema_instrument"] = strings.Join(instruments, " ")
+	if _, ok := settings["wsrep_cluster_name"]; ok && t.cluster != nil {
+		// Random per cluster (galera_tls.go); results are readable by others.
+		settings["wsrep_cluster_name"] = "(random, not recorded)"
+	}
 	t.Info.Settings = settings
 	t.exactTx = transactionsInstrumented(ctx, db)
 	t.cfg = in.Config(Database)

@@ -108,7 +108,24 @@ func (c *control) Counters(ctx context.Context, _ bool) (oltp.Counters, error) {
 	if !checkpoints.Valid {
 		n.NoCheckpoints = "InnoDB counts its checkpoints only with the log_checkpoints monitor on (innodb_monitor_enable), which this server has off"
 	}
-	return n, nil
+	return n, c.clusterSize(ctx)
+}
+
+// clusterSize fails a window edge at which a Galera node counts more
+// members in its cluster than calibra started: a server calibra did not
+// start took part in what was measured.
+func (c *control) clusterSize(ctx context.Context) error {
+	if c.t == nil || !c.t.GaleraNode() {
+		return nil
+	}
+	var size int
+	if err := c.conn.QueryRowContext(ctx, "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_CLUSTER_SIZE'").Scan(&size); err != nil {
+		return fmt.Errorf("read the Galera cluster's size: %w", err)
+	}
+	if n := len(c.t.Cluster().Nodes()); size > n {
+		return fmt.Errorf("the Galera cluster counted %d members, more than the %d nodes calibra started: a server calibra did not start joined it", size, n)
+	}
+	return nil
 }
 
 // Checkpoint writes every dirty page of the workload's tables to their
