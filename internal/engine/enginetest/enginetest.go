@@ -33,15 +33,26 @@ type Suite struct {
 	OpenDSN func(password string) (engine.Engine, error)
 }
 
-// Run runs every conformance test of the suite.
+// Run runs every conformance test of the suite, side by side: each works
+// on storage of its own.
 func Run(t *testing.T, s Suite) {
-	t.Run("start stop and restart are idempotent", s.idempotent)
-	t.Run("a killed server restarts and recovers", s.killed)
-	t.Run("reset restores the loaded data", s.reset)
-	t.Run("transaction counters only grow", s.counters)
-	t.Run("settings read back in their real units", s.settings)
-	t.Run("a DSN's password is never printed", s.password)
-	t.Run("cancellation stops every process", s.cancellation)
+	for _, c := range []struct {
+		name string
+		test func(*testing.T)
+	}{
+		{"start stop and restart are idempotent", s.idempotent},
+		{"a killed server restarts and recovers", s.killed},
+		{"reset restores the loaded data", s.reset},
+		{"transaction counters only grow", s.counters},
+		{"settings read back in their real units", s.settings},
+		{"a DSN's password is never printed", s.password},
+		{"cancellation stops every process", s.cancellation},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.test(t)
+		})
+	}
 }
 
 // started opens and starts an instance, stopped when the test ends.
