@@ -184,7 +184,10 @@ func (in *Instance) checkRedo() error {
 // unix_socket plugin (the connecting process's OS account), so there is no
 // password anywhere.
 func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
-	dirs := []string{in.DataDir}
+	// Its own temporary directory: the bootstrap's temporary tables in the
+	// shared /tmp collided with another bootstrap's (MariaDB names them by
+	// process and thread), failing one install in ten side by side.
+	dirs := []string{in.DataDir, in.TmpDir()}
 	if in.RedoDir() != in.DataDir {
 		dirs = append(dirs, in.RedoDir())
 	}
@@ -201,7 +204,7 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 	}
 	args := []string{"--no-defaults", "--datadir=" + in.DataDir,
 		"--auth-root-authentication-method=socket", "--auth-root-socket-user=" + in.client,
-		"--skip-test-db", "--skip-name-resolve",
+		"--skip-test-db", "--skip-name-resolve", "--tmpdir=" + in.TmpDir(),
 		"--innodb-log-group-home-dir=" + in.RedoDir(), "--innodb-log-file-size=" + redoLogSize}
 	if in.cfg.Bin.Basedir != "" {
 		args = append(args, "--basedir="+in.cfg.Bin.Basedir)
