@@ -107,5 +107,7 @@ is kept under RUNDIR/raw/.`,
 	fl.BoolVar(&f.Direct, "direct", true, "direct I/O (O_DIRECT), bypassing the page cache")
 	fl.StringVar(&f.Fio, "fio", "", "fio program to run (default: fio on PATH)")
 	fl.StringSliceVar(&f.AllowDestroy, "allow-destroy", nil, "file or block device given to --path that calibra may overwrite")
+	fl.BoolVar(&f.SteadyState, "steady-state", false, "precondition (2x each region in 128 KiB sequential writes), then run each point in rounds of --runtime until the SNIA PTS steady state holds")
+	fl.IntVar(&f.SteadyMaxRounds, "steady-max-rounds", runner.DeviceSteadyRounds, "with --steady-state, the rounds a point may take before it is reported as not steady (5 or more)")
 	return deviceLayer{layer: layer{cmd: cmd, plan: plan}, flags: f}
 }

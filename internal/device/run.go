@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/calibra-bench/calibra/internal/limits"
@@ -41,6 +42,11 @@ type Config struct {
 	Direct     bool
 	Engine     string // one of Engines, or "" to take the first that works
 	Seed       uint64
+	// SteadyState preconditions the regions (PTS: twice over in 128 KiB
+	// sequential writes) and runs each point in rounds of Runtime until
+	// the PTS window criteria hold or MaxRounds are done.
+	SteadyState bool
+	MaxRounds   int
 }
 
 // Env is what a sweep runs with.
@@ -74,7 +80,8 @@ func (cfg Config) header() *results.Device {
 	out := &results.Device{FioPath: cfg.Fio.Path, FioVersion: cfg.Fio.Version, Direct: cfg.Direct,
 		WorkersPerTarget: cfg.Workers, SizeBytes: cfg.Size, RampS: cfg.Ramp.Seconds(), RuntimeS: cfg.Runtime.Seconds(),
 		Repeats: cfg.Repeats, Seed: cfg.Seed, LatencyBasis: "clat", Points: []results.DevicePoint{},
-		MaxLatencyUs: float64(cfg.MaxLatency) / float64(time.Microsecond)}
+		MaxLatencyUs: float64(cfg.MaxLatency) / float64(time.Microsecond),
+		FreshOutOfBox: !cfg.SteadyState, SteadyState: cfg.steadyMethod()}
 	for _, t := range cfg.Targets {
 		dt := results.DeviceTarget{Path: t.Path, Kind: t.Kind, Device: t.Path}
 		if t.Kind != KindBlock {
@@ -85,6 +92,12 @@ func (cfg Config) header() *results.Device {
 	}
 	if !cfg.Direct {
 		out.Notes = append(out.Notes, "buffered I/O (--direct=false): the figures include the page cache")
+	}
+	if m := out.SteadyState; m != nil {
+		out.Notes = append(out.Notes, "steady state without a purge: calibra does not secure-erase; each region is written over instead")
+		if m.PreconditionBytes == 0 {
+			out.Notes = append(out.Notes, "no preconditioning: the targets may not be written (give --allow-destroy for a file or device)")
+		}
 	}
 	return out
 }
@@ -113,22 +126,8 @@ func measure(ctx context.Context, cfg Config, env Env, out *results.Device) erro
 	}
 	runs := Plan(cfg.Specs, cfg.QDs, cfg.Repeats)
 	points := len(runs) / cfg.Repeats
-	window := cfg.Ramp + cfg.Runtime
-	names := make([]string, len(cfg.Specs))
-	for i, sp := range cfg.Specs {
-		names[i] = sp.Name
-	}
-	qds := make([]string, len(cfg.QDs))
-	for i, qd := range cfg.QDs {
-		qds[i] = strconv.Itoa(qd)
-	}
-	runsEach := "1 run"
-	if cfg.Repeats > 1 {
-		runsEach = fmt.Sprintf("%d runs", cfg.Repeats)
-	}
-	env.Prog.Phase("device: %d points (%s at qd %s), %s each of %s ramp + %s, about %s; ioengine %s, %s",
-		points, strings.Join(names, ", "), strings.Join(qds, ","), runsEach, cfg.Ramp, cfg.Runtime,
-		(time.Duration(len(runs)) * (window + time.Second/2)).Round(time.Second), engine, IOMode(cfg.Direct))
+	window := cfg.roundsBudget()
+	announce(cfg, env, len(runs), engine)
 	if err := prepare(ctx, cfg, env); err != nil {
 		return err
 	}
@@ -142,23 +141,28 @@ func measure(ctx context.Context, cfg Config, env Env, out *results.Device) erro
 			from = env.Edge()
 		}
 		started := time.Now()
+		var phase atomic.Value
+		phase.Store("")
 		stop := statusLoop(env.Prog, func() string {
-			return fmt.Sprintf("device: run %d/%d %s qd %d, %s in, about %s left",
-				r.Index+1, len(runs), r.Spec.Name, r.QD, time.Since(started).Round(time.Second), eta.remaining(time.Since(started)).Round(time.Second))
+			return fmt.Sprintf("device: run %d/%d %s qd %d%s, %s in, about %s left",
+				r.Index+1, len(runs), r.Spec.Name, r.QD, phase.Load(), time.Since(started).Round(time.Second), eta.remaining(time.Since(started)).Round(time.Second))
 		})
-		rep, err := cfg.Fio.run(ctx, env, r.Name(), cfg.job(r))
+		got, names, steady, err := cfg.runPoint(ctx, env, r, func(s string) { phase.Store(", " + s) })
 		stop()
 		if err != nil {
 			return err
 		}
 		took := time.Since(started)
 		eta.done(took)
-		reps, raw, wall = append(reps, rep), append(raw, r.Name()), wall+took
+		reps, raw, wall = append(reps, got...), append(raw, names...), wall+took
 		if r.Repeat < r.Repeats {
 			continue
 		}
 		p := point(r.Spec, r.QD, cfg.Workers*len(cfg.Targets), reps)
 		p.WallS, p.Raw = round(wall.Seconds(), 3), raw
+		if steady != nil { // the window's rounds are one run, not repeats
+			p.Repeats, p.Spread, p.SteadyState = 1, nil, steady
+		}
 		if env.Edge != nil && env.Window != nil {
 			// fio's own CPU is the workload's, not a driver's to discount.
 			p.LimitedBy, p.LimitedByEvidence = verdict.Decide(env.Window(from, env.Edge()), nil)
@@ -178,6 +182,32 @@ func measure(ctx context.Context, cfg Config, env Env, out *results.Device) erro
 		return fmt.Errorf("fio counted %d I/O errors in %d of %d points; see the fio logs under raw/", errs, bad, len(out.Points))
 	}
 	return nil
+}
+
+// announce says what the sweep will do and about how long it takes: with
+// steady state, at most that long.
+func announce(cfg Config, env Env, runs int, engine string) {
+	names := make([]string, len(cfg.Specs))
+	for i, sp := range cfg.Specs {
+		names[i] = sp.Name
+	}
+	qds := make([]string, len(cfg.QDs))
+	for i, qd := range cfg.QDs {
+		qds[i] = strconv.Itoa(qd)
+	}
+	each := "1 run"
+	if cfg.Repeats > 1 {
+		each = fmt.Sprintf("%d runs", cfg.Repeats)
+	}
+	each += fmt.Sprintf(" each of %s ramp + %s", cfg.Ramp, cfg.Runtime)
+	about := "about"
+	if cfg.SteadyState {
+		each = fmt.Sprintf("%s ramp then rounds of %s each until steady state (at most %d rounds)", cfg.Ramp, cfg.Runtime, cfg.MaxRounds)
+		about = "at most"
+	}
+	env.Prog.Phase("device: %d points (%s at qd %s), %s, %s %s; ioengine %s, %s",
+		runs/cfg.Repeats, strings.Join(names, ", "), strings.Join(qds, ","), each, about,
+		(time.Duration(runs) * (cfg.roundsBudget() + time.Second/2)).Round(time.Second), engine, IOMode(cfg.Direct))
 }
 
 // job is the fio job of one run of the sweep.
@@ -252,7 +282,16 @@ func prepare(ctx context.Context, cfg Config, env Env) error {
 	job := Job{Title: "calibra device: write each worker's region once, so that reads hit written blocks",
 		Engine: cfg.Engine, Direct: cfg.Direct, Spec: Spec{Name: "prepare", BlockSize: bs, Align: bs}, QD: 8, Fsync: true,
 		Seed: cfg.Seed, Size: cfg.Size, Workers: cfg.Workers, Targets: targets}
-	env.Prog.Phase("device: writing the test regions (%d x %s) so that reads hit written blocks", cfg.Workers*len(targets), FormatSize(cfg.Size))
+	what := "writing the test regions (%d x %s) so that reads hit written blocks"
+	if cfg.SteadyState {
+		// PTS workload-independent preconditioning: twice the region in
+		// 128 KiB sequential writes.
+		bs = cfg.preconditionBlock()
+		job.Title = fmt.Sprintf("calibra device: precondition each worker's region, %d times over in %s sequential writes", preconditionPasses, FormatSize(bs))
+		job.Spec, job.QD, job.Loops = Spec{Name: "precondition", BlockSize: bs, Align: bs}, preconditionQD, preconditionPasses
+		what = fmt.Sprintf("preconditioning the test regions (%%d x %%s, %d times over in %s sequential writes)", preconditionPasses, FormatSize(bs))
+	}
+	env.Prog.Phase("device: "+what, cfg.Workers*len(targets), FormatSize(cfg.Size))
 	started := time.Now()
 	stop := statusLoop(env.Prog, func() string {
 		return fmt.Sprintf("device: writing the test regions, %s in", time.Since(started).Round(time.Second))

@@ -30,6 +30,48 @@ type Device struct {
 	Specs        []DeviceSpec  `json:"specs"`
 	Points       []DevicePoint `json:"points"`
 	Notes        []string      `json:"notes,omitempty"`
+	// FreshOutOfBox is true when each point is one run on a region written
+	// once (a first look), false when it was held to steady state.
+	FreshOutOfBox bool `json:"fresh_out_of_box"`
+	// SteadyState is the method of a steady-state sweep; null otherwise.
+	SteadyState *DeviceSteadyMethod `json:"steady_state,omitempty"`
+}
+
+// DeviceSteadyMethod is how a sweep was held to steady state (SNIA PTS
+// 2.0): preconditioning, rounds of --runtime each, and the window criteria.
+type DeviceSteadyMethod struct {
+	// PreconditionBytes is what the workload-independent preconditioning
+	// wrote per worker: PreconditionPasses x size_bytes in sequential
+	// writes of PreconditionBlock bytes; 0 when the targets were not
+	// writable.
+	PreconditionBytes  int64   `json:"precondition_bytes"`
+	PreconditionPasses int     `json:"precondition_passes"`
+	PreconditionBlock  int64   `json:"precondition_block"`
+	RoundS             float64 `json:"round_s"`
+	MaxRounds          int     `json:"max_rounds"`
+	WindowRounds       int     `json:"window_rounds"`
+	RangeLimitPct      float64 `json:"range_limit_pct"`
+	SlopeLimitPct      float64 `json:"slope_limit_pct"`
+}
+
+// DeviceSteady is one point's steady-state judgement over its rounds.
+type DeviceSteady struct {
+	Reached bool `json:"reached"`
+	// Round is the last round (from 1) of the window judged: the first
+	// window that held, else the last one.
+	Round int `json:"round"`
+	// RangePct is the window's (max - min) / mean x 100; SlopePct its
+	// least-squares line's excursion, |slope| x (window - 1) / mean x 100.
+	// Null when the window's mean was 0.
+	RangePct *float64 `json:"range_pct"`
+	SlopePct *float64 `json:"slope_pct"`
+	// WindowMeanIOPS is the window's mean; FitSlope and FitIntercept its
+	// best-fit line, IOPS = intercept + slope x round.
+	WindowMeanIOPS float64 `json:"window_mean_iops"`
+	FitSlope       float64 `json:"fit_slope"`
+	FitIntercept   float64 `json:"fit_intercept"`
+	// RoundsIOPS is every round's IOPS, in order, the window's included.
+	RoundsIOPS []float64 `json:"rounds_iops"`
 }
 
 // DeviceTarget is one storage target.
@@ -99,6 +141,10 @@ type DevicePoint struct {
 	// WallS is the wall time of the point's runs, fio's start-up included.
 	WallS float64  `json:"wall_s"`
 	Raw   []string `json:"raw"` // its files under raw/, without extension
+	// SteadyState is the point's steady-state judgement, null in a
+	// fresh-out-of-box sweep. With it the point's figures are its
+	// window's rounds merged.
+	SteadyState *DeviceSteady `json:"steady_state,omitempty"`
 	// LimitedBy is what bounded the point, from the observations of its
 	// runs' window (internal/verdict).
 	LimitedBy         string    `json:"limited_by,omitempty"`

@@ -303,10 +303,14 @@ func writeTimes(b *strings.Builder, r *results.Run) {
 func writeDeviceSummary(b *strings.Builder, st results.Step, d *results.Device) {
 	fmt.Fprintf(b, "  device     %s %s, %s, %d target(s) x %d worker(s) x %s, %.0f s runs after %.0f s ramp, x%d (%s)\n",
 		d.FioVersion, d.IOEngine, device.IOMode(d.Direct), len(d.Targets), d.WorkersPerTarget, device.FormatSize(d.SizeBytes), d.RuntimeS, d.RampS, d.Repeats, st.Status)
+	writeDeviceMethod(b, d)
 	fmt.Fprintf(b, "  %-14s %4s %10s %9s %9s %9s %9s %9s %9s %7s  (latency: completion, µs)\n",
 		"spec", "qd", "IOPS", "MB/s", "mean", "p50", "p99", "p99.9", "max", "errors")
 	for _, p := range d.Points {
 		fmt.Fprintf(b, "  %-14s %4d %10.0f %9.1f %s %7d\n", p.Spec, p.QD, p.IOPS, p.MBps, latencyColumns(p.LatUs), p.Errors)
+		if ss := p.SteadyState; ss != nil {
+			fmt.Fprintf(b, "  %-14s      %s\n", "", steadyLine(ss))
+		}
 	}
 	bound := device.FormatMicros(d.MaxLatencyUs)
 	for _, s := range d.Specs {
@@ -328,6 +332,34 @@ func writeDeviceSummary(b *strings.Builder, st results.Step, d *results.Device) 
 	for _, n := range d.Notes {
 		fmt.Fprintf(b, "  note: %s\n", n)
 	}
+}
+
+// writeDeviceMethod says how far the figures are from the device's steady
+// state: a first look, or the PTS method they were held to.
+func writeDeviceMethod(b *strings.Builder, d *results.Device) {
+	m := d.SteadyState
+	if m == nil {
+		b.WriteString("  method     fresh out of box: a first look, not steady state (each point one run on a region written once)\n")
+		return
+	}
+	fmt.Fprintf(b, "  method     steady state (SNIA PTS): %s per worker preconditioned in %s sequential writes, rounds of %.0f s, window %d rounds, range ≤ %.0f%%, slope ≤ %.0f%%, at most %d rounds\n",
+		device.FormatSize(m.PreconditionBytes), device.FormatSize(m.PreconditionBlock), m.RoundS, m.WindowRounds, m.RangeLimitPct, m.SlopeLimitPct, m.MaxRounds)
+}
+
+// steadyLine is a point's steady-state judgement in one line.
+func steadyLine(s *results.DeviceSteady) string {
+	verdict := fmt.Sprintf("steady at round %d", s.Round)
+	if !s.Reached {
+		verdict = fmt.Sprintf("NOT steady after %d rounds", len(s.RoundsIOPS))
+	}
+	return fmt.Sprintf("%s: window range %s, slope %s of its mean %.0f IOPS", verdict, pctText(s.RangePct), pctText(s.SlopePct), s.WindowMeanIOPS)
+}
+
+func pctText(v *float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f%%", *v)
 }
 
 // latencyColumns are a point's five latency columns; n/a when no I/O

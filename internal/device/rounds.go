@@ -1,0 +1,104 @@
+package device
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// runPoint does one run of the sweep. Fresh out of box it is one fio run.
+// Held to steady state it is rounds of the run's spec and depth, each a
+// fio run of cfg.Runtime (the first after cfg.Ramp), until the last
+// SteadyWindow rounds hold the PTS criteria or cfg.MaxRounds are done; it
+// returns the reports of the window judged, every round's name, and the
+// judgement.
+func (cfg Config) runPoint(ctx context.Context, env Env, r Run, status func(string)) ([]*Report, []string, *results.DeviceSteady, error) {
+	if !cfg.SteadyState {
+		rep, err := cfg.Fio.run(ctx, env, r.Name(), cfg.job(r))
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return []*Report{rep}, []string{r.Name()}, nil, nil
+	}
+	var reps []*Report
+	var names []string
+	var iops []float64
+	var s Steady
+	for round := 1; round <= cfg.MaxRounds; round++ {
+		status(fmt.Sprintf("round %d of at most %d", round, cfg.MaxRounds))
+		name := fmt.Sprintf("%s-round%02d", r.Name(), round)
+		job := cfg.job(r)
+		job.Title = fmt.Sprintf("calibra device: %s at queue depth %d, run %d, steady-state round %d", r.Spec.Name, r.QD, r.Index+1, round)
+		job.Seed = cfg.Seed + uint64(r.Index)<<16 + uint64(round)
+		job.IOPSLog = name
+		if round > 1 {
+			job.Ramp = 0 // the rounds run back to back: the first ramp warmed up
+		}
+		rep, err := cfg.Fio.run(ctx, env, name, job)
+		if err != nil {
+			return nil, names, nil, err
+		}
+		reps, names = append(reps, rep), append(names, name)
+		iops = append(iops, rep.Read.IOPS+rep.Write.IOPS)
+		if s = JudgeSteady(iops); s.Reached {
+			break
+		}
+	}
+	if s.Round == 0 { // fewer rounds than a window: judge what there is
+		s = judgeWindow(iops, len(iops))
+		s.Reached = false
+	}
+	from := max(s.Round-SteadyWindow, 0)
+	return reps[from:s.Round], names, steadyResult(s, iops), nil
+}
+
+// steadyResult is a judgement as results.json holds it.
+func steadyResult(s Steady, iops []float64) *results.DeviceSteady {
+	out := &results.DeviceSteady{Reached: s.Reached, Round: s.Round, RangePct: pct(s.RangePct), SlopePct: pct(s.SlopePct),
+		WindowMeanIOPS: round(s.Mean, 2), FitSlope: round(s.Slope, 3), FitIntercept: round(s.Intercept, 2)}
+	for _, v := range iops {
+		out.RoundsIOPS = append(out.RoundsIOPS, round(v, 2))
+	}
+	return out
+}
+
+func pct(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	v = round(v, 3)
+	return &v
+}
+
+// steadyMethod is the sweep's steady-state method for results.json.
+func (cfg Config) steadyMethod() *results.DeviceSteadyMethod {
+	if !cfg.SteadyState {
+		return nil
+	}
+	m := &results.DeviceSteadyMethod{PreconditionPasses: preconditionPasses, PreconditionBlock: cfg.preconditionBlock(),
+		RoundS: cfg.Runtime.Seconds(), MaxRounds: cfg.MaxRounds, WindowRounds: SteadyWindow,
+		RangeLimitPct: SteadyRangeLimitPct, SlopeLimitPct: SteadySlopeLimitPct}
+	for _, t := range cfg.Targets {
+		if t.writable() {
+			m.PreconditionBytes = preconditionPasses * cfg.Size
+		}
+	}
+	return m
+}
+
+// preconditionBlock is 128 KiB, or the largest block under it that divides
+// the region (a region is whole 4 KiB pages).
+func (cfg Config) preconditionBlock() int64 {
+	return max(gcd(cfg.Size, preconditionBlock), preconditionMinBlock)
+}
+
+// roundsBudget is the longest a run can take: its ramp and every round.
+func (cfg Config) roundsBudget() time.Duration {
+	if !cfg.SteadyState {
+		return cfg.Ramp + cfg.Runtime
+	}
+	return cfg.Ramp + time.Duration(cfg.MaxRounds)*cfg.Runtime
+}
