@@ -80,7 +80,7 @@ func (cfg Config) header() *results.Device {
 	out := &results.Device{FioPath: cfg.Fio.Path, FioVersion: cfg.Fio.Version, Direct: cfg.Direct,
 		WorkersPerTarget: cfg.Workers, SizeBytes: cfg.Size, RampS: cfg.Ramp.Seconds(), RuntimeS: cfg.Runtime.Seconds(),
 		Repeats: cfg.Repeats, Seed: cfg.Seed, LatencyBasis: "clat", Points: []results.DevicePoint{},
-		MaxLatencyUs: float64(cfg.MaxLatency) / float64(time.Microsecond),
+		MaxLatencyUs:  float64(cfg.MaxLatency) / float64(time.Microsecond),
 		FreshOutOfBox: !cfg.SteadyState, SteadyState: cfg.steadyMethod()}
 	for _, t := range cfg.Targets {
 		dt := results.DeviceTarget{Path: t.Path, Kind: t.Kind, Device: t.Path}
