@@ -103,6 +103,7 @@ func (b *builder) device(d *results.Device) {
 		pts.Rows = append(pts.Rows, append(row, e, Cell{Text: p.LimitedBy, Class: "t"}))
 	}
 	b.table(pts)
+	b.deviceSteady(d)
 	b.sec.Notes = append(b.sec.Notes, d.Notes...)
 }
 
