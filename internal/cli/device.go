@@ -73,6 +73,13 @@ N each point is the mean of N runs, with their spread. Per spec, the answer to
 "how many IOPS within --max-latency?": the highest IOPS whose p99 stays at
 or under it.
 
+By default each point is one run on a region written once: fresh out of box,
+a first look. --steady-state follows the SNIA PTS: each region is written
+twice over in 128 KiB sequential writes, then each point runs in rounds of
+--runtime until its last 5 rounds' IOPS have a range within 20% of their mean
+and a least-squares line whose excursion is within 10%, or --steady-max-rounds
+are done; the point's figures are those 5 rounds'.
+
 Direct I/O (O_DIRECT) is the default; a file system that refuses it (ramfs,
 tmpfs before Linux 6.6, some FUSE) is refused with exit 2 unless you ask for
 buffered I/O with --direct=false, which measures the page cache too. The
@@ -87,6 +94,9 @@ is kept under RUNDIR/raw/.`,
 
   # Two LUNs at once, 8 workers each, 3 repeats, IOPS within 2 ms
   calibra device --path /mnt/lun1,/mnt/lun2 --workers 8 --repeat 3 --max-latency 2ms
+
+  # Steady state, the PTS way: 1-minute rounds until the window holds
+  calibra device --path /mnt/array --specs 8k-randwrite --qd 1,8,32 --steady-state --runtime 60s --ramp 0s
 
   # A raw device (its contents are lost)
   calibra device --path /dev/nvme1n1 --allow-destroy /dev/nvme1n1 --specs 8k-randrw70,oltp16k:bs=16k,read=70`,
