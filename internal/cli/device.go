@@ -71,7 +71,8 @@ clat: submission to completion) mean, p50, p99, p99.9 and max in µs from
 fio's histogram, and I/O errors (fio counts them and goes on). With --repeat
 N each point is the mean of N runs, with their spread. Per spec, the answer to
 "how many IOPS within --max-latency?": the highest IOPS whose p99 stays at
-or under it.
+or under it, and for each of --p99-bounds (1 ms and 5 ms) the same answer
+over the sweep of outstanding I/O (workers x qd), with p99.99 beside p99.
 
 By default each point is one run on a region written once: fresh out of box,
 a first look. --steady-state follows the SNIA PTS: each region is written
@@ -113,6 +114,7 @@ is kept under RUNDIR/raw/.`,
 	fl.DurationVar(&f.Runtime, "runtime", 30*time.Second, "timed window of each run (1s or more)")
 	fl.IntVar(&f.Repeat, "repeat", 1, "runs of each point; the point is their mean, with the spread")
 	fl.DurationVar(&f.MaxLatency, "max-latency", time.Millisecond, "latency bound: per spec, the highest IOPS whose p99 stays at or under it")
+	fl.StringVar(&f.P99Bounds, "p99-bounds", runner.DeviceP99Bounds, "latency bounds: per spec, the highest IOPS whose p99 stays at or under each (iops_at_p99)")
 	fl.StringVar(&f.Engine, "ioengine", "auto", "fio ioengine: auto (io_uring, else libaio, else psync), io_uring, libaio or psync")
 	fl.BoolVar(&f.Direct, "direct", true, "direct I/O (O_DIRECT), bypassing the page cache")
 	fl.StringVar(&f.Fio, "fio", "", "fio program to run (default: fio on PATH)")

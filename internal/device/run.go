@@ -40,8 +40,10 @@ type Config struct {
 	Repeats    int
 	MaxLatency time.Duration
 	Direct     bool
-	Engine     string // one of Engines, or "" to take the first that works
-	Seed       uint64
+	// P99Bounds are the latency bounds of each spec's "IOPS at p99 ≤ X".
+	P99Bounds []time.Duration
+	Engine    string // one of Engines, or "" to take the first that works
+	Seed      uint64
 	// SteadyState preconditions the regions (PTS: twice over in 128 KiB
 	// sequential writes) and runs each point in rounds of Runtime until
 	// the PTS window criteria hold or MaxRounds are done.
@@ -70,6 +72,9 @@ func Sweep(ctx context.Context, cfg Config, env Env) (*results.Device, error) {
 	out := cfg.header()
 	err := measure(ctx, cfg, env, out)
 	out.Specs = specResults(cfg.Specs, out.Points, cfg.MaxLatency)
+	for i := range out.Specs {
+		out.Specs[i].IOPSAtP99 = atBounds(out.Specs[i].Name, out.Points, cfg.P99Bounds)
+	}
 	if cerr := Cleanup(cfg.Targets); cerr != nil {
 		err = errors.Join(err, fmt.Errorf("remove the test files: %w", cerr))
 	}
@@ -82,6 +87,9 @@ func (cfg Config) header() *results.Device {
 		Repeats: cfg.Repeats, Seed: cfg.Seed, LatencyBasis: "clat", Points: []results.DevicePoint{},
 		MaxLatencyUs:  float64(cfg.MaxLatency) / float64(time.Microsecond),
 		FreshOutOfBox: !cfg.SteadyState, SteadyState: cfg.steadyMethod()}
+	for _, b := range cfg.P99Bounds {
+		out.P99BoundsUs = append(out.P99BoundsUs, float64(b)/float64(time.Microsecond))
+	}
 	for _, t := range cfg.Targets {
 		dt := results.DeviceTarget{Path: t.Path, Kind: t.Kind, Device: t.Path}
 		if t.Kind != KindBlock {
@@ -363,9 +371,10 @@ func latencyUs(h Hist) *results.DeviceLatency {
 	if h.N == 0 {
 		return nil
 	}
-	ps := h.Percentiles(50, 99, 99.9)
+	ps := h.Percentiles(50, 99, 99.9, 99.99)
+	p9999 := round(ps[3]/1e3, 3)
 	return &results.DeviceLatency{Mean: round(h.Mean()/1e3, 3), P50: round(ps[0]/1e3, 3),
-		P99: round(ps[1]/1e3, 3), P999: round(ps[2]/1e3, 3), Max: round(h.Max/1e3, 3)}
+		P99: round(ps[1]/1e3, 3), P999: round(ps[2]/1e3, 3), P9999: &p9999, Max: round(h.Max/1e3, 3)}
 }
 
 func stddev(xs []float64) float64 {

@@ -25,11 +25,13 @@ type Device struct {
 	Seed             uint64         `json:"seed"`
 	// LatencyBasis names fio's latency that lat_us holds: "clat",
 	// submission to completion.
-	LatencyBasis string        `json:"latency_basis"`
-	MaxLatencyUs float64       `json:"max_latency_us"`
-	Specs        []DeviceSpec  `json:"specs"`
-	Points       []DevicePoint `json:"points"`
-	Notes        []string      `json:"notes,omitempty"`
+	LatencyBasis string  `json:"latency_basis"`
+	MaxLatencyUs float64 `json:"max_latency_us"`
+	// P99BoundsUs are the bounds each spec's iops_at_p99 answers for.
+	P99BoundsUs []float64     `json:"p99_bounds_us,omitempty"`
+	Specs       []DeviceSpec  `json:"specs"`
+	Points      []DevicePoint `json:"points"`
+	Notes       []string      `json:"notes,omitempty"`
 	// FreshOutOfBox is true when each point is one run on a region written
 	// once (a first look), false when it was held to steady state.
 	FreshOutOfBox bool `json:"fresh_out_of_box"`
@@ -98,6 +100,21 @@ type DeviceSpec struct {
 	JudgedOn            string      `json:"judged_on"` // "p99_bound" or "mbps"
 	AtMaxLatency        *DeviceBest `json:"at_max_latency"`
 	AtMaxLatencyMissing string      `json:"at_max_latency_missing,omitempty"`
+	// IOPSAtP99 answers "how many IOPS with p99 at or under X?" for each
+	// of the sweep's p99_bounds_us, in order: over the sweep of
+	// outstanding I/O (workers x qd), the error-free point of the highest
+	// IOPS whose p99 stays within the bound.
+	IOPSAtP99 []DeviceAtBound `json:"iops_at_p99,omitempty"`
+}
+
+// DeviceAtBound is a spec's best point within one p99 bound; Point is
+// null when none stays within it, with the reason in Missing.
+type DeviceAtBound struct {
+	BoundUs float64     `json:"bound_us"`
+	Point   *DeviceBest `json:"point"`
+	// OutstandingIOs is the point's workers x qd.
+	OutstandingIOs int    `json:"outstanding_ios,omitempty"`
+	Missing        string `json:"missing,omitempty"`
 }
 
 // DeviceBest is the point a spec's bound picked.
@@ -170,7 +187,9 @@ type DeviceLatency struct {
 	P50  float64 `json:"p50"`
 	P99  float64 `json:"p99"`
 	P999 float64 `json:"p999"`
-	Max  float64 `json:"max"`
+	// P9999 is the 99.99th percentile; absent from runs before it was kept.
+	P9999 *float64 `json:"p9999,omitempty"`
+	Max   float64  `json:"max"`
 }
 
 // DeviceDirection is one direction of a mixed point.

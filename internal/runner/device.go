@@ -21,12 +21,14 @@ const (
 	DeviceSpecSyntax   = device.SpecSyntax
 	// DeviceSteadyRounds is the default round limit of --steady-state.
 	DeviceSteadyRounds = device.DefaultSteadyRounds
+	DeviceP99Bounds    = device.DefaultP99Bounds
 )
 
 // Device is a device step: the targets, the access specs and the sweep.
 type Device struct {
 	Paths                     PathList
 	Specs, QDs, Size, Fio     string
+	P99Bounds                 string // "1ms,5ms": each spec's IOPS at p99 ≤ each
 	Engine                    string
 	AllowDestroy              []string
 	Workers, Repeat           int
@@ -131,6 +133,10 @@ func (f *Device) config(ctx context.Context, c *Config) (device.Config, error) {
 	}
 	f.checkBounds(qds, &p)
 	f.checkSteady(&p)
+	bounds, err := device.ParseBounds("--p99-bounds", f.P99Bounds, MaxLatency)
+	if err != nil {
+		p = append(p, err)
+	}
 	engine := f.Engine
 	if engine == "auto" {
 		engine = ""
@@ -167,7 +173,7 @@ func (f *Device) config(ctx context.Context, c *Config) (device.Config, error) {
 	}
 	return device.Config{Fio: fio, Specs: specs, QDs: qds, Targets: targets, Workers: f.Workers, Size: size,
 		Ramp: f.Ramp, Runtime: f.Runtime, Repeats: f.Repeat, MaxLatency: f.MaxLatency, Direct: f.Direct,
-		Engine: engine, Seed: c.Seed, SteadyState: f.SteadyState, MaxRounds: f.SteadyMaxRounds}, nil
+		Engine: engine, Seed: c.Seed, SteadyState: f.SteadyState, MaxRounds: f.SteadyMaxRounds, P99Bounds: bounds}, nil
 }
 
 // checkSteady checks the steady-state flags: a window needs five rounds,

@@ -304,8 +304,8 @@ func writeDeviceSummary(b *strings.Builder, st results.Step, d *results.Device) 
 	fmt.Fprintf(b, "  device     %s %s, %s, %d target(s) x %d worker(s) x %s, %.0f s runs after %.0f s ramp, x%d (%s)\n",
 		d.FioVersion, d.IOEngine, device.IOMode(d.Direct), len(d.Targets), d.WorkersPerTarget, device.FormatSize(d.SizeBytes), d.RuntimeS, d.RampS, d.Repeats, st.Status)
 	writeDeviceMethod(b, d)
-	fmt.Fprintf(b, "  %-14s %4s %10s %9s %9s %9s %9s %9s %9s %7s  (latency: completion, µs)\n",
-		"spec", "qd", "IOPS", "MB/s", "mean", "p50", "p99", "p99.9", "max", "errors")
+	fmt.Fprintf(b, "  %-14s %4s %10s %9s %9s %9s %9s %9s %9s %9s %7s  (latency: completion, µs)\n",
+		"spec", "qd", "IOPS", "MB/s", "mean", "p50", "p99", "p99.9", "p99.99", "max", "errors")
 	for _, p := range d.Points {
 		fmt.Fprintf(b, "  %-14s %4d %10.0f %9.1f %s %7d\n", p.Spec, p.QD, p.IOPS, p.MBps, latencyColumns(p.LatUs), p.Errors)
 		if ss := p.SteadyState; ss != nil {
@@ -329,8 +329,24 @@ func writeDeviceSummary(b *strings.Builder, st results.Step, d *results.Device) 
 		}
 		fmt.Fprintln(b)
 	}
+	writeAtBounds(b, d)
 	for _, n := range d.Notes {
 		fmt.Fprintf(b, "  note: %s\n", n)
+	}
+}
+
+// writeAtBounds prints each spec's IOPS at p99 within each bound, over
+// its sweep of outstanding I/O.
+func writeAtBounds(b *strings.Builder, d *results.Device) {
+	for _, s := range d.Specs {
+		for _, a := range s.IOPSAtP99 {
+			head := fmt.Sprintf("  IOPS at p99 ≤ %s  %-14s", device.FormatMicros(a.BoundUs), s.Name)
+			if a.Point == nil {
+				fmt.Fprintf(b, "%s n/a: %s\n", head, a.Missing)
+				continue
+			}
+			fmt.Fprintf(b, "%s %.0f IOPS at qd %d, %d outstanding (p99 %s)\n", head, a.Point.IOPS, a.Point.QD, a.OutstandingIOs, device.FormatMicros(a.Point.P99Us))
+		}
 	}
 }
 
@@ -362,13 +378,17 @@ func pctText(v *float64) string {
 	return fmt.Sprintf("%.1f%%", *v)
 }
 
-// latencyColumns are a point's five latency columns; n/a when no I/O
+// latencyColumns are a point's six latency columns; n/a when no I/O
 // completed.
 func latencyColumns(l *results.DeviceLatency) string {
 	if l == nil {
-		return strings.TrimSuffix(strings.Repeat(fmt.Sprintf("%9s ", "n/a"), 5), " ")
+		return strings.TrimSuffix(strings.Repeat(fmt.Sprintf("%9s ", "n/a"), 6), " ")
 	}
-	return fmt.Sprintf("%9.1f %9.1f %9.1f %9.1f %9.1f", l.Mean, l.P50, l.P99, l.P999, l.Max)
+	p9999 := fmt.Sprintf("%9s", "n/a") // runs before it was kept
+	if l.P9999 != nil {
+		p9999 = fmt.Sprintf("%9.1f", *l.P9999)
+	}
+	return fmt.Sprintf("%9.1f %9.1f %9.1f %9.1f %s %9.1f", l.Mean, l.P50, l.P99, l.P999, p9999, l.Max)
 }
 
 // writeIOCalSummary prints an iocal step: the headline figures, a line per
