@@ -9,50 +9,82 @@ import (
 	"github.com/calibra-bench/calibra/internal/results"
 )
 
+// pointRuns is what one run of the sweep measured: fio's reports (with
+// steady state, the window's rounds), every fio run's name, the steady-state
+// judgement, and IOPS per second over all its fio runs in order.
+type pointRuns struct {
+	reps      []*Report
+	names     []string
+	steady    *results.DeviceSteady
+	intervals IntervalIOPS
+	logErr    error // the IOPS logs could not be read
+}
+
 // runPoint does one run of the sweep. Fresh out of box it is one fio run.
 // Held to steady state it is rounds of the run's spec and depth, each a
 // fio run of cfg.Runtime (the first after cfg.Ramp), until the last
-// SteadyWindow rounds hold the PTS criteria or cfg.MaxRounds are done; it
-// returns the reports of the window judged, every round's name, and the
-// judgement.
-func (cfg Config) runPoint(ctx context.Context, env Env, r Run, status func(string)) ([]*Report, []string, *results.DeviceSteady, error) {
-	if !cfg.SteadyState {
-		rep, err := cfg.Fio.run(ctx, env, r.Name(), cfg.job(r))
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		return []*Report{rep}, []string{r.Name()}, nil, nil
-	}
-	var reps []*Report
-	var names []string
+// SteadyWindow rounds hold the PTS criteria or cfg.MaxRounds are done; the
+// reports kept are the window judged.
+func (cfg Config) runPoint(ctx context.Context, env Env, r Run, status func(string)) (pointRuns, error) {
+	var pr pointRuns
 	var iops []float64
 	var s Steady
-	for round := 1; round <= cfg.MaxRounds; round++ {
-		status(fmt.Sprintf("round %d of at most %d", round, cfg.MaxRounds))
-		name := fmt.Sprintf("%s-round%02d", r.Name(), round)
-		job := cfg.job(r)
-		job.Title = fmt.Sprintf("calibra device: %s at queue depth %d, run %d, steady-state round %d", r.Spec.Name, r.QD, r.Index+1, round)
-		job.Seed = cfg.Seed + uint64(r.Index)<<16 + uint64(round)
-		job.IOPSLog = name
-		if round > 1 {
-			job.Ramp = 0 // the rounds run back to back: the first ramp warmed up
+	rounds := 1
+	if cfg.SteadyState {
+		rounds = cfg.MaxRounds
+	}
+	for round := 1; round <= rounds; round++ {
+		name, job := r.Name(), cfg.job(r)
+		if cfg.SteadyState {
+			status(fmt.Sprintf("round %d of at most %d", round, cfg.MaxRounds))
+			name = fmt.Sprintf("%s-round%02d", r.Name(), round)
+			job.Title = fmt.Sprintf("calibra device: %s at queue depth %d, run %d, steady-state round %d", r.Spec.Name, r.QD, r.Index+1, round)
+			job.Seed = cfg.Seed + uint64(r.Index)<<16 + uint64(round)
+			if round > 1 {
+				job.Ramp = 0 // the rounds run back to back: the first ramp warmed up
+			}
 		}
+		job.IOPSLog = name
 		rep, err := cfg.Fio.run(ctx, env, name, job)
 		if err != nil {
-			return nil, names, nil, err
+			return pr, err
 		}
-		reps, names = append(reps, rep), append(names, name)
+		pr.reps, pr.names = append(pr.reps, rep), append(pr.names, name)
+		iv, err := readIOPSLogs(env.RawDir, name)
+		if err != nil && pr.logErr == nil {
+			pr.logErr = err
+		}
+		pr.intervals.Append(iv)
 		iops = append(iops, rep.Read.IOPS+rep.Write.IOPS)
 		if s = JudgeSteady(iops); s.Reached {
 			break
 		}
 	}
+	if !cfg.SteadyState {
+		return pr, nil
+	}
 	if s.Round == 0 { // fewer rounds than a window: judge what there is
 		s = judgeWindow(iops, len(iops))
 		s.Reached = false
 	}
-	from := max(s.Round-SteadyWindow, 0)
-	return reps[from:s.Round], names, steadyResult(s, iops), nil
+	pr.reps = pr.reps[max(s.Round-SteadyWindow, 0):s.Round]
+	pr.steady = steadyResult(s, iops)
+	return pr, nil
+}
+
+// burstResult is a run's burst as results.json holds it, nil when its
+// rate did not fall; bs converts the writes before the fall to bytes.
+func burstResult(iv IntervalIOPS, bs int64, raw string) *results.DeviceBurst {
+	b := DetectBurst(iv.All)
+	if !b.Found {
+		return nil
+	}
+	var written float64
+	for _, w := range iv.Writes[:b.FellAt] {
+		written += w * float64(bs) // a second's IOPS x a block
+	}
+	return &results.DeviceBurst{FellAtS: b.FellAt, PeakIOPS: round(b.PeakIOPS, 2), SettledIOPS: round(b.SettledIOPS, 2),
+		DropPct: round(b.DropPct, 2), WrittenBytesBeforeFall: int64(written), Raw: raw}
 }
 
 // steadyResult is a judgement as results.json holds it.

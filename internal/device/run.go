@@ -144,6 +144,7 @@ func measure(ctx context.Context, cfg Config, env Env, out *results.Device) erro
 	var raw []string
 	var wall time.Duration
 	var from time.Time
+	var burst *results.DeviceBurst
 	for _, r := range runs {
 		if len(reps) == 0 && env.Edge != nil {
 			from = env.Edge()
@@ -155,21 +156,27 @@ func measure(ctx context.Context, cfg Config, env Env, out *results.Device) erro
 			return fmt.Sprintf("device: run %d/%d %s qd %d%s, %s in, about %s left",
 				r.Index+1, len(runs), r.Spec.Name, r.QD, phase.Load(), time.Since(started).Round(time.Second), eta.remaining(time.Since(started)).Round(time.Second))
 		})
-		got, names, steady, err := cfg.runPoint(ctx, env, r, func(s string) { phase.Store(", " + s) })
+		pr, err := cfg.runPoint(ctx, env, r, func(s string) { phase.Store(", " + s) })
 		stop()
 		if err != nil {
 			return err
 		}
 		took := time.Since(started)
 		eta.done(took)
-		reps, raw, wall = append(reps, got...), append(raw, names...), wall+took
+		reps, raw, wall = append(reps, pr.reps...), append(raw, pr.names...), wall+took
+		if pr.logErr != nil {
+			out.Notes = append(out.Notes, fmt.Sprintf("IOPS per second not read, so no burst judged: %v", pr.logErr))
+		}
+		if burst == nil {
+			burst = burstResult(pr.intervals, r.Spec.BlockSize, pr.names[0])
+		}
 		if r.Repeat < r.Repeats {
 			continue
 		}
 		p := point(r.Spec, r.QD, cfg.Workers*len(cfg.Targets), reps)
-		p.WallS, p.Raw = round(wall.Seconds(), 3), raw
-		if steady != nil { // the window's rounds are one run, not repeats
-			p.Repeats, p.Spread, p.SteadyState = 1, nil, steady
+		p.WallS, p.Raw, p.Burst = round(wall.Seconds(), 3), raw, burst
+		if pr.steady != nil { // the window's rounds are one run, not repeats
+			p.Repeats, p.Spread, p.SteadyState = 1, nil, pr.steady
 		}
 		if env.Edge != nil && env.Window != nil {
 			// fio's own CPU is the workload's, not a driver's to discount.
@@ -177,7 +184,7 @@ func measure(ctx context.Context, cfg Config, env Env, out *results.Device) erro
 		}
 		out.Points = append(out.Points, p)
 		env.Prog.Phase("device: point %d/%d %s", r.Point+1, points, pointLine(p))
-		reps, raw, wall = nil, nil, 0
+		reps, raw, wall, burst = nil, nil, 0, nil
 	}
 	var errs, bad int64
 	for _, p := range out.Points {

@@ -79,3 +79,19 @@ func FormatBound(us float64) string {
 	}
 	return fmt.Sprintf("%s µs", Num(us))
 }
+
+// deviceBursts tables the points whose rate fell during a run.
+func (b *builder) deviceBursts(d *results.Device) {
+	t := Table{Caption: "Bursts: points whose rate fell during a run and stayed down (per-second IOPS, raw/*_iops.*.log)",
+		Head: []string{"spec", "qd", "run", "fell at s", "burst IOPS", "settled IOPS", "drop %", "written before"}, Headline: true}
+	for _, p := range d.Points {
+		if bu := p.Burst; bu != nil {
+			row := cells(p.Spec, strconv.Itoa(p.QD), bu.Raw, strconv.Itoa(bu.FellAtS), Num(bu.PeakIOPS), Num(bu.SettledIOPS), Num(bu.DropPct), bytesText(bu.WrittenBytesBeforeFall))
+			row[2].Class = "t"
+			t.Rows = append(t.Rows, row)
+		}
+	}
+	if len(t.Rows) > 0 {
+		b.table(t)
+	}
+}

@@ -104,6 +104,7 @@ func (b *builder) device(d *results.Device) {
 	}
 	b.table(pts)
 	b.deviceAtBounds(d, specs, bySpec)
+	b.deviceBursts(d)
 	b.deviceSteady(d)
 	b.sec.Notes = append(b.sec.Notes, d.Notes...)
 }

@@ -162,6 +162,9 @@ type DevicePoint struct {
 	// fresh-out-of-box sweep. With it the point's figures are its
 	// window's rounds merged.
 	SteadyState *DeviceSteady `json:"steady_state,omitempty"`
+	// Burst is set when the point's rate fell during a run and stayed
+	// down (internal/device DetectBurst over fio's per-second IOPS logs).
+	Burst *DeviceBurst `json:"burst,omitempty"`
 	// LimitedBy is what bounded the point, from the observations of its
 	// runs' window (internal/verdict).
 	LimitedBy         string    `json:"limited_by,omitempty"`
@@ -206,4 +209,18 @@ type DeviceSpread struct {
 	IOPSStddev float64 `json:"iops_stddev"` // sample standard deviation
 	P99UsMin   float64 `json:"p99_us_min"`
 	P99UsMax   float64 `json:"p99_us_max"`
+}
+
+// DeviceBurst is where a point's rate fell: its first run (with steady
+// state, its rounds back to back) whose per-second IOPS had a burst.
+type DeviceBurst struct {
+	// FellAtS is the second of the run (after its ramp) where the rate fell.
+	FellAtS     int     `json:"fell_at_s"`
+	PeakIOPS    float64 `json:"peak_iops"`    // the burst's rate (3-second running median)
+	SettledIOPS float64 `json:"settled_iops"` // the median of the run's last quarter
+	DropPct     float64 `json:"drop_pct"`     // (peak - settled) x 100 / peak
+	// WrittenBytesBeforeFall is what the run wrote in its logged seconds
+	// before the fall (its ramp and any preconditioning not counted).
+	WrittenBytesBeforeFall int64  `json:"written_bytes_before_fall"`
+	Raw                    string `json:"raw"` // the run's first file under raw/, without extension
 }

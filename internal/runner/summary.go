@@ -311,6 +311,9 @@ func writeDeviceSummary(b *strings.Builder, st results.Step, d *results.Device) 
 		if ss := p.SteadyState; ss != nil {
 			fmt.Fprintf(b, "  %-14s      %s\n", "", steadyLine(ss))
 		}
+		if bu := p.Burst; bu != nil {
+			fmt.Fprintf(b, "  %-14s      %s\n", "", burstLine(bu))
+		}
 	}
 	bound := device.FormatMicros(d.MaxLatencyUs)
 	for _, s := range d.Specs {
@@ -369,6 +372,16 @@ func steadyLine(s *results.DeviceSteady) string {
 		verdict = fmt.Sprintf("NOT steady after %d rounds", len(s.RoundsIOPS))
 	}
 	return fmt.Sprintf("%s: window range %s, slope %s of its mean %.0f IOPS", verdict, pctText(s.RangePct), pctText(s.SlopePct), s.WindowMeanIOPS)
+}
+
+// burstLine says where a point's rate fell, and to what.
+func burstLine(bu *results.DeviceBurst) string {
+	line := fmt.Sprintf("burst: the rate fell at second %d of %s, from %.0f to %.0f IOPS (-%.0f%%)",
+		bu.FellAtS, bu.Raw, bu.PeakIOPS, bu.SettledIOPS, bu.DropPct)
+	if bu.WrittenBytesBeforeFall > 0 {
+		line += ", after " + device.FormatSize(bu.WrittenBytesBeforeFall) + " written"
+	}
+	return line
 }
 
 func pctText(v *float64) string {
