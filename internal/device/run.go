@@ -111,27 +111,11 @@ func (cfg Config) header() *results.Device {
 }
 
 func measure(ctx context.Context, cfg Config, env Env, out *results.Device) error {
-	for _, t := range cfg.Targets {
-		if t.Kind == KindDir {
-			if err := os.MkdirAll(filepath.Join(t.Path, TestDir), 0o755); err != nil {
-				return err
-			}
-		}
-	}
-	engine, err := probe(ctx, cfg, env, out)
+	engine, err := setup(ctx, cfg, env, out)
 	if err != nil {
 		return err
 	}
-	cfg.Engine, out.IOEngine = engine, engine
-	if engine == "psync" && slices.Max(cfg.QDs) > 1 {
-		out.Notes = append(out.Notes, "ioengine psync is synchronous: every queue depth above 1 ran at depth 1; raise --workers for concurrency")
-	}
-	if engine == "libaio" && !cfg.Direct {
-		out.Notes = append(out.Notes, "ioengine libaio is synchronous for buffered I/O: queue depths above 1 add little")
-	}
-	for _, n := range out.Notes {
-		env.Prog.Phase("device: note: %s", n)
-	}
+	cfg.Engine = engine
 	runs := Plan(cfg.Specs, cfg.QDs, cfg.Repeats)
 	points := len(runs) / cfg.Repeats
 	window := cfg.roundsBudget()
@@ -145,6 +129,7 @@ func measure(ctx context.Context, cfg Config, env Env, out *results.Device) erro
 	var wall time.Duration
 	var from time.Time
 	var burst *results.DeviceBurst
+	var intervals IntervalIOPS
 	for _, r := range runs {
 		if len(reps) == 0 && env.Edge != nil {
 			from = env.Edge()
@@ -170,11 +155,16 @@ func measure(ctx context.Context, cfg Config, env Env, out *results.Device) erro
 		if burst == nil {
 			burst = burstResult(pr.intervals, r.Spec.BlockSize, pr.names[0])
 		}
+		intervals.Append(pr.intervals)
 		if r.Repeat < r.Repeats {
 			continue
 		}
 		p := point(r.Spec, r.QD, cfg.Workers*len(cfg.Targets), reps)
 		p.WallS, p.Raw, p.Burst = round(wall.Seconds(), 3), raw, burst
+		p.IOPSPerS = rounded(intervals.All)
+		if r.Spec.Writes() {
+			p.WriteIOPSPerS = rounded(intervals.Writes)
+		}
 		if pr.steady != nil { // the window's rounds are one run, not repeats
 			p.Repeats, p.Spread, p.SteadyState = 1, nil, pr.steady
 		}
@@ -184,17 +174,49 @@ func measure(ctx context.Context, cfg Config, env Env, out *results.Device) erro
 		}
 		out.Points = append(out.Points, p)
 		env.Prog.Phase("device: point %d/%d %s", r.Point+1, points, pointLine(p))
-		reps, raw, wall, burst = nil, nil, 0, nil
+		reps, raw, wall, burst, intervals = nil, nil, 0, nil, IntervalIOPS{}
 	}
+	return ioErrors(out.Points)
+}
+
+// setup makes the test directories, finds the ioengine and says what it
+// implies.
+func setup(ctx context.Context, cfg Config, env Env, out *results.Device) (string, error) {
+	for _, t := range cfg.Targets {
+		if t.Kind == KindDir {
+			if err := os.MkdirAll(filepath.Join(t.Path, TestDir), 0o755); err != nil {
+				return "", err
+			}
+		}
+	}
+	engine, err := probe(ctx, cfg, env, out)
+	if err != nil {
+		return "", err
+	}
+	out.IOEngine = engine
+	if engine == "psync" && slices.Max(cfg.QDs) > 1 {
+		out.Notes = append(out.Notes, "ioengine psync is synchronous: every queue depth above 1 ran at depth 1; raise --workers for concurrency")
+	}
+	if engine == "libaio" && !cfg.Direct {
+		out.Notes = append(out.Notes, "ioengine libaio is synchronous for buffered I/O: queue depths above 1 add little")
+	}
+	for _, n := range out.Notes {
+		env.Prog.Phase("device: note: %s", n)
+	}
+	return engine, nil
+}
+
+// ioErrors is the sweep's error when fio counted I/O errors.
+func ioErrors(points []results.DevicePoint) error {
 	var errs, bad int64
-	for _, p := range out.Points {
+	for _, p := range points {
 		if p.Errors > 0 {
 			errs += p.Errors
 			bad++
 		}
 	}
 	if errs > 0 {
-		return fmt.Errorf("fio counted %d I/O errors in %d of %d points; see the fio logs under raw/", errs, bad, len(out.Points))
+		return fmt.Errorf("fio counted %d I/O errors in %d of %d points; see the fio logs under raw/", errs, bad, len(points))
 	}
 	return nil
 }
@@ -394,6 +416,15 @@ func stddev(xs []float64) float64 {
 		ss += (x - mean) * (x - mean)
 	}
 	return math.Sqrt(ss / float64(len(xs)-1))
+}
+
+// rounded is xs to 2 places, nil when empty.
+func rounded(xs []float64) []float64 {
+	var out []float64
+	for _, x := range xs {
+		out = append(out, round(x, 2))
+	}
+	return out
 }
 
 func round(x float64, places int) float64 {

@@ -105,6 +105,7 @@ func (b *builder) device(d *results.Device) {
 	b.table(pts)
 	b.deviceAtBounds(d, specs, bySpec)
 	b.deviceBursts(d)
+	b.deviceWSAT(specs, bySpec)
 	b.deviceSteady(d)
 	b.sec.Notes = append(b.sec.Notes, d.Notes...)
 }

@@ -165,6 +165,11 @@ type DevicePoint struct {
 	// Burst is set when the point's rate fell during a run and stayed
 	// down (internal/device DetectBurst over fio's per-second IOPS logs).
 	Burst *DeviceBurst `json:"burst,omitempty"`
+	// IOPSPerS is the point's IOPS each second, every run (or round) in
+	// order after its ramp, from fio's per-second logs; WriteIOPSPerS the
+	// writes alone, for a spec that writes (the write-saturation plot).
+	IOPSPerS      []float64 `json:"iops_per_s,omitempty"`
+	WriteIOPSPerS []float64 `json:"write_iops_per_s,omitempty"`
 	// LimitedBy is what bounded the point, from the observations of its
 	// runs' window (internal/verdict).
 	LimitedBy         string    `json:"limited_by,omitempty"`
@@ -214,7 +219,9 @@ type DeviceSpread struct {
 // DeviceBurst is where a point's rate fell: its first run (with steady
 // state, its rounds back to back) whose per-second IOPS had a burst.
 type DeviceBurst struct {
-	// FellAtS is the second of the run (after its ramp) where the rate fell.
+	// FellAtS is the second where the rate fell, counted from the start
+	// of the run Raw after its ramp (with steady state, of its rounds back
+	// to back).
 	FellAtS     int     `json:"fell_at_s"`
 	PeakIOPS    float64 `json:"peak_iops"`    // the burst's rate (3-second running median)
 	SettledIOPS float64 `json:"settled_iops"` // the median of the run's last quarter

@@ -376,7 +376,7 @@ func steadyLine(s *results.DeviceSteady) string {
 
 // burstLine says where a point's rate fell, and to what.
 func burstLine(bu *results.DeviceBurst) string {
-	line := fmt.Sprintf("burst: the rate fell at second %d of %s, from %.0f to %.0f IOPS (-%.0f%%)",
+	line := fmt.Sprintf("burst: the rate fell %d s in (counted from the start of %s), from %.0f to %.0f IOPS (-%.0f%%)",
 		bu.FellAtS, bu.Raw, bu.PeakIOPS, bu.SettledIOPS, bu.DropPct)
 	if bu.WrittenBytesBeforeFall > 0 {
 		line += ", after " + device.FormatSize(bu.WrittenBytesBeforeFall) + " written"
