@@ -230,6 +230,7 @@ func Compare(runs []Run) (*Table, error) {
 		t.Steps = append(t.Steps, info)
 		t.Rows = append(t.Rows, rows...)
 	}
+	applyMethods(t, stepMethods(runs, alias))
 	t.Summary = summary(t)
 	return t, nil
 }
