@@ -29,17 +29,8 @@ func (a *app) deviceCommand() *cobra.Command {
 	return cmd
 }
 
-type deviceLayer struct {
-	layer
-	flags *runner.Device
-}
-
-func (a *app) deviceLayer(c *runner.Config) deviceLayer {
-	f := &runner.Device{}
-	cmd := &cobra.Command{
-		Use:   "device",
-		Short: "Layer 1: the storage alone, through fio (IOPS, MB/s and latency per queue depth)",
-		Long: `Run the studies' device tests on the storage under test with fio: each access
+// deviceLong is the device command's help.
+const deviceLong = `Run the studies' device tests on the storage under test with fio: each access
 spec at each queue depth, every worker on its own file or region, a ramp then a
 timed window, read back from fio's JSON.
 
@@ -67,7 +58,8 @@ aligned at 4 KiB):
                  default to 100, align to the block size (at most 4 KiB)
 
 Per point: IOPS, MB/s (10^6 bytes per second), completion latency (fio's
-clat: submission to completion) mean, p50, p99, p99.9 and max in µs from
+clat: submission to completion) mean, p50, p99, p99.9, p99.99 and max in µs
+from
 fio's histogram, and I/O errors (fio counts them and goes on). With --repeat
 N each point is the mean of N runs, with their spread. Per spec, the answer to
 "how many IOPS within --max-latency?": the highest IOPS whose p99 stays at
@@ -86,7 +78,21 @@ tmpfs before Linux 6.6, some FUSE) is refused with exit 2 unless you ask for
 buffered I/O with --direct=false, which measures the page cache too. The
 ioengine is io_uring, else libaio, else psync: the first that a short probe
 finds working is used and recorded. Every fio job file, JSON report and log
-is kept under RUNDIR/raw/.`,
+is kept under RUNDIR/raw/, with each run's IOPS per second (fio's
+write_iops_log): a point whose rate fell during a run and stayed down is
+flagged as a burst.`
+
+type deviceLayer struct {
+	layer
+	flags *runner.Device
+}
+
+func (a *app) deviceLayer(c *runner.Config) deviceLayer {
+	f := &runner.Device{}
+	cmd := &cobra.Command{
+		Use:   "device",
+		Short: "Layer 1: the storage alone, through fio (IOPS, MB/s and latency per queue depth)",
+		Long:  deviceLong,
 		Example: `  # The four Iometer specs over queue depths 1 to 32 on a mounted array
   calibra device --path /mnt/array
 

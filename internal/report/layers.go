@@ -85,6 +85,16 @@ func (b *builder) device(d *results.Device) {
 	}
 	b.table(best)
 
+	b.devicePoints(d)
+	b.deviceAtBounds(d, specs, bySpec)
+	b.deviceBursts(d)
+	b.deviceWSAT(specs, bySpec)
+	b.deviceSteady(d)
+	b.sec.Notes = append(b.sec.Notes, d.Notes...)
+}
+
+// devicePoints tables every point of a sweep.
+func (b *builder) devicePoints(d *results.Device) {
 	pts := Table{Caption: fmt.Sprintf("Every point (fio %s, %s, direct=%t, %s s each, latency: %s)", d.FioVersion, d.IOEngine, d.Direct, Num(d.RuntimeS), d.LatencyBasis),
 		Head: []string{"spec", "qd", "workers", "IOPS", "MB/s", "mean µs", "p50 µs", "p99 µs", "p99.9 µs", "p99.99 µs", "max µs", "errors", "limited by"}, Headline: true}
 	for _, p := range d.Points {
@@ -103,11 +113,6 @@ func (b *builder) device(d *results.Device) {
 		pts.Rows = append(pts.Rows, append(row, e, Cell{Text: p.LimitedBy, Class: "t"}))
 	}
 	b.table(pts)
-	b.deviceAtBounds(d, specs, bySpec)
-	b.deviceBursts(d)
-	b.deviceWSAT(specs, bySpec)
-	b.deviceSteady(d)
-	b.sec.Notes = append(b.sec.Notes, d.Notes...)
 }
 
 func (b *builder) iocal(c *results.IOCal) {
