@@ -60,10 +60,10 @@ aligned at 4 KiB):
 Per point: IOPS, MB/s (10^6 bytes per second), completion latency (fio's
 clat: submission to completion) mean, p50, p99, p99.9, p99.99 and max in µs
 from fio's histogram, and I/O errors (fio counts them and goes on). With
---repeat N each point is the mean of N runs, with their spread. Per spec, the answer to
-"how many IOPS within --max-latency?": the highest IOPS whose p99 stays at
-or under it, and for each of --p99-bounds (1 ms and 5 ms) the same answer
-over the sweep of outstanding I/O (workers x qd), with p99.99 beside p99.
+--repeat N each point is the mean of N runs, with their spread. Per spec,
+the answer to "how many IOPS within --max-latency?": the highest IOPS whose
+p99 stays at or under it, and for each of --p99-bounds (1 ms and 5 ms) the
+same answer over the sweep of outstanding I/O (workers x qd).
 
 By default each point is one run on a region written once: fresh out of box,
 a first look. --steady-state follows the SNIA PTS: each region is written
