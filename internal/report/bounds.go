@@ -83,15 +83,20 @@ func FormatBound(us float64) string {
 // deviceBursts tables the points whose rate fell during a run.
 func (b *builder) deviceBursts(d *results.Device) {
 	t := Table{Caption: "Bursts: points whose rate fell during a run and stayed down (per-second IOPS, raw/*_iops.*.log)",
-		Head: []string{"spec", "qd", "run", "fell at s", "burst IOPS", "settled IOPS", "drop %", "written before"}, Headline: true}
+		Head: []string{"spec", "qd", "run", "fell at s", "burst IOPS", "settled IOPS", "drop %", "written before", "limited by"}, Headline: true}
+	host := false
 	for _, p := range d.Points {
 		if bu := p.Burst; bu != nil {
-			row := cells(p.Spec, strconv.Itoa(p.QD), bu.Raw, strconv.Itoa(bu.FellAtS), Num(bu.PeakIOPS), Num(bu.SettledIOPS), Num(bu.DropPct), bytesText(bu.WrittenBytesBeforeFall))
-			row[2].Class = "t"
+			row := cells(p.Spec, strconv.Itoa(p.QD), bu.Raw, strconv.Itoa(bu.FellAtS), Num(bu.PeakIOPS), Num(bu.SettledIOPS), Num(bu.DropPct), bytesText(bu.WrittenBytesBeforeFall), p.LimitedBy)
+			row[2].Class, row[8].Class = "t", "t"
 			t.Rows = append(t.Rows, row)
+			host = host || p.LimitedBy == "host"
 		}
 	}
 	if len(t.Rows) > 0 {
 		b.table(t)
+	}
+	if host {
+		b.sec.Notes = append(b.sec.Notes, "A burst in a point limited by the host may be another load's doing, not the storage's: repeat it on a quiet host.")
 	}
 }

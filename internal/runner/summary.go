@@ -312,7 +312,7 @@ func writeDeviceSummary(b *strings.Builder, st results.Step, d *results.Device) 
 			fmt.Fprintf(b, "  %-14s      %s\n", "", steadyLine(ss))
 		}
 		if bu := p.Burst; bu != nil {
-			fmt.Fprintf(b, "  %-14s      %s\n", "", burstLine(bu))
+			fmt.Fprintf(b, "  %-14s      %s\n", "", burstLine(bu, p.LimitedBy))
 		}
 	}
 	bound := device.FormatMicros(d.MaxLatencyUs)
@@ -375,11 +375,16 @@ func steadyLine(s *results.DeviceSteady) string {
 }
 
 // burstLine says where a point's rate fell, and to what.
-func burstLine(bu *results.DeviceBurst) string {
+// Another load on the host can make a rate fall as a full cache does: a
+// point limited by the host says so.
+func burstLine(bu *results.DeviceBurst, limitedBy string) string {
 	line := fmt.Sprintf("burst: the rate fell %d s in (counted from the start of %s), from %.0f to %.0f IOPS (-%.0f%%)",
 		bu.FellAtS, bu.Raw, bu.PeakIOPS, bu.SettledIOPS, bu.DropPct)
 	if bu.WrittenBytesBeforeFall > 0 {
 		line += ", after " + device.FormatSize(bu.WrittenBytesBeforeFall) + " written"
+	}
+	if limitedBy == "host" {
+		line += "; another load on the host limited this point and may be why"
 	}
 	return line
 }
