@@ -19,7 +19,7 @@ func Names() []string {
 	for _, e := range entries {
 		names = append(names, strings.TrimSuffix(e.Name(), path.Ext(e.Name())))
 	}
-	order := []string{"quick", "iometer", "calibrate", "peak-sto", "tprocc", "bmf-ramp", "tproch", "full"}
+	order := []string{"quick", "iometer", "pts", "calibrate", "peak-sto", "tprocc", "bmf-ramp", "tproch", "full"}
 	slices.SortStableFunc(names, func(a, b string) int { return rank(order, a) - rank(order, b) })
 	return names
 }

@@ -210,8 +210,16 @@ func Compare(runs []Run) (*Table, error) {
 		byStep[row.Step] = append(byStep[row.Step], row)
 	}
 	t.Footnotes = append(renamed, footnotes(runs)...)
-	// Rows grouped by step, in the order the steps first appear (the
-	// base's layer order).
+	groupSteps(t, runs, steps, byStep, limits, hostWhy)
+	applyMethods(t, stepMethods(runs, alias))
+	t.Summary = summary(t)
+	return t, nil
+}
+
+// groupSteps appends the rows grouped by step, in the order the steps
+// first appear (the base's layer order), each step with what limited it
+// in each run and, when its comparison is doubtful, a footnote saying why.
+func groupSteps(t *Table, runs []Run, steps []string, byStep map[string][]Row, limits []map[string][]string, hostWhy []map[string]string) {
 	for _, step := range steps {
 		rows := byStep[step]
 		if len(rows) == 0 {
@@ -230,8 +238,6 @@ func Compare(runs []Run) (*Table, error) {
 		t.Steps = append(t.Steps, info)
 		t.Rows = append(t.Rows, rows...)
 	}
-	t.Summary = summary(t)
-	return t, nil
 }
 
 // stepAliases aligns steps whose names differ only because their names

@@ -100,6 +100,9 @@ func (d *Delta) Text(base, other *Value) string {
 	if d.Verdict == NoVerdictBound {
 		return s + " (lower bound, no verdict)"
 	}
+	if d.Verdict == NoVerdictMethod {
+		return s + " (methods differ, no verdict)"
+	}
 	if d.P != nil {
 		return s + fmt.Sprintf(" (p=%.3f n=%s)", *d.P, nText(base, other))
 	}

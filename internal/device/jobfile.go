@@ -17,6 +17,10 @@ type Job struct {
 	Ramp    time.Duration
 	Runtime time.Duration // 0: not time-based, each worker does its region once
 	Fsync   bool          // flush to stable storage when done
+	Loops   int           // passes over the region when not time-based; 0 or 1: one
+	// IOPSLog, when set, has fio log IOPS averaged over each second to
+	// IOPSLog_iops.N.log (one file per worker) in its working directory.
+	IOPSLog string
 	Seed    uint64
 	Size    int64 // bytes per worker
 	Workers int   // per target
@@ -57,8 +61,15 @@ func (j Job) JobFile() string {
 		line("ramp_time=%s", fioTime(j.Ramp))
 		line("runtime=%s", fioTime(j.Runtime))
 	}
+	if j.Loops > 1 {
+		line("loops=%d", j.Loops)
+	}
 	if j.Fsync {
 		line("end_fsync=1")
+	}
+	if j.IOPSLog != "" {
+		line("write_iops_log=%s", j.IOPSLog)
+		line("log_avg_msec=1000")
 	}
 	// A seed per run: fresh offsets each run (so an array cache does not
 	// learn them), yet the same ones when the study is run again.

@@ -37,7 +37,11 @@ func TestJobFileShapes(t *testing.T) {
 		{"sub-second times", Job{Spec: Spec{BlockSize: 4096, ReadPct: 100}, Ramp: 1500 * time.Millisecond, Runtime: 2 * time.Second, Workers: 1, Targets: dir},
 			[]string{"ramp_time=1500ms\n", "runtime=2s\n", "time_based=1\n"}, nil},
 		{"not time-based, flushed", Job{Spec: Spec{BlockSize: 1 << 20}, Workers: 3, Size: 1 << 20, Fsync: true, Targets: []Target{{Path: "/f", Kind: KindFile, Destroy: true}}},
-			[]string{"rw=write\n", "end_fsync=1\n", "[t0w2]\nfilename=/f\noffset=2097152\n"}, []string{"time_based", "ramp_time", "runtime"}},
+			[]string{"rw=write\n", "end_fsync=1\n", "[t0w2]\nfilename=/f\noffset=2097152\n"}, []string{"time_based", "ramp_time", "runtime", "loops", "write_iops_log"}},
+		{"preconditioning, twice over", Job{Spec: Spec{BlockSize: 128 << 10}, Workers: 1, Size: 1 << 20, Loops: 2, Targets: dir},
+			[]string{"rw=write\n", "bs=131072\n", "loops=2\n"}, []string{"time_based"}},
+		{"per-second IOPS log", Job{Spec: Spec{BlockSize: 4096, ReadPct: 0, RandomPct: 100}, Runtime: time.Second, Workers: 1, IOPSLog: "001-r01", Targets: dir},
+			[]string{"write_iops_log=001-r01\n", "log_avg_msec=1000\n"}, nil},
 		{"buffered", Job{Spec: Spec{BlockSize: 4096, ReadPct: 100}, Workers: 1, Targets: dir},
 			[]string{"direct=0\n", "filename=/d/calibra-device/w0\n"}, []string{"offset="}},
 	}

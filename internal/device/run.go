@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/calibra-bench/calibra/internal/limits"
@@ -39,8 +40,15 @@ type Config struct {
 	Repeats    int
 	MaxLatency time.Duration
 	Direct     bool
-	Engine     string // one of Engines, or "" to take the first that works
-	Seed       uint64
+	// P99Bounds are the latency bounds of each spec's "IOPS at p99 ≤ X".
+	P99Bounds []time.Duration
+	Engine    string // one of Engines, or "" to take the first that works
+	Seed      uint64
+	// SteadyState preconditions the regions (PTS: twice over in 128 KiB
+	// sequential writes) and runs each point in rounds of Runtime until
+	// the PTS window criteria hold or MaxRounds are done.
+	SteadyState bool
+	MaxRounds   int
 }
 
 // Env is what a sweep runs with.
@@ -64,6 +72,9 @@ func Sweep(ctx context.Context, cfg Config, env Env) (*results.Device, error) {
 	out := cfg.header()
 	err := measure(ctx, cfg, env, out)
 	out.Specs = specResults(cfg.Specs, out.Points, cfg.MaxLatency)
+	for i := range out.Specs {
+		out.Specs[i].IOPSAtP99 = atBounds(out.Specs[i].Name, out.Points, cfg.P99Bounds)
+	}
 	if cerr := Cleanup(cfg.Targets); cerr != nil {
 		err = errors.Join(err, fmt.Errorf("remove the test files: %w", cerr))
 	}
@@ -74,7 +85,11 @@ func (cfg Config) header() *results.Device {
 	out := &results.Device{FioPath: cfg.Fio.Path, FioVersion: cfg.Fio.Version, Direct: cfg.Direct,
 		WorkersPerTarget: cfg.Workers, SizeBytes: cfg.Size, RampS: cfg.Ramp.Seconds(), RuntimeS: cfg.Runtime.Seconds(),
 		Repeats: cfg.Repeats, Seed: cfg.Seed, LatencyBasis: "clat", Points: []results.DevicePoint{},
-		MaxLatencyUs: float64(cfg.MaxLatency) / float64(time.Microsecond)}
+		MaxLatencyUs:  float64(cfg.MaxLatency) / float64(time.Microsecond),
+		FreshOutOfBox: !cfg.SteadyState, SteadyState: cfg.steadyMethod()}
+	for _, b := range cfg.P99Bounds {
+		out.P99BoundsUs = append(out.P99BoundsUs, float64(b)/float64(time.Microsecond))
+	}
 	for _, t := range cfg.Targets {
 		dt := results.DeviceTarget{Path: t.Path, Kind: t.Kind, Device: t.Path}
 		if t.Kind != KindBlock {
@@ -86,22 +101,99 @@ func (cfg Config) header() *results.Device {
 	if !cfg.Direct {
 		out.Notes = append(out.Notes, "buffered I/O (--direct=false): the figures include the page cache")
 	}
+	if m := out.SteadyState; m != nil {
+		out.Notes = append(out.Notes, "steady state without a purge: calibra does not secure-erase; each region is written over instead")
+		if m.PreconditionBytes == 0 {
+			out.Notes = append(out.Notes, "no preconditioning: the targets may not be written (give --allow-destroy for a file or device)")
+		}
+	}
 	return out
 }
 
 func measure(ctx context.Context, cfg Config, env Env, out *results.Device) error {
+	engine, err := setup(ctx, cfg, env, out)
+	if err != nil {
+		return err
+	}
+	cfg.Engine = engine
+	runs := Plan(cfg.Specs, cfg.QDs, cfg.Repeats)
+	points := len(runs) / cfg.Repeats
+	window := cfg.roundsBudget()
+	announce(cfg, env, len(runs), engine)
+	if err := prepare(ctx, cfg, env); err != nil {
+		return err
+	}
+	eta := etaEstimate{window: window, left: len(runs)}
+	var reps []*Report
+	var raw []string
+	var wall time.Duration
+	var from time.Time
+	var burst *results.DeviceBurst
+	var intervals IntervalIOPS
+	for _, r := range runs {
+		if len(reps) == 0 && env.Edge != nil {
+			from = env.Edge()
+		}
+		started := time.Now()
+		var phase atomic.Value
+		phase.Store("")
+		stop := statusLoop(env.Prog, func() string {
+			return fmt.Sprintf("device: run %d/%d %s qd %d%s, %s in, about %s left",
+				r.Index+1, len(runs), r.Spec.Name, r.QD, phase.Load(), time.Since(started).Round(time.Second), eta.remaining(time.Since(started)).Round(time.Second))
+		})
+		pr, err := cfg.runPoint(ctx, env, r, func(s string) { phase.Store(", " + s) })
+		stop()
+		if err != nil {
+			return err
+		}
+		took := time.Since(started)
+		eta.done(took)
+		reps, raw, wall = append(reps, pr.reps...), append(raw, pr.names...), wall+took
+		if pr.logErr != nil {
+			out.Notes = append(out.Notes, fmt.Sprintf("IOPS per second not read, so no burst judged: %v", pr.logErr))
+		}
+		if burst == nil {
+			burst = burstResult(pr.intervals, r.Spec.BlockSize, pr.names[0])
+		}
+		intervals.Append(pr.intervals)
+		if r.Repeat < r.Repeats {
+			continue
+		}
+		p := point(r.Spec, r.QD, cfg.Workers*len(cfg.Targets), reps)
+		p.WallS, p.Raw, p.Burst = round(wall.Seconds(), 3), raw, burst
+		p.IOPSPerS = rounded(intervals.All)
+		if r.Spec.Writes() {
+			p.WriteIOPSPerS = rounded(intervals.Writes)
+		}
+		if pr.steady != nil { // the window's rounds are one run, not repeats
+			p.Repeats, p.Spread, p.SteadyState = 1, nil, pr.steady
+		}
+		if env.Edge != nil && env.Window != nil {
+			// fio's own CPU is the workload's, not a driver's to discount.
+			p.LimitedBy, p.LimitedByEvidence = verdict.Decide(env.Window(from, env.Edge()), nil)
+		}
+		out.Points = append(out.Points, p)
+		env.Prog.Phase("device: point %d/%d %s", r.Point+1, points, pointLine(p))
+		reps, raw, wall, burst, intervals = nil, nil, 0, nil, IntervalIOPS{}
+	}
+	return ioErrors(out.Points)
+}
+
+// setup makes the test directories, finds the ioengine and says what it
+// implies.
+func setup(ctx context.Context, cfg Config, env Env, out *results.Device) (string, error) {
 	for _, t := range cfg.Targets {
 		if t.Kind == KindDir {
 			if err := os.MkdirAll(filepath.Join(t.Path, TestDir), 0o755); err != nil {
-				return err
+				return "", err
 			}
 		}
 	}
 	engine, err := probe(ctx, cfg, env, out)
 	if err != nil {
-		return err
+		return "", err
 	}
-	cfg.Engine, out.IOEngine = engine, engine
+	out.IOEngine = engine
 	if engine == "psync" && slices.Max(cfg.QDs) > 1 {
 		out.Notes = append(out.Notes, "ioengine psync is synchronous: every queue depth above 1 ran at depth 1; raise --workers for concurrency")
 	}
@@ -111,9 +203,27 @@ func measure(ctx context.Context, cfg Config, env Env, out *results.Device) erro
 	for _, n := range out.Notes {
 		env.Prog.Phase("device: note: %s", n)
 	}
-	runs := Plan(cfg.Specs, cfg.QDs, cfg.Repeats)
-	points := len(runs) / cfg.Repeats
-	window := cfg.Ramp + cfg.Runtime
+	return engine, nil
+}
+
+// ioErrors is the sweep's error when fio counted I/O errors.
+func ioErrors(points []results.DevicePoint) error {
+	var errs, bad int64
+	for _, p := range points {
+		if p.Errors > 0 {
+			errs += p.Errors
+			bad++
+		}
+	}
+	if errs > 0 {
+		return fmt.Errorf("fio counted %d I/O errors in %d of %d points; see the fio logs under raw/", errs, bad, len(points))
+	}
+	return nil
+}
+
+// announce says what the sweep will do and about how long it takes: with
+// steady state, at most that long.
+func announce(cfg Config, env Env, runs int, engine string) {
 	names := make([]string, len(cfg.Specs))
 	for i, sp := range cfg.Specs {
 		names[i] = sp.Name
@@ -122,62 +232,19 @@ func measure(ctx context.Context, cfg Config, env Env, out *results.Device) erro
 	for i, qd := range cfg.QDs {
 		qds[i] = strconv.Itoa(qd)
 	}
-	runsEach := "1 run"
+	each := "1 run"
 	if cfg.Repeats > 1 {
-		runsEach = fmt.Sprintf("%d runs", cfg.Repeats)
+		each = fmt.Sprintf("%d runs", cfg.Repeats)
 	}
-	env.Prog.Phase("device: %d points (%s at qd %s), %s each of %s ramp + %s, about %s; ioengine %s, %s",
-		points, strings.Join(names, ", "), strings.Join(qds, ","), runsEach, cfg.Ramp, cfg.Runtime,
-		(time.Duration(len(runs)) * (window + time.Second/2)).Round(time.Second), engine, IOMode(cfg.Direct))
-	if err := prepare(ctx, cfg, env); err != nil {
-		return err
+	each += fmt.Sprintf(" each of %s ramp + %s", cfg.Ramp, cfg.Runtime)
+	about := "about"
+	if cfg.SteadyState {
+		each = fmt.Sprintf("%s ramp then rounds of %s each until steady state (at most %d rounds)", cfg.Ramp, cfg.Runtime, cfg.MaxRounds)
+		about = "at most"
 	}
-	eta := etaEstimate{window: window, left: len(runs)}
-	var reps []*Report
-	var raw []string
-	var wall time.Duration
-	var from time.Time
-	for _, r := range runs {
-		if len(reps) == 0 && env.Edge != nil {
-			from = env.Edge()
-		}
-		started := time.Now()
-		stop := statusLoop(env.Prog, func() string {
-			return fmt.Sprintf("device: run %d/%d %s qd %d, %s in, about %s left",
-				r.Index+1, len(runs), r.Spec.Name, r.QD, time.Since(started).Round(time.Second), eta.remaining(time.Since(started)).Round(time.Second))
-		})
-		rep, err := cfg.Fio.run(ctx, env, r.Name(), cfg.job(r))
-		stop()
-		if err != nil {
-			return err
-		}
-		took := time.Since(started)
-		eta.done(took)
-		reps, raw, wall = append(reps, rep), append(raw, r.Name()), wall+took
-		if r.Repeat < r.Repeats {
-			continue
-		}
-		p := point(r.Spec, r.QD, cfg.Workers*len(cfg.Targets), reps)
-		p.WallS, p.Raw = round(wall.Seconds(), 3), raw
-		if env.Edge != nil && env.Window != nil {
-			// fio's own CPU is the workload's, not a driver's to discount.
-			p.LimitedBy, p.LimitedByEvidence = verdict.Decide(env.Window(from, env.Edge()), nil)
-		}
-		out.Points = append(out.Points, p)
-		env.Prog.Phase("device: point %d/%d %s", r.Point+1, points, pointLine(p))
-		reps, raw, wall = nil, nil, 0
-	}
-	var errs, bad int64
-	for _, p := range out.Points {
-		if p.Errors > 0 {
-			errs += p.Errors
-			bad++
-		}
-	}
-	if errs > 0 {
-		return fmt.Errorf("fio counted %d I/O errors in %d of %d points; see the fio logs under raw/", errs, bad, len(out.Points))
-	}
-	return nil
+	env.Prog.Phase("device: %d points (%s at qd %s), %s, %s %s; ioengine %s, %s",
+		runs/cfg.Repeats, strings.Join(names, ", "), strings.Join(qds, ","), each, about,
+		(time.Duration(runs) * (cfg.roundsBudget() + time.Second/2)).Round(time.Second), engine, IOMode(cfg.Direct))
 }
 
 // job is the fio job of one run of the sweep.
@@ -252,7 +319,16 @@ func prepare(ctx context.Context, cfg Config, env Env) error {
 	job := Job{Title: "calibra device: write each worker's region once, so that reads hit written blocks",
 		Engine: cfg.Engine, Direct: cfg.Direct, Spec: Spec{Name: "prepare", BlockSize: bs, Align: bs}, QD: 8, Fsync: true,
 		Seed: cfg.Seed, Size: cfg.Size, Workers: cfg.Workers, Targets: targets}
-	env.Prog.Phase("device: writing the test regions (%d x %s) so that reads hit written blocks", cfg.Workers*len(targets), FormatSize(cfg.Size))
+	what := "writing the test regions (%d x %s) so that reads hit written blocks"
+	if cfg.SteadyState {
+		// PTS workload-independent preconditioning: twice the region in
+		// 128 KiB sequential writes.
+		bs = cfg.preconditionBlock()
+		job.Title = fmt.Sprintf("calibra device: precondition each worker's region, %d times over in %s sequential writes", preconditionPasses, FormatSize(bs))
+		job.Spec, job.QD, job.Loops = Spec{Name: "precondition", BlockSize: bs, Align: bs}, preconditionQD, preconditionPasses
+		what = fmt.Sprintf("preconditioning the test regions (%%d x %%s, %d times over in %s sequential writes)", preconditionPasses, FormatSize(bs))
+	}
+	env.Prog.Phase("device: "+what, cfg.Workers*len(targets), FormatSize(cfg.Size))
 	started := time.Now()
 	stop := statusLoop(env.Prog, func() string {
 		return fmt.Sprintf("device: writing the test regions, %s in", time.Since(started).Round(time.Second))
@@ -324,9 +400,10 @@ func latencyUs(h Hist) *results.DeviceLatency {
 	if h.N == 0 {
 		return nil
 	}
-	ps := h.Percentiles(50, 99, 99.9)
+	ps := h.Percentiles(50, 99, 99.9, 99.99)
+	p9999 := round(ps[3]/1e3, 3)
 	return &results.DeviceLatency{Mean: round(h.Mean()/1e3, 3), P50: round(ps[0]/1e3, 3),
-		P99: round(ps[1]/1e3, 3), P999: round(ps[2]/1e3, 3), Max: round(h.Max/1e3, 3)}
+		P99: round(ps[1]/1e3, 3), P999: round(ps[2]/1e3, 3), P9999: &p9999, Max: round(h.Max/1e3, 3)}
 }
 
 func stddev(xs []float64) float64 {
@@ -339,6 +416,15 @@ func stddev(xs []float64) float64 {
 		ss += (x - mean) * (x - mean)
 	}
 	return math.Sqrt(ss / float64(len(xs)-1))
+}
+
+// rounded is xs to 2 places, nil when empty.
+func rounded(xs []float64) []float64 {
+	var out []float64
+	for _, x := range xs {
+		out = append(out, round(x, 2))
+	}
+	return out
 }
 
 func round(x float64, places int) float64 {

@@ -21,7 +21,7 @@ import (
 // data run, and every chart drawn.
 func TestReportRendersInChromium(t *testing.T) {
 	browser := browsertest.New(t)
-	for _, name := range []string{"oltp-base", "device-a", "study-a", "quick"} {
+	for _, name := range []string{"oltp-base", "device-a", "device-steady", "study-a", "quick"} {
 		t.Run(name, func(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "report.html")
 			var h bytes.Buffer

@@ -84,16 +84,26 @@ func (b *builder) device(d *results.Device) {
 	}
 	b.table(best)
 
+	b.devicePoints(d)
+	b.deviceAtBounds(d, specs, bySpec)
+	b.deviceBursts(d)
+	b.deviceWSAT(specs, bySpec)
+	b.deviceSteady(d)
+	b.sec.Notes = append(b.sec.Notes, d.Notes...)
+}
+
+// devicePoints tables every point of a sweep.
+func (b *builder) devicePoints(d *results.Device) {
 	pts := Table{Caption: fmt.Sprintf("Every point (fio %s, %s, direct=%t, %s s each, latency: %s)", d.FioVersion, d.IOEngine, d.Direct, Num(d.RuntimeS), d.LatencyBasis),
-		Head: []string{"spec", "qd", "workers", "IOPS", "MB/s", "mean µs", "p50 µs", "p99 µs", "p99.9 µs", "max µs", "errors", "limited by"}, Headline: true}
+		Head: []string{"spec", "qd", "workers", "IOPS", "MB/s", "mean µs", "p50 µs", "p99 µs", "p99.9 µs", "p99.99 µs", "max µs", "errors", "limited by"}, Headline: true}
 	for _, p := range d.Points {
 		row := cells(p.Spec, strconv.Itoa(p.QD), strconv.Itoa(p.Workers), Num(p.IOPS), Num(p.MBps))
 		if p.LatUs != nil {
 			l := p.LatUs
-			row = append(row, cells(Num(l.Mean), Num(l.P50), Num(l.P99), Num(l.P999), Num(l.Max))...)
+			row = append(row, cells(Num(l.Mean), Num(l.P50), Num(l.P99), Num(l.P999), NumPtr(l.P9999), Num(l.Max))...)
 			row[5].Class = ""
 		} else {
-			row = append(row, Cell{Text: "n/a"}, Cell{Text: "n/a"}, Cell{Text: "n/a"}, Cell{Text: "n/a"}, Cell{Text: "n/a"})
+			row = append(row, Cell{Text: "n/a"}, Cell{Text: "n/a"}, Cell{Text: "n/a"}, Cell{Text: "n/a"}, Cell{Text: "n/a"}, Cell{Text: "n/a"})
 		}
 		e := Cell{Text: Int(p.Errors)}
 		if p.Errors > 0 {
@@ -102,7 +112,6 @@ func (b *builder) device(d *results.Device) {
 		pts.Rows = append(pts.Rows, append(row, e, Cell{Text: p.LimitedBy, Class: "t"}))
 	}
 	b.table(pts)
-	b.sec.Notes = append(b.sec.Notes, d.Notes...)
 }
 
 func (b *builder) iocal(c *results.IOCal) {

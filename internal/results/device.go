@@ -25,11 +25,55 @@ type Device struct {
 	Seed             uint64         `json:"seed"`
 	// LatencyBasis names fio's latency that lat_us holds: "clat",
 	// submission to completion.
-	LatencyBasis string        `json:"latency_basis"`
-	MaxLatencyUs float64       `json:"max_latency_us"`
-	Specs        []DeviceSpec  `json:"specs"`
-	Points       []DevicePoint `json:"points"`
-	Notes        []string      `json:"notes,omitempty"`
+	LatencyBasis string  `json:"latency_basis"`
+	MaxLatencyUs float64 `json:"max_latency_us"`
+	// P99BoundsUs are the bounds each spec's iops_at_p99 answers for.
+	P99BoundsUs []float64     `json:"p99_bounds_us,omitempty"`
+	Specs       []DeviceSpec  `json:"specs"`
+	Points      []DevicePoint `json:"points"`
+	Notes       []string      `json:"notes,omitempty"`
+	// FreshOutOfBox is true when each point is one run on a region written
+	// once (a first look), false when it was held to steady state.
+	FreshOutOfBox bool `json:"fresh_out_of_box"`
+	// SteadyState is the method of a steady-state sweep; null otherwise.
+	SteadyState *DeviceSteadyMethod `json:"steady_state,omitempty"`
+}
+
+// DeviceSteadyMethod is how a sweep was held to steady state (SNIA PTS
+// 2.0): preconditioning, rounds of --runtime each, and the window criteria.
+type DeviceSteadyMethod struct {
+	// PreconditionBytes is what the workload-independent preconditioning
+	// wrote per worker: PreconditionPasses x size_bytes in sequential
+	// writes of PreconditionBlock bytes; 0 when the targets were not
+	// writable.
+	PreconditionBytes  int64   `json:"precondition_bytes"`
+	PreconditionPasses int     `json:"precondition_passes"`
+	PreconditionBlock  int64   `json:"precondition_block"`
+	RoundS             float64 `json:"round_s"`
+	MaxRounds          int     `json:"max_rounds"`
+	WindowRounds       int     `json:"window_rounds"`
+	RangeLimitPct      float64 `json:"range_limit_pct"`
+	SlopeLimitPct      float64 `json:"slope_limit_pct"`
+}
+
+// DeviceSteady is one point's steady-state judgement over its rounds.
+type DeviceSteady struct {
+	Reached bool `json:"reached"`
+	// Round is the last round (from 1) of the window judged: the first
+	// window that held, else the last one.
+	Round int `json:"round"`
+	// RangePct is the window's (max - min) / mean x 100; SlopePct its
+	// least-squares line's excursion, |slope| x (window - 1) / mean x 100.
+	// Null when the window's mean was 0.
+	RangePct *float64 `json:"range_pct"`
+	SlopePct *float64 `json:"slope_pct"`
+	// WindowMeanIOPS is the window's mean; FitSlope and FitIntercept its
+	// best-fit line, IOPS = intercept + slope x round.
+	WindowMeanIOPS float64 `json:"window_mean_iops"`
+	FitSlope       float64 `json:"fit_slope"`
+	FitIntercept   float64 `json:"fit_intercept"`
+	// RoundsIOPS is every round's IOPS, in order, the window's included.
+	RoundsIOPS []float64 `json:"rounds_iops"`
 }
 
 // DeviceTarget is one storage target.
@@ -56,6 +100,21 @@ type DeviceSpec struct {
 	JudgedOn            string      `json:"judged_on"` // "p99_bound" or "mbps"
 	AtMaxLatency        *DeviceBest `json:"at_max_latency"`
 	AtMaxLatencyMissing string      `json:"at_max_latency_missing,omitempty"`
+	// IOPSAtP99 answers "how many IOPS with p99 at or under X?" for each
+	// of the sweep's p99_bounds_us, in order: over the sweep of
+	// outstanding I/O (workers x qd), the error-free point of the highest
+	// IOPS whose p99 stays within the bound.
+	IOPSAtP99 []DeviceAtBound `json:"iops_at_p99,omitempty"`
+}
+
+// DeviceAtBound is a spec's best point within one p99 bound; Point is
+// null when none stays within it, with the reason in Missing.
+type DeviceAtBound struct {
+	BoundUs float64     `json:"bound_us"`
+	Point   *DeviceBest `json:"point"`
+	// OutstandingIOs is the point's workers x qd.
+	OutstandingIOs int    `json:"outstanding_ios,omitempty"`
+	Missing        string `json:"missing,omitempty"`
 }
 
 // DeviceBest is the point a spec's bound picked.
@@ -99,6 +158,18 @@ type DevicePoint struct {
 	// WallS is the wall time of the point's runs, fio's start-up included.
 	WallS float64  `json:"wall_s"`
 	Raw   []string `json:"raw"` // its files under raw/, without extension
+	// SteadyState is the point's steady-state judgement, null in a
+	// fresh-out-of-box sweep. With it the point's figures are its
+	// window's rounds merged.
+	SteadyState *DeviceSteady `json:"steady_state,omitempty"`
+	// Burst is set when the point's rate fell during a run and stayed
+	// down (internal/device DetectBurst over fio's per-second IOPS logs).
+	Burst *DeviceBurst `json:"burst,omitempty"`
+	// IOPSPerS is the point's IOPS each second, every run (or round) in
+	// order after its ramp, from fio's per-second logs; WriteIOPSPerS the
+	// writes alone, for a spec that writes (the write-saturation plot).
+	IOPSPerS      []float64 `json:"iops_per_s,omitempty"`
+	WriteIOPSPerS []float64 `json:"write_iops_per_s,omitempty"`
 	// LimitedBy is what bounded the point, from the observations of its
 	// runs' window (internal/verdict).
 	LimitedBy         string    `json:"limited_by,omitempty"`
@@ -124,7 +195,9 @@ type DeviceLatency struct {
 	P50  float64 `json:"p50"`
 	P99  float64 `json:"p99"`
 	P999 float64 `json:"p999"`
-	Max  float64 `json:"max"`
+	// P9999 is the 99.99th percentile; absent from runs before it was kept.
+	P9999 *float64 `json:"p9999,omitempty"`
+	Max   float64  `json:"max"`
 }
 
 // DeviceDirection is one direction of a mixed point.
@@ -141,4 +214,20 @@ type DeviceSpread struct {
 	IOPSStddev float64 `json:"iops_stddev"` // sample standard deviation
 	P99UsMin   float64 `json:"p99_us_min"`
 	P99UsMax   float64 `json:"p99_us_max"`
+}
+
+// DeviceBurst is where a point's rate fell: its first run (with steady
+// state, its rounds back to back) whose per-second IOPS had a burst.
+type DeviceBurst struct {
+	// FellAtS is the second where the rate fell, counted from the start
+	// of the run Raw after its ramp (with steady state, of its rounds back
+	// to back).
+	FellAtS     int     `json:"fell_at_s"`
+	PeakIOPS    float64 `json:"peak_iops"`    // the burst's rate (3-second running median)
+	SettledIOPS float64 `json:"settled_iops"` // the median of the run's last quarter
+	DropPct     float64 `json:"drop_pct"`     // (peak - settled) x 100 / peak
+	// WrittenBytesBeforeFall is what the run wrote in its logged seconds
+	// before the fall (its ramp and any preconditioning not counted).
+	WrittenBytesBeforeFall int64  `json:"written_bytes_before_fall"`
+	Raw                    string `json:"raw"` // the run's first file under raw/, without extension
 }

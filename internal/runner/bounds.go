@@ -40,6 +40,9 @@ const (
 	// MaxQD bounds a device queue depth (Linux's nr_requests tops at 4096
 	// for most schedulers; io_uring rings at 32768).
 	MaxQD = 4096
+	// MaxSteadyRounds bounds a device point's steady-state rounds (the
+	// PTS stops at 25).
+	MaxSteadyRounds = 1000
 )
 
 // days writes a bound for people: "7 days", "1 hour".

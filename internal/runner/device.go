@@ -19,17 +19,25 @@ const (
 	DeviceDefaultSpecs = device.DefaultSpecs
 	DeviceDefaultQDs   = device.DefaultQDs
 	DeviceSpecSyntax   = device.SpecSyntax
+	// DeviceSteadyRounds is the default round limit of --steady-state.
+	DeviceSteadyRounds = device.DefaultSteadyRounds
+	DeviceP99Bounds    = device.DefaultP99Bounds
 )
 
 // Device is a device step: the targets, the access specs and the sweep.
 type Device struct {
 	Paths                     PathList
 	Specs, QDs, Size, Fio     string
+	P99Bounds                 string // "1ms,5ms": each spec's IOPS at p99 ≤ each
 	Engine                    string
 	AllowDestroy              []string
 	Workers, Repeat           int
 	Ramp, Runtime, MaxLatency time.Duration
 	Direct                    bool
+	// SteadyState holds each point to the PTS steady state, in rounds of
+	// Runtime, at most SteadyMaxRounds of them.
+	SteadyState     bool
+	SteadyMaxRounds int
 }
 
 // PlanDevice checks a device step and every target it names.
@@ -58,6 +66,7 @@ func (f *Device) checkBounds(qds []int, p *Problems) {
 	p.longest("--runtime", f.Runtime, MaxWindow)
 	p.longest("--ramp", f.Ramp, MaxWindow)
 	p.longest("--max-latency", f.MaxLatency, MaxLatency)
+	p.most("--steady-max-rounds", f.SteadyMaxRounds, MaxSteadyRounds)
 	for _, qd := range qds {
 		if qd > MaxQD {
 			p.Add(fmt.Sprintf("--qd must be at most %d, the deepest queue Linux gives a device", MaxQD), "--qd %q holds %d, too deep a queue", f.QDs, qd)
@@ -123,6 +132,11 @@ func (f *Device) config(ctx context.Context, c *Config) (device.Config, error) {
 		p.Add("give a duration such as 1ms or 500us", "--max-latency %s is not positive", f.MaxLatency)
 	}
 	f.checkBounds(qds, &p)
+	f.checkSteady(&p)
+	bounds, err := device.ParseBounds("--p99-bounds", f.P99Bounds, MaxLatency)
+	if err != nil {
+		p = append(p, err)
+	}
 	engine := f.Engine
 	if engine == "auto" {
 		engine = ""
@@ -159,7 +173,19 @@ func (f *Device) config(ctx context.Context, c *Config) (device.Config, error) {
 	}
 	return device.Config{Fio: fio, Specs: specs, QDs: qds, Targets: targets, Workers: f.Workers, Size: size,
 		Ramp: f.Ramp, Runtime: f.Runtime, Repeats: f.Repeat, MaxLatency: f.MaxLatency, Direct: f.Direct,
-		Engine: engine, Seed: c.Seed}, nil
+		Engine: engine, Seed: c.Seed, SteadyState: f.SteadyState, MaxRounds: f.SteadyMaxRounds, P99Bounds: bounds}, nil
+}
+
+// checkSteady checks the steady-state flags: a window needs five rounds,
+// and the window's rounds stand in for repeats.
+func (f *Device) checkSteady(p *Problems) {
+	if f.SteadyMaxRounds < device.SteadyWindow {
+		p.Add(fmt.Sprintf("give %d or more, the rounds of one window (the PTS gives %d)", device.SteadyWindow, device.DefaultSteadyRounds),
+			"--steady-max-rounds %d is fewer than the %d rounds of a steady-state window", f.SteadyMaxRounds, device.SteadyWindow)
+	}
+	if f.SteadyState && f.Repeat > 1 {
+		p.Add("drop --repeat with --steady-state", "--steady-state measures each point over a window of %d rounds; --repeat %d would repeat whole windows", device.SteadyWindow, f.Repeat)
+	}
 }
 
 // checkSize reads --size: whole 4 KiB pages (direct I/O offsets must be

@@ -294,10 +294,17 @@ func writeTimes(b *strings.Builder, r *results.Run) {
 func writeDeviceSummary(b *strings.Builder, st results.Step, d *results.Device) {
 	fmt.Fprintf(b, "  device     %s %s, %s, %d target(s) x %d worker(s) x %s, %.0f s runs after %.0f s ramp, x%d (%s)\n",
 		d.FioVersion, d.IOEngine, device.IOMode(d.Direct), len(d.Targets), d.WorkersPerTarget, device.FormatSize(d.SizeBytes), d.RuntimeS, d.RampS, d.Repeats, st.Status)
-	fmt.Fprintf(b, "  %-14s %4s %10s %9s %9s %9s %9s %9s %9s %7s  (latency: completion, µs)\n",
-		"spec", "qd", "IOPS", "MB/s", "mean", "p50", "p99", "p99.9", "max", "errors")
+	writeDeviceMethod(b, d)
+	fmt.Fprintf(b, "  %-14s %4s %10s %9s %9s %9s %9s %9s %9s %9s %7s  (latency: completion, µs)\n",
+		"spec", "qd", "IOPS", "MB/s", "mean", "p50", "p99", "p99.9", "p99.99", "max", "errors")
 	for _, p := range d.Points {
 		fmt.Fprintf(b, "  %-14s %4d %10.0f %9.1f %s %7d\n", p.Spec, p.QD, p.IOPS, p.MBps, latencyColumns(p.LatUs), p.Errors)
+		if ss := p.SteadyState; ss != nil {
+			fmt.Fprintf(b, "  %-14s      %s\n", "", steadyLine(ss))
+		}
+		if bu := p.Burst; bu != nil {
+			fmt.Fprintf(b, "  %-14s      %s\n", "", burstLine(bu, p.LimitedBy))
+		}
 	}
 	bound := device.FormatMicros(d.MaxLatencyUs)
 	for _, s := range d.Specs {
@@ -316,18 +323,81 @@ func writeDeviceSummary(b *strings.Builder, st results.Step, d *results.Device) 
 		}
 		fmt.Fprintln(b)
 	}
+	writeAtBounds(b, d)
 	for _, n := range d.Notes {
 		fmt.Fprintf(b, "  note: %s\n", n)
 	}
 }
 
-// latencyColumns are a point's five latency columns; n/a when no I/O
+// writeAtBounds prints each spec's IOPS at p99 within each bound, over
+// its sweep of outstanding I/O.
+func writeAtBounds(b *strings.Builder, d *results.Device) {
+	for _, s := range d.Specs {
+		for _, a := range s.IOPSAtP99 {
+			head := fmt.Sprintf("  IOPS at p99 ≤ %s  %-14s", device.FormatMicros(a.BoundUs), s.Name)
+			if a.Point == nil {
+				fmt.Fprintf(b, "%s n/a: %s\n", head, a.Missing)
+				continue
+			}
+			fmt.Fprintf(b, "%s %.0f IOPS at qd %d, %d outstanding (p99 %s)\n", head, a.Point.IOPS, a.Point.QD, a.OutstandingIOs, device.FormatMicros(a.Point.P99Us))
+		}
+	}
+}
+
+// writeDeviceMethod says how far the figures are from the device's steady
+// state: a first look, or the PTS method they were held to.
+func writeDeviceMethod(b *strings.Builder, d *results.Device) {
+	m := d.SteadyState
+	if m == nil {
+		b.WriteString("  method     fresh out of box: a first look, not steady state (each point one run on a region written once)\n")
+		return
+	}
+	fmt.Fprintf(b, "  method     steady state (SNIA PTS): %s per worker preconditioned in %s sequential writes, rounds of %.0f s, window %d rounds, range ≤ %.0f%%, slope ≤ %.0f%%, at most %d rounds\n",
+		device.FormatSize(m.PreconditionBytes), device.FormatSize(m.PreconditionBlock), m.RoundS, m.WindowRounds, m.RangeLimitPct, m.SlopeLimitPct, m.MaxRounds)
+}
+
+// steadyLine is a point's steady-state judgement in one line.
+func steadyLine(s *results.DeviceSteady) string {
+	verdict := fmt.Sprintf("steady at round %d", s.Round)
+	if !s.Reached {
+		verdict = fmt.Sprintf("NOT steady after %d rounds", len(s.RoundsIOPS))
+	}
+	return fmt.Sprintf("%s: window range %s, slope %s of its mean %.0f IOPS", verdict, pctText(s.RangePct), pctText(s.SlopePct), s.WindowMeanIOPS)
+}
+
+// burstLine says where a point's rate fell, and to what.
+// Another load on the host can make a rate fall as a full cache does: a
+// point limited by the host says so.
+func burstLine(bu *results.DeviceBurst, limitedBy string) string {
+	line := fmt.Sprintf("burst: the rate fell %d s in (counted from the start of %s), from %.0f to %.0f IOPS (-%.0f%%)",
+		bu.FellAtS, bu.Raw, bu.PeakIOPS, bu.SettledIOPS, bu.DropPct)
+	if bu.WrittenBytesBeforeFall > 0 {
+		line += ", after " + device.FormatSize(bu.WrittenBytesBeforeFall) + " written"
+	}
+	if limitedBy == "host" {
+		line += "; another load on the host limited this point and may be why"
+	}
+	return line
+}
+
+func pctText(v *float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f%%", *v)
+}
+
+// latencyColumns are a point's six latency columns; n/a when no I/O
 // completed.
 func latencyColumns(l *results.DeviceLatency) string {
 	if l == nil {
-		return strings.TrimSuffix(strings.Repeat(fmt.Sprintf("%9s ", "n/a"), 5), " ")
+		return strings.TrimSuffix(strings.Repeat(fmt.Sprintf("%9s ", "n/a"), 6), " ")
 	}
-	return fmt.Sprintf("%9.1f %9.1f %9.1f %9.1f %9.1f", l.Mean, l.P50, l.P99, l.P999, l.Max)
+	p9999 := fmt.Sprintf("%9s", "n/a") // runs before it was kept
+	if l.P9999 != nil {
+		p9999 = fmt.Sprintf("%9.1f", *l.P9999)
+	}
+	return fmt.Sprintf("%9.1f %9.1f %9.1f %9.1f %s %9.1f", l.Mean, l.P50, l.P99, l.P999, p9999, l.Max)
 }
 
 // writeIOCalSummary prints an iocal step: the headline figures, a line per

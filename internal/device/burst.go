@@ -1,0 +1,88 @@
+package device
+
+import (
+	"slices"
+)
+
+// The burst detector's rules: a run needs BurstMinSamples per-second
+// figures; its settled rate is the median of its last quarter (at least
+// 3 samples); it had a burst when the peak before that tail, over a
+// 3-sample running median (one odd second is not a burst), is at least
+// BurstMinDropPct above what it settled at, as a share of the peak.
+const (
+	BurstMinSamples = 6
+	BurstMinDropPct = 30.0
+)
+
+// Burst is what DetectBurst found in a series of per-interval IOPS.
+type Burst struct {
+	Found bool
+	// FellAt is the index of the first interval, after the peak, whose
+	// running median is at or under the midpoint of peak and settled rate:
+	// where the rate fell.
+	FellAt      int
+	PeakIOPS    float64 // the running median's peak before the tail
+	SettledIOPS float64 // the tail's median
+	DropPct     float64 // (peak - settled) x 100 / peak
+}
+
+// DetectBurst looks for a rate that fell during a run and stayed down: a
+// cache or an SLC region absorbing writes until full, a token bucket
+// running out. A rate that rises, dips and recovers, or wobbles within
+// BurstMinDropPct is no burst.
+func DetectBurst(iops []float64) Burst {
+	n := len(iops)
+	if n < BurstMinSamples {
+		return Burst{}
+	}
+	tail := max(3, n/4)
+	settled := median(iops[n-tail:])
+	smooth := runningMedian3(iops)
+	head := smooth[:n-tail]
+	peakAt := 0
+	for i, v := range head {
+		if v > head[peakAt] {
+			peakAt = i
+		}
+	}
+	peak := head[peakAt]
+	if peak <= 0 || settled < 0 {
+		return Burst{}
+	}
+	drop := (peak - settled) * 100 / peak
+	b := Burst{PeakIOPS: peak, SettledIOPS: settled, DropPct: drop}
+	if drop < BurstMinDropPct {
+		return b
+	}
+	mid := (peak + settled) / 2
+	for i := peakAt + 1; i < n; i++ {
+		if smooth[i] <= mid {
+			b.Found, b.FellAt = true, i
+			return b
+		}
+	}
+	return b
+}
+
+// runningMedian3 is each sample's median with its neighbours (the ends
+// with their one neighbour and themselves).
+func runningMedian3(xs []float64) []float64 {
+	out := make([]float64, len(xs))
+	for i := range xs {
+		lo, hi := max(i-1, 0), min(i+2, len(xs))
+		out[i] = median(xs[lo:hi])
+	}
+	return out
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
