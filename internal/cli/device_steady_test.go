@@ -17,7 +17,7 @@ func TestDeviceSteadyState(t *testing.T) {
 	t.Parallel() // real fio: it overlaps its waits
 	requireFio(t)
 	target, out := t.TempDir(), filepath.Join(t.TempDir(), "run")
-	code, _, stderr := run(t, "device", "--path", target, "--specs", "8k-randwrite", "--qd", "2", "--runtime", "1s", "--ramp", "0s",
+	code, _, stderr := run(t, "device", "--path", target, "--specs", "8k-randwrite", "--qd", "2", "--runtime", "2s", "--ramp", "0s",
 		"--size", "16MiB", "--steady-state", "--steady-max-rounds", "5", "--out", out, "--progress", "plain")
 	if code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
@@ -56,10 +56,12 @@ func TestDeviceSteadyState(t *testing.T) {
 			}
 		}
 	}
+	// fio logs each whole second of a round (not its last part): rounds of
+	// 2 s hold one at least, even on a busy host.
 	if len(p.IOPSPerS) == 0 || len(p.WriteIOPSPerS) != len(p.IOPSPerS) {
 		t.Errorf("IOPS each second: %v, writes %v", p.IOPSPerS, p.WriteIOPSPerS)
 	}
-	for _, want := range []string{"preconditioning the test regions", "rounds of 1s each until steady state (at most 5 rounds)", "method     steady state (SNIA PTS)"} {
+	for _, want := range []string{"preconditioning the test regions", "rounds of 2s each until steady state (at most 5 rounds)", "method     steady state (SNIA PTS)"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
