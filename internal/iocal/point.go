@@ -123,16 +123,28 @@ func pointLine(test string, p results.IOCalPoint) string {
 	case TestRandom, TestClientRead:
 		line += fmt.Sprintf("%.0f IOPS, ", p.IOPS)
 	case TestWAL:
-		line += fmt.Sprintf("%.0f commits/s, ", p.CommitsPS)
+		// The commits move no table data: their rate is the WAL's, where
+		// the server counts it, and nothing (not 0) where it does not.
+		line += fmt.Sprintf("%.0f commits/s", p.CommitsPS)
+		if p.WALMBPS != nil {
+			line += fmt.Sprintf(", WAL %.3f MB/s", *p.WALMBPS)
+		}
+		return line + pointLatencies(p)
 	}
-	line += fmt.Sprintf("%.1f MB/s", p.MBPS)
+	return line + fmt.Sprintf("%.1f MB/s", p.MBPS) + pointLatencies(p)
+}
+
+// pointLatencies are a point's latencies as the client, the server and
+// the device saw them.
+func pointLatencies(p results.IOCalPoint) string {
+	line := ""
 	if p.LatMs != nil {
 		line += fmt.Sprintf(", latency mean %.3f ms, p99 %.3f ms", p.LatMs.Mean, p.LatMs.P99)
 	}
 	if p.ServerReadMs != nil {
 		line += fmt.Sprintf(", server read %.3f ms", *p.ServerReadMs)
 	}
-	if p.DiskRIOPS != nil && (test == TestRandom || test == TestClientRead) {
+	if p.DiskRIOPS != nil && p.IOPS > 0 {
 		line += fmt.Sprintf(", device %.0f reads/s", *p.DiskRIOPS)
 	}
 	if p.DiskRAwaitMs != nil {
