@@ -2,8 +2,6 @@ package runner
 
 import (
 	"fmt"
-	"math"
-	"strconv"
 	"time"
 
 	"github.com/calibra-bench/calibra/internal/study"
@@ -68,16 +66,6 @@ func (p *Problems) most(flag string, n, most int) {
 	if n > most {
 		p.Add(fmt.Sprintf("%s must be at most %d", flag, most), "%s %d is too many", flag, n)
 	}
-}
-
-// finite adds a problem when v is NaN or infinite, and reports whether it
-// is finite: a flag parses them happily, and no comparison catches them.
-func (p *Problems) finite(flag string, v float64) bool {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		p.Add("give a finite number, such as 1 or 0.5", "%s %s is not a number", flag, strconv.FormatFloat(v, 'g', -1, 64))
-		return false
-	}
-	return true
 }
 
 // managedConns adds a problem when a managed server would be started for
