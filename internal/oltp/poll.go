@@ -20,6 +20,11 @@ import (
 // system calls keep the thread's P while they block; the garbage collector
 // still stops the loop, as its signal ends epoll_wait early.
 
+// Sharding: the users are split over several such threads
+// (RunConfig.DriverThreads), each with its own epoll set, eventfd and
+// users, sharing nothing on the hot path: the window's edges are the only
+// shared state they touch (channels read without blocking, atomic counts).
+
 // The driver models results.DriverCPU.Model names.
 const (
 	DriverPolling    = "polling"
@@ -58,6 +63,35 @@ type polled struct {
 	ans      []byte // answer bytes read, ans[:n] not yet parsed
 	n        int
 	left     *int // the users not done yet, shared
+}
+
+// driverThreads is the polling threads for users: asked, or one for
+// each core calibra may use; never more than the users.
+func driverThreads(asked, users int) int {
+	k := asked
+	if k <= 0 {
+		k = runtime.GOMAXPROCS(0)
+	}
+	return max(1, min(k, users))
+}
+
+// span is a range of users, [lo, hi).
+type span struct{ lo, hi int }
+
+// shardUsers splits n users into k contiguous spans whose sizes differ by
+// at most one.
+func shardUsers(n, k int) []span {
+	out := make([]span, 0, k)
+	lo := 0
+	for i := range k {
+		hi := lo + n/k
+		if i < n%k {
+			hi++
+		}
+		out = append(out, span{lo, hi})
+		lo = hi
+	}
+	return out
 }
 
 // rawSessions are the users' sessions as RawSessions, or nil when one of

@@ -2,6 +2,7 @@ package nullserver_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"math"
 	"testing"
@@ -40,9 +41,16 @@ func nullRun(t testing.TB, cfg oltp.RunConfig) *results.OLTP {
 // window's counters and every transaction of each mode, and its counters
 // agree with the client's count as a database's do.
 func TestRunOnTheNullServer(t *testing.T) {
-	for _, mode := range []oltp.Mode{oltp.ModeProcedures, oltp.ModeClient} {
-		t.Run(string(mode), func(t *testing.T) {
-			out := nullRun(t, oltp.RunConfig{Users: 4, Mode: mode, Rampup: 300 * time.Millisecond, Duration: time.Second, Seed: 1})
+	for _, c := range []struct {
+		mode    oltp.Mode
+		threads int
+	}{{oltp.ModeProcedures, 1}, {oltp.ModeProcedures, 2}, {oltp.ModeClient, 0}} {
+		mode := c.mode
+		t.Run(fmt.Sprint(mode, c.threads), func(t *testing.T) {
+			out := nullRun(t, oltp.RunConfig{Users: 4, Mode: mode, Rampup: 300 * time.Millisecond, Duration: time.Second, Seed: 1, DriverThreads: c.threads})
+			if c.threads > 0 && (out.Driver.Model != oltp.DriverPolling || out.Driver.Threads != c.threads) {
+				t.Errorf("driver %+v, want polling on %d threads", out.Driver, c.threads)
+			}
 			if out.TPMClient == 0 || out.TPMDB == nil || out.NOPM == nil {
 				t.Fatalf("no throughput: %+v", out)
 			}
