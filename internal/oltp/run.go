@@ -647,6 +647,7 @@ type collector struct {
 	ticks []Tick
 	log   *hist.Log
 	last  time.Time
+	spare *hist.Histogram // an empty tick histogram to swap into a recorder
 }
 
 func (c *collector) record() *Record { return &Record{Ticks: c.ticks, Histograms: c.log.Bytes()} }
@@ -654,8 +655,11 @@ func (c *collector) record() *Record { return &Record{Ticks: c.ticks, Histograms
 func (c *collector) collect(now time.Time, phase string) {
 	c.tick = tickStats{lat: c.tick.lat}
 	c.tick.lat.Reset()
+	if c.spare == nil {
+		c.spare = hist.New()
+	}
 	for _, r := range c.recs {
-		r.takeTick(&c.tick)
+		c.spare = r.takeTick(&c.tick, c.spare)
 	}
 	prev := c.last
 	if prev.IsZero() {
