@@ -10,8 +10,9 @@
 #   SECONDS  each timed run (default 10); ROUNDS (default 3)
 #   MODES    (environment) the modes, default "procedures client"
 #   USERS    (environment) the users, default 8
-#   FLAGS    (environment) more flags for calibra oltp run, such as
-#            "--driver-threads 2"
+#   THREADS  (environment) polling threads to alternate in procedures
+#            mode, such as "1 2" (default: calibra's, one a core)
+#   FLAGS    (environment) more flags for calibra oltp run
 #
 # Needs nothing installed: the null server is built from this tree and
 # listens in a temporary directory, removed at the end.
@@ -33,19 +34,32 @@ DSN="host=$DIR/sock port=5432 user=calibra dbname=calibra sslmode=disable"
 
 results="$DIR/results.txt"
 : >"$results"
-for round in $(seq "$ROUNDS"); do
-	for mode in ${MODES:-procedures client}; do
-		out="$DIR/run-$mode-$round"
-		# shellcheck disable=SC2086 # FLAGS is a list of flags
-		"$DIR/calibra" oltp run --dsn "$DSN" --users "$USERS" --rampup 2s --duration "${SECS}s" --mode "$mode" \
-			--progress none --out "$out" ${FLAGS:-} >"$out.log" 2>&1 || { tail -5 "$out.log" >&2; exit 1; }
-		python3 - "$out/results.json" "$mode" "$round" >>"$results" <<'PY'
+# run MODE LABEL [FLAGS...]: one timed run, its figures appended to results.
+run() {
+	mode=$1 label=$2
+	shift 2
+	out="$DIR/run-$label-$round"
+	# shellcheck disable=SC2086 # FLAGS is a list of flags
+	"$DIR/calibra" oltp run --dsn "$DSN" --users "$USERS" --rampup 2s --duration "${SECS}s" --mode "$mode" \
+		--progress none --out "$out" "$@" ${FLAGS:-} >"$out.log" 2>&1 || { tail -5 "$out.log" >&2; exit 1; }
+	python3 - "$out/results.json" "$label" "$round" >>"$results" <<'PY'
 import json, sys
 o = json.load(open(sys.argv[1]))["steps"][-1]
 d = o["driver"]
-print("%s %s %s %.2f %.0f %s" % (sys.argv[2], sys.argv[3], d.get("model", "?"), d["cpu_us_per_txn"], o["tpm_client"] / 60, d.get("threads", 1)))
+print("%s %s %s %.2f %.0f %s" % (sys.argv[2], sys.argv[3], d.get("model", "?"), d["cpu_us_per_txn"], o["tpm_client"] / 60, d.get("threads", 0)))
 PY
-		tail -1 "$results" >&2
+	tail -1 "$results" >&2
+}
+
+for round in $(seq "$ROUNDS"); do
+	for mode in ${MODES:-procedures client}; do
+		if [ "$mode" = procedures ] && [ -n "${THREADS:-}" ]; then
+			for k in $THREADS; do
+				run procedures "procedures-k$k" --driver-threads "$k"
+			done
+		else
+			run "$mode" "$mode"
+		fi
 	done
 done
 
@@ -55,7 +69,7 @@ rows, models = {}, {}
 for line in open(sys.argv[1]):
     mode, _, model, us, tps, threads = line.split()
     rows.setdefault(mode, []).append((float(us), float(tps)))
-    models[mode] = "%s, %s thread(s)" % (model, threads) if model == "polling" else model
+    models[mode] = "polling, %s thread%s" % (threads, "s" if threads != "1" else "") if model == "polling" else model
 print("| mode | driver | transactions a second per core | CPU per transaction | transactions a second |")
 print("|---|---|---|---|---|")
 for mode, v in rows.items():
