@@ -70,3 +70,48 @@ func BenchmarkPolledTransaction(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPolledPaced is a transaction of a keying and thinking user
+// through the state machine and its thread's timers: the answer settled,
+// the think and keying sleeps pushed and popped (their times scaled to
+// nothing), the call sent.
+func BenchmarkPolledPaced(b *testing.B) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer syscall.Close(fds[0])
+	defer syscall.Close(fds[1])
+	ed := newEdges(false)
+	u := &user{term: *newTerminal(4), deck: NewDeck(tpcc.NewRand(1), ProfileSpec), edges: ed, keying: 1e-9,
+		own: lease{rec: newRecorder(false)}}
+	left := 1
+	pl := &poller{ps: []polled{{u: u, rs: &fakeRaw{fd: fds[0]}, fd: fds[0], ans: make([]byte, 8192), left: &left, sawStart: true, paced: true}}, ed: ed}
+	pl.ps[0].timers = &pl.timers
+	pl.ph = pollPhase{started: true, begun: true}
+	p := &pl.ps[0]
+	req := make([]byte, 4096)
+	if err := p.next(ed, pl.ph); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for p.state == pollSleep {
+			if err := pl.fire(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, err := syscall.Read(fds[1], req); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := syscall.Write(fds[1], readyForQuery); err != nil {
+			b.Fatal(err)
+		}
+		if err := p.readable(ed, pl.ph); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if u.own.rec.win.types[NewOrder].count == 0 {
+		b.Fatal("no New-Order recorded")
+	}
+}

@@ -365,14 +365,35 @@ func startUsers(ctx context.Context, users []*user, cfg RunConfig, ed *edges, wg
 		return DriverGoroutines, 0
 	}
 	shards := shardUsers(len(users), driverThreads(cfg.DriverThreads, len(users)))
+	// A polling thread keeps its P while it waits in the kernel, so the
+	// runtime gets one more P for each: the collector, the edges and the
+	// garbage collector keep the cores calibra had.
+	addProcs(len(shards))
+	var polls sync.WaitGroup
 	for _, sh := range shards {
-		wg.Add(1)
+		polls.Add(1)
 		go func() {
-			defer wg.Done()
+			defer polls.Done()
 			fail(poll(ctx, users[sh.lo:sh.hi], rs[sh.lo:sh.hi], ed))
 		}()
 	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		polls.Wait()
+		addProcs(-len(shards))
+	}()
 	return DriverPolling, len(shards)
+}
+
+// procsMu makes addProcs's changes add up when runs share the process.
+var procsMu sync.Mutex
+
+// addProcs adds n to GOMAXPROCS (n < 0 takes away).
+func addProcs(n int) {
+	procsMu.Lock()
+	defer procsMu.Unlock()
+	runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + n)
 }
 
 // noteAutovacuum records autovacuum's work in the window where the server
