@@ -57,3 +57,27 @@ func TestPollingDriverOnTwoThreads(t *testing.T) {
 	}
 	t.Logf("%.0f tpm, driver %+v", o.TPMClient, *o.Driver)
 }
+
+// An open loop on the polling driver's timers offers its rate to
+// PostgreSQL, and the server counts what the client completed.
+func TestPollingDriverOpenLoop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real PostgreSQL work; run without -short")
+	}
+	target, _ := builtTarget(t)
+	cfg := oltp.RunConfig{Users: 4, Mode: oltp.ModeProcedures, Rampup: time.Second, Duration: 5 * time.Second, Seed: 3, DriverThreads: 2, RatePerUser: 50}
+	o, _, err := oltp.Run(context.Background(), target, cfg, progress.New(io.Discard, progress.None, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := o.Driver; d == nil || d.Model != oltp.DriverPolling || d.Threads != 2 || o.LatencyBasis != "response" {
+		t.Fatalf("driver %+v, latency basis %s: want polling on 2 threads, response", o.Driver, o.LatencyBasis)
+	}
+	if tps := o.TPMClient / 60; math.Abs(tps-200) > 20 {
+		t.Errorf("%.1f transactions a second, want 4 users × 50", tps)
+	}
+	if o.TPMDB == nil || math.Abs(*o.TPMDB-o.TPMClient)*o.DurationS/60 > 5 {
+		t.Errorf("tpm_db %v, tpm_client %.0f", o.TPMDB, o.TPMClient)
+	}
+	t.Logf("%.0f tpm, art %.3f ms, p99 %.3f ms, driver %+v", o.TPMClient, o.ARTMs, o.LatMs.P99, *o.Driver)
+}
