@@ -162,6 +162,7 @@ type poller struct {
 	ps                 []polled
 	left               int // the users not done yet
 	epfd, wake         int // -1 when not open
+	stopWaker          func()
 	events             []syscall.EpollEvent
 	timers             timerHeap
 	ed                 *edges
@@ -194,12 +195,15 @@ func (pl *poller) open(ctx context.Context, users []*user, rs []RawSession) erro
 	}
 	// The edges wake the loop through an eventfd, so users held at the
 	// start go on at once when the window begins, not at the next timeout.
-	pl.wake, err = edgeWaker(ctx, epfd, len(pl.ps), pl.ed)
+	pl.wake, pl.stopWaker, err = edgeWaker(ctx, epfd, len(pl.ps), pl.ed)
 	pl.events = make([]syscall.EpollEvent, len(pl.ps)+1)
 	return err
 }
 
 func (pl *poller) close() {
+	if pl.stopWaker != nil {
+		pl.stopWaker()
+	}
 	for _, fd := range []int{pl.wake, pl.epfd} {
 		if fd >= 0 {
 			syscall.Close(fd)
@@ -323,30 +327,36 @@ func (pl *poller) fire() error {
 }
 
 // edgeWaker returns an eventfd in epfd's set under the mark id that is
-// written when the window begins or ends (or ctx ends).
-func edgeWaker(ctx context.Context, epfd, id int, ed *edges) (int, error) {
+// written when the window begins or ends, and what stops the goroutine
+// writing it: called before the eventfd is closed, so that no write goes
+// to a descriptor its number was given to since.
+func edgeWaker(ctx context.Context, epfd, id int, ed *edges) (int, func(), error) {
 	efd, _, e := syscall.RawSyscall(syscall.SYS_EVENTFD2, 0, syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
 	if e != 0 {
-		return 0, fmt.Errorf("eventfd: %w", e)
+		return -1, nil, fmt.Errorf("eventfd: %w", e)
 	}
 	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(id)}
 	if err := syscall.EpollCtl(epfd, syscall.EPOLL_CTL_ADD, int(efd), &ev); err != nil {
 		syscall.Close(int(efd))
-		return 0, err
+		return -1, nil, err
 	}
 	one := [8]byte{1}
 	signal := func() { _, _, _ = syscall.RawSyscall(syscall.SYS_WRITE, efd, uintptr(unsafe.Pointer(&one[0])), 8) }
+	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(done)
 		for _, c := range []chan struct{}{ed.begin, ed.stop} {
 			select {
 			case <-c:
 				signal()
 			case <-ctx.Done():
 				return
+			case <-quit:
+				return
 			}
 		}
 	}()
-	return int(efd), nil
+	return int(efd), func() { close(quit); <-done }, nil
 }
 
 // next starts the user's next request: a flush the window's edge asks
