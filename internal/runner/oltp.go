@@ -46,7 +46,7 @@ type OLTPLoad struct {
 	// many connections (oltp.RunConfig.Connections).
 	Connections int
 	// DriverThreads is the polling driver's threads (oltp.RunConfig
-	// .DriverThreads); 0 is one a core.
+	// .DriverThreads); 0 is calibra's choice.
 	DriverThreads int
 	// WarehousesSet says the warehouses were asked for (Build.Warehouses
 	// 0 is "as built").
@@ -287,7 +287,7 @@ func (l *OLTPLoad) check(c *Config, maxUsers int, p *Problems) oltp.RunConfig {
 	}
 	p.most("--connections", l.Connections, MaxManagedConns)
 	if l.DriverThreads < 0 {
-		p.Add("give a whole number of 1 or more, or 0 for one a core", "--driver-threads %d is negative", l.DriverThreads)
+		p.Add("give a whole number of 1 or more, or 0 for calibra's choice", "--driver-threads %d is negative", l.DriverThreads)
 	}
 	p.most("--driver-threads", l.DriverThreads, MaxDriverThreads)
 	if l.Reset && c.DSN != "" {
