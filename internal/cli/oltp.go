@@ -62,6 +62,7 @@ func registerLoad(cmd *cobra.Command, l *runner.OLTPLoad, rampup, duration time.
 	f.StringVar(&l.Keying, "keying-thinking", "off", "closed loop with the specification's keying and think times: off, on, or a scale such as 0.1")
 	f.Float64Var(&l.RatePerUser, "rate-per-user", 0, "open loop: each user starts this many transactions a second on a fixed schedule (0: closed loop)")
 	f.IntVar(&l.Connections, "connections", 0, "serve the users as terminals on this many connections, fewer than users (a transaction monitor): a transaction waits for a free one, and its latency counts the wait; 0: a connection per user")
+	f.IntVar(&l.DriverThreads, "driver-threads", 0, "threads of the polling driver (procedures on PostgreSQL, a connection a user), each polling its share of the users' sockets; 0: one for every 64 users, at most one for each core calibra may use")
 	f.DurationVar(&l.Rampup, "rampup", rampup, "warm-up before "+per+" timed window (not measured)")
 	f.DurationVar(&l.Duration, "duration", duration, "length of "+per+" timed window")
 	f.BoolVar(&l.Reset, "reset", false, "recreate the database from its loaded template first (managed instance)")
@@ -74,9 +75,10 @@ func (a *app) oltpRunLayer(c *runner.Config) layer {
 		Use:   "run",
 		Short: "Run a timed TPC-C-like window and measure NOPM, TPM and response times",
 		Long: `Start every virtual user, each with a connection of its own or one borrowed
-from --connections, run the ramp-up, then measure the timed window only. A
-closed loop of stored procedures on PostgreSQL runs every user on one thread
-polling their sockets (results: driver.model polling), so the driver costs
+from --connections, run the ramp-up, then measure the timed window only.
+Stored procedures on PostgreSQL, each user with its own connection, run every
+user as a state machine on a few threads polling their sockets (results:
+driver.model polling, driver.threads; --driver-threads), so the driver costs
 little CPU; the other loads run a goroutine a user (goroutines). Measured:
 
   NOPM        committed New-Orders per minute: the growth of sum(d_next_o_id)

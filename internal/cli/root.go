@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"syscall"
@@ -77,14 +78,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		}
 	}()
 
-	// A developer's aid for the hot paths: CALIBRA_CPUPROFILE=FILE.
-	if path := os.Getenv("CALIBRA_CPUPROFILE"); path != "" {
-		if f, err := os.Create(path); err == nil {
-			if pprof.StartCPUProfile(f) == nil {
-				defer func() { pprof.StopCPUProfile(); f.Close() }()
-			}
-		}
-	}
+	defer devProfiles()()
 	root := a.rootCommand()
 	markRunErrors(root)
 	root.SetArgs(args)
@@ -225,5 +219,42 @@ func wantArgs(least, most int, what string) cobra.PositionalArgs {
 			return nil
 		}
 		return fault.Input(fmt.Sprintf("see '%s --help'", cmd.CommandPath()), "%s takes %s, but was given %d", cmd.CommandPath(), what, len(args))
+	}
+}
+
+// devProfiles starts a developer's aids for the hot paths, from the
+// environment: CALIBRA_CPUPROFILE=FILE, and CALIBRA_MUTEXPROFILE=FILE and
+// CALIBRA_ALLOCPROFILE=FILE (every contended lock and every allocation
+// sampled, written at the end); it returns what ends them.
+func devProfiles() func() {
+	var ends []func()
+	if path := os.Getenv("CALIBRA_CPUPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil {
+			if pprof.StartCPUProfile(f) == nil {
+				ends = append(ends, func() { pprof.StopCPUProfile(); f.Close() })
+			}
+		}
+	}
+	for _, p := range []struct{ env, name string }{{"CALIBRA_MUTEXPROFILE", "mutex"}, {"CALIBRA_ALLOCPROFILE", "allocs"}} {
+		path := os.Getenv(p.env)
+		if path == "" {
+			continue
+		}
+		if p.name == "mutex" {
+			runtime.SetMutexProfileFraction(1)
+		} else {
+			runtime.MemProfileRate = 1
+		}
+		ends = append(ends, func() {
+			if f, err := os.Create(path); err == nil {
+				_ = pprof.Lookup(p.name).WriteTo(f, 0)
+				f.Close()
+			}
+		})
+	}
+	return func() {
+		for _, end := range ends {
+			end()
+		}
 	}
 }

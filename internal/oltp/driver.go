@@ -406,16 +406,21 @@ func (u *user) record(l lease, t TxType, lat, wait time.Duration, err error, inW
 	}
 }
 
-// takeTick swaps out the recorder's tick stats into into (merging).
-func (r *recorder) takeTick(into *tickStats) {
+// takeTick swaps out the recorder's tick stats into into (merging),
+// swapping in spare, an empty histogram, and returns the one taken out,
+// empty, for the next recorder. The lock is held only for the swap, so a
+// user recording a transaction does not wait for the merge.
+func (r *recorder) takeTick(into *tickStats, spare *hist.Histogram) *hist.Histogram {
 	r.mu.Lock()
-	for i := range r.tick.types {
-		into.types[i].add(r.tick.types[i])
-		r.tick.types[i] = typeStats{}
-	}
-	into.lat.Merge(r.tick.lat)
-	r.tick.lat.Reset()
+	t := r.tick
+	r.tick = tickStats{lat: spare}
 	r.mu.Unlock()
+	for i := range t.types {
+		into.types[i].add(t.types[i])
+	}
+	into.lat.Merge(t.lat)
+	t.lat.Reset()
+	return t.lat
 }
 
 // flushStats makes the server publish this user's statistics now, so

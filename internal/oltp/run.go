@@ -50,6 +50,10 @@ type RunConfig struct {
 	// StartAt, when set, is the instant the users start, after connecting:
 	// processes sharing it run their ramp-up and window at the same times.
 	StartAt time.Time
+	// DriverThreads is the polling driver's threads, each polling its
+	// share of the users; 0 is one for every 64 users, at most one for
+	// each core calibra may use (GOMAXPROCS).
+	DriverThreads int
 }
 
 // pooled says the users share fewer connections than there are users.
@@ -198,23 +202,7 @@ func Run(ctx context.Context, e engine.Engine, cfg RunConfig, prog *progress.Pri
 			cancelRun()
 		}
 	}
-	model := DriverGoroutines
-	if rs := rawSessions(users, cfg); rs != nil {
-		model = DriverPolling
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fail(poll(runCtx, users, rs, ed))
-		}()
-	} else {
-		for _, u := range users {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				fail(u.run(runCtx))
-			}()
-		}
-	}
+	model, threads := startUsers(runCtx, users, cfg, ed, &wg, fail)
 	allDone := make(chan struct{})
 	go func() { wg.Wait(); close(allDone) }()
 
@@ -354,11 +342,58 @@ loop:
 	rec.Window = wl.Bytes()
 	if completed := out.TPMClient * win.Minutes(); completed > 0 {
 		cpu := (cpu1 - cpu0).Seconds()
-		out.Driver = &results.DriverCPU{Model: model, CPUS: round(cpu, 3), CPUUsPerTxn: round(cpu/completed*1e6, 1),
+		out.Driver = &results.DriverCPU{Model: model, Threads: threads, CPUS: round(cpu, 3), CPUUsPerTxn: round(cpu/completed*1e6, 1),
 			MachineSharePct: round(100*cpu/(win.Seconds()*float64(runtime.NumCPU())), 2),
 			MemPerUserKB:    round((float64(heap1.HeapAlloc)-float64(heap0.HeapAlloc))/float64(len(users))/1024, 1)}
 	}
 	return out, rec, firstErr(userErr, ctx.Err())
+}
+
+// startUsers starts the users under wg, failing the run through fail:
+// on the polling driver's threads, or a goroutine each. It returns the
+// driver model and the polling threads.
+func startUsers(ctx context.Context, users []*user, cfg RunConfig, ed *edges, wg *sync.WaitGroup, fail func(error)) (string, int) {
+	rs := rawSessions(users, cfg)
+	if rs == nil {
+		for _, u := range users {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				fail(u.run(ctx))
+			}()
+		}
+		return DriverGoroutines, 0
+	}
+	shards := shardUsers(len(users), driverThreads(cfg.DriverThreads, len(users)))
+	// A polling thread keeps its P while it waits in the kernel, so the
+	// runtime gets one more P for each: the collector, the edges and the
+	// garbage collector keep the cores calibra had.
+	addProcs(len(shards))
+	var polls sync.WaitGroup
+	for _, sh := range shards {
+		polls.Add(1)
+		go func() {
+			defer polls.Done()
+			fail(poll(ctx, users[sh.lo:sh.hi], rs[sh.lo:sh.hi], ed))
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		polls.Wait()
+		addProcs(-len(shards))
+	}()
+	return DriverPolling, len(shards)
+}
+
+// procsMu makes addProcs's changes add up when runs share the process.
+var procsMu sync.Mutex
+
+// addProcs adds n to GOMAXPROCS (n < 0 takes away).
+func addProcs(n int) {
+	procsMu.Lock()
+	defer procsMu.Unlock()
+	runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + n)
 }
 
 // noteAutovacuum records autovacuum's work in the window where the server
@@ -633,6 +668,7 @@ type collector struct {
 	ticks []Tick
 	log   *hist.Log
 	last  time.Time
+	spare *hist.Histogram // an empty tick histogram to swap into a recorder
 }
 
 func (c *collector) record() *Record { return &Record{Ticks: c.ticks, Histograms: c.log.Bytes()} }
@@ -640,8 +676,11 @@ func (c *collector) record() *Record { return &Record{Ticks: c.ticks, Histograms
 func (c *collector) collect(now time.Time, phase string) {
 	c.tick = tickStats{lat: c.tick.lat}
 	c.tick.lat.Reset()
+	if c.spare == nil {
+		c.spare = hist.New()
+	}
 	for _, r := range c.recs {
-		r.takeTick(&c.tick)
+		c.spare = r.takeTick(&c.tick, c.spare)
 	}
 	prev := c.last
 	if prev.IsZero() {

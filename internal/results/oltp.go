@@ -206,7 +206,10 @@ type DriverCPU struct {
 	CPUS float64 `json:"cpu_s"`
 	// Model is how the users ran: "polling" (one thread polling every
 	// user's socket) or "goroutines" (a goroutine a user).
-	Model           string  `json:"model,omitempty"`
+	Model string `json:"model,omitempty"`
+	// Threads is the polling driver's threads, each polling its share of
+	// the users' sockets (RunConfig.DriverThreads); 0 with goroutines.
+	Threads         int     `json:"threads,omitempty"`
 	CPUUsPerTxn     float64 `json:"cpu_us_per_txn"`
 	MachineSharePct float64 `json:"machine_share_pct"` // of all CPUs over the window
 	// MemPerUserKB is the Go heap the users and their connections took

@@ -35,6 +35,9 @@ const (
 	// for (max_connections): PostgreSQL forks a process a connection, and
 	// a server asked for more fails at its start, after initdb.
 	MaxManagedConns = 10_000
+	// MaxDriverThreads bounds the polling driver's threads: far more than
+	// any machine's cores.
+	MaxDriverThreads = 1024
 	// MaxQD bounds a device queue depth (Linux's nr_requests tops at 4096
 	// for most schedulers; io_uring rings at 32768).
 	MaxQD = 4096

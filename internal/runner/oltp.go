@@ -45,6 +45,9 @@ type OLTPLoad struct {
 	// Connections, when above 0, serves the users as terminals on that
 	// many connections (oltp.RunConfig.Connections).
 	Connections int
+	// DriverThreads is the polling driver's threads (oltp.RunConfig
+	// .DriverThreads); 0 is calibra's choice.
+	DriverThreads int
 	// WarehousesSet says the warehouses were asked for (Build.Warehouses
 	// 0 is "as built").
 	WarehousesSet bool
@@ -283,13 +286,17 @@ func (l *OLTPLoad) check(c *Config, maxUsers int, p *Problems) oltp.RunConfig {
 		p.Add("give a whole number of 1 or more, or 0 for a connection per user", "--connections %d is negative", l.Connections)
 	}
 	p.most("--connections", l.Connections, MaxManagedConns)
+	if l.DriverThreads < 0 {
+		p.Add("give a whole number of 1 or more, or 0 for calibra's choice", "--driver-threads %d is negative", l.DriverThreads)
+	}
+	p.most("--driver-threads", l.DriverThreads, MaxDriverThreads)
 	if l.Reset && c.DSN != "" {
 		p.Add("drop --reset, or use the managed instance", "--reset needs the managed instance's template and cannot be used with --dsn")
 	}
 	part, startAt := l.checkSplit(c, maxUsers, warehouses, p)
 	return oltp.RunConfig{Warehouses: warehouses, Mode: oltp.Mode(l.Mode), KeyingThinking: scale, RatePerUser: l.RatePerUser,
 		Rampup: l.Rampup, Duration: l.Duration, Connections: l.Connections, Seed: c.Seed, Profile: oltp.Profile(l.Profile),
-		Partition: part, StartAt: startAt}
+		Partition: part, StartAt: startAt, DriverThreads: l.DriverThreads}
 }
 
 // checkSplit validates --partition and --start-at: a partition drives a

@@ -124,8 +124,12 @@ func writeOLTPSummary(b *strings.Builder, e *results.Engine, st results.Step, o 
 			"queue", q.Mean, o.Connections, q.P90, q.P99)
 	}
 	if d := o.Driver; d != nil && d.MemPerUserKB > 0 {
-		fmt.Fprintf(b, "  %-10s %4.1f%% of the machine, %.1f µs a transaction, %.0f KB of heap a user\n",
-			"driver", d.MachineSharePct, d.CPUUsPerTxn, d.MemPerUserKB)
+		threads := ""
+		if d.Threads > 0 {
+			threads = fmt.Sprintf(", polling on %d thread%s", d.Threads, map[bool]string{true: "s"}[d.Threads > 1])
+		}
+		fmt.Fprintf(b, "  %-10s %4.1f%% of the machine, %.1f µs a transaction, %.0f KB of heap a user%s\n",
+			"driver", d.MachineSharePct, d.CPUUsPerTxn, d.MemPerUserKB, threads)
 	}
 	if st.Observe != nil {
 		for _, r := range st.Observe.Replicas {

@@ -1,0 +1,78 @@
+#!/bin/sh
+# Measures calibra's driver alone: each mode against the null server
+# (internal/oltp/nullserver, a PostgreSQL that answers every statement at
+# once with canned results) on a Unix socket, so every CPU second calibra
+# spends is its own. Prints, per mode, the medians of the rounds: driver
+# transactions a second per core (1 s / CPU per transaction), CPU µs per
+# transaction, and the transactions a second reached.
+#
+# Usage: bench/driver-null.sh [SECONDS] [ROUNDS]
+#   SECONDS  each timed run (default 10); ROUNDS (default 3)
+#   MODES    (environment) the modes, default "procedures client"
+#   USERS    (environment) the users, default 8
+#   THREADS  (environment) polling threads to alternate in procedures
+#            mode, such as "1 2" (default: calibra's, one a core)
+#   FLAGS    (environment) more flags for calibra oltp run
+#
+# Needs nothing installed: the null server is built from this tree and
+# listens in a temporary directory, removed at the end.
+set -eu
+SECS=${1:-10}
+ROUNDS=${2:-3}
+USERS=${USERS:-8}
+cd "$(dirname "$0")/.."
+DIR=$(mktemp -d /tmp/calibra-null.XXXXXX)
+go build -o "$DIR/calibra" ./cmd/calibra
+go build -o "$DIR/nullpg" ./internal/oltp/nullserver/nullpg
+mkdir "$DIR/sock"
+"$DIR/nullpg" -dir "$DIR/sock" -warehouses 4 >/dev/null &
+SERVER=$!
+stop() { kill "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true; rm -rf "$DIR"; }
+trap stop EXIT INT TERM
+sleep 0.5
+DSN="host=$DIR/sock port=5432 user=calibra dbname=calibra sslmode=disable"
+
+results="$DIR/results.txt"
+: >"$results"
+# run MODE LABEL [FLAGS...]: one timed run, its figures appended to results.
+run() {
+	mode=$1 label=$2
+	shift 2
+	out="$DIR/run-$label-$round"
+	# shellcheck disable=SC2086 # FLAGS is a list of flags
+	"$DIR/calibra" oltp run --dsn "$DSN" --users "$USERS" --rampup 2s --duration "${SECS}s" --mode "$mode" \
+		--progress none --out "$out" "$@" ${FLAGS:-} >"$out.log" 2>&1 || { tail -5 "$out.log" >&2; exit 1; }
+	python3 - "$out/results.json" "$label" "$round" >>"$results" <<'PY'
+import json, sys
+o = json.load(open(sys.argv[1]))["steps"][-1]
+d = o["driver"]
+print("%s %s %s %.2f %.0f %s" % (sys.argv[2], sys.argv[3], d.get("model", "?"), d["cpu_us_per_txn"], o["tpm_client"] / 60, d.get("threads", 0)))
+PY
+	tail -1 "$results" >&2
+}
+
+for round in $(seq "$ROUNDS"); do
+	for mode in ${MODES:-procedures client}; do
+		if [ "$mode" = procedures ] && [ -n "${THREADS:-}" ]; then
+			for k in $THREADS; do
+				run procedures "procedures-k$k" --driver-threads "$k"
+			done
+		else
+			run "$mode" "$mode"
+		fi
+	done
+done
+
+python3 - "$results" <<'PY'
+import statistics, sys
+rows, models = {}, {}
+for line in open(sys.argv[1]):
+    mode, _, model, us, tps, threads = line.split()
+    rows.setdefault(mode, []).append((float(us), float(tps)))
+    models[mode] = "polling, %s thread%s" % (threads, "s" if threads != "1" else "") if model == "polling" else model
+print("| mode | driver | transactions a second per core | CPU per transaction | transactions a second |")
+print("|---|---|---|---|---|")
+for mode, v in rows.items():
+    us, tps = (statistics.median(c) for c in zip(*v))
+    print("| %s | %s | %s | %.1f µs | %s |" % (mode, models[mode], format(round(1e6 / us), ","), us, format(round(tps), ",")))
+PY

@@ -1,0 +1,69 @@
+package nullserver_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	"github.com/calibra-bench/calibra/internal/oltp"
+	"github.com/calibra-bench/calibra/internal/oltp/nullserver"
+	_ "github.com/calibra-bench/calibra/internal/oltp/oltppg"
+	"github.com/calibra-bench/calibra/internal/progress"
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// nullRun runs cfg against a null server in this process for a short
+// window.
+func nullRun(t testing.TB, cfg oltp.RunConfig) *results.OLTP {
+	t.Helper()
+	srv, err := nullserver.Listen(t.TempDir(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ctx := context.Background()
+	target, err := postgres.Prepare(ctx, postgres.TargetConfig{DSN: srv.DSN()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := oltp.Run(ctx, target, cfg, progress.New(io.Discard, progress.None, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// A run against the null server goes through the session setup, the
+// window's counters and every transaction of each mode, and its counters
+// agree with the client's count as a database's do.
+func TestRunOnTheNullServer(t *testing.T) {
+	for _, c := range []struct {
+		mode    oltp.Mode
+		threads int
+	}{{oltp.ModeProcedures, 1}, {oltp.ModeProcedures, 2}, {oltp.ModeClient, 0}} {
+		mode := c.mode
+		t.Run(fmt.Sprint(mode, c.threads), func(t *testing.T) {
+			out := nullRun(t, oltp.RunConfig{Users: 4, Mode: mode, Rampup: 300 * time.Millisecond, Duration: time.Second, Seed: 1, DriverThreads: c.threads})
+			if c.threads > 0 && (out.Driver.Model != oltp.DriverPolling || out.Driver.Threads != c.threads) {
+				t.Errorf("driver %+v, want polling on %d threads", out.Driver, c.threads)
+			}
+			if out.TPMClient == 0 || out.TPMDB == nil || out.NOPM == nil {
+				t.Fatalf("no throughput: %+v", out)
+			}
+			done := out.TPMClient * out.DurationS / 60
+			if diff := math.Abs(*out.TPMDB-out.TPMClient) * out.DurationS / 60; diff > 5 {
+				t.Errorf("tpm_db %.0f and tpm_client %.0f differ by %.0f transactions (of %.0f)", *out.TPMDB, out.TPMClient, diff, done)
+			}
+			for name, tx := range out.Transactions {
+				if tx.Count == 0 || tx.Errors > 0 {
+					t.Errorf("%s: %+v", name, tx)
+				}
+			}
+			t.Logf("%s: %.0f transactions, driver %+v", mode, done, out.Driver)
+		})
+	}
+}

@@ -1,0 +1,43 @@
+package nullserver_test
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/calibra-bench/calibra/internal/oltp"
+)
+
+// Keying and thinking and an open loop run on the polling driver's
+// timers: the server counts what the client completed, an open loop
+// offers its rate, and keying and thinking pace the users as the
+// specification's times say.
+func TestPacedRunsOnThePollingDriver(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cfg  oltp.RunConfig
+		tps  float64 // the throughput expected
+	}{
+		{"open-loop", oltp.RunConfig{RatePerUser: 200}, 4 * 200},
+		// The mix's mean keying and think times, 21 s a transaction, at
+		// 1/100: a transaction every 0.21 s a user.
+		{"keying", oltp.RunConfig{KeyingThinking: 0.01}, 4 / 0.21},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := c.cfg
+			cfg.Users, cfg.Mode, cfg.Rampup, cfg.Duration, cfg.Seed, cfg.DriverThreads = 4, oltp.ModeProcedures, 500*time.Millisecond, 3*time.Second, 1, 2
+			out := nullRun(t, cfg)
+			if d := out.Driver; d == nil || d.Model != oltp.DriverPolling || d.Threads != 2 {
+				t.Fatalf("driver %+v, want polling on 2 threads", out.Driver)
+			}
+			if out.TPMDB == nil || math.Abs(*out.TPMDB-out.TPMClient)*out.DurationS/60 > 5 {
+				t.Errorf("tpm_db %v, tpm_client %.0f", out.TPMDB, out.TPMClient)
+			}
+			tps := out.TPMClient / 60
+			if tps < c.tps*0.6 || tps > c.tps*1.4 {
+				t.Errorf("%.1f transactions a second, want about %.1f", tps, c.tps)
+			}
+			t.Logf("%.1f tps (want about %.1f), art %.3f ms (%s)", tps, c.tps, out.ARTMs, out.LatencyBasis)
+		})
+	}
+}
