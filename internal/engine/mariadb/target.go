@@ -382,7 +382,7 @@ func (t *Target) RestoreTemplate(ctx context.Context) error {
 		return err
 	}
 	if !exists {
-		return fault.Input("build it with 'calibra oltp build'", "there is no loaded template to reset from")
+		return fault.Input("build it again with 'calibra oltp build --rebuild', which keeps one", "there is no loaded template to reset from (a build interrupted before it kept one leaves none)")
 	}
 	if err := t.copySchema(ctx, conn, slot, stagingNew); err != nil {
 		return fmt.Errorf("copy the template: %w", err)

@@ -305,7 +305,7 @@ func (t *Target) RestoreTemplate(ctx context.Context) error {
 	}
 	defer conn.Close(context.Background())
 	if !databaseExists(ctx, conn, TemplateDatabase) {
-		return fault.Input("build it with 'calibra oltp build'", "there is no loaded template to reset from")
+		return fault.Input("build it again with 'calibra oltp build --rebuild', which keeps one", "there is no loaded template to reset from (a build interrupted before it kept one leaves none)")
 	}
 	if err := dropDatabase(ctx, conn, databaseNew); err != nil {
 		return err
