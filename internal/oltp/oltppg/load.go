@@ -49,11 +49,11 @@ func (l *loader) Load(ctx context.Context, batches []oltp.Batch, fill func([]byt
 		l.wg.Add(1)
 		go func() {
 			defer l.wg.Done()
-			var buf []byte
+			var buf buffers
 			for t := l.s.next(); t != nil; t = l.s.next() {
 				var err error
 				if t.kind == taskLoad {
-					buf, err = loadTable(ctx, conn, t, buf, fill, done)
+					err = loadTable(ctx, conn, t, &buf, fill, done)
 				} else {
 					err = execEach(ctx, conn, t.sql)
 				}
@@ -68,30 +68,46 @@ func (l *loader) Load(ctx context.Context, batches []oltp.Batch, fill func([]byt
 }
 
 // loadTable stores a table's batches in one transaction that truncates it
-// first, so that COPY may freeze the rows.
-func loadTable(ctx context.Context, conn *pgx.Conn, t *task, buf []byte, fill func([]byte, oltp.Batch) []byte, done func(oltp.Batch)) ([]byte, error) {
+// first, so that COPY may freeze the rows: in COPY's binary format for the
+// tables of binaryTables, else as the generator's text.
+func loadTable(ctx context.Context, conn *pgx.Conn, t *task, buf *buffers, fill func([]byte, oltp.Batch) []byte, done func(oltp.Batch)) error {
 	name := t.table.String()
-	sql := "COPY " + name + " (" + strings.Join(t.table.Columns(), ", ") + ") FROM STDIN WITH (FREEZE)"
+	types, inBinary := binaryTables[t.table]
+	sql := "COPY " + name + " (" + strings.Join(t.table.Columns(), ", ") + ") FROM STDIN WITH (FREEZE"
+	if inBinary {
+		sql += ", FORMAT binary"
+	}
+	sql += ")"
 	tx, err := conn.Begin(ctx)
 	if err != nil {
-		return buf, err
+		return err
 	}
 	defer tx.Rollback(context.Background()) //nolint:errcheck // after Commit a no-op
 	if _, err := tx.Exec(ctx, "TRUNCATE "+name); err != nil {
-		return buf, fmt.Errorf("load %s: %w", name, err)
+		return fmt.Errorf("load %s: %w", name, err)
 	}
 	for _, b := range t.batches {
-		buf = fill(buf[:0], b)
-		if _, err := conn.PgConn().CopyFrom(ctx, bytes.NewReader(buf), sql); err != nil {
-			return buf, fmt.Errorf("load %s batch %d: %w", b.Table, b.N, err)
+		buf.text = fill(buf.text[:0], b)
+		data := buf.text
+		if inBinary {
+			if buf.bin, err = toBinary(buf.bin[:0], buf.text, types); err != nil {
+				return fmt.Errorf("load %s batch %d: %w", b.Table, b.N, err)
+			}
+			data = buf.bin
+		}
+		if _, err := conn.PgConn().CopyFrom(ctx, bytes.NewReader(data), sql); err != nil {
+			return fmt.Errorf("load %s batch %d: %w", b.Table, b.N, err)
 		}
 		done(b)
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return buf, fmt.Errorf("load %s: %w", name, err)
+		return fmt.Errorf("load %s: %w", name, err)
 	}
-	return buf, nil
+	return nil
 }
+
+// buffers are a connection's batch text and its binary form, reused.
+type buffers struct{ text, bin []byte }
 
 // execEach runs a task's statements in order, each on its own (VACUUM runs
 // in no transaction block).
