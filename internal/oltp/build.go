@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/calibra-bench/calibra/internal/engine"
@@ -200,26 +201,39 @@ func prepareSchema(ctx context.Context, ctl Control, rebuild bool) error {
 }
 
 // load generates every batch and has the dialect store it, biggest
-// batches first so the loaders finish together.
+// batches first so the loaders finish together. The progress bar counts
+// the rows' text in MB (its total estimated from one batch of each table),
+// with the rate and the time left.
 func load(ctx context.Context, ld Loader, gen *tpcc.Generator, rows map[string]int64, prog *progress.Printer) error {
 	var batches []Batch
-	var total int64
+	var estimate float64
 	for _, tb := range tpcc.Tables() {
+		perRow := float64(len(gen.AppendBatch(nil, tb, 0))) / float64(gen.Rows(tb, 0))
 		for b := range gen.Batches(tb) {
 			n := gen.Rows(tb, b)
 			batches = append(batches, Batch{tb, b, n})
 			rows[tb.String()] += int64(n)
-			total += int64(n)
+			estimate += float64(n) * perRow
 		}
 	}
 	weight := func(b Batch) int { return b.Rows * rowWidth(b.Table) }
 	sort.SliceStable(batches, func(a, b int) bool { return weight(batches[a]) > weight(batches[b]) })
 
-	bar := prog.Bar(total, "loading", "rows")
+	bar := prog.BytesBar(int64(estimate), "loading")
 	defer bar.Finish()
-	return ld.Load(ctx, batches,
-		func(buf []byte, b Batch) []byte { return gen.AppendBatch(buf, b.Table, b.N) },
-		func(b Batch) { bar.Add(int64(b.Rows)) })
+	var sent atomic.Int64
+	err := ld.Load(ctx, batches,
+		func(buf []byte, b Batch) []byte {
+			out := gen.AppendBatch(buf, b.Table, b.N)
+			sent.Add(int64(len(out) - len(buf)))
+			bar.Add(int64(len(out) - len(buf)))
+			return out
+		},
+		func(Batch) {})
+	if err == nil {
+		bar.SetTotal(sent.Load())
+	}
+	return err
 }
 
 // rowWidth is a rough row width in the load's text per table, to order jobs by size.

@@ -133,14 +133,18 @@ type Batch struct {
 
 // Loader bulk-loads the generated rows on its sessions.
 type Loader interface {
-	// Load sinks every batch, in order, each on the first free session:
-	// fill appends the batch's rows (tpcc's text: tab-separated, \N for
-	// NULL, a line each) to that session's buffer; done follows each
-	// batch stored.
+	// Load sinks every batch, in order, each on the first free session
+	// (or, where the engine loads faster so, each table's batches on one
+	// session in one transaction, the tables in the order of their first
+	// batches): fill appends the batch's rows (tpcc's text: tab-separated,
+	// \N for NULL, a line each) to that session's buffer; done follows
+	// each batch stored. It returns once every row is stored; a dialect
+	// may already have begun what Finish waits for.
 	Load(ctx context.Context, batches []Batch, fill func(buf []byte, b Batch) []byte, done func(Batch)) error
 	// Finish adds keys and indexes and makes the planner's statistics,
 	// spread over the sessions, then sizes the schema; phase announces
-	// each part.
+	// each part, whose time (IndexS, VacuumS) is what it added after the
+	// load.
 	Finish(ctx context.Context, phase func(string)) (LoadTail, error)
 	Close()
 }

@@ -97,11 +97,20 @@ func (p *Printer) endStatus() {
 // Bar counts work done out of a known total.
 type Bar interface {
 	Add(n int64)
+	// SetTotal replaces the total, as when an estimate gives way to the
+	// exact figure at the end.
+	SetTotal(total int64)
 	Finish()
 }
 
 // Bar starts a progress bar over total units; unit names them in plain mode.
-func (p *Printer) Bar(total int64, desc, unit string) Bar {
+func (p *Printer) Bar(total int64, desc, unit string) Bar { return p.bar(total, desc, unit, false) }
+
+// BytesBar starts a progress bar over total bytes (an estimate SetTotal
+// may correct): it shows MB, MB/s and the time left at that rate.
+func (p *Printer) BytesBar(total int64, desc string) Bar { return p.bar(total, desc, "MB", true) }
+
+func (p *Printer) bar(total int64, desc, unit string, inBytes bool) Bar {
 	switch {
 	case p.none:
 		return nopBar{}
@@ -111,6 +120,7 @@ func (p *Printer) Bar(total int64, desc, unit string) Bar {
 			progressbar.OptionSetWriter(p.w),
 			progressbar.OptionSetDescription(desc),
 			progressbar.OptionShowCount(),
+			progressbar.OptionShowBytes(inBytes),
 			progressbar.OptionSetItsString(unit),
 			progressbar.OptionShowIts(),
 			progressbar.OptionSetPredictTime(true),
@@ -121,14 +131,15 @@ func (p *Printer) Bar(total int64, desc, unit string) Bar {
 		bar.total.Store(total)
 		return bar
 	default:
-		return &plainBar{p: p, total: total, desc: desc, unit: unit, start: time.Now()}
+		return &plainBar{p: p, total: total, desc: desc, unit: unit, bytes: inBytes, start: time.Now()}
 	}
 }
 
 type nopBar struct{}
 
-func (nopBar) Add(int64) {}
-func (nopBar) Finish()   {}
+func (nopBar) Add(int64)      {}
+func (nopBar) SetTotal(int64) {}
+func (nopBar) Finish()        {}
 
 type ttyBar struct {
 	b           *progressbar.ProgressBar
@@ -137,6 +148,8 @@ type ttyBar struct {
 }
 
 func (b *ttyBar) Add(n int64) { b.done.Add(n); _ = b.b.Add64(n) }
+
+func (b *ttyBar) SetTotal(total int64) { b.total.Store(total); b.b.ChangeMax64(total) }
 
 // Finish fills the bar only when the work is all done: an interrupted
 // load stays at the share it reached, never "100%".
@@ -154,6 +167,7 @@ type plainBar struct {
 	p           *Printer
 	total, done int64
 	desc, unit  string
+	bytes       bool // counts bytes, shown in MB
 	start       time.Time
 }
 
@@ -165,6 +179,12 @@ func (b *plainBar) Add(n int64) {
 	b.p.Status(b.line(done))
 }
 
+func (b *plainBar) SetTotal(total int64) {
+	b.mu.Lock()
+	b.total = total
+	b.mu.Unlock()
+}
+
 func (b *plainBar) Finish() {
 	b.mu.Lock()
 	done := b.done
@@ -173,14 +193,26 @@ func (b *plainBar) Finish() {
 }
 
 func (b *plainBar) line(done int64) string {
+	b.mu.Lock()
+	total := b.total
+	b.mu.Unlock()
 	pct := 100.0
-	if b.total > 0 {
-		pct = 100 * float64(done) / float64(b.total)
+	if total > 0 {
+		pct = 100 * float64(done) / float64(total)
 	}
 	el := time.Since(b.start).Seconds()
 	rate := 0.0
 	if el > 0 {
 		rate = float64(done) / el
 	}
-	return fmt.Sprintf("%s: %.0f%% (%d/%d %s, %.0f %s/s)", b.desc, pct, done, b.total, b.unit, rate, b.unit)
+	if !b.bytes {
+		return fmt.Sprintf("%s: %.0f%% (%d/%d %s, %.0f %s/s)", b.desc, pct, done, total, b.unit, rate, b.unit)
+	}
+	line := fmt.Sprintf("%s: %.0f%% (%.0f/%.0f MB, %.1f MB/s", b.desc, pct, float64(done)/1e6, float64(total)/1e6, rate/1e6)
+	if left := total - done; left > 0 && rate > 0 {
+		if d := time.Duration(float64(left) / rate * float64(time.Second)).Round(time.Second); d > 0 {
+			line += ", about " + d.String() + " left"
+		}
+	}
+	return line + ")"
 }

@@ -4,17 +4,13 @@
 package oltppg
 
 import (
-	"bytes"
 	"context"
-	"fmt"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/oltp"
-	"github.com/calibra-bench/calibra/internal/oltp/tpcc"
 )
 
 func init() {
@@ -63,39 +59,3 @@ func (d dialect) Templates() engine.Resetter {
 	}
 	return d.t
 }
-
-func (d dialect) Loader(ctx context.Context, n int) (oltp.Loader, error) {
-	conns, err := postgres.OpenConns(ctx, n, d.connect)
-	if err != nil {
-		postgres.CloseConns(conns)
-		return nil, err
-	}
-	return &loader{conns: conns}, nil
-}
-
-// loader COPYs the generated rows, one batch per COPY.
-type loader struct{ conns []*pgx.Conn }
-
-func (l *loader) Load(ctx context.Context, batches []oltp.Batch, fill func([]byte, oltp.Batch) []byte, done func(oltp.Batch)) error {
-	bufs := make([][]byte, len(l.conns))
-	return postgres.OnConns(ctx, l.conns, batches, func(ctx context.Context, w int, conn *pgx.Conn, b oltp.Batch) error {
-		bufs[w] = fill(bufs[w][:0], b)
-		sql := "COPY " + b.Table.String() + " (" + strings.Join(b.Table.Columns(), ", ") + ") FROM STDIN"
-		if _, err := conn.PgConn().CopyFrom(ctx, bytes.NewReader(bufs[w]), sql); err != nil {
-			return fmt.Errorf("load %s batch %d: %w", b.Table, b.N, err)
-		}
-		done(b)
-		return nil
-	})
-}
-
-func (l *loader) Finish(ctx context.Context, phase func(string)) (oltp.LoadTail, error) {
-	var vacuums []string
-	for _, tb := range tpcc.Tables() {
-		vacuums = append(vacuums, "VACUUM (FREEZE, ANALYZE) "+tb.String())
-	}
-	tail, err := postgres.FinishLoad(ctx, l.conns, oltp.Schema, indexDDL, vacuums, phase)
-	return oltp.LoadTail{IndexS: tail.IndexS, VacuumS: tail.VacuumS, Bytes: tail.Bytes}, err
-}
-
-func (l *loader) Close() { postgres.CloseConns(l.conns) }

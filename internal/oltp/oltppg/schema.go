@@ -1,5 +1,7 @@
 package oltppg
 
+import "github.com/calibra-bench/calibra/internal/oltp/tpcc"
+
 // tableDDL creates the nine tables without keys: keys and indexes come after
 // the load, which is much faster than maintaining them row by row.
 var tableDDL = []string{
@@ -29,18 +31,48 @@ var tableDDL = []string{
 	`CREATE TABLE build_info (key text PRIMARY KEY, value text NOT NULL)`,
 }
 
-// indexDDL is run after the load, one statement per connection in parallel.
-var indexDDL = []string{
-	`ALTER TABLE warehouse ADD PRIMARY KEY (w_id)`,
-	`ALTER TABLE district ADD PRIMARY KEY (d_w_id, d_id)`,
-	`ALTER TABLE customer ADD PRIMARY KEY (c_w_id, c_d_id, c_id)`,
-	`CREATE INDEX customer_name ON customer (c_w_id, c_d_id, c_last, c_first)`,
-	`ALTER TABLE orders ADD PRIMARY KEY (o_w_id, o_d_id, o_id)`,
-	`CREATE INDEX orders_customer ON orders (o_w_id, o_d_id, o_c_id, o_id)`,
-	`ALTER TABLE new_order ADD PRIMARY KEY (no_w_id, no_d_id, no_o_id)`,
-	`ALTER TABLE order_line ADD PRIMARY KEY (ol_w_id, ol_d_id, ol_o_id, ol_number)`,
-	`ALTER TABLE item ADD PRIMARY KEY (i_id)`,
-	`ALTER TABLE stock ADD PRIMARY KEY (s_w_id, s_i_id)`,
+// tableKeys are a table's primary key columns and other indexes, built
+// after its load: each index on a connection of its own (CREATE INDEX
+// takes a share lock, so a table's indexes build side by side), the
+// primary key then made a constraint over its built index.
+type tableKeys struct {
+	pkey    string   // the primary key's columns; "" for none
+	indexes []string // CREATE INDEX statements
+}
+
+var keys = map[tpcc.Table]tableKeys{
+	tpcc.Warehouse: {pkey: "w_id"},
+	tpcc.District:  {pkey: "d_w_id, d_id"},
+	tpcc.Customer: {pkey: "c_w_id, c_d_id, c_id",
+		indexes: []string{`CREATE INDEX customer_name ON customer (c_w_id, c_d_id, c_last, c_first)`}},
+	tpcc.Orders: {pkey: "o_w_id, o_d_id, o_id",
+		indexes: []string{`CREATE INDEX orders_customer ON orders (o_w_id, o_d_id, o_c_id, o_id)`}},
+	tpcc.NewOrder:  {pkey: "no_w_id, no_d_id, no_o_id"},
+	tpcc.OrderLine: {pkey: "ol_w_id, ol_d_id, ol_o_id, ol_number"},
+	tpcc.Item:      {pkey: "i_id"},
+	tpcc.Stock:     {pkey: "s_w_id, s_i_id"},
+}
+
+// indexDDL is table t's index builds: its primary key's unique index
+// (named as ADD PRIMARY KEY names it) and its other indexes.
+func indexDDL(t tpcc.Table) []string {
+	k := keys[t]
+	var stmts []string
+	if k.pkey != "" {
+		stmts = append(stmts, "CREATE UNIQUE INDEX "+t.String()+"_pkey ON "+t.String()+" ("+k.pkey+")")
+	}
+	return append(stmts, k.indexes...)
+}
+
+// sealDDL follows table t's index builds: the primary key constraint over
+// its unique index (no scan: the key's columns are NOT NULL), then the
+// vacuum that sets the visibility map and the planner's statistics.
+func sealDDL(t tpcc.Table) []string {
+	var stmts []string
+	if keys[t].pkey != "" {
+		stmts = append(stmts, "ALTER TABLE "+t.String()+" ADD CONSTRAINT "+t.String()+"_pkey PRIMARY KEY USING INDEX "+t.String()+"_pkey")
+	}
+	return append(stmts, "VACUUM (FREEZE, ANALYZE) "+t.String())
 }
 
 // expectedRollback is the SQLSTATE the New-Order function raises for the
