@@ -88,21 +88,25 @@ func checkRun(t *testing.T, dir, mode string) {
 	}
 	want := map[string]float64{"new_order": 45, "payment": 43, "order_status": 4, "delivery": 4, "stock_level": 4}
 	var total int64
-	for name, pct := range want {
+	for name := range want {
 		tx := o.Transactions[name]
 		if tx.Count == 0 || tx.Errors != 0 {
 			t.Errorf("%s: count %d errors %d", name, tx.Count, tx.Errors)
 		}
-		if math.Abs(o.MixPct[name]-pct) > 2 {
-			t.Errorf("%s is %.2f%% of the mix, want %.0f%% ± 2", name, o.MixPct[name], pct)
-		}
 		total += tx.Count
 	}
 	// Whole decks deal the mix exactly; each user's last, partial deck
-	// shifts a type by a few cards, which 1,000 transactions keep well
-	// inside 2 points (a busy CI machine may not reach many more).
-	if total < 1000 {
-		t.Errorf("only %d transactions: too few to judge the mix", total)
+	// shifts a type by a few cards, a share that falls as 1/n: 2 points at
+	// 1,000 transactions, as much wider below as there are fewer (a busy
+	// host may run a slow mode's window short of 1,000).
+	if total < 250 {
+		t.Fatalf("only %d transactions: too few to judge the mix", total)
+	}
+	tolerance := 2 * max(1, 1000/float64(total))
+	for name, pct := range want {
+		if math.Abs(o.MixPct[name]-pct) > tolerance {
+			t.Errorf("%s is %.2f%% of the mix, want %.0f%% ± %.1f (%d transactions)", name, o.MixPct[name], pct, tolerance, total)
+		}
 	}
 	if o.Profile != "spec" || o.Valid == nil || !*o.Valid || len(o.Checks) != 9 || o.Delivery == nil {
 		t.Errorf("profile %q, valid %v %q, %d checks, delivery %+v: want a valid spec run with its checks", o.Profile, o.Valid,

@@ -16,7 +16,6 @@ import (
 // write sets node 1 replicated, and a conflict between the nodes counted
 // where it happened.
 func TestSamplerOnGalera(t *testing.T) {
-	t.Parallel()
 	_, missing := mariadb.FindBinaries("")
 	testenv.Need(t, "mariadb", missing, "apt-get install mariadb-server")
 	_, missing = mariadb.FindProvider()

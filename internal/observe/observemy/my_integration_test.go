@@ -47,7 +47,6 @@ func exec(t *testing.T, db *sql.DB, sqls ...string) {
 // larger than the buffer pool and one that waits for another's row lock;
 // the window must see each, in the counters and in the waits.
 func TestSamplerOnMariaDB(t *testing.T) {
-	t.Parallel()
 	target, group := startMariaDB(t)
 	ctx := context.Background()
 	db := target.DB()

@@ -40,7 +40,6 @@ func startPostgres(t *testing.T, pgBin string) (*postgres.Target, *proc.Group) {
 // It runs on every server version installed (Debian's 15, the relocatable
 // 18 .ci/setup adds): 16+ read pg_stat_io, 18 its WAL rows too.
 func TestSamplerOnPostgreSQL(t *testing.T) {
-	t.Parallel()
 	builds := postgres.Installed()
 	testenv.NeedVersions(t, "postgres", postgres.Majors(builds), "apt-get install postgresql")
 	for _, b := range builds {
@@ -182,7 +181,6 @@ func samplerOnPostgreSQL(t *testing.T, pgBin string) {
 // postgres instead, so that its polls never count in the observed
 // database; and the polls a restart by calibra breaks are not failures.
 func TestSamplerStaysOutsideAndSitsOutRestarts(t *testing.T) {
-	t.Parallel()
 	target, group := startPostgres(t, "")
 	ctx := context.Background()
 	dsn, err := postgres.Prepare(ctx, postgres.TargetConfig{DSN: target.Managed.ConnString(postgres.Database)})
@@ -237,7 +235,6 @@ func TestSamplerStaysOutsideAndSitsOutRestarts(t *testing.T) {
 // The wait events whose latency the counters give; PostgreSQL 17 renamed
 // them in CamelCase.
 func TestWaitLatency(t *testing.T) {
-	t.Parallel()
 	read, client, write, sync := 0.5, 0.25, 0.125, 2.0
 	db := &results.ObserveDB{DataFileReadAvgMs: &read, WALWriteAvgMs: &write, WALSyncAvgMs: &sync}
 	var src source
