@@ -42,6 +42,11 @@ func SummaryText(r *results.Run, status string) string {
 			if body.Instances > 1 {
 				each = fmt.Sprintf(" on each of %d instances", body.Instances)
 			}
+			if body.TotalS == 0 {
+				// An interrupted build measured nothing: say so, not 0 MB/s.
+				fmt.Fprintf(&b, "  build      %d warehouses%s, not measured (%s)\n", body.Warehouses, each, st.Status)
+				break
+			}
 			fmt.Fprintf(&b, "  build      %d warehouses%s, %.0f MB in %.1f s = %.1f MB/s\n",
 				body.Warehouses, each, float64(body.DBBytes)/1e6, body.TotalS, body.MBPerS)
 			if body.TemplateKept != "" {
