@@ -39,11 +39,7 @@ func TestIOCalServerSideReadsAndCommits(t *testing.T) {
 	}
 	for _, engine := range []string{"postgresql", "mariadb"} {
 		t.Run(engine, func(t *testing.T) {
-			if engine == "mariadb" {
-				requireMariaDB(t)
-			} else {
-				requirePostgres(t)
-			}
+			requireEngine(t, engine)
 			path := storageDir(t)
 			out := filepath.Join(t.TempDir(), "run")
 			mustRun(t, 0, "iocal", "--engine", engine, "--path", path, "--out", out, "--progress", "none", "--size", "512MiB",

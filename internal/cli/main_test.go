@@ -49,6 +49,16 @@ func requirePostgres(t *testing.T) {
 	}
 }
 
+// requireEngine is requirePostgres or requireMariaDB, by --engine's name.
+func requireEngine(t *testing.T, engine string) {
+	t.Helper()
+	if engine == "mariadb" {
+		requireMariaDB(t)
+		return
+	}
+	requirePostgres(t)
+}
+
 // storageDir makes a directory the unprivileged server account can reach:
 // t.TempDir's parents are private to root.
 func storageDir(t *testing.T) string { return testenv.StorageDir(t) }

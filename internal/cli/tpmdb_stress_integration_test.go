@@ -20,11 +20,7 @@ func TestTPMDBStress(t *testing.T) {
 	}
 	for _, engine := range []string{"postgresql", "mariadb"} {
 		t.Run(engine, func(t *testing.T) {
-			if engine == "mariadb" {
-				requireMariaDB(t)
-			} else {
-				requirePostgres(t)
-			}
+			requireEngine(t, engine)
 			dir := storageDir(t)
 			study := filepath.Join(t.TempDir(), "stress.yaml")
 			body := fmt.Sprintf(`version: 1
