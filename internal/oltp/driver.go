@@ -68,16 +68,14 @@ func newEdges(flushStats bool) *edges {
 	return &edges{start: make(chan struct{}), begin: make(chan struct{}), stop: make(chan struct{}), flushStats: flushStats}
 }
 
-// hold waits for the window to begin after the start edge; false means
-// the run ended first.
-func (ed *edges) hold(ctx context.Context) bool {
+// hold waits, after the start edge, for the window to begin or the run
+// to end (which the user's loop then sees).
+func (ed *edges) hold(ctx context.Context) {
 	select {
 	case <-ed.begin:
-		return true
 	case <-ed.stop:
 	case <-ctx.Done():
 	}
-	return false
 }
 
 // recorder holds the outcomes of a user, or of a pooled connection and
