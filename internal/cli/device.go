@@ -23,8 +23,11 @@ func (a *app) deviceCommand() *cobra.Command {
 	pathFlag.Value = &f.Paths
 	pathFlag.Usage = "storage under test: a directory, an existing file or a block device; repeat or comma-separate for several targets"
 	// The device layer needs no database.
-	for _, name := range []string{"dsn", "dsn-file", "pg-bin", "run-as", "db-cache"} {
+	for _, name := range []string{"dsn", "dsn-file", "run-as", "db-cache"} {
 		_ = fl.MarkHidden(name)
+	}
+	for _, o := range runner.EngineOptions() {
+		_ = fl.MarkHidden(o.Flag)
 	}
 	return cmd
 }

@@ -258,7 +258,6 @@ func applyTarget(cmd *cobra.Command, c *runner.Config, f *studyFlags, st *study.
 		{"dsn", &c.DSN, &st.Target.DSN},
 		{"db-cache", &c.DBCache, &st.Target.DBCache},
 		{"lab", &c.Lab, &st.Target.Lab},
-		{"pg-bin", &c.PGBin, &st.Target.PGBin},
 		{"wal-path", &c.WALPath, &st.Target.WALPath},
 		{"sync", &c.Sync, &st.Target.Sync},
 		{"replica-path", &c.ReplicaPath, &st.Target.ReplicaPath},
@@ -269,11 +268,16 @@ func applyTarget(cmd *cobra.Command, c *runner.Config, f *studyFlags, st *study.
 	} else if st.Target.Replicas != 0 {
 		c.Replicas = st.Target.Replicas
 	}
-	switch {
-	case cmd.Flags().Changed("galera"):
-		st.Target.Galera = c.Galera
-	case st.Target.Galera != 0:
-		c.Galera = st.Target.Galera
+	for _, o := range runner.EngineOptions() {
+		switch v, ok := st.Target.Options[o.Flag]; {
+		case cmd.Flags().Changed(o.Flag):
+			if st.Target.Options == nil {
+				st.Target.Options = map[string]string{}
+			}
+			st.Target.Options[o.Flag] = c.Options[o.Flag]
+		case ok:
+			_ = optionValue{&c.Options, o}.Set(v)
+		}
 	}
 	switch {
 	case cmd.Flags().Changed("instances"):

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"errors"
+	"strconv"
 	"strings"
 	"time"
 
@@ -13,7 +15,7 @@ import (
 )
 
 // defaultStopGrace is how long a child gets to stop cleanly before it is
-// killed: a PostgreSQL fast shutdown writes a checkpoint first.
+// killed: a server's fast shutdown writes a checkpoint first.
 const defaultStopGrace = time.Minute
 
 // registerCommon registers the flags every running command shares
@@ -23,23 +25,58 @@ func registerCommon(cmd *cobra.Command, c *runner.Config) {
 	f.StringVar(&c.Path, "path", ".", "directory on the storage under test; the managed database instance lives under it")
 	f.StringVar(&c.Out, "out", "", "run directory (default ./calibra-runs/<UTC time>_<label>)")
 	f.StringVar(&c.Label, "label", "", "names the run in its directory name, report and comparisons")
-	f.StringVar(&c.Engine, "engine", "", "the database: postgresql or mariadb (default postgresql, or what --dsn's scheme names); the managed instance lives in PATH/calibra-pg or PATH/calibra-mariadb")
-	f.StringVar(&c.DSN, "dsn", "", "use an existing server instead of the managed instance (postgres://user@host:port/db or mysql://user@host:port/db; the password from PGPASSWORD, ~/.pgpass or --dsn-file, never the command line, which ps shows)")
+	f.StringVar(&c.Engine, "engine", "", "the database: "+strings.Join(runner.EngineNames(), " or ")+" (default "+runner.DefaultEngine()+", or what --dsn's scheme names); the managed instance lives under PATH")
+	f.StringVar(&c.DSN, "dsn", "", "use an existing server instead of the managed instance ("+runner.DSNForms()+"; the password from --dsn-file or the driver's own sources, never the command line, which ps shows)")
 	f.StringVar(&c.DSNFile, "dsn-file", "", "read --dsn from this file (keep it 0600), so its password never appears on a command line")
 	f.Uint64Var(&c.Seed, "seed", 1, "seed of every random choice, for reproducible data and workloads")
 	f.StringVar(&c.Progress, "progress", progress.Auto, "progress on stderr: auto (redrawn on a terminal), plain (a line every 10 s) or none")
 	f.BoolVar(&c.JSON, "json", false, "print the final results as JSON on stdout")
-	f.StringVar(&c.PGBin, "pg-bin", "", "directory of the PostgreSQL server binaries (default: pg_config --bindir, /usr/lib/postgresql/*/bin, PATH)")
-	f.StringVar(&c.RunAs, "run-as", "", "unprivileged account that runs the managed server when calibra runs as root (default postgres)")
-	f.StringVar(&c.DBCache, "db-cache", runner.DefaultDBCache, "database cache of the managed instance (PostgreSQL shared_buffers, MariaDB innodb_buffer_pool_size), e.g. 256MB or 8GB")
-	f.StringVar(&c.WALPath, "wal-path", "", "directory on other storage for the managed instance's WAL or redo log (initdb --waldir, innodb_log_group_home_dir), as the studies put redo on its own disks")
-	f.IntVar(&c.Replicas, "replicas", 0, "N standbys of the managed PostgreSQL instance, made by pg_basebackup into PATH/calibra-pg-replica-K (or under --replica-path) and streaming from it over its private socket")
+	f.StringVar(&c.RunAs, "run-as", "", "unprivileged account that runs the managed server when calibra runs as root (default: the engine's own system account)")
+	f.StringVar(&c.DBCache, "db-cache", runner.DefaultDBCache(), "database cache of the managed instance ("+runner.CacheSettings()+"), in that setting's units: e.g. 256MB or 8GB, a bare number in the setting's own unit")
+	f.StringVar(&c.WALPath, "wal-path", "", "directory on other storage for the managed instance's WAL or redo log, as the studies put redo on its own disks")
+	f.IntVar(&c.Replicas, "replicas", 0, "N standbys of the managed instance, made from it into PATH (or under --replica-path) and streaming from it over its private socket")
 	f.StringVar(&c.Sync, "sync", "", "how commits wait for the --replicas standbys: off (asynchronous), on (until every standby has flushed them; the default) or remote_apply (until every standby has replayed them)")
 	f.StringVar(&c.ReplicaPath, "replica-path", "", "directory on other storage for the --replicas standbys' data (default --path)")
-	f.IntVar(&c.Galera, "galera", 0, "with --engine mariadb: a Galera cluster of N managed nodes on this machine (PATH/calibra-mariadb-galera-K), users spread over them; needs galera-4")
 	f.IntVar(&c.Instances, "instances", 1, "managed instances of the engine side by side on the storage under test, each its own server and data under PATH/calibra-instances/K, driven together (oltp steps; the users dealt round-robin), as study 001 consolidates databases on one server")
-	f.StringArrayVar(&c.EngineSettings, "engine-setting", nil, "a server setting of the managed instance over calibra's defaults, KEY=VALUE, repeatable (e.g. io_method=worker on PostgreSQL 18); recorded in meta.engine.settings")
+	f.StringArrayVar(&c.EngineSettings, "engine-setting", nil, "a server setting of the managed instance over calibra's defaults, KEY=VALUE, repeatable (e.g. io_method=worker); recorded in meta.engine.settings")
+	for _, o := range runner.EngineOptions() {
+		f.Var(optionValue{&c.Options, o}, o.Flag, "with --engine "+o.Engine+": "+o.Usage)
+	}
 	f.StringVar(&c.Lab, "lab", "", "build emulated storage under --path and run on it: hdd, hdd+flash-cache, throttled:read_iops=N ('calibra lab --help')")
+}
+
+// optionValue is the flag of an engine's own option: its value lands in
+// the target's options under the flag's name.
+type optionValue struct {
+	options *map[string]string
+	o       runner.EngineOption
+}
+
+func (v optionValue) String() string {
+	if s := (*v.options)[v.o.Flag]; s != "" || !v.o.Int {
+		return s
+	}
+	return "0"
+}
+
+func (v optionValue) Set(s string) error {
+	if v.o.Int {
+		if _, err := strconv.Atoi(s); err != nil {
+			return errors.New("not a whole number")
+		}
+	}
+	if *v.options == nil {
+		*v.options = map[string]string{}
+	}
+	(*v.options)[v.o.Flag] = s
+	return nil
+}
+
+func (v optionValue) Type() string {
+	if v.o.Int {
+		return "int"
+	}
+	return "string"
 }
 
 // env is the process state a run needs.

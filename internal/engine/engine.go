@@ -2,14 +2,14 @@
 // measures: what every engine must do (Engine), and what some can do,
 // discovered by type assertion (ColdRestarter, Resetter, Crasher,
 // TransactionCounter, Replicator), in the manner of restic's backend and CockroachDB's
-// workload hooks. An engine registers itself by name; adding one touches
-// its own package and one registration.
+// workload hooks. An engine registers its Descriptor, which is all the
+// rest of calibra knows of it; adding one touches its own package, its
+// dialects and one line in internal/engines.
 package engine
 
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 
@@ -94,7 +94,6 @@ type Replica struct {
 type Config struct {
 	DSN            string // a server calibra does not manage; empty: the managed instance
 	Path           string // the storage under test: the managed instance's data go under it
-	Bin            string // the server binaries (PostgreSQL: --pg-bin)
 	RunAs          string // the unprivileged account of the managed server
 	DBCache        string // the engine's data cache
 	MaxConnections int
@@ -106,52 +105,27 @@ type Config struct {
 	Replicas    int
 	Sync        string
 	ReplicaPath string
-	Galera      int // MariaDB: a Galera cluster of this many managed nodes (--galera)
-	ServerLog   string
-	Cgroup      *limits.Cgroup
+	// Options are the engine's own options (Descriptor.Options), by flag.
+	Options   map[string]string
+	ServerLog string
+	Cgroup    *limits.Cgroup
 }
 
 // Opener prepares an engine: checks everything that can be checked before
 // a run directory exists, starts nothing.
 type Opener func(ctx context.Context, cfg Config) (Engine, error)
 
-var (
-	mu      sync.Mutex
-	openers = map[string]Opener{}
-)
-
-// Register makes an engine available under name; each engine calls it
-// once, from its package's init.
-func Register(name string, open Opener) {
-	mu.Lock()
-	defer mu.Unlock()
-	if _, dup := openers[name]; dup {
-		panic("engine " + name + " registered twice")
-	}
-	openers[name] = open
-}
-
-// Names lists the registered engines.
-func Names() []string {
-	mu.Lock()
-	defer mu.Unlock()
-	names := make([]string, 0, len(openers))
-	for n := range openers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+// mu guards the registries: the engines' descriptors and each
+// workload's dialects.
+var mu sync.Mutex
 
 // Open prepares the engine called name.
 func Open(ctx context.Context, name string, cfg Config) (Engine, error) {
-	mu.Lock()
-	open, ok := openers[name]
-	mu.Unlock()
+	d, ok := Lookup(name)
 	if !ok {
 		return nil, fault.Input("use one of: "+strings.Join(Names(), ", "), "--engine %q is not an engine calibra knows", name)
 	}
-	return open(ctx, cfg)
+	return d.Open(ctx, cfg)
 }
 
 // NotSupported is the sentence a workload records under missing when it
@@ -167,22 +141,35 @@ type Dialects[D any] struct {
 	workload string
 	mu       sync.Mutex
 	open     map[string]func(Engine) (D, error)
+	supports map[string][]string
 }
 
 // NewDialects starts a workload's table; workload names it in the
 // sentence a missing dialect gives, e.g. "the oltp workload".
 func NewDialects[D any](workload string) *Dialects[D] {
-	return &Dialects[D]{workload: workload, open: map[string]func(Engine) (D, error){}}
+	return &Dialects[D]{workload: workload, open: map[string]func(Engine) (D, error){}, supports: map[string][]string{}}
 }
 
-// Register adds the dialect for the engine called engineName.
-func (d *Dialects[D]) Register(engineName string, open func(Engine) (D, error)) {
+// Register adds the dialect for the engine called engineName, declaring
+// the workload's features it supports (the oltp workload's modes), in
+// the manner of CockroachDB's workload hooks: what a dialect does not
+// declare is refused before anything starts.
+func (d *Dialects[D]) Register(engineName string, open func(Engine) (D, error), supports ...string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if _, dup := d.open[engineName]; dup {
 		panic(d.workload + ": dialect for " + engineName + " registered twice")
 	}
 	d.open[engineName] = open
+	d.supports[engineName] = supports
+}
+
+// Supports lists the features the dialect for the engine called
+// engineName declares; nil when it has no dialect or declares none.
+func (d *Dialects[D]) Supports(engineName string) []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.supports[engineName]
 }
 
 // For is the workload's dialect for e, or an input error saying the
@@ -205,7 +192,7 @@ func (d *Dialects[D]) For(e Engine) (D, error) {
 
 // RegisterFor registers a dialect that works on the engine's own type T,
 // so each dialect need not check what it was given.
-func RegisterFor[T Engine, D any](d *Dialects[D], engineName string, open func(T) (D, error)) {
+func RegisterFor[T Engine, D any](d *Dialects[D], engineName string, open func(T) (D, error), supports ...string) {
 	d.Register(engineName, func(e Engine) (D, error) {
 		t, ok := e.(T)
 		if !ok {
@@ -213,5 +200,5 @@ func RegisterFor[T Engine, D any](d *Dialects[D], engineName string, open func(T
 			return none, fmt.Errorf("%s: the %s dialect was given %T", d.workload, engineName, e)
 		}
 		return open(t)
-	})
+	}, supports...)
 }

@@ -27,7 +27,7 @@ func (f *fake) SetServerLog(string)      {}
 // opens it by name, and a workload asking for a capability it lacks gets a
 // sentence for missing, not a failure.
 func TestAFakeEngineRegistersAndOpens(t *testing.T) {
-	Register("fake", func(_ context.Context, cfg Config) (Engine, error) { return &fake{cfg}, nil })
+	Register(Descriptor{Name: "fake", Open: func(_ context.Context, cfg Config) (Engine, error) { return &fake{cfg}, nil }})
 	if !slices.Contains(Names(), "fake") {
 		t.Fatalf("names %v", Names())
 	}

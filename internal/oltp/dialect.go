@@ -3,8 +3,11 @@ package oltp
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 
 	"github.com/calibra-bench/calibra/internal/engine"
+	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/oltp/tpcc"
 )
 
@@ -194,6 +197,28 @@ const (
 
 // Modes lists every mode, in the order help names them.
 var Modes = []Mode{ModeProcedures, ModeClient, ModeClientSimple}
+
+// modeTitle is a mode as a sentence names it.
+var modeTitle = map[Mode]string{ModeProcedures: "stored-procedure", ModeClient: "pipelined client", ModeClientSimple: "statement-at-a-time client"}
+
+// Supports declares the modes a dialect runs, for its registration.
+func Supports(modes ...Mode) []string {
+	s := make([]string, len(modes))
+	for i, m := range modes {
+		s[i] = string(m)
+	}
+	return s
+}
+
+// CheckMode refuses, before anything starts, a mode the dialect of the
+// engine called engineName does not declare.
+func CheckMode(engineName string, m Mode) error {
+	modes := Dialects.Supports(engineName)
+	if len(modes) == 0 || slices.Contains(modes, string(m)) {
+		return nil // no dialect: Dialects.For says so when the run opens it
+	}
+	return fault.Input("use --mode "+strings.Join(modes, " or "), "%s has no %s mode (--mode %s)", engine.Title(engineName), modeTitle[m], m)
+}
 
 // ErrRolledBack is the New-Order that rolled back on its unused item, as
 // the specification requires of 1% of them (clause 2.4.2.3): an outcome,

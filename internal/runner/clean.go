@@ -8,8 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/calibra-bench/calibra/internal/device"
-	"github.com/calibra-bench/calibra/internal/engine/mariadb"
-	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/engine/server"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/lab"
@@ -65,9 +64,14 @@ func Clean(path string, w io.Writer) error {
 	}
 	// What killed runs leave outside any path: socket directories
 	// and empty cgroups. A live run's are never touched.
-	socks, serr := postgres.RemoveStaleSockets()
-	mySocks, merr := mariadb.RemoveStaleSockets()
-	socks, serr = append(socks, mySocks...), errors.Join(serr, merr)
+	var socks []string
+	var serr error
+	for _, d := range engine.Descriptors() {
+		if d.RemoveStaleSockets != nil {
+			more, err := d.RemoveStaleSockets()
+			socks, serr = append(socks, more...), errors.Join(serr, err)
+		}
+	}
 	cgroups, cerr := limits.RemoveStale()
 	if n := len(socks) + len(cgroups); n > 0 {
 		fmt.Fprintf(w, "removed %d socket directories and %d empty cgroups that dead runs left\n", len(socks), len(cgroups))
@@ -106,23 +110,36 @@ func removeInstances(path string) ([]string, error) {
 // each it found as a sentence does, with suffix after the name.
 func removeEngines(path, suffix string) ([]string, error) {
 	var found []string
-	for _, e := range []struct {
-		name   string
-		remove func(string) (bool, error)
-	}{{postgres.Name, postgres.Remove}, {mariadb.Name, mariadb.Remove}, {galeraName, mariadb.RemoveGalera}} {
-		removed, err := e.remove(path)
+	for _, m := range managed() {
+		removed, err := m.Remove(path)
 		if err != nil {
 			return found, err
 		}
 		if removed {
-			found = append(found, engineTitle(e.name)+" instance"+suffix)
+			found = append(found, m.Title+" instance"+suffix)
 		}
 	}
 	return found, nil
 }
 
-// galeraName names a Galera cluster's nodes in what clean says it removed.
-const galeraName = "mariadb-galera"
+// managed is every engine's kinds of managed instance.
+func managed() []engine.Managed {
+	var all []engine.Managed
+	for _, d := range engine.Descriptors() {
+		all = append(all, d.Managed...)
+	}
+	return all
+}
+
+// instancePatterns are the names of every managed instance's
+// directories.
+func instancePatterns() []string {
+	var patterns []string
+	for _, m := range managed() {
+		patterns = append(patterns, m.Pattern)
+	}
+	return patterns
+}
 
 // refuseLinks refuses, before anything is removed, a symbolic link at any
 // name clean removes under path (the managed instances, calibra-instances
@@ -131,14 +148,14 @@ const galeraName = "mariadb-galera"
 // it points at, out of path. calibra makes none of these as links.
 func refuseLinks(path string) error {
 	var names []string
-	for _, pattern := range []string{postgres.DataDirName + "*", mariadb.DataDirName + "*", InstancesDir, device.TestDir, lab.DirName} {
+	for _, pattern := range append(instancePatterns(), InstancesDir, device.TestDir, lab.DirName) {
 		m, _ := filepath.Glob(filepath.Join(path, pattern))
 		names = append(names, m...)
 	}
 	members, _ := filepath.Glob(filepath.Join(path, InstancesDir, "*"))
 	for _, member := range members {
 		names = append(names, member)
-		for _, pattern := range []string{postgres.DataDirName + "*", mariadb.DataDirName + "*"} {
+		for _, pattern := range instancePatterns() {
 			m, _ := filepath.Glob(filepath.Join(member, pattern))
 			names = append(names, m...)
 		}

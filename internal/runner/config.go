@@ -18,33 +18,36 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/calibra-bench/calibra/internal/engine"
-	"github.com/calibra-bench/calibra/internal/engine/mariadb"
-	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/observe"
 	"github.com/calibra-bench/calibra/internal/progress"
 )
 
 // DefaultDBCache is the managed instance's database cache when none is
-// asked.
-const DefaultDBCache = postgres.DefaultDBCache
+// asked: the default engine's.
+func DefaultDBCache() string {
+	d, _ := engine.Lookup(engine.Default())
+	return d.Cache.Default
+}
 
 // Config is what every running command shares (docs/design.md): the command
 // line's common flags, or a study's target.
 type Config struct {
 	Path, Out, Label, DSN, Progress string
-	Engine                          string // engine.Names; "" is postgresql, or what the DSN's scheme names
+	Engine                          string // engine.Names; "" is engine.Default, or what the DSN's scheme names
 	DSNFile                         string
 	Seed                            uint64
 	JSON                            bool
-	PGBin, RunAs, DBCache           string
+	RunAs, DBCache                  string
 	Lab                             string // an emulated storage stack to build under path (runner/lab.go)
 	WALPath                         string
 	// Replicas standbys of the managed instance, commits waiting for them
 	// as Sync says, their data under ReplicaPath (Path when empty).
 	Replicas          int
 	Sync, ReplicaPath string
-	Galera            int // MariaDB: a Galera cluster of this many managed nodes (--galera)
+	// Options are the engine's own options (engine.Descriptor.Options),
+	// by flag.
+	Options map[string]string
 	// Instances is how many managed instances of the engine run side by
 	// side, each with its own data under PATH/calibra-instances/K (1: the
 	// one instance in PATH, as is 0).
@@ -96,19 +99,44 @@ func (c *Config) Validate(p *Problems) {
 	case c.Instances > 1 && c.DSN != "":
 		p.Add("drop --instances, or drop --dsn to let calibra start the instances", "--instances starts managed instances, and --dsn names a server calibra does not manage")
 	}
-	if c.DSN == "" && c.DBCache != "" {
-		// PostgreSQL's floor is 16 buffers; more than the machine holds
-		// would fail late, at the server's start.
-		bytes, ok := memoryBytes(c.DBCache)
+	if _, known := engine.Lookup(c.Engine); known && c.DSN == "" && c.DBCache != "" {
+		// Read in the engine's own units, down to its own floor; more
+		// than the machine holds would fail late, at the server's start.
+		bytes, err := engine.ParseCache(c.Engine, c.DBCache)
 		switch mem := observe.Host().MemBytes; {
-		case !ok:
-			p.Add("give a size such as 256MB or 8GB", "--db-cache %q is not a memory size", c.DBCache)
-		case bytes < 128<<10:
-			p.Add("give 128kB or more, such as 256MB", "--db-cache %s is below PostgreSQL's minimum of 128kB", c.DBCache)
+		case err != nil:
+			*p = append(*p, err)
 		case mem > 0 && bytes >= mem:
 			p.Add("give less than the machine's memory", "--db-cache %s is more than this machine's %s of memory", c.DBCache, humanBytes(mem))
 		}
 	}
+}
+
+// dbCacheBytes is the managed instance's cache in bytes; 0 for a DSN or
+// a size the engine does not read (refused by Validate).
+func (c *Config) dbCacheBytes() int64 {
+	if c.DSN != "" {
+		return 0
+	}
+	bytes, err := engine.ParseCache(c.Engine, c.DBCache)
+	if err != nil {
+		return 0
+	}
+	return int64(bytes)
+}
+
+// serverMemory is the engine's own memory beyond its cache and backends,
+// which a memory limit must leave room for.
+func serverMemory(name string) int64 {
+	d, _ := engine.Lookup(name)
+	return d.ServerMemory
+}
+
+// engineConfig is the target as the engine opens it: the one place the
+// runner's configuration reaches the engine's.
+func (c *Config) engineConfig() engine.Config {
+	return engine.Config{DSN: c.DSN, Path: c.Path, RunAs: c.RunAs, DBCache: c.DBCache, Settings: c.Settings,
+		WALPath: c.WALPath, Replicas: c.Replicas, Sync: c.Sync, ReplicaPath: c.ReplicaPath, Options: c.Options}
 }
 
 // parseEngineSettings reads --engine-setting KEY=VALUE over the study's
@@ -126,14 +154,9 @@ func (c *Config) parseEngineSettings(p *Problems) {
 		}
 		c.Settings[k] = strings.TrimSpace(v)
 	}
-	if c.Engine == mariadb.Name {
-		if err := mariadb.CheckSettings(c.Settings); err != nil {
+	if d, ok := engine.Lookup(c.Engine); ok && d.CheckSettings != nil {
+		if err := d.CheckSettings(c.Settings); err != nil {
 			*p = append(*p, err)
-		}
-	}
-	for k := range c.Settings {
-		if c.Engine == postgres.Name && slices.Contains(postgres.ManagedSettings, k) {
-			p.Add("leave it to calibra, which keeps the managed instance reachable only through its private socket", "the engine setting %s is calibra's own", k)
 		}
 	}
 	if c.DSN != "" && len(c.Settings) > 0 {
@@ -142,7 +165,6 @@ func (c *Config) parseEngineSettings(p *Problems) {
 	if c.DSN != "" && c.WALPath != "" {
 		p.Add("drop --wal-path, or drop --dsn to use the managed instance", "--wal-path places the managed instance's WAL, not a --dsn server's")
 	}
-	c.checkGalera(p)
 	if c.WALPath != "" {
 		if st, err := os.Stat(c.WALPath); err != nil || !st.IsDir() {
 			p.Add("create it, or name an existing directory on the WAL's storage", "--wal-path %s is not a directory", c.WALPath)
@@ -159,8 +181,9 @@ func (c *Config) checkReplicas(p *Problems) {
 	case c.Replicas > maxReplicas:
 		p.Add(fmt.Sprintf("give at most %d", maxReplicas), "--replicas %d is more standbys than calibra runs on one machine", c.Replicas)
 	}
-	if c.Sync != "" && !slices.Contains(postgres.SyncModes, c.Sync) {
-		p.Add("use off, on or remote_apply", "--sync %q is not a synchronous replication mode", c.Sync)
+	d, _ := engine.Lookup(c.Engine)
+	if c.Sync != "" && d.Standbys != nil && !slices.Contains(d.Standbys.SyncModes, c.Sync) {
+		p.Add("use "+oneOf(d.Standbys.SyncModes), "--sync %q is not a synchronous replication mode", c.Sync)
 	}
 	if c.Replicas <= 0 {
 		if c.Sync != "" {
@@ -174,8 +197,15 @@ func (c *Config) checkReplicas(p *Problems) {
 	switch {
 	case c.DSN != "":
 		p.Add("drop --replicas, or drop --dsn to use the managed instance", "--replicas makes standbys of the managed instance, not of a --dsn server")
-	case c.Engine != postgres.Name:
-		p.Add("drop --replicas, or use --engine postgresql", "--replicas is PostgreSQL streaming replication, and the engine is %s", c.Engine)
+	case d.Standbys == nil:
+		var what []string
+		for _, o := range engine.Descriptors() {
+			if o.Standbys != nil {
+				what = append(what, o.Standbys.What)
+			}
+		}
+		p.Add("drop --replicas"+otherEngines(func(o engine.Descriptor) bool { return o.Standbys != nil }),
+			"--replicas is %s, and the engine is %s", strings.Join(what, " or "), engine.Title(c.Engine))
 	}
 	if c.Instances > 1 {
 		// Each instance would need its own standbys, and --replica-path
@@ -187,11 +217,29 @@ func (c *Config) checkReplicas(p *Problems) {
 			p.Add("create it, or name an existing directory on the standbys' storage", "--replica-path %s is not a directory", c.ReplicaPath)
 		}
 	}
-	for _, k := range postgres.ReplicaSettings {
+	if d.Standbys == nil {
+		return
+	}
+	for _, k := range d.Standbys.Settings {
 		if _, ok := c.Settings[k]; ok {
 			p.Add("drop that engine setting: --sync sets it", "the engine setting %s is calibra's with --replicas", k)
 		}
 	}
+}
+
+// otherEngines is ", or use --engine NAME" for the engines that have what
+// has, as a fix offers them; "" when none has.
+func otherEngines(has func(engine.Descriptor) bool) string {
+	var names []string
+	for _, d := range engine.Descriptors() {
+		if has(d) {
+			names = append(names, d.Name)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return ", or use --engine " + strings.Join(names, " or ")
 }
 
 // maxReplicas bounds --replicas: each standby is a whole server on this
@@ -199,28 +247,30 @@ func (c *Config) checkReplicas(p *Problems) {
 const maxReplicas = 8
 
 // resolveEngine settles which engine runs: --engine, else the one the
-// DSN's scheme names, else PostgreSQL.
+// DSN's scheme names, else the default; and checks the engines' own
+// options.
 func (c *Config) resolveEngine(p *Problems) {
-	fromDSN := ""
-	switch scheme, _, _ := strings.Cut(c.DSN, "://"); scheme {
-	case "mysql", "mariadb":
-		fromDSN = mariadb.Name
-	case "postgres", "postgresql":
-		fromDSN = postgres.Name
-	}
+	fromDSN := engine.ForScheme(c.DSN)
 	switch {
 	case c.Engine == "" && fromDSN != "":
 		c.Engine = fromDSN
 	case c.Engine == "":
-		c.Engine = postgres.Name
+		c.Engine = engine.Default()
 	case !slices.Contains(engine.Names(), c.Engine):
 		p.Add("use one of: "+strings.Join(engine.Names(), ", "), "--engine %q is not an engine calibra knows", c.Engine)
 		return
 	case fromDSN != "" && fromDSN != c.Engine:
 		p.Add("drop --engine, or give a DSN of that engine", "--dsn names a %s server, and --engine %s", fromDSN, c.Engine)
 	}
-	if c.PGBin != "" && c.Engine != postgres.Name {
-		p.Add("drop --pg-bin", "--pg-bin names PostgreSQL's binaries, and the engine is %s", c.Engine)
+	for _, o := range engine.Options() {
+		if v := c.Options[o.Flag]; o.Engine != c.Engine && v != "" && !(o.Int && v == "0") {
+			p.Add(fmt.Sprintf("drop --%s, or add --engine %s", o.Flag, o.Engine), "--%s %s, and the engine is %s", o.Flag, o.Role, engine.Title(c.Engine))
+		}
+	}
+	if d, _ := engine.Lookup(c.Engine); d.CheckOptions != nil {
+		if err := d.CheckOptions(c.engineConfig(), c.Instances); err != nil {
+			*p = append(*p, err)
+		}
 	}
 }
 
@@ -247,33 +297,15 @@ func ReadDSN(path, what string, p *Problems) string {
 		p.Add("name a readable file holding the DSN", "%s cannot be read (%v)", what, errors.Unwrap(err))
 	case dsn == "":
 		// Not the managed instance in the current directory by surprise.
-		p.Add("write the DSN in it, e.g. postgres://user@host:5432/db", "%s is empty", what)
+		p.Add("write the DSN in it, e.g. "+dsnExample(), "%s is empty", what)
 	}
 	return dsn
 }
 
-// memoryBytes reads a PostgreSQL memory size (a number of 8 kB buffers, or
-// with kB, MB, GB or TB), reporting whether it is one.
-func memoryBytes(s string) (uint64, bool) {
-	s = strings.TrimSpace(s)
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	n, err := strconv.ParseUint(s[:i], 10, 64)
-	if i == 0 || err != nil {
-		return 0, false
-	}
-	unit := map[string]uint64{"": 8 << 10, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40}[strings.ToUpper(s[i:])]
-	if unit == 0 || n > math.MaxUint64/unit {
-		return 0, false
-	}
-	return n * unit, true
-}
-
-func validMemory(s string) bool {
-	_, ok := memoryBytes(s)
-	return ok
+// dsnExample is the default engine's example DSN.
+func dsnExample() string {
+	d, _ := engine.Lookup(engine.Default())
+	return d.DSNExample
 }
 
 // CheckPath verifies the storage path before anything is written: it must
@@ -332,38 +364,9 @@ func humanBytes(b uint64) string {
 // when the run starts: its binaries, and whether they know every engine
 // setting asked (nothing to check for a --dsn server).
 func CheckServer(c *Config) error {
-	if c.DSN != "" {
+	d, ok := engine.Lookup(c.Engine)
+	if c.DSN != "" || !ok || d.CheckServer == nil {
 		return nil
 	}
-	if c.Engine == mariadb.Name {
-		if _, err := mariadb.FindBinaries(""); err != nil {
-			return err
-		}
-		return mariadb.CheckSettings(c.Settings)
-	}
-	bin, err := postgres.FindBinaries(c.PGBin)
-	if err != nil {
-		return err
-	}
-	return bin.CheckSettingNames(c.Settings)
-}
-
-// checkGalera refuses --galera where it cannot run: it starts managed
-// MariaDB nodes, with the Galera provider installed.
-func (c *Config) checkGalera(p *Problems) {
-	switch {
-	case c.Galera == 0:
-	case c.Galera < 0 || c.Galera > mariadb.MaxGaleraNodes:
-		p.Add(fmt.Sprintf("give 1 to %d nodes (1: a single-node cluster, for comparison)", mariadb.MaxGaleraNodes), "--galera %d is not a number of nodes calibra runs on one machine", c.Galera)
-	case c.DSN != "":
-		p.Add("drop --dsn, or drop --galera", "--galera starts managed MariaDB nodes; it cannot run on a --dsn server")
-	case c.Instances > 1:
-		p.Add("drop --instances, or drop --galera", "--galera's nodes share one database; --instances runs servers that each have their own")
-	case c.Engine != mariadb.Name:
-		p.Add("add --engine mariadb", "--galera makes a MariaDB Galera cluster, not a %s one", engineTitle(c.Engine))
-	default:
-		if _, err := mariadb.FindProvider(); err != nil {
-			*p = append(*p, err)
-		}
-	}
+	return d.CheckServer(c.engineConfig())
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/calibra-bench/calibra/internal/device"
-	"github.com/calibra-bench/calibra/internal/engine/mariadb"
 	"github.com/calibra-bench/calibra/internal/iocal"
 	"github.com/calibra-bench/calibra/internal/limits"
 	"github.com/calibra-bench/calibra/internal/observe"
@@ -23,15 +22,6 @@ const (
 	// the two caches: a backend's own memory.
 	backendAllowance = 3 << 20
 )
-
-// serverMemory is the engine's own memory beyond its cache and backends,
-// which a memory limit must leave room for.
-func serverMemory(engine string) int64 {
-	if engine == mariadb.Name {
-		return mariadb.ServerMemory
-	}
-	return 0
-}
 
 // The defaults and bounds of the iocal command's flags.
 const (
@@ -119,11 +109,7 @@ func (f *IOCal) config(c *Config) (iocal.Config, limits.Spec, error) {
 	p.longest("--max-latency", f.MaxLatency, MaxLatency)
 	p.most("--loaders", f.Loaders, MaxWorkers)
 	osCache := cacheLimit(&p, "--os-cache-limit", f.OSCacheLimit)
-	dbCache := int64(0)
-	if c.DSN == "" && validMemory(c.DBCache) {
-		dbCache, _ = device.ParseSize(c.DBCache)
-	}
-	spec := limits.Spec{Path: c.Path, MemoryBytes: dbCache + osCache + serverMemory(c.Engine) + backendAllowance*int64(max(slices.Max(append([]int{0}, jobs...)), f.Loaders)+10)}
+	spec := limits.Spec{Path: c.Path, MemoryBytes: c.dbCacheBytes() + osCache + serverMemory(c.Engine) + backendAllowance*int64(max(slices.Max(append([]int{0}, jobs...)), f.Loaders)+10)}
 	var size int64
 	if f.Size == "" {
 		size = max(1<<30, (4*spec.MemoryBytes+(256<<20)-1)/(256<<20)*(256<<20))

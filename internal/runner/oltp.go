@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/calibra-bench/calibra/internal/engine"
-	"github.com/calibra-bench/calibra/internal/engine/mariadb"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/oltp"
 	"github.com/calibra-bench/calibra/internal/results"
@@ -223,7 +222,7 @@ func parseKeying(s string) (float64, error) {
 // servers (--instances, --galera) would refuse once they run: fewer users
 // than servers, and the one-server options.
 func (l *OLTPLoad) checkServers(c *Config, users int, run oltp.RunConfig, p *Problems) {
-	servers := max(c.Instances, c.Galera, 1)
+	servers := max(c.Instances, engine.Servers(c.Engine, c.Options))
 	if c.DSN != "" || servers == 1 {
 		return
 	}
@@ -256,8 +255,10 @@ func (l *OLTPLoad) check(c *Config, maxUsers int, p *Problems) oltp.RunConfig {
 	switch {
 	case !slices.Contains(oltp.Modes, oltp.Mode(l.Mode)):
 		p.Add("use procedures, client or client-simple", "--mode %q is not a transaction mode", l.Mode)
-	case oltp.Mode(l.Mode) == oltp.ModeClient && c.Engine == mariadb.Name:
-		p.Add("use --mode client-simple (one statement a round trip) or procedures", "MariaDB has no pipelined client mode yet (--mode client)")
+	default:
+		if err := oltp.CheckMode(c.Engine, oltp.Mode(l.Mode)); err != nil {
+			*p = append(*p, err)
+		}
 	}
 	if !slices.Contains(oltp.Profiles, oltp.Profile(l.Profile)) {
 		p.Add("use spec or hammerdb", "--profile %q is not a workload profile", l.Profile)

@@ -152,9 +152,9 @@ func (e Env) Run(ctx context.Context, command string, c *Config, needs Needs, bo
 	var target engine.Engine
 	if needs.Database {
 		var err error
-		target, err = openTarget(ctx, c, engine.Config{DSN: c.DSN, Path: c.Path, Bin: c.PGBin,
-			RunAs: c.RunAs, DBCache: c.DBCache, MaxConnections: needs.MaxConns, Cgroup: cg,
-			Settings: c.Settings, WALPath: c.WALPath, Replicas: c.Replicas, Sync: c.Sync, ReplicaPath: c.ReplicaPath, Galera: c.Galera})
+		cfg := c.engineConfig()
+		cfg.MaxConnections, cfg.Cgroup = needs.MaxConns, cg
+		target, err = openTarget(ctx, c, cfg)
 		if err != nil {
 			return err
 		}
@@ -307,19 +307,6 @@ func (s *Session) updateEngine() error {
 	return s.dir.Update(func(r *results.Run) { r.Meta.Engine = &info })
 }
 
-// engineTitle is an engine's name as a sentence writes it.
-func engineTitle(name string) string {
-	switch name {
-	case "postgresql":
-		return "PostgreSQL"
-	case "mariadb":
-		return "MariaDB"
-	case galeraName:
-		return "MariaDB Galera"
-	}
-	return name
-}
-
 func (s *Session) runTarget(ctx context.Context, body StepFunc) error {
 	s.target.SetServerLog(s.dir.File("logs", "server.log"))
 	defer func() {
@@ -329,7 +316,7 @@ func (s *Session) runTarget(ctx context.Context, body StepFunc) error {
 	}()
 	if local := s.target.Local(); local != nil {
 		info := s.target.Describe()
-		s.prog.Phase("starting the managed %s %s in %s", engineTitle(info.Name), info.Version, local.DataDir)
+		s.prog.Phase("starting the managed %s %s in %s", engine.Title(info.Name), info.Version, local.DataDir)
 	}
 	initialised, err := s.target.Start(ctx, s.env.Group)
 	if local := s.target.Local(); local != nil {

@@ -7,7 +7,6 @@ import (
 
 	"go.yaml.in/yaml/v4"
 
-	"github.com/calibra-bench/calibra/internal/device"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/limits"
 	"github.com/calibra-bench/calibra/internal/results"
@@ -43,8 +42,7 @@ func StudyLimits(st *study.Study, c *Config, p *Problems) *LimitsNeed {
 		ReadBPS: t.StorageLimit.ReadMBPS * 1e6, WriteBPS: t.StorageLimit.WriteMBPS * 1e6}
 	if t.OSCacheLimit != "" {
 		osCache := cacheLimit(p, "os_cache_limit", t.OSCacheLimit)
-		dbCache, _ := device.ParseSize(c.DBCache)
-		if c.DSN == "" && validMemory(c.DBCache) && osCache > 0 {
+		if dbCache := c.dbCacheBytes(); dbCache > 0 && osCache > 0 {
 			l.Spec.MemoryBytes = int64(max(c.Instances, 1))*(dbCache+serverMemory(c.Engine)) + osCache
 		}
 	}

@@ -9,21 +9,39 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 var (
 	kvPassword  = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]+)`)
 	urlPassword = regexp.MustCompile(`(://[^:/@]*:)[^@]*@`)
-	// The MySQL driver's own form: user:password@tcp(host:port)/db,
-	// user:password@unix(/path)/db or user:password@/db.
-	mysqlPassword = regexp.MustCompile(`^([^:@/()]*:).*@([a-z0-9]*\(|/)`)
 )
 
-// RedactDSN hides the password of a URL, key=value or MySQL driver DSN.
+var (
+	mu    sync.Mutex
+	forms []func(string) (string, bool)
+)
+
+// AddDSNForm adds the redaction of a DSN form of an engine's own driver,
+// neither a URL nor key=value (engine.Register adds each engine's).
+func AddDSNForm(redact func(dsn string) (string, bool)) {
+	mu.Lock()
+	defer mu.Unlock()
+	forms = append(forms, redact)
+}
+
+// RedactDSN hides the password of a URL, key=value or engine driver's DSN.
 func RedactDSN(dsn string) string {
-	if !strings.Contains(dsn, "://") && mysqlPassword.MatchString(dsn) {
-		// url.Parse would take it for a URL whose scheme is the user.
-		return mysqlPassword.ReplaceAllString(dsn, "${1}xxxxx@${2}")
+	if !strings.Contains(dsn, "://") {
+		// url.Parse would take a driver's form for a URL whose scheme is
+		// the user.
+		mu.Lock()
+		defer mu.Unlock()
+		for _, redact := range forms {
+			if out, ok := redact(dsn); ok {
+				return out
+			}
+		}
 	}
 	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" {
 		if _, has := u.User.Password(); has {

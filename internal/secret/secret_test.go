@@ -1,8 +1,11 @@
-package secret
+package secret_test
 
 import (
 	"strings"
 	"testing"
+
+	_ "github.com/calibra-bench/calibra/internal/engines" // each engine's own DSN forms
+	"github.com/calibra-bench/calibra/internal/secret"
 )
 
 func TestRedactDSNHidesEveryPassword(t *testing.T) {
@@ -20,7 +23,7 @@ func TestRedactDSNHidesEveryPassword(t *testing.T) {
 		{"bench:s3cret@/bench", "bench:xxxxx@/bench"},
 	}
 	for _, c := range cases {
-		got := RedactDSN(c.dsn)
+		got := secret.RedactDSN(c.dsn)
 		if got != c.want {
 			t.Errorf("RedactDSN(%q) = %q, want %q", c.dsn, got, c.want)
 		}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/secret"
 	"go.yaml.in/yaml/v4"
 )
@@ -92,15 +93,16 @@ func encodeTarget(tg Target) *yaml.Node {
 	addString(t, "db_cache", tg.DBCache)
 	addString(t, "lab", tg.Lab)
 	addString(t, "engine", tg.Engine)
-	addString(t, "pg_bin", tg.PGBin)
 	addString(t, "wal_path", tg.WALPath)
 	if tg.Replicas != 0 {
 		add(t, "replicas", scalar(strconv.Itoa(tg.Replicas)))
 	}
 	addString(t, "sync", tg.Sync)
 	addString(t, "replica_path", tg.ReplicaPath)
-	if tg.Galera > 0 {
-		add(t, "galera", scalar(strconv.Itoa(tg.Galera)))
+	for _, o := range engine.Options() {
+		if v := tg.Options[o.Flag]; v != "" && !(o.Int && v == "0") {
+			add(t, o.Key, scalar(v))
+		}
 	}
 	if tg.Instances > 0 {
 		add(t, "instances", scalar(strconv.Itoa(tg.Instances)))

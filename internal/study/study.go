@@ -15,6 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v4"
 
+	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/fault"
 )
 
@@ -53,7 +54,7 @@ func (v Variant) Apply(t Target) Target {
 		dst *string
 		src string
 	}{
-		{&t.Engine, v.Target.Engine}, {&t.DBCache, v.Target.DBCache}, {&t.Lab, v.Target.Lab}, {&t.PGBin, v.Target.PGBin},
+		{&t.Engine, v.Target.Engine}, {&t.DBCache, v.Target.DBCache}, {&t.Lab, v.Target.Lab},
 		{&t.WALPath, v.Target.WALPath}, {&t.OSCacheLimit, v.Target.OSCacheLimit},
 		{&t.Sync, v.Target.Sync}, {&t.ReplicaPath, v.Target.ReplicaPath},
 	} {
@@ -64,38 +65,44 @@ func (v Variant) Apply(t Target) Target {
 	if v.Target.Replicas != 0 {
 		t.Replicas = v.Target.Replicas
 	}
-	if v.Target.Galera > 0 {
-		t.Galera = v.Target.Galera
-	}
 	if v.Target.Instances > 0 {
 		t.Instances = v.Target.Instances
 	}
-	if len(v.Target.EngineSettings) > 0 {
-		merged := maps.Clone(t.EngineSettings)
-		if merged == nil {
-			merged = map[string]string{}
-		}
-		maps.Copy(merged, v.Target.EngineSettings)
-		t.EngineSettings = merged
-	}
+	t.EngineSettings = over(t.EngineSettings, v.Target.EngineSettings)
+	t.Options = over(t.Options, v.Target.Options)
 	return t
+}
+
+// over is base with the variant's entries over it; base itself when the
+// variant has none.
+func over(base, variant map[string]string) map[string]string {
+	if len(variant) == 0 {
+		return base
+	}
+	merged := maps.Clone(base)
+	if merged == nil {
+		merged = map[string]string{}
+	}
+	maps.Copy(merged, variant)
+	return merged
 }
 
 // Target is where the study runs and the limits it runs under.
 type Target struct {
 	Path    string
-	Engine  string // the database engine (engine.Names): postgresql by default
+	Engine  string // the database engine (engine.Names); engine.Default when empty
 	DSN     string
 	DSNFile string // a file holding the DSN, so its password is in no study file
-	DBCache string // shared_buffers of the managed instance
+	DBCache string // the managed instance's data cache, in its engine's units
 	Lab     string // an emulated storage stack built under Path (internal/lab)
-	PGBin   string // the PostgreSQL server binaries of the managed instance
 	WALPath string // storage for the managed instance's WAL, apart from Path
 	// Replicas standbys of the managed instance, commits waiting for them
 	// as Sync says (off, on, remote_apply), their data under ReplicaPath.
 	Replicas          int
 	Sync, ReplicaPath string
-	Galera            int // MariaDB: a Galera cluster of this many managed nodes; 0 for one server
+	// Options are the engine's own options (engine.Descriptor.Options),
+	// by flag; a study writes each under its key.
+	Options map[string]string
 	// Instances runs that many managed instances side by side (0: one).
 	Instances int
 	// EngineSettings are server settings over calibra's defaults, e.g.
@@ -315,20 +322,18 @@ func (p *parser) bool(n *yaml.Node) bool {
 }
 
 func (p *parser) target(n *yaml.Node, t *Target) {
-	p.mapping(n, "target", map[string]func(v *yaml.Node){
+	keys := map[string]func(v *yaml.Node){
 		"path":         func(v *yaml.Node) { t.Path = p.str(v) },
 		"engine":       func(v *yaml.Node) { t.Engine = p.str(v) },
 		"dsn":          func(v *yaml.Node) { t.DSN = p.str(v) },
 		"dsn_file":     func(v *yaml.Node) { t.DSNFile = p.str(v) },
 		"db_cache":     func(v *yaml.Node) { t.DBCache = p.str(v) },
 		"lab":          func(v *yaml.Node) { t.Lab = p.str(v) },
-		"pg_bin":       func(v *yaml.Node) { t.PGBin = p.str(v) },
 		"wal_path":     func(v *yaml.Node) { t.WALPath = p.str(v) },
 		"replicas":     func(v *yaml.Node) { t.Replicas = p.int(v) },
 		"sync":         func(v *yaml.Node) { t.Sync = p.str(v) },
 		"replica_path": func(v *yaml.Node) { t.ReplicaPath = p.str(v) },
 		"instances":    func(v *yaml.Node) { t.Instances = p.int(v) },
-		"galera":       func(v *yaml.Node) { t.Galera = p.int(v) },
 		"engine_settings": func(v *yaml.Node) {
 			if v.Kind != yaml.MappingNode {
 				p.add(p.pos(v), "write it as a mapping, e.g. engine_settings: {io_method: worker}", "engine_settings is not a mapping")
@@ -350,7 +355,21 @@ func (p *parser) target(n *yaml.Node, t *Target) {
 				"write_mbps": func(v *yaml.Node) { l.WriteMBPS = p.upTo(v, "storage_limit.write_mbps", MaxMBPS) },
 			})
 		},
-	})
+	}
+	// Each engine's own options, checked by the runner as their flags are.
+	for _, o := range engine.Options() {
+		keys[o.Key] = func(v *yaml.Node) {
+			if t.Options == nil {
+				t.Options = map[string]string{}
+			}
+			if o.Int {
+				t.Options[o.Flag] = strconv.Itoa(p.int(v))
+			} else {
+				t.Options[o.Flag] = p.str(v)
+			}
+		}
+	}
+	p.mapping(n, "target", keys)
 }
 
 // validVariantName keeps a variant's name usable as a directory name.

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	_ "github.com/calibra-bench/calibra/internal/engines" // the engines' own keys, such as pg_bin
 )
 
 // Every problem of a broken study is reported at once, each at its place.
@@ -63,7 +65,7 @@ func TestEncodeRoundTrips(t *testing.T) {
 	cold := false
 	s := &Study{Version: 1, Name: "x", Description: "two\nlines", ColdStart: true,
 		Target: Target{Path: "/mnt/a", DSNFile: "/etc/calibra/dsn", DBCache: "1GB", OSCacheLimit: "2GiB", StorageLimit: StorageLimit{ReadIOPS: 5000, WriteMBPS: 100}, LimitsOptional: true,
-			PGBin: "/opt/pg18/bin", WALPath: "/mnt/wal", EngineSettings: map[string]string{"io_method": "worker", "io_workers": "6"}},
+			Options: map[string]string{"pg-bin": "/opt/pg18/bin"}, WALPath: "/mnt/wal", EngineSettings: map[string]string{"io_method": "worker", "io_workers": "6"}},
 		Steps: []Step{{Kind: "oltp", Name: "timed", Repeat: 3, ColdStart: &cold, Params: []Param{{Key: "users", Value: "8"}, {Key: "keying_thinking", Value: "off"}, {Key: "specs", Value: "4k-randread,1m-seqread"}}}},
 	}
 	th, err := ParseThreshold("oltp.nopm >= 20000")
@@ -150,7 +152,7 @@ steps:
 	}
 	got := s.Variants[1].Apply(s.Target)
 	want := map[string]string{"work_mem": "8MB", "io_method": "worker"}
-	if got.PGBin != "18" || got.DBCache != "256MB" || !reflect.DeepEqual(got.EngineSettings, want) || len(s.Target.EngineSettings) != 1 {
+	if got.Options["pg-bin"] != "18" || got.DBCache != "256MB" || !reflect.DeepEqual(got.EngineSettings, want) || len(s.Target.EngineSettings) != 1 {
 		t.Errorf("pg18-worker's target %+v; the study's settings after %v", got, s.Target.EngineSettings)
 	}
 	data, err := s.Encode()

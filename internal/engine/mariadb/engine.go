@@ -1,33 +1,9 @@
 package mariadb
 
 import (
-	"context"
-	"io"
-	"log"
-
-	"github.com/go-sql-driver/mysql"
-
 	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/results"
 )
-
-// Name is the engine's name in results.json and --engine.
-const Name = "mariadb"
-
-func init() {
-	// The driver would print to stderr, over calibra's progress display,
-	// what it also returns as errors (and a session a reset ended).
-	_ = mysql.SetLogger(log.New(io.Discard, "", 0))
-	engine.Register(Name, func(ctx context.Context, cfg engine.Config) (engine.Engine, error) {
-		tc := TargetConfig{DSN: cfg.DSN, Path: cfg.Path, Bin: cfg.Bin, RunAs: cfg.RunAs, DBCache: cfg.DBCache,
-			MaxConnections: cfg.MaxConnections, ServerLog: cfg.ServerLog, Cgroup: cfg.Cgroup, Settings: cfg.Settings, WALPath: cfg.WALPath,
-			Galera: cfg.Galera}
-		if cfg.Galera > 0 {
-			return PrepareCluster(ctx, tc)
-		}
-		return Prepare(ctx, tc)
-	})
-}
 
 // The capabilities MariaDB has.
 var (

@@ -178,7 +178,7 @@ func TestGaleraConformance(t *testing.T) {
 	requireGalera(t)
 	s := suite()
 	s.Open = func(t *testing.T, path string) engine.Engine {
-		e, err := engine.Open(context.Background(), Name, engine.Config{Path: path, Galera: 2, DBCache: "64MB"})
+		e, err := engine.Open(context.Background(), Name, engine.Config{Path: path, Options: map[string]string{galeraFlag: "2"}, DBCache: "64MB"})
 		if err != nil {
 			t.Fatal(err)
 		}

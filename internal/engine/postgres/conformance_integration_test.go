@@ -31,7 +31,7 @@ func suite(b Binaries) enginetest.Suite {
 	}
 	return enginetest.Suite{
 		Open: func(t *testing.T, path string) engine.Engine {
-			e, err := engine.Open(context.Background(), Name, engine.Config{Path: path, Bin: b.Dir})
+			e, err := engine.Open(context.Background(), Name, engine.Config{Path: path, Options: map[string]string{binFlag: b.Dir}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,17 +10,6 @@ import (
 	"github.com/calibra-bench/calibra/internal/results"
 )
 
-// Name is the engine's name in results.json and --engine.
-const Name = "postgresql"
-
-func init() {
-	engine.Register(Name, func(ctx context.Context, cfg engine.Config) (engine.Engine, error) {
-		return Prepare(ctx, TargetConfig{DSN: cfg.DSN, Path: cfg.Path, PGBin: cfg.Bin, RunAs: cfg.RunAs, DBCache: cfg.DBCache,
-			MaxConnections: cfg.MaxConnections, ServerLog: cfg.ServerLog, Cgroup: cfg.Cgroup, Settings: cfg.Settings, WALPath: cfg.WALPath,
-			Replicas: ReplicaConfig{N: cfg.Replicas, Sync: cfg.Sync, Path: cfg.ReplicaPath}})
-	})
-}
-
 // The capabilities PostgreSQL has.
 var (
 	_ engine.Engine             = (*Target)(nil)

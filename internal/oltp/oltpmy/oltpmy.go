@@ -21,7 +21,8 @@ import (
 )
 
 func init() {
-	engine.RegisterFor(oltp.Dialects, mariadb.Name, func(t *mariadb.Target) (oltp.Dialect, error) { return dialect{t}, nil })
+	engine.RegisterFor(oltp.Dialects, mariadb.Name, func(t *mariadb.Target) (oltp.Dialect, error) { return dialect{t}, nil },
+		oltp.Supports(oltp.ModeProcedures, oltp.ModeClientSimple)...)
 }
 
 type dialect struct{ t *mariadb.Target }

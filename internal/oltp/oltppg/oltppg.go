@@ -14,7 +14,8 @@ import (
 )
 
 func init() {
-	engine.RegisterFor(oltp.Dialects, postgres.Name, func(t *postgres.Target) (oltp.Dialect, error) { return dialect{t}, nil })
+	engine.RegisterFor(oltp.Dialects, postgres.Name, func(t *postgres.Target) (oltp.Dialect, error) { return dialect{t}, nil },
+		oltp.Supports(oltp.ModeProcedures, oltp.ModeClient, oltp.ModeClientSimple)...)
 }
 
 type dialect struct{ t *postgres.Target }

@@ -1,0 +1,98 @@
+package mariadb
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"regexp"
+	"strconv"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/calibra-bench/calibra/internal/engine"
+	"github.com/calibra-bench/calibra/internal/fault"
+)
+
+// Name is the engine's name in results.json and --engine.
+const Name = "mariadb"
+
+// galeraFlag is --galera, a Galera cluster of that many managed nodes.
+const galeraFlag = "galera"
+
+func init() {
+	// The driver would print to stderr, over calibra's progress display,
+	// what it also returns as errors (and a session a reset ended).
+	_ = mysql.SetLogger(log.New(io.Discard, "", 0))
+	engine.Register(engine.Descriptor{
+		Name: Name, Title: "MariaDB", Open: open,
+		DSNSchemes: []string{"mysql", "mariadb"},
+		DSNExample: "mysql://user@host:3306/db",
+		RedactDSN:  redactDriverDSN,
+		Cache: engine.Cache{Setting: "innodb_buffer_pool_size", Default: DefaultDBCache, Parse: func(s string) (uint64, bool) {
+			n, err := sizeBytes(s)
+			return uint64(n), err == nil
+		}, Min: 2 << 20, Example: "256M or 8G"},
+		ServerMemory:  ServerMemory,
+		CheckSettings: CheckSettings,
+		CheckServer: func(cfg engine.Config) error {
+			if _, err := FindBinaries(""); err != nil {
+				return err
+			}
+			return CheckSettings(cfg.Settings)
+		},
+		Managed: []engine.Managed{{Title: "MariaDB", Pattern: DataDirName + "*", Remove: Remove},
+			{Title: "MariaDB Galera", Pattern: DataDirName + "-galera-*", Remove: RemoveGalera}},
+		RemoveStaleSockets: RemoveStaleSockets,
+		Options: []engine.Option{{Flag: galeraFlag, Key: "galera", Int: true, Role: "makes a MariaDB Galera cluster",
+			Usage: fmt.Sprintf("a Galera cluster of N managed nodes on this machine (1 to %d; PATH/%s-galera-K), users spread over them; needs galera-4", MaxGaleraNodes, DataDirName)}},
+		CheckOptions: checkGalera,
+		Servers:      galeraNodes,
+	})
+}
+
+func open(ctx context.Context, cfg engine.Config) (engine.Engine, error) {
+	tc := TargetConfig{DSN: cfg.DSN, Path: cfg.Path, RunAs: cfg.RunAs, DBCache: cfg.DBCache,
+		MaxConnections: cfg.MaxConnections, ServerLog: cfg.ServerLog, Cgroup: cfg.Cgroup, Settings: cfg.Settings, WALPath: cfg.WALPath,
+		Galera: galeraNodes(cfg.Options)}
+	if tc.Galera > 0 {
+		return PrepareCluster(ctx, tc)
+	}
+	return Prepare(ctx, tc)
+}
+
+// galeraNodes is --galera's nodes; 0 for one server.
+func galeraNodes(options map[string]string) int {
+	n, _ := strconv.Atoi(options[galeraFlag])
+	return n
+}
+
+// checkGalera refuses --galera where it cannot run: it starts managed
+// nodes, with the Galera provider installed.
+func checkGalera(cfg engine.Config, instances int) error {
+	n, err := strconv.Atoi(cfg.Options[galeraFlag])
+	switch {
+	case cfg.Options[galeraFlag] == "" || n == 0 && err == nil:
+		return nil
+	case err != nil || n < 0 || n > MaxGaleraNodes:
+		return fault.Input(fmt.Sprintf("give 1 to %d nodes (1: a single-node cluster, for comparison)", MaxGaleraNodes), "--galera %s is not a number of nodes calibra runs on one machine", cfg.Options[galeraFlag])
+	case cfg.DSN != "":
+		return fault.Input("drop --dsn, or drop --galera", "--galera starts managed MariaDB nodes; it cannot run on a --dsn server")
+	case instances > 1:
+		return fault.Input("drop --instances, or drop --galera", "--galera's nodes share one database; --instances runs servers that each have their own")
+	}
+	_, err = FindProvider()
+	return err
+}
+
+// driverPassword is the MySQL driver's own DSN form:
+// user:password@tcp(host:port)/db, user:password@unix(/path)/db or
+// user:password@/db.
+var driverPassword = regexp.MustCompile(`^([^:@/()]*:).*@([a-z0-9]*\(|/)`)
+
+func redactDriverDSN(dsn string) (string, bool) {
+	if !driverPassword.MatchString(dsn) {
+		return dsn, false
+	}
+	return driverPassword.ReplaceAllString(dsn, "${1}xxxxx@${2}"), true
+}
