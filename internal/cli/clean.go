@@ -14,19 +14,13 @@ func (a *app) cleanCommand() *cobra.Command {
 		Long: `Remove what calibra created on the storage under test at PATH, stopping any
 server a crashed calibra left running there first:
 
-  PATH/calibra-pg             the managed PostgreSQL instance, with its
-                              standbys (PATH/calibra-pg-replica-K, or wherever
-                              --replica-path put them)
-  PATH/calibra-mariadb        the managed MariaDB instance, its redo log
-                              directory and its temporary directory
-  PATH/calibra-mariadb-galera-K
-                              the nodes of a Galera cluster (--galera), each
-                              with its temporary directory
-  PATH/calibra-instances/K    the instances of --instances, each as above
-  PATH/calibra-lab            the storage lab a killed run left up (--lab,
-                              durability): unmounted, its emulated disk and
-                              the instance on it removed
-  PATH/calibra-device         device test files a crashed run left
+` + runner.ManagedDirs() + `  PATH/calibra-instances/K
+      the instances of --instances, each as above
+  PATH/calibra-lab
+      the storage lab a killed run left up (--lab, durability): unmounted,
+      its emulated disk and the instance on it removed
+  PATH/calibra-device
+      device test files a crashed run left
 
 and, wherever they are, the socket directories (/run/calibra-sockets-UID/
 calibra-sock-* as root, TMPDIR/... when TMPDIR is set: a directory only

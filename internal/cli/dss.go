@@ -81,8 +81,8 @@ const dssMetrics = `Metrics (TPC-H-derived, not comparable with published TPC-H 
 Storage MB/s, IOPS, CPU and waits over the step (the tests it ran) are in its
 observe block, and second by second in timeseries.csv.
 
-Queries: the specification's 22, in PostgreSQL's dialect (Q15's view is a
-common table expression), parameters drawn by qgen's rules from --seed, each
+Queries: the specification's 22, in each engine's dialect (Q15's view a
+common table expression; docs/dss.md), parameters drawn by qgen's rules from --seed, each
 query's recorded. Streams run the orders of the specification's Appendix A:
 stream 0 in the power test, streams 1..S in the throughput test.
 Refresh: RF1 inserts SF x 1500 orders with their lines, RF2 deletes as many:
@@ -104,7 +104,7 @@ func (a *app) dssRun(kind string, c *runner.Config) layer {
 		"run":        "Run the power test, then the throughput test, and compute QphH",
 	}[kind]
 	example := map[string]string{
-		"power":      "  calibra dss power --path /mnt/array --dop 4\n  calibra dss power --dsn postgres://bench@db1/bench --query-timeout 10m",
+		"power":      "  calibra dss power --path /mnt/array --dop 4\n  calibra dss power --dsn " + runner.ExampleDSN() + " --query-timeout 10m",
 		"throughput": "  calibra dss throughput --streams 8 --path /mnt/array",
 		"run":        "  calibra dss run --sf 0.1 --streams 2 --path /mnt/array\n  calibra dss run --streams 8 --dop 0 --query-timeout 30m",
 	}[kind]

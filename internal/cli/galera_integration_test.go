@@ -81,7 +81,7 @@ func TestOLTPOnGalera(t *testing.T) {
 		}
 	}
 	r, err := results.Load(dir)
-	if err != nil || r.Meta.Engine == nil || r.Meta.Engine.GaleraNodes != 3 || r.Meta.Engine.Settings["wsrep_on"] != "ON" {
+	if err != nil || r.Meta.Engine == nil || r.Meta.Engine.ClusterNodes != 3 || r.Meta.Engine.Settings["wsrep_on"] != "ON" {
 		t.Errorf("meta.engine does not describe the cluster: %v %+v", err, r.Meta.Engine)
 	}
 	for k := 1; k <= 3; k++ {

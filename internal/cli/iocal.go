@@ -34,9 +34,9 @@ read test (restart, OS page cache dropped where permitted):
 
   random      random single-block reads issued by the server: each call
               reads --reads-per-call uniformly random blocks in one query
-              (PostgreSQL ctid = ANY(tid[]), a TID Scan; MariaDB k IN
-              (...)), so the client's share of a read is a fraction of a
-              round trip (the SLOB and pgio method)
+              (a scan by block address or key list, in the engine's own
+              dialect: docs/iocal.md), so the client's share of a read is a
+              fraction of a round trip (the SLOB and pgio method)
   clientread  the same reads one a query: latency as a client sees it
               (by name only)
   seqread     sequential reads: each query counts the rows of the next
@@ -78,7 +78,7 @@ The calibration data is dropped at the end unless --keep.`,
   calibra iocal --path /mnt/array --tests random --jobs 1,4,16,64,256,1024 --max-latency 20ms
 
   # An existing server (calibra creates and drops the schema calibra_iocal)
-  calibra iocal --dsn postgres://bench@db1/bench --size 64GiB`,
+  calibra iocal --dsn ` + runner.ExampleDSN() + ` --size 64GiB`,
 	}
 	plan := func(context.Context) (runner.Needs, runner.StepFunc, error) {
 		f.OSCacheLimitSet = cmd.Flags().Changed("os-cache-limit")

@@ -44,7 +44,7 @@ with COPY; then add keys and indexes, vacuum and analyze, and check the
 consistency conditions 3.3.2.1 to 3.3.2.4. On the managed instance the loaded
 database is kept as a template so later runs can start from a clean copy.`,
 		Example: `  calibra oltp build --warehouses 10 --path /mnt/array
-  calibra oltp build --warehouses 4 --dsn postgres://bench@db1/bench --rebuild`,
+  calibra oltp build --warehouses 4 --dsn ` + runner.ExampleDSN() + ` --rebuild`,
 	}
 	registerBuild(cmd, &b, false)
 	return layer{cmd: cmd, plan: func(context.Context) (runner.Needs, runner.StepFunc, error) {
@@ -62,7 +62,7 @@ func registerLoad(cmd *cobra.Command, l *runner.OLTPLoad, rampup, duration time.
 	f.StringVar(&l.Keying, "keying-thinking", "off", "closed loop with the specification's keying and think times: off, on, or a scale such as 0.1")
 	f.Float64Var(&l.RatePerUser, "rate-per-user", 0, "open loop: each user starts this many transactions a second on a fixed schedule (0: closed loop)")
 	f.IntVar(&l.Connections, "connections", 0, "serve the users as terminals on this many connections, fewer than users (a transaction monitor): a transaction waits for a free one, and its latency counts the wait; 0: a connection per user")
-	f.IntVar(&l.DriverThreads, "driver-threads", 0, "threads of the polling driver (procedures on PostgreSQL, a connection a user), each polling its share of the users' sockets; 0: one for every 64 users, at most one for each core calibra may use")
+	f.IntVar(&l.DriverThreads, "driver-threads", 0, "threads of the polling driver (the loads an engine's dialect polls, a connection a user), each polling its share of the users' sockets; 0: one for every 64 users, at most one for each core calibra may use")
 	f.DurationVar(&l.Rampup, "rampup", rampup, "warm-up before "+per+" timed window (not measured)")
 	f.DurationVar(&l.Duration, "duration", duration, "length of "+per+" timed window")
 	f.BoolVar(&l.Reset, "reset", false, "recreate the database from its loaded template first (managed instance)")
@@ -76,16 +76,15 @@ func (a *app) oltpRunLayer(c *runner.Config) layer {
 		Short: "Run a timed TPC-C-like window and measure NOPM, TPM and response times",
 		Long: `Start every virtual user, each with a connection of its own or one borrowed
 from --connections, run the ramp-up, then measure the timed window only.
-Stored procedures on PostgreSQL, each user with its own connection, run every
-user as a state machine on a few threads polling their sockets (results:
+Where the engine's dialect polls (docs/driver-performance.md), each user with
+its own connection runs as a state machine on a few threads polling their sockets (results:
 driver.model polling, driver.threads; --driver-threads), so the driver costs
 little CPU; the other loads run a goroutine a user (goroutines). Measured:
 
   NOPM        committed New-Orders per minute: the growth of sum(d_next_o_id)
               over the window, read at its two edges
   tpm_db      the database's commits + rollbacks per minute, by its own count
-              (PostgreSQL: pg_stat_database; MariaDB: performance_schema),
-              database-specific
+              (its statistics views, docs/oltp.md), database-specific
   tpm_client  transactions completed per minute, counted by calibra
   ART         mean response time of every transaction of the window
   latency     per transaction type, p50/p90/p95/p99/max from HDR histograms
@@ -98,7 +97,7 @@ little CPU; the other loads run a goroutine a user (goroutines). Measured:
 The defaults (2 min ramp-up, 5 min window, as HammerDB's) aim at a steady
 state; shorter windows are a first look. --profile hammerdb deals HammerDB's
 mix (10/10/1/1/1 of 23: 43.48% New-Order) and draws items and customers
-uniformly, as its PostgreSQL driver does, to reproduce a HammerDB figure; its
+uniformly, as HammerDB's driver does, to reproduce a HammerDB figure; its
 NOPM reads about 3.5% lower than the spec profile's at equal throughput.
 
 With --keying-thinking off (the default, as HammerDB) users run back to back

@@ -19,6 +19,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/proc"
+	"github.com/calibra-bench/calibra/internal/runner"
 	"github.com/calibra-bench/calibra/internal/secret"
 )
 
@@ -132,7 +133,7 @@ func (a *app) rootCommand() *cobra.Command {
 		Long: `calibra runs the layered storage study of the published database storage
 papers on the storage you point it at: the device (fio), I/O through the
 database, TPC-C-like transactions and TPC-H-like decision support. It starts
-a throwaway PostgreSQL instance with its data on that storage (or uses yours
+a throwaway instance of the database (--engine) with its data on that storage (or uses yours
 with --dsn), measures each layer over a timed window from real counters, and
 writes results.json and a report to a run directory.`,
 		Example: `  # Build 2 warehouses on the storage under test, then a 5-minute timed run
@@ -140,7 +141,7 @@ writes results.json and a report to a run directory.`,
   calibra oltp run --warehouses 2 --users 8 --rampup 1m --duration 5m --path /mnt/array
 
   # The same against an existing server
-  calibra oltp run --dsn postgres://bench@db1:5432/bench --users 16
+  calibra oltp run --dsn ` + runner.ExampleDSN() + ` --users 16
 
   # Remove the managed instance from the storage under test
   calibra clean --path /mnt/array`,
@@ -150,7 +151,7 @@ writes results.json and a report to a run directory.`,
 	// A password on the command line shows in ps to every local account.
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
 		if f := cmd.Flags().Lookup("dsn"); f != nil && f.Changed && secret.RedactDSN(f.Value.String()) != f.Value.String() {
-			fmt.Fprintln(a.stderr, "calibra: warning: the password in --dsn shows in ps to every local account; give it in a --dsn-file instead (or, for PostgreSQL, PGPASSWORD or ~/.pgpass)")
+			fmt.Fprintln(a.stderr, "calibra: warning: the password in --dsn shows in ps to every local account; give it in a --dsn-file instead"+runner.PasswordSources())
 		}
 		if f := cmd.Flags().Lookup("dsn-file"); f != nil && f.Changed && f.Value.String() != "" {
 			warnExposed(a.stderr, f.Value.String(), "--dsn-file "+f.Value.String())

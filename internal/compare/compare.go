@@ -380,7 +380,7 @@ func footnotes(runs []Run) []string {
 			}
 			return r.Meta.Engine.Settings
 		}) {
-			if ephemeralSetting[k] {
+			if EphemeralSetting(k) {
 				continue
 			}
 			differ("setting "+k, func(r Run) string {
@@ -417,10 +417,11 @@ func engineNames(runs []Run) []string {
 	return names
 }
 
-// ephemeralSetting are settings that differ between any two runs.
-// Paths follow --path and --wal-path, which the flags' lines name.
-var ephemeralSetting = map[string]bool{"port": true, "unix_socket_directories": true,
-	"innodb_log_group_home_dir": true, "tmpdir": true}
+// EphemeralSetting reports whether an engine setting differs between any
+// two runs (a port, a socket's or a file's path, which follow --path and
+// --wal-path, which the flags' lines name): no difference to report. The
+// runner sets it from the engines' descriptors, so compare names none.
+var EphemeralSetting = func(string) bool { return false }
 
 // ownFlag are flags that name a run rather than change what it measures;
 // --path is the storage under test, the thing compared.

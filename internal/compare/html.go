@@ -325,8 +325,8 @@ func firstStep(r Run, kind string) (results.Step, bool) {
 // servers counts the servers a run drove together: its instances or its
 // Galera nodes, else one.
 func servers(r Run) int {
-	if e := r.Meta.Engine; e != nil && max(e.Instances, e.GaleraNodes) > 1 {
-		return max(e.Instances, e.GaleraNodes)
+	if e := r.Meta.Engine; e != nil && max(e.Instances, e.ClusterNodes) > 1 {
+		return max(e.Instances, e.ClusterNodes)
 	}
 	return 1
 }

@@ -25,6 +25,9 @@ type Descriptor struct {
 	// DSNExample is one such DSN, for help and fixes.
 	DSNSchemes []string
 	DSNExample string
+	// DSNPassword says where the engine's driver finds a password besides
+	// the DSN, e.g. "PGPASSWORD or ~/.pgpass"; "" when nowhere.
+	DSNPassword string
 	// RedactDSN hides the password of a DSN in a form of the engine's own
 	// driver that is neither a URL nor key=value, reporting whether dsn
 	// is one; nil when the engine has no such form.
@@ -41,6 +44,10 @@ type Descriptor struct {
 	CheckServer func(cfg Config) error
 	// Managed are the managed instances `clean` removes under a path.
 	Managed []Managed
+	// EphemeralSettings differ between any two runs of the managed
+	// instance (its port, its socket's and files' paths, which follow
+	// --path and --wal-path): compare does not call them a difference.
+	EphemeralSettings []string
 	// RemoveStaleSockets removes the socket directories dead runs left,
 	// naming them.
 	RemoveStaleSockets func() ([]string, error)
@@ -54,8 +61,9 @@ type Descriptor struct {
 	// (instances: --instances); called when this engine is chosen.
 	CheckOptions func(cfg Config, instances int) error
 	// Servers is how many servers options start (a cluster's nodes);
-	// nil: one.
-	Servers func(options map[string]string) int
+	// nil: one. ClusterTitle names such a cluster's kind in sentences.
+	Servers      func(options map[string]string) int
+	ClusterTitle string
 }
 
 // Cache is the engine's data cache (--db-cache) in its own units.
@@ -74,7 +82,10 @@ type Cache struct {
 type Managed struct {
 	Title   string // as clean names it, e.g. "PostgreSQL"
 	Pattern string // glob of its directories' names
-	Remove  func(path string) (removed bool, err error)
+	// Dir and Holds are its directory and what it holds, as clean's help
+	// lists them.
+	Dir, Holds string
+	Remove     func(path string) (removed bool, err error)
 }
 
 // Standbys is how an engine makes standbys of its managed instance.
@@ -112,6 +123,11 @@ func Register(d Descriptor) {
 	for _, o := range descriptors {
 		if d.Default && o.Default {
 			panic("engines " + o.Name + " and " + d.Name + " are both the default")
+		}
+		for _, opt := range d.Options {
+			if slices.ContainsFunc(o.Options, func(x Option) bool { return x.Flag == opt.Flag || x.Key == opt.Key }) {
+				panic("engines " + o.Name + " and " + d.Name + " both have the option " + opt.Flag)
+			}
 		}
 	}
 	descriptors[d.Name] = d
@@ -196,6 +212,17 @@ func Options() []EngineOption {
 type EngineOption struct {
 	Engine string
 	Option
+}
+
+// Ephemeral reports whether setting is one that differs between any two
+// runs of some engine's managed instance.
+func Ephemeral(setting string) bool {
+	for _, d := range Descriptors() {
+		if slices.Contains(d.EphemeralSettings, setting) {
+			return true
+		}
+	}
+	return false
 }
 
 // Servers is how many servers the engine called name starts with

@@ -112,7 +112,7 @@ func Build(run *results.Run, ts *results.Timeseries) *Report {
 	r := &Report{Label: run.Meta.Label, Command: run.Meta.Command, Status: run.Status, Error: run.Error,
 		Started: run.StartedAt.UTC().Format(time.RFC3339), hasTimeseries: ts != nil}
 	if e := run.Meta.Engine; e != nil {
-		r.engine, r.galera = e.Name, e.GaleraNodes
+		r.engine, r.galera = e.Name, e.ClusterNodes
 	}
 	if r.Error == r.Status {
 		r.Error = "" // "interrupted" says nothing the status does not

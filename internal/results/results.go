@@ -88,9 +88,10 @@ type Engine struct {
 	// Instances counts the independent instances driven together
 	// (--instances); absent for one.
 	Instances int `json:"instances,omitempty"`
-	// GaleraNodes counts the nodes of a Galera cluster (--galera); absent
-	// for a single server.
-	GaleraNodes int `json:"galera_nodes,omitempty"`
+	// ClusterNodes counts the nodes of a cluster sharing one database
+	// (MariaDB's --galera); absent for a single server. Its JSON name is
+	// the one older runs have.
+	ClusterNodes int `json:"galera_nodes,omitempty"`
 }
 
 // Replicas are the standbys of a managed instance (--replicas): made by a

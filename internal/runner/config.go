@@ -297,15 +297,9 @@ func ReadDSN(path, what string, p *Problems) string {
 		p.Add("name a readable file holding the DSN", "%s cannot be read (%v)", what, errors.Unwrap(err))
 	case dsn == "":
 		// Not the managed instance in the current directory by surprise.
-		p.Add("write the DSN in it, e.g. "+dsnExample(), "%s is empty", what)
+		p.Add("write the DSN in it, e.g. "+ExampleDSN(), "%s is empty", what)
 	}
 	return dsn
-}
-
-// dsnExample is the default engine's example DSN.
-func dsnExample() string {
-	d, _ := engine.Lookup(engine.Default())
-	return d.DSNExample
 }
 
 // CheckPath verifies the storage path before anything is written: it must

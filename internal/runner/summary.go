@@ -84,17 +84,17 @@ func SummaryText(r *results.Run, status string) string {
 	return b.String()
 }
 
-// galeraNodes is the nodes of the Galera cluster the run measured; 0 for
-// any other engine or topology.
-func galeraNodes(e *results.Engine) int {
+// clusterNodes is the nodes of the cluster the run measured; 0 for any
+// other topology.
+func clusterNodes(e *results.Engine) int {
 	if e == nil {
 		return 0
 	}
-	return e.GaleraNodes
+	return e.ClusterNodes
 }
 
 func writeOLTPSummary(b *strings.Builder, e *results.Engine, st results.Step, o *results.OLTP) {
-	nodes := galeraNodes(e)
+	nodes := clusterNodes(e)
 	keying := "keying/thinking off"
 	if o.KeyingThinking != false {
 		keying = fmt.Sprintf("keying/thinking x%v", o.KeyingThinking)
@@ -106,7 +106,7 @@ func writeOLTPSummary(b *strings.Builder, e *results.Engine, st results.Step, o 
 	servers := ""
 	switch {
 	case nodes > 0:
-		servers = fmt.Sprintf(" in one database replicated on %d Galera nodes", nodes)
+		servers = fmt.Sprintf(" in one database replicated on %d %s nodes", nodes, clusterTitle(e.Name))
 	case len(o.Instances) > 1:
 		servers = fmt.Sprintf(" on each of %d servers", len(o.Instances))
 	}

@@ -41,13 +41,18 @@ func init() {
 			}
 			return CheckSettings(cfg.Settings)
 		},
-		Managed: []engine.Managed{{Title: "MariaDB", Pattern: DataDirName + "*", Remove: Remove},
-			{Title: "MariaDB Galera", Pattern: DataDirName + "-galera-*", Remove: RemoveGalera}},
+		Managed: []engine.Managed{
+			{Title: "MariaDB", Pattern: DataDirName + "*", Remove: Remove, Dir: DataDirName,
+				Holds: "the managed MariaDB instance, its redo log and temporary directory"},
+			{Title: "MariaDB Galera", Pattern: DataDirName + "-galera-*", Remove: RemoveGalera, Dir: DataDirName + "-galera-K",
+				Holds: "a Galera cluster's nodes (--galera), each with its temporary directory"}},
 		RemoveStaleSockets: RemoveStaleSockets,
+		EphemeralSettings:  []string{"port", "innodb_log_group_home_dir", "tmpdir"},
 		Options: []engine.Option{{Flag: galeraFlag, Key: "galera", Int: true, Role: "makes a MariaDB Galera cluster",
-			Usage: fmt.Sprintf("a Galera cluster of N managed nodes on this machine (1 to %d; PATH/%s-galera-K), users spread over them; needs galera-4", MaxGaleraNodes, DataDirName)}},
+			Usage: fmt.Sprintf("a Galera cluster of N managed nodes on this machine (1 to %d; PATH/%s-galera-K), users spread over them; needs galera-4", MaxClusterNodes, DataDirName)}},
 		CheckOptions: checkGalera,
 		Servers:      galeraNodes,
+		ClusterTitle: "Galera",
 	})
 }
 
@@ -74,8 +79,8 @@ func checkGalera(cfg engine.Config, instances int) error {
 	switch {
 	case cfg.Options[galeraFlag] == "" || n == 0 && err == nil:
 		return nil
-	case err != nil || n < 0 || n > MaxGaleraNodes:
-		return fault.Input(fmt.Sprintf("give 1 to %d nodes (1: a single-node cluster, for comparison)", MaxGaleraNodes), "--galera %s is not a number of nodes calibra runs on one machine", cfg.Options[galeraFlag])
+	case err != nil || n < 0 || n > MaxClusterNodes:
+		return fault.Input(fmt.Sprintf("give 1 to %d nodes (1: a single-node cluster, for comparison)", MaxClusterNodes), "--galera %s is not a number of nodes calibra runs on one machine", cfg.Options[galeraFlag])
 	case cfg.DSN != "":
 		return fault.Input("drop --dsn, or drop --galera", "--galera starts managed MariaDB nodes; it cannot run on a --dsn server")
 	case instances > 1:

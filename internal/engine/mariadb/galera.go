@@ -21,9 +21,9 @@ import (
 	"github.com/calibra-bench/calibra/internal/results"
 )
 
-// MaxGaleraNodes bounds --galera: each node is a whole server on this
+// MaxClusterNodes bounds --galera: each node is a whole server on this
 // machine, with its own buffer pool.
-const MaxGaleraNodes = 9
+const MaxClusterNodes = 9
 
 // providerPaths are where distributions put Galera 4's provider.
 var providerPaths = []string{"/usr/lib/galera/libgalera_smm.so", "/usr/lib/galera-4/libgalera_smm.so",
@@ -58,8 +58,8 @@ func PrepareCluster(ctx context.Context, cfg TargetConfig) (*Cluster, error) {
 	if cfg.DSN != "" {
 		return nil, fault.Input("drop --dsn, or drop --galera", "--galera starts managed nodes; it cannot run on a --dsn server")
 	}
-	if cfg.Galera < 1 || cfg.Galera > MaxGaleraNodes {
-		return nil, fault.Input(fmt.Sprintf("give 1 to %d nodes", MaxGaleraNodes), "--galera %d is not a number of nodes calibra runs on one machine", cfg.Galera)
+	if cfg.Galera < 1 || cfg.Galera > MaxClusterNodes {
+		return nil, fault.Input(fmt.Sprintf("give 1 to %d nodes", MaxClusterNodes), "--galera %d is not a number of nodes calibra runs on one machine", cfg.Galera)
 	}
 	provider, err := FindProvider()
 	if err != nil {
@@ -127,7 +127,7 @@ func (c *Cluster) Describe() results.Engine {
 		dirs[i] = t.Managed.DataDir
 	}
 	d.Target = strings.Join(dirs, ", ")
-	d.GaleraNodes = len(c.nodes)
+	d.ClusterNodes = len(c.nodes)
 	return d
 }
 

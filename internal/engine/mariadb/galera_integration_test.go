@@ -87,8 +87,8 @@ func TestGaleraCluster(t *testing.T) {
 		db.Close()
 		refuseStranger(t, node.Managed)
 	}
-	if d := c.Describe(); d.GaleraNodes != 3 || d.Settings["wsrep_on"] != "ON" {
-		t.Errorf("the description counts %d nodes, wsrep_on %q", d.GaleraNodes, d.Settings["wsrep_on"])
+	if d := c.Describe(); d.ClusterNodes != 3 || d.Settings["wsrep_on"] != "ON" {
+		t.Errorf("the description counts %d nodes, wsrep_on %q", d.ClusterNodes, d.Settings["wsrep_on"])
 	}
 	if err := c.Stop(); err != nil {
 		t.Fatal(err)

@@ -28,8 +28,9 @@ func init() {
 func Descriptor(name, title string, isDefault bool, open engine.Opener) engine.Descriptor {
 	return engine.Descriptor{
 		Name: name, Title: title, Default: isDefault, Open: open,
-		DSNSchemes: []string{"postgres", "postgresql"},
-		DSNExample: "postgres://user@host:5432/db",
+		DSNSchemes:  []string{"postgres", "postgresql"},
+		DSNExample:  "postgres://user@host:5432/db",
+		DSNPassword: "PGPASSWORD or ~/.pgpass",
 		Cache: engine.Cache{Setting: "shared_buffers", Default: DefaultDBCache, Parse: memoryBytes,
 			Min: 16 * 8 << 10, Example: "256MB or 8GB"},
 		CheckSettings: checkSettings,
@@ -40,8 +41,10 @@ func Descriptor(name, title string, isDefault bool, open engine.Opener) engine.D
 			}
 			return bin.CheckSettingNames(cfg.Settings)
 		},
-		Managed:            []engine.Managed{{Title: title, Pattern: DataDirName + "*", Remove: Remove}},
+		Managed: []engine.Managed{{Title: title, Pattern: DataDirName + "*", Remove: Remove, Dir: DataDirName,
+			Holds: "the managed " + title + " instance, its standbys in PATH/" + ReplicaDirPrefix + "K"}},
 		RemoveStaleSockets: RemoveStaleSockets,
+		EphemeralSettings:  []string{"port", "unix_socket_directories"},
 		Standbys:           &engine.Standbys{What: title + " streaming replication", SyncModes: SyncModes, Settings: ReplicaSettings},
 		Options: []engine.Option{{Flag: binFlag, Key: "pg_bin", Role: "names " + title + "'s binaries",
 			Usage: "directory of the " + title + " server binaries, or a major version installed here such as 15 (default: pg_config --bindir, /usr/lib/postgresql/*/bin, PATH)"}},
