@@ -115,7 +115,7 @@ func title(st results.Step, name string) string {
 		spec := specTitle(s)
 		switch {
 		case rest == "iops_at_max_latency":
-			return spec + " IOPS (p99 ≤ " + micros(d.MaxLatencyUs) + ")"
+			return spec + " IOPS (p99 ≤ " + results.Micros(d.MaxLatencyUs) + ")"
 		case rest == "max_mbps":
 			return spec + " MB/s (max)"
 		}
@@ -194,12 +194,4 @@ func rampLoad(runs []Run) int {
 		}
 	}
 	return best
-}
-
-// micros is a latency bound in its natural unit: "1 ms", "500 µs".
-func micros(us float64) string {
-	if us >= 1000 {
-		return num(us/1000) + " ms"
-	}
-	return num(us) + " µs"
 }

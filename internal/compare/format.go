@@ -65,7 +65,7 @@ func (v *Value) Text(unit string) string {
 	if v == nil {
 		return "-"
 	}
-	s := num(v.Center)
+	s := results.Num(v.Center)
 	if v.AtLeast {
 		s = "≥ " + s
 	}
@@ -122,37 +122,6 @@ func (d *Delta) mark() string {
 		return ""
 	}
 	return d.Verdict
-}
-
-func num(v float64) string {
-	a := math.Abs(v)
-	switch {
-	case a >= 100 || v == math.Trunc(v) && a < 1e15:
-		return group(strconv.FormatFloat(v, 'f', 0, 64))
-	case a >= 10:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	case a >= 1:
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	case a == 0:
-		return "0"
-	}
-	return strconv.FormatFloat(v, 'f', 3, 64)
-}
-
-func group(s string) string {
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
 
 // runHead names a run column, marking a run that did not complete.

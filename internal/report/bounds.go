@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 
@@ -28,12 +27,12 @@ func (b *builder) deviceAtBounds(d *results.Device, specs []string, bySpec map[s
 		Head: []string{"spec", "p99 ≤", "IOPS", "qd", "outstanding I/O", "p99 µs", "limited by"}, Headline: true}
 	for _, s := range d.Specs {
 		for _, a := range s.IOPSAtP99 {
-			bound := FormatBound(a.BoundUs)
+			bound := results.Micros(a.BoundUs)
 			if a.Point == nil {
 				t.Rows = append(t.Rows, append(cells(s.Name, bound), Cell{Text: "none: " + a.Missing, Class: "bad"}, Cell{}, Cell{}, Cell{}, Cell{}))
 				continue
 			}
-			row := cells(s.Name, bound, Num(a.Point.IOPS), strconv.Itoa(a.Point.QD), strconv.Itoa(a.OutstandingIOs), Num(a.Point.P99Us), a.Point.LimitedBy)
+			row := cells(s.Name, bound, results.Num(a.Point.IOPS), strconv.Itoa(a.Point.QD), strconv.Itoa(a.OutstandingIOs), results.Num(a.Point.P99Us), a.Point.LimitedBy)
 			row[6].Class = "t"
 			t.Rows = append(t.Rows, row)
 		}
@@ -67,17 +66,9 @@ func latencyCurve(points []results.DevicePoint, bounds []float64) assets.Chart {
 		Series: []assets.Series{{Name: "mean", Y: assets.Nums(mean)}, {Name: "p99", Y: assets.Nums(p99)},
 			{Name: "p99.99", Y: assets.Nums(p9999), Dashed: true}}}
 	for _, bound := range bounds {
-		c.MarkY = append(c.MarkY, assets.Mark{Label: "p99 ≤ " + FormatBound(bound), Value: bound})
+		c.MarkY = append(c.MarkY, assets.Mark{Label: "p99 ≤ " + results.Micros(bound), Value: bound})
 	}
 	return c
-}
-
-// FormatBound writes a bound in µs as people say it: 500 µs, 1 ms, 2.5 ms.
-func FormatBound(us float64) string {
-	if us >= 1000 {
-		return fmt.Sprintf("%s ms", Num(us/1000))
-	}
-	return fmt.Sprintf("%s µs", Num(us))
 }
 
 // deviceBursts tables the points whose rate fell during a run.
@@ -87,7 +78,7 @@ func (b *builder) deviceBursts(d *results.Device) {
 	host := false
 	for _, p := range d.Points {
 		if bu := p.Burst; bu != nil {
-			row := cells(p.Spec, strconv.Itoa(p.QD), bu.Raw, strconv.Itoa(bu.FellAtS), Num(bu.PeakIOPS), Num(bu.SettledIOPS), Num(bu.DropPct), bytesText(bu.WrittenBytesBeforeFall), p.LimitedBy)
+			row := cells(p.Spec, strconv.Itoa(p.QD), bu.Raw, strconv.Itoa(bu.FellAtS), results.Num(bu.PeakIOPS), results.Num(bu.SettledIOPS), results.Num(bu.DropPct), bytesText(bu.WrittenBytesBeforeFall), p.LimitedBy)
 			row[2].Class, row[8].Class = "t", "t"
 			t.Rows = append(t.Rows, row)
 			host = host || p.LimitedBy == "host"

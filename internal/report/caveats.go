@@ -136,7 +136,7 @@ func verdictTable(vs []results.Verdict) *Table {
 		if v.Reason != "" {
 			verdict.Text += ": " + v.Reason
 		}
-		row := cells(v.Threshold, v.Step, NumPtr(v.Value))
+		row := cells(v.Threshold, v.Step, results.NumPtr(v.Value))
 		row[1].Class = "t"
 		t.Rows = append(t.Rows, append(row, verdict))
 	}
@@ -152,7 +152,7 @@ func repeatTable(reps []results.Repeats) *Table {
 	t := &Table{Caption: "Repeated steps: medians and spread", Headline: true, Head: []string{"step", "metric", "n", "median", "min", "max", "spread %"}}
 	for _, r := range reps {
 		for _, m := range r.Metrics {
-			row := cells(fmt.Sprintf("%d %s", r.StudyStep, r.Name), m.Name, fmt.Sprint(len(m.Values)), Num(m.Median)+" "+m.Unit, Num(m.Min), Num(m.Max), NumPtr(m.SpreadPct))
+			row := cells(fmt.Sprintf("%d %s", r.StudyStep, r.Name), m.Name, fmt.Sprint(len(m.Values)), results.Num(m.Median)+" "+m.Unit, results.Num(m.Min), results.Num(m.Max), results.NumPtr(m.SpreadPct))
 			row[1].Class = "t"
 			t.Rows = append(t.Rows, row)
 		}

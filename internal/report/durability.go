@@ -15,7 +15,7 @@ func labChain(l *results.Lab) string {
 }
 
 func (b *builder) durability(d *results.Durability) {
-	b.card("acknowledged commits lost", Int(d.LostAcknowledged), "", "after "+strconv.Itoa(d.Cycles)+" power cuts")
+	b.card("acknowledged commits lost", results.Int(d.LostAcknowledged), "", "after "+strconv.Itoa(d.Cycles)+" power cuts")
 	switch {
 	case d.PowerCut == "server":
 		b.sec.Notes = append(b.sec.Notes, "Only the server was killed (no --lab): the OS page cache survived, so this tested the database's crash recovery, not the storage.")
@@ -27,12 +27,12 @@ func (b *builder) durability(d *results.Durability) {
 	}
 	rows := make([][]Cell, 0, len(d.PerCycle))
 	for _, c := range d.PerCycle {
-		rows = append(rows, cells(strconv.Itoa(c.Cycle), Int(c.Acknowledged), Int(c.LostAcknowledged), Int(c.CommittedUnacknowledged),
-			Num(c.RecoveryS), c.Fsck+c.RecoveryError))
+		rows = append(rows, cells(strconv.Itoa(c.Cycle), results.Int(c.Acknowledged), results.Int(c.LostAcknowledged), results.Int(c.CommittedUnacknowledged),
+			results.Num(c.RecoveryS), c.Fsck+c.RecoveryError))
 	}
 	b.table(Table{Caption: "Power cuts", Headline: true, Head: []string{"cycle", "acknowledged", "lost (violation)", "in flight, kept", "recovery s", "file system check / recovery error"}, Rows: rows})
 	if f := d.Flush; f != nil {
-		b.note("Flush probe: %s fsyncs a second at queue depth 1 (%s ms each): %s", Num(f.FsyncsPerS), Num(f.LatencyMsMean), f.Verdict)
+		b.note("Flush probe: %s fsyncs a second at queue depth 1 (%s ms each): %s", results.Num(f.FsyncsPerS), results.Num(f.LatencyMsMean), f.Verdict)
 	}
 	if d.Note != "" {
 		b.note("%s", d.Note)

@@ -52,7 +52,7 @@ func (b *builder) device(d *results.Device) {
 	}
 	lat.YLog = hi >= 10*lo
 	if d.MaxLatencyUs > 0 {
-		lat.MarkY = []assets.Mark{{Label: "bound " + Num(d.MaxLatencyUs) + " µs", Value: d.MaxLatencyUs}}
+		lat.MarkY = []assets.Mark{{Label: "bound " + results.Num(d.MaxLatencyUs) + " µs", Value: d.MaxLatencyUs}}
 	}
 	b.charts("Against queue depth",
 		b.chart("IOPS", assets.Chart{XName: "queue depth per worker", YName: "IOPS", XLog: true,
@@ -61,7 +61,7 @@ func (b *builder) device(d *results.Device) {
 			Series: series(func(p results.DevicePoint) float64 { return p.MBps })}),
 		b.chart("p99 latency", lat))
 
-	best := Table{Caption: fmt.Sprintf("Each spec's answer: random specs, the best IOPS with p99 ≤ %s µs; sequential ones, the best MB/s (no errors)", Num(d.MaxLatencyUs)),
+	best := Table{Caption: fmt.Sprintf("Each spec's answer: random specs, the best IOPS with p99 ≤ %s µs; sequential ones, the best MB/s (no errors)", results.Num(d.MaxLatencyUs)),
 		Head: []string{"spec", "judged on", "qd", "IOPS", "MB/s", "p99 µs", "limited by"}, Headline: true}
 	for _, s := range d.Specs {
 		judged := "p99 bound"
@@ -73,13 +73,13 @@ func (b *builder) device(d *results.Device) {
 			continue
 		}
 		a := s.AtMaxLatency
-		row := cells(s.Name, judged, strconv.Itoa(a.QD), Num(a.IOPS), Num(a.MBps), Num(a.P99Us), a.LimitedBy)
+		row := cells(s.Name, judged, strconv.Itoa(a.QD), results.Num(a.IOPS), results.Num(a.MBps), results.Num(a.P99Us), a.LimitedBy)
 		row[1].Class, row[6].Class = "t", "t"
 		best.Rows = append(best.Rows, row)
 		if s.JudgedOn == "mbps" {
-			b.card(s.Name+" MB/s", Num(a.MBps), "MB/s", fmt.Sprintf("at qd %d", a.QD))
+			b.card(s.Name+" MB/s", results.Num(a.MBps), "MB/s", fmt.Sprintf("at qd %d", a.QD))
 		} else {
-			b.card(s.Name+" IOPS", Num(a.IOPS), "IOPS", fmt.Sprintf("at qd %d, p99 %s µs", a.QD, Num(a.P99Us)))
+			b.card(s.Name+" IOPS", results.Num(a.IOPS), "IOPS", fmt.Sprintf("at qd %d, p99 %s µs", a.QD, results.Num(a.P99Us)))
 		}
 	}
 	b.table(best)
@@ -94,18 +94,18 @@ func (b *builder) device(d *results.Device) {
 
 // devicePoints tables every point of a sweep.
 func (b *builder) devicePoints(d *results.Device) {
-	pts := Table{Caption: fmt.Sprintf("Every point (fio %s, %s, direct=%t, %s s each, latency: %s)", d.FioVersion, d.IOEngine, d.Direct, Num(d.RuntimeS), d.LatencyBasis),
+	pts := Table{Caption: fmt.Sprintf("Every point (fio %s, %s, direct=%t, %s s each, latency: %s)", d.FioVersion, d.IOEngine, d.Direct, results.Num(d.RuntimeS), d.LatencyBasis),
 		Head: []string{"spec", "qd", "workers", "IOPS", "MB/s", "mean µs", "p50 µs", "p99 µs", "p99.9 µs", "p99.99 µs", "max µs", "errors", "limited by"}, Headline: true}
 	for _, p := range d.Points {
-		row := cells(p.Spec, strconv.Itoa(p.QD), strconv.Itoa(p.Workers), Num(p.IOPS), Num(p.MBps))
+		row := cells(p.Spec, strconv.Itoa(p.QD), strconv.Itoa(p.Workers), results.Num(p.IOPS), results.Num(p.MBps))
 		if p.LatUs != nil {
 			l := p.LatUs
-			row = append(row, cells(Num(l.Mean), Num(l.P50), Num(l.P99), Num(l.P999), NumPtr(l.P9999), Num(l.Max))...)
+			row = append(row, cells(results.Num(l.Mean), results.Num(l.P50), results.Num(l.P99), results.Num(l.P999), results.NumPtr(l.P9999), results.Num(l.Max))...)
 			row[5].Class = ""
 		} else {
 			row = append(row, Cell{Text: "n/a"}, Cell{Text: "n/a"}, Cell{Text: "n/a"}, Cell{Text: "n/a"}, Cell{Text: "n/a"}, Cell{Text: "n/a"})
 		}
-		e := Cell{Text: Int(p.Errors)}
+		e := Cell{Text: results.Int(p.Errors)}
 		if p.Errors > 0 {
 			e.Class = "bad"
 		}
@@ -131,12 +131,12 @@ func (b *builder) iocal(c *results.IOCal) {
 		}
 		ch := assets.Chart{XName: "parallel jobs", YName: "IOPS", Y2Name: "mean latency ms", XLog: true, X: assets.Nums(jobs),
 			Series: []assets.Series{{Name: "IOPS", Y: assets.Nums(iops)}, {Name: "mean latency ms", Y: assets.Nums(mean), Y2: true, Dashed: true}},
-			MarkY:  []assets.Mark{{Label: "max latency " + Num(rr.MaxLatencyMs) + " ms", Value: rr.MaxLatencyMs, Y2: true}}}
+			MarkY:  []assets.Mark{{Label: "max latency " + results.Num(rr.MaxLatencyMs) + " ms", Value: rr.MaxLatencyMs, Y2: true}}}
 		if rr.SaturationJobs != nil {
 			ch.MarkX = []assets.Mark{{Label: fmt.Sprintf("saturation at %d jobs", *rr.SaturationJobs), Value: float64(*rr.SaturationJobs)}}
 		}
 		refs := []ChartRef{b.chart("Random single-block reads", ch)}
-		b.card("iocal max IOPS", NumPtr(rr.MaxIOPS), "IOPS", fmt.Sprintf("mean latency ≤ %s ms", Num(rr.MaxLatencyMs)))
+		b.card("iocal max IOPS", results.NumPtr(rr.MaxIOPS), "IOPS", fmt.Sprintf("mean latency ≤ %s ms", results.Num(rr.MaxLatencyMs)))
 		seq := assets.Chart{XName: "parallel jobs", YName: "MB/s", XLog: true}
 		for _, s := range []struct {
 			name string
@@ -151,7 +151,7 @@ func (b *builder) iocal(c *results.IOCal) {
 				y = append(y, p.MBPS)
 			}
 			seq.Series = append(seq.Series, assets.Series{Name: s.name, X: assets.Nums(x), Y: assets.Nums(y)})
-			b.card("iocal max MB/s, "+s.name, Num(s.sw.MaxMBPS), "MB/s", "")
+			b.card("iocal max MB/s, "+s.name, results.Num(s.sw.MaxMBPS), "MB/s", "")
 		}
 		if len(seq.Series) > 0 {
 			refs = append(refs, b.chart("Sequential MB/s", seq))
@@ -163,7 +163,7 @@ func (b *builder) iocal(c *results.IOCal) {
 		}
 		b.table(Table{Caption: "Calibration (CALIBRATE_IO's rule: the highest point whose mean latency stays at or under the bound)",
 			Head:     []string{"max IOPS", "device reads/s at max", "latency at max ms", "max latency ms", "saturation jobs", "seq read max MB/s", "seq write max MB/s"},
-			Rows:     [][]Cell{cells(NumPtr(rr.MaxIOPS), NumPtr(rr.DeviceIOPSAtMax), NumPtr(rr.LatencyMsAtMax), Num(rr.MaxLatencyMs), sat, seqMax(c.SeqRead), seqMax(c.SeqWrite))},
+			Rows:     [][]Cell{cells(results.NumPtr(rr.MaxIOPS), results.NumPtr(rr.DeviceIOPSAtMax), results.NumPtr(rr.LatencyMsAtMax), results.Num(rr.MaxLatencyMs), sat, seqMax(c.SeqRead), seqMax(c.SeqWrite))},
 			Headline: true})
 	}
 	if rr := c.RandomRead; rr != nil && len(rr.Points) > 0 {
@@ -172,9 +172,9 @@ func (b *builder) iocal(c *results.IOCal) {
 		for _, p := range rr.Points {
 			mean, p99 := "n/a", "n/a"
 			if p.LatMs != nil {
-				mean, p99 = Num(p.LatMs.Mean), Num(p.LatMs.P99)
+				mean, p99 = results.Num(p.LatMs.Mean), results.Num(p.LatMs.P99)
 			}
-			row := cells(strconv.Itoa(p.Jobs), Num(p.IOPS), Num(p.DBPS), NumPtr(p.DiskRIOPS), Num(p.MBPS), mean, p99, NumPtr(p.CPUBusyPct), NumPtr(p.CPUSysPct), Num(p.Seconds), p.LimitedBy)
+			row := cells(strconv.Itoa(p.Jobs), results.Num(p.IOPS), results.Num(p.DBPS), results.NumPtr(p.DiskRIOPS), results.Num(p.MBPS), mean, p99, results.NumPtr(p.CPUBusyPct), results.NumPtr(p.CPUSysPct), results.Num(p.Seconds), p.LimitedBy)
 			row[10].Class = "t"
 			t.Rows = append(t.Rows, row)
 		}
@@ -189,7 +189,7 @@ func (b *builder) iocal(c *results.IOCal) {
 		}
 		t := Table{Caption: "Points, " + s.name, Headline: true, Head: []string{"jobs", "MB/s", "CPU busy %", "CPU sys %", "seconds", "limited by"}}
 		for _, p := range s.sw.Points {
-			row := cells(strconv.Itoa(p.Jobs), Num(p.MBPS), NumPtr(p.CPUBusyPct), NumPtr(p.CPUSysPct), Num(p.Seconds), p.LimitedBy)
+			row := cells(strconv.Itoa(p.Jobs), results.Num(p.MBPS), results.NumPtr(p.CPUBusyPct), results.NumPtr(p.CPUSysPct), results.Num(p.Seconds), p.LimitedBy)
 			row[5].Class = "t"
 			t.Rows = append(t.Rows, row)
 		}
@@ -203,13 +203,13 @@ func seqMax(s *results.IOCalSeq) string {
 	if s == nil {
 		return "n/a"
 	}
-	return Num(s.MaxMBPS)
+	return results.Num(s.MaxMBPS)
 }
 
 func (b *builder) oltp(o *results.OLTP) {
-	b.card("NOPM", NumPtr(o.NOPM), "", "New-Orders per minute")
-	b.card("TPM (database)", NumPtr(o.TPMDB), "", "commits + rollbacks per minute")
-	b.card("ART", Num(o.ARTMs), "ms", "mean "+o.LatencyBasis+" time")
+	b.card("NOPM", results.NumPtr(o.NOPM), "", "New-Orders per minute")
+	b.card("TPM (database)", results.NumPtr(o.TPMDB), "", "commits + rollbacks per minute")
+	b.card("ART", results.Num(o.ARTMs), "ms", "mean "+o.LatencyBasis+" time")
 	keying := "keying/thinking off"
 	if o.KeyingThinking != false {
 		keying = fmt.Sprintf("keying/thinking ×%v", o.KeyingThinking)
@@ -219,14 +219,14 @@ func (b *builder) oltp(o *results.OLTP) {
 		mode += ", profile " + o.Profile
 	}
 	b.sec.Notes = append(b.sec.Notes, fmt.Sprintf("%s: %d warehouses, %d users, %s, %s, ramp-up %s s, timed window %s s, latency basis %s.",
-		o.Workload, o.Warehouses, o.Users, mode, keying, Num(o.RampupS), Num(o.DurationS), o.LatencyBasis))
+		o.Workload, o.Warehouses, o.Users, mode, keying, results.Num(o.RampupS), results.Num(o.DurationS), o.LatencyBasis))
 	eff := "n/a"
 	if o.EfficiencyPct != nil {
-		eff = Num(*o.EfficiencyPct) + " %"
+		eff = results.Num(*o.EfficiencyPct) + " %"
 	}
 	b.table(Table{Caption: "Over the timed window", Headline: true,
 		Head: []string{"NOPM", "TPM (db)", "TPM (client)", "ART ms", "New-Order commits", "efficiency"},
-		Rows: [][]Cell{cells(NumPtr(o.NOPM), NumPtr(o.TPMDB), Num(o.TPMClient), Num(o.ARTMs), Int(o.NewOrderCommits), eff)}})
+		Rows: [][]Cell{cells(results.NumPtr(o.NOPM), results.NumPtr(o.TPMDB), results.Num(o.TPMClient), results.Num(o.ARTMs), results.Int(o.NewOrderCommits), eff)}})
 
 	if b.ts != nil && b.ts.Has("oltp_phase") {
 		rows := b.window()
@@ -254,7 +254,7 @@ func (b *builder) oltp(o *results.OLTP) {
 	for _, name := range txNames(o.Transactions) {
 		s := o.Transactions[name]
 		l := s.LatMs
-		row := cells(name, Int(s.Count), Num(o.MixPct[name]), Num(l.Mean), Num(l.P50), Num(l.P90), Num(l.P95), Num(l.P99), Num(l.Max), Int(s.Errors))
+		row := cells(name, results.Int(s.Count), results.Num(o.MixPct[name]), results.Num(l.Mean), results.Num(l.P50), results.Num(l.P90), results.Num(l.P95), results.Num(l.P99), results.Num(l.Max), results.Int(s.Errors))
 		if s.Errors > 0 {
 			row[9].Class = "bad"
 		}
@@ -269,7 +269,7 @@ func (b *builder) oltp(o *results.OLTP) {
 	b.table(t)
 	if o.Driver != nil {
 		b.sec.Notes = append(b.sec.Notes, fmt.Sprintf("Driver CPU: %s s (%s µs per transaction, %s %% of the machine).",
-			Num(o.Driver.CPUS), Num(o.Driver.CPUUsPerTxn), Num(o.Driver.MachineSharePct)))
+			results.Num(o.Driver.CPUS), results.Num(o.Driver.CPUUsPerTxn), results.Num(o.Driver.MachineSharePct)))
 	}
 	if line := retried(o); line != "" {
 		b.sec.Notes = append(b.sec.Notes, line)
@@ -292,10 +292,10 @@ func retried(o *results.OLTP) string {
 	}
 	var parts []string
 	for _, c := range classes {
-		parts = append(parts, Int(c.Count)+" "+c.Class)
+		parts = append(parts, results.Int(c.Count)+" "+c.Class)
 	}
 	return fmt.Sprintf("Retries: %s, %s %% of %s attempts, ran again in their session. TPM (db) counts every attempt; TPM (client) and the latencies count each transaction once, its retries inside its time.",
-		strings.Join(parts, ", "), Num(100*float64(n)/float64(attempts)), Int(attempts))
+		strings.Join(parts, ", "), results.Num(100*float64(n)/float64(attempts)), results.Int(attempts))
 }
 
 // oltpPartitions says which share of a split run this was, or, merged,
@@ -315,8 +315,8 @@ func (b *builder) oltpPartitions(o *results.OLTP) {
 	t := Table{Caption: "Partitions (NOPM and TPM (db) were read by partition 1)", Headline: true,
 		Head: []string{"partition", "host", "users", "home warehouses", "TPM (client)", "New-Order commits", "ART ms", "window s", "run directory"}}
 	for _, p := range o.Partitions {
-		row := cells(fmt.Sprintf("%d/%d", p.Index, p.Of), p.Host, Int(int64(p.Users)), Int(int64(p.HomeWarehouses)), Num(p.TPMClient),
-			Int(p.NewOrderCommits), Num(p.ARTMs), Num(p.DurationS), p.Dir)
+		row := cells(fmt.Sprintf("%d/%d", p.Index, p.Of), p.Host, results.Int(int64(p.Users)), results.Int(int64(p.HomeWarehouses)), results.Num(p.TPMClient),
+			results.Int(p.NewOrderCommits), results.Num(p.ARTMs), results.Num(p.DurationS), p.Dir)
 		row[1].Class, row[8].Class = "t", "t"
 		t.Rows = append(t.Rows, row)
 	}
@@ -335,7 +335,7 @@ func (b *builder) oltpMembers(o *results.OLTP) {
 		t.Head[0] = "node"
 	}
 	for _, m := range o.Instances {
-		t.Rows = append(t.Rows, cells(Int(int64(m.Instance)), Int(int64(m.Users)), NumPtr(m.NOPM), NumPtr(m.TPMDB), Num(m.TPMClient), Num(m.ARTMs)))
+		t.Rows = append(t.Rows, cells(results.Int(int64(m.Instance)), results.Int(int64(m.Users)), results.NumPtr(m.NOPM), results.NumPtr(m.TPMDB), results.Num(m.TPMClient), results.Num(m.ARTMs)))
 	}
 	b.table(t)
 }
@@ -350,11 +350,11 @@ func (b *builder) oltpValidity(o *results.OLTP) {
 			t.Caption = "Validity: INVALID (" + strings.Join(o.InvalidReasons, "; ") + ")"
 		}
 		for _, c := range o.Checks {
-			judged := "≥ " + Num(c.LowPct)
+			judged := "≥ " + results.Num(c.LowPct)
 			if c.HighPct > 0 {
-				judged = Num(c.LowPct) + " – " + Num(c.HighPct)
+				judged = results.Num(c.LowPct) + " – " + results.Num(c.HighPct)
 			}
-			row := cells(c.Name, c.Clause, Num(c.Pct), Int(c.Count), Int(c.Of), c.Target, judged)
+			row := cells(c.Name, c.Clause, results.Num(c.Pct), results.Int(c.Count), results.Int(c.Of), c.Target, judged)
 			row[0].Class, row[5].Class = "t", "t"
 			word := "ok"
 			if c.Note != "" {
@@ -366,7 +366,7 @@ func (b *builder) oltpValidity(o *results.OLTP) {
 	}
 	if d := o.Delivery; d != nil {
 		b.sec.Notes = append(b.sec.Notes, fmt.Sprintf("Deliveries: %d of %d districts skipped (%s %%; clause 2.7.4.2 flags more than 1 %%).",
-			d.SkippedDistricts, d.Deliveries*10, Num(d.SkippedPct)))
+			d.SkippedDistricts, d.Deliveries*10, results.Num(d.SkippedPct)))
 	}
 	if o.CheckpointsInWindow != nil {
 		what := "Checkpoints begun in the timed window"
@@ -406,7 +406,7 @@ func (b *builder) consistency(c *results.Consistency) {
 	for _, ch := range c.Checks {
 		row := cells(ch.ID, ch.Name)
 		row[1].Class = "t"
-		row = append(row, verdictCell(ch.OK, "ok", "FAILED"), Cell{Text: Int(ch.Violations)}, Cell{Text: ch.Detail, Class: "t"})
+		row = append(row, verdictCell(ch.OK, "ok", "FAILED"), Cell{Text: results.Int(ch.Violations)}, Cell{Text: ch.Detail, Class: "t"})
 		t.Rows = append(t.Rows, row)
 	}
 	if c.OK {
@@ -419,41 +419,41 @@ func (b *builder) consistency(c *results.Consistency) {
 
 func (b *builder) oltpBuild(o *results.OLTPBuild) {
 	b.table(Table{Caption: "Build", Head: []string{"warehouses", "MB", "load s", "index s", "vacuum s", "total s", "MB/s"},
-		Rows: [][]Cell{cells(strconv.Itoa(o.Warehouses), Num(float64(o.DBBytes)/1e6), Num(o.LoadS), Num(o.IndexS), Num(o.VacuumS), Num(o.TotalS), Num(o.MBPerS))}})
+		Rows: [][]Cell{cells(strconv.Itoa(o.Warehouses), results.Num(float64(o.DBBytes)/1e6), results.Num(o.LoadS), results.Num(o.IndexS), results.Num(o.VacuumS), results.Num(o.TotalS), results.Num(o.MBPerS))}})
 	b.consistency(o.Consistency)
 }
 
 func (b *builder) ramp(r *results.Ramp) {
-	b.card("max TPS", NumPtr(r.MaxTPS), "TPS", "over the ramp")
+	b.card("max TPS", results.NumPtr(r.MaxTPS), "TPS", "over the ramp")
 	users := r.UsersWithinSLA()
 	unit := "users"
 	if r.SLAReached != nil && !*r.SLAReached {
 		unit = "" // "≥ 8 (SLA not reached)" says it
 	}
-	b.card("users within SLA", users, unit, fmt.Sprintf("%s ≤ %s ms", r.SLAMetric, Num(r.SLAMs)))
+	b.card("users within SLA", users, unit, fmt.Sprintf("%s ≤ %s ms", r.SLAMetric, results.Num(r.SLAMs)))
 	if r.ARTAtUsers != nil {
-		b.card(fmt.Sprintf("ART at %d users", *r.ARTAtUsers), NumPtr(r.ARTAtMs), "ms", "")
+		b.card(fmt.Sprintf("ART at %d users", *r.ARTAtUsers), results.NumPtr(r.ARTAtMs), "ms", "")
 	}
 	var x, tps, art, p90, nopm, busy, iowait, await, dfr, wal []float64
-	t := Table{Caption: fmt.Sprintf("Steps (%s loop, %s time; SLA: %s ≤ %s ms)", r.Loop, r.LatencyBasis, r.SLAMetric, Num(r.SLAMs)), Headline: true,
+	t := Table{Caption: fmt.Sprintf("Steps (%s loop, %s time; SLA: %s ≤ %s ms)", r.Loop, r.LatencyBasis, r.SLAMetric, results.Num(r.SLAMs)), Headline: true,
 		Head: []string{"users", "TPS", "NOPM", "ART ms", "p90 ms", "CPU busy %", "I/O wait %", "disk await ms", "data-file read ms", "WAL sync ms", "Little's users", "within SLA", "errors", "limited by"}}
 	for _, s := range r.Steps {
 		x, tps, art, p90 = append(x, float64(s.Users)), append(tps, s.TPS), append(art, s.ARTMs), append(p90, s.P90Ms)
 		nopm, busy, iowait = append(nopm, ptrOr(s.NOPM)), append(busy, ptrOr(s.CPUBusyPct)), append(iowait, ptrOr(s.IOWaitPct))
 		await, dfr, wal = append(await, ptrOr(s.DiskAwaitMs)), append(dfr, ptrOr(s.DataFileReadAvgMs)), append(wal, ptrOr(s.WALSyncAvgMs))
-		row := cells(Int(int64(s.Users)), Num(s.TPS), NumPtr(s.NOPM), Num(s.ARTMs), Num(s.P90Ms), NumPtr(s.CPUBusyPct), NumPtr(s.IOWaitPct),
-			NumPtr(s.DiskAwaitMs), NumPtr(s.DataFileReadAvgMs), NumPtr(s.WALSyncAvgMs), NumPtr(s.LittleUsers))
-		t.Rows = append(t.Rows, append(row, verdictCell(s.WithinSLA, "yes", "no"), Cell{Text: Int(s.Errors)}, Cell{Text: s.LimitedBy, Class: "t"}))
+		row := cells(results.Int(int64(s.Users)), results.Num(s.TPS), results.NumPtr(s.NOPM), results.Num(s.ARTMs), results.Num(s.P90Ms), results.NumPtr(s.CPUBusyPct), results.NumPtr(s.IOWaitPct),
+			results.NumPtr(s.DiskAwaitMs), results.NumPtr(s.DataFileReadAvgMs), results.NumPtr(s.WALSyncAvgMs), results.NumPtr(s.LittleUsers))
+		t.Rows = append(t.Rows, append(row, verdictCell(s.WithinSLA, "yes", "no"), Cell{Text: results.Int(s.Errors)}, Cell{Text: s.LimitedBy, Class: "t"}))
 	}
 	ch := assets.Chart{XName: "users", YName: "TPS", Y2Name: "ms", X: assets.Nums(x),
 		Series: []assets.Series{{Name: "TPS", Y: assets.Nums(tps)}, {Name: "ART ms", Y: assets.Nums(art), Y2: true, Dashed: true},
 			{Name: "p90 ms", Y: assets.Nums(p90), Y2: true, Dashed: true}},
-		MarkY: []assets.Mark{{Label: "SLA " + Num(r.SLAMs) + " ms", Value: r.SLAMs, Y2: true}}}
+		MarkY: []assets.Mark{{Label: "SLA " + results.Num(r.SLAMs) + " ms", Value: r.SLAMs, Y2: true}}}
 	if r.MaxUsersWithinSLA != nil {
 		ch.MarkX = []assets.Mark{{Label: fmt.Sprintf("max users %d", *r.MaxUsersWithinSLA), Value: float64(*r.MaxUsersWithinSLA)}}
 	}
 	// The SLA line is always drawn: the axis reaches it (calibra.js).
-	b.charts("Against users", b.chart("TPS and response time (SLA "+Num(r.SLAMs)+" ms)", ch),
+	b.charts("Against users", b.chart("TPS and response time (SLA "+results.Num(r.SLAMs)+" ms)", ch),
 		b.chart("NOPM and TPS", assets.Chart{XName: "users", YName: "NOPM", Y2Name: "TPS", X: assets.Nums(x),
 			Series: []assets.Series{{Name: "NOPM", Y: assets.Nums(nopm)}, {Name: "TPS", Y: assets.Nums(tps), Y2: true, Dashed: true}}}),
 		b.chart("CPU busy and I/O wait", assets.Chart{XName: "users", YName: "% of all CPUs", X: assets.Nums(x),
@@ -462,7 +462,7 @@ func (b *builder) ramp(r *results.Ramp) {
 			Series: []assets.Series{{Name: "disk await ms", Y: assets.Nums(await)}, {Name: "data-file read ms", Y: assets.Nums(dfr)},
 				{Name: "WAL sync ms", Y: assets.Nums(wal), Dashed: true}}}))
 	b.table(Table{Caption: "Ramp to the SLA", Headline: true, Head: []string{"max TPS", "max users within SLA", "ART at users", "stop reason"},
-		Rows: [][]Cell{cells(NumPtr(r.MaxTPS), users, artAt(r), r.StopReasonText())}})
+		Rows: [][]Cell{cells(results.NumPtr(r.MaxTPS), users, artAt(r), r.StopReasonText())}})
 	b.table(t)
 	b.missing(r.Missing)
 	b.sec.Notes = append(b.sec.Notes, r.Notes...)
@@ -471,7 +471,7 @@ func (b *builder) ramp(r *results.Ramp) {
 // scale draws a load's figures against the servers that carried it, as
 // study 000 draws NOPM against RAC nodes and 004 latency against nodes.
 func (b *builder) scale(sc *results.Scale) {
-	b.card("max NOPM", NumPtr(sc.MaxNOPM), "", "over the points")
+	b.card("max NOPM", results.NumPtr(sc.MaxNOPM), "", "over the points")
 	var x, nopm, tpm, art, p90, busy, await, dfr, wal []float64
 	t := Table{Caption: fmt.Sprintf("Points (%d users in all, dealt round-robin; %d warehouses on each server; %s time)", sc.Users, sc.Warehouses, sc.LatencyBasis), Headline: true,
 		Head: []string{"servers", "NOPM", "TPM (db)", "TPM (client)", "ART ms", "p90 ms", "CPU busy %", "I/O wait %", "disk await ms", "data-file read ms", "WAL sync ms", "errors", "limited by"}}
@@ -479,8 +479,8 @@ func (b *builder) scale(sc *results.Scale) {
 		x, nopm, tpm = append(x, float64(p.Servers)), append(nopm, ptrOr(p.NOPM)), append(tpm, ptrOr(p.TPMDB))
 		art, p90, busy = append(art, p.ARTMs), append(p90, p.P90Ms), append(busy, ptrOr(p.CPUBusyPct))
 		await, dfr, wal = append(await, ptrOr(p.DiskAwaitMs)), append(dfr, ptrOr(p.DataFileReadAvgMs)), append(wal, ptrOr(p.WALSyncAvgMs))
-		t.Rows = append(t.Rows, append(cells(Int(int64(p.Servers)), NumPtr(p.NOPM), NumPtr(p.TPMDB), Num(p.TPMClient), Num(p.ARTMs), Num(p.P90Ms),
-			NumPtr(p.CPUBusyPct), NumPtr(p.IOWaitPct), NumPtr(p.DiskAwaitMs), NumPtr(p.DataFileReadAvgMs), NumPtr(p.WALSyncAvgMs), Int(p.Errors)),
+		t.Rows = append(t.Rows, append(cells(results.Int(int64(p.Servers)), results.NumPtr(p.NOPM), results.NumPtr(p.TPMDB), results.Num(p.TPMClient), results.Num(p.ARTMs), results.Num(p.P90Ms),
+			results.NumPtr(p.CPUBusyPct), results.NumPtr(p.IOWaitPct), results.NumPtr(p.DiskAwaitMs), results.NumPtr(p.DataFileReadAvgMs), results.NumPtr(p.WALSyncAvgMs), results.Int(p.Errors)),
 			Cell{Text: p.LimitedBy, Class: "t"}))
 	}
 	b.charts("Against servers", b.chart("NOPM and TPM (db)", assets.Chart{XName: "servers", YName: "NOPM", Y2Name: "TPM", X: assets.Nums(x),
@@ -502,24 +502,24 @@ func artAt(r *results.Ramp) string {
 	if r.ARTAtUsers == nil {
 		return "n/a"
 	}
-	return fmt.Sprintf("%s ms at %d", NumPtr(r.ARTAtMs), *r.ARTAtUsers)
+	return fmt.Sprintf("%s ms at %d", results.NumPtr(r.ARTAtMs), *r.ARTAtUsers)
 }
 
 func (b *builder) dssBuild(d *results.DSSBuild) {
-	b.table(Table{Caption: "Build (scale factor " + Num(d.ScaleFactor) + ", " + d.Generator + ")", Head: []string{"MB", "load s", "index s", "analyze s", "total s", "MB/s"},
-		Rows: [][]Cell{cells(Num(float64(d.DBBytes)/1e6), Num(d.LoadS), Num(d.IndexS), Num(d.AnalyzeS), Num(d.TotalS), Num(d.MBPerS))}})
+	b.table(Table{Caption: "Build (scale factor " + results.Num(d.ScaleFactor) + ", " + d.Generator + ")", Head: []string{"MB", "load s", "index s", "analyze s", "total s", "MB/s"},
+		Rows: [][]Cell{cells(results.Num(float64(d.DBBytes)/1e6), results.Num(d.LoadS), results.Num(d.IndexS), results.Num(d.AnalyzeS), results.Num(d.TotalS), results.Num(d.MBPerS))}})
 }
 
 func (b *builder) dss(d *results.DSS) {
-	b.sec.Notes = append(b.sec.Notes, d.Workload+", scale factor "+Num(d.ScaleFactor)+": TPC-H-derived, not comparable with published TPC-H results.")
+	b.sec.Notes = append(b.sec.Notes, d.Workload+", scale factor "+results.Num(d.ScaleFactor)+": TPC-H-derived, not comparable with published TPC-H results.")
 	head := Table{Caption: "Headline", Headline: true, Head: []string{"geomean s", "Power@Size", "Throughput@Size", "streams", "QphH"}}
 	geo, power, thr, streams := "n/a", "n/a", "n/a", "n/a"
 	if d.Power != nil {
-		geo, power = NumPtr(d.Power.GeomeanS), NumPtr(d.Power.PowerAtSize)
+		geo, power = results.NumPtr(d.Power.GeomeanS), results.NumPtr(d.Power.PowerAtSize)
 		b.card("DSS geomean", geo, "s", "power test, per query")
 	}
 	if d.Throughput != nil {
-		thr, streams = NumPtr(d.Throughput.ThroughputAtSize), strconv.Itoa(d.Throughput.Streams)
+		thr, streams = results.NumPtr(d.Throughput.ThroughputAtSize), strconv.Itoa(d.Throughput.Streams)
 	}
 	qphh, sub := "QphH (derived)", "TPC-H-derived"
 	if d.Valid != nil { // a run that applied clause 5.3.7.5
@@ -532,8 +532,8 @@ func (b *builder) dss(d *results.DSS) {
 			b.sec.Notes = append(b.sec.Notes, "Indicative, not a result the specification defines: "+why+".")
 		}
 	}
-	b.card(qphh, NumPtr(d.QphH), "", sub)
-	head.Rows = [][]Cell{cells(geo, power, thr, streams, NumPtr(d.QphH))}
+	b.card(qphh, results.NumPtr(d.QphH), "", sub)
+	head.Rows = [][]Cell{cells(geo, power, thr, streams, results.NumPtr(d.QphH))}
 	b.table(head)
 
 	var refs []ChartRef
@@ -548,7 +548,7 @@ func (b *builder) dss(d *results.DSS) {
 		for _, q := range append(queries, d.Power.Refresh...) {
 			cats = append(cats, qname(q.Q))
 			secs = append(secs, ptrOr(q.Seconds))
-			t.Rows = append(t.Rows, cells(qname(q.Q), NumPtr(q.Seconds), Int(q.Rows), queryNote(q)))
+			t.Rows = append(t.Rows, cells(qname(q.Q), results.NumPtr(q.Seconds), results.Int(q.Rows), queryNote(q)))
 			t.Rows[len(t.Rows)-1][3].Class = "t"
 		}
 		refs = append(refs, b.chart("Per-query seconds (power test)", assets.Chart{YName: "seconds", Categories: cats,

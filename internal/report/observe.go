@@ -123,9 +123,9 @@ func (b *builder) observe() {
 	if o == nil {
 		return
 	}
-	b.table(Table{Caption: fmt.Sprintf("CPU over the window (%s s)", Num(o.WindowS)),
+	b.table(Table{Caption: fmt.Sprintf("CPU over the window (%s s)", results.Num(o.WindowS)),
 		Head: []string{"CPU busy %", "user %", "sys %", "I/O wait %", "outside calibra %"},
-		Rows: [][]Cell{cells(NumPtr(o.CPUBusyPct), NumPtr(o.CPUUserPct), NumPtr(o.CPUSysPct), NumPtr(o.CPUIOWaitPct), NumPtr(o.CPUOutsidePct))}})
+		Rows: [][]Cell{cells(results.NumPtr(o.CPUBusyPct), results.NumPtr(o.CPUUserPct), results.NumPtr(o.CPUSysPct), results.NumPtr(o.CPUIOWaitPct), results.NumPtr(o.CPUOutsidePct))}})
 	// The data's storage and, when --wal-path put it apart, the WAL's, side
 	// by side.
 	st := Table{Caption: "Storage over the window", Head: []string{"storage", "device", "read IOPS", "write IOPS", "read MB/s", "write MB/s", "await ms", "util %"}}
@@ -137,8 +137,8 @@ func (b *builder) observe() {
 		if d.disk == nil {
 			continue
 		}
-		row := cells(d.role, strings.Join(d.devices, ", "), NumPtr(d.disk.RIOPS), NumPtr(d.disk.WIOPS), NumPtr(d.disk.RMBps), NumPtr(d.disk.WMBps),
-			NumPtr(d.disk.AwaitMs), NumPtr(d.disk.UtilPct))
+		row := cells(d.role, strings.Join(d.devices, ", "), results.NumPtr(d.disk.RIOPS), results.NumPtr(d.disk.WIOPS), results.NumPtr(d.disk.RMBps), results.NumPtr(d.disk.WMBps),
+			results.NumPtr(d.disk.AwaitMs), results.NumPtr(d.disk.UtilPct))
 		row[1].Class = "t"
 		st.Rows = append(st.Rows, row)
 	}
@@ -148,13 +148,13 @@ func (b *builder) observe() {
 		// (the oltp step counts them): its row locks say more.
 		b.table(Table{Caption: "Database counters (" + db.Database + ", InnoDB)",
 			Head: []string{"active sessions", "pages read", "buffer pool hit %", "data file reads", "data file read ms", "data file writes", "row lock waits", "row lock ms"},
-			Rows: [][]Cell{cells(NumPtr(db.ActiveSessionsAvg), intPtr(db.BlksRead), NumPtr(db.HitPct), intPtr(db.DataReads), NumPtr(db.DataFileReadAvgMs),
-				intPtr(db.DataWrites), intPtr(db.RowLockWaits), NumPtr(db.RowLockAvgMs))}})
+			Rows: [][]Cell{cells(results.NumPtr(db.ActiveSessionsAvg), intPtr(db.BlksRead), results.NumPtr(db.HitPct), intPtr(db.DataReads), results.NumPtr(db.DataFileReadAvgMs),
+				intPtr(db.DataWrites), intPtr(db.RowLockWaits), results.NumPtr(db.RowLockAvgMs))}})
 	} else if db != nil {
 		b.table(Table{Caption: "Database counters (" + db.Database + ")",
 			Head: []string{"active sessions", "blocks read", "hit %", "data file read ms", "WAL write ms", "WAL sync ms", "checkpoints"},
-			Rows: [][]Cell{cells(NumPtr(db.ActiveSessionsAvg), intPtr(db.BlksRead), NumPtr(db.HitPct), NumPtr(db.DataFileReadAvgMs),
-				NumPtr(db.WALWriteAvgMs), NumPtr(db.WALSyncAvgMs), intPtr(db.Checkpoints))}})
+			Rows: [][]Cell{cells(results.NumPtr(db.ActiveSessionsAvg), intPtr(db.BlksRead), results.NumPtr(db.HitPct), results.NumPtr(db.DataFileReadAvgMs),
+				results.NumPtr(db.WALWriteAvgMs), results.NumPtr(db.WALSyncAvgMs), intPtr(db.Checkpoints))}})
 	}
 	b.standbys(o.Replicas)
 	if o.DB != nil {
@@ -164,7 +164,7 @@ func (b *builder) observe() {
 		t := Table{Caption: "Top waits (sampled database time; avg ms from the server's counters)", Headline: true,
 			Head: []string{"event", "class", "seconds", "share %", "avg ms", "samples"}}
 		for _, w := range o.Waits {
-			row := cells(w.Event, w.Class, Num(w.Seconds), Num(w.SharePct), NumPtr(w.AvgMs), Int(int64(w.Samples)))
+			row := cells(w.Event, w.Class, results.Num(w.Seconds), results.Num(w.SharePct), results.NumPtr(w.AvgMs), results.Int(int64(w.Samples)))
 			row[1].Class = "t"
 			t.Rows = append(t.Rows, row)
 		}
@@ -186,11 +186,11 @@ func (b *builder) standbys(rs []results.ObserveReplica) {
 		if s == nil {
 			return "n/a"
 		}
-		return Num(s.Mean) + " / " + Num(s.Max)
+		return results.Num(s.Mean) + " / " + results.Num(s.Max)
 	}
 	for _, r := range rs {
 		row := cells(r.Name, r.State+"/"+r.SyncState, spread(r.WriteLagMs), spread(r.FlushLagMs), spread(r.ReplayLagMs), spread(r.ReplayLagBytes),
-			NumPtr(r.WriteMBps), Int(int64(r.Samples)))
+			results.NumPtr(r.WriteMBps), results.Int(int64(r.Samples)))
 		row[0].Class, row[1].Class = "t", "t"
 		t.Rows = append(t.Rows, row)
 	}
@@ -206,7 +206,7 @@ func (b *builder) galeraNodes(ns []results.ObserveNode) {
 	t := Table{Caption: "Galera nodes over the window", Headline: true,
 		Head: []string{"node", "flow control paused %", "flow control sent", "received", "certification failures", "aborted by replication", "write-sets replicated"}}
 	for _, n := range ns {
-		t.Rows = append(t.Rows, cells(Int(int64(n.Node)), NumPtr(n.FlowControlPausedPct), intPtr(n.FlowControlSent), intPtr(n.FlowControlRecv),
+		t.Rows = append(t.Rows, cells(results.Int(int64(n.Node)), results.NumPtr(n.FlowControlPausedPct), intPtr(n.FlowControlSent), intPtr(n.FlowControlRecv),
 			intPtr(n.CertFailures), intPtr(n.BFAborts), intPtr(n.Replicated)))
 	}
 	b.table(t)
@@ -216,5 +216,5 @@ func intPtr(v *int64) string {
 	if v == nil {
 		return "n/a"
 	}
-	return Int(*v)
+	return results.Int(*v)
 }

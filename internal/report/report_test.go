@@ -142,17 +142,6 @@ func TestWriteRefusesWhatIsNotARun(t *testing.T) {
 	}
 }
 
-func TestNum(t *testing.T) {
-	for _, c := range []struct {
-		v    float64
-		want string
-	}{{0, "0"}, {0.01234, "0.012"}, {1.5, "1.50"}, {12.34, "12.3"}, {999.6, "1,000"}, {1234567.8, "1,234,568"}, {-4321, "-4,321"}} {
-		if got := Num(c.v); got != c.want {
-			t.Errorf("Num(%v) = %q, want %q", c.v, got, c.want)
-		}
-	}
-}
-
 // Every caveat is said once, naming every step it concerns, with what to
 // do; the run's own come first.
 func TestCaveatsAreSaidOnce(t *testing.T) {

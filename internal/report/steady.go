@@ -18,7 +18,7 @@ func (b *builder) deviceSteady(d *results.Device) {
 		return
 	}
 	b.sec.Notes = append(b.sec.Notes, fmt.Sprintf("Steady state (SNIA PTS 2.0): each region preconditioned with %s in %s sequential writes, then rounds of %s s until a window of %d rounds has its range within %s%% of its mean and its best-fit line's excursion within %s%% (at most %d rounds).",
-		bytesText(m.PreconditionBytes), bytesText(m.PreconditionBlock), Num(m.RoundS), m.WindowRounds, Num(m.RangeLimitPct), Num(m.SlopeLimitPct), m.MaxRounds))
+		bytesText(m.PreconditionBytes), bytesText(m.PreconditionBlock), results.Num(m.RoundS), m.WindowRounds, results.Num(m.RangeLimitPct), results.Num(m.SlopeLimitPct), m.MaxRounds))
 	var refs []ChartRef
 	t := Table{Caption: "Steady state per point (IOPS per round)", Head: []string{"spec", "qd", "reached", "round", "range %", "slope %", "window mean IOPS", "rounds"}, Headline: true}
 	for _, p := range d.Points {
@@ -32,7 +32,7 @@ func (b *builder) deviceSteady(d *results.Device) {
 			reached = Cell{Text: "no", Class: "bad"}
 		}
 		row := append(cells(p.Spec, fmt.Sprint(p.QD)), reached)
-		row = append(row, cells(fmt.Sprint(s.Round), pctNum(s.RangePct), pctNum(s.SlopePct), Num(s.WindowMeanIOPS), fmt.Sprint(len(s.RoundsIOPS)))...)
+		row = append(row, cells(fmt.Sprint(s.Round), pctNum(s.RangePct), pctNum(s.SlopePct), results.Num(s.WindowMeanIOPS), fmt.Sprint(len(s.RoundsIOPS)))...)
 		t.Rows = append(t.Rows, row)
 	}
 	if len(refs) > 0 {
@@ -69,7 +69,7 @@ func pctNum(v *float64) string {
 	if v == nil {
 		return "n/a"
 	}
-	return Num(*v)
+	return results.Num(*v)
 }
 
 func bytesText(n int64) string {
@@ -79,5 +79,5 @@ func bytesText(n int64) string {
 		v /= 1024
 		i++
 	}
-	return Num(v) + " " + units[i]
+	return results.Num(v) + " " + units[i]
 }
