@@ -142,92 +142,115 @@ func (sys system) create(spec Spec, name string) (out *Cgroup, err error) {
 	v1mem, v1io := mounts.v1["memory"], mounts.v1["blkio"]
 	switch {
 	case (spec.MemoryBytes == 0 || v1mem != "") && (!spec.io() || v1io != ""):
-		c.version = 1
-		if spec.MemoryBytes > 0 {
-			dir, err := c.mkdir(v1mem, self["memory"], name)
-			if err != nil {
-				return c, err
-			}
-			if err := write(dir, "memory.limit_in_bytes", strconv.FormatInt(spec.MemoryBytes, 10)); err != nil {
-				return c, err
-			}
-		}
-		if spec.io() {
-			dir, err := c.mkdir(v1io, self["blkio"], name)
-			if err != nil {
-				return c, err
-			}
-			for _, l := range []struct {
-				file string
-				v    int64
-			}{{"blkio.throttle.read_iops_device", spec.ReadIOPS}, {"blkio.throttle.write_iops_device", spec.WriteIOPS},
-				{"blkio.throttle.read_bps_device", spec.ReadBPS}, {"blkio.throttle.write_bps_device", spec.WriteBPS}} {
-				if l.v > 0 {
-					if err := write(dir, l.file, fmt.Sprintf("%s %d", dev, l.v)); err != nil {
-						return c, err
-					}
-				}
-			}
-		}
+		err = c.createV1(spec, dev, v1mem, v1io, self, name)
 	case mounts.v2 != "":
-		c.version = 2
-		parent := filepath.Join(mounts.v2, self[""])
-		var want []string
-		if spec.MemoryBytes > 0 {
-			want = append(want, "memory")
-		}
-		if spec.io() {
-			want = append(want, "io")
-		}
-		if err := enable(parent, want); err != nil {
-			return c, err
-		}
-		dir, err := c.mkdir(mounts.v2, self[""], name)
-		if err != nil {
-			return c, err
-		}
-		if spec.MemoryBytes > 0 {
-			if err := write(dir, "memory.max", strconv.FormatInt(spec.MemoryBytes, 10)); err != nil {
-				return c, err
-			}
-		}
-		if spec.io() {
-			line := dev
-			for _, l := range []struct {
-				key string
-				v   int64
-			}{{"riops", spec.ReadIOPS}, {"wiops", spec.WriteIOPS}, {"rbps", spec.ReadBPS}, {"wbps", spec.WriteBPS}} {
-				if l.v > 0 {
-					line += fmt.Sprintf(" %s=%d", l.key, l.v)
-				}
-			}
-			if err := write(dir, "io.max", line); err != nil {
-				return c, err
-			}
-		}
-		if c.fd, err = unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
-			return c, fmt.Errorf("open the cgroup %s: %w", dir, err)
-		}
+		err = c.createV2(spec, dev, mounts.v2, self[""], name)
 	default:
 		return nil, errors.New("no cgroup file system with the memory and blkio (v1) or io (v2) controllers is mounted")
 	}
+	if err != nil {
+		return c, err
+	}
+	c.record(spec, dev)
+	return c, nil
+}
+
+// createV1 makes the cgroup in the v1 memory and blkio hierarchies
+// (mounted at mem and io; self is our own cgroup in each).
+func (c *Cgroup) createV1(spec Spec, dev, mem, io string, self map[string]string, name string) error {
+	c.version = 1
+	if spec.MemoryBytes > 0 {
+		dir, err := c.mkdir(mem, self["memory"], name)
+		if err != nil {
+			return err
+		}
+		if err := write(dir, "memory.limit_in_bytes", strconv.FormatInt(spec.MemoryBytes, 10)); err != nil {
+			return err
+		}
+	}
+	if !spec.io() {
+		return nil
+	}
+	dir, err := c.mkdir(io, self["blkio"], name)
+	if err != nil {
+		return err
+	}
+	for _, l := range []struct {
+		file string
+		v    int64
+	}{{"blkio.throttle.read_iops_device", spec.ReadIOPS}, {"blkio.throttle.write_iops_device", spec.WriteIOPS},
+		{"blkio.throttle.read_bps_device", spec.ReadBPS}, {"blkio.throttle.write_bps_device", spec.WriteBPS}} {
+		if l.v > 0 {
+			if err := write(dir, l.file, fmt.Sprintf("%s %d", dev, l.v)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// createV2 makes the cgroup in the unified hierarchy mounted at root,
+// under our own cgroup self.
+func (c *Cgroup) createV2(spec Spec, dev, root, self, name string) error {
+	c.version = 2
+	var want []string
+	if spec.MemoryBytes > 0 {
+		want = append(want, "memory")
+	}
+	if spec.io() {
+		want = append(want, "io")
+	}
+	if err := enable(filepath.Join(root, self), want); err != nil {
+		return err
+	}
+	dir, err := c.mkdir(root, self, name)
+	if err != nil {
+		return err
+	}
+	if spec.MemoryBytes > 0 {
+		if err := write(dir, "memory.max", strconv.FormatInt(spec.MemoryBytes, 10)); err != nil {
+			return err
+		}
+	}
+	if spec.io() {
+		line := dev
+		for _, l := range []struct {
+			key string
+			v   int64
+		}{{"riops", spec.ReadIOPS}, {"wiops", spec.WriteIOPS}, {"rbps", spec.ReadBPS}, {"wbps", spec.WriteBPS}} {
+			if l.v > 0 {
+				line += fmt.Sprintf(" %s=%d", l.key, l.v)
+			}
+		}
+		if err := write(dir, "io.max", line); err != nil {
+			return err
+		}
+	}
+	if c.fd, err = unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+		return fmt.Errorf("open the cgroup %s: %w", dir, err)
+	}
+	return nil
+}
+
+// record is what the cgroup applies, for results.json.
+func (c *Cgroup) record(spec Spec, dev string) {
 	c.applied = results.AppliedLimits{Cgroup: c.dirs[0], CgroupVersion: c.version}
 	if spec.MemoryBytes > 0 {
 		c.applied.MemoryLimitBytes = spec.MemoryBytes
 	}
-	if spec.io() {
-		c.applied.StorageLimit = map[string]string{"device": dev}
-		for k, v := range map[string]int64{"read_iops": spec.ReadIOPS, "write_iops": spec.WriteIOPS, "read_mbps": spec.ReadBPS, "write_mbps": spec.WriteBPS} {
-			if v > 0 {
-				if strings.HasSuffix(k, "mbps") {
-					c.applied.StorageLimit[k] = strconv.FormatFloat(float64(v)/1e6, 'f', -1, 64)
-				} else {
-					c.applied.StorageLimit[k] = strconv.FormatInt(v, 10)
-				}
+	if !spec.io() {
+		return
+	}
+	c.applied.StorageLimit = map[string]string{"device": dev}
+	for k, v := range map[string]int64{"read_iops": spec.ReadIOPS, "write_iops": spec.WriteIOPS, "read_mbps": spec.ReadBPS, "write_mbps": spec.WriteBPS} {
+		if v > 0 {
+			if strings.HasSuffix(k, "mbps") {
+				c.applied.StorageLimit[k] = strconv.FormatFloat(float64(v)/1e6, 'f', -1, 64)
+			} else {
+				c.applied.StorageLimit[k] = strconv.FormatInt(v, 10)
 			}
 		}
 	}
-	return c, nil
 }
 
 // mkdir creates name under our own cgroup in one hierarchy.

@@ -90,6 +90,18 @@ type LimitsNeed struct {
 	Fix      string // how to do without, when required
 }
 
+// applyLimits applies the limits the command needs, if any, to the
+// managed server (a server at dsn is not calibra's to limit).
+func (n Needs) applyLimits(dsn string) (*limits.Cgroup, *results.AppliedLimits, error) {
+	if n.Limits == nil {
+		return nil, nil, nil
+	}
+	if !n.Database {
+		dsn = ""
+	}
+	return n.Limits.apply(dsn)
+}
+
 // apply creates the cgroup, or records why it cannot be (nil cgroup).
 func (l *LimitsNeed) apply(dsn string) (*limits.Cgroup, *results.AppliedLimits, error) {
 	rec := &results.AppliedLimits{DBCache: l.DBCache, OSCacheLimit: l.OSCache, NotApplied: map[string]string{}}
@@ -129,83 +141,40 @@ func (e Env) Run(ctx context.Context, command string, c *Config, needs Needs, bo
 		}
 		defer e.labDown(stack)
 	}
-	if needs.Storage == nil && (c.DSN == "" || !needs.Database) {
+	// The storage under test is --path unless the command checked its own
+	// targets, or works only on a --dsn server.
+	onPath := needs.Storage == nil && (c.DSN == "" || !needs.Database)
+	if onPath {
 		if err := CheckPath(c.Path, needs.Bytes, command); err != nil {
 			return err
 		}
 	}
-	var cg *limits.Cgroup
-	var applied *results.AppliedLimits
-	if needs.Limits != nil {
-		dsn := c.DSN
-		if !needs.Database {
-			dsn = ""
-		}
-		var err error
-		if cg, applied, err = needs.Limits.apply(dsn); err != nil {
-			return err
-		}
-		if cg != nil {
-			defer cg.Close()
-		}
+	cg, applied, err := needs.applyLimits(c.DSN)
+	if err != nil {
+		return err
+	}
+	if cg != nil {
+		defer cg.Close()
 	}
 	var target engine.Engine
 	if needs.Database {
-		var err error
 		cfg := c.engineConfig()
 		cfg.MaxConnections, cfg.Cgroup = needs.MaxConns, cg
-		target, err = openTarget(ctx, c, cfg)
-		if err != nil {
+		if target, err = openTarget(ctx, c, cfg); err != nil {
 			return err
 		}
 	}
-	if needs.Storage == nil && (c.DSN == "" || !needs.Database) {
-		lock, err := pathlock.Acquire(c.Path, command)
-		var held *pathlock.HeldError
-		if errors.As(err, &held) {
-			return fault.Input("wait for it to finish, or stop it; a lock of a killed calibra frees itself", "%v", err)
-		}
-		var in *fault.InputError
-		if errors.As(err, &in) {
-			return err // a lock file calibra refuses says so itself
-		}
+	if onPath {
+		lock, err := lockPath(c.Path, command)
 		if err != nil {
-			return fmt.Errorf("lock %s: %w", c.Path, err)
+			return err
 		}
 		defer lock.Release()
 	}
-	started := time.Now().UTC()
+	run := e.newRun(command, c, needs, applied, target)
 	out := c.Out
 	if out == "" {
-		out = results.DefaultPath(started, c.Label)
-	}
-	var storage results.Storage
-	switch {
-	case needs.Storage != nil:
-		storage = *needs.Storage
-	case c.DSN == "" || !needs.Database:
-		storage = observe.Storage(c.Path)
-	}
-	if c.WALPath != "" && c.DSN == "" && needs.Database {
-		wal := observe.Storage(c.WALPath)
-		storage.WAL = &wal
-	}
-	if c.Replicas > 0 && c.DSN == "" && needs.Database {
-		at := c.ReplicaPath
-		if at == "" {
-			at = c.Path
-		}
-		replicas := observe.Storage(at)
-		storage.Replicas = &replicas
-	}
-	run := &results.Run{StartedAt: started, Meta: results.Meta{ToolVersion: e.Version, Command: command,
-		Label: c.Label, Seed: c.Seed, Host: observe.Host(), Storage: storage, Study: needs.Study, Limits: applied}}
-	if run.Meta.Study == nil && needs.Flags != nil {
-		run.Meta.Study = needs.Flags()
-	}
-	if target != nil {
-		info := target.Describe()
-		run.Meta.Engine = &info
+		out = results.DefaultPath(run.StartedAt, c.Label)
 	}
 	dir, err := results.Create(out, run)
 	if err != nil {
@@ -232,8 +201,64 @@ func (e Env) Run(ctx context.Context, command string, c *Config, needs Needs, bo
 	} else {
 		err = s.observed(ctx, body)
 	}
-	// Bad input that only the server could reveal (a schema already built,
-	// none to check): its one sentence says it all, and no run is left.
+	return e.finish(ctx, dir, logFile, prog, c.JSON, err)
+}
+
+// lockPath takes the path's lock for command, saying who holds it.
+func lockPath(path, command string) (*pathlock.Lock, error) {
+	lock, err := pathlock.Acquire(path, command)
+	var held *pathlock.HeldError
+	if errors.As(err, &held) {
+		return nil, fault.Input("wait for it to finish, or stop it; a lock of a killed calibra frees itself", "%v", err)
+	}
+	var in *fault.InputError
+	if errors.As(err, &in) {
+		return nil, err // a lock file calibra refuses says so itself
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return lock, nil
+}
+
+// newRun is the run's record as it starts: what ran, where, on what.
+func (e Env) newRun(command string, c *Config, needs Needs, applied *results.AppliedLimits, target engine.Engine) *results.Run {
+	var storage results.Storage
+	switch {
+	case needs.Storage != nil:
+		storage = *needs.Storage
+	case c.DSN == "" || !needs.Database:
+		storage = observe.Storage(c.Path)
+	}
+	if c.WALPath != "" && c.DSN == "" && needs.Database {
+		wal := observe.Storage(c.WALPath)
+		storage.WAL = &wal
+	}
+	if c.Replicas > 0 && c.DSN == "" && needs.Database {
+		at := c.ReplicaPath
+		if at == "" {
+			at = c.Path
+		}
+		replicas := observe.Storage(at)
+		storage.Replicas = &replicas
+	}
+	run := &results.Run{StartedAt: time.Now().UTC(), Meta: results.Meta{ToolVersion: e.Version, Command: command,
+		Label: c.Label, Seed: c.Seed, Host: observe.Host(), Storage: storage, Study: needs.Study, Limits: applied}}
+	if run.Meta.Study == nil && needs.Flags != nil {
+		run.Meta.Study = needs.Flags()
+	}
+	if target != nil {
+		info := target.Describe()
+		run.Meta.Engine = &info
+	}
+	return run
+}
+
+// finish records how the run ended (err), writes its report and summary
+// and, with --json, its results on stdout. Bad input that only the server
+// could reveal (a schema already built, none to check) leaves no run:
+// its one sentence says it all.
+func (e Env) finish(ctx context.Context, dir *results.Dir, logFile *os.File, prog *progress.Printer, asJSON bool, err error) error {
 	if fault.Code(err) == fault.ExitInput && ctx.Err() == nil {
 		measured := false
 		_ = dir.Update(func(r *results.Run) {
@@ -257,7 +282,7 @@ func (e Env) Run(ctx context.Context, command string, c *Config, needs Needs, bo
 		prog.Phase("warning: report.html and report.md not written: %v (calibra report %s makes them again)", rerr, dir.Path)
 	}
 	e.summary(dir, prog, status)
-	if c.JSON {
+	if asJSON {
 		if r, lerr := results.Load(dir.Path); lerr == nil {
 			enc := json.NewEncoder(e.Stdout)
 			enc.SetIndent("", "  ")
