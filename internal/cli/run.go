@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -205,8 +204,6 @@ func (a *app) resolveStudy(ctx context.Context, cmd *cobra.Command, c *runner.Co
 		st.Name = strings.TrimSpace(st.Name + " " + variant.Name)
 		c.Label = strings.Trim(c.Label+"-"+variant.Name, "-")
 	}
-	// The study's engine settings, under --engine-setting's.
-	c.Settings = maps.Clone(st.Target.EngineSettings)
 	if _, err := runner.LabParse(c.Lab); err != nil {
 		p = append(p, err)
 	}
@@ -235,8 +232,8 @@ func (a *app) resolveStudy(ctx context.Context, cmd *cobra.Command, c *runner.Co
 	if err := dedupe(p).Err(); err != nil {
 		return nil, err
 	}
-	if len(c.Settings) > 0 {
-		st.Target.EngineSettings = c.Settings
+	if len(c.EngineSettings) > 0 {
+		st.Target.EngineSettings = c.EngineSettings
 	}
 	if r.YAML, err = st.Encode(); err != nil {
 		return nil, err
@@ -244,61 +241,25 @@ func (a *app) resolveStudy(ctx context.Context, cmd *cobra.Command, c *runner.Co
 	return r, nil
 }
 
-// applyTarget gives the common flags their value by precedence: the flag
-// when given, else the environment, else the study, else the default; and
-// writes the outcome back into the study.
+// applyTarget gives the target its settings by precedence: the flag when
+// given, else the environment, else the study, else the flag's default;
+// and writes the outcome back into the study. The study's dsn_file is
+// read apart (resolveStudy), as are its engine settings (under
+// --engine-setting's, by Validate).
 func applyTarget(cmd *cobra.Command, c *runner.Config, f *studyFlags, st *study.Study) {
-	fields := []struct {
-		flag string
-		val  *string
-		file *string
-	}{
-		{"path", &c.Path, &st.Target.Path},
-		{"engine", &c.Engine, &st.Target.Engine},
-		{"dsn", &c.DSN, &st.Target.DSN},
-		{"db-cache", &c.DBCache, &st.Target.DBCache},
-		{"lab", &c.Lab, &st.Target.Lab},
-		{"wal-path", &c.WALPath, &st.Target.WALPath},
-		{"sync", &c.Sync, &st.Target.Sync},
-		{"replica-path", &c.ReplicaPath, &st.Target.ReplicaPath},
-		{"os-cache-limit", &f.osCacheLimit, &st.Target.OSCacheLimit},
-	}
-	if cmd.Flags().Changed("replicas") {
-		st.Target.Replicas = c.Replicas
-	} else if st.Target.Replicas != 0 {
-		c.Replicas = st.Target.Replicas
-	}
-	for _, o := range runner.EngineOptions() {
-		switch v, ok := st.Target.Options[o.Flag]; {
-		case cmd.Flags().Changed(o.Flag):
-			if st.Target.Options == nil {
-				st.Target.Options = map[string]string{}
-			}
-			st.Target.Options[o.Flag] = c.Options[o.Flag]
-		case ok:
-			_ = optionValue{&c.Options, o}.Set(v)
+	c.OSCacheLimit = f.osCacheLimit
+	given := c.Target.Given(func(flag string) bool { return cmd.Flags().Changed(flag) })
+	var env study.Target
+	for flag, name := range studyEnv {
+		if v := os.Getenv(name); v != "" && !cmd.Flags().Changed(flag) {
+			env.SetFlag(flag, v)
 		}
 	}
-	switch {
-	case cmd.Flags().Changed("instances"):
-		st.Target.Instances = c.Instances
-	case st.Target.Instances > 0:
-		c.Instances = st.Target.Instances
-	}
-	for _, fd := range fields {
-		if cmd.Flags().Changed(fd.flag) {
-			*fd.file = *fd.val
-			continue
-		}
-		if v, ok := os.LookupEnv(studyEnv[fd.flag]); ok && v != "" {
-			*fd.file = v
-		}
-		if *fd.file != "" {
-			*fd.val = *fd.file
-		} else {
-			*fd.file = *fd.val
-		}
-	}
+	file, dsnFile := st.Target, st.Target.DSNFile
+	file.DSNFile = ""
+	c.Target = c.Target.Over(file).Over(env).Over(given)
+	st.Target = c.Target
+	st.Target.DSNFile = dsnFile
 }
 
 // planStep makes step i's layer, sets its keys as flags and plans it. Its

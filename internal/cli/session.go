@@ -38,7 +38,7 @@ func registerCommon(cmd *cobra.Command, c *runner.Config) {
 	f.StringVar(&c.Sync, "sync", "", "how commits wait for the --replicas standbys: off (asynchronous), on (until every standby has flushed them; the default) or remote_apply (until every standby has replayed them)")
 	f.StringVar(&c.ReplicaPath, "replica-path", "", "directory on other storage for the --replicas standbys' data (default --path)")
 	f.IntVar(&c.Instances, "instances", 1, "managed instances of the engine side by side on the storage under test, each its own server and data under PATH/calibra-instances/K, driven together (oltp steps; the users dealt round-robin), as study 001 consolidates databases on one server")
-	f.StringArrayVar(&c.EngineSettings, "engine-setting", nil, "a server setting of the managed instance over calibra's defaults, KEY=VALUE, repeatable (e.g. io_method=worker); recorded in meta.engine.settings")
+	f.StringArrayVar(&c.SettingFlags, "engine-setting", nil, "a server setting of the managed instance over calibra's defaults, KEY=VALUE, repeatable (e.g. io_method=worker); recorded in meta.engine.settings")
 	for _, o := range runner.EngineOptions() {
 		f.Var(optionValue{&c.Options, o}, o.Flag, "with --engine "+o.Engine+": "+o.Usage)
 	}

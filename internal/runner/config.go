@@ -8,6 +8,7 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/observe"
 	"github.com/calibra-bench/calibra/internal/progress"
+	"github.com/calibra-bench/calibra/internal/study"
 )
 
 // DefaultDBCache is the managed instance's database cache when none is
@@ -30,32 +32,17 @@ func DefaultDBCache() string {
 	return d.Cache.Default
 }
 
-// Config is what every running command shares (docs/design.md): the command
-// line's common flags, or a study's target.
+// Config is what every running command shares (docs/design.md): the
+// target, filled by the command line's common flags or a study's target,
+// and how the run is recorded and shown.
 type Config struct {
-	Path, Out, Label, DSN, Progress string
-	Engine                          string // engine.Names; "" is engine.Default, or what the DSN's scheme names
-	DSNFile                         string
-	Seed                            uint64
-	JSON                            bool
-	RunAs, DBCache                  string
-	Lab                             string // an emulated storage stack to build under path (runner/lab.go)
-	WALPath                         string
-	// Replicas standbys of the managed instance, commits waiting for them
-	// as Sync says, their data under ReplicaPath (Path when empty).
-	Replicas          int
-	Sync, ReplicaPath string
-	// Options are the engine's own options (engine.Descriptor.Options),
-	// by flag.
-	Options map[string]string
-	// Instances is how many managed instances of the engine run side by
-	// side, each with its own data under PATH/calibra-instances/K (1: the
-	// one instance in PATH, as is 0).
-	Instances int
-	// EngineSettings are --engine-setting KEY=VALUE as given; Settings the
-	// parsed map, with a study's engine_settings under them.
-	EngineSettings []string
-	Settings       map[string]string
+	study.Target
+	Out, Label, Progress string
+	Seed                 uint64
+	JSON                 bool
+	// SettingFlags are --engine-setting KEY=VALUE as given; Validate reads
+	// them into EngineSettings, over a study's engine_settings.
+	SettingFlags []string
 }
 
 // MaxInstances bounds --instances: each is a whole server with its cache.
@@ -135,7 +122,7 @@ func serverMemory(name string) int64 {
 // engineConfig is the target as the engine opens it: the one place the
 // runner's configuration reaches the engine's.
 func (c *Config) engineConfig() engine.Config {
-	return engine.Config{DSN: c.DSN, Path: c.Path, RunAs: c.RunAs, DBCache: c.DBCache, Settings: c.Settings,
+	return engine.Config{DSN: c.DSN, Path: c.Path, RunAs: c.RunAs, DBCache: c.DBCache, Settings: c.EngineSettings,
 		WALPath: c.WALPath, Replicas: c.Replicas, Sync: c.Sync, ReplicaPath: c.ReplicaPath, Options: c.Options}
 }
 
@@ -143,23 +130,25 @@ func (c *Config) engineConfig() engine.Config {
 // settings, refusing the ones calibra owns (its access and its files) and
 // any setting for a server calibra does not manage.
 func (c *Config) parseEngineSettings(p *Problems) {
-	if c.Settings == nil {
-		c.Settings = map[string]string{}
+	// A copy: a study's variants share the map they started from.
+	c.EngineSettings = maps.Clone(c.EngineSettings)
+	if c.EngineSettings == nil {
+		c.EngineSettings = map[string]string{}
 	}
-	for _, kv := range c.EngineSettings {
+	for _, kv := range c.SettingFlags {
 		k, v, ok := strings.Cut(kv, "=")
 		if k = strings.TrimSpace(k); !ok || k == "" {
 			p.Add("write it as KEY=VALUE, e.g. --engine-setting io_method=worker", "--engine-setting %q is not KEY=VALUE", kv)
 			continue
 		}
-		c.Settings[k] = strings.TrimSpace(v)
+		c.EngineSettings[k] = strings.TrimSpace(v)
 	}
 	if d, ok := engine.Lookup(c.Engine); ok && d.CheckSettings != nil {
-		if err := d.CheckSettings(c.Settings); err != nil {
+		if err := d.CheckSettings(c.EngineSettings); err != nil {
 			*p = append(*p, err)
 		}
 	}
-	if c.DSN != "" && len(c.Settings) > 0 {
+	if c.DSN != "" && len(c.EngineSettings) > 0 {
 		p.Add("set it on that server yourself, or drop --dsn to use the managed instance", "engine settings apply to the managed instance only, not to a --dsn server")
 	}
 	if c.DSN != "" && c.WALPath != "" {
@@ -221,7 +210,7 @@ func (c *Config) checkReplicas(p *Problems) {
 		return
 	}
 	for _, k := range d.Standbys.Settings {
-		if _, ok := c.Settings[k]; ok {
+		if _, ok := c.EngineSettings[k]; ok {
 			p.Add("drop that engine setting: --sync sets it", "the engine setting %s is calibra's with --replicas", k)
 		}
 	}

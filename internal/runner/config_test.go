@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/calibra-bench/calibra/internal/engine"
+	"github.com/calibra-bench/calibra/internal/study"
 )
 
 // --db-cache is read in the chosen engine's own units, and refused with
@@ -40,7 +41,7 @@ func TestDBCacheInTheEnginesOwnUnits(t *testing.T) {
 // The whole check takes --engine mariadb --db-cache 8G (on a machine with
 // more than 8 GiB; else the one problem is the machine's memory).
 func TestMariaDBTakesItsOwnCacheSize(t *testing.T) {
-	c := Config{Engine: "mariadb", DBCache: "8G", Path: t.TempDir(), Progress: "auto"}
+	c := Config{Target: study.Target{Engine: "mariadb", DBCache: "8G", Path: t.TempDir()}, Progress: "auto"}
 	var p Problems
 	c.Validate(&p)
 	for _, err := range p {

@@ -94,6 +94,7 @@ func encodeTarget(tg Target) *yaml.Node {
 	addString(t, "lab", tg.Lab)
 	addString(t, "engine", tg.Engine)
 	addString(t, "wal_path", tg.WALPath)
+	addString(t, "run_as", tg.RunAs)
 	if tg.Replicas != 0 {
 		add(t, "replicas", scalar(strconv.Itoa(tg.Replicas)))
 	}
@@ -104,7 +105,7 @@ func encodeTarget(tg Target) *yaml.Node {
 			add(t, o.Key, scalar(v))
 		}
 	}
-	if tg.Instances > 0 {
+	if tg.Instances > 1 { // 0 and 1 are both one instance
 		add(t, "instances", scalar(strconv.Itoa(tg.Instances)))
 	}
 	if len(tg.EngineSettings) > 0 {

@@ -7,7 +7,7 @@ package study
 import (
 	"errors"
 	"fmt"
-	"maps"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -49,70 +49,99 @@ type Variant struct {
 }
 
 // Apply returns the study's target with the variant's settings over it.
-func (v Variant) Apply(t Target) Target {
-	for _, f := range []struct {
-		dst *string
-		src string
-	}{
-		{&t.Engine, v.Target.Engine}, {&t.DBCache, v.Target.DBCache}, {&t.Lab, v.Target.Lab},
-		{&t.WALPath, v.Target.WALPath}, {&t.OSCacheLimit, v.Target.OSCacheLimit},
-		{&t.Sync, v.Target.Sync}, {&t.ReplicaPath, v.Target.ReplicaPath},
-	} {
-		if f.src != "" {
-			*f.dst = f.src
-		}
-	}
-	if v.Target.Replicas != 0 {
-		t.Replicas = v.Target.Replicas
-	}
-	if v.Target.Instances > 0 {
-		t.Instances = v.Target.Instances
-	}
-	t.EngineSettings = over(t.EngineSettings, v.Target.EngineSettings)
-	t.Options = over(t.Options, v.Target.Options)
-	return t
-}
+func (v Variant) Apply(t Target) Target { return t.Over(v.Target) }
 
-// over is base with the variant's entries over it; base itself when the
-// variant has none.
-func over(base, variant map[string]string) map[string]string {
-	if len(variant) == 0 {
-		return base
-	}
-	merged := maps.Clone(base)
-	if merged == nil {
-		merged = map[string]string{}
-	}
-	maps.Copy(merged, variant)
-	return merged
-}
-
-// Target is where the study runs and the limits it runs under.
+// Target is where the study runs and the limits it runs under: the one
+// place a target's settings live. The command line's flags and a study
+// file fill it (the flag tag names the flag of each field); the runner's
+// configuration and the engine's are made from it.
 type Target struct {
-	Path    string
-	Engine  string // the database engine (engine.Names); engine.Default when empty
-	DSN     string
+	Path    string `flag:"path"`
+	Engine  string `flag:"engine"` // the database engine (engine.Names); engine.Default when empty
+	DSN     string `flag:"dsn"`
 	DSNFile string // a file holding the DSN, so its password is in no study file
-	DBCache string // the managed instance's data cache, in its engine's units
-	Lab     string // an emulated storage stack built under Path (internal/lab)
-	WALPath string // storage for the managed instance's WAL, apart from Path
+	DBCache string `flag:"db-cache"` // the managed instance's data cache, in its engine's units
+	Lab     string `flag:"lab"`      // an emulated storage stack built under Path (internal/lab)
+	WALPath string `flag:"wal-path"` // storage for the managed instance's WAL, apart from Path
+	RunAs   string `flag:"run-as"`   // the unprivileged account of the managed server
 	// Replicas standbys of the managed instance, commits waiting for them
 	// as Sync says (off, on, remote_apply), their data under ReplicaPath.
-	Replicas          int
-	Sync, ReplicaPath string
+	Replicas    int    `flag:"replicas"`
+	Sync        string `flag:"sync"`
+	ReplicaPath string `flag:"replica-path"`
 	// Options are the engine's own options (engine.Descriptor.Options),
 	// by flag; a study writes each under its key.
-	Options map[string]string
+	Options map[string]string `flag:"*"`
 	// Instances runs that many managed instances side by side (0: one).
-	Instances int
+	Instances int `flag:"instances"`
 	// EngineSettings are server settings over calibra's defaults, e.g.
 	// io_method: worker; recorded, and refused when the server refuses them.
 	EngineSettings map[string]string
-	OSCacheLimit   string // memory cgroup bound on the server's page cache
+	OSCacheLimit   string `flag:"os-cache-limit"` // memory cgroup bound on the server's page cache
 	StorageLimit   StorageLimit
 	// LimitsOptional lets the study run, marked, when a limit cannot be
 	// applied; otherwise that is an error.
 	LimitsOptional bool
+}
+
+// Over is t with the fields o sets over it (a variant's over the study's,
+// the command line's over the file's); maps are merged, key by key,
+// into new ones.
+func (t Target) Over(o Target) Target {
+	tv, ov := reflect.ValueOf(&t).Elem(), reflect.ValueOf(o)
+	for i := range tv.NumField() {
+		f, v := tv.Field(i), ov.Field(i)
+		switch {
+		case v.IsZero():
+		case f.Kind() == reflect.Map:
+			merged := reflect.MakeMap(f.Type())
+			for _, m := range []reflect.Value{f, v} {
+				for it := m.MapRange(); it.Next(); {
+					merged.SetMapIndex(it.Key(), it.Value())
+				}
+			}
+			f.Set(merged)
+		default:
+			f.Set(v)
+		}
+	}
+	return t
+}
+
+// Given is t with only the fields whose flag given reports set (and the
+// options whose flag it reports): what the command line said.
+func (t Target) Given(given func(flag string) bool) Target {
+	var out Target
+	tv, ov := reflect.ValueOf(t), reflect.ValueOf(&out).Elem()
+	for i := range tv.NumField() {
+		switch flag := tv.Type().Field(i).Tag.Get("flag"); {
+		case flag == "*":
+			for k, v := range t.Options {
+				if given(k) {
+					if out.Options == nil {
+						out.Options = map[string]string{}
+					}
+					out.Options[k] = v
+				}
+			}
+		case flag != "" && given(flag):
+			ov.Field(i).Set(tv.Field(i))
+		}
+	}
+	return out
+}
+
+// SetFlag sets the string field whose flag is flag to v, reporting
+// whether t has one.
+func (t *Target) SetFlag(flag, v string) bool {
+	tv := reflect.ValueOf(t).Elem()
+	for i := range tv.NumField() {
+		if tv.Type().Field(i).Tag.Get("flag") == flag && tv.Field(i).Kind() == reflect.String {
+			tv.Field(i).SetString(v)
+			return true
+		}
+	}
+	return false
 }
 
 // StorageLimit throttles the storage under test (the block-I/O cgroup
@@ -330,6 +359,7 @@ func (p *parser) target(n *yaml.Node, t *Target) {
 		"db_cache":     func(v *yaml.Node) { t.DBCache = p.str(v) },
 		"lab":          func(v *yaml.Node) { t.Lab = p.str(v) },
 		"wal_path":     func(v *yaml.Node) { t.WALPath = p.str(v) },
+		"run_as":       func(v *yaml.Node) { t.RunAs = p.str(v) },
 		"replicas":     func(v *yaml.Node) { t.Replicas = p.int(v) },
 		"sync":         func(v *yaml.Node) { t.Sync = p.str(v) },
 		"replica_path": func(v *yaml.Node) { t.ReplicaPath = p.str(v) },
