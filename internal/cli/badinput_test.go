@@ -102,6 +102,8 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{name: "build: path is a file", args: []string{"oltp", "build", "--path", file}, want: []string{"is not a directory"}},
 		{name: "build: out is a file", args: []string{"oltp", "build", "--out", file, "--path", dir}, want: []string{"the run directory " + file + " is not a directory", "choose another --out"}},
 		{name: "build: db cache zero", args: []string{"oltp", "build", "--db-cache", "0", "--path", dir}, want: []string{"--db-cache 0 is below PostgreSQL's minimum"}},
+		{name: "build: mariadb db cache below its minimum", args: []string{"oltp", "build", "--engine", "mariadb", "--db-cache", "1M", "--path", dir}, want: []string{"--db-cache 1M is below MariaDB's minimum of 2MB"}},
+		{name: "build: mariadb db cache not its size", args: []string{"oltp", "build", "--engine", "mariadb", "--db-cache", "8Q", "--path", dir}, want: []string{`--db-cache "8Q" is not a memory size`, "256M or 8G"}},
 		{name: "build: db cache past memory", args: []string{"oltp", "build", "--db-cache", "64TB", "--path", dir}, want: []string{"--db-cache 64TB is more than this machine's"}},
 		{name: "build: db cache past uint64", args: []string{"oltp", "build", "--db-cache", "99999999999TB", "--path", dir}, want: []string{`--db-cache "99999999999TB" is not a memory size`}},
 		{name: "build: db cache not a size", args: []string{"oltp", "build", "--db-cache", "lots", "--path", dir}, want: []string{`--db-cache "lots" is not a memory size`}},
