@@ -34,7 +34,7 @@ func registerCommon(cmd *cobra.Command, c *runner.Config) {
 	f.StringVar(&c.RunAs, "run-as", "", "unprivileged account that runs the managed server when calibra runs as root (default: the engine's own system account)")
 	f.StringVar(&c.DBCache, "db-cache", runner.DefaultDBCache(), "database cache of the managed instance ("+runner.CacheSettings()+"), in that setting's units: e.g. 256MB or 8GB, a bare number in the setting's own unit")
 	f.StringVar(&c.WALPath, "wal-path", "", "directory on other storage for the managed instance's WAL or redo log, as the studies put redo on its own disks")
-	f.IntVar(&c.Replicas, "replicas", 0, "N standbys of the managed instance, made from it into PATH (or under --replica-path) and streaming from it over its private socket")
+	f.IntVar(&c.Replicas, "replicas", 0, "N standbys of the managed instance ("+runner.StandbyEngines()+"), made from it into PATH (or under --replica-path) and streaming from it over its private socket")
 	f.StringVar(&c.Sync, "sync", "", "how commits wait for the --replicas standbys: off (asynchronous), on (until every standby has flushed them; the default) or remote_apply (until every standby has replayed them)")
 	f.StringVar(&c.ReplicaPath, "replica-path", "", "directory on other storage for the --replicas standbys' data (default --path)")
 	f.IntVar(&c.Instances, "instances", 1, "managed instances of the engine side by side on the storage under test, each its own server and data under PATH/calibra-instances/K, driven together (oltp steps; the users dealt round-robin), as study 001 consolidates databases on one server")

@@ -73,6 +73,17 @@ func ManagedDirs() string {
 	return b.String()
 }
 
+// StandbyEngines names the engines that make standbys, for help.
+func StandbyEngines() string {
+	var titles []string
+	for _, d := range engine.Descriptors() {
+		if d.Standbys != nil {
+			titles = append(titles, d.Title)
+		}
+	}
+	return oneOf(titles)
+}
+
 // clusterTitle names the kind of the engine's clusters.
 func clusterTitle(name string) string {
 	if d, _ := engine.Lookup(name); d.ClusterTitle != "" {
