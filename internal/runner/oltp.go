@@ -218,21 +218,16 @@ func parseKeying(s string) (float64, error) {
 	return v, nil
 }
 
-// checkServers refuses before anything starts what a load on several
-// servers (--instances, --galera) would refuse once they run: fewer users
-// than servers, and the one-server options.
+// checkServers refuses before anything starts what a load of users on
+// several servers (--instances, a cluster's nodes) would refuse once they
+// run; nothing for a --dsn server.
 func (l *OLTPLoad) checkServers(c *Config, users int, run oltp.RunConfig, p *Problems) {
-	servers := max(c.Instances, engine.Servers(c.Engine, c.Options))
-	if c.DSN != "" || servers == 1 {
+	if c.DSN != "" {
 		return
 	}
-	switch {
-	case !run.Partition.Whole():
-		p.Add("drop --partition, or run each server apart", "--partition splits the load over processes, and this target has %d servers", servers)
-	case l.Connections > 0 && l.Connections < users:
-		p.Add("drop --connections", "--connections pools one server's connections, and this target has %d servers", servers)
-	case users > 0 && users < servers:
-		p.Add(fmt.Sprintf("give --users %d or more", servers), "%d users leave some of the %d servers without load", users, servers)
+	run.Users = users
+	if err := oltp.CheckServers(run, max(c.Instances, engine.Servers(c.Engine, c.Options))); err != nil {
+		*p = append(*p, err)
 	}
 }
 
