@@ -57,17 +57,22 @@ func (p Profile) cards() [numTxTypes]int {
 // transactions of a user holds the mix exactly (a weighted coin per
 // transaction, as HammerDB draws, only approaches it).
 type Deck struct {
-	cards []TxType
+	cards []uint8 // TxTypes, a byte each: a terminal's largest part
 	next  int
 	rng   *tpcc.Rand
 }
 
 // NewDeck returns a deck of the profile's mix shuffled with rng.
 func NewDeck(rng *tpcc.Rand, p Profile) *Deck {
-	d := &Deck{rng: rng}
-	for t, n := range p.cards() {
+	cards := p.cards()
+	total := 0
+	for _, n := range cards {
+		total += n
+	}
+	d := &Deck{rng: rng, cards: make([]uint8, 0, total)}
+	for t, n := range cards {
 		for range n {
-			d.cards = append(d.cards, TxType(t))
+			d.cards = append(d.cards, uint8(t))
 		}
 	}
 	d.shuffle()
@@ -87,7 +92,7 @@ func (d *Deck) Next() TxType {
 	if d.next == len(d.cards) {
 		d.shuffle()
 	}
-	t := d.cards[d.next]
+	t := TxType(d.cards[d.next])
 	d.next++
 	return t
 }
