@@ -178,7 +178,7 @@ type user struct {
 	// interval paces an open loop: one transaction per interval on a fixed
 	// schedule, whatever the last one took; 0 is a closed loop.
 	interval time.Duration
-	next     time.Time // the next transaction's intended start (open loop)
+	next     time.Time // the open loop's next intended start; a keying terminal's first keying's
 	edges    *edges
 
 	consecutiveErrs int
@@ -191,6 +191,26 @@ type user struct {
 // paced says the user waits for keying or an open loop's schedule before
 // each transaction.
 func (u *user) paced() bool { return u.keying > 0 || u.interval > 0 }
+
+// intendedStart is when transaction t, dealt at now, is meant to start:
+// now in a closed loop, after its keying time, or at the open loop's next
+// scheduled start. A late schedule is not reset: the wait counts in the
+// latency (coordinated omission corrected). A keying terminal's first
+// keying waits for u.next, its start spread over a mean cycle.
+func (u *user) intendedStart(t TxType, now time.Time) time.Time {
+	switch {
+	case u.interval > 0:
+		at := u.next
+		u.next = u.next.Add(u.interval)
+		return at
+	case u.keying > 0:
+		if u.next.After(now) {
+			now = u.next
+		}
+		return now.Add(KeyingTime(t, u.keying))
+	}
+	return now
+}
 
 // txInputs holds one input of each type, refilled at each draw: a user's
 // own, or on the polling driver a connection's, whichever terminal it
@@ -262,16 +282,7 @@ func (u *user) run(ctx context.Context) error {
 // when the run goes on (the window's end is seen by run).
 func (u *user) transaction(ctx context.Context, w *waiter) error {
 	t := u.deck.Next()
-	intended := time.Now()
-	switch {
-	case u.interval > 0:
-		// A late schedule is not reset: the wait counts in the latency
-		// (coordinated omission corrected).
-		intended = u.next
-		u.next = u.next.Add(u.interval)
-	case u.keying > 0:
-		intended = intended.Add(KeyingTime(t, u.keying))
-	}
+	intended := u.intendedStart(t, time.Now())
 	if u.paced() && !w.sleepUntil(ctx, intended) {
 		return nil
 	}

@@ -117,16 +117,8 @@ func (pl *poller) nextDue(c *pconn) int {
 func (pl *poller) draw(i int, now time.Time) error {
 	u := pl.terms[i]
 	pt := &u.pt
-	pt.t, pt.intended = u.deck.Next(), now
-	switch {
-	case u.interval > 0:
-		// A late schedule is not reset: the wait counts in the latency
-		// (coordinated omission corrected).
-		pt.intended = u.next
-		u.next = u.next.Add(u.interval)
-	case u.keying > 0:
-		pt.intended = now.Add(KeyingTime(pt.t, u.keying))
-	}
+	pt.t = u.deck.Next()
+	pt.intended = u.intendedStart(pt.t, now)
 	if pt.intended.After(now) {
 		pt.state = termSleeping
 		pl.timers.push(timer{wake: pt.intended, id: int32(i)})

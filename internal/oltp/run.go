@@ -605,10 +605,16 @@ func newUsers(ctx context.Context, tg *members, cfg RunConfig, driven []int, bi 
 		if pool == nil {
 			u.own = lease{sessions[i], recs[i], tg.at(i)}
 		}
-		if cfg.RatePerUser > 0 {
+		switch {
+		case cfg.RatePerUser > 0:
 			// Users start spread over one interval, not in lockstep.
 			u.interval = time.Duration(float64(time.Second) / cfg.RatePerUser)
 			u.next = time.Now().Add(time.Duration(unitFloat(rng) * float64(u.interval)))
+		case cfg.KeyingThinking > 0:
+			// Terminals start spread over a mean cycle of keying and
+			// thinking: started together, 100,000 of them would key
+			// their first transactions in a few bursts.
+			u.next = time.Now().Add(time.Duration(unitFloat(rng) * float64(MeanCycle(cfg.Profile, cfg.KeyingThinking))))
 		}
 		users[i] = u
 	}
@@ -616,8 +622,8 @@ func newUsers(ctx context.Context, tg *members, cfg RunConfig, driven []int, bi 
 }
 
 // waitStart holds the connected users until at; an open loop's schedules
-// move with the wait, so they do not start with a burst of late
-// transactions.
+// and the terminals' spread starts move with the wait, so they do not
+// start with a burst of late transactions.
 func waitStart(ctx context.Context, at time.Time, users []*user, prog *progress.Printer) error {
 	wait := time.Until(at)
 	if wait <= 0 {
@@ -633,7 +639,7 @@ func waitStart(ctx context.Context, at time.Time, users []*user, prog *progress.
 		return ctx.Err()
 	}
 	for _, u := range users {
-		if u.interval > 0 {
+		if u.paced() {
 			u.next = u.next.Add(wait)
 		}
 	}

@@ -103,6 +103,18 @@ var (
 	thinkSeconds  = [numTxTypes]float64{12, 12, 10, 5, 5}
 )
 
+// MeanCycle is a terminal's mean keying and think time a transaction
+// over the profile's mix, times scale: 21 s for the spec's.
+func MeanCycle(p Profile, scale float64) time.Duration {
+	cards := p.cards()
+	var sum, n float64
+	for t, c := range cards {
+		sum += float64(c) * (keyingSeconds[t] + thinkSeconds[t])
+		n += float64(c)
+	}
+	return time.Duration(sum / n * scale * float64(time.Second))
+}
+
 // KeyingTime is the type's keying time times scale.
 func KeyingTime(t TxType, scale float64) time.Duration {
 	return time.Duration(keyingSeconds[t] * scale * float64(time.Second))
