@@ -91,6 +91,7 @@ type poller struct {
 	stopWaker          func()
 	events             []syscall.EpollEvent
 	timers             timerHeap
+	base               time.Time // the timers' zero
 	ed                 *edges
 	ph                 pollPhase
 	start, begin, stop chan struct{} // each nil once seen
@@ -118,7 +119,7 @@ func newPollers(users []*user, conns []lease, pooled bool, asked int, ed *edges)
 		for i := range pl.conns {
 			pl.conns[i] = pconn{l: conns[c.lo+i], rs: rs[c.lo+i], id: i, ans: make([]byte, 8192)}
 		}
-		pl.timers = make(timerHeap, 0, len(pl.terms))
+		pl.timers, pl.base = make(timerHeap, 0, len(pl.terms)), time.Now()
 		if pooled {
 			pl.queue = ring{ids: make([]int32, len(pl.terms))}
 			pl.free = make([]int32, 0, len(pl.conns))
@@ -276,7 +277,7 @@ func (pl *poller) edges() error {
 func (pl *poller) wait() (int, syscall.Errno) {
 	timeout := time.Duration(pollTimeout) * time.Millisecond
 	if len(pl.timers) > 0 {
-		timeout = min(timeout, max(0, time.Until(pl.timers[0].wake)))
+		timeout = min(timeout, max(0, time.Duration(pl.timers[0].wake-pl.clock())))
 	}
 	if timeout > 0 && timeout < pollTimeout*time.Millisecond && !noPwait2.Load() {
 		ts := syscall.NsecToTimespec(int64(timeout))
@@ -305,7 +306,7 @@ func (pl *poller) fire() error {
 		return nil // the connections are ending: no transaction starts
 	}
 	now := time.Now()
-	for len(pl.timers) > 0 && !pl.timers[0].wake.After(now) {
+	for len(pl.timers) > 0 && pl.timers[0].wake <= int64(now.Sub(pl.base)) {
 		i := int(pl.timers.pop().id)
 		pt := &pl.terms[i].pt
 		var err error
@@ -355,11 +356,22 @@ func edgeWaker(ctx context.Context, epfd, id int, ed *edges) (int, func(), error
 	return int(efd), func() { close(quit); <-done }, nil
 }
 
-// timer is a terminal's sleep on its thread's timers; a terminal has one
-// at most, and none is cancelled (the window's end stops every one).
+// timer is a terminal's sleep on its thread's timers, until wake (in
+// nanoseconds from the poller's base: 16 bytes an entry, an integer to
+// compare); a terminal has one at most, and none is cancelled (the
+// window's end stops every one).
 type timer struct {
-	wake time.Time
+	wake int64
 	id   int32
+}
+
+// clock is now on the poller's timers.
+func (pl *poller) clock() int64 { return int64(time.Since(pl.base)) }
+
+// sleep puts terminal i on the timers until at.
+func (pl *poller) sleep(i int, at time.Time) {
+	pl.terms[i].pt.state = termSleeping
+	pl.timers.push(timer{wake: int64(at.Sub(pl.base)), id: int32(i)})
 }
 
 // timerHeap is a thread's timers, the earliest first: a binary heap on a
@@ -371,7 +383,7 @@ func (h *timerHeap) push(t timer) {
 	s := *h
 	for i := len(s) - 1; i > 0; {
 		up := (i - 1) / 2
-		if !s[i].wake.Before(s[up].wake) {
+		if s[i].wake >= s[up].wake {
 			break
 		}
 		s[i], s[up] = s[up], s[i]
@@ -387,10 +399,10 @@ func (h *timerHeap) pop() timer {
 	s = s[:last]
 	for i := 0; ; {
 		small, l, r := i, 2*i+1, 2*i+2
-		if l < len(s) && s[l].wake.Before(s[small].wake) {
+		if l < len(s) && s[l].wake < s[small].wake {
 			small = l
 		}
-		if r < len(s) && s[r].wake.Before(s[small].wake) {
+		if r < len(s) && s[r].wake < s[small].wake {
 			small = r
 		}
 		if small == i {

@@ -120,8 +120,7 @@ func (pl *poller) draw(i int, now time.Time) error {
 	pt.t = u.deck.Next()
 	pt.intended = u.intendedStart(pt.t, now)
 	if pt.intended.After(now) {
-		pt.state = termSleeping
-		pl.timers.push(timer{wake: pt.intended, id: int32(i)})
+		pl.sleep(i, pt.intended)
 		return nil
 	}
 	return pl.due(i, now)
@@ -233,8 +232,8 @@ func (pl *poller) settle(c *pconn, err error) error {
 		return err
 	}
 	if u.keying > 0 {
-		pt.state, pt.thinking = termSleeping, true
-		pl.timers.push(timer{wake: end.Add(ThinkTime(pt.t, u.keying, unitFloat(u.term.Rng))), id: int32(c.term)})
+		pt.thinking = true
+		pl.sleep(c.term, end.Add(ThinkTime(pt.t, u.keying, unitFloat(u.term.Rng))))
 		return nil
 	}
 	return pl.draw(c.term, end)
