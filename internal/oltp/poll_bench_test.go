@@ -33,7 +33,7 @@ func (f *fakeRaw) Answer(buf []byte, _ TxType, _ any) (int, error) {
 // benchPoller is a polling thread of terms on one connection, a socket
 // pair whose far end the benchmark answers, inside the window; pooled
 // makes the terminals share it.
-func benchPoller(b *testing.B, terms []*user, pooled bool) (*poller, int) {
+func benchPoller(b testing.TB, terms []*user, pooled bool) (*poller, int) {
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
 	if err != nil {
 		b.Fatal(err)
@@ -52,7 +52,7 @@ func benchPoller(b *testing.B, terms []*user, pooled bool) (*poller, int) {
 
 // answer reads the request on the far end of the socket pair, answers it
 // and settles the answer.
-func (pl *poller) answer(b *testing.B, far int, req []byte) {
+func (pl *poller) answer(b testing.TB, far int, req []byte) {
 	if _, err := syscall.Read(far, req); err != nil {
 		b.Fatal(err)
 	}
