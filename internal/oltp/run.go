@@ -51,8 +51,8 @@ type RunConfig struct {
 	// processes sharing it run their ramp-up and window at the same times.
 	StartAt time.Time
 	// DriverThreads is the polling driver's threads, each polling its
-	// share of the users; 0 is one for every 64 users, at most one for
-	// each core calibra may use (GOMAXPROCS).
+	// share of the connections and users; 0 is one for every 64
+	// connections, at most one for each core calibra may use (GOMAXPROCS).
 	DriverThreads int
 }
 
