@@ -13,6 +13,12 @@
 #   THREADS  (environment) polling threads to alternate in procedures
 #            mode, such as "1 2" (default: calibra's, one a core)
 #   FLAGS    (environment) more flags for calibra oltp run
+#   TERMINALS (environment) when set, e.g. 100000, runs instead that many
+#            spec-timed terminals (--keying-thinking 1) on CONNECTIONS
+#            pooled connections (default 32) against a null server of
+#            TERMINALS/10 warehouses, with a ramp-up of RAMPUP (default
+#            30s, a mean cycle and more), and prints their driver CPU a
+#            transaction, heap a terminal and start lateness
 #
 # Needs nothing installed: the null server is built from this tree and
 # listens in a temporary directory, removed at the end.
@@ -25,7 +31,11 @@ DIR=$(mktemp -d /tmp/calibra-null.XXXXXX)
 go build -o "$DIR/calibra" ./cmd/calibra
 go build -o "$DIR/nullpg" ./internal/oltp/nullserver/nullpg
 mkdir "$DIR/sock"
-"$DIR/nullpg" -dir "$DIR/sock" -warehouses 4 >/dev/null &
+WAREHOUSES=4
+if [ -n "${TERMINALS:-}" ]; then
+	WAREHOUSES=$(((TERMINALS + 9) / 10))
+fi
+"$DIR/nullpg" -dir "$DIR/sock" -warehouses "$WAREHOUSES" >/dev/null &
 SERVER=$!
 stop() { kill "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true; rm -rf "$DIR"; }
 trap stop EXIT INT TERM
@@ -50,6 +60,33 @@ print("%s %s %s %.2f %.0f %s" % (sys.argv[2], sys.argv[3], d.get("model", "?"), 
 PY
 	tail -1 "$results" >&2
 }
+
+if [ -n "${TERMINALS:-}" ]; then
+	for round in $(seq "$ROUNDS"); do
+		out="$DIR/terminals-$round"
+		# shellcheck disable=SC2086 # FLAGS is a list of flags
+		"$DIR/calibra" oltp run --dsn "$DSN" --users "$TERMINALS" --keying-thinking 1 --connections "${CONNECTIONS:-32}" \
+			--rampup "${RAMPUP:-30s}" --duration "${SECS}s" --progress none --out "$out" ${FLAGS:-} >"$out.log" 2>&1 || { tail -5 "$out.log" >&2; exit 1; }
+		python3 - "$out/results.json" >>"$results" <<'PY'
+import json, sys
+o = json.load(open(sys.argv[1]))["steps"][-1]
+d, lag = o["driver"], o["driver"]["start_lag_ms"]
+print("%.2f %.0f %.3f %.3f %.3f %.3f %s %s" % (d["cpu_us_per_txn"], o["tpm_client"] / 60, d["mem_per_user_kb"], lag["p50"], lag["p99"], lag["max"], d["model"], d.get("threads", 0)))
+PY
+		tail -1 "$results" >&2
+	done
+	python3 - "$results" "$TERMINALS" "${CONNECTIONS:-32}" <<'PY'
+import statistics, sys
+rows = [line.split() for line in open(sys.argv[1])]
+med = [statistics.median(float(r[i]) for r in rows) for i in range(6)]
+print("| terminals | connections | driver | CPU per transaction | transactions a second | heap a terminal | start lateness p50 | p99 | max |")
+print("|---|---|---|---|---|---|---|---|---|")
+print("| %s | %s | %s, %s thread(s) | %.1f µs | %s | %.2f KB | %.3f ms | %.3f ms | %.1f ms |" % (
+    format(int(sys.argv[2]), ","), sys.argv[3], rows[0][6], rows[0][7], med[0], format(round(med[1]), ","), med[2], med[3], med[4], med[5]))
+print("rounds (µs, tps, KB, p50, p99, max ms):", "; ".join(" ".join(r[:6]) for r in rows))
+PY
+	exit 0
+fi
 
 for round in $(seq "$ROUNDS"); do
 	for mode in ${MODES:-procedures client}; do

@@ -28,13 +28,16 @@ USERS=8
 WAREHOUSES=4
 cd "$(dirname "$0")/.."
 PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | head -1)
-CALIBRA=$(mktemp -d)/calibra
+# calibra's binary and run directories: root's, as calibra wants its --out
+# (the server's directory belongs to postgres).
+OUT=$(mktemp -d)
+CALIBRA=$OUT/calibra
 go build -o "$CALIBRA" ./cmd/calibra
 DIR=$(mktemp -d /var/tmp/calibra-bench.XXXXXX)
 chown postgres "$DIR"
 PORT=$((20000 + $$ % 10000))
 as_pg() { runuser -u postgres -- "$@"; }
-stop() { as_pg "$PGBIN/pg_ctl" -D "$DIR/data" -m fast stop >/dev/null 2>&1 || true; rm -rf "$DIR"; }
+stop() { as_pg "$PGBIN/pg_ctl" -D "$DIR/data" -m fast stop >/dev/null 2>&1 || true; rm -rf "$DIR" "$OUT"; }
 trap stop EXIT INT TERM
 
 as_pg "$PGBIN/initdb" -D "$DIR/data" -U postgres --auth-local=peer --auth-host=reject >/dev/null
@@ -57,7 +60,7 @@ psql_pg postgres "CREATE DATABASE gotpc OWNER bench"
 
 DSN="postgres://bench@127.0.0.1:$PORT/calibra?sslmode=disable"
 echo "building $WAREHOUSES warehouses for calibra and for go-tpc" >&2
-"$CALIBRA" oltp build --dsn "$DSN" --warehouses $WAREHOUSES --progress none --out "$DIR/build" >/dev/null 2>&1
+"$CALIBRA" oltp build --dsn "$DSN" --warehouses $WAREHOUSES --progress none --out "$OUT/build" >"$OUT/build.log" 2>&1 || { tail -5 "$OUT/build.log" >&2; exit 1; }
 "$GOTPC" tpcc --driver postgres --conn-params sslmode=disable -H 127.0.0.1 -P "$PORT" -U bench -D gotpc --warehouses $WAREHOUSES -T 4 prepare >"$DIR/gotpc-prepare.log" 2>&1 || { head -30 "$DIR/gotpc-prepare.log" >&2; exit 1; }
 
 # counters DB: the sum of d_next_o_id in go-tpc's district table and the
@@ -84,9 +87,9 @@ for round in $(seq "$ROUNDS"); do
 				split($1, b, "|"); split($2, a, "|"); no = a[1] - b[1]
 				printf "go-tpc %d %.0f %.1f %.1f\n", r, no * 60 / $4, $3 * 1e6 / $5, $3 * 1e6 / no }' >>"$results"
 		else
-			out="$DIR/calibra-$driver-$round"
+			out="$OUT/calibra-$driver-$round"
 			"$CALIBRA" oltp run --dsn "$DSN" --users $USERS --rampup 10s --duration "${SECS}s" --mode "$driver" \
-				--progress none --out "$out" >/dev/null 2>&1
+				--progress none --out "$out" >"$out.log" 2>&1 || { tail -5 "$out.log" >&2; exit 1; }
 			python3 - "$out/results.json" "$driver" "$round" >>"$results" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))

@@ -282,8 +282,8 @@ func TestOLTPTerminalsAndProfiles(t *testing.T) {
 		if o.Users != 12 || o.Connections != 3 || o.QueueMs == nil || o.QueueMs.Mean <= 0 || o.QueueMs.Mean > o.ARTMs {
 			t.Errorf("users %d on %d connections, queue %+v, art %.3f ms: want 12 on 3, a wait inside the latency", o.Users, o.Connections, o.QueueMs, o.ARTMs)
 		}
-		if o.Driver == nil || o.Driver.MemPerUserKB <= 0 || o.Driver.Model != oltp.DriverGoroutines {
-			t.Errorf("driver %+v: want its memory per user, and a goroutine a terminal", o.Driver)
+		if o.Driver == nil || o.Driver.MemPerUserKB <= 0 || o.Driver.Model != oltp.DriverPolling {
+			t.Errorf("driver %+v: want its memory per user, and the terminals on the polling driver", o.Driver)
 		}
 	})
 

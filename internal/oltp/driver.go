@@ -37,6 +37,10 @@ type window struct {
 	lat    [numTxTypes]*hist.Histogram
 	queue  *hist.Histogram // waits for a pooled connection; nil without a pool
 	waitNs int64
+	// lag is each transaction's start after its intended start (keying's
+	// end, an open loop's schedule): the schedule lag; nil unless paced.
+	lag    *hist.Histogram
+	lagNs  int64
 	inputs inputCounts
 	// errClasses counts failed transactions by class (Session.ErrorClass);
 	// nil until the first error.
@@ -88,10 +92,13 @@ type recorder struct {
 	win  *window
 }
 
-func newRecorder(pooled bool) *recorder {
+func newRecorder(pooled, paced bool) *recorder {
 	r := &recorder{tick: tickStats{lat: hist.New()}, win: newWindow()}
 	if pooled {
 		r.win.queue = hist.New()
+	}
+	if paced {
+		r.win.lag = hist.New()
 	}
 	return r
 }
@@ -171,17 +178,59 @@ type user struct {
 	// interval paces an open loop: one transaction per interval on a fixed
 	// schedule, whatever the last one took; 0 is a closed loop.
 	interval time.Duration
-	next     time.Time // the next transaction's intended start (open loop)
+	next     time.Time // the open loop's next intended start; a keying terminal's first keying's
 	edges    *edges
 
 	consecutiveErrs int
 	lastErr         error
 
+	in *txInputs // on a goroutine, made at its first draw
+	pt pollTerm  // on the polling driver
+}
+
+// paced says the user waits for keying or an open loop's schedule before
+// each transaction.
+func (u *user) paced() bool { return u.keying > 0 || u.interval > 0 }
+
+// intendedStart is when transaction t, dealt at now, is meant to start:
+// now in a closed loop, after its keying time, or at the open loop's next
+// scheduled start. A late schedule is not reset: the wait counts in the
+// latency (coordinated omission corrected). A keying terminal's first
+// keying waits for u.next, its start spread over a mean cycle.
+func (u *user) intendedStart(t TxType, now time.Time) time.Time {
+	switch {
+	case u.interval > 0:
+		at := u.next
+		u.next = u.next.Add(u.interval)
+		return at
+	case u.keying > 0:
+		if u.next.After(now) {
+			now = u.next
+		}
+		return now.Add(KeyingTime(t, u.keying))
+	}
+	return now
+}
+
+// txInputs holds one input of each type, refilled at each draw: a user's
+// own, or on the polling driver a connection's, whichever terminal it
+// serves, so a terminal waiting for its turn carries none.
+type txInputs struct {
 	no NewOrderInput
 	pm PaymentInput
 	os OrderStatusInput
 	dl DeliveryInput
 	sl StockLevelInput
+}
+
+// outcome is one transaction as recorded: lat runs from its intended
+// start, wait is the part spent waiting for a pooled connection, lag the
+// start's lateness against the intended start.
+type outcome struct {
+	t              TxType
+	lat, wait, lag time.Duration
+	err            error
+	inWindow       bool
 }
 
 // maxConsecutiveErrors stops a user whose every transaction fails: the
@@ -194,54 +243,22 @@ var errTooManyErrors = errors.New("too many consecutive transaction errors")
 // run is the user's loop. It returns when the window ends, the context is
 // cancelled, or every transaction keeps failing.
 func (u *user) run(ctx context.Context) error {
-	start := u.edges.start
-	sawStart := false
-	seeStart := func() {
-		if !sawStart {
-			sawStart = true
-			start = nil
-			u.flushStats(ctx)
-			u.edges.startAck.Done()
-			u.edges.hold(ctx)
-		}
-	}
+	w := &waiter{u: u, start: u.edges.start}
 	defer func() {
-		if !sawStart {
+		if !w.sawStart {
 			u.edges.startAck.Done()
 		}
 	}()
-	// sleepUntil waits, answering the window's start edge on the way; false
-	// means the run is over. One timer serves every wait (since Go 1.23 a
-	// stopped timer's Reset leaves no stale tick), which a thousand keying
-	// terminals would otherwise allocate twice a transaction.
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	sleepUntil := func(t time.Time) bool {
-		for {
-			d := time.Until(t)
-			if d <= 0 {
-				return true
-			}
-			timer.Reset(d)
-			select {
-			case <-timer.C:
-				return true
-			case <-start:
-				timer.Stop()
-				seeStart()
-			case <-u.edges.stop:
-				timer.Stop()
-				return false
-			case <-ctx.Done():
-				timer.Stop()
-				return false
-			}
-		}
-	}
+	// One timer serves every wait (since Go 1.23 a stopped timer's Reset
+	// leaves no stale tick), which a thousand keying terminals would
+	// otherwise allocate twice a transaction.
+	w.timer = time.NewTimer(time.Hour)
+	w.timer.Stop()
+	w.seen = func() { w.seeStart(ctx) }
 	for {
 		select {
-		case <-start:
-			seeStart()
+		case <-w.start:
+			w.seeStart(ctx)
 		default:
 		}
 		select {
@@ -255,56 +272,111 @@ func (u *user) run(ctx context.Context) error {
 			return ctx.Err()
 		default:
 		}
-		t := u.deck.Next()
-		intended := time.Now()
-		switch {
-		case u.interval > 0:
-			// A late schedule is not reset: the wait counts in the latency
-			// (coordinated omission corrected).
-			intended = u.next
-			u.next = u.next.Add(u.interval)
-			if !sleepUntil(intended) {
-				continue
-			}
-		case u.keying > 0:
-			intended = intended.Add(KeyingTime(t, u.keying))
-			if !sleepUntil(intended) {
-				continue
-			}
+		if err := u.transaction(ctx, w); err != nil {
+			return err
 		}
-		ready := time.Now()
-		if u.keying == 0 && u.interval == 0 {
-			intended = ready
-		}
-		// The wait for a pooled connection counts in the latency; a
-		// transaction that waited across the window's start runs in it.
-		l, ok := u.own, true
-		if u.pool != nil {
-			l, ok = u.pool.get(ctx, u.edges.stop, start, seeStart)
-		}
-		if !ok {
-			continue
-		}
-		inWindow := sawStart
-		began := time.Now()
-		err := u.do(ctx, l.sess, t)
-		end := time.Now()
-		if ctx.Err() != nil {
-			u.giveBack(l)
-			return ctx.Err() // a transaction cut by the interrupt is not a result
-		}
-		u.record(l, t, end.Sub(intended), began.Sub(ready), err, inWindow)
+	}
+}
+
+// transaction deals, waits and runs one transaction, then thinks; nil
+// when the run goes on (the window's end is seen by run).
+func (u *user) transaction(ctx context.Context, w *waiter) error {
+	t := u.deck.Next()
+	intended := u.intendedStart(t, time.Now())
+	if u.paced() && !w.sleepUntil(ctx, intended) {
+		return nil
+	}
+	ready := time.Now()
+	if !u.paced() {
+		intended = ready
+	}
+	// The wait for a pooled connection counts in the latency; a
+	// transaction that waited across the window's start runs in it.
+	l, ok := u.own, true
+	if u.pool != nil {
+		l, ok = u.pool.get(ctx, u.edges.stop, w.start, w.seen)
+	}
+	if !ok {
+		return nil
+	}
+	inWindow := w.sawStart
+	began := time.Now()
+	if u.in == nil {
+		u.in = new(txInputs)
+	}
+	err := u.do(ctx, l.sess, t)
+	end := time.Now()
+	if ctx.Err() != nil {
 		u.giveBack(l)
-		if err != nil && !errors.Is(err, ErrRolledBack) {
-			if f := l.sess.Fault(err); f != nil {
-				return l.at.fault(f)
-			}
+		return ctx.Err() // a transaction cut by the interrupt is not a result
+	}
+	u.record(l, u.in, outcome{t: t, lat: end.Sub(intended), wait: began.Sub(ready), lag: began.Sub(intended), err: err, inWindow: inWindow})
+	u.giveBack(l)
+	if err := u.judge(l, err); err != nil {
+		return err
+	}
+	if u.keying > 0 {
+		w.sleepUntil(ctx, end.Add(ThinkTime(t, u.keying, unitFloat(u.term.Rng))))
+	}
+	return nil
+}
+
+// judge stops the user on a fault of its connection's server, or when
+// its transactions keep failing.
+func (u *user) judge(l lease, err error) error {
+	if err != nil && !errors.Is(err, ErrRolledBack) {
+		if f := l.sess.Fault(err); f != nil {
+			return l.at.fault(f)
 		}
-		if u.consecutiveErrs >= maxConsecutiveErrors {
-			return errors.Join(errTooManyErrors, u.lastErr)
+	}
+	if u.consecutiveErrs >= maxConsecutiveErrors {
+		return errors.Join(errTooManyErrors, u.lastErr)
+	}
+	return nil
+}
+
+// waiter is a goroutine user's view of the window's start and its timer.
+type waiter struct {
+	u        *user
+	start    <-chan struct{} // nil once seen
+	sawStart bool
+	timer    *time.Timer
+	seen     func() // seeStart, made once
+}
+
+// seeStart flushes and acknowledges the window's start, then holds until
+// the window begins.
+func (w *waiter) seeStart(ctx context.Context) {
+	if w.sawStart {
+		return
+	}
+	w.sawStart, w.start = true, nil
+	w.u.flushStats(ctx)
+	w.u.edges.startAck.Done()
+	w.u.edges.hold(ctx)
+}
+
+// sleepUntil waits until t, answering the window's start edge on the way;
+// false means the run is over.
+func (w *waiter) sleepUntil(ctx context.Context, t time.Time) bool {
+	for {
+		d := time.Until(t)
+		if d <= 0 {
+			return true
 		}
-		if u.keying > 0 {
-			sleepUntil(end.Add(ThinkTime(t, u.keying, unitFloat(u.term.Rng))))
+		w.timer.Reset(d)
+		select {
+		case <-w.timer.C:
+			return true
+		case <-w.start:
+			w.timer.Stop()
+			w.seeStart(ctx)
+		case <-w.u.edges.stop:
+			w.timer.Stop()
+			return false
+		case <-ctx.Done():
+			w.timer.Stop()
+			return false
 		}
 	}
 }
@@ -320,7 +392,7 @@ func (u *user) giveBack(l lease) {
 }
 
 func (u *user) do(ctx context.Context, sess Session, t TxType) error {
-	switch in := u.draw(t).(type) {
+	switch in := u.in.draw(&u.term, t).(type) {
 	case *NewOrderInput:
 		return sess.NewOrder(ctx, in)
 	case *PaymentInput:
@@ -334,31 +406,31 @@ func (u *user) do(ctx context.Context, sess Session, t TxType) error {
 	}
 }
 
-// draw fills the user's input of transaction t afresh and returns it.
-func (u *user) draw(t TxType) any {
+// draw fills the input of transaction t afresh from term and returns it.
+func (in *txInputs) draw(term *Terminal, t TxType) any {
 	switch t {
 	case NewOrder:
-		u.term.NextNewOrder(&u.no)
-		return &u.no
+		term.NextNewOrder(&in.no)
+		return &in.no
 	case Payment:
-		u.term.NextPayment(&u.pm)
-		return &u.pm
+		term.NextPayment(&in.pm)
+		return &in.pm
 	case OrderStatus:
-		u.term.NextOrderStatus(&u.os)
-		return &u.os
+		term.NextOrderStatus(&in.os)
+		return &in.os
 	case Delivery:
-		u.term.NextDelivery(&u.dl)
-		return &u.dl
+		term.NextDelivery(&in.dl)
+		return &in.dl
 	default:
-		u.term.NextStockLevel(&u.sl)
-		return &u.sl
+		term.NextStockLevel(&in.sl)
+		return &in.sl
 	}
 }
 
-// record files one outcome under the tick and, if the transaction started
-// inside the timed window, under the window; wait is the part of lat spent
-// waiting for a pooled connection.
-func (u *user) record(l lease, t TxType, lat, wait time.Duration, err error, inWindow bool) {
+// record files one outcome, whose inputs in holds, under the tick and, if
+// the transaction started inside the timed window, under the window.
+func (u *user) record(l lease, in *txInputs, o outcome) {
+	t, lat, err := o.t, o.lat, o.err
 	var s typeStats
 	switch {
 	case err == nil:
@@ -379,7 +451,7 @@ func (u *user) record(l lease, t TxType, lat, wait time.Duration, err error, inW
 		r.tick.lat.Record(lat)
 	}
 	r.mu.Unlock()
-	if inWindow {
+	if o.inWindow {
 		w := r.win
 		if s.errors > 0 {
 			if w.errClasses == nil {
@@ -395,10 +467,14 @@ func (u *user) record(l lease, t TxType, lat, wait time.Duration, err error, inW
 		w.types[t].add(s)
 		if s.count > 0 {
 			w.lat[t].Record(lat)
-			w.inputs.count(t, u)
+			w.inputs.count(t, in)
 			if w.queue != nil {
-				w.queue.Record(wait)
-				w.waitNs += int64(wait)
+				w.queue.Record(o.wait)
+				w.waitNs += int64(o.wait)
+			}
+			if w.lag != nil {
+				w.lag.Record(o.lag)
+				w.lagNs += int64(o.lag)
 			}
 		}
 	}

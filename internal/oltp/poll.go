@@ -2,7 +2,6 @@ package oltp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime"
 	"sync/atomic"
@@ -37,73 +36,30 @@ const (
 // seen within it when no answer comes.
 const pollTimeout = 10 // ms
 
-type pollState int
-
-const (
-	pollCall       pollState = iota // a transaction in flight
-	pollStartFlush                  // the flush at the window's start
-	pollStopFlush                   // the flush at its end
-	pollHeld                        // flushed at the start, waiting for the window to begin
-	pollSleep                       // keying, thinking or waiting for its schedule, on a timer
-	pollDone
-)
-
 // pollPhase is where the window stands, as the loop last saw its edges.
 type pollPhase struct{ started, begun, stopping bool }
 
-// step is what a user does next, once no edge needs it.
-type step int
-
-const (
-	stepDraw  step = iota // deal the next card (then keying, or the open loop's schedule)
-	stepCall              // send the transaction dealt, once its intended start came
-	stepThink             // think after a transaction, then draw
-)
-
-// polled is one user of the polling driver.
-type polled struct {
-	u        *user
-	rs       RawSession
-	fd       int
-	id       int // its index in its poller
-	state    pollState
-	step     step
-	paced    bool // keying and thinking, or an open loop
-	t        TxType
-	in       any
-	intended time.Time // the transaction's intended start: latency runs from it
-	wake     time.Time // the end of the sleep (pollSleep)
-	sleeps   int       // sleeps begun, to know a timer of an earlier one
-	window   bool      // the transaction in flight started inside the window
-	sawStart bool
-	out      []byte // the request being written
-	ans      []byte // answer bytes read, ans[:n] not yet parsed
-	n        int
-	left     *int // the users not done yet, shared on the thread
-	timers   *timerHeap
-}
-
-// driverThreads is the polling threads for users: asked, or by default
-// one for every usersPerThread users, at most one for each core calibra
-// may use; never more than the users.
-func driverThreads(asked, users int) int {
+// driverThreads is the polling threads for conns connections: asked, or
+// by default one for every connsPerThread, at most one for each core
+// calibra may use; never more than the connections.
+func driverThreads(asked, conns int) int {
 	k := asked
 	if k <= 0 {
-		k = min(runtime.GOMAXPROCS(0), (users+usersPerThread-1)/usersPerThread)
+		k = min(runtime.GOMAXPROCS(0), (conns+connsPerThread-1)/connsPerThread)
 	}
-	return max(1, min(k, users))
+	return max(1, min(k, conns))
 }
 
-// usersPerThread is the users a polling thread takes by default. A thread
-// costs CPU a transaction when the server is slower than the driver (two
-// threads batch half the answers an epoll_wait each: 30% more CPU a
+// connsPerThread is the connections a polling thread takes by default. A
+// thread costs CPU a transaction when the server is slower than the driver
+// (two threads batch half the answers an epoll_wait each: 30% more CPU a
 // transaction than one against PostgreSQL on the same 2 cores, 8 users),
-// and is needed only when one would fill its core: 64 users answered in a
-// millisecond are 64,000 transactions a second, about a core at 15 µs
-// each.
-const usersPerThread = 64
+// and is needed only when one would fill its core: 64 connections
+// answered in a millisecond are 64,000 transactions a second, about a core
+// at 15 µs each.
+const connsPerThread = 64
 
-// span is a range of users, [lo, hi).
+// span is a range of users or connections, [lo, hi).
 type span struct{ lo, hi int }
 
 // shardUsers splits n users into k contiguous spans whose sizes differ by
@@ -122,91 +78,113 @@ func shardUsers(n, k int) []span {
 	return out
 }
 
-// rawSessions are the users' sessions as RawSessions, or nil when one of
-// them is not or the run is one the polling driver does not drive:
-// pooled connections.
-func rawSessions(users []*user, cfg RunConfig) []RawSession {
-	if cfg.pooled() {
-		return nil
-	}
-	rs := make([]RawSession, len(users))
-	for i, u := range users {
-		r, ok := u.own.sess.(RawSession)
+// poller is one polling thread: its terminals, connections, epoll set and
+// timers.
+type poller struct {
+	terms              []*user
+	conns              []pconn
+	pooled             bool
+	queue              ring    // due terminals waiting for a connection (pooled)
+	free               []int32 // connections with nothing to do (pooled)
+	left               int     // the connections not done yet
+	epfd, wake         int     // -1 when not open
+	stopWaker          func()
+	events             []syscall.EpollEvent
+	timers             timerHeap
+	base               time.Time // the timers' zero
+	ed                 *edges
+	ph                 pollPhase
+	start, begin, stop chan struct{} // each nil once seen
+}
+
+// newPollers splits the users and their connections (their own, or the
+// pool's when pooled) over the polling threads, whose memory they take
+// now, before the users start; nil when a session is not a RawSession.
+func newPollers(users []*user, conns []lease, pooled bool, asked int, ed *edges) []*poller {
+	rs := make([]RawSession, len(conns))
+	for i, l := range conns {
+		r, ok := l.sess.(RawSession)
 		if !ok {
 			return nil
 		}
 		rs[i] = r
 	}
-	return rs
+	k := driverThreads(asked, len(conns))
+	cs, ts := shardUsers(len(conns), k), shardUsers(len(users), k)
+	pls := make([]*poller, k)
+	for j := range pls {
+		c, t := cs[j], ts[j]
+		pl := &poller{terms: users[t.lo:t.hi], conns: make([]pconn, c.hi-c.lo), left: c.hi - c.lo, pooled: pooled, ed: ed,
+			start: ed.start, begin: ed.begin, stop: ed.stop, epfd: -1, wake: -1}
+		for i := range pl.conns {
+			pl.conns[i] = pconn{l: conns[c.lo+i], rs: rs[c.lo+i], id: i, ans: make([]byte, 8192)}
+		}
+		pl.timers, pl.base = make(timerHeap, 0, len(pl.terms)), time.Now()
+		if pooled {
+			pl.queue = ring{ids: make([]int32, len(pl.terms))}
+			pl.free = make([]int32, 0, len(pl.conns))
+		}
+		pl.events = make([]syscall.EpollEvent, len(pl.conns)+1)
+		pls[j] = pl
+	}
+	return pls
 }
 
-// poll drives users on their raw sessions until the window's end or ctx
-// ends, as each user's run would: the window's edges flush the server's
-// statistics between transactions, keying, thinking and an open loop's
-// schedule wait on the thread's timers, and every outcome is recorded.
-func poll(ctx context.Context, users []*user, rs []RawSession, ed *edges) error {
-	pl := &poller{ps: make([]polled, len(users)), left: len(users), ed: ed, start: ed.start, begin: ed.begin, stop: ed.stop}
+// run drives the poller's terminals on its connections until the window's
+// end or ctx ends, as each user's run would: the window's edges flush the
+// server's statistics between transactions, keying, thinking and an open
+// loop's schedule wait on the thread's timers, and every outcome is
+// recorded.
+func (pl *poller) run(ctx context.Context) error {
 	defer func() {
-		for i := range pl.ps {
-			if !pl.ps[i].sawStart {
-				ed.startAck.Done()
+		for i := range pl.conns {
+			if !pl.conns[i].sawStart {
+				pl.ed.startAck.Done()
 			}
 		}
 	}()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if err := pl.open(ctx, users, rs); err != nil {
+	if err := pl.open(ctx); err != nil {
 		return fmt.Errorf("polling driver: %w", err)
 	}
 	defer pl.close()
-	for i := range pl.ps {
-		if err := pl.ps[i].next(ed, pl.ph); err != nil {
+	for i := range pl.conns {
+		if err := pl.release(&pl.conns[i]); err != nil {
+			return err
+		}
+	}
+	now := time.Now()
+	for i := range pl.terms {
+		if err := pl.draw(i, now); err != nil {
 			return err
 		}
 	}
 	return pl.loop(ctx)
 }
 
-// poller is one polling thread: its users, epoll set and timers.
-type poller struct {
-	ps                 []polled
-	left               int // the users not done yet
-	epfd, wake         int // -1 when not open
-	stopWaker          func()
-	events             []syscall.EpollEvent
-	timers             timerHeap
-	ed                 *edges
-	ph                 pollPhase
-	start, begin, stop chan struct{} // each nil once seen
-}
-
-// open makes the epoll set of the users' sockets and the edges' eventfd.
-func (pl *poller) open(ctx context.Context, users []*user, rs []RawSession) error {
-	pl.epfd, pl.wake = -1, -1
+// open makes the epoll set of the connections' sockets and the edges'
+// eventfd.
+func (pl *poller) open(ctx context.Context) error {
 	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
 		return err
 	}
 	pl.epfd = epfd
-	for i, u := range users {
-		fd, err := rs[i].FD()
-		if err != nil {
+	for i := range pl.conns {
+		c := &pl.conns[i]
+		if c.fd, err = c.rs.FD(); err != nil {
 			return err
 		}
-		p := &pl.ps[i]
-		*p = polled{u: u, rs: rs[i], fd: fd, ans: make([]byte, 8192), left: &pl.left, timers: &pl.timers, id: i}
-		if u.keying > 0 || u.interval > 0 {
-			p.paced = true
-		}
 		ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(i)}
-		if err := syscall.EpollCtl(epfd, syscall.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		if err := syscall.EpollCtl(epfd, syscall.EPOLL_CTL_ADD, c.fd, &ev); err != nil {
 			return err
 		}
 	}
-	// The edges wake the loop through an eventfd, so users held at the
-	// start go on at once when the window begins, not at the next timeout.
-	pl.wake, pl.stopWaker, err = edgeWaker(ctx, epfd, len(pl.ps), pl.ed)
-	pl.events = make([]syscall.EpollEvent, len(pl.ps)+1)
+	// The edges wake the loop through an eventfd, so connections held at
+	// the start go on at once when the window begins, not at the next
+	// timeout.
+	pl.wake, pl.stopWaker, err = edgeWaker(ctx, epfd, len(pl.conns), pl.ed)
 	return err
 }
 
@@ -244,12 +222,12 @@ func (pl *poller) loop(ctx context.Context) error {
 			if err := ctx.Err(); err != nil {
 				return err // an answer cut by the interrupt is not a result
 			}
-			if int(ev.Fd) == len(pl.ps) {
+			if int(ev.Fd) == len(pl.conns) {
 				var b [8]byte
 				_, _, _ = syscall.RawSyscall(syscall.SYS_READ, uintptr(pl.wake), uintptr(unsafe.Pointer(&b[0])), 8)
 				continue
 			}
-			if err := pl.ps[ev.Fd].readable(pl.ed, pl.ph); err != nil {
+			if err := pl.readable(&pl.conns[ev.Fd]); err != nil {
 				return err
 			}
 		}
@@ -260,9 +238,9 @@ func (pl *poller) loop(ctx context.Context) error {
 }
 
 // edges sees the window's edges that came since the last look, and moves
-// the users each concerns: those sleeping (keying, thinking, an open
-// loop's schedule) flush at the start and stop at the end at once, as a
-// goroutine's sleep ends at an edge; those held go on.
+// the connections each concerns: those free flush at the start and stop
+// at the end at once, as a goroutine's sleep ends at an edge; those held
+// go on. A terminal's sleep goes on across the start.
 func (pl *poller) edges() error {
 	moved := false
 	select {
@@ -283,9 +261,10 @@ func (pl *poller) edges() error {
 	if !moved {
 		return nil
 	}
-	for i := range pl.ps {
-		if st := pl.ps[i].state; st == pollHeld || st == pollSleep {
-			if err := pl.ps[i].next(pl.ed, pl.ph); err != nil {
+	pl.free = pl.free[:0] // release puts back those still free
+	for i := range pl.conns {
+		if st := pl.conns[i].state; st == connHeld || st == connFree {
+			if err := pl.release(&pl.conns[i]); err != nil {
 				return err
 			}
 		}
@@ -298,7 +277,7 @@ func (pl *poller) edges() error {
 func (pl *poller) wait() (int, syscall.Errno) {
 	timeout := time.Duration(pollTimeout) * time.Millisecond
 	if len(pl.timers) > 0 {
-		timeout = min(timeout, max(0, time.Until(pl.timers[0].wake)))
+		timeout = min(timeout, max(0, time.Duration(pl.timers[0].wake-pl.clock())))
 	}
 	if timeout > 0 && timeout < pollTimeout*time.Millisecond && !noPwait2.Load() {
 		ts := syscall.NsecToTimespec(int64(timeout))
@@ -320,16 +299,24 @@ const sysEpollPwait2 = 441
 // noPwait2 says epoll_pwait2 answered ENOSYS.
 var noPwait2 atomic.Bool
 
-// fire moves the users whose timers are due.
+// fire moves the terminals whose timers are due: a think time's end
+// deals the next transaction, keying's end or the schedule makes it due.
 func (pl *poller) fire() error {
+	if pl.ph.stopping {
+		return nil // the connections are ending: no transaction starts
+	}
 	now := time.Now()
-	for len(pl.timers) > 0 && !pl.timers[0].wake.After(now) {
-		t := pl.timers.pop()
-		p := &pl.ps[t.id]
-		if p.state != pollSleep || p.sleeps != t.seq {
-			continue // a sleep an edge ended
+	for len(pl.timers) > 0 && pl.timers[0].wake <= int64(now.Sub(pl.base)) {
+		i := int(pl.timers.pop().id)
+		pt := &pl.terms[i].pt
+		var err error
+		if pt.thinking {
+			pt.thinking = false
+			err = pl.draw(i, now)
+		} else {
+			err = pl.due(i, now)
 		}
-		if err := p.next(pl.ed, pl.ph); err != nil {
+		if err != nil {
 			return err
 		}
 	}
@@ -369,169 +356,22 @@ func edgeWaker(ctx context.Context, epfd, id int, ed *edges) (int, func(), error
 	return int(efd), func() { close(quit); <-done }, nil
 }
 
-// next starts the user's next request: a flush the window's edge asks
-// for, or its next step; it holds the user from its start flush until the
-// window begins, and is done once the window ended.
-func (p *polled) next(ed *edges, ph pollPhase) error {
-	switch {
-	case ph.stopping && p.state == pollStopFlush, ph.stopping && !ed.flushStats:
-		p.state = pollDone
-		*p.left--
-		return nil
-	case ph.stopping:
-		p.state = pollStopFlush
-		ed.stopFlushes.Add(1)
-		return p.send(p.rs.AppendFlushStats(p.out[:0]))
-	case ph.started && !p.sawStart && ed.flushStats && p.state != pollStartFlush:
-		p.state = pollStartFlush
-		return p.send(p.rs.AppendFlushStats(p.out[:0]))
-	case ph.started && !p.sawStart:
-		p.sawStart = true
-		ed.startAck.Done()
-		fallthrough
-	case p.sawStart && !ph.begun:
-		p.state = pollHeld
-		return nil
-	}
-	return p.advance()
-}
-
-// advance takes the user's steps until it sends a transaction or sleeps,
-// as a goroutine's loop does: keying before the call (or the open loop's
-// schedule), thinking after.
-func (p *polled) advance() error {
-	u := p.u
-	for {
-		now := time.Now()
-		switch p.step {
-		case stepDraw:
-			p.t, p.intended, p.step = u.deck.Next(), now, stepCall
-			switch {
-			case u.interval > 0:
-				// A late schedule is not reset: the wait counts in the
-				// latency (coordinated omission corrected).
-				p.intended = u.next
-				u.next = u.next.Add(u.interval)
-			case u.keying > 0:
-				p.intended = now.Add(KeyingTime(p.t, u.keying))
-			}
-			continue
-		case stepThink:
-			if p.wake.After(now) {
-				return p.sleep(p.wake)
-			}
-			p.step = stepDraw
-			continue
-		}
-		if p.intended.After(now) {
-			return p.sleep(p.intended)
-		}
-		if !p.paced {
-			p.intended = now
-		}
-		p.state, p.step = pollCall, stepDraw
-		p.in, p.window = u.draw(p.t), p.sawStart
-		return p.send(p.rs.AppendCall(p.out[:0], p.t, p.in))
-	}
-}
-
-// sleep puts the user on the thread's timers until at.
-func (p *polled) sleep(at time.Time) error {
-	p.state, p.wake = pollSleep, at
-	p.sleeps++
-	p.timers.push(timer{wake: at, id: p.id, seq: p.sleeps})
-	return nil
-}
-
-// send writes a whole request; a few hundred bytes fit the socket's
-// buffer, which holds no earlier request, so a short write means the
-// connection broke.
-func (p *polled) send(req []byte) error {
-	p.out = req
-	for len(req) > 0 {
-		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(p.fd), uintptr(unsafe.Pointer(&req[0])), uintptr(len(req)))
-		switch {
-		case e == syscall.EINTR:
-			continue
-		case e != 0:
-			return p.lost(e)
-		}
-		req = req[n:]
-	}
-	return nil
-}
-
-// readable reads what the socket holds and settles every whole answer.
-func (p *polled) readable(ed *edges, ph pollPhase) error {
-	if p.n == len(p.ans) {
-		p.ans = append(p.ans, make([]byte, len(p.ans))...)
-	}
-	n, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(p.fd), uintptr(unsafe.Pointer(&p.ans[p.n])), uintptr(len(p.ans)-p.n))
-	switch {
-	case e == syscall.EAGAIN || e == syscall.EINTR:
-		return nil
-	case e != 0:
-		return p.lost(e)
-	case n == 0:
-		return p.lost(errors.New("end of stream"))
-	}
-	p.n += int(n)
-	for p.state == pollCall || p.state == pollStartFlush || p.state == pollStopFlush {
-		in := p.in
-		if p.state != pollCall {
-			in = nil // a flush's answer
-		}
-		used, err := p.rs.Answer(p.ans[:p.n], p.t, in)
-		if used == 0 {
-			return nil
-		}
-		p.n = copy(p.ans, p.ans[used:p.n])
-		if err := p.settle(ed, err); err != nil {
-			return err
-		}
-		if err := p.next(ed, ph); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// settle files the answer of the request in flight.
-func (p *polled) settle(ed *edges, err error) error {
-	switch p.state {
-	case pollStartFlush:
-		p.sawStart = true
-		ed.startAck.Done()
-		return nil
-	case pollStopFlush:
-		return nil
-	}
-	u := p.u
-	end := time.Now()
-	u.record(u.own, p.t, end.Sub(p.intended), 0, err, p.window)
-	if u.keying > 0 {
-		p.step, p.wake = stepThink, end.Add(ThinkTime(p.t, u.keying, unitFloat(u.term.Rng)))
-	}
-	if err != nil && !errors.Is(err, ErrRolledBack) {
-		if f := u.own.sess.Fault(err); f != nil {
-			return u.own.at.fault(f)
-		}
-	}
-	if u.consecutiveErrs >= maxConsecutiveErrors {
-		return errors.Join(errTooManyErrors, u.lastErr)
-	}
-	return nil
-}
-
-func (p *polled) lost(err error) error {
-	return fmt.Errorf("the connection to the server was lost (%v): the server may have stopped, see logs/server.log", err)
-}
-
-// timer is a user's sleep on its thread's timers: seq tells it from the
-// user's later sleeps.
+// timer is a terminal's sleep on its thread's timers, until wake (in
+// nanoseconds from the poller's base: 16 bytes an entry, an integer to
+// compare); a terminal has one at most, and none is cancelled (the
+// window's end stops every one).
 type timer struct {
-	wake    time.Time
-	id, seq int
+	wake int64
+	id   int32
+}
+
+// clock is now on the poller's timers.
+func (pl *poller) clock() int64 { return int64(time.Since(pl.base)) }
+
+// sleep puts terminal i on the timers until at.
+func (pl *poller) sleep(i int, at time.Time) {
+	pl.terms[i].pt.state = termSleeping
+	pl.timers.push(timer{wake: int64(at.Sub(pl.base)), id: int32(i)})
 }
 
 // timerHeap is a thread's timers, the earliest first: a binary heap on a
@@ -543,7 +383,7 @@ func (h *timerHeap) push(t timer) {
 	s := *h
 	for i := len(s) - 1; i > 0; {
 		up := (i - 1) / 2
-		if !s[i].wake.Before(s[up].wake) {
+		if s[i].wake >= s[up].wake {
 			break
 		}
 		s[i], s[up] = s[up], s[i]
@@ -559,10 +399,10 @@ func (h *timerHeap) pop() timer {
 	s = s[:last]
 	for i := 0; ; {
 		small, l, r := i, 2*i+1, 2*i+2
-		if l < len(s) && s[l].wake.Before(s[small].wake) {
+		if l < len(s) && s[l].wake < s[small].wake {
 			small = l
 		}
-		if r < len(s) && s[r].wake.Before(s[small].wake) {
+		if r < len(s) && s[r].wake < s[small].wake {
 			small = r
 		}
 		if small == i {

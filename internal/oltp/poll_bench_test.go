@@ -3,6 +3,7 @@ package oltp
 import (
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/calibra-bench/calibra/internal/oltp/tpcc"
 )
@@ -29,89 +30,101 @@ func (f *fakeRaw) Answer(buf []byte, _ TxType, _ any) (int, error) {
 	return len(readyForQuery), nil
 }
 
+// benchPoller is a polling thread of terms on one connection, a socket
+// pair whose far end the benchmark answers, inside the window; pooled
+// makes the terminals share it.
+func benchPoller(b testing.TB, terms []*user, pooled bool) (*poller, int) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { syscall.Close(fds[0]); syscall.Close(fds[1]) })
+	ed := newEdges(false)
+	rec := newRecorder(pooled, terms[0].paced())
+	pl := newPollers(terms, []lease{{sess: &fakeRaw{fd: fds[0]}, rec: rec}}, pooled, 1, ed)[0]
+	pl.conns[0].fd, pl.conns[0].sawStart = fds[0], true
+	pl.ph = pollPhase{started: true, begun: true}
+	if err := pl.release(&pl.conns[0]); err != nil {
+		b.Fatal(err)
+	}
+	return pl, fds[1]
+}
+
+// answer reads the request on the far end of the socket pair, answers it
+// and settles the answer.
+func (pl *poller) answer(b testing.TB, far int, req []byte) {
+	if _, err := syscall.Read(far, req); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := syscall.Write(far, readyForQuery); err != nil {
+		b.Fatal(err)
+	}
+	if err := pl.readable(&pl.conns[0]); err != nil {
+		b.Fatal(err)
+	}
+}
+
 // BenchmarkPolledTransaction is one transaction of each type through the
-// polling driver's state machine (next, send, readable, settle, record)
-// on a socket pair whose far end the benchmark answers: its CPU and
-// allocations a transaction, the two system calls of each side included.
+// polling driver's state machines (draw, due, call, send, readable,
+// settle, record) on a socket pair whose far end the benchmark answers:
+// its CPU and allocations a transaction, the two system calls of each
+// side included.
 func BenchmarkPolledTransaction(b *testing.B) {
 	for t := range TxType(numTxTypes) {
 		b.Run(t.String(), func(b *testing.B) {
-			fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
-			if err != nil {
+			u := &user{term: *newTerminal(4), deck: &Deck{cards: []uint8{uint8(t)}, rng: tpcc.NewRand(1)}}
+			pl, far := benchPoller(b, []*user{u}, false)
+			if err := pl.draw(0, time.Now()); err != nil {
 				b.Fatal(err)
 			}
-			defer syscall.Close(fds[0])
-			defer syscall.Close(fds[1])
-			ed := newEdges(false)
-			u := &user{term: *newTerminal(4), deck: &Deck{cards: []TxType{t}, rng: tpcc.NewRand(1)}, edges: ed,
-				own: lease{rec: newRecorder(false)}}
-			left := 1
-			p := &polled{u: u, rs: &fakeRaw{fd: fds[0]}, fd: fds[0], ans: make([]byte, 8192), left: &left, sawStart: true}
-			ph := pollPhase{started: true, begun: true}
 			req := make([]byte, 4096)
-			if err := p.next(ed, ph); err != nil {
-				b.Fatal(err)
-			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := syscall.Read(fds[1], req); err != nil {
-					b.Fatal(err)
-				}
-				if _, err := syscall.Write(fds[1], readyForQuery); err != nil {
-					b.Fatal(err)
-				}
-				if err := p.readable(ed, ph); err != nil {
-					b.Fatal(err)
-				}
+				pl.answer(b, far, req)
 			}
-			if got := u.own.rec.win.types[t].count; got == 0 {
+			if got := pl.conns[0].l.rec.win.types[t].count; got == 0 {
 				b.Fatalf("no %s recorded", t)
 			}
 		})
 	}
 }
 
-// BenchmarkPolledPaced is a transaction of a keying and thinking user
-// through the state machine and its thread's timers: the answer settled,
-// the think and keying sleeps pushed and popped (their times scaled to
-// nothing), the call sent.
+// BenchmarkPolledPaced is a transaction of keying and thinking terminals
+// through the state machines and their thread's timers (their times
+// scaled to nothing): the answer settled, the think and keying sleeps
+// pushed and popped, the call sent; own is a connection each, pooled 64
+// terminals on one connection, waiting in its queue.
 func BenchmarkPolledPaced(b *testing.B) {
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer syscall.Close(fds[0])
-	defer syscall.Close(fds[1])
-	ed := newEdges(false)
-	u := &user{term: *newTerminal(4), deck: NewDeck(tpcc.NewRand(1), ProfileSpec), edges: ed, keying: 1e-9,
-		own: lease{rec: newRecorder(false)}}
-	left := 1
-	pl := &poller{ps: []polled{{u: u, rs: &fakeRaw{fd: fds[0]}, fd: fds[0], ans: make([]byte, 8192), left: &left, sawStart: true, paced: true}}, ed: ed}
-	pl.ps[0].timers = &pl.timers
-	pl.ph = pollPhase{started: true, begun: true}
-	p := &pl.ps[0]
-	req := make([]byte, 4096)
-	if err := p.next(ed, pl.ph); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		for p.state == pollSleep {
-			if err := pl.fire(); err != nil {
-				b.Fatal(err)
+	for _, c := range []struct {
+		name   string
+		terms  int
+		pooled bool
+	}{{"own", 1, false}, {"pooled", 64, true}} {
+		b.Run(c.name, func(b *testing.B) {
+			terms := make([]*user, c.terms)
+			for i := range terms {
+				terms[i] = &user{term: *newTerminal(4), deck: NewDeck(tpcc.NewRand(1, uint64(i)), ProfileSpec), keying: 1e-9}
 			}
-		}
-		if _, err := syscall.Read(fds[1], req); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := syscall.Write(fds[1], readyForQuery); err != nil {
-			b.Fatal(err)
-		}
-		if err := p.readable(ed, pl.ph); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if u.own.rec.win.types[NewOrder].count == 0 {
-		b.Fatal("no New-Order recorded")
+			pl, far := benchPoller(b, terms, c.pooled)
+			now := time.Now()
+			for i := range terms {
+				if err := pl.draw(i, now); err != nil {
+					b.Fatal(err)
+				}
+			}
+			req := make([]byte, 4096)
+			b.ReportAllocs()
+			for b.Loop() {
+				for pl.conns[0].state != connCall {
+					if err := pl.fire(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				pl.answer(b, far, req)
+			}
+			if pl.conns[0].l.rec.win.types[NewOrder].count == 0 {
+				b.Fatal("no New-Order recorded")
+			}
+		})
 	}
 }

@@ -51,8 +51,8 @@ type RunConfig struct {
 	// processes sharing it run their ramp-up and window at the same times.
 	StartAt time.Time
 	// DriverThreads is the polling driver's threads, each polling its
-	// share of the users; 0 is one for every 64 users, at most one for
-	// each core calibra may use (GOMAXPROCS).
+	// share of the connections and users; 0 is one for every 64
+	// connections, at most one for each core calibra may use (GOMAXPROCS).
 	DriverThreads int
 }
 
@@ -109,40 +109,100 @@ func Run(ctx context.Context, e engine.Engine, cfg RunConfig, prog *progress.Pri
 	if bi == nil {
 		return nil, nil, ErrNotBuilt
 	}
-	if len(tg.ds) > 1 {
+	cfg, driven, err := checkRun(cfg, bi, len(tg.ds))
+	if err != nil {
+		return nil, nil, err
+	}
+	flushStats, statsNote, err := tg.ctls[0].StatsFlush(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := newOutput(cfg, statsNote)
+	// From here on Users is this process's share.
+	cfg.Users = len(driven)
+	out.Users = cfg.Users
+	ed := newEdges(flushStats)
+
+	prog.Phase("oltp run: connecting %d users", cfg.Users)
+	cr, err := connect(ctx, tg, cfg, driven, bi, ed)
+	defer cr.close()
+	if err != nil {
+		return nil, nil, err
+	}
+	if cfg.pooled() {
+		out.Connections = cfg.Connections
+	}
+	if !cfg.StartAt.IsZero() {
+		if err := waitStart(ctx, cfg.StartAt, cr.users, prog); err != nil {
+			return nil, nil, err
+		}
+	}
+	tw, err := drive(ctx, tg, cfg, cr, ed, out, prog)
+	if err != nil {
+		return nil, nil, err
+	}
+	userErr := tw.userErr
+	if !tw.measured {
+		for _, k := range []string{"nopm", "tpm_db", "tpm_client", "art_ms"} {
+			out.Missing[k] = "the run stopped before the timed window began"
+		}
+		out.Transactions = map[string]results.TxStats{}
+		out.MixPct = map[string]float64{}
+		return out, tw.col.record(), firstErr(userErr, ctx.Err())
+	}
+	win := tw.t1.Sub(tw.t0)
+	out.DurationS = win.Seconds()
+	if err := serverFigures(ctx, tg, cfg, ed, out, tw, len(cr.users), ctx.Err() != nil || userErr != nil, userErr != nil); err != nil {
+		return nil, nil, err
+	}
+	lats := summarise(out, cr.recs, len(cr.users), win, cfg)
+	tg.clientFigures(out.Instances, cr.recs, win)
+	rec := tw.col.record()
+	wl := hist.NewLog(tw.t0, WindowLogComment)
+	for i, h := range lats {
+		_ = wl.Add(h, tw.t0, tw.t1, TxType(i).String())
+	}
+	rec.Window = wl.Bytes()
+	out.Driver = driverFigures(out, cr, tw, cfg)
+	return out, rec, firstErr(userErr, ctx.Err())
+}
+
+// checkRun refuses a run the build or the target cannot serve, and
+// returns cfg completed (warehouses as built, the spec's profile by
+// default) with the users this process drives.
+func checkRun(cfg RunConfig, bi *BuildInfo, servers int) (RunConfig, []int, error) {
+	if servers > 1 {
 		switch {
 		case !cfg.Partition.Whole():
-			return nil, nil, fault.Input("drop --partition, or run each server apart", "--partition splits the load over processes, and this target has %d servers", len(tg.ds))
+			return cfg, nil, fault.Input("drop --partition, or run each server apart", "--partition splits the load over processes, and this target has %d servers", servers)
 		case cfg.pooled():
-			return nil, nil, fault.Input("drop --connections", "--connections pools one server's connections, and this target has %d servers", len(tg.ds))
-		case cfg.Users < len(tg.ds):
-			return nil, nil, fault.Input(fmt.Sprintf("give --users %d or more", len(tg.ds)), "%d users leave some of the %d servers without load", cfg.Users, len(tg.ds))
+			return cfg, nil, fault.Input("drop --connections", "--connections pools one server's connections, and this target has %d servers", servers)
+		case cfg.Users < servers:
+			return cfg, nil, fault.Input(fmt.Sprintf("give --users %d or more", servers), "%d users leave some of the %d servers without load", cfg.Users, servers)
 		}
 	}
 	if cfg.Warehouses == 0 {
 		cfg.Warehouses = bi.Warehouses
 	}
 	if cfg.Warehouses != bi.Warehouses {
-		return nil, nil, fault.Input(fmt.Sprintf("pass --warehouses %d, or rebuild with 'calibra oltp build --rebuild --warehouses %d'", bi.Warehouses, cfg.Warehouses),
+		return cfg, nil, fault.Input(fmt.Sprintf("pass --warehouses %d, or rebuild with 'calibra oltp build --rebuild --warehouses %d'", bi.Warehouses, cfg.Warehouses),
 			"the schema holds %d warehouses but the run asks for %d", bi.Warehouses, cfg.Warehouses)
 	}
 	if err := CheckUsers(cfg.Users, cfg.Warehouses, cfg.KeyingThinking); err != nil {
-		return nil, nil, err
+		return cfg, nil, err
 	}
 	if err := CheckPartition(cfg.Partition, cfg.Users, cfg.Warehouses); err != nil {
-		return nil, nil, err
+		return cfg, nil, err
 	}
-	// From here on Users is this process's share.
-	driven, usersTotal := cfg.Partition.Users(cfg.Users, cfg.Warehouses), cfg.Users
-	cfg.Users = len(driven)
 	if cfg.Profile == "" {
 		cfg.Profile = ProfileSpec
 	}
-	flushStats, statsNote, err := tg.ctls[0].StatsFlush(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
+	return cfg, cfg.Partition.Users(cfg.Users, cfg.Warehouses), nil
+}
 
+// newOutput is the results of a run as configured, before it runs; cfg's
+// Users is still the whole run's.
+func newOutput(cfg RunConfig, statsNote string) *results.OLTP {
 	out := &results.OLTP{Workload: Workload, Warehouses: cfg.Warehouses, Users: cfg.Users, Mode: string(cfg.Mode),
 		KeyingThinking: false, RampupS: cfg.Rampup.Seconds(), LatencyBasis: "service", Profile: string(cfg.Profile), Missing: map[string]string{}}
 	if cfg.KeyingThinking > 0 {
@@ -153,48 +213,81 @@ func Run(ctx context.Context, e engine.Engine, cfg RunConfig, prog *progress.Pri
 		out.RatePerUser = cfg.RatePerUser
 		out.LatencyBasis = "response"
 	}
-	ed := newEdges(flushStats)
 	if statsNote != "" {
 		out.Notes = append(out.Notes, statsNote)
 	}
 	if !cfg.Partition.Whole() {
-		out.Partition = &results.Partition{Index: cfg.Partition.Index, Of: cfg.Partition.Of, UsersTotal: usersTotal,
+		out.Partition = &results.Partition{Index: cfg.Partition.Index, Of: cfg.Partition.Of, UsersTotal: cfg.Users,
 			HomeWarehouses: cfg.Partition.Warehouses(cfg.Warehouses), Counters: cfg.Partition.Counters()}
 		if !cfg.StartAt.IsZero() {
 			at := cfg.StartAt.UTC()
 			out.Partition.StartAt = &at
 		}
 	}
+	return out
+}
 
-	prog.Phase("oltp run: connecting %d users", cfg.Users)
+// crew is a run's users with their connections, and how they are driven.
+type crew struct {
+	users    []*user
+	sessions []Session
+	recs     []*recorder
+	// pool is the connections the users' goroutines share; nil when each
+	// has its own, or on the polling driver, whose threads hold them.
+	pool    *connPool
+	pollers []*poller // the polling threads; none with a goroutine a user
+	heap    uint64    // the Go heap the users, connections and threads took
+}
+
+func (cr *crew) close() {
+	for _, s := range cr.sessions {
+		s.Close()
+	}
+}
+
+// connect opens the users' connections and sets up how they will be
+// driven: on polling threads when every session can be, else a goroutine
+// each; it measures the heap all that took.
+func connect(ctx context.Context, tg *members, cfg RunConfig, driven []int, bi *BuildInfo, ed *edges) (*crew, error) {
 	var heap0, heap1 runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&heap0)
-	users, sessions, recs, pool, err := newUsers(ctx, tg, cfg, driven, bi, ed)
-	defer func() {
-		for _, s := range sessions {
-			s.Close()
-		}
-	}()
+	cr, err := newUsers(ctx, tg, cfg, driven, bi, ed)
 	if err != nil {
-		return nil, nil, err
+		return cr, err
+	}
+	conns := make([]lease, len(cr.sessions))
+	for i, s := range cr.sessions {
+		conns[i] = lease{s, cr.recs[i], tg.at(i)}
+	}
+	if cr.pollers = newPollers(cr.users, conns, cfg.pooled(), cfg.DriverThreads, ed); cr.pollers != nil {
+		cr.pool = nil // the threads lend the connections and flush them at the edges
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&heap1)
-	if cfg.pooled() {
-		out.Connections = cfg.Connections
-	}
+	cr.heap = heap1.HeapAlloc - min(heap1.HeapAlloc, heap0.HeapAlloc)
+	return cr, nil
+}
 
-	if !cfg.StartAt.IsZero() {
-		if err := waitStart(ctx, cfg.StartAt, users, prog); err != nil {
-			return nil, nil, err
-		}
-	}
+// timed is what a run's driving saw of its window.
+type timed struct {
+	measured   bool // the window began
+	t0, t1     time.Time
+	cpu0, cpu1 time.Duration
+	c0s        []Counters // the servers' counters at the start
+	col        *collector
+	model      string
+	threads    int
+	userErr    error // the first user's or polling thread's
+}
+
+// drive runs the users through the ramp-up and the window, collecting
+// their ticks; its error leaves no results.
+func drive(ctx context.Context, tg *members, cfg RunConfig, cr *crew, ed *edges, out *results.OLTP, prog *progress.Printer) (*timed, error) {
 	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
 	var wg sync.WaitGroup
-	userErrs := make(chan error, len(users))
-	ed.startAck.Add(len(users))
+	userErrs := make(chan error, len(cr.users)+len(cr.pollers))
 	began := time.Now()
 	fail := func(err error) {
 		if err != nil && !errors.Is(err, context.Canceled) {
@@ -202,160 +295,181 @@ func Run(ctx context.Context, e engine.Engine, cfg RunConfig, prog *progress.Pri
 			cancelRun()
 		}
 	}
-	model, threads := startUsers(runCtx, users, cfg, ed, &wg, fail)
+	tw := &timed{col: &collector{recs: cr.recs, users: len(cr.users), began: began, prog: prog, out: out, tick: tickStats{lat: hist.New()},
+		log: hist.NewLog(began, "calibra oltp: latency of all transaction types per 1 s tick, tagged by phase")}}
+	tw.model, tw.threads = startUsers(runCtx, cr, ed, &wg, fail)
 	allDone := make(chan struct{})
 	go func() { wg.Wait(); close(allDone) }()
-
-	col := &collector{recs: recs, users: len(users), began: began, prog: prog, out: out, tick: tickStats{lat: hist.New()},
-		log: hist.NewLog(began, "calibra oltp: latency of all transaction types per 1 s tick, tagged by phase")}
 	ticker := time.NewTicker(time.Second)
 	defer ticker.Stop()
 	ramp := time.NewTimer(cfg.Rampup)
 	defer ramp.Stop()
 	var window <-chan time.Time
-	var t0 time.Time
-	var c0s []Counters
-	var cpu0, cpu1 time.Duration
 	phase := "rampup"
 	prog.Phase("oltp run: %d users, ramp-up %s, then %s timed", cfg.Users, cfg.Rampup, cfg.Duration)
 loop:
 	for {
 		select {
 		case now := <-ticker.C:
-			col.collect(now, phase)
+			tw.col.collect(now, phase)
 		case <-ramp.C:
-			// Pooled connections are taken back first, so every
-			// transaction before the window has ended and been published
-			// when the counters are read, and none of the window's begins.
-			var held []lease
-			if pool != nil {
-				var ok bool
-				if held, ok = pool.drain(runCtx); !ok {
-					break loop
-				}
-				flushLeases(runCtx, held, ed.flushStats)
+			ok, err := tw.begin(runCtx, tg, cfg, cr.pool, ed)
+			if err != nil {
+				cancelRun()
+				<-allDone
+				return nil, err
 			}
-			t0 = time.Now()
-			cpu0 = proc.SelfCPU()
-			close(ed.start)
-			if !waitGroupOrDone(&ed.startAck, runCtx) {
+			if !ok {
 				break loop
 			}
-			if cfg.Partition.Counters() {
-				if c0s, err = tg.counters(runCtx, ed.flushStats); err != nil {
-					cancelRun()
-					<-allDone
-					return nil, nil, fmt.Errorf("read counters at the window start: %w", err)
-				}
-			}
-			if pool != nil {
-				pool.refill(held)
-			}
-			close(ed.begin)
 			phase = "measure"
 			out.WindowStart = edge(cfg.Edge)
-			window = time.After(cfg.Duration - time.Since(t0))
+			window = time.After(cfg.Duration - time.Since(tw.t0))
 		case <-window:
 			break loop
 		case <-runCtx.Done():
 			break loop
 		}
 	}
-	t1 := time.Now()
-	cpu1 = proc.SelfCPU()
+	tw.t1, tw.cpu1 = time.Now(), proc.SelfCPU()
 	close(ed.stop)
 	<-allDone
-	if pool != nil {
-		ls, _ := pool.drain(ctx)
+	if cr.pool != nil {
+		ls, _ := cr.pool.drain(ctx)
 		ed.stopFlushes.Add(int64(flushLeases(ctx, ls, ed.flushStats)))
 	}
 	if out.WindowStart != nil {
 		out.WindowEnd = edge(cfg.Edge)
 	}
-	col.collect(time.Now(), phase)
+	tw.col.collect(time.Now(), phase)
 	prog.Done()
 	close(userErrs)
-	userErr := <-userErrs
+	tw.userErr = <-userErrs
+	return tw, nil
+}
 
-	interrupted := ctx.Err() != nil
-	if t0.IsZero() || phase != "measure" {
-		for _, k := range []string{"nopm", "tpm_db", "tpm_client", "art_ms"} {
-			out.Missing[k] = "the run stopped before the timed window began"
+// begin opens the window at the ramp-up's end: every user flushes and
+// holds, the counters are read, then the users go on; false when the run
+// stopped first.
+func (tw *timed) begin(ctx context.Context, tg *members, cfg RunConfig, pool *connPool, ed *edges) (bool, error) {
+	// Pooled connections are taken back first, so every transaction
+	// before the window has ended and been published when the counters
+	// are read, and none of the window's begins.
+	var held []lease
+	if pool != nil {
+		var ok bool
+		if held, ok = pool.drain(ctx); !ok {
+			return false, nil
 		}
-		out.Transactions = map[string]results.TxStats{}
-		out.MixPct = map[string]float64{}
-		return out, col.record(), firstErr(userErr, ctx.Err())
+		flushLeases(ctx, held, ed.flushStats)
 	}
-	win := t1.Sub(t0)
-	out.DurationS = win.Seconds()
-	if interrupted || userErr != nil {
+	tw.t0, tw.cpu0 = time.Now(), proc.SelfCPU()
+	close(ed.start)
+	if !waitGroupOrDone(&ed.startAck, ctx) {
+		return false, nil
+	}
+	if cfg.Partition.Counters() {
+		var err error
+		if tw.c0s, err = tg.counters(ctx, ed.flushStats); err != nil {
+			return false, fmt.Errorf("read counters at the window start: %w", err)
+		}
+	}
+	if pool != nil {
+		pool.refill(held)
+	}
+	close(ed.begin)
+	tw.measured = true
+	return true, nil
+}
+
+// serverFigures reads the servers' counters at the window's end and fills
+// in what they give (NOPM, tpm_db, checkpoints), or says why they are
+// missing: cut says the run was interrupted or failed.
+func serverFigures(ctx context.Context, tg *members, cfg RunConfig, ed *edges, out *results.OLTP, tw *timed, users int, cut, failed bool) error {
+	win := tw.t1.Sub(tw.t0)
+	switch {
+	case cut:
 		reason := "the run was interrupted"
-		if userErr != nil {
+		if failed {
 			reason = "the run failed"
 		}
 		out.Missing["nopm"] = reason + ": the server's counters at the cut are not exact"
 		out.Missing["tpm_db"] = out.Missing["nopm"]
 		out.Missing["checkpoints_in_window"] = reason + ": the server's counters were not read at the cut"
-	} else if !cfg.Partition.Counters() {
+		return nil
+	case !cfg.Partition.Counters():
 		why := fmt.Sprintf("the database's counters are read by the counter partition, 1/%d; 'calibra merge' takes them from there", cfg.Partition.Of)
 		for _, k := range []string{"nopm", "tpm_db", "checkpoints_in_window"} {
 			out.Missing[k] = why
 		}
+		return nil
+	}
+	c1s, err := tg.counters(ctx, false)
+	if err != nil {
+		return fmt.Errorf("read counters at the window end: %w", err)
+	}
+	c0, c1 := tg.sum(tw.c0s), tg.sum(c1s)
+	n := nopm(c0, c1, win)
+	// calibra's own commits inside the window: each server's start read
+	// (and its flush) and the flush calls at the end edge.
+	perRead := int64(1)
+	if ed.flushStats {
+		perRead++
+	}
+	own := perRead*int64(len(tw.c0s)) + ed.stopFlushes.Load()
+	tpm := tpmDB(c0, c1, own, win)
+	out.Instances = tg.figures(tw.c0s, c1s, perRead, ed.flushStats, users, win)
+	out.NOPM, out.TPMDB = &n, &tpm
+	noteAutovacuum(out, c0, c1)
+	if c1.NoCheckpoints != "" {
+		out.Missing["checkpoints_in_window"] = c1.NoCheckpoints
 	} else {
-		c1s, err := tg.counters(ctx, false)
-		if err != nil {
-			return nil, nil, fmt.Errorf("read counters at the window end: %w", err)
+		noteCheckpoints(out, c1.Checkpoints-c0.Checkpoints)
+	}
+	switch {
+	case cfg.KeyingThinking == 1 && cfg.Profile == ProfileSpec:
+		e := efficiencyPct(n, cfg.Warehouses)
+		out.EfficiencyPct = &e
+	case cfg.KeyingThinking == 1:
+		out.Missing["efficiency_pct"] = "12.86 NOPM per warehouse is the ceiling of the spec profile's mix, not of " + string(cfg.Profile) + "'s"
+	}
+	return nil
+}
+
+// driverFigures is the load generator's own cost over the window, with
+// the lateness of paced starts; nil when no transaction completed.
+func driverFigures(out *results.OLTP, cr *crew, tw *timed, cfg RunConfig) *results.DriverCPU {
+	win := tw.t1.Sub(tw.t0)
+	completed := out.TPMClient * win.Minutes()
+	if completed <= 0 {
+		return nil
+	}
+	cpu := (tw.cpu1 - tw.cpu0).Seconds()
+	d := &results.DriverCPU{Model: tw.model, Threads: tw.threads, CPUS: round(cpu, 3), CPUUsPerTxn: round(cpu/completed*1e6, 1),
+		MachineSharePct: round(100*cpu/(win.Seconds()*float64(runtime.NumCPU())), 2),
+		MemPerUserKB:    round(float64(cr.heap)/float64(len(cr.users))/1024, 2)}
+	if cfg.KeyingThinking > 0 || cfg.RatePerUser > 0 {
+		lag, ns := hist.New(), int64(0)
+		for _, r := range cr.recs {
+			lag.Merge(r.win.lag)
+			ns += r.win.lagNs
 		}
-		c0, c1 := tg.sum(c0s), tg.sum(c1s)
-		n := nopm(c0, c1, win)
-		// calibra's own commits inside the window: each server's start
-		// read (and its flush) and the users' flush calls at the end edge.
-		perRead := int64(1)
-		if ed.flushStats {
-			perRead++
-		}
-		own := perRead*int64(len(c0s)) + ed.stopFlushes.Load()
-		tpm := tpmDB(c0, c1, own, win)
-		out.Instances = tg.figures(c0s, c1s, perRead, ed.flushStats, len(users), win)
-		out.NOPM, out.TPMDB = &n, &tpm
-		noteAutovacuum(out, c0, c1)
-		if c1.NoCheckpoints != "" {
-			out.Missing["checkpoints_in_window"] = c1.NoCheckpoints
-		} else {
-			noteCheckpoints(out, c1.Checkpoints-c0.Checkpoints)
-		}
-		switch {
-		case cfg.KeyingThinking == 1 && cfg.Profile == ProfileSpec:
-			e := efficiencyPct(n, cfg.Warehouses)
-			out.EfficiencyPct = &e
-		case cfg.KeyingThinking == 1:
-			out.Missing["efficiency_pct"] = "12.86 NOPM per warehouse is the ceiling of the spec profile's mix, not of " + string(cfg.Profile) + "'s"
+		if n := lag.Count(); n > 0 {
+			l := lag.Summary(float64(ns) / float64(n) / 1e6)
+			d.StartLagMs = &l
 		}
 	}
-	lats := summarise(out, recs, len(users), win, cfg)
-	tg.clientFigures(out.Instances, recs, win)
-	rec := col.record()
-	wl := hist.NewLog(t0, WindowLogComment)
-	for i, h := range lats {
-		_ = wl.Add(h, t0, t1, TxType(i).String())
-	}
-	rec.Window = wl.Bytes()
-	if completed := out.TPMClient * win.Minutes(); completed > 0 {
-		cpu := (cpu1 - cpu0).Seconds()
-		out.Driver = &results.DriverCPU{Model: model, Threads: threads, CPUS: round(cpu, 3), CPUUsPerTxn: round(cpu/completed*1e6, 1),
-			MachineSharePct: round(100*cpu/(win.Seconds()*float64(runtime.NumCPU())), 2),
-			MemPerUserKB:    round((float64(heap1.HeapAlloc)-float64(heap0.HeapAlloc))/float64(len(users))/1024, 1)}
-	}
-	return out, rec, firstErr(userErr, ctx.Err())
+	return d
 }
 
 // startUsers starts the users under wg, failing the run through fail:
-// on the polling driver's threads, or a goroutine each. It returns the
-// driver model and the polling threads.
-func startUsers(ctx context.Context, users []*user, cfg RunConfig, ed *edges, wg *sync.WaitGroup, fail func(error)) (string, int) {
-	rs := rawSessions(users, cfg)
-	if rs == nil {
-		for _, u := range users {
+// on the polling driver's threads, or a goroutine each; each acknowledges
+// the window's start for its connections (or, with goroutines, its
+// users). It returns the driver model and the polling threads.
+func startUsers(ctx context.Context, cr *crew, ed *edges, wg *sync.WaitGroup, fail func(error)) (string, int) {
+	if cr.pollers == nil {
+		ed.startAck.Add(len(cr.users))
+		for _, u := range cr.users {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -364,26 +478,26 @@ func startUsers(ctx context.Context, users []*user, cfg RunConfig, ed *edges, wg
 		}
 		return DriverGoroutines, 0
 	}
-	shards := shardUsers(len(users), driverThreads(cfg.DriverThreads, len(users)))
+	ed.startAck.Add(len(cr.sessions))
 	// A polling thread keeps its P while it waits in the kernel, so the
 	// runtime gets one more P for each: the collector, the edges and the
 	// garbage collector keep the cores calibra had.
-	addProcs(len(shards))
+	addProcs(len(cr.pollers))
 	var polls sync.WaitGroup
-	for _, sh := range shards {
+	for _, pl := range cr.pollers {
 		polls.Add(1)
 		go func() {
 			defer polls.Done()
-			fail(poll(ctx, users[sh.lo:sh.hi], rs[sh.lo:sh.hi], ed))
+			fail(pl.run(ctx))
 		}()
 	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		polls.Wait()
-		addProcs(-len(shards))
+		addProcs(-len(cr.pollers))
 	}()
-	return DriverPolling, len(shards)
+	return DriverPolling, len(cr.pollers)
 }
 
 // procsMu makes addProcs's changes add up when runs share the process.
@@ -456,10 +570,10 @@ func CheckUsers(users, warehouses int, keying float64) error {
 // newUsers connects the users, each to a connection of its own or, with
 // fewer connections than users, to a pool they share as terminals; it
 // binds each to its home warehouse (and district, as a spec terminal, when
-// keying and thinking are on). It returns every session it opened and
+// keying and thinking are on). The crew has every session it opened and
 // the recorders of the users' outcomes: one a user, or one a connection,
 // with the pool they share (nil when each has its own).
-func newUsers(ctx context.Context, tg *members, cfg RunConfig, driven []int, bi *BuildInfo, ed *edges) ([]*user, []Session, []*recorder, *connPool, error) {
+func newUsers(ctx context.Context, tg *members, cfg RunConfig, driven []int, bi *BuildInfo, ed *edges) (*crew, error) {
 	conns := cfg.Users
 	var pool *connPool
 	if cfg.pooled() {
@@ -467,11 +581,11 @@ func newUsers(ctx context.Context, tg *members, cfg RunConfig, driven []int, bi 
 	}
 	sessions, err := openSessions(ctx, tg.ds, cfg.Mode, conns)
 	if err != nil {
-		return nil, sessions, nil, nil, fmt.Errorf("connect the users: %w", err)
+		return &crew{sessions: sessions}, fmt.Errorf("connect the users: %w", err)
 	}
 	recs := make([]*recorder, len(sessions))
 	for i := range recs {
-		recs[i] = newRecorder(cfg.pooled())
+		recs[i] = newRecorder(cfg.pooled(), cfg.KeyingThinking > 0 || cfg.RatePerUser > 0)
 	}
 	if cfg.pooled() {
 		pool = newConnPool(sessions, recs, tg.at)
@@ -491,19 +605,25 @@ func newUsers(ctx context.Context, tg *members, cfg RunConfig, driven []int, bi 
 		if pool == nil {
 			u.own = lease{sessions[i], recs[i], tg.at(i)}
 		}
-		if cfg.RatePerUser > 0 {
+		switch {
+		case cfg.RatePerUser > 0:
 			// Users start spread over one interval, not in lockstep.
 			u.interval = time.Duration(float64(time.Second) / cfg.RatePerUser)
 			u.next = time.Now().Add(time.Duration(unitFloat(rng) * float64(u.interval)))
+		case cfg.KeyingThinking > 0:
+			// Terminals start spread over a mean cycle of keying and
+			// thinking: started together, 100,000 of them would key
+			// their first transactions in a few bursts.
+			u.next = time.Now().Add(time.Duration(unitFloat(rng) * float64(MeanCycle(cfg.Profile, cfg.KeyingThinking))))
 		}
 		users[i] = u
 	}
-	return users, sessions, recs, pool, nil
+	return &crew{users: users, sessions: sessions, recs: recs, pool: pool}, nil
 }
 
 // waitStart holds the connected users until at; an open loop's schedules
-// move with the wait, so they do not start with a burst of late
-// transactions.
+// and the terminals' spread starts move with the wait, so they do not
+// start with a burst of late transactions.
 func waitStart(ctx context.Context, at time.Time, users []*user, prog *progress.Printer) error {
 	wait := time.Until(at)
 	if wait <= 0 {
@@ -519,7 +639,7 @@ func waitStart(ctx context.Context, at time.Time, users []*user, prog *progress.
 		return ctx.Err()
 	}
 	for _, u := range users {
-		if u.interval > 0 {
+		if u.paced() {
 			u.next = u.next.Add(wait)
 		}
 	}

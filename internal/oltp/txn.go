@@ -57,17 +57,22 @@ func (p Profile) cards() [numTxTypes]int {
 // transactions of a user holds the mix exactly (a weighted coin per
 // transaction, as HammerDB draws, only approaches it).
 type Deck struct {
-	cards []TxType
+	cards []uint8 // TxTypes, a byte each: a terminal's largest part
 	next  int
 	rng   *tpcc.Rand
 }
 
 // NewDeck returns a deck of the profile's mix shuffled with rng.
 func NewDeck(rng *tpcc.Rand, p Profile) *Deck {
-	d := &Deck{rng: rng}
-	for t, n := range p.cards() {
+	cards := p.cards()
+	total := 0
+	for _, n := range cards {
+		total += n
+	}
+	d := &Deck{rng: rng, cards: make([]uint8, 0, total)}
+	for t, n := range cards {
 		for range n {
-			d.cards = append(d.cards, TxType(t))
+			d.cards = append(d.cards, uint8(t))
 		}
 	}
 	d.shuffle()
@@ -87,7 +92,7 @@ func (d *Deck) Next() TxType {
 	if d.next == len(d.cards) {
 		d.shuffle()
 	}
-	t := d.cards[d.next]
+	t := TxType(d.cards[d.next])
 	d.next++
 	return t
 }
@@ -97,6 +102,18 @@ var (
 	keyingSeconds = [numTxTypes]float64{18, 3, 2, 2, 2}
 	thinkSeconds  = [numTxTypes]float64{12, 12, 10, 5, 5}
 )
+
+// MeanCycle is a terminal's mean keying and think time a transaction
+// over the profile's mix, times scale: 21 s for the spec's.
+func MeanCycle(p Profile, scale float64) time.Duration {
+	cards := p.cards()
+	var sum, n float64
+	for t, c := range cards {
+		sum += float64(c) * (keyingSeconds[t] + thinkSeconds[t])
+		n += float64(c)
+	}
+	return time.Duration(sum / n * scale * float64(time.Second))
+}
 
 // KeyingTime is the type's keying time times scale.
 func KeyingTime(t TxType, scale float64) time.Duration {

@@ -73,6 +73,7 @@ func TestACorrectRunOfAFewThousandTransactionsIsValid(t *testing.T) {
 				rng := tpcc.NewRand(uint64(trial), 0x5E, uint64(u))
 				us := &user{term: Terminal{W: u%4 + 1, Warehouses: 4, C: tpcc.RunConstants(rng, tpcc.Constants{CLast: 100}), Rng: rng,
 					Uniform: p == ProfileHammerDB}, deck: NewDeck(rng, p)}
+				var ins txInputs
 				for range rng.IntRange(0, 99) { // the window starts mid-deck
 					us.deck.Next()
 				}
@@ -80,17 +81,17 @@ func TestACorrectRunOfAFewThousandTransactionsIsValid(t *testing.T) {
 					tx := us.deck.Next()
 					switch tx {
 					case NewOrder:
-						us.term.NextNewOrder(&us.no)
-						if us.no.Rollback {
+						us.term.NextNewOrder(&ins.no)
+						if ins.no.Rollback {
 							types[tx].rollbacks++
 						}
 					case Payment:
-						us.term.NextPayment(&us.pm)
+						us.term.NextPayment(&ins.pm)
 					case OrderStatus:
-						us.term.NextOrderStatus(&us.os)
+						us.term.NextOrderStatus(&ins.os)
 					}
 					types[tx].count++
-					in.count(tx, us)
+					in.count(tx, &ins)
 				}
 			}
 			if _, reasons := check(types, in, p, 3, 4); len(reasons) > 0 {

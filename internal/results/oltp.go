@@ -215,6 +215,10 @@ type DriverCPU struct {
 	// MemPerUserKB is the Go heap the users and their connections took
 	// when connected, per user (terminal).
 	MemPerUserKB float64 `json:"mem_per_user_kb,omitempty"`
+	// StartLagMs is how late transactions started against their intended
+	// starts (keying's end, an open loop's schedule), waits for a pooled
+	// connection included: the schedule lag; nil when not paced.
+	StartLagMs *Latency `json:"start_lag_ms,omitempty"`
 }
 
 // BandCheck is one measured share against the range a valid run keeps it

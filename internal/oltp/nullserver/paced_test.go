@@ -9,9 +9,10 @@ import (
 )
 
 // Keying and thinking and an open loop run on the polling driver's
-// timers: the server counts what the client completed, an open loop
-// offers its rate, and keying and thinking pace the users as the
-// specification's times say.
+// timers, terminals sharing pooled connections too: the server counts
+// what the client completed, an open loop offers its rate, keying and
+// thinking pace the users as the specification's times say, and the
+// starts' lateness against their schedule is reported.
 func TestPacedRunsOnThePollingDriver(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -22,16 +23,25 @@ func TestPacedRunsOnThePollingDriver(t *testing.T) {
 		// The mix's mean keying and think times, 21 s a transaction, at
 		// 1/100: a transaction every 0.21 s a user.
 		{"keying", oltp.RunConfig{KeyingThinking: 0.01}, 4 / 0.21},
+		// 20 terminals (2 warehouses' worth) on 2 connections.
+		{"pooled", oltp.RunConfig{KeyingThinking: 0.01, Users: 20, Connections: 2}, 20 / 0.21},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := c.cfg
-			cfg.Users, cfg.Mode, cfg.Rampup, cfg.Duration, cfg.Seed, cfg.DriverThreads = 4, oltp.ModeProcedures, 500*time.Millisecond, 3*time.Second, 1, 2
+			cfg.Users = max(cfg.Users, 4)
+			cfg.Mode, cfg.Rampup, cfg.Duration, cfg.Seed, cfg.DriverThreads = oltp.ModeProcedures, 500*time.Millisecond, 3*time.Second, 1, 2
 			out := nullRun(t, cfg)
 			if d := out.Driver; d == nil || d.Model != oltp.DriverPolling || d.Threads != 2 {
 				t.Fatalf("driver %+v, want polling on 2 threads", out.Driver)
 			}
 			if out.TPMDB == nil || math.Abs(*out.TPMDB-out.TPMClient)*out.DurationS/60 > 5 {
 				t.Errorf("tpm_db %v, tpm_client %.0f", out.TPMDB, out.TPMClient)
+			}
+			if lag := out.Driver.StartLagMs; lag == nil || lag.Max < lag.P50 || lag.P50 <= 0 {
+				t.Errorf("start lag %+v, want its percentiles", lag)
+			}
+			if cfg.Connections > 0 && (out.Connections != cfg.Connections || out.QueueMs == nil) {
+				t.Errorf("connections %d, queue %+v: want the pool's", out.Connections, out.QueueMs)
 			}
 			tps := out.TPMClient / 60
 			if tps < c.tps*0.6 || tps > c.tps*1.4 {

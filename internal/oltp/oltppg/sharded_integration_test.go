@@ -7,13 +7,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/oltp"
 	"github.com/calibra-bench/calibra/internal/progress"
+	"github.com/calibra-bench/calibra/internal/results"
 )
 
-// The polling driver on two threads runs procedures mode as one thread
-// does: the server counts the transactions the client completed (the
-// window's edges hold on every thread), the mix is the deck's, and the
+// The polling driver runs procedures mode on one thread as on two, users
+// with connections of their own as terminals on pooled ones: the server
+// counts the transactions the client completed (the window's edges hold
+// on every thread and every connection), the mix is the deck's, and the
 // data stays consistent.
 func TestPollingDriverOnTwoThreads(t *testing.T) {
 	if testing.Short() {
@@ -21,14 +24,34 @@ func TestPollingDriverOnTwoThreads(t *testing.T) {
 	}
 	target, _ := builtTarget(t)
 	ctx := context.Background()
-	cfg := oltp.RunConfig{Users: 4, Mode: oltp.ModeProcedures, Rampup: time.Second, Duration: 5 * time.Second, Seed: 3, DriverThreads: 2}
-	o, _, err := oltp.Run(ctx, target, cfg, progress.New(io.Discard, progress.None, false))
-	if err != nil {
-		t.Fatal(err)
+	for _, c := range []struct {
+		name         string
+		users, conns int
+		threads      int
+	}{{"own-k2", 4, 0, 2}, {"pooled-k1", 8, 3, 1}, {"pooled-k2", 8, 3, 2}} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := oltp.RunConfig{Users: c.users, Connections: c.conns, Mode: oltp.ModeProcedures, Rampup: time.Second, Duration: 5 * time.Second, Seed: 3, DriverThreads: c.threads}
+			o, _, err := oltp.Run(ctx, target, cfg, progress.New(io.Discard, progress.None, false))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := o.Driver; d == nil || d.Model != oltp.DriverPolling || d.Threads != c.threads {
+				t.Fatalf("driver %+v, want polling on %d threads", o.Driver, c.threads)
+			}
+			if c.conns > 0 && (o.Connections != c.conns || o.QueueMs == nil) {
+				t.Errorf("connections %d, queue %+v: want %d pooled", o.Connections, o.QueueMs, c.conns)
+			}
+			checkMixAndCounts(t, o)
+			checkConsistent(t, ctx, target)
+			t.Logf("%.0f tpm, driver %+v", o.TPMClient, *o.Driver)
+		})
 	}
-	if d := o.Driver; d == nil || d.Model != oltp.DriverPolling || d.Threads != 2 {
-		t.Fatalf("driver %+v, want polling on 2 threads", o.Driver)
-	}
+}
+
+// checkMixAndCounts checks a run's mix against the spec's and its server
+// count against its client count.
+func checkMixAndCounts(t *testing.T, o *results.OLTP) {
+	t.Helper()
 	if o.TPMDB == nil || o.TPMClient <= 0 {
 		t.Fatalf("tpm_db %v, tpm_client %v (%v)", o.TPMDB, o.TPMClient, o.Missing)
 	}
@@ -45,6 +68,11 @@ func TestPollingDriverOnTwoThreads(t *testing.T) {
 	if d := math.Abs(*o.TPMDB-o.TPMClient) * o.DurationS / 60; d > 5+float64(failed) {
 		t.Errorf("tpm_db %.0f and tpm_client %.0f differ by %.0f transactions (%d failed)", *o.TPMDB, o.TPMClient, d, failed)
 	}
+}
+
+// checkConsistent checks the four consistency conditions.
+func checkConsistent(t *testing.T, ctx context.Context, target engine.Engine) {
+	t.Helper()
 	ctl, err := oltp.Connect(ctx, target)
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +83,6 @@ func TestPollingDriverOnTwoThreads(t *testing.T) {
 			t.Errorf("consistency %s: %d violations (%v)", id, bad, err)
 		}
 	}
-	t.Logf("%.0f tpm, driver %+v", o.TPMClient, *o.Driver)
 }
 
 // An open loop on the polling driver's timers offers its rate to
