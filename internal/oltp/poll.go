@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/calibra-bench/calibra/internal/proc"
 )
 
 // The polling driver runs every user with a connection of its own as a
@@ -95,6 +97,9 @@ type poller struct {
 	ed                 *edges
 	ph                 pollPhase
 	start, begin, stop chan struct{} // each nil once seen
+	// cpuBegun and cpuStopped are the thread's own CPU when it saw the
+	// window begin and stop: the load generator's share of the process's.
+	cpuBegun, cpuStopped time.Duration
 }
 
 // newPollers splits the users and their connections (their own, or the
@@ -251,11 +256,13 @@ func (pl *poller) edges() error {
 	select {
 	case <-pl.begin:
 		pl.ph.begun, pl.begin, moved = true, nil, true
+		pl.cpuBegun = proc.ThreadCPU()
 	default:
 	}
 	select {
 	case <-pl.stop:
 		pl.ph.stopping, pl.stop, moved = true, nil, true
+		pl.cpuStopped = proc.ThreadCPU()
 	default:
 	}
 	if !moved {

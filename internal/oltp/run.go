@@ -448,6 +448,9 @@ func driverFigures(out *results.OLTP, cr *crew, tw *timed, cfg RunConfig) *resul
 	d := &results.DriverCPU{Model: tw.model, Threads: tw.threads, CPUS: round(cpu, 3), CPUUsPerTxn: round(cpu/completed*1e6, 1),
 		MachineSharePct: round(100*cpu/(win.Seconds()*float64(runtime.NumCPU())), 2),
 		MemPerUserKB:    round(float64(cr.heap)/float64(len(cr.users))/1024, 2)}
+	if cpu := pollingCPU(cr.pollers); cpu > 0 {
+		d.PollingCPUUsPerTxn = round(cpu.Seconds()/completed*1e6, 1)
+	}
 	if cfg.KeyingThinking > 0 || cfg.RatePerUser > 0 {
 		lag, ns := hist.New(), int64(0)
 		for _, r := range cr.recs {
@@ -460,6 +463,19 @@ func driverFigures(out *results.OLTP, cr *crew, tw *timed, cfg RunConfig) *resul
 		}
 	}
 	return d
+}
+
+// pollingCPU is the polling threads' own CPU between their sight of the
+// window's start and its end; 0 with goroutines or when a thread saw
+// neither.
+func pollingCPU(pls []*poller) time.Duration {
+	var cpu time.Duration
+	for _, pl := range pls {
+		if pl.cpuBegun > 0 && pl.cpuStopped > pl.cpuBegun {
+			cpu += pl.cpuStopped - pl.cpuBegun
+		}
+	}
+	return cpu
 }
 
 // startUsers starts the users under wg, failing the run through fail:

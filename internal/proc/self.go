@@ -17,6 +17,16 @@ func SelfCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// ThreadCPU is the CPU time (user + system) of the calling OS thread; a
+// goroutine reads its own only while locked to its thread.
+func ThreadCPU() time.Duration {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_THREAD, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // AdoptOrphans makes calibra the reaper of its descendants whose parent
 // dies first (prctl PR_SET_CHILD_SUBREAPER), as a killed server's backends:
 // they stay in calibra's tree, so their CPU is not taken for another

@@ -268,8 +268,13 @@ func (b *builder) oltp(o *results.OLTP) {
 	}
 	b.table(t)
 	if o.Driver != nil {
-		b.sec.Notes = append(b.sec.Notes, fmt.Sprintf("Driver CPU: %s s (%s µs per transaction, %s %% of the machine).",
-			results.Num(o.Driver.CPUS), results.Num(o.Driver.CPUUsPerTxn), results.Num(o.Driver.MachineSharePct)))
+		d := o.Driver
+		polling := ""
+		if d.PollingCPUUsPerTxn > 0 {
+			polling = fmt.Sprintf("; the polling threads themselves %s µs", results.Num(d.PollingCPUUsPerTxn))
+		}
+		b.sec.Notes = append(b.sec.Notes, fmt.Sprintf("Driver CPU: %s s (%s µs per transaction%s, %s %% of the machine).",
+			results.Num(d.CPUS), results.Num(d.CPUUsPerTxn), polling, results.Num(d.MachineSharePct)))
 	}
 	if line := retried(o); line != "" {
 		b.sec.Notes = append(b.sec.Notes, line)

@@ -209,9 +209,14 @@ type DriverCPU struct {
 	Model string `json:"model,omitempty"`
 	// Threads is the polling driver's threads, each polling its share of
 	// the users' sockets (RunConfig.DriverThreads); 0 with goroutines.
-	Threads         int     `json:"threads,omitempty"`
-	CPUUsPerTxn     float64 `json:"cpu_us_per_txn"`
-	MachineSharePct float64 `json:"machine_share_pct"` // of all CPUs over the window
+	Threads     int     `json:"threads,omitempty"`
+	CPUUsPerTxn float64 `json:"cpu_us_per_txn"`
+	// PollingCPUUsPerTxn is the polling threads' own CPU (RUSAGE_THREAD)
+	// from their sight of the window's start to its end, a transaction:
+	// the load generator alone, without the collector, the observers and
+	// Go's runtime that CPUUsPerTxn includes; absent with goroutines.
+	PollingCPUUsPerTxn float64 `json:"polling_cpu_us_per_txn,omitempty"`
+	MachineSharePct    float64 `json:"machine_share_pct"` // of all CPUs over the window
 	// MemPerUserKB is the Go heap the users and their connections took
 	// when connected, per user (terminal).
 	MemPerUserKB float64 `json:"mem_per_user_kb,omitempty"`

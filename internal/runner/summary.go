@@ -133,6 +133,9 @@ func writeOLTPSummary(b *strings.Builder, e *results.Engine, st results.Step, o 
 		if d.Threads > 0 {
 			threads = fmt.Sprintf(", polling on %d thread%s", d.Threads, map[bool]string{true: "s"}[d.Threads > 1])
 		}
+		if d.PollingCPUUsPerTxn > 0 {
+			threads += fmt.Sprintf(" (%.1f µs of it on the polling threads)", d.PollingCPUUsPerTxn)
+		}
 		fmt.Fprintf(b, "  %-10s %4.1f%% of the machine, %.1f µs a transaction, %.0f KB of heap a user%s\n",
 			"driver", d.MachineSharePct, d.CPUUsPerTxn, d.MemPerUserKB, threads)
 	}

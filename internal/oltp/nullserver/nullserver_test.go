@@ -51,6 +51,10 @@ func TestRunOnTheNullServer(t *testing.T) {
 			if c.threads > 0 && (out.Driver.Model != oltp.DriverPolling || out.Driver.Threads != c.threads) {
 				t.Errorf("driver %+v, want polling on %d threads", out.Driver, c.threads)
 			}
+			// The polling threads' own CPU is part of the process's.
+			if d := out.Driver; c.threads > 0 && (d.PollingCPUUsPerTxn <= 0 || d.PollingCPUUsPerTxn > d.CPUUsPerTxn) {
+				t.Errorf("the polling threads' CPU %.1f µs a transaction, of the process's %.1f", d.PollingCPUUsPerTxn, d.CPUUsPerTxn)
+			}
 			if out.TPMClient == 0 || out.TPMDB == nil || out.NOPM == nil {
 				t.Fatalf("no throughput: %+v", out)
 			}
