@@ -1,6 +1,7 @@
 package device
 
 import (
+	"math"
 	"slices"
 )
 
@@ -85,4 +86,56 @@ func median(xs []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// HostSecond is the host's CPU during one logged second of a run, in per
+// cent of the machine: busy, and used by loads outside calibra's tree
+// (observe's cpu_busy_pct and cpu_outside_pct); NaN when not known.
+type HostSecond struct{ BusyPct, OutsidePct float64 }
+
+// The host rule: a fall is the host's, not a burst, when the other loads'
+// CPU share, median over the seconds from the fall on, is at least
+// HostRisePct points above its median before the fall, and the machine
+// had CPU to spare before the fall (busy under HostSaturatedPct) and none
+// after. On a machine already saturated before the fall, other loads that
+// grow after it only take the CPU a slower workload left: the fall stays a
+// burst.
+const (
+	HostRisePct      = 20.0
+	HostSaturatedPct = 90.0
+)
+
+// FallHost is the CPU evidence around a fall: medians of the seconds
+// before it and from it on.
+type FallHost struct {
+	OutsideBefore, OutsideAfter float64
+	BusyBefore, BusyAfter       float64
+	// Limited: the rate fell because another load took the CPU.
+	Limited bool
+}
+
+// JudgeFallHost applies the host rule to a fall DetectBurst found; host is
+// aligned with the series it judged. ok is false when either side of the
+// fall has no second with both figures known.
+func JudgeFallHost(b Burst, host []HostSecond) (f FallHost, ok bool) {
+	if !b.Found || b.FellAt > len(host) {
+		return f, false
+	}
+	side := func(hs []HostSecond) (float64, float64, bool) {
+		var busy, outs []float64
+		for _, h := range hs {
+			if !math.IsNaN(h.BusyPct) && !math.IsNaN(h.OutsidePct) {
+				busy, outs = append(busy, h.BusyPct), append(outs, h.OutsidePct)
+			}
+		}
+		return median(busy), median(outs), len(busy) > 0
+	}
+	var okBefore, okAfter bool
+	f.BusyBefore, f.OutsideBefore, okBefore = side(host[:b.FellAt])
+	f.BusyAfter, f.OutsideAfter, okAfter = side(host[b.FellAt:])
+	if !okBefore || !okAfter {
+		return FallHost{}, false
+	}
+	f.Limited = f.OutsideAfter-f.OutsideBefore >= HostRisePct && f.BusyBefore < HostSaturatedPct && f.BusyAfter >= HostSaturatedPct
+	return f, true
 }

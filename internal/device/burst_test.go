@@ -49,3 +49,47 @@ func TestDetectBurst(t *testing.T) {
 		})
 	}
 }
+
+// The host rule on hand-made seconds around a fall at second 4: a load that
+// arrives and takes a machine that had CPU to spare is the host's fall; a
+// cache that fills on a host already saturated, or a load that arrives
+// while CPU is left, is still a burst.
+func TestJudgeFallHost(t *testing.T) {
+	fall := DetectBurst([]float64{10000, 10000, 10000, 10000, 2000, 2000, 2000, 2000, 2000, 2000, 2000, 2000})
+	seconds := func(busyBefore, outBefore, busyAfter, outAfter float64) []HostSecond {
+		var hs []HostSecond
+		for i := range 12 {
+			if i < fall.FellAt {
+				hs = append(hs, HostSecond{busyBefore, outBefore})
+			} else {
+				hs = append(hs, HostSecond{busyAfter, outAfter})
+			}
+		}
+		return hs
+	}
+	nan := math.NaN()
+	for _, tc := range []struct {
+		name    string
+		host    []HostSecond
+		ok      bool
+		limited bool
+	}{
+		{"another load arrives and saturates the machine", seconds(55, 3, 100, 70), true, true},
+		{"a cache fills on a host saturated before the fall", seconds(100, 45, 100, 80), true, false},
+		{"a cache fills on a quiet host", seconds(60, 2, 25, 3), true, false},
+		{"a load arrives but CPU is left", seconds(40, 5, 75, 40), true, false},
+		{"the other loads rise by less than the rule", seconds(70, 10, 95, 25), true, false},
+		{"no evidence before the fall", seconds(nan, nan, 100, 70), false, false},
+		{"no evidence at all", nil, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, ok := JudgeFallHost(fall, tc.host)
+			if ok != tc.ok || f.Limited != tc.limited {
+				t.Fatalf("ok %t limited %t, want %t %t (%+v)", ok, f.Limited, tc.ok, tc.limited, f)
+			}
+		})
+	}
+	if _, ok := JudgeFallHost(Burst{}, seconds(55, 3, 100, 70)); ok {
+		t.Error("judged the host of a run whose rate did not fall")
+	}
+}

@@ -165,6 +165,10 @@ type DevicePoint struct {
 	// Burst is set when the point's rate fell during a run and stayed
 	// down (internal/device DetectBurst over fio's per-second IOPS logs).
 	Burst *DeviceBurst `json:"burst,omitempty"`
+	// HostLimitedFall is set instead of Burst when the rate fell as other
+	// loads took the CPU of a machine that had some to spare before
+	// (internal/device JudgeFallHost): the host's fall, not the storage's.
+	HostLimitedFall *DeviceBurst `json:"host_limited_fall,omitempty"`
 	// IOPSPerS is the point's IOPS each second, every run (or round) in
 	// order after its ramp, from fio's per-second logs; WriteIOPSPerS the
 	// writes alone, for a spec that writes (the write-saturation plot).
@@ -230,4 +234,15 @@ type DeviceBurst struct {
 	// before the fall (its ramp and any preconditioning not counted).
 	WrittenBytesBeforeFall int64  `json:"written_bytes_before_fall"`
 	Raw                    string `json:"raw"` // the run's first file under raw/, without extension
+	// CPU is the host's CPU around the fall, absent without observers.
+	CPU *DeviceFallCPU `json:"cpu,omitempty"`
+}
+
+// DeviceFallCPU is the host's CPU, in per cent of the machine, before a
+// fall and from it on: medians of the logged seconds.
+type DeviceFallCPU struct {
+	BusyPctBefore    float64 `json:"busy_pct_before"`
+	BusyPctAfter     float64 `json:"busy_pct_after"`
+	OutsidePctBefore float64 `json:"outside_pct_before"`
+	OutsidePctAfter  float64 `json:"outside_pct_after"`
 }

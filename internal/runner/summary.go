@@ -314,6 +314,10 @@ func writeDeviceSummary(b *strings.Builder, st results.Step, d *results.Device) 
 		if bu := p.Burst; bu != nil {
 			fmt.Fprintf(b, "  %-14s      %s\n", "", burstLine(bu, p.LimitedBy))
 		}
+		if f := p.HostLimitedFall; f != nil && f.CPU != nil {
+			fmt.Fprintf(b, "  %-14s      the rate fell %d s in (counted from the start of %s), from %.0f to %.0f IOPS, as other loads' CPU rose from %.0f%% to %.0f%% of the machine: host-limited, not a burst\n",
+				"", f.FellAtS, f.Raw, f.PeakIOPS, f.SettledIOPS, f.CPU.OutsidePctBefore, f.CPU.OutsidePctAfter)
+		}
 	}
 	bound := device.FormatMicros(d.MaxLatencyUs)
 	for _, s := range d.Specs {
