@@ -70,7 +70,7 @@ const DefaultCacheBytes = 4 << 30
 
 // CliffCacheBytes is the cliff preset's flash cache: far below what a
 // short write test writes, so that it fills within seconds.
-const CliffCacheBytes = 32 << 20
+const CliffCacheBytes = 64 << 20
 
 // DefaultSpindles is the platter's parallelism: a small RAID's four disks.
 const DefaultSpindles = 4
@@ -95,7 +95,7 @@ var Presets = map[string]string{
 	"hdd":             "8 ms per read and per write, no cache",
 	"hdd+flash-cache": "the hdd behind a non-volatile write-back flash cache in /dev/shm (journaled, destaged in the background, caching reads): study 002's",
 	"hdd+nv-cache":    "the hdd behind a volatile flash cache acknowledging FLUSH, as a non-volatile one may: its speed, but a power cut loses commits; a clean stop destages it",
-	"cliff":           "the hdd behind a 32 MiB flash cache: writes at the cache's speed until it is full of dirty blocks, then at the platter's (a write-saturation cliff)",
+	"cliff":           "the hdd behind a 64 MiB flash cache: writes at the cache's speed until it is full of dirty blocks, then at the platter's (a write-saturation cliff)",
 	"throttled":       "no delay, block-I/O throttling of the loop device (read_iops=200 unless given)",
 }
 

@@ -24,7 +24,7 @@ func TestParse(t *testing.T) {
 		{spec: "hdd:cache=unsafe", want: Parts{FS: "ext4", RDelay: 8 * time.Millisecond, WDelay: 8 * time.Millisecond, Cache: CacheUnsafe, CacheDir: "/dev/shm"},
 			nbd: "nbdkit -s --exit-with-parent --filter=cache --filter=delay file P cache=unsafe cache-on-read=false rdelay=8ms wdelay=8ms"},
 		{spec: "cliff", want: Parts{FS: "ext4", RDelay: 8 * time.Millisecond, WDelay: 8 * time.Millisecond, Cache: CacheFlash, CacheDir: "/dev/shm", CacheBytes: CliffCacheBytes},
-			nbd: "calibra lab serve --platter P --rdelay 8ms --wdelay 8ms --spindles 4 --cache-dir C --cache-size 33554432 --cache-on-read=false"},
+			nbd: "calibra lab serve --platter P --rdelay 8ms --wdelay 8ms --spindles 4 --cache-dir C --cache-size 67108864 --cache-on-read=false"},
 		{spec: "throttled:read_iops=150,write_iops=90", want: Parts{FS: "ext4", ReadIOPS: 150, WriteIOPS: 90},
 			nbd: "calibra lab serve --platter P --rdelay 0ms --wdelay 0ms --spindles 4"},
 		{spec: "plain:fs=xfs,rdelay=0.5ms,rate=200M,error_rate=1%,cache=writeback,cache_dir=/tmp", want: Parts{FS: "xfs", RDelay: 500 * time.Microsecond, Rate: "200M", ErrorRate: "1%", Cache: CacheWriteback, CacheDir: "/tmp"},
