@@ -93,8 +93,9 @@ func burstResult(pr pointRuns, bs int64) (fall *results.DeviceBurst, hostLimited
 	fall = &results.DeviceBurst{FellAtS: b.FellAt, PeakIOPS: round(b.PeakIOPS, 2), SettledIOPS: round(b.SettledIOPS, 2),
 		DropPct: round(b.DropPct, 2), WrittenBytesBeforeFall: int64(written), Raw: pr.names[0]}
 	if h, ok := JudgeFallHost(b, pr.host); ok {
-		fall.CPU = &results.DeviceFallCPU{BusyPctBefore: round(h.BusyBefore, 1), BusyPctAfter: round(h.BusyAfter, 1),
-			OutsidePctBefore: round(h.OutsideBefore, 1), OutsidePctAfter: round(h.OutsideAfter, 1)}
+		fall.Host = &results.DeviceFallHost{BusyPctBefore: round(h.BusyBefore, 1), BusyPctAfter: round(h.BusyAfter, 1),
+			OutsidePctBefore: round(h.OutsideBefore, 1), OutsidePctAfter: round(h.OutsideAfter, 1),
+			AwaitMsBefore: finite(h.AwaitBefore), AwaitMsAfter: finite(h.AwaitAfter)}
 		hostLimited = h.Limited
 	}
 	return fall, hostLimited
@@ -116,14 +117,17 @@ func (env Env) hostSeconds(start time.Time, n int) []HostSecond {
 	for i := range out {
 		from := start.Add(time.Duration(i) * time.Second)
 		o := env.Window(from, from.Add(time.Second))
-		out[i] = HostSecond{BusyPct: known(o.CPUBusyPct), OutsidePct: known(o.CPUOutsidePct)}
+		out[i] = HostSecond{BusyPct: known(o.CPUBusyPct), OutsidePct: known(o.CPUOutsidePct), AwaitMs: math.NaN()}
+		if o.Disk != nil {
+			out[i].AwaitMs = known(o.Disk.AwaitMs)
+		}
 	}
 	return out
 }
 
 // steadyResult is a judgement as results.json holds it.
 func steadyResult(s Steady, iops []float64) *results.DeviceSteady {
-	out := &results.DeviceSteady{Reached: s.Reached, Round: s.Round, RangePct: pct(s.RangePct), SlopePct: pct(s.SlopePct),
+	out := &results.DeviceSteady{Reached: s.Reached, Round: s.Round, RangePct: finite(s.RangePct), SlopePct: finite(s.SlopePct),
 		WindowMeanIOPS: round(s.Mean, 2), FitSlope: round(s.Slope, 3), FitIntercept: round(s.Intercept, 2)}
 	for _, v := range iops {
 		out.RoundsIOPS = append(out.RoundsIOPS, round(v, 2))
@@ -131,7 +135,8 @@ func steadyResult(s Steady, iops []float64) *results.DeviceSteady {
 	return out
 }
 
-func pct(v float64) *float64 {
+// finite is v to 3 places, nil when it is NaN or infinite.
+func finite(v float64) *float64 {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return nil
 	}

@@ -234,15 +234,18 @@ type DeviceBurst struct {
 	// before the fall (its ramp and any preconditioning not counted).
 	WrittenBytesBeforeFall int64  `json:"written_bytes_before_fall"`
 	Raw                    string `json:"raw"` // the run's first file under raw/, without extension
-	// CPU is the host's CPU around the fall, absent without observers.
-	CPU *DeviceFallCPU `json:"cpu,omitempty"`
+	// Host is the host around the fall, absent without observers.
+	Host *DeviceFallHost `json:"host,omitempty"`
 }
 
-// DeviceFallCPU is the host's CPU, in per cent of the machine, before a
-// fall and from it on: medians of the logged seconds.
-type DeviceFallCPU struct {
-	BusyPctBefore    float64 `json:"busy_pct_before"`
-	BusyPctAfter     float64 `json:"busy_pct_after"`
-	OutsidePctBefore float64 `json:"outside_pct_before"`
-	OutsidePctAfter  float64 `json:"outside_pct_after"`
+// DeviceFallHost is the host before a fall and from it on, medians of the
+// logged seconds: the CPU in per cent of the machine, and the device's
+// mean time per I/O (null when its counters were not read).
+type DeviceFallHost struct {
+	BusyPctBefore    float64  `json:"busy_pct_before"`
+	BusyPctAfter     float64  `json:"busy_pct_after"`
+	OutsidePctBefore float64  `json:"outside_pct_before"`
+	OutsidePctAfter  float64  `json:"outside_pct_after"`
+	AwaitMsBefore    *float64 `json:"disk_await_ms_before"`
+	AwaitMsAfter     *float64 `json:"disk_await_ms_after"`
 }
