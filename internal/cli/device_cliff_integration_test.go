@@ -49,7 +49,7 @@ func TestDeviceCliffOnTheLab(t *testing.T) {
 		if bu == nil {
 			t.Fatalf("no burst seen: IOPS each second %v, host-limited fall %+v", p.IOPSPerS, p.HostLimitedFall)
 		}
-		t.Logf("IOPS each second %v; burst %+v, CPU %+v", p.IOPSPerS, *bu, bu.CPU)
+		t.Logf("IOPS each second %v; burst %+v, host %+v", p.IOPSPerS, *bu, bu.Host)
 		// The cliff: the rate fell once the cache was full, to the
 		// platter's rate, far below the cache's.
 		if !d.FreshOutOfBox || bu.FellAtS < 1 || bu.SettledIOPS > bu.PeakIOPS/2 || bu.WrittenBytesBeforeFall < lab.CliffCacheBytes/2 {
