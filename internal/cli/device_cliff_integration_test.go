@@ -52,7 +52,7 @@ func TestDeviceCliffOnTheLab(t *testing.T) {
 		t.Logf("IOPS each second %v; burst %+v, host %+v", p.IOPSPerS, *bu, bu.Host)
 		// The cliff: the rate fell once the cache was full, to the
 		// platter's rate, far below the cache's.
-		if !d.FreshOutOfBox || bu.FellAtS < 1 || bu.SettledIOPS > bu.PeakIOPS/2 || bu.WrittenBytesBeforeFall < lab.CliffCacheBytes/2 {
+		if !d.FreshOutOfBox || !p.FreshOutOfBox || bu.FellAtS < 1 || bu.SettledIOPS > bu.PeakIOPS/2 || bu.WrittenBytesBeforeFall < lab.CliffCacheBytes/2 {
 			t.Errorf("fresh_out_of_box %t, burst %+v", d.FreshOutOfBox, *bu)
 		}
 		// The first look's rate is the burst's share, above the sustained.
@@ -69,7 +69,7 @@ func TestDeviceCliffOnTheLab(t *testing.T) {
 		d, _ := sweep(t, "--runtime", "2s", "--steady-state", "--steady-max-rounds", "15")
 		p := d.Points[0]
 		s, bu := p.SteadyState, p.Burst
-		if s == nil || !s.Reached || bu == nil {
+		if s == nil || !s.Reached || bu == nil || p.FreshOutOfBox {
 			t.Fatalf("steady state %+v, burst %+v, IOPS each second %v", s, bu, p.IOPSPerS)
 		}
 		t.Logf("rounds %v; burst %+v", s.RoundsIOPS, *bu)

@@ -162,7 +162,7 @@ func measure(ctx context.Context, cfg Config, env Env, out *results.Device) erro
 			continue
 		}
 		p := point(r.Spec, r.QD, cfg.Workers*len(cfg.Targets), reps)
-		p.WallS, p.Raw = round(wall.Seconds(), 3), raw
+		p.WallS, p.Raw, p.FreshOutOfBox = round(wall.Seconds(), 3), raw, !cfg.SteadyState
 		if hostLimited {
 			p.HostLimitedFall = burst
 		} else {

@@ -162,6 +162,9 @@ type DevicePoint struct {
 	// fresh-out-of-box sweep. With it the point's figures are its
 	// window's rounds merged.
 	SteadyState *DeviceSteady `json:"steady_state,omitempty"`
+	// FreshOutOfBox is true when the point was one run on a region written
+	// once (the step's method, on the point so that it says it alone).
+	FreshOutOfBox bool `json:"fresh_out_of_box,omitempty"`
 	// Burst is set when the point's rate fell during a run and stayed
 	// down (internal/device DetectBurst over fio's per-second IOPS logs).
 	Burst *DeviceBurst `json:"burst,omitempty"`
