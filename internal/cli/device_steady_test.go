@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/calibra-bench/calibra/internal/report/browsertest"
 	"github.com/calibra-bench/calibra/internal/results"
 )
 
@@ -64,6 +65,26 @@ func TestDeviceSteadyState(t *testing.T) {
 	for _, want := range []string{"preconditioning the test regions", "rounds of 2s each until steady state (at most 5 rounds)", "method     steady state (SNIA PTS)"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	// The convergence chart, drawn in a browser: steady at its round, or
+	// not after how many.
+	verdict := fmt.Sprintf("8k-randwrite qd 2: steady at round %d", s.Round)
+	if !s.Reached {
+		verdict = fmt.Sprintf("8k-randwrite qd 2: not steady after %d rounds", len(s.RoundsIOPS))
+	}
+	res := browsertest.New(t).Open(t, filepath.Join(out, "report.html"))
+	if len(res.Errors) > 0 || len(res.Unrendered) > 0 || len(res.Charts) == 0 {
+		t.Fatalf("report.html: errors %q, undrawn %v, %d charts", res.Errors, res.Unrendered, len(res.Charts))
+	}
+	for id, drawn := range res.Charts {
+		if drawn < 0.01 {
+			t.Errorf("chart %s is blank", id)
+		}
+	}
+	for _, want := range []string{"Convergence to steady state", verdict} {
+		if !strings.Contains(res.Text, want) {
+			t.Errorf("report.html does not show %q", want)
 		}
 	}
 }

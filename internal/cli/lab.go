@@ -55,7 +55,9 @@ once in a cache file whose block map is journaled (non-volatile: a power cut
 keeps it), reads served from it, dirty blocks destaged to the platter in the
 background. flash-volatile is the same cache lost at a power cut while still
 acknowledging FLUSH. writeback and unsafe are nbdkit's volatile cache filter,
-honouring FLUSH (by writing back, block after block) or ignoring it.
+honouring FLUSH (by writing back, block after block) or ignoring it: unsafe
+is never written back, not even at a clean stop, so it keeps nothing between
+commands (the next command says so).
 
 'calibra lab check' builds a stack, measures its flush rate at queue depth 1
 and takes it apart.`,

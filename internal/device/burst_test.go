@@ -49,3 +49,53 @@ func TestDetectBurst(t *testing.T) {
 		})
 	}
 }
+
+// The host rule on hand-made seconds around a fall at second 4: a load that
+// arrives and takes the CPU while the device answers as fast as before is
+// the host's fall; a cache that fills (each I/O slower) is a burst even as
+// other loads grow into the CPU it left, and so is any fall without the
+// evidence.
+func TestJudgeFallHost(t *testing.T) {
+	fall := DetectBurst([]float64{10000, 10000, 10000, 10000, 2000, 2000, 2000, 2000, 2000, 2000, 2000, 2000})
+	seconds := func(before, after HostSecond) []HostSecond {
+		var hs []HostSecond
+		for i := range 12 {
+			if i < fall.FellAt {
+				hs = append(hs, before)
+			} else {
+				hs = append(hs, after)
+			}
+		}
+		return hs
+	}
+	nan := math.NaN()
+	for _, tc := range []struct {
+		name          string
+		before, after HostSecond
+		ok, limited   bool
+	}{
+		{"another load arrives and takes the CPU", HostSecond{55, 3, 0.2}, HostSecond{100, 70, 0.2}, true, true},
+		{"another load takes a CPU the workload saturated", HostSecond{98, 5, 0.4}, HostSecond{100, 60, 0.3}, true, true},
+		// The cliff on this VM: other work grew into the CPU the lab's
+		// server left, and the device's await rose sevenfold.
+		{"a cache fills while other loads grow", HostSecond{81, 43, 0.14}, HostSecond{95, 77, 0.95}, true, false},
+		{"a cache fills on a quiet host", HostSecond{60, 2, 0.1}, HostSecond{25, 3, 4}, true, false},
+		{"a load arrives but CPU is left", HostSecond{40, 5, 0.2}, HostSecond{75, 40, 0.2}, true, false},
+		{"the other loads rise by less than the rule", HostSecond{70, 10, 0.2}, HostSecond{95, 25, 0.2}, true, false},
+		{"no device counters", HostSecond{55, 3, nan}, HostSecond{100, 70, nan}, true, false},
+		{"no CPU before the fall", HostSecond{nan, nan, 0.2}, HostSecond{100, 70, 0.2}, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, ok := JudgeFallHost(fall, seconds(tc.before, tc.after))
+			if ok != tc.ok || f.Limited != tc.limited {
+				t.Fatalf("ok %t limited %t, want %t %t (%+v)", ok, f.Limited, tc.ok, tc.limited, f)
+			}
+		})
+	}
+	if _, ok := JudgeFallHost(fall, nil); ok {
+		t.Error("judged a fall with no seconds of evidence")
+	}
+	if _, ok := JudgeFallHost(Burst{}, seconds(HostSecond{55, 3, 0.2}, HostSecond{100, 70, 0.2})); ok {
+		t.Error("judged the host of a run whose rate did not fall")
+	}
+}

@@ -17,7 +17,8 @@ type pointRuns struct {
 	names     []string
 	steady    *results.DeviceSteady
 	intervals IntervalIOPS
-	logErr    error // the IOPS logs could not be read
+	host      []HostSecond // the host's CPU each logged second; nil without observers
+	logErr    error        // the IOPS logs could not be read
 }
 
 // runPoint does one run of the sweep. Fresh out of box it is one fio run.
@@ -45,6 +46,7 @@ func (cfg Config) runPoint(ctx context.Context, env Env, r Run, status func(stri
 			}
 		}
 		job.IOPSLog = name
+		began := time.Now()
 		rep, err := cfg.Fio.run(ctx, env, name, job)
 		if err != nil {
 			return pr, err
@@ -55,6 +57,9 @@ func (cfg Config) runPoint(ctx context.Context, env Env, r Run, status func(stri
 			pr.logErr = err
 		}
 		pr.intervals.Append(iv)
+		// fio logs from the end of its ramp; its start-up of a fraction of
+		// a second is not known and shifts these seconds by that much.
+		pr.host = append(pr.host, env.hostSeconds(began.Add(job.Ramp), len(iv.All))...)
 		iops = append(iops, rep.Read.IOPS+rep.Write.IOPS)
 		if s = JudgeSteady(iops); s.Reached {
 			break
@@ -72,24 +77,57 @@ func (cfg Config) runPoint(ctx context.Context, env Env, r Run, status func(stri
 	return pr, nil
 }
 
-// burstResult is a run's burst as results.json holds it, nil when its
-// rate did not fall; bs converts the writes before the fall to bytes.
-func burstResult(iv IntervalIOPS, bs int64, raw string) *results.DeviceBurst {
+// burstResult is where a run's rate fell, as results.json holds it: nil
+// when it did not, hostLimited when the host rule says another load took
+// the CPU; bs converts the writes before the fall to bytes.
+func burstResult(pr pointRuns, bs int64) (fall *results.DeviceBurst, hostLimited bool) {
+	iv := pr.intervals
 	b := DetectBurst(iv.All)
 	if !b.Found {
-		return nil
+		return nil, false
 	}
 	var written float64
 	for _, w := range iv.Writes[:b.FellAt] {
 		written += w * float64(bs) // a second's IOPS x a block
 	}
-	return &results.DeviceBurst{FellAtS: b.FellAt, PeakIOPS: round(b.PeakIOPS, 2), SettledIOPS: round(b.SettledIOPS, 2),
-		DropPct: round(b.DropPct, 2), WrittenBytesBeforeFall: int64(written), Raw: raw}
+	fall = &results.DeviceBurst{FellAtS: b.FellAt, PeakIOPS: round(b.PeakIOPS, 2), SettledIOPS: round(b.SettledIOPS, 2),
+		DropPct: round(b.DropPct, 2), WrittenBytesBeforeFall: int64(written), Raw: pr.names[0]}
+	if h, ok := JudgeFallHost(b, pr.host); ok {
+		fall.Host = &results.DeviceFallHost{BusyPctBefore: round(h.BusyBefore, 1), BusyPctAfter: round(h.BusyAfter, 1),
+			OutsidePctBefore: round(h.OutsideBefore, 1), OutsidePctAfter: round(h.OutsideAfter, 1),
+			AwaitMsBefore: finite(h.AwaitBefore), AwaitMsAfter: finite(h.AwaitAfter)}
+		hostLimited = h.Limited
+	}
+	return fall, hostLimited
+}
+
+// hostSeconds is the host's CPU in each of n seconds from start, nil
+// without observers.
+func (env Env) hostSeconds(start time.Time, n int) []HostSecond {
+	if env.Window == nil {
+		return nil
+	}
+	known := func(v *float64) float64 {
+		if v == nil {
+			return math.NaN()
+		}
+		return *v
+	}
+	out := make([]HostSecond, n)
+	for i := range out {
+		from := start.Add(time.Duration(i) * time.Second)
+		o := env.Window(from, from.Add(time.Second))
+		out[i] = HostSecond{BusyPct: known(o.CPUBusyPct), OutsidePct: known(o.CPUOutsidePct), AwaitMs: math.NaN()}
+		if o.Disk != nil {
+			out[i].AwaitMs = known(o.Disk.AwaitMs)
+		}
+	}
+	return out
 }
 
 // steadyResult is a judgement as results.json holds it.
 func steadyResult(s Steady, iops []float64) *results.DeviceSteady {
-	out := &results.DeviceSteady{Reached: s.Reached, Round: s.Round, RangePct: pct(s.RangePct), SlopePct: pct(s.SlopePct),
+	out := &results.DeviceSteady{Reached: s.Reached, Round: s.Round, RangePct: finite(s.RangePct), SlopePct: finite(s.SlopePct),
 		WindowMeanIOPS: round(s.Mean, 2), FitSlope: round(s.Slope, 3), FitIntercept: round(s.Intercept, 2)}
 	for _, v := range iops {
 		out.RoundsIOPS = append(out.RoundsIOPS, round(v, 2))
@@ -97,7 +135,8 @@ func steadyResult(s Steady, iops []float64) *results.DeviceSteady {
 	return out
 }
 
-func pct(v float64) *float64 {
+// finite is v to 3 places, nil when it is NaN or infinite.
+func finite(v float64) *float64 {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return nil
 	}

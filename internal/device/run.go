@@ -129,6 +129,7 @@ func measure(ctx context.Context, cfg Config, env Env, out *results.Device) erro
 	var wall time.Duration
 	var from time.Time
 	var burst *results.DeviceBurst
+	var hostLimited bool
 	var intervals IntervalIOPS
 	for _, r := range runs {
 		if len(reps) == 0 && env.Edge != nil {
@@ -152,15 +153,21 @@ func measure(ctx context.Context, cfg Config, env Env, out *results.Device) erro
 		if pr.logErr != nil {
 			out.Notes = append(out.Notes, fmt.Sprintf("IOPS per second not read, so no burst judged: %v", pr.logErr))
 		}
-		if burst == nil {
-			burst = burstResult(pr.intervals, r.Spec.BlockSize, pr.names[0])
+		// The first repeat whose rate fell, a burst before a host's fall.
+		if b, host := burstResult(pr, r.Spec.BlockSize); b != nil && (burst == nil || hostLimited && !host) {
+			burst, hostLimited = b, host
 		}
 		intervals.Append(pr.intervals)
 		if r.Repeat < r.Repeats {
 			continue
 		}
 		p := point(r.Spec, r.QD, cfg.Workers*len(cfg.Targets), reps)
-		p.WallS, p.Raw, p.Burst = round(wall.Seconds(), 3), raw, burst
+		p.WallS, p.Raw, p.FreshOutOfBox = round(wall.Seconds(), 3), raw, !cfg.SteadyState
+		if hostLimited {
+			p.HostLimitedFall = burst
+		} else {
+			p.Burst = burst
+		}
 		p.IOPSPerS = rounded(intervals.All)
 		if r.Spec.Writes() {
 			p.WriteIOPSPerS = rounded(intervals.Writes)
@@ -174,7 +181,7 @@ func measure(ctx context.Context, cfg Config, env Env, out *results.Device) erro
 		}
 		out.Points = append(out.Points, p)
 		env.Prog.Phase("device: point %d/%d %s", r.Point+1, points, pointLine(p))
-		reps, raw, wall, burst, intervals = nil, nil, 0, nil, IntervalIOPS{}
+		reps, raw, wall, burst, hostLimited, intervals = nil, nil, 0, nil, false, IntervalIOPS{}
 	}
 	return ioErrors(out.Points)
 }

@@ -55,7 +55,9 @@ const (
 	// CacheWriteback is nbdkit's cache filter: volatile, writing back
 	// block after block when a FLUSH comes.
 	CacheWriteback = "writeback"
-	// CacheUnsafe is nbdkit's cache filter ignoring FLUSH: volatile.
+	// CacheUnsafe is nbdkit's cache filter ignoring FLUSH: volatile, and
+	// never written back, not even at a clean stop: a stack with it keeps
+	// nothing between commands.
 	CacheUnsafe = "unsafe"
 )
 
@@ -65,6 +67,10 @@ const (
 // cache), so that the cache does not fill with dirty blocks mid-study. It
 // takes at most half of what is free in cache_dir.
 const DefaultCacheBytes = 4 << 30
+
+// CliffCacheBytes is the cliff preset's flash cache: far below what a
+// short write test writes, so that it fills within seconds.
+const CliffCacheBytes = 64 << 20
 
 // DefaultSpindles is the platter's parallelism: a small RAID's four disks.
 const DefaultSpindles = 4
@@ -76,6 +82,10 @@ func (p Parts) Served() bool {
 	return p.Cache != CacheWriteback && p.Cache != CacheUnsafe && p.Rate == "" && p.ErrorRate == ""
 }
 
+// KeepsNothing says whether a clean stop loses what the stack was given:
+// nbdkit's unsafe cache ignores the FLUSH that writes a cache back.
+func (p Parts) KeepsNothing() bool { return p.Cache == CacheUnsafe }
+
 // flashCache says whether the stack has calibra's flash cache.
 func (p Parts) flashCache() bool { return p.Cache == CacheFlash || p.Cache == CacheFlashVolatile }
 
@@ -84,7 +94,8 @@ var Presets = map[string]string{
 	"plain":           "no filter: the stack's own overhead",
 	"hdd":             "8 ms per read and per write, no cache",
 	"hdd+flash-cache": "the hdd behind a non-volatile write-back flash cache in /dev/shm (journaled, destaged in the background, caching reads): study 002's",
-	"hdd+nv-cache":    "the hdd behind nbdkit's volatile cache ignoring FLUSH, as a non-volatile one may: its speed, but a power cut loses commits",
+	"hdd+nv-cache":    "the hdd behind a volatile flash cache acknowledging FLUSH, as a non-volatile one may: its speed, but a power cut loses commits; a clean stop destages it",
+	"cliff":           "the hdd behind a 64 MiB flash cache: writes at the cache's speed until it is full of dirty blocks, then at the platter's (a write-saturation cliff)",
 	"throttled":       "no delay, block-I/O throttling of the loop device (read_iops=200 unless given)",
 }
 
@@ -92,7 +103,7 @@ var Presets = map[string]string{
 // file is sparse, so only what is written takes room.
 const DefaultSize = 8 << 30
 
-const specFix = "give PRESET[:KEY=VALUE,...] with PRESET plain, hdd, hdd+flash-cache, hdd+nv-cache or throttled, and keys fs, size, delay, rdelay, wdelay, spindles, rate, error_rate, cache (flash, flash-volatile, writeback, unsafe or none), cache_size, cache_on_read, cache_dir, read_iops, write_iops"
+const specFix = "give PRESET[:KEY=VALUE,...] with PRESET plain, hdd, hdd+flash-cache, hdd+nv-cache, cliff or throttled, and keys fs, size, delay, rdelay, wdelay, spindles, rate, error_rate, cache (flash, flash-volatile, writeback, unsafe or none), cache_size, cache_on_read, cache_dir, read_iops, write_iops"
 
 // Parse reads a lab spec.
 func Parse(spec string) (Parts, error) {
@@ -106,8 +117,13 @@ func Parse(spec string) (Parts, error) {
 		p.RDelay, p.WDelay = 8*time.Millisecond, 8*time.Millisecond
 		p.Cache, p.CacheOnRead, p.CacheDir = CacheFlash, true, "/dev/shm"
 	case "hdd+nv-cache":
+		// calibra's flash cache, not nbdkit's unsafe one: that never writes
+		// back, so a clean stop left the platter as it was made.
 		p.RDelay, p.WDelay = 8*time.Millisecond, 8*time.Millisecond
-		p.Cache, p.CacheOnRead, p.CacheDir = CacheUnsafe, true, "/dev/shm"
+		p.Cache, p.CacheOnRead, p.CacheDir = CacheFlashVolatile, true, "/dev/shm"
+	case "cliff":
+		p.RDelay, p.WDelay = 8*time.Millisecond, 8*time.Millisecond
+		p.Cache, p.CacheDir, p.CacheBytes = CacheFlash, "/dev/shm", CliffCacheBytes
 	case "throttled":
 		p.ReadIOPS = 200
 	default:
@@ -331,7 +347,7 @@ func (p Parts) Chain() string {
 			CacheFlash:         "non-volatile flash write-back cache (journaled, destaged in the background)",
 			CacheFlashVolatile: "volatile flash write-back cache acknowledging FLUSH (lost at a power cut)",
 			CacheWriteback:     "volatile write-back cache (writes back on FLUSH)",
-			CacheUnsafe:        "volatile write-back cache ignoring FLUSH",
+			CacheUnsafe:        "volatile write-back cache ignoring FLUSH, never written back (keeps nothing between commands)",
 		}[p.Cache]
 		c += fmt.Sprintf(" in %s", p.CacheDir)
 		if p.flashCache() {

@@ -32,6 +32,9 @@ type Stack struct {
 	// Fsck is what the file system check said when the stack came up on
 	// an existing platter ("" on a new one).
 	Fsck string
+	// Lost says what the last command's stack did not keep ("" when it
+	// kept everything): its writes are not on the platter.
+	Lost string
 
 	group    *proc.Group
 	fuse     *proc.Proc
@@ -50,6 +53,9 @@ func (s *Stack) platter() string   { return filepath.Join(s.Root, "platter.img")
 func (s *Stack) fuseDir() string   { return filepath.Join(s.Root, "fuse") }
 func (s *Stack) fuseFile() string  { return filepath.Join(s.Root, "fuse", "disk") }
 func statePath(root string) string { return filepath.Join(root, "lab.json") }
+
+// lostPath holds, after a stack that keeps nothing went down, what it lost.
+func lostPath(root string) string { return filepath.Join(root, "kept-nothing") }
 
 // flashPointer names the file under the lab's root that says where its
 // flash cache lives, so that clean finds it after any exit.
@@ -121,6 +127,10 @@ func Up(ctx context.Context, path string, p Parts, group *proc.Group) (*Stack, e
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, err
 		}
+	}
+	if lost, err := os.ReadFile(lostPath(s.Root)); err == nil {
+		s.Lost = string(lost)
+		os.Remove(lostPath(s.Root))
 	}
 	fresh := false
 	if _, err := os.Stat(s.platter()); errors.Is(err, os.ErrNotExist) {
@@ -325,6 +335,12 @@ func (s *Stack) Down() error {
 	for _, pid := range labProcs(s.Root) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 		errs = append(errs, fmt.Errorf("the lab's NBD server (pid %d) did not exit within %s, killed", pid, wait))
+	}
+	if s.Parts.KeepsNothing() {
+		// The next command finds the platter as it was before this one and
+		// must say so, not silently build again.
+		lost := fmt.Sprintf("the last command's lab (%s) kept nothing: its cache (cache=unsafe) is never written back, so what it wrote is not on the platter", s.Parts.Spec)
+		errs = append(errs, os.WriteFile(lostPath(s.Root), []byte(lost), 0o644))
 	}
 	s.forget()
 	return errors.Join(errs...)

@@ -77,11 +77,16 @@ func (b *builder) deviceBursts(d *results.Device) {
 		Head: []string{"spec", "qd", "run", "fell at s", "burst IOPS", "settled IOPS", "drop %", "written before", "limited by"}, Headline: true}
 	host := false
 	for _, p := range d.Points {
-		if bu := p.Burst; bu != nil {
-			row := cells(p.Spec, strconv.Itoa(p.QD), bu.Raw, strconv.Itoa(bu.FellAtS), results.Num(bu.PeakIOPS), results.Num(bu.SettledIOPS), results.Num(bu.DropPct), bytesText(bu.WrittenBytesBeforeFall), p.LimitedBy)
+		bu, limited := p.Burst, p.LimitedBy
+		if bu == nil && p.HostLimitedFall != nil {
+			// Listed so that a fall is never silent, and said not to be a burst.
+			bu, limited = p.HostLimitedFall, "host: other loads took the CPU, not a burst"
+		}
+		if bu != nil {
+			row := cells(p.Spec, strconv.Itoa(p.QD), bu.Raw, strconv.Itoa(bu.FellAtS), results.Num(bu.PeakIOPS), results.Num(bu.SettledIOPS), results.Num(bu.DropPct), bytesText(bu.WrittenBytesBeforeFall), limited)
 			row[2].Class, row[8].Class = "t", "t"
 			t.Rows = append(t.Rows, row)
-			host = host || p.LimitedBy == "host"
+			host = host || p.Burst != nil && p.LimitedBy == "host"
 		}
 	}
 	if len(t.Rows) > 0 {

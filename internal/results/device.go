@@ -162,9 +162,16 @@ type DevicePoint struct {
 	// fresh-out-of-box sweep. With it the point's figures are its
 	// window's rounds merged.
 	SteadyState *DeviceSteady `json:"steady_state,omitempty"`
+	// FreshOutOfBox is true when the point was one run on a region written
+	// once (the step's method, on the point so that it says it alone).
+	FreshOutOfBox bool `json:"fresh_out_of_box,omitempty"`
 	// Burst is set when the point's rate fell during a run and stayed
 	// down (internal/device DetectBurst over fio's per-second IOPS logs).
 	Burst *DeviceBurst `json:"burst,omitempty"`
+	// HostLimitedFall is set instead of Burst when the rate fell as other
+	// loads took the CPU of a machine that had some to spare before
+	// (internal/device JudgeFallHost): the host's fall, not the storage's.
+	HostLimitedFall *DeviceBurst `json:"host_limited_fall,omitempty"`
 	// IOPSPerS is the point's IOPS each second, every run (or round) in
 	// order after its ramp, from fio's per-second logs; WriteIOPSPerS the
 	// writes alone, for a spec that writes (the write-saturation plot).
@@ -230,4 +237,18 @@ type DeviceBurst struct {
 	// before the fall (its ramp and any preconditioning not counted).
 	WrittenBytesBeforeFall int64  `json:"written_bytes_before_fall"`
 	Raw                    string `json:"raw"` // the run's first file under raw/, without extension
+	// Host is the host around the fall, absent without observers.
+	Host *DeviceFallHost `json:"host,omitempty"`
+}
+
+// DeviceFallHost is the host before a fall and from it on, medians of the
+// logged seconds: the CPU in per cent of the machine, and the device's
+// mean time per I/O (null when its counters were not read).
+type DeviceFallHost struct {
+	BusyPctBefore    float64  `json:"busy_pct_before"`
+	BusyPctAfter     float64  `json:"busy_pct_after"`
+	OutsidePctBefore float64  `json:"outside_pct_before"`
+	OutsidePctAfter  float64  `json:"outside_pct_after"`
+	AwaitMsBefore    *float64 `json:"disk_await_ms_before"`
+	AwaitMsAfter     *float64 `json:"disk_await_ms_after"`
 }

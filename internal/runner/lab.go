@@ -31,6 +31,7 @@ func (e Env) labUp(ctx context.Context, c *Config, needs *Needs) (*lab.Stack, er
 		return nil, err
 	}
 	fmt.Fprintf(e.Stderr, "calibra: lab up: %s, mounted at %s\n", parts.Chain(), stack.Mount)
+	e.labNotes(stack)
 	c.Path = stack.Mount
 	// Whatever the command resolved from --path, it now runs on the lab.
 	st := observe.Storage(stack.Mount)
@@ -46,6 +47,17 @@ func (e Env) labUp(ctx context.Context, c *Config, needs *Needs) (*lab.Stack, er
 		needs.Limits.Spec.Path = stack.Mount
 	}
 	return stack, nil
+}
+
+// labNotes says what a stack does not keep: the last command's writes, or
+// this one's.
+func (e Env) labNotes(stack *lab.Stack) {
+	if stack.Lost != "" {
+		fmt.Fprintf(e.Stderr, "calibra: note: %s: a database it built must be built again\n", stack.Lost)
+	}
+	if stack.Parts.KeepsNothing() {
+		fmt.Fprintf(e.Stderr, "calibra: note: cache=unsafe keeps nothing between commands: what this command writes is gone when it ends\n")
+	}
 }
 
 // LabParse checks a lab spec ("" is no lab).
@@ -83,6 +95,7 @@ func (e Env) LabCheck(ctx context.Context, path, spec string) error {
 		return err
 	}
 	defer e.labDown(stack)
+	e.labNotes(stack)
 	fmt.Fprintf(e.Stdout, "lab %s: %s\nmounted at %s on %s", parts.Spec, parts.Chain(), stack.Mount, stack.Device())
 	if stack.Fsck != "" {
 		fmt.Fprintf(e.Stdout, " (file system check: %s)", stack.Fsck)

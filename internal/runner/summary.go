@@ -317,6 +317,10 @@ func writeDeviceSummary(b *strings.Builder, st results.Step, d *results.Device) 
 		if bu := p.Burst; bu != nil {
 			fmt.Fprintf(b, "  %-14s      %s\n", "", burstLine(bu, p.LimitedBy))
 		}
+		if f := p.HostLimitedFall; f != nil && f.Host != nil {
+			fmt.Fprintf(b, "  %-14s      the rate fell %d s in (counted from the start of %s), from %.0f to %.0f IOPS, as other loads' CPU rose from %.0f%% to %.0f%% of the machine and the device answered as fast as before: host-limited, not a burst\n",
+				"", f.FellAtS, f.Raw, f.PeakIOPS, f.SettledIOPS, f.Host.OutsidePctBefore, f.Host.OutsidePctAfter)
+		}
 	}
 	bound := device.FormatMicros(d.MaxLatencyUs)
 	for _, s := range d.Specs {

@@ -42,4 +42,13 @@ func TestDeviceSummarySteadyState(t *testing.T) {
 	if !strings.Contains(b.String(), "fresh out of box: a first look, not steady state") {
 		t.Errorf("a fresh sweep is not called a first look:\n%s", b.String())
 	}
+	// The same fall, judged the host's: said so, and not called a burst.
+	p := &d.Points[0]
+	p.HostLimitedFall, p.Burst = p.Burst, nil
+	p.HostLimitedFall.Host = &results.DeviceFallHost{BusyPctBefore: 60, BusyPctAfter: 99, OutsidePctBefore: 4, OutsidePctAfter: 71}
+	b.Reset()
+	writeDeviceSummary(&b, results.Step{}, d)
+	if want := "from 42668 to 28337 IOPS, as other loads' CPU rose from 4% to 71% of the machine and the device answered as fast as before: host-limited, not a burst"; !strings.Contains(b.String(), want) || strings.Contains(b.String(), "burst: ") {
+		t.Errorf("the summary of a host's fall lacks %q or calls it a burst:\n%s", want, b.String())
+	}
 }

@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/calibra-bench/calibra/internal/lab"
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// TestDeviceCliffOnTheLab: on the cliff lab (a 64 MiB write-back flash
+// cache in front of an 8 ms platter), 4 KiB random writes over 256 MiB fall
+// off the cache within seconds. A first look, measured before the cliff, is
+// flagged as a burst with where the rate fell and what it settled at (the
+// write-saturation cliff, marked in report.html); held to steady state,
+// the rounds settle after the cliff at the platter's rate.
+func TestDeviceCliffOnTheLab(t *testing.T) {
+	t.Parallel()
+	requireFio(t)
+	requireLab(t)
+	sweep := func(t *testing.T, extra ...string) (*results.Device, string) {
+		dir := storageDir(t)
+		defer run(t, "clean", "--path", dir)
+		out := filepath.Join(dir, "run")
+		args := append([]string{"device", "--lab", "cliff:size=1G", "--path", dir, "--specs", "4k-randwrite:bs=4k,read=0", "--qd", "1",
+			"--ramp", "0s", "--size", "256MiB", "--out", out, "--progress", "none"}, extra...)
+		code, _, stderr := run(t, args...)
+		if code != 0 {
+			t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+		}
+		noLabLeft(t, dir)
+		r, err := results.Load(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := r.Steps[0].Body.(*results.Device)
+		if len(d.Points) != 1 {
+			t.Fatalf("%d points", len(d.Points))
+		}
+		return d, out
+	}
+	t.Run("first look", func(t *testing.T) {
+		t.Parallel()
+		d, out := sweep(t, "--runtime", "8s")
+		p := d.Points[0]
+		bu := p.Burst
+		if bu == nil {
+			t.Fatalf("no burst seen: IOPS each second %v, host-limited fall %+v", p.IOPSPerS, p.HostLimitedFall)
+		}
+		t.Logf("IOPS each second %v; burst %+v, host %+v", p.IOPSPerS, *bu, bu.Host)
+		// The cliff: the rate fell once the cache was full, to the
+		// platter's rate, far below the cache's.
+		if !d.FreshOutOfBox || !p.FreshOutOfBox || bu.FellAtS < 1 || bu.SettledIOPS > bu.PeakIOPS/2 || bu.WrittenBytesBeforeFall < lab.CliffCacheBytes/2 {
+			t.Errorf("fresh_out_of_box %t, burst %+v", d.FreshOutOfBox, *bu)
+		}
+		// The first look's rate is the burst's share, above the sustained.
+		if p.IOPS <= bu.SettledIOPS {
+			t.Errorf("the point's %.0f IOPS are not above the settled %.0f", p.IOPS, bu.SettledIOPS)
+		}
+		html, err := os.ReadFile(filepath.Join(out, "report.html"))
+		if err != nil || !strings.Contains(string(html), "Write saturation") || !strings.Contains(string(html), "qd 1 fell") {
+			t.Errorf("report.html lacks the write-saturation chart with the fall marked (%v)", err)
+		}
+	})
+	t.Run("steady state", func(t *testing.T) {
+		t.Parallel()
+		d, _ := sweep(t, "--runtime", "2s", "--steady-state", "--steady-max-rounds", "15")
+		p := d.Points[0]
+		s, bu := p.SteadyState, p.Burst
+		if s == nil || !s.Reached || bu == nil || p.FreshOutOfBox {
+			t.Fatalf("steady state %+v, burst %+v, IOPS each second %v", s, bu, p.IOPSPerS)
+		}
+		t.Logf("rounds %v; burst %+v", s.RoundsIOPS, *bu)
+		// Reached after the cliff: a round before the window ran above the
+		// midpoint of burst and settled rate, every round of the window
+		// below it.
+		mid := (bu.PeakIOPS + bu.SettledIOPS) / 2
+		window := s.RoundsIOPS[s.Round-5 : s.Round]
+		before := s.RoundsIOPS[:s.Round-5]
+		above := false
+		for _, v := range before {
+			above = above || v > mid
+		}
+		for _, v := range window {
+			if v > mid {
+				t.Errorf("a round of the window ran at %.0f IOPS, above the cliff's midpoint %.0f", v, mid)
+			}
+		}
+		if !above {
+			t.Errorf("no round before the window ran above the cliff's midpoint %.0f: the window is not after the cliff", mid)
+		}
+	})
+}
