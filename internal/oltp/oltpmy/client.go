@@ -9,7 +9,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/oltp"
 )
 
-// clientExec is ModeClientSimple on MariaDB (its --mode client): oltp's
+// clientExec is ModeClientSimple on MariaDB: oltp's
 // client flow on server-side prepared statements, one round trip each.
 type clientExec struct {
 	*session
