@@ -39,20 +39,28 @@ const maxCertRetries = 3
 // certification is the error class of a Galera node's conflicts.
 const certification = "certification"
 
-// retry runs one transaction, again when it lost a Galera conflict: a
-// write set that failed certification at commit, or a local transaction
-// aborted by another node's applied write (a brute-force abort). MariaDB
-// reports both as a deadlock (1213, 40001), and its procedures and inTx
-// have rolled the transaction back by then.
+// retry runs one transaction, again while Again says so.
 func (s *session) retry(f func() error) error {
-	s.retried = 0
-	for {
-		err := f()
-		if !s.galera || !isConflict(err) || s.retried >= maxCertRetries {
+	for attempt := 0; ; attempt++ {
+		if err := f(); !s.Again(attempt, err) {
 			return err
 		}
-		s.retried++
 	}
+}
+
+// Again says whether a transaction that ended in err on its attempt-th
+// run (from 0) runs again: when it lost a Galera conflict, a write set
+// that failed certification at commit, or a local transaction aborted by
+// another node's applied write (a brute-force abort). MariaDB reports both
+// as a deadlock (1213, 40001), and the procedures and the client flow have
+// rolled the transaction back by then.
+func (s *session) Again(attempt int, err error) bool {
+	s.retried = attempt
+	if !s.galera || !isConflict(err) || attempt >= maxCertRetries {
+		return false
+	}
+	s.retried++
+	return true
 }
 
 // Retried is how often the last transaction was retried, and why (see

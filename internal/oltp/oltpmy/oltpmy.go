@@ -82,17 +82,15 @@ func (d dialect) Session(ctx context.Context, mode oltp.Mode) (oltp.Session, err
 	}
 	s := &session{conn: c, galera: d.t.GaleraNode()}
 	var sess oltp.Session
-	var stmts map[string]string
 	switch mode {
 	case oltp.ModeClientSimple:
-		sess, stmts = &clientExec{s}, clientStatements
+		sess, err = newClientExec(ctx, s)
 	case oltp.ModeProcedures:
-		sess, stmts = &procExec{s}, procStatements
+		sess, err = &procExec{s}, s.prepare(ctx, procStatements)
 	default:
-		s.Close()
-		return nil, fmt.Errorf("MariaDB runs the transactions as procedures or client-simple, not %s", mode)
+		err = fmt.Errorf("MariaDB runs the transactions as procedures or client-simple, not %s", mode)
 	}
-	if err := s.prepare(ctx, stmts); err != nil {
+	if err != nil {
 		s.Close()
 		return nil, err
 	}

@@ -42,7 +42,7 @@ func (d dialect) Session(ctx context.Context, mode oltp.Mode) (oltp.Session, err
 	case oltp.ModeClient:
 		return &clientExec{session: session{conn}}, nil
 	case oltp.ModeClientSimple:
-		return &simpleExec{session{conn}}, nil
+		return newSimpleExec(conn), nil
 	}
 	e := &procExec{session: session{conn}, pc: conn.PgConn()}
 	if err := e.prepare(ctx); err != nil {
