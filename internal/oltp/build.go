@@ -200,24 +200,37 @@ func prepareSchema(ctx context.Context, ctl Control, rebuild bool) error {
 	return ctl.CreateSchema(ctx)
 }
 
-// load generates every batch and has the dialect store it, biggest
-// batches first so the loaders finish together. The progress bar counts
-// the rows' text in MB (its total estimated from one batch of each table),
-// with the rate and the time left.
+// load generates every batch and has the dialect store it: the tables
+// biggest first, so the loaders finish together, and each table's batches
+// in their own order, which is its primary key's, so the rows land in key
+// order and the key's index build sorts presorted input (order_line's, 20
+// warehouses: 1.6 s of server CPU against 2.2 s from batches ordered by
+// size). The progress bar counts the rows' text in MB (its total estimated
+// from one batch of each table), with the rate and the time left.
 func load(ctx context.Context, ld Loader, gen *tpcc.Generator, rows map[string]int64, prog *progress.Printer) error {
-	var batches []Batch
+	type table struct {
+		batches []Batch
+		bytes   float64 // estimated text
+	}
+	var tables []table
 	var estimate float64
 	for _, tb := range tpcc.Tables() {
 		perRow := float64(len(gen.AppendBatch(nil, tb, 0))) / float64(gen.Rows(tb, 0))
+		var t table
 		for b := range gen.Batches(tb) {
 			n := gen.Rows(tb, b)
-			batches = append(batches, Batch{tb, b, n})
+			t.batches = append(t.batches, Batch{tb, b, n})
 			rows[tb.String()] += int64(n)
-			estimate += float64(n) * perRow
+			t.bytes += float64(n) * perRow
 		}
+		tables = append(tables, t)
+		estimate += t.bytes
 	}
-	weight := func(b Batch) int { return b.Rows * rowWidth(b.Table) }
-	sort.SliceStable(batches, func(a, b int) bool { return weight(batches[a]) > weight(batches[b]) })
+	sort.SliceStable(tables, func(a, b int) bool { return tables[a].bytes > tables[b].bytes })
+	var batches []Batch
+	for _, t := range tables {
+		batches = append(batches, t.batches...)
+	}
 
 	bar := prog.BytesBar(int64(estimate), "loading")
 	defer bar.Finish()
@@ -234,18 +247,4 @@ func load(ctx context.Context, ld Loader, gen *tpcc.Generator, rows map[string]i
 		bar.SetTotal(sent.Load())
 	}
 	return err
-}
-
-// rowWidth is a rough row width in the load's text per table, to order jobs by size.
-func rowWidth(t tpcc.Table) int {
-	switch t {
-	case tpcc.Stock:
-		return 310
-	case tpcc.Customer:
-		return 560
-	case tpcc.OrderLine:
-		return 70
-	default:
-		return 50
-	}
 }
