@@ -43,9 +43,9 @@ type Control interface {
 	CreateSchema(ctx context.Context) error
 	// RecordBuild adds keys and values to the build record.
 	RecordBuild(ctx context.Context, info map[string]string) error
-	// Violations counts the warehouses or districts that violate the
-	// consistency condition of clause id (3.3.2.1 to 3.3.2.4).
-	Violations(ctx context.Context, id string) (int64, error)
+	// Count runs query, which returns one count (the consistency
+	// conditions, written once in check.go).
+	Count(ctx context.Context, query string) (int64, error)
 	// StatsFlush says whether the server's transaction counters must be
 	// flushed at the window's edges (Counters' flush, Session.FlushStats:
 	// each a transaction the workload subtracts); note, when not empty,

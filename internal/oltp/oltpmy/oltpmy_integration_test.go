@@ -82,6 +82,18 @@ func TestBuildRunResetBothModes(t *testing.T) {
 		t.Fatalf("build by INSERT: consistency %+v, %d orders", rebuilt.Consistency, orders())
 	}
 
+	// The consistency queries (written once for both dialects) see a
+	// broken warehouse total and a lost order line.
+	for _, q := range []string{"UPDATE warehouse SET w_ytd = w_ytd + 1 WHERE w_id = 1",
+		"DELETE FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 3 AND ol_o_id = 5 AND ol_number = 1"} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c, err := oltp.Check(ctx, target); err != nil || c.OK || c.Checks[0].Violations != 1 || c.Checks[3].Violations != 1 {
+		t.Fatalf("after breaking warehouse 1 and district 1/3: %+v (%v)", c, err)
+	}
+
 	// A server gone is a fault that ends the run, on a session that says
 	// it is closed.
 	sess, err := oltp.NewSession(ctx, target, oltp.ModeClientSimple)
