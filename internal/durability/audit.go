@@ -261,7 +261,7 @@ func snapshot(ctx context.Context, host Host) (*state, error) {
 func load(ctx context.Context, cfg Config, host Host, cycle int, j *journal) (*acks, error) {
 	conns := make([]oltp.Session, cfg.Clients)
 	for i := range conns {
-		c, err := oltp.NewSession(ctx, host.Engine(), oltp.ModeClient)
+		c, err := oltp.NewSession(ctx, host.Engine(), oltp.AuditMode)
 		if err != nil {
 			for _, o := range conns[:i] {
 				o.Close()

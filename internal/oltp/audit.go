@@ -17,8 +17,7 @@ func Connect(ctx context.Context, e engine.Engine) (Control, error) {
 
 // NewSession opens one session on e's schema running the transactions as
 // mode says; the power-loss audit runs New-Order and Payment on it in
-// ModeClient, which sets the order's id (in.OID) and the customer paid
-// (in.PaidC) to journal once COMMIT returned.
+// AuditMode.
 func NewSession(ctx context.Context, e engine.Engine, mode Mode) (Session, error) {
 	d, err := Dialects.For(e)
 	if err != nil {
@@ -26,3 +25,8 @@ func NewSession(ctx context.Context, e engine.Engine, mode Mode) (Session, error
 	}
 	return d.Session(ctx, mode)
 }
+
+// AuditMode is the mode the power-loss audit runs in: every dialect has
+// it, and in it every dialect sets the order's id (in.OID) and the
+// customer paid (in.PaidC), which the audit journals once COMMIT returned.
+const AuditMode = ModeClientSimple

@@ -81,8 +81,15 @@ func (e Env) PlanDurability(ctx context.Context, c *Config, d Durability) (needs
 		}
 		done = func() { e.labDown(stack) }
 		c.Lab = "" // built here, where the cuts can reach it
-		// An instance of its own on the lab's fresh file system.
+		// A fresh instance of its own on the lab (whose platter stays
+		// between commands): a calibration leaves a database its unsafe
+		// commits broke. No server runs there: a lab's servers end
+		// with the command that mounted it.
 		c.Path = filepath.Join(stack.Mount, "calibra-durability")
+		if err := os.RemoveAll(c.Path); err != nil {
+			done()
+			return Needs{}, nil, nil, err
+		}
 		if err := os.MkdirAll(c.Path, 0o755); err != nil {
 			done()
 			return Needs{}, nil, nil, err
