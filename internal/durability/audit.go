@@ -88,7 +88,7 @@ func Run(ctx context.Context, cfg Config, host Host, out *results.Durability) er
 		}
 		out.Note = fmt.Sprintf("cycle %d did not recover (%s: %s); its acknowledged commits are counted lost", cycle, c.Outcome, c.RecoveryError)
 		if cycle < cfg.Cycles {
-			out.Note += fmt.Sprintf(", and the %d cycles after it did not run", cfg.Cycles-cycle)
+			out.Note += ", and " + unrun(cycle+1, cfg.Cycles) + " did not run"
 			return fmt.Errorf("the audit ran %d of %d cycles: %s", cycle, cfg.Cycles, out.Note)
 		}
 	}
@@ -151,6 +151,14 @@ func runCycle(ctx context.Context, cfg Config, host Host, cycle int, j *journal)
 	cfg.Phase("cycle %d: %s: %d acknowledged, %d lost, %d committed unacknowledged%s%s%s",
 		cycle, c.Outcome, c.Acknowledged, c.LostAcknowledged, c.CommittedUnacknowledged, recoveryNote(c.RecoveryS), errNote(c.RecoveryError), consistencyNote(c.Consistency))
 	return c, nil
+}
+
+// unrun names cycles from to to, e.g. "cycle 2" or "cycles 2 to 5".
+func unrun(from, to int) string {
+	if from == to {
+		return fmt.Sprintf("cycle %d", from)
+	}
+	return fmt.Sprintf("cycles %d to %d", from, to)
 }
 
 func recoveryNote(s *float64) string {
