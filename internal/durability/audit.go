@@ -257,10 +257,10 @@ func snapshot(ctx context.Context, host Host) (*state, error) {
 	}
 	defer ctl.Close()
 	st := &state{}
-	if st.nextOID, err = ctl.NextOrderIDs(ctx); err != nil {
+	if st.nextOID, err = oltp.NextOrderIDs(ctx, ctl); err != nil {
 		return nil, err
 	}
-	st.payments, err = ctl.Payments(ctx)
+	st.payments, err = oltp.Payments(ctx, ctl)
 	return st, err
 }
 
@@ -345,7 +345,7 @@ func verify(ctx context.Context, host Host, before *state, a *acks, c *results.D
 	}
 	defer ctl.Close()
 	for k, start := range before.nextOID {
-		ids, err := ctl.OrderIDs(ctx, k, start)
+		ids, err := oltp.OrderIDs(ctx, ctl, k, start)
 		if err != nil {
 			return err
 		}
@@ -362,7 +362,7 @@ func verify(ctx context.Context, host Host, before *state, a *acks, c *results.D
 		}
 		c.CommittedUnacknowledged += int64(len(present))
 	}
-	after, err := ctl.Payments(ctx)
+	after, err := oltp.Payments(ctx, ctl)
 	if err != nil {
 		return err
 	}

@@ -185,15 +185,15 @@ func checkAudit(t *testing.T, target *mariadb.Target) {
 	if err := ctl.Checkpoint(ctx); err != nil {
 		t.Errorf("checkpoint: %v", err)
 	}
-	next, err := ctl.NextOrderIDs(ctx)
+	next, err := oltp.NextOrderIDs(ctx, ctl)
 	if err != nil || len(next) != 20 || next[oltp.District{W: 2, D: 10}] != 3001 {
 		t.Errorf("next order ids: %v (%v)", next, err)
 	}
-	ids, err := ctl.OrderIDs(ctx, oltp.District{W: 1, D: 1}, 2999)
+	ids, err := oltp.OrderIDs(ctx, ctl, oltp.District{W: 1, D: 1}, 2999)
 	if err != nil || len(ids) != 2 {
 		t.Errorf("orders from 2999 in district 1 of warehouse 1: %v (%v)", ids, err)
 	}
-	payments, err := ctl.Payments(ctx)
+	payments, err := oltp.Payments(ctx, ctl)
 	if err != nil || len(payments) != 60000 || payments[oltp.Customer{W: 1, D: 1, C: 1}] != 1 {
 		t.Errorf("%d customers with payments (%v)", len(payments), err)
 	}
