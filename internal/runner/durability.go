@@ -106,11 +106,27 @@ func (e Env) PlanDurability(ctx context.Context, c *Config, d Durability) (needs
 type auditHost struct {
 	s     *Session
 	stack *lab.Stack
+	data  engine.Engine // the server the clients commit on (auditData)
 	crash engine.Crasher
 	local *engine.Local
 }
 
-func (h *auditHost) Engine() engine.Engine { return h.s.target }
+func (h *auditHost) Engine() engine.Engine { return h.data }
+
+// auditData is the server the audit's clients commit on and read back:
+// the engine, or a cluster's first node, as its nodes serve one database
+// (the cut still takes every node, and the recovery restarts the
+// cluster). Independent instances are refused: each is its own database.
+func auditData(e engine.Engine) (engine.Engine, error) {
+	g, ok := e.(engine.Group)
+	if !ok || len(g.Members()) == 1 {
+		return e, nil
+	}
+	if !g.SharedData() {
+		return nil, fault.Input("run the audit on one instance (drop --instances)", "the power-loss audit checks one database, and this target has %d independent instances", len(g.Members()))
+	}
+	return g.Members()[0], nil
+}
 
 func (h *auditHost) Cut() error {
 	if h.stack == nil {
@@ -189,6 +205,10 @@ func audit(ctx context.Context, s *Session, stack *lab.Stack, cfg durability.Con
 	if !ok || local == nil {
 		return nil, fault.Input("run the audit on a managed instance", "%s", engine.NotSupported(s.target, "the power-loss audit"))
 	}
+	data, err := auditData(s.target)
+	if err != nil {
+		return nil, err
+	}
 	if fsyncOff {
 		if err := calibrate(ctx, s, body); err != nil {
 			return nil, err
@@ -223,7 +243,7 @@ func audit(ctx context.Context, s *Session, stack *lab.Stack, cfg durability.Con
 	cfg.Warehouses, cfg.Seed, cfg.CLastLoad = bi.Warehouses, bi.Seed, bi.CLastLoad
 	cfg.Journal = s.dir.File("raw", "durability-acks.txt")
 	cfg.Phase = s.prog.Phase
-	h := &auditHost{s: s, stack: stack, crash: crash, local: local}
+	h := &auditHost{s: s, stack: stack, data: data, crash: crash, local: local}
 	err = durability.Run(ctx, cfg, h, body)
 	st := newStep(results.KindDurability, "durability", started, body)
 	if err != nil {
