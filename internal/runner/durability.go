@@ -251,6 +251,12 @@ func audit(ctx context.Context, s *Session, stack *lab.Stack, cfg durability.Con
 	}
 	st.Status = results.StatusComplete
 	s.prog.Phase("durability: %d cycles, %d acknowledged, %d lost, %d committed unacknowledged", body.Cycles, body.Acknowledged, body.LostAcknowledged, body.CommittedUnacknowledged)
+	return []results.Step{st}, judgeDurability(s, st, ths)
+}
+
+// judgeDurability records the thresholds' verdicts on the audit's step;
+// a failed one is a ThresholdError.
+func judgeDurability(s *Session, st results.Step, ths []study.Threshold) error {
 	var verdicts []results.Verdict
 	var failed []string
 	for _, t := range ths {
@@ -267,13 +273,13 @@ func audit(ctx context.Context, s *Session, stack *lab.Stack, cfg durability.Con
 	}
 	if len(verdicts) > 0 {
 		if err := s.dir.Update(func(r *results.Run) { r.Verdicts = verdicts }); err != nil {
-			return []results.Step{st}, err
+			return err
 		}
 	}
 	if len(failed) > 0 {
-		return []results.Step{st}, &fault.ThresholdError{Failed: failed}
+		return &fault.ThresholdError{Failed: failed}
 	}
-	return []results.Step{st}, nil
+	return nil
 }
 
 // calibrate restarts the server with commits acknowledged before they are
