@@ -31,8 +31,13 @@ mount and the server's crash recovery. Without --lab only the server is
 killed: the OS page cache survives, so that tests the database's crash
 recovery, not the storage (a missing fsync goes unseen).
 
---unsafe-fsync-off is the calibration: the same audit with fsync=off, which
-must show losses on a lab, proving the harness can see one. A flush-rate
+--unsafe-fsync-off is the calibration: the same audit with commits not
+flushed (the engine's own setting for it, named in results.json's
+unsafe_settings), which
+must show losses on a lab, proving the harness can see one. Each cycle is
+classed (durable, in-flight, lost-acknowledged, corrupt, files-gone,
+no-restart); a recovery that fails ends the audit, and the run fails when
+cycles remain unrun. A flush-rate
 probe (8 KiB write+fdatasync at queue depth 1) flags a volatile write cache.
 A threshold such as 'durability.lost_acknowledged == 0' makes a loss exit 3.`,
 		Example: `  calibra durability --lab hdd+flash-cache --cycles 5 --path /var/tmp/calibra \
@@ -55,7 +60,7 @@ A threshold such as 'durability.lost_acknowledged == 0' makes a loss exit 3.`,
 	f.IntVar(&d.Cycles, "cycles", 3, "load, power cut and recovery cycles")
 	f.IntVar(&d.Warehouses, "warehouses", 1, "TPC-C-like warehouses to build when the instance holds no build")
 	f.DurationVar(&d.Load, "load", 10*time.Second, "commits before each power cut")
-	f.BoolVar(&d.FsyncOff, "unsafe-fsync-off", false, "calibration: run the server with fsync=off, which must lose commits on a lab")
+	f.BoolVar(&d.FsyncOff, "unsafe-fsync-off", false, "calibration: run the server with commits not flushed (fsync=off or its engine's equivalent), which must lose commits on a lab")
 	f.StringArrayVar(&d.Thresholds, "threshold", nil, "e.g. 'durability.lost_acknowledged == 0' (exit 3 when it fails; repeatable)")
 	return cmd
 }

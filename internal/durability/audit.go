@@ -32,10 +32,19 @@ type Host interface {
 	Cut() error
 	// Recover brings the machine back: storage checked and mounted, the
 	// server started and accepting connections. It returns what the file
-	// system check said.
+	// system check said; a failure of a class it knows (the storage
+	// gone, the data directory gone) is a *RecoveryError.
 	Recover(ctx context.Context) (fsck string, err error)
 	// Durable makes the starting state durable (a sync of the storage).
 	Durable() error
+}
+
+// Calibrator is an engine that can run, from its next start, with
+// commits acknowledged before they are durable (PostgreSQL's fsync=off,
+// InnoDB's log written and flushed once a second): the audit's
+// calibration, which must then see losses. It returns those settings.
+type Calibrator interface {
+	UnsafeCommits() string
 }
 
 // Config is one audit.
@@ -52,9 +61,11 @@ type Config struct {
 	Phase      func(format string, args ...any)
 }
 
-// Run runs the audit's cycles and returns what it found; it stops early
-// when a recovery fails (the database is then gone and the cycle's
-// acknowledged commits are counted lost).
+// Run runs the audit's cycles and returns what it found. A recovery that
+// fails is a finding of its class (the cycle's acknowledged commits are
+// then counted lost, and it has no recovery time); it ends the audit, and
+// when cycles remain unrun Run says so as its error, so the run fails
+// rather than pass for a complete audit.
 func Run(ctx context.Context, cfg Config, host Host, out *results.Durability) error {
 	out.Clients, out.LoadS, out.Journal = cfg.Clients, cfg.Load.Seconds(), cfg.Journal
 	jf, err := os.Create(cfg.Journal)
@@ -63,7 +74,30 @@ func Run(ctx context.Context, cfg Config, host Host, out *results.Durability) er
 	}
 	defer jf.Close()
 	journal := &journal{w: bufio.NewWriter(jf)}
-	// The starting state, durable: a checkpoint, then a sync of the storage.
+	if err := durableStart(ctx, host); err != nil {
+		return err
+	}
+	for cycle := 1; cycle <= cfg.Cycles; cycle++ {
+		c, err := runCycle(ctx, cfg, host, cycle, journal)
+		if err != nil {
+			return err
+		}
+		add(out, c)
+		if c.RecoveryError == "" {
+			continue
+		}
+		out.Note = fmt.Sprintf("cycle %d did not recover (%s: %s); its acknowledged commits are counted lost", cycle, c.Outcome, c.RecoveryError)
+		if cycle < cfg.Cycles {
+			out.Note += ", and " + unrun(cycle+1, cfg.Cycles) + " did not run"
+			return fmt.Errorf("the audit ran %d of %d cycles: %s", cycle, cfg.Cycles, out.Note)
+		}
+	}
+	return nil
+}
+
+// durableStart makes the starting state durable: a checkpoint, then a
+// sync of the storage.
+func durableStart(ctx context.Context, host Host) error {
 	ctl, err := oltp.Connect(ctx, host.Engine())
 	if err != nil {
 		return err
@@ -73,45 +107,65 @@ func Run(ctx context.Context, cfg Config, host Host, out *results.Durability) er
 	if err != nil {
 		return err
 	}
-	if err := host.Durable(); err != nil {
-		return err
+	return host.Durable()
+}
+
+// runCycle is one load, power cut, recovery and verification.
+func runCycle(ctx context.Context, cfg Config, host Host, cycle int, j *journal) (results.DurabilityCycle, error) {
+	before, err := snapshot(ctx, host)
+	if err != nil {
+		return results.DurabilityCycle{}, fmt.Errorf("cycle %d: read the database before the load: %w", cycle, err)
 	}
-	for cycle := 1; cycle <= cfg.Cycles; cycle++ {
-		before, err := snapshot(ctx, host)
-		if err != nil {
-			return fmt.Errorf("cycle %d: read the database before the load: %w", cycle, err)
-		}
-		cfg.Phase("cycle %d of %d: %d clients run New-Order and Payment for %s, then the power is cut", cycle, cfg.Cycles, cfg.Clients, cfg.Load)
-		acked, err := load(ctx, cfg, host, cycle, journal)
-		if ferr := journal.flush(); err == nil {
-			err = ferr
-		}
-		if err != nil {
-			return err
-		}
-		c := results.DurabilityCycle{Cycle: cycle, Acknowledged: acked.count()}
-		start := time.Now()
-		fsck, rerr := host.Recover(ctx)
-		c.RecoveryS, c.Fsck = time.Since(start).Seconds(), fsck
-		if rerr == nil {
-			rerr = verify(ctx, host, before, acked, &c)
-		}
-		if rerr != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			c.RecoveryError = rerr.Error()
-			c.LostAcknowledged = c.Acknowledged
-		}
-		cfg.Phase("cycle %d: %d acknowledged, %d lost, %d committed unacknowledged, recovered in %.1f s%s%s",
-			cycle, c.Acknowledged, c.LostAcknowledged, c.CommittedUnacknowledged, c.RecoveryS, errNote(c.RecoveryError), consistencyNote(c.Consistency))
-		add(out, c)
-		if rerr != nil {
-			out.Note = fmt.Sprintf("cycle %d did not recover (%s); its acknowledged commits are counted lost and the audit stopped", cycle, c.RecoveryError)
-			return nil
-		}
+	cfg.Phase("cycle %d of %d: %d clients run New-Order and Payment for %s, then the power is cut", cycle, cfg.Cycles, cfg.Clients, cfg.Load)
+	acked, err := load(ctx, cfg, host, cycle, j)
+	if ferr := j.flush(); err == nil {
+		err = ferr
 	}
-	return nil
+	if err != nil {
+		return results.DurabilityCycle{}, err
+	}
+	c := results.DurabilityCycle{Cycle: cycle, Acknowledged: acked.count()}
+	start := time.Now()
+	fsck, rerr := host.Recover(ctx)
+	took, failed := time.Since(start).Seconds(), Class("")
+	c.Fsck = fsck
+	if rerr == nil {
+		c.RecoveryS = &took
+		if rerr = verify(ctx, host, before, acked, &c); rerr != nil {
+			// The server came back but its data cannot be read.
+			failed = classify(rerr, Corrupt)
+		}
+	} else {
+		failed = classify(rerr, NoRestart)
+	}
+	if rerr != nil {
+		if ctx.Err() != nil {
+			return c, ctx.Err()
+		}
+		c.RecoveryError = rerr.Error()
+		c.LostAcknowledged = c.Acknowledged
+		c.CommittedUnacknowledged = 0
+		c.RecoveryS = nil // a failed recovery's time is no recovery time
+	}
+	c.Outcome = string(outcome(&c, failed))
+	cfg.Phase("cycle %d: %s: %d acknowledged, %d lost, %d committed unacknowledged%s%s%s",
+		cycle, c.Outcome, c.Acknowledged, c.LostAcknowledged, c.CommittedUnacknowledged, recoveryNote(c.RecoveryS), errNote(c.RecoveryError), consistencyNote(c.Consistency))
+	return c, nil
+}
+
+// unrun names cycles from to to, e.g. "cycle 2" or "cycles 2 to 5".
+func unrun(from, to int) string {
+	if from == to {
+		return fmt.Sprintf("cycle %d", from)
+	}
+	return fmt.Sprintf("cycles %d to %d", from, to)
+}
+
+func recoveryNote(s *float64) string {
+	if s == nil {
+		return ""
+	}
+	return fmt.Sprintf(", recovered in %.1f s", *s)
 }
 
 func consistencyNote(c *results.Consistency) string {
@@ -143,8 +197,12 @@ func add(out *results.Durability, c results.DurabilityCycle) {
 	out.Acknowledged += c.Acknowledged
 	out.LostAcknowledged += c.LostAcknowledged
 	out.CommittedUnacknowledged += c.CommittedUnacknowledged
-	if out.RecoveryS == nil || c.RecoveryS > *out.RecoveryS {
-		v := c.RecoveryS
+	if out.Outcomes == nil {
+		out.Outcomes = map[string]int{}
+	}
+	out.Outcomes[c.Outcome]++
+	if c.RecoveryS != nil && (out.RecoveryS == nil || *c.RecoveryS > *out.RecoveryS) {
+		v := *c.RecoveryS
 		out.RecoveryS = &v
 	}
 }
@@ -199,10 +257,10 @@ func snapshot(ctx context.Context, host Host) (*state, error) {
 	}
 	defer ctl.Close()
 	st := &state{}
-	if st.nextOID, err = ctl.NextOrderIDs(ctx); err != nil {
+	if st.nextOID, err = oltp.NextOrderIDs(ctx, ctl); err != nil {
 		return nil, err
 	}
-	st.payments, err = ctl.Payments(ctx)
+	st.payments, err = oltp.Payments(ctx, ctl)
 	return st, err
 }
 
@@ -211,7 +269,7 @@ func snapshot(ctx context.Context, host Host) (*state, error) {
 func load(ctx context.Context, cfg Config, host Host, cycle int, j *journal) (*acks, error) {
 	conns := make([]oltp.Session, cfg.Clients)
 	for i := range conns {
-		c, err := oltp.NewSession(ctx, host.Engine(), oltp.ModeClient)
+		c, err := oltp.NewSession(ctx, host.Engine(), oltp.AuditMode)
 		if err != nil {
 			for _, o := range conns[:i] {
 				o.Close()
@@ -287,7 +345,7 @@ func verify(ctx context.Context, host Host, before *state, a *acks, c *results.D
 	}
 	defer ctl.Close()
 	for k, start := range before.nextOID {
-		ids, err := ctl.OrderIDs(ctx, k, start)
+		ids, err := oltp.OrderIDs(ctx, ctl, k, start)
 		if err != nil {
 			return err
 		}
@@ -304,7 +362,7 @@ func verify(ctx context.Context, host Host, before *state, a *acks, c *results.D
 		}
 		c.CommittedUnacknowledged += int64(len(present))
 	}
-	after, err := ctl.Payments(ctx)
+	after, err := oltp.Payments(ctx, ctl)
 	if err != nil {
 		return err
 	}

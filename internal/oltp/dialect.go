@@ -46,9 +46,10 @@ type Control interface {
 	CreateSchema(ctx context.Context) error
 	// RecordBuild adds keys and values to the build record.
 	RecordBuild(ctx context.Context, info map[string]string) error
-	// Violations counts the warehouses or districts that violate the
-	// consistency condition of clause id (3.3.2.1 to 3.3.2.4).
-	Violations(ctx context.Context, id string) (int64, error)
+	// Ints runs query, whose columns are all integers, and returns its
+	// rows: the consistency conditions and the power-loss audit's reads,
+	// written once in check.go and audit.go.
+	Ints(ctx context.Context, query string) ([][]int64, error)
 	// StatsFlush says whether the server's transaction counters must be
 	// flushed at the window's edges (Counters' flush, Session.FlushStats:
 	// each a transaction the workload subtracts); note, when not empty,
@@ -61,13 +62,6 @@ type Control interface {
 
 	// Checkpoint makes the data on the storage current (the audit's start).
 	Checkpoint(ctx context.Context) error
-	// NextOrderIDs is each district's next order id.
-	NextOrderIDs(ctx context.Context) (map[District]int, error)
-	// OrderIDs lists the district's orders from id from on.
-	OrderIDs(ctx context.Context, k District, from int) ([]int, error)
-	// Payments counts each customer's payments in the history.
-	Payments(ctx context.Context) (map[Customer]int64, error)
-
 	Close()
 }
 

@@ -35,7 +35,7 @@ type Durability struct {
 	// PowerCut says what a cut kills: "server+cache" on a lab stack,
 	// "server" without one (which does not test the device).
 	PowerCut    string  `json:"power_cut"`
-	Calibration bool    `json:"calibration"` // fsync=off: the run must show losses
+	Calibration bool    `json:"calibration"` // commits not flushed (UnsafeSettings): the run must show losses
 	Clients     int     `json:"clients"`
 	LoadS       float64 `json:"load_s"`
 	Cycles      int     `json:"cycles"` // completed cycles
@@ -45,24 +45,36 @@ type Durability struct {
 	Acknowledged     int64 `json:"acknowledged"`
 	// CommittedUnacknowledged were in flight at the cut and survived:
 	// allowed.
-	CommittedUnacknowledged int64             `json:"committed_unacknowledged"`
-	RecoveryS               *float64          `json:"recovery_s"` // the slowest cycle's
-	PerCycle                []DurabilityCycle `json:"per_cycle"`
-	Flush                   *FlushProbe       `json:"flush_probe,omitempty"`
-	Journal                 string            `json:"journal"` // the acknowledgements, in the run directory
-	Note                    string            `json:"note,omitempty"`
-	Missing                 map[string]string `json:"missing,omitempty"`
+	CommittedUnacknowledged int64    `json:"committed_unacknowledged"`
+	RecoveryS               *float64 `json:"recovery_s"` // the slowest successful recovery's
+	// Outcomes counts the cycles of each outcome class
+	// (durability.Classes): durable, in-flight, lost-acknowledged,
+	// corrupt, files-gone, no-restart.
+	Outcomes map[string]int `json:"outcomes,omitempty"`
+	// UnsafeSettings are the calibration's settings that acknowledge
+	// commits before they are durable (fsync=off...).
+	UnsafeSettings string            `json:"unsafe_settings,omitempty"`
+	PerCycle       []DurabilityCycle `json:"per_cycle"`
+	Flush          *FlushProbe       `json:"flush_probe,omitempty"`
+	Journal        string            `json:"journal"` // the acknowledgements, in the run directory
+	Note           string            `json:"note,omitempty"`
+	Missing        map[string]string `json:"missing,omitempty"`
 }
 
 // DurabilityCycle is one load, cut and recovery.
 type DurabilityCycle struct {
-	Cycle                   int     `json:"cycle"`
-	Acknowledged            int64   `json:"acknowledged"`
-	LostAcknowledged        int64   `json:"lost_acknowledged"`
-	CommittedUnacknowledged int64   `json:"committed_unacknowledged"`
-	RecoveryS               float64 `json:"recovery_s"`
-	Fsck                    string  `json:"fsck,omitempty"` // what the file system check said
-	RecoveryError           string  `json:"recovery_error,omitempty"`
+	Cycle                   int   `json:"cycle"`
+	Acknowledged            int64 `json:"acknowledged"`
+	LostAcknowledged        int64 `json:"lost_acknowledged"`
+	CommittedUnacknowledged int64 `json:"committed_unacknowledged"`
+	// Outcome is the cycle's class in the power-fault literature's
+	// terms (durability.Classes), the worst of what it found.
+	Outcome string `json:"outcome"`
+	// RecoveryS is the time from the cut to a server that answered;
+	// absent when the recovery failed.
+	RecoveryS     *float64 `json:"recovery_s,omitempty"`
+	Fsck          string   `json:"fsck,omitempty"` // what the file system check said
+	RecoveryError string   `json:"recovery_error,omitempty"`
 	// Consistency is the TPC-C-like consistency conditions after the
 	// recovery (absent when the database did not come back).
 	Consistency *Consistency `json:"consistency,omitempty"`

@@ -13,7 +13,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/durability"
 	"github.com/calibra-bench/calibra/internal/engine"
-	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	"github.com/calibra-bench/calibra/internal/engine/server"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/lab"
 	"github.com/calibra-bench/calibra/internal/oltp"
@@ -81,10 +81,12 @@ func (e Env) PlanDurability(ctx context.Context, c *Config, d Durability) (needs
 		}
 		done = func() { e.labDown(stack) }
 		c.Lab = "" // built here, where the cuts can reach it
-		// A fresh instance of its own on the lab: a calibration run
-		// leaves a database that fsync=off has broken.
+		// A fresh instance of its own on the lab (whose platter stays
+		// between commands): a calibration leaves a database its unsafe
+		// commits broke. No server runs there: a lab's servers end
+		// with the command that mounted it.
 		c.Path = filepath.Join(stack.Mount, "calibra-durability")
-		if _, err := postgres.Remove(c.Path); err != nil {
+		if err := os.RemoveAll(c.Path); err != nil {
 			done()
 			return Needs{}, nil, nil, err
 		}
@@ -99,35 +101,53 @@ func (e Env) PlanDurability(ctx context.Context, c *Config, d Durability) (needs
 	}, done, nil
 }
 
-// auditHost is the machine under test as the audit sees it.
+// auditHost is the machine under test as the audit sees it: any managed
+// engine that can crash (engine.Crasher), on a lab or not.
 type auditHost struct {
-	s      *Session
-	stack  *lab.Stack
-	target *postgres.Target
+	s     *Session
+	stack *lab.Stack
+	data  engine.Engine // the server the clients commit on (auditData)
+	crash engine.Crasher
+	local *engine.Local
 }
 
-func (h *auditHost) Engine() engine.Engine { return h.target }
+func (h *auditHost) Engine() engine.Engine { return h.data }
+
+// auditData is the server the audit's clients commit on and read back:
+// the engine, or a cluster's first node, as its nodes serve one database
+// (the cut still takes every node, and the recovery restarts the
+// cluster). Independent instances are refused: each is its own database.
+func auditData(e engine.Engine) (engine.Engine, error) {
+	g, ok := e.(engine.Group)
+	if !ok || len(g.Members()) == 1 {
+		return e, nil
+	}
+	if !g.SharedData() {
+		return nil, fault.Input("run the audit on one instance (drop --instances)", "the power-loss audit checks one database, and this target has %d independent instances", len(g.Members()))
+	}
+	return g.Members()[0], nil
+}
 
 func (h *auditHost) Cut() error {
 	if h.stack == nil {
-		h.target.Managed.Kill()
+		h.crash.Kill()
 		return nil
 	}
 	// The storage dies first, at once (given even milliseconds, a
 	// destaging cache would write back what a power cut loses); then every
-	// process of the server: its backends run in sessions of their own, and
-	// one waiting for a lock a dead one held would wait for ever.
+	// process of the server: PostgreSQL's backends run in sessions of their
+	// own, and one waiting for a lock a dead one held would wait for ever.
 	h.stack.Kill()
-	killProcessesIn(h.target.Managed.DataDir)
-	h.target.Managed.Kill()
+	killProcessesIn(h.local.DataDir)
+	h.crash.Kill()
 	h.stack.PowerCut()
 	return nil
 }
 
 // killProcessesIn sends SIGKILL to every process whose working directory
-// is dir (a PostgreSQL server's processes all work in its data directory)
-// until none is left, or for 30 s: one in the middle of an I/O dies when
-// the I/O fails.
+// is dir (a server's processes all work in its data directory) until none
+// is left, or for 30 s: one in the middle of an I/O dies when the I/O
+// fails.
 func killProcessesIn(dir string) {
 	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
 		entries, _ := os.ReadDir("/proc")
@@ -148,19 +168,22 @@ func killProcessesIn(dir string) {
 	}
 }
 
+// Recover brings the storage back and starts the server on what the cut
+// left. A data directory the cut took is a finding, never initialised
+// anew: the engine's Start would make an empty database in its place.
 func (h *auditHost) Recover(ctx context.Context) (string, error) {
 	fsck := ""
 	if h.stack != nil {
 		if err := h.stack.Restart(ctx); err != nil {
-			return "", err
+			return "", &durability.RecoveryError{Class: durability.NoRestart, Err: fmt.Errorf("the storage did not come back: %w", err)}
 		}
 		fsck = h.stack.Fsck
 	}
-	// The killed server's lock file may have come back empty or torn from
-	// the cut, which PostgreSQL refuses to start over; the audit killed
-	// that server, so the file is known stale (an operator removes it too).
-	_ = os.Remove(filepath.Join(h.target.Managed.DataDir, "postmaster.pid"))
-	_, err := h.target.Start(ctx, h.s.env.Group)
+	if !server.Initialised(h.local.DataDir) {
+		return fsck, &durability.RecoveryError{Class: durability.FilesGone,
+			Err: fmt.Errorf("the data directory %s, or its record of a complete initialisation, is gone after the cut", h.local.DataDir)}
+	}
+	_, err := h.s.target.Start(ctx, h.s.env.Group)
 	return fsck, err
 }
 
@@ -177,22 +200,19 @@ func audit(ctx context.Context, s *Session, stack *lab.Stack, cfg durability.Con
 		body.Note = "without --lab only the server is killed: the OS page cache survives, so this tests crash recovery, not the storage"
 		s.prog.Phase("warning: %s", body.Note)
 	}
-	target, ok := s.target.(*postgres.Target)
-	if !ok || target.Managed == nil {
-		return nil, fault.Input("run the audit on the managed PostgreSQL", "%s", engine.NotSupported(s.target, "the power-loss audit"))
+	crash, ok := s.target.(engine.Crasher)
+	local := s.target.Local()
+	if !ok || local == nil {
+		return nil, fault.Input("run the audit on a managed instance", "%s", engine.NotSupported(s.target, "the power-loss audit"))
+	}
+	data, err := auditData(s.target)
+	if err != nil {
+		return nil, err
 	}
 	if fsyncOff {
-		target.Managed.Overrides = map[string]string{"fsync": "off"}
-		if err := target.Stop(); err != nil {
+		if err := calibrate(ctx, s, body); err != nil {
 			return nil, err
 		}
-		if _, err := target.Start(ctx, s.env.Group); err != nil {
-			return nil, err
-		}
-		if err := s.updateEngine(); err != nil {
-			return nil, err
-		}
-		s.prog.Phase("calibration: the server runs with fsync=off; a lab must show losses")
 	}
 	dev := ""
 	if stack != nil {
@@ -223,7 +243,7 @@ func audit(ctx context.Context, s *Session, stack *lab.Stack, cfg durability.Con
 	cfg.Warehouses, cfg.Seed, cfg.CLastLoad = bi.Warehouses, bi.Seed, bi.CLastLoad
 	cfg.Journal = s.dir.File("raw", "durability-acks.txt")
 	cfg.Phase = s.prog.Phase
-	h := &auditHost{s: s, stack: stack, target: target}
+	h := &auditHost{s: s, stack: stack, data: data, crash: crash, local: local}
 	err = durability.Run(ctx, cfg, h, body)
 	st := newStep(results.KindDurability, "durability", started, body)
 	if err != nil {
@@ -231,6 +251,12 @@ func audit(ctx context.Context, s *Session, stack *lab.Stack, cfg durability.Con
 	}
 	st.Status = results.StatusComplete
 	s.prog.Phase("durability: %d cycles, %d acknowledged, %d lost, %d committed unacknowledged", body.Cycles, body.Acknowledged, body.LostAcknowledged, body.CommittedUnacknowledged)
+	return []results.Step{st}, judgeDurability(s, st, ths)
+}
+
+// judgeDurability records the thresholds' verdicts on the audit's step;
+// a failed one is a ThresholdError.
+func judgeDurability(s *Session, st results.Step, ths []study.Threshold) error {
 	var verdicts []results.Verdict
 	var failed []string
 	for _, t := range ths {
@@ -247,13 +273,34 @@ func audit(ctx context.Context, s *Session, stack *lab.Stack, cfg durability.Con
 	}
 	if len(verdicts) > 0 {
 		if err := s.dir.Update(func(r *results.Run) { r.Verdicts = verdicts }); err != nil {
-			return []results.Step{st}, err
+			return err
 		}
 	}
 	if len(failed) > 0 {
-		return []results.Step{st}, &fault.ThresholdError{Failed: failed}
+		return &fault.ThresholdError{Failed: failed}
 	}
-	return []results.Step{st}, nil
+	return nil
+}
+
+// calibrate restarts the server with commits acknowledged before they are
+// durable: a lab must then show losses.
+func calibrate(ctx context.Context, s *Session, body *results.Durability) error {
+	u, ok := s.target.(durability.Calibrator)
+	if !ok {
+		return fault.Input("drop --unsafe-fsync-off", "%s", engine.NotSupported(s.target, "the calibration with commits not flushed"))
+	}
+	body.UnsafeSettings = u.UnsafeCommits()
+	if err := s.target.Stop(); err != nil {
+		return err
+	}
+	if _, err := s.target.Start(ctx, s.env.Group); err != nil {
+		return err
+	}
+	if err := s.updateEngine(); err != nil {
+		return err
+	}
+	s.prog.Phase("calibration: the server runs with %s; a lab must show losses", body.UnsafeSettings)
+	return nil
 }
 
 // observeDevice is the block device under the session's path, as

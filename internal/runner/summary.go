@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/calibra-bench/calibra/internal/device"
+	"github.com/calibra-bench/calibra/internal/durability"
 	"github.com/calibra-bench/calibra/internal/progress"
 	"github.com/calibra-bench/calibra/internal/results"
 )
@@ -569,13 +570,25 @@ func writeDSSSummary(b *strings.Builder, st results.Step, o *results.DSS) {
 	fmt.Fprintf(b, "  %s\n", o.Workload)
 }
 
+// durabilityOutcomes is how many cycles had each outcome, in the order of
+// durability.Classes, e.g. "durable 1, lost-acknowledged 1".
+func durabilityOutcomes(d *results.Durability) string {
+	var parts []string
+	for _, c := range durability.Classes {
+		if n := d.Outcomes[string(c)]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", c, n))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
 func writeDurabilitySummary(b *strings.Builder, d *results.Durability) {
 	kind := "power cut (the storage and the database server killed)"
 	if d.PowerCut == "server" {
 		kind = "server crash only (not a test of the storage)"
 	}
 	if d.Calibration {
-		kind += ", calibration with fsync=off"
+		kind += ", calibration with commits not flushed (" + d.UnsafeSettings + ")"
 	}
 	fmt.Fprintf(b, "  durability %d cycles of %s, %d clients, %.0f s of commits each\n", d.Cycles, kind, d.Clients, d.LoadS)
 	fmt.Fprintf(b, "  %-10s %10d     acknowledged commits lost (the violation) of %d acknowledged\n", "lost", d.LostAcknowledged, d.Acknowledged)
@@ -596,6 +609,9 @@ func writeDurabilitySummary(b *strings.Builder, d *results.Durability) {
 			verdict = "violated after the recovery of cycle " + strings.Join(violated, ", ")
 		}
 		fmt.Fprintf(b, "  %-10s %10s     TPC-C consistency conditions (3.3.2.1-4) %s\n", "consistent", map[bool]string{true: "yes", false: "no"}[len(violated) == 0], verdict)
+	}
+	if o := durabilityOutcomes(d); o != "" {
+		fmt.Fprintf(b, "  %-10s %s\n", "outcomes", o)
 	}
 	if d.RecoveryS != nil {
 		fmt.Fprintf(b, "  %-10s %10.1f s   the slowest recovery (file system check, mount, database crash recovery)\n", "recovery", *d.RecoveryS)

@@ -36,3 +36,15 @@ func (t *Target) Kill() {
 		t.Managed.Kill()
 	}
 }
+
+// unsafeCommits are InnoDB's settings that acknowledge a commit before
+// its redo is on the storage: the log written and flushed about once a
+// second, not at each commit.
+var unsafeCommits = map[string]string{"innodb_flush_log_at_trx_commit": "0"}
+
+// UnsafeCommits makes the next start run with unsafeCommits: the
+// power-loss audit's calibration (durability.Calibrator).
+func (t *Target) UnsafeCommits() string {
+	t.Managed.overrides = unsafeCommits
+	return "innodb_flush_log_at_trx_commit=0"
+}

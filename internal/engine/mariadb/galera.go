@@ -142,14 +142,7 @@ func (c *Cluster) SetServerLog(path string) {
 func (c *Cluster) running() (all, any bool) {
 	all = true
 	for _, t := range c.nodes {
-		alive := false
-		if p := t.Managed.server; p != nil {
-			select {
-			case <-p.Done():
-			default:
-				alive = true
-			}
-		}
+		alive := t.Managed.Running()
 		all, any = all && alive, any || alive
 	}
 	return all, any
@@ -447,7 +440,7 @@ func (in *Instance) recoverPosition(ctx context.Context, group *proc.Group) (int
 	if err := os.MkdirAll(in.TmpDir(), 0o700); err != nil {
 		return -1, err
 	}
-	if err := in.acct.Chown(in.TmpDir()); err != nil {
+	if err := in.Account.Chown(in.TmpDir()); err != nil {
 		return -1, err
 	}
 	if err := in.writeSecrets(in.SocketDir); err != nil {
@@ -455,7 +448,7 @@ func (in *Instance) recoverPosition(ctx context.Context, group *proc.Group) (int
 	}
 	defer in.removeSecrets(in.SocketDir)
 	cmd := exec.Command(in.cfg.Bin.Server, append(in.args(), "--wsrep-recover")...)
-	out, err := in.acct.Run(ctx, group, "mariadbd --wsrep-recover", cmd)
+	out, err := in.Account.Run(ctx, group, "mariadbd --wsrep-recover", cmd)
 	if err != nil {
 		return -1, fmt.Errorf("%w: %s", err, strings.TrimSpace(lastMatching(out)))
 	}
@@ -507,7 +500,7 @@ func (c *Cluster) Kill() {
 // start of every node.
 func (c *Cluster) Restart(ctx context.Context, group *proc.Group) (bool, error) {
 	for i := len(c.nodes) - 1; i >= 0; i-- {
-		if err := c.nodes[i].Managed.stopServer(); err != nil {
+		if err := c.nodes[i].Managed.Halt(); err != nil {
 			return false, fmt.Errorf("the Galera node %d: %w", i+1, err)
 		}
 	}
@@ -568,4 +561,14 @@ func RemoveGalera(path string) (bool, error) {
 		errs = append(errs, err)
 	}
 	return removed, errors.Join(errs...)
+}
+
+// UnsafeCommits makes every node's next start run with commits not
+// flushed (Target.UnsafeCommits).
+func (c *Cluster) UnsafeCommits() string {
+	var s string
+	for _, t := range c.nodes {
+		s = t.UnsafeCommits()
+	}
+	return s
 }

@@ -39,7 +39,7 @@ func (c *Cluster) firstStart(ctx context.Context, group *proc.Group, boot int) (
 	if err != nil {
 		return init, fmt.Errorf("the Galera node %d of %d did not bootstrap the cluster: %w", boot+1, len(c.nodes), err)
 	}
-	return init, in.stopServer()
+	return init, in.Halt()
 }
 
 // seedJoiners copies the bootstrapping node into every other node that
@@ -88,7 +88,7 @@ func (c *Cluster) seed(ctx context.Context, group *proc.Group, from, to *Instanc
 		if err := os.MkdirAll(p[1], 0o700); err != nil {
 			return err
 		}
-		if err := to.acct.Chown(p[1]); err != nil {
+		if err := to.Account.Chown(p[1]); err != nil {
 			return err
 		}
 		args := []string{"-a", "--delete"}
@@ -100,7 +100,7 @@ func (c *Cluster) seed(ctx context.Context, group *proc.Group, from, to *Instanc
 			args = append(args, "--include=/ib_logfile*", "--exclude=*")
 		}
 		cmd := exec.Command("rsync", append(args, p[0]+"/", p[1]+"/")...)
-		if out, err := to.acct.Run(ctx, group, "rsync", cmd); err != nil {
+		if out, err := to.Account.Run(ctx, group, "rsync", cmd); err != nil {
 			return fmt.Errorf("%w: %s", err, strings.TrimSpace(out))
 		}
 	}

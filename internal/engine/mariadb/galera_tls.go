@@ -201,7 +201,7 @@ func writePrivate(in *Instance, p string, b []byte, mode os.FileMode) error {
 	if err != nil {
 		return err
 	}
-	return in.acct.Chown(p)
+	return in.Account.Chown(p)
 }
 
 // removeSecrets removes what writeSecrets wrote into dir.

@@ -6,7 +6,6 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"os/user"
@@ -23,7 +22,6 @@ import (
 	"github.com/calibra-bench/calibra/internal/engine/server"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/limits"
-	"github.com/calibra-bench/calibra/internal/pathlock"
 	"github.com/calibra-bench/calibra/internal/proc"
 )
 
@@ -75,16 +73,15 @@ type InstanceConfig struct {
 // Instance is a throwaway MariaDB server calibra creates, starts and stops
 // with its data on the storage under test.
 type Instance struct {
-	cfg       InstanceConfig
-	DataDir   string
-	SocketDir string
-	acct      server.Account // the account the server runs as
+	server.Process // its socket directory, log and mariadbd
+	cfg            InstanceConfig
+	DataDir        string
 	// client is calibra's own OS account: the one MariaDB account, and
 	// the one OS account, that can log in (unix_socket authentication).
-	client   string
-	server   *proc.Proc
-	log      *os.File
-	sockLock *pathlock.Lock
+	client string
+	// overrides replace settings at the next start; only the power-loss
+	// audit's calibration uses them (engine.go, UnsafeCommits).
+	overrides map[string]string
 	// wsrep are a Galera node's settings (galera.go), calibra's own;
 	// newCluster makes the next start bootstrap the cluster.
 	wsrep      map[string]string
@@ -120,9 +117,13 @@ func NewInstance(cfg InstanceConfig) (*Instance, error) {
 		return nil, fmt.Errorf("find calibra's own account: %w", err)
 	}
 	in.client = me.Username
-	if in.acct, err = server.Lookup("MariaDB", cfg.RunAs, "mysql", "mariadb-server", cfg.Path, cfg.WALPath); err != nil {
+	acct, err := server.Lookup("MariaDB", cfg.RunAs, "mysql", "mariadb-server", cfg.Path, cfg.WALPath)
+	if err != nil {
 		return nil, err
 	}
+	// SIGTERM is mariadbd's normal shutdown: close sessions, flush, exit.
+	in.Process = server.Process{Cgroup: cfg.Cgroup, Spec: server.Spec{Title: "MariaDB", Comm: "mariadbd", Account: acct,
+		SocketPrefix: socketDirPrefix, Shutdown: syscall.SIGTERM, Grace: 5 * time.Minute, StartTimeout: startTimeout, LastWords: serverError}}
 	if cfg.WALPath != "" {
 		if in.cfg.WALPath, err = filepath.Abs(cfg.WALPath); err != nil {
 			return nil, err
@@ -145,20 +146,13 @@ func (in *Instance) RedoDir() string {
 	return in.DataDir
 }
 
-// initialisedMarker is written once mariadb-install-db has succeeded; it
-// holds the redo log's directory. A data directory without it is the
-// remains of an interrupted install, to be made anew.
-const initialisedMarker = "calibra-initialised"
-
-// Exists reports whether the data directory has been fully initialised.
-func (in *Instance) Exists() bool {
-	_, err := os.Stat(filepath.Join(in.DataDir, initialisedMarker))
-	return err == nil
-}
+// Exists reports whether the data directory has been fully initialised;
+// its marker (server.InitialisedMarker) holds the redo log's directory.
+func (in *Instance) Exists() bool { return server.Initialised(in.DataDir) }
 
 // recordedRedoDir is the redo directory the data directory was made with.
 func (in *Instance) recordedRedoDir() string {
-	b, err := os.ReadFile(filepath.Join(in.DataDir, initialisedMarker))
+	b, err := os.ReadFile(filepath.Join(in.DataDir, server.InitialisedMarker))
 	if err != nil || len(strings.TrimSpace(string(b))) == 0 {
 		return in.DataDir
 	}
@@ -198,7 +192,7 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return fmt.Errorf("create %s: %w", dir, err)
 		}
-		if err := in.acct.Chown(dir); err != nil {
+		if err := in.Account.Chown(dir); err != nil {
 			return err
 		}
 	}
@@ -210,7 +204,7 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 		args = append(args, "--basedir="+in.cfg.Bin.Basedir)
 	}
 	cmd := exec.Command(in.cfg.Bin.InstallDB, args...)
-	out, err := in.acct.Run(ctx, group, "mariadb-install-db", cmd)
+	out, err := in.Account.Run(ctx, group, "mariadb-install-db", cmd)
 	if err != nil {
 		return fmt.Errorf("mariadb-install-db into %s: %w: %s", in.DataDir, err, server.LastLines(out, 2, " | "))
 	}
@@ -220,7 +214,7 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 // mark writes the marker of a complete data directory; a Galera node
 // writes it again after a state transfer, which brings the donor's.
 func (in *Instance) mark() error {
-	return os.WriteFile(filepath.Join(in.DataDir, initialisedMarker), []byte(in.RedoDir()+"\n"), 0o644)
+	return os.WriteFile(filepath.Join(in.DataDir, server.InitialisedMarker), []byte(in.RedoDir()+"\n"), 0o644)
 }
 
 // Settings are the server settings calibra starts the instance with, as
@@ -256,6 +250,9 @@ func (in *Instance) Settings() map[string]string {
 	}
 	for k, v := range in.cfg.Settings {
 		s[normalName(k)] = v
+	}
+	for k, v := range in.overrides {
+		s[k] = v
 	}
 	for k, v := range in.wsrep {
 		// The study's provider options (gcs.fc_limit...) come after
@@ -372,43 +369,21 @@ func (in *Instance) refusedSetting(startErr string) (key string, ok bool) {
 // Start starts the server as a child of calibra and waits until it accepts
 // connections. The caller must Stop it on every path.
 func (in *Instance) Start(ctx context.Context, group *proc.Group) error {
-	if in.server != nil {
-		select {
-		case <-in.server.Done():
-			in.server = nil // it died: start it again
-		default:
-			return nil // already running: starting is a no-op
-		}
+	if in.Running() {
+		return nil // starting is a no-op
 	}
 	if pid, ok := in.runningPID(); ok {
 		return fault.Input(fmt.Sprintf("wait for the other calibra to finish, or run 'calibra clean --path %s'", in.cfg.Path),
 			"a MariaDB server (pid %d) is already running on %s", pid, in.DataDir)
 	}
-	if in.SocketDir == "" {
-		sock, err := server.NewSocketDir(socketDirPrefix)
-		if err != nil {
-			return err
-		}
-		in.SocketDir = sock
-		if in.sockLock, err = pathlock.Acquire(sock, "server socket"); err != nil {
-			return fmt.Errorf("lock the socket directory: %w", err)
-		}
-		if err := in.acct.Chown(sock); err != nil {
-			return err
-		}
+	if err := in.Prepare(in.cfg.LogFile); err != nil {
+		return err
 	}
 	if err := os.MkdirAll(in.TmpDir(), 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", in.TmpDir(), err)
 	}
-	if err := in.acct.Chown(in.TmpDir()); err != nil {
+	if err := in.Account.Chown(in.TmpDir()); err != nil {
 		return err
-	}
-	if in.cfg.LogFile != "" && in.log == nil {
-		var err error
-		in.log, err = os.OpenFile(in.cfg.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			return fmt.Errorf("open the server log: %w", err)
-		}
 	}
 	err := in.startOnce(ctx, group)
 	if err != nil {
@@ -429,50 +404,18 @@ func (in *Instance) startOnce(ctx context.Context, group *proc.Group) error {
 			return err
 		}
 	}
+	return in.Spawn(ctx, group, server.Hooks{Command: in.command, Ready: in.ping})
+}
+
+// command is mariadbd's command line; a Galera node's finds its state
+// transfer's tools.
+func (in *Instance) command() *exec.Cmd {
 	cmd := exec.Command(in.cfg.Bin.Server, in.args()...)
-	in.acct.Credentials(cmd)
 	if in.wsrep != nil {
+		cmd.Env = server.PlainEnv()
 		in.sstPath(cmd)
 	}
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	in.cfg.Cgroup.Prepare(cmd.SysProcAttr)
-	var tail server.Tail
-	if in.log != nil {
-		cmd.Stdout, cmd.Stderr = in.log, io.MultiWriter(in.log, &tail)
-	} else {
-		cmd.Stdout, cmd.Stderr = &tail, &tail
-	}
-	// SIGTERM is mariadbd's normal shutdown: close sessions, flush, exit.
-	p, err := group.Start("mariadbd", cmd, syscall.SIGTERM)
-	if err != nil {
-		return err
-	}
-	in.server = p
-	if err := in.cfg.Cgroup.Attach(p.Pid()); err != nil {
-		_ = in.stopServer()
-		return err
-	}
-	deadline := time.Now().Add(startTimeout)
-	for {
-		if err := in.ping(ctx); err == nil {
-			return nil
-		}
-		select {
-		case <-p.Done():
-			in.server = nil
-			return fmt.Errorf("the MariaDB server exited while starting: %s", strings.TrimSpace(tail.Matching(serverError)))
-		case <-ctx.Done():
-			_ = in.stopServer()
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			_ = in.stopServer()
-			return fmt.Errorf("the MariaDB server did not accept connections within %s: %s", startTimeout, strings.TrimSpace(tail.Matching(serverError)))
-		}
-	}
+	return cmd
 }
 
 func (in *Instance) ping(ctx context.Context) error {
@@ -525,7 +468,7 @@ func (in *Instance) Config(db string) *mysql.Config {
 // buffer pool is neither dumped nor loaded. It reports whether the page
 // cache was dropped.
 func (in *Instance) Restart(ctx context.Context, group *proc.Group) (bool, error) {
-	if err := in.stopServer(); err != nil {
+	if err := in.Halt(); err != nil {
 		return false, err
 	}
 	dropped, err := limits.DropCaches()
@@ -536,45 +479,6 @@ func (in *Instance) Restart(ctx context.Context, group *proc.Group) (bool, error
 		return dropped, in.Start(ctx, group)
 	}
 	return dropped, in.startOnce(ctx, group)
-}
-
-// stopServer shuts the server down (normal shutdown, then kill after a
-// grace period).
-func (in *Instance) stopServer() error {
-	if in.server == nil {
-		return nil
-	}
-	err := in.server.Stop(5 * time.Minute)
-	in.server = nil
-	return err
-}
-
-// Kill kills the server at once (SIGKILL to its process group), as a crash
-// does, and removes its socket directory; its pid file stays behind.
-func (in *Instance) Kill() {
-	if in.server != nil {
-		in.server.Kill()
-		<-in.server.Done()
-		in.server = nil
-	}
-	_ = in.Stop()
-}
-
-// Stop shuts the server down and removes its socket directory. Safe to
-// call more than once.
-func (in *Instance) Stop() error {
-	err := in.stopServer()
-	if in.SocketDir != "" {
-		os.RemoveAll(in.SocketDir)
-		in.SocketDir = ""
-	}
-	in.sockLock.Release()
-	in.sockLock = nil
-	if in.log != nil {
-		in.log.Close()
-		in.log = nil
-	}
-	return err
 }
 
 // runningPID reports a live mariadbd that owns the data directory. A

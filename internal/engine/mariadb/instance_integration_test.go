@@ -207,13 +207,13 @@ func TestAnotherAccountCannotLogIn(t *testing.T) {
 		t.Errorf("the account nobody was refused for another reason than authentication: %s", out)
 	}
 	// The server's own account, which can reach the socket, has no login.
-	if in.acct.Name != "" {
-		server, err := user.Lookup(in.acct.Name)
+	if in.Account.Name != "" {
+		server, err := user.Lookup(in.Account.Name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if out, err := login(server); err == nil {
-			t.Errorf("the server's account %s logged in as root: %s", in.acct.Name, out)
+			t.Errorf("the server's account %s logged in as root: %s", in.Account.Name, out)
 		}
 	}
 }
@@ -403,7 +403,7 @@ func TestRemoveStopsTheServerAndDeletesItsData(t *testing.T) {
 	target, _ := startManaged(t, TargetConfig{WALPath: wal})
 	in := target.Managed
 	path := filepath.Dir(in.DataDir)
-	pid := in.server.Pid()
+	pid := in.PID()
 	removed, err := Remove(path)
 	if err != nil || !removed {
 		t.Fatalf("remove: %v, %v", removed, err)

@@ -565,7 +565,7 @@ func (t *Target) copyFile(from, to string) error {
 	if err := out.Close(); err != nil {
 		return err
 	}
-	return t.Managed.acct.Chown(to)
+	return t.Managed.Account.Chown(to)
 }
 
 // recreate makes schema anew, empty.

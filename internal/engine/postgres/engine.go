@@ -65,3 +65,11 @@ func (t *Target) Transactions(ctx context.Context) (int64, error) {
 	}
 	return n, nil
 }
+
+// UnsafeCommits makes the next start run with fsync=off, which
+// acknowledges commits the storage may not hold: the power-loss audit's
+// calibration (durability.Calibrator). Describe records it.
+func (t *Target) UnsafeCommits() string {
+	t.Managed.Overrides = map[string]string{"fsync": "off"}
+	return "fsync=off"
+}

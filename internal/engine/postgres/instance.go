@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -21,7 +20,6 @@ import (
 	"github.com/calibra-bench/calibra/internal/engine/server"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/limits"
-	"github.com/calibra-bench/calibra/internal/pathlock"
 	"github.com/calibra-bench/calibra/internal/proc"
 )
 
@@ -56,16 +54,13 @@ type InstanceConfig struct {
 // Instance is a throwaway PostgreSQL server calibra creates, starts and stops
 // with its data on the storage under test.
 type Instance struct {
-	cfg       InstanceConfig
-	DataDir   string
-	SocketDir string
-	Port      int
-	acct      server.Account // the account the server runs as
-	server    *proc.Proc
-	log       *os.File
-	// sockLock marks the socket directory live while the instance runs,
-	// so that clean removes only those of dead runs (RemoveStaleSockets).
-	sockLock *pathlock.Lock
+	server.Process // its socket directory, log and postmaster
+	cfg            InstanceConfig
+	DataDir        string
+	Port           int
+	// crashed says the last stop was a Kill: the postmaster.pid it left
+	// is stale, and may have come back torn from a power cut.
+	crashed bool
 	// Overrides replace settings at the next start; only the power-loss
 	// audit's calibration uses one (fsync=off), and Describe records it.
 	Overrides map[string]string
@@ -88,9 +83,11 @@ func NewInstance(cfg InstanceConfig) (*Instance, error) {
 			return nil, err
 		}
 	}
-	if in.acct, err = server.Lookup("PostgreSQL", cfg.RunAs, "postgres", "postgresql", cfg.Path, cfg.WALPath, in.cfg.Replicas.Path); err != nil {
+	acct, err := server.Lookup("PostgreSQL", cfg.RunAs, "postgres", "postgresql", cfg.Path, cfg.WALPath, in.cfg.Replicas.Path)
+	if err != nil {
 		return nil, err
 	}
+	in.Process = newProcess(acct, cfg.Cgroup)
 	if cfg.WALPath != "" {
 		if in.cfg.WALPath, err = filepath.Abs(cfg.WALPath); err != nil {
 			return nil, err
@@ -130,15 +127,15 @@ func (in *Instance) checkWAL() error {
 	return nil
 }
 
-// initialisedMarker is written once initdb has succeeded: a data directory
-// without it is the remains of an interrupted initdb, to be made anew.
-const initialisedMarker = "calibra-initialised"
+// newProcess is a postmaster's lifecycle: SIGINT is PostgreSQL's fast
+// shutdown (abort sessions, checkpoint, exit).
+func newProcess(acct server.Account, cgroup *limits.Cgroup) server.Process {
+	return server.Process{Cgroup: cgroup, Spec: server.Spec{Title: "PostgreSQL", Comm: "postgres", Account: acct,
+		SocketPrefix: socketDirPrefix, Shutdown: syscall.SIGINT, Grace: time.Minute, StartTimeout: 2 * time.Minute}}
+}
 
 // Exists reports whether the data directory has been fully initialised.
-func (in *Instance) Exists() bool {
-	_, err := os.Stat(filepath.Join(in.DataDir, initialisedMarker))
-	return err == nil
-}
+func (in *Instance) Exists() bool { return server.Initialised(in.DataDir) }
 
 // Init runs initdb into the data directory, clearing the remains of an
 // interrupted earlier one.
@@ -149,7 +146,7 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 	if err := os.MkdirAll(in.DataDir, 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", in.DataDir, err)
 	}
-	if err := in.acct.Chown(in.DataDir); err != nil {
+	if err := in.Account.Chown(in.DataDir); err != nil {
 		return err
 	}
 	args := []string{"-D", in.DataDir, "-U", Superuser, "--auth-local=peer", "--auth-host=reject", "--encoding=UTF8", "--locale=C", "--no-sync"}
@@ -162,17 +159,17 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 		if err := os.MkdirAll(wal, 0o700); err != nil {
 			return fmt.Errorf("create %s: %w", wal, err)
 		}
-		if err := in.acct.Chown(wal); err != nil {
+		if err := in.Account.Chown(wal); err != nil {
 			return err
 		}
 		args = append(args, "--waldir="+wal)
 	}
 	cmd := exec.Command(in.cfg.Bin.Path("initdb"), args...)
-	out, err := in.acct.Run(ctx, group, "initdb", cmd)
+	out, err := in.Account.Run(ctx, group, "initdb", cmd)
 	if err != nil {
 		return fmt.Errorf("initdb into %s: %w: %s", in.DataDir, err, server.LastLines(out, 1, "\n"))
 	}
-	return os.WriteFile(filepath.Join(in.DataDir, initialisedMarker), nil, 0o644)
+	return os.WriteFile(filepath.Join(in.DataDir, server.InitialisedMarker), nil, 0o644)
 }
 
 // Settings are the server settings calibra starts the instance with: sane
@@ -254,36 +251,24 @@ const DefaultDBCache = "1GB"
 // Start starts the server as a child of calibra and waits until it accepts
 // connections. The caller must Stop it on every path.
 func (in *Instance) Start(ctx context.Context, group *proc.Group) error {
-	if in.server != nil {
-		select {
-		case <-in.server.Done():
-			in.server = nil // it died: start it again
-		default:
-			return nil // already running: starting is a no-op
-		}
+	if in.Running() {
+		return nil // starting is a no-op
 	}
 	if pid, ok := in.runningPID(); ok {
 		return fault.Input(fmt.Sprintf("wait for the other calibra to finish, or run 'calibra clean --path %s'", in.cfg.Path),
 			"a PostgreSQL server (pid %d) is already running on %s", pid, in.DataDir)
 	}
-	sock, err := server.NewSocketDir(socketDirPrefix)
-	if err != nil {
+	if in.crashed {
+		// Ours, and dead (runningPID): PostgreSQL refuses to start over a
+		// lock file a power cut left empty or torn.
+		_ = os.Remove(filepath.Join(in.DataDir, "postmaster.pid"))
+		in.crashed = false
+	}
+	if err := in.Prepare(in.cfg.LogFile); err != nil {
 		return err
-	}
-	in.SocketDir = sock
-	if in.sockLock, err = pathlock.Acquire(sock, "server socket"); err != nil {
-		return fmt.Errorf("lock the socket directory: %w", err)
-	}
-	if err := in.acct.Chown(sock); err != nil {
-		return err
-	}
-	if in.cfg.LogFile != "" {
-		in.log, err = os.OpenFile(in.cfg.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			return fmt.Errorf("open the server log: %w", err)
-		}
 	}
 	for attempt := 0; ; attempt++ {
+		var err error
 		if in.Port, err = freePort(); err != nil {
 			return err
 		}
@@ -304,6 +289,11 @@ func (in *Instance) startOnce(ctx context.Context, group *proc.Group) error {
 	if err := in.lockAccess(); err != nil {
 		return err
 	}
+	return in.Spawn(ctx, group, server.Hooks{Command: in.command, Ready: in.ready})
+}
+
+// command is the postmaster's command line: every setting on it.
+func (in *Instance) command() *exec.Cmd {
 	args := []string{"-D", in.DataDir}
 	settings := in.Settings()
 	keys := make([]string, 0, len(settings))
@@ -314,49 +304,16 @@ func (in *Instance) startOnce(ctx context.Context, group *proc.Group) error {
 	for _, k := range keys {
 		args = append(args, "-c", k+"="+settings[k])
 	}
-	cmd := exec.Command(in.cfg.Bin.Path("postgres"), args...)
-	in.acct.Credentials(cmd)
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	return exec.Command(in.cfg.Bin.Path("postgres"), args...)
+}
+
+// ready reports whether the server accepts a connection.
+func (in *Instance) ready(ctx context.Context) error {
+	conn, err := pgx.Connect(ctx, in.ConnString("postgres"))
+	if err == nil {
+		conn.Close(ctx)
 	}
-	in.cfg.Cgroup.Prepare(cmd.SysProcAttr)
-	var tail server.Tail
-	if in.log != nil {
-		cmd.Stdout, cmd.Stderr = in.log, io.MultiWriter(in.log, &tail)
-	} else {
-		cmd.Stdout, cmd.Stderr = &tail, &tail
-	}
-	// SIGINT is PostgreSQL's fast shutdown: abort sessions, checkpoint, exit.
-	p, err := group.Start("postgres", cmd, syscall.SIGINT)
-	if err != nil {
-		return err
-	}
-	in.server = p
-	if err := in.cfg.Cgroup.Attach(p.Pid()); err != nil {
-		in.stopServer()
-		return err
-	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		conn, err := pgx.Connect(ctx, in.ConnString("postgres"))
-		if err == nil {
-			conn.Close(ctx)
-			return nil
-		}
-		select {
-		case <-p.Done():
-			in.server = nil
-			return fmt.Errorf("the PostgreSQL server exited while starting: %s", strings.TrimSpace(tail.String()))
-		case <-ctx.Done():
-			in.Stop()
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			in.Stop()
-			return fmt.Errorf("the PostgreSQL server did not accept connections within 2 minutes: %s", strings.TrimSpace(tail.String()))
-		}
-	}
+	return err
 }
 
 // Restart stops the server, drops the OS page cache where permitted, and
@@ -364,7 +321,7 @@ func (in *Instance) startOnce(ctx context.Context, group *proc.Group) error {
 // from the same settings (the observers') find it again: a cold start.
 // It reports whether the page cache was dropped.
 func (in *Instance) Restart(ctx context.Context, group *proc.Group) (bool, error) {
-	if err := in.stopServer(); err != nil {
+	if err := in.Halt(); err != nil {
 		return false, err
 	}
 	dropped, err := limits.DropCaches()
@@ -374,43 +331,11 @@ func (in *Instance) Restart(ctx context.Context, group *proc.Group) (bool, error
 	return dropped, in.startOnce(ctx, group)
 }
 
-// stopServer shuts the server down (fast shutdown, then kill after a grace
-// period).
-func (in *Instance) stopServer() error {
-	if in.server == nil {
-		return nil
-	}
-	err := in.server.Stop(time.Minute)
-	in.server = nil
-	return err
-}
-
-// Kill kills the server and its backends at once (SIGKILL to its process
-// group), as a crash does, and removes its socket directory.
+// Kill kills the server and its backends at once, as a crash does (see
+// server.Process.Kill); the next Start recovers it.
 func (in *Instance) Kill() {
-	if in.server != nil {
-		in.server.Kill()
-		<-in.server.Done()
-		in.server = nil
-	}
-	_ = in.Stop()
-}
-
-// Stop shuts the server down and removes its socket directory. Safe to call
-// more than once.
-func (in *Instance) Stop() error {
-	err := in.stopServer()
-	if in.SocketDir != "" {
-		os.RemoveAll(in.SocketDir)
-		in.SocketDir = ""
-	}
-	in.sockLock.Release()
-	in.sockLock = nil
-	if in.log != nil {
-		in.log.Close()
-		in.log = nil
-	}
-	return err
+	in.crashed = true
+	in.Process.Kill()
 }
 
 // lockAccess writes the instance's client authentication before each
@@ -424,8 +349,8 @@ func (in *Instance) lockAccess() error {
 	if u, err := user.Current(); err == nil {
 		accounts[u.Username] = true
 	}
-	if in.acct.Name != "" {
-		accounts[in.acct.Name] = true
+	if in.Account.Name != "" {
+		accounts[in.Account.Name] = true
 	}
 	names := make([]string, 0, len(accounts))
 	for name := range accounts {
@@ -453,7 +378,7 @@ func (in *Instance) lockAccess() error {
 		if err := os.Chmod(path, 0o600); err != nil {
 			return err
 		}
-		if err := in.acct.Chown(path); err != nil {
+		if err := in.Account.Chown(path); err != nil {
 			return err
 		}
 	}

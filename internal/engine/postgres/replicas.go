@@ -172,7 +172,7 @@ func (r *replicaSet) newStandby(k int) *Instance {
 	if cfg.LogFile != "" {
 		cfg.LogFile = filepath.Join(filepath.Dir(cfg.LogFile), replicaName(k)+".log")
 	}
-	return &Instance{cfg: cfg, DataDir: cfg.Replicas.dir(k), acct: r.primary.acct}
+	return &Instance{cfg: cfg, DataDir: cfg.Replicas.dir(k), Process: newProcess(r.primary.Account, nil)}
 }
 
 func (r *replicaSet) setPID(k int, sb *Instance) {
@@ -181,10 +181,7 @@ func (r *replicaSet) setPID(k int, sb *Instance) {
 	for len(r.pids) < k {
 		r.pids = append(r.pids, 0)
 	}
-	r.pids[k-1] = 0
-	if sb.server != nil {
-		r.pids[k-1] = sb.server.Pid()
-	}
+	r.pids[k-1] = sb.PID()
 }
 
 // usable reports whether standby k is a complete copy of this primary
@@ -217,19 +214,19 @@ func (r *replicaSet) baseBackup(ctx context.Context, group *proc.Group, conn *pg
 	if err := os.MkdirAll(partial, 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", partial, err)
 	}
-	if err := r.primary.acct.Chown(partial); err != nil {
+	if err := r.primary.Account.Chown(partial); err != nil {
 		return err
 	}
 	cmd := exec.Command(r.primary.cfg.Bin.Path("pg_basebackup"), "-D", partial, "-h", r.primary.SocketDir,
 		"-p", strconv.Itoa(r.primary.Port), "-U", Superuser, "-w", "-X", "stream", "-c", "fast", "-C", "-S", replicaName(k), "-R")
-	if out, err := r.primary.acct.Run(ctx, group, "pg_basebackup", cmd); err != nil {
+	if out, err := r.primary.Account.Run(ctx, group, "pg_basebackup", cmd); err != nil {
 		return fmt.Errorf("pg_basebackup into %s: %w: %s", partial, err, server.LastLines(out, 3, " | "))
 	}
 	mark := filepath.Join(partial, standbyMarker)
 	if err := os.WriteFile(mark, []byte(sysID+"\n"), 0o600); err != nil {
 		return err
 	}
-	if err := r.primary.acct.Chown(mark); err != nil {
+	if err := r.primary.Account.Chown(mark); err != nil {
 		return err
 	}
 	return os.Rename(partial, dir)
@@ -257,13 +254,11 @@ func (r *replicaSet) waitStreaming(ctx context.Context, conn *pgx.Conn, sync boo
 		}
 		waiting, waitingLog := "", ""
 		for k, sb := range r.standbys[:r.cfg().N] {
-			if sb.server == nil {
+			if sb.Done() == nil {
 				return fmt.Errorf("the standby %s is not running", replicaName(k+1))
 			}
-			select {
-			case <-sb.server.Done():
+			if !sb.Running() {
 				return fmt.Errorf("the standby %s stopped before it streamed (its log: %s)", replicaName(k+1), sb.cfg.LogFile)
-			default:
 			}
 			if seen[replicaName(k+1)] == "" && waiting == "" {
 				waiting, waitingLog = replicaName(k+1), sb.cfg.LogFile
@@ -481,7 +476,7 @@ func writeReplicaList(in *Instance, dirs []string) error {
 		return fmt.Errorf("record the standbys: %w", err)
 	}
 	// The server reads every file of its directory for a base backup.
-	if err := in.acct.Chown(tmp); err != nil {
+	if err := in.Account.Chown(tmp); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)

@@ -94,10 +94,15 @@ func (a Account) checkReachable(engine, path string) error {
 	}
 }
 
-// Credentials makes cmd run as the account, from "/", in a plain
-// environment.
+// PlainEnv is the environment a managed server's tools run in.
+func PlainEnv() []string { return []string{"LC_ALL=C", "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "TZ=UTC"} }
+
+// Credentials makes cmd run as the account, from "/", in PlainEnv unless
+// its maker gave it an environment already.
 func (a Account) Credentials(cmd *exec.Cmd) {
-	cmd.Env = []string{"LC_ALL=C", "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "TZ=UTC"}
+	if cmd.Env == nil {
+		cmd.Env = PlainEnv()
+	}
 	cmd.Dir = "/"
 	if a.UID < 0 {
 		return

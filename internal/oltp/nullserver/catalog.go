@@ -101,7 +101,7 @@ var catalog = []stmt{
 	{match: "WITH c AS (SELECT c_id, c_balance", params: i4(3), kind: kOrderStatus, cols: orderStatusCols},
 	{match: "WITH n AS (DELETE FROM new_order", params: i4(2), cols: []col{{"count", oidInt8}, {"count", oidInt8}}, kind: kConst, consts: []any{int64(10), int64(10)}, tag: "SELECT 1"},
 	{match: "SELECT count(DISTINCT s_i_id)", params: i4(3), cols: []col{{"count", oidInt8}}, kind: kConst, consts: []any{int64(7)}, tag: "SELECT 1"},
-	// The consistency conditions after a run (oltppg.consistencySQL): none
+	// The consistency conditions after a run (oltp.consistencyChecks): none
 	// violated.
 	{match: "SELECT count(*) FROM", cols: []col{{"count", oidInt8}}, kind: kConst, consts: []any{int64(0)}, tag: "SELECT 1"},
 }

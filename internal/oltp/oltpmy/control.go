@@ -69,14 +69,25 @@ func (c *control) RecordBuild(ctx context.Context, info map[string]string) error
 	return nil
 }
 
-func (c *control) Violations(ctx context.Context, id string) (int64, error) {
-	q, ok := consistencySQL[id]
-	if !ok {
-		return 0, fmt.Errorf("no query for consistency condition %s", id)
+func (c *control) Ints(ctx context.Context, query string) ([][]int64, error) {
+	rows, err := c.conn.QueryContext(ctx, query)
+	if err != nil {
+		return nil, err
 	}
-	var bad int64
-	err := c.conn.QueryRowContext(ctx, q).Scan(&bad)
-	return bad, err
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	var out [][]int64
+	for rows.Next() {
+		row := make([]int64, len(cols))
+		if err := rows.Scan(oltp.Dest(row)...); err != nil {
+			return nil, err
+		}
+		out = append(out, row)
+	}
+	return out, rows.Err()
 }
 
 // StatsFlush: performance_schema sums a user's transactions over its live
@@ -137,57 +148,4 @@ func (c *control) Checkpoint(ctx context.Context) error {
 	}
 	_, err := c.conn.ExecContext(ctx, "UNLOCK TABLES")
 	return err
-}
-
-func (c *control) NextOrderIDs(ctx context.Context) (map[oltp.District]int, error) {
-	rows, err := c.conn.QueryContext(ctx, "SELECT d_w_id, d_id, d_next_o_id FROM district")
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[oltp.District]int{}
-	for rows.Next() {
-		var k oltp.District
-		var next int
-		if err := rows.Scan(&k.W, &k.D, &next); err != nil {
-			return nil, err
-		}
-		out[k] = next
-	}
-	return out, rows.Err()
-}
-
-func (c *control) OrderIDs(ctx context.Context, k oltp.District, from int) ([]int, error) {
-	rows, err := c.conn.QueryContext(ctx, "SELECT o_id FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_id >= ?", k.W, k.D, from)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []int
-	for rows.Next() {
-		var id int
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
-}
-
-func (c *control) Payments(ctx context.Context) (map[oltp.Customer]int64, error) {
-	rows, err := c.conn.QueryContext(ctx, "SELECT h_c_w_id, h_c_d_id, h_c_id, count(*) FROM history GROUP BY 1, 2, 3")
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[oltp.Customer]int64{}
-	for rows.Next() {
-		var k oltp.Customer
-		var n int64
-		if err := rows.Scan(&k.W, &k.D, &k.C, &n); err != nil {
-			return nil, err
-		}
-		out[k] = n
-	}
-	return out, rows.Err()
 }

@@ -82,6 +82,18 @@ func TestBuildRunResetBothModes(t *testing.T) {
 		t.Fatalf("build by INSERT: consistency %+v, %d orders", rebuilt.Consistency, orders())
 	}
 
+	// The consistency queries (written once for both dialects) see a
+	// broken warehouse total and a lost order line.
+	for _, q := range []string{"UPDATE warehouse SET w_ytd = w_ytd + 1 WHERE w_id = 1",
+		"DELETE FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 3 AND ol_o_id = 5 AND ol_number = 1"} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c, err := oltp.Check(ctx, target); err != nil || c.OK || c.Checks[0].Violations != 1 || c.Checks[3].Violations != 1 {
+		t.Fatalf("after breaking warehouse 1 and district 1/3: %+v (%v)", c, err)
+	}
+
 	// A server gone is a fault that ends the run, on a session that says
 	// it is closed.
 	sess, err := oltp.NewSession(ctx, target, oltp.ModeClientSimple)
@@ -173,15 +185,15 @@ func checkAudit(t *testing.T, target *mariadb.Target) {
 	if err := ctl.Checkpoint(ctx); err != nil {
 		t.Errorf("checkpoint: %v", err)
 	}
-	next, err := ctl.NextOrderIDs(ctx)
+	next, err := oltp.NextOrderIDs(ctx, ctl)
 	if err != nil || len(next) != 20 || next[oltp.District{W: 2, D: 10}] != 3001 {
 		t.Errorf("next order ids: %v (%v)", next, err)
 	}
-	ids, err := ctl.OrderIDs(ctx, oltp.District{W: 1, D: 1}, 2999)
+	ids, err := oltp.OrderIDs(ctx, ctl, oltp.District{W: 1, D: 1}, 2999)
 	if err != nil || len(ids) != 2 {
 		t.Errorf("orders from 2999 in district 1 of warehouse 1: %v (%v)", ids, err)
 	}
-	payments, err := ctl.Payments(ctx)
+	payments, err := oltp.Payments(ctx, ctl)
 	if err != nil || len(payments) != 60000 || payments[oltp.Customer{W: 1, D: 1, C: 1}] != 1 {
 		t.Errorf("%d customers with payments (%v)", len(payments), err)
 	}

@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/calibra-bench/calibra/internal/durability"
+	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// TestDurabilityOnMariaDB: the audit reaches MariaDB through the engine
+// seam as it does PostgreSQL. On the non-volatile flash cache it loses no
+// acknowledged commit and every cycle is durable or in flight; with
+// InnoDB's log flushed about once a second (the calibration) it loses
+// some, or the harness could not see a loss on this engine.
+func TestDurabilityOnMariaDB(t *testing.T) {
+	t.Parallel()
+	requireLab(t)
+	requireMariaDB(t)
+	const flash = "hdd+flash-cache:size=4G,cache_size=256M" // room for InnoDB's 1 GiB redo log
+	t.Run("durable", func(t *testing.T) {
+		t.Parallel()
+		code, d := runAudit(t, "--engine", "mariadb", "--lab", flash)
+		if code != 0 || d.Cycles != 2 || d.Acknowledged == 0 || d.LostAcknowledged != 0 || d.RecoveryS == nil {
+			t.Fatalf("exit %d, %d cycles, %d acknowledged, %d lost, recovery %v", code, d.Cycles, d.Acknowledged, d.LostAcknowledged, d.RecoveryS)
+		}
+		for _, c := range d.PerCycle {
+			if c.Outcome != string(durability.Durable) && c.Outcome != string(durability.InFlight) || c.Consistency == nil || !c.Consistency.OK {
+				t.Fatalf("cycle %d: outcome %s, consistency %+v", c.Cycle, c.Outcome, c.Consistency)
+			}
+		}
+	})
+	t.Run("calibration", func(t *testing.T) {
+		t.Parallel()
+		code, d := runAudit(t, "--engine", "mariadb", "--lab", flash, "--unsafe-fsync-off")
+		lost := slices.ContainsFunc(d.PerCycle, func(c results.DurabilityCycle) bool { return c.Outcome == string(durability.LostAcknowledged) })
+		if code != fault.ExitThreshold || d.LostAcknowledged == 0 || !lost || !strings.Contains(d.UnsafeSettings, "innodb_flush_log_at_trx_commit=0") {
+			t.Fatalf("exit %d (want %d), %d acknowledged, %d lost, outcomes %v, settings %q: the harness saw no loss with commits not flushed",
+				code, fault.ExitThreshold, d.Acknowledged, d.LostAcknowledged, d.Outcomes, d.UnsafeSettings)
+		}
+	})
+}
+
+// TestAFailedRecoveryIsAFinding: a cache that ignores FLUSH and dies at
+// the cut takes what the server wrote since the lab was built. The
+// recovery that fails is a finding of its class, with no recovery time;
+// the audit does not make a new database in its place, and with a cycle
+// left unrun the run fails rather than pass for complete.
+func TestAFailedRecoveryIsAFinding(t *testing.T) {
+	t.Parallel()
+	requireLab(t)
+	code, d := runAudit(t, "--lab", "hdd:cache=unsafe,size=2G")
+	failed := []string{string(durability.Corrupt), string(durability.FilesGone), string(durability.NoRestart)}
+	if code != fault.ExitRuntime || d.Cycles != 1 || len(d.PerCycle) != 1 {
+		t.Fatalf("exit %d (want %d), %d cycles (want 1 of 2): %s", code, fault.ExitRuntime, d.Cycles, d.Note)
+	}
+	c := d.PerCycle[0]
+	if !slices.Contains(failed, c.Outcome) || c.RecoveryError == "" || c.RecoveryS != nil || d.RecoveryS != nil ||
+		c.LostAcknowledged != c.Acknowledged || !strings.Contains(d.Note, "cycle 2 did not run") {
+		t.Fatalf("outcome %q, error %q, recovery %v (step %v), %d of %d lost, note %q", c.Outcome, c.RecoveryError, c.RecoveryS, d.RecoveryS,
+			c.LostAcknowledged, c.Acknowledged, d.Note)
+	}
+	t.Logf("cycle 1: %s: %s", c.Outcome, c.RecoveryError)
+}

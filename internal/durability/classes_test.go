@@ -1,0 +1,59 @@
+package durability
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// A failed recovery is named by what the server said: the messages are
+// PostgreSQL's and InnoDB's own.
+func TestClassifyFailedRecoveries(t *testing.T) {
+	cases := []struct {
+		err      error
+		fallback Class
+		want     Class
+	}{
+		{&RecoveryError{Class: FilesGone, Err: errors.New("the data directory /lab/calibra-pg is gone")}, NoRestart, FilesGone},
+		{fmt.Errorf("start: %w", &RecoveryError{Class: NoRestart, Err: errors.New("mount: wrong fs type")}), Corrupt, NoRestart},
+		{errors.New(`the PostgreSQL server exited while starting: PANIC:  could not locate a valid checkpoint record`), NoRestart, Corrupt},
+		{errors.New(`FATAL:  incorrect checksum in control file`), NoRestart, Corrupt},
+		{errors.New(`ERROR:  invalid page in block 7 of relation base/16384/16390`), Corrupt, Corrupt},
+		{errors.New(`the MariaDB server exited while starting: [ERROR] InnoDB: Database page corruption on disk or a failed read of file './calibra/orders.ibd' page [page id: space=5, page number=3]`), NoRestart, Corrupt},
+		{errors.New(`the MariaDB server exited while starting: [ERROR] InnoDB: Missing FILE_CHECKPOINT at 43012 between the checkpoint 42000 and the end 51200.`), NoRestart, Corrupt},
+		{errors.New(`FATAL:  could not open file "global/pg_control": No such file or directory`), NoRestart, FilesGone},
+		{errors.New(`[ERROR] InnoDB: Tablespace 5 was not found at ./calibra/orders.ibd.`), NoRestart, FilesGone},
+		{errors.New(`Error 1146 (42S02): Table 'calibra.orders' doesn't exist in engine`), Corrupt, FilesGone},
+		{errors.New(`initdb: could not change permissions of directory: Permission denied`), NoRestart, NoRestart},
+		{errors.New(`the MariaDB server did not accept connections within 5m0s`), NoRestart, NoRestart},
+		{errors.New(`read tcp: connection reset by peer`), Corrupt, Corrupt},
+	}
+	for _, c := range cases {
+		if got := classify(c.err, c.fallback); got != c.want {
+			t.Errorf("%v (fallback %s): %s, want %s", c.err, c.fallback, got, c.want)
+		}
+	}
+}
+
+// A cycle's outcome is the worst it found.
+func TestOutcomeIsTheWorstFinding(t *testing.T) {
+	broken := &results.Consistency{OK: false}
+	cases := []struct {
+		c      results.DurabilityCycle
+		failed Class
+		want   Class
+	}{
+		{results.DurabilityCycle{Acknowledged: 10}, "", Durable},
+		{results.DurabilityCycle{Acknowledged: 10, CommittedUnacknowledged: 2}, "", InFlight},
+		{results.DurabilityCycle{Acknowledged: 10, LostAcknowledged: 1, CommittedUnacknowledged: 2}, "", LostAcknowledged},
+		{results.DurabilityCycle{Acknowledged: 10, LostAcknowledged: 1, Consistency: broken}, "", Corrupt},
+		{results.DurabilityCycle{Acknowledged: 10, LostAcknowledged: 10}, FilesGone, FilesGone},
+	}
+	for _, c := range cases {
+		if got := outcome(&c.c, c.failed); got != c.want {
+			t.Errorf("%+v, failed %q: %s, want %s", c.c, c.failed, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,213 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/calibra-bench/calibra/internal/limits"
+	"github.com/calibra-bench/calibra/internal/pathlock"
+	"github.com/calibra-bench/calibra/internal/proc"
+)
+
+// Spec is what a managed server's lifecycle needs to know of its engine.
+type Spec struct {
+	Title        string  // the engine in messages, e.g. "PostgreSQL"
+	Comm         string  // the server's process in the group, e.g. "postgres"
+	Account      Account // the account the server runs as
+	SocketPrefix string  // its socket directories' names in SocketBase
+	// Shutdown is the engine's own clean shutdown signal, sent by Halt;
+	// SIGKILL follows after Grace.
+	Shutdown     syscall.Signal
+	Grace        time.Duration
+	StartTimeout time.Duration // until it accepts connections, crash recovery included
+	// LastWords picks the log lines that say why a start failed; nil
+	// keeps them all.
+	LastWords func(line string) bool
+}
+
+// Hooks are what each start asks of the engine: its command line, built
+// from the socket directory, and whether it accepts connections yet.
+type Hooks struct {
+	Command func() *exec.Cmd
+	Ready   func(ctx context.Context) error
+}
+
+// Process is one managed server's lifecycle, whichever the engine: a
+// private socket directory, locked while the server runs so that clean
+// removes only dead runs' (RemoveStaleSockets); the log; the process,
+// run as the account in the cgroup; its readiness; a clean stop, a kill.
+// Every path that gives up on a start (cancel, timeout, early exit) goes
+// through Stop, so none leaves a socket directory or an open log behind.
+type Process struct {
+	Spec
+	SocketDir string
+	Cgroup    *limits.Cgroup // holds the server when set (cache and I/O limits)
+	proc      *proc.Proc
+	log       *os.File
+	sockLock  *pathlock.Lock
+}
+
+// Running reports whether the server process is alive; a dead one is
+// forgotten, so that the next start starts it again.
+func (p *Process) Running() bool {
+	if p.proc == nil {
+		return false
+	}
+	select {
+	case <-p.proc.Done():
+		p.proc = nil
+		return false
+	default:
+		return true
+	}
+}
+
+// PID is the server's main process, 0 when it is not running.
+func (p *Process) PID() int {
+	if !p.Running() {
+		return 0
+	}
+	return p.proc.Pid()
+}
+
+// Done is closed when the server process exits; nil when none was started.
+func (p *Process) Done() <-chan struct{} {
+	if p.proc == nil {
+		return nil
+	}
+	return p.proc.Done()
+}
+
+// Prepare makes the socket directory (kept across restarts, so that
+// connections made from the same settings find the server again) and
+// opens the log (logFile; none when empty), each unless already there.
+func (p *Process) Prepare(logFile string) error {
+	if p.SocketDir == "" {
+		dir, err := NewSocketDir(p.SocketPrefix)
+		if err != nil {
+			return err
+		}
+		p.SocketDir = dir
+		if p.sockLock, err = pathlock.Acquire(dir, "server socket"); err != nil {
+			_ = p.Stop()
+			return fmt.Errorf("lock the socket directory: %w", err)
+		}
+		if err := p.Account.Chown(dir); err != nil {
+			_ = p.Stop()
+			return err
+		}
+	}
+	if logFile != "" && p.log == nil {
+		f, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("open the server log: %w", err)
+		}
+		p.log = f
+	}
+	return nil
+}
+
+// Spawn starts the server as the account, its output to the log, and
+// waits until it accepts connections. On a cancel or a timeout it Stops
+// (the socket directory removed, the log closed) and returns why; a
+// server that exits while starting returns its last words.
+func (p *Process) Spawn(ctx context.Context, group *proc.Group, h Hooks) error {
+	cmd := h.Command()
+	p.Account.Credentials(cmd)
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	p.Cgroup.Prepare(cmd.SysProcAttr)
+	var tail Tail
+	if p.log != nil {
+		cmd.Stdout, cmd.Stderr = p.log, io.MultiWriter(p.log, &tail)
+	} else {
+		cmd.Stdout, cmd.Stderr = &tail, &tail
+	}
+	sp, err := group.Start(p.Comm, cmd, p.Shutdown)
+	if err != nil {
+		return err
+	}
+	p.proc = sp
+	if err := p.Cgroup.Attach(sp.Pid()); err != nil {
+		_ = p.Stop()
+		return err
+	}
+	deadline := time.Now().Add(p.StartTimeout)
+	for {
+		if h.Ready(ctx) == nil {
+			return nil
+		}
+		select {
+		case <-sp.Done():
+			p.proc = nil
+			return fmt.Errorf("the %s server exited while starting: %s", p.Title, strings.TrimSpace(tail.Matching(p.LastWords)))
+		case <-ctx.Done():
+			_ = p.Stop()
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			_ = p.Stop()
+			return fmt.Errorf("the %s server did not accept connections within %s: %s", p.Title, p.StartTimeout, strings.TrimSpace(tail.Matching(p.LastWords)))
+		}
+	}
+}
+
+// Halt shuts the server down (its clean shutdown, then SIGKILL after the
+// grace period) and keeps the socket directory and log for a restart.
+func (p *Process) Halt() error {
+	if p.proc == nil {
+		return nil
+	}
+	err := p.proc.Stop(p.Grace)
+	p.proc = nil
+	return err
+}
+
+// Kill kills the server at once (SIGKILL to its process group), as a
+// crash does, and removes its socket directory; its files stay as the
+// crash left them.
+func (p *Process) Kill() {
+	if p.proc != nil {
+		p.proc.Kill()
+		<-p.proc.Done()
+		p.proc = nil
+	}
+	_ = p.Stop()
+}
+
+// Stop shuts the server down, removes its socket directory and closes
+// its log. Safe to call more than once.
+func (p *Process) Stop() error {
+	err := p.Halt()
+	if p.SocketDir != "" {
+		os.RemoveAll(p.SocketDir)
+		p.SocketDir = ""
+	}
+	p.sockLock.Release()
+	p.sockLock = nil
+	if p.log != nil {
+		p.log.Close()
+		p.log = nil
+	}
+	return err
+}
+
+// InitialisedMarker is written in a data directory once its engine's
+// initialisation succeeded: one without it is the remains of an
+// interrupted one, to be made anew.
+const InitialisedMarker = "calibra-initialised"
+
+// Initialised reports whether dataDir has been fully initialised.
+func Initialised(dataDir string) bool {
+	_, err := os.Stat(filepath.Join(dataDir, InitialisedMarker))
+	return err == nil
+}

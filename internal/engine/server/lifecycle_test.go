@@ -1,0 +1,80 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/calibra-bench/calibra/internal/proc"
+)
+
+// Every way a start ends leaves the same state whichever the engine: a
+// cancel or a timeout removes the socket directory, closes the log and
+// leaves no process; a server that dies while starting says its last
+// words (its error output, which the log keeps too); a ready one runs until Stop, which cleans up the same way.
+func TestEveryStartEndsCleanly(t *testing.T) {
+	never := func(context.Context) error { return errors.New("not yet") }
+	cases := []struct {
+		name    string
+		script  string
+		ready   func(context.Context) error
+		cancel  bool
+		wantErr string
+		running bool // after Spawn: the server runs, its directory kept
+		timeout time.Duration
+	}{
+		{name: "cancel", script: "sleep 60", ready: never, cancel: true, wantErr: context.Canceled.Error()},
+		{name: "timeout", script: "echo starting >&2; sleep 60", ready: never, timeout: 300 * time.Millisecond, wantErr: "did not accept connections within 300ms: starting"},
+		{name: "dies", script: "echo 'FATAL: no such setting' >&2; exit 1", ready: never, wantErr: "exited while starting: FATAL: no such setting"},
+		{name: "ready", script: "sleep 60", ready: func(context.Context) error { return nil }, running: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("TMPDIR", t.TempDir())
+			group := proc.NewGroup()
+			defer group.KillAll()
+			p := &Process{Spec: Spec{Title: "Fake", Comm: "fake", Account: Account{UID: -1, GID: -1}, SocketPrefix: "calibra-fake-",
+				Shutdown: syscall.SIGTERM, Grace: time.Second, StartTimeout: time.Minute}}
+			if c.timeout > 0 {
+				p.StartTimeout = c.timeout
+			}
+			logFile := filepath.Join(t.TempDir(), "server.log")
+			if err := p.Prepare(logFile); err != nil {
+				t.Fatal(err)
+			}
+			sock := p.SocketDir
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if c.cancel {
+				time.AfterFunc(200*time.Millisecond, cancel)
+			}
+			err := p.Spawn(ctx, group, Hooks{Command: func() *exec.Cmd { return exec.Command("sh", "-c", c.script) }, Ready: c.ready})
+			if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)) {
+				t.Fatalf("Spawn: %v, want %q", err, c.wantErr)
+			}
+			if c.running {
+				if !p.Running() || p.SocketDir != sock || p.log == nil {
+					t.Fatalf("a ready server: running %v, socket directory %q (was %q), log open %v", p.Running(), p.SocketDir, sock, p.log != nil)
+				}
+				if err := p.Stop(); err != nil {
+					t.Fatal(err)
+				}
+			} else if c.name == "dies" {
+				// Its caller Stops it, as after any failed start.
+				_ = p.Stop()
+			}
+			if _, err := os.Stat(sock); !errors.Is(err, os.ErrNotExist) || p.SocketDir != "" || p.log != nil || p.Running() {
+				t.Fatalf("after the start ended: socket directory %q stat %v, log open %v, running %v", p.SocketDir, err, p.log != nil, p.Running())
+			}
+			if out, _ := os.ReadFile(logFile); c.name == "dies" && !strings.Contains(string(out), "FATAL") {
+				t.Fatalf("the log holds %q, not the server's words", out)
+			}
+		})
+	}
+}
