@@ -60,10 +60,13 @@ type IOCalRandom struct {
 
 // IOCalPoint is one point of a sweep, over its timed window.
 type IOCalPoint struct {
-	Jobs       int           `json:"jobs"`
-	IOPS       float64       `json:"iops,omitempty"`
-	DBPS       float64       `json:"dbps,omitempty"` // database blocks read (or written) per second
-	MBPS       float64       `json:"mbps"`
+	Jobs int     `json:"jobs"`
+	IOPS float64 `json:"iops,omitempty"`
+	DBPS float64 `json:"dbps,omitempty"` // database blocks read (or written) per second
+	// MBPS is the table data moved a second: absent from commit points,
+	// which move none (a point of any other test waits for its last call,
+	// so it always moves some).
+	MBPS       float64       `json:"mbps,omitempty"`
 	LatMs      *IOCalLatency `json:"lat_ms,omitempty"`
 	CPUBusyPct *float64      `json:"cpu_busy_pct"`
 	CPUSysPct  *float64      `json:"cpu_sys_pct"`
