@@ -17,9 +17,9 @@ const (
 	deviceShareOfServerReads = 0.7
 	// serverReadsOfRows bounds the server's block reads per row returned:
 	// at least the share not found in its cache (bounded well below the
-	// data), at most twice and a half (InnoDB reads about two leaf pages a
-	// cold lookup).
-	serverReadsOfRowsLow, serverReadsOfRowsHigh = 0.5, 2.5
+	// data), at most one and the B-tree's inner pages (InnoDB: one page a
+	// lookup of a page's middle record).
+	serverReadsOfRowsLow, serverReadsOfRowsHigh = 0.5, 1.2
 	// walSyncsPerCommit bounds the server's WAL syncs per commit of one
 	// committer: one each, a few background ones aside.
 	walSyncsPerCommitLow, walSyncsPerCommitHigh = 0.8, 1.3
