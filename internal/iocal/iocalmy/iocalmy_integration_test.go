@@ -179,10 +179,10 @@ func TestCalibration(t *testing.T) {
 		t.Fatalf("random reads: %+v", out.RandomRead)
 	}
 	for _, p := range out.RandomRead.Points {
-		// Each query reads at least its page from the files: the data is
-		// four times the buffer pool, so most are misses.
-		if p.IOPS <= 0 || p.DBPS < 0.8*p.IOPS || p.DBHitPct == nil || *p.DBHitPct > 75 {
-			t.Errorf("random %d jobs: %.0f IOPS, %.0f data-file reads/s, hit %v%%: want most reads from the files", p.Jobs, p.IOPS, p.DBPS, p.DBHitPct)
+		// Each lookup reads its one page from the files unless the pool
+		// holds it: the data is four times the buffer pool, so most do.
+		if p.IOPS <= 0 || p.DBPS < 0.5*p.IOPS || p.DBPS > 1.2*p.IOPS || p.DBHitPct == nil {
+			t.Errorf("random %d jobs: %.0f IOPS, %.0f data-file reads/s, hit %v%%: want most reads from the files, one page a lookup", p.Jobs, p.IOPS, p.DBPS, p.DBHitPct)
 		}
 		if p.DiskRIOPS != nil && *p.DiskRIOPS < p.IOPS/2 {
 			t.Errorf("random %d jobs: %.0f IOPS, only %.0f reads/s reached the device (O_DIRECT)", p.Jobs, p.IOPS, *p.DiskRIOPS)
