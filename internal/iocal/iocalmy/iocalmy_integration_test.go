@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -117,6 +118,20 @@ func TestDialect(t *testing.T) {
 	if size, tables, err := conn.Meta(ctx); err != nil || size != 1<<30 || tables != 1 {
 		t.Errorf("meta reads back %d bytes, %d tables, %v", size, tables, err)
 	}
+	// The commit loop commits as many as asked, each a row that stays.
+	commits := iocal.Schema + ".w_commit"
+	if err := conn.PrepareCommits(ctx, commits); err != nil {
+		t.Fatal(err)
+	}
+	for _, first := range []int64{0, 5} {
+		if lats, err := conn.Commits(ctx, commits, 7, first, 5, time.Minute); err != nil || len(lats) != 5 || slices.Min(lats) <= 0 {
+			t.Fatalf("commits from %d: %v, %v; want 5 spans", first, lats, err)
+		}
+	}
+	var committed int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(DISTINCT n) FROM "+commits+" WHERE committer = 7").Scan(&committed); err != nil || committed != 10 {
+		t.Errorf("the commit table holds %d rows (%v), want the 10 committed", committed, err)
+	}
 	// The write test's tables go, and only they.
 	for _, w := range []string{"w_0", "w_1", "wa1"} {
 		for _, create := range []bool{true, false} {
@@ -132,6 +147,9 @@ func TestDialect(t *testing.T) {
 		if _, err := conn.Blocks(ctx, iocal.Schema+"."+w, blockSize); (err == nil) != kept {
 			t.Errorf("%s kept %v, want %v (%v)", w, err == nil, kept, err)
 		}
+	}
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'w_commit'", iocal.Schema).Scan(&committed); err != nil || committed != 0 {
+		t.Errorf("the commit table is left (%d, %v)", committed, err)
 	}
 	if err := conn.DropSchema(ctx); err != nil {
 		t.Fatal(err)
