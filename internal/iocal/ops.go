@@ -77,11 +77,33 @@ func (r *runner) seqReadOp() func(int) op {
 	}
 }
 
+// Chunks of the write test: between 1 and 64 MiB, 4 MiB until a point
+// has measured the rate, then as many a job in a point as
+// seqWriteCallsPerJob at that rate.
+const (
+	seqWriteMinChunk    = 1 << 20
+	seqWriteMaxChunk    = 64 << 20
+	seqWriteFirstChunk  = 4 << 20
+	seqWriteCallsPerJob = 8
+)
+
+// seqWriteChunk is the bytes each job loads a call at a job count: the
+// jobs' tables together stay within the data's size, and at the last
+// point's rate shared by these jobs (as if it were saturated, so the
+// chunks err small), each job makes seqWriteCallsPerJob calls a point,
+// so that a point's latency comes from many calls, not one a job.
+func (r *runner) seqWriteChunk(jobs int) int64 {
+	chunk := int64(seqWriteFirstChunk)
+	if rate := r.lastMBPS[TestSeqWrite]; rate > 0 {
+		chunk = int64(rate * 1e6 / float64(jobs) * r.cfg.Point.Seconds() / seqWriteCallsPerJob)
+	}
+	return max(min(chunk, r.cfg.SizeBytes/int64(jobs), seqWriteMaxChunk), seqWriteMinChunk)
+}
+
 // seqWriteOp has each job load chunks into its own table.
 func (r *runner) seqWriteOp(jobs int) op {
 	bs := int64(r.data.blockSize)
-	// The jobs' tables together stay within the data's size.
-	rows := max(int64(1<<20)/bs, min(r.cfg.SizeBytes/int64(jobs), 64<<20)/bs)
+	rows := max(r.seqWriteChunk(jobs)/bs, 1)
 	created := map[int]bool{}
 	var mu sync.Mutex
 	return func(ctx context.Context, j *job) (done, error) {

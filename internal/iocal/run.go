@@ -51,7 +51,7 @@ func Run(ctx context.Context, e engine.Engine, cfg Config, env Env) (*results.IO
 	if err != nil {
 		return out, err
 	}
-	r := &runner{d: d, cfg: cfg, env: env, out: out}
+	r := &runner{d: d, cfg: cfg, env: env, out: out, lastMBPS: map[string]float64{}}
 	err = r.run(ctx)
 	if cerr := r.cleanup(); cerr != nil {
 		err = errors.Join(err, cerr)
@@ -80,6 +80,9 @@ type runner struct {
 	data  *data
 	pool  []Conn
 	flush bool // the server can publish statistics on demand
+	// lastMBPS is each test's MB/s at its last point, which sizes the
+	// next point's chunks.
+	lastMBPS map[string]float64
 }
 
 func (r *runner) connect(ctx context.Context) (Conn, error) { return r.d.Connect(ctx) }
@@ -342,6 +345,8 @@ func (r *runner) sweep(ctx context.Context, test string, points *[]results.IOCal
 			return err
 		}
 		p := r.point(test, jobs, elapsed, from, to, cpu1-cpu0)
+		r.lastMBPS[test] = p.MBPS
+		r.out.Warnings = append(r.out.Warnings, pointWarnings(test, n, samples(jobs), elapsed.Seconds(), r.cfg.Point.Seconds(), meanOp(jobs))...)
 		*points = append(*points, p)
 		r.env.Prog.Phase("iocal: %s", pointLine(test, p))
 	}

@@ -44,6 +44,10 @@ type IOCal struct {
 	Commit     *IOCalCommit      `json:"commit,omitempty"`
 	Missing    map[string]string `json:"missing,omitempty"`
 	Notes      []string          `json:"notes,omitempty"`
+	// Warnings are caveats on points' figures, each one sentence naming
+	// its point: one measured from few operations, or whose operations
+	// outlasted it.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // IOCalRandom is the random single-block read sweep over parallel jobs.

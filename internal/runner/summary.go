@@ -473,6 +473,9 @@ func writeIOCalSummary(b *strings.Builder, st results.Step, o *results.IOCal) {
 	for _, n := range o.Notes {
 		fmt.Fprintf(b, "  note: %s\n", n)
 	}
+	for _, w := range o.Warnings {
+		fmt.Fprintf(b, "  warning: %s\n", w)
+	}
 }
 
 // writeCommitSummary prints iocal's commit test: a line per committer
