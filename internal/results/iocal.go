@@ -104,6 +104,12 @@ type IOCalPoint struct {
 	ServerSyncMs *float64 `json:"server_wal_sync_ms,omitempty"`
 	DiskWIOPS    *float64 `json:"disk_w_iops,omitempty"`
 	DiskWAwaitMs *float64 `json:"disk_w_await_ms,omitempty"`
+	// DeviceSharePct is the point's rate as a share of what the run's
+	// device step did at the nearest access spec and concurrency
+	// (DeviceShareOf names that point): reads a second for random reads,
+	// MB/s for sequential ones.
+	DeviceSharePct *float64 `json:"device_share_pct,omitempty"`
+	DeviceShareOf  string   `json:"device_share_of,omitempty"`
 	// LimitedBy is what bounded this point (internal/verdict), from the
 	// observations of its own window.
 	LimitedBy         string    `json:"limited_by,omitempty"`
