@@ -58,7 +58,8 @@ func DeviceShares(io *results.IOCal, steps []results.Step) {
 
 // nearestDevicePoint is the device point of the pattern whose block size,
 // then outstanding I/Os, are nearest (by ratio) to the database's block
-// and the jobs.
+// and the jobs; between two as near, the more outstanding, as the share
+// is of what the device can do.
 func nearestDevicePoint(dev []results.DevicePoint, read, random bool, block int64, jobs int) (results.DevicePoint, bool) {
 	var best results.DevicePoint
 	bestBlock, bestLoad := math.Inf(1), math.Inf(1)
@@ -68,7 +69,7 @@ func nearestDevicePoint(dev []results.DevicePoint, read, random bool, block int6
 		}
 		b := math.Abs(math.Log2(float64(d.BlockSize) / float64(block)))
 		l := math.Abs(math.Log2(float64(d.OutstandingIOs) / float64(jobs)))
-		if b < bestBlock || b == bestBlock && l < bestLoad {
+		if b < bestBlock || b == bestBlock && (l < bestLoad || l == bestLoad && d.OutstandingIOs > best.OutstandingIOs) {
 			best, bestBlock, bestLoad = d, b, l
 		}
 	}

@@ -18,7 +18,7 @@ func TestDeviceShares(t *testing.T) {
 		{Spec: "1m-seqwrite", BlockSize: 1 << 20, ReadPct: 0, RandomPct: 0, OutstandingIOs: 1, IOPS: 500, MBps: 500},
 	}}
 	io := &results.IOCal{BlockSizeBytes: 8192,
-		RandomRead: &results.IOCalRandom{Points: []results.IOCalPoint{{Jobs: 1, IOPS: 5000}, {Jobs: 16, IOPS: 40000}}},
+		RandomRead: &results.IOCalRandom{Points: []results.IOCalPoint{{Jobs: 1, IOPS: 5000}, {Jobs: 4, IOPS: 20000}, {Jobs: 16, IOPS: 40000}}},
 		SeqRead:    &results.IOCalSeq{Points: []results.IOCalPoint{{Jobs: 1, MBPS: 100}}},
 		SeqWrite:   &results.IOCalSeq{Points: []results.IOCalPoint{{Jobs: 4, MBPS: 250}}},
 		Commit:     &results.IOCalCommit{}}
@@ -29,7 +29,8 @@ func TestDeviceShares(t *testing.T) {
 		spec string
 	}{
 		{io.RandomRead.Points[0], 50, "4k-randread at 1 outstanding: 10000 IOPS"},
-		{io.RandomRead.Points[1], 50, "4k-randread at 16 outstanding: 80000 IOPS"},
+		{io.RandomRead.Points[1], 25, "4k-randread at 16 outstanding: 80000 IOPS"},
+		{io.RandomRead.Points[2], 50, "4k-randread at 16 outstanding: 80000 IOPS"},
 		{io.SeqWrite.Points[0], 50, "1m-seqwrite at 1 outstanding: 500.0 MB/s"},
 	} {
 		if c.p.DeviceSharePct == nil || *c.p.DeviceSharePct != c.pct || c.p.DeviceShareOf != c.spec {
