@@ -65,8 +65,8 @@ type Conn interface {
 	// call, and returns the rows it found: one block read each.
 	ReadRandom(ctx context.Context, table string, blocks []int64) (rows int64, err error)
 	// PrepareCommits creates (anew) table, where committers append, and
-	// the server-side loop Commits calls, named after table so that
-	// DropTables drops it with the table.
+	// the server-side loop Commits calls where the engine has one, named
+	// after table so that DropTables drops it with the table.
 	PrepareCommits(ctx context.Context, table string) error
 	// Commits has the server commit up to n tiny transactions one after
 	// another, for at most within, each appending a row (committer,
