@@ -45,7 +45,12 @@ go build -o "$CALIBRA" ./cmd/calibra
 FIOFILE=$DIR/calibra-bench-fio.dat
 # Each engine's managed instance in a directory of its own (a PostgreSQL
 # 18 cannot start on 15's data directory), removed at the end.
-trap 'rm -f "$FIOFILE"; for e in $ENGINES; do rm -rf "$DIR/calibra-bench-$e"; done' EXIT INT TERM
+cleanup() {
+	rm -f "$FIOFILE"
+	for engine in $ENGINES; do rm -rf "$DIR/calibra-bench-$engine"; done
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 has() { case ",$TESTS," in *",$1,"*) return 0 ;; esac; return 1; }
 
 # fio: the device's figures, on the same path, just before each engine's
