@@ -300,6 +300,7 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{name: "iocal: reads per call zero", args: []string{"iocal", "--reads-per-call", "0", "--path", dir}, want: []string{"--reads-per-call 0 is not from 1 to 65536"}},
 		{name: "iocal: reads per call too many", args: []string{"iocal", "--reads-per-call", "70000", "--path", dir}, want: []string{"--reads-per-call 70000 is not from 1 to 65536"}},
 		{name: "iocal: reads per call not a number", args: []string{"iocal", "--reads-per-call", "many", "--path", dir}, want: []string{`invalid argument "many" for "--reads-per-call"`}},
+		{name: "iocal: wal path missing", args: []string{"iocal", "--tests", "wal", "--wal-path", missing, "--path", dir}, want: []string{"--wal-path " + missing + " is not a directory"}},
 		{name: "iocal: unknown test wall", args: []string{"iocal", "--tests", "wall", "--path", dir}, want: []string{`holds "wall", not a test`, "clientread"}},
 
 		// device

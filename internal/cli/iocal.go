@@ -43,8 +43,10 @@ read test (restart, OS page cache dropped where permitted):
               4 MiB of the data, chunks handed out in order
   seqwrite    bulk load: each job loops BEGIN; TRUNCATE its table; COPY
               FREEZE one chunk of rows; COMMIT (WAL-logged)
-  wal         commit latency: each job loops a one-row INSERT committed
-              synchronously (on --wal-path's storage when given)
+  wal         commit latency: each job is a committer whose one-row
+              INSERTs commit synchronously, looped in the server where
+              the engine waits for each flush there (PostgreSQL), else
+              by the client (MariaDB); on --wal-path's storage when given
 
 Per point, over its timed window (--point, after an unmeasured --warmup):
   iops          blocks read per second as the client counts them (rows)
@@ -54,7 +56,8 @@ Per point, over its timed window (--point, after an unmeasured --warmup):
   dbps          database blocks per second read from the OS or written
   mbps          10^6 bytes per second of database blocks read or written
   lat_ms        mean and p99 latency (HDR): per block for random, a query's
-                round trip for clientread, a commit's for wal
+                round trip for clientread, a commit's for wal (timed
+                by the server on PostgreSQL)
   commits_ps, wal_syncs_ps, disk_w_await_ms  the commit test's rate, the
                 server's WAL syncs and the WAL device's write await
   cpu_busy_pct, cpu_sys_pct  the host's CPU over the window

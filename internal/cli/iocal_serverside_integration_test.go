@@ -17,14 +17,18 @@ const (
 	deviceShareOfServerReads = 0.7
 	// serverReadsOfRows bounds the server's block reads per row returned:
 	// at least the share not found in its cache (bounded well below the
-	// data), at most twice and a half (InnoDB reads about two leaf pages a
-	// cold lookup).
-	serverReadsOfRowsLow, serverReadsOfRowsHigh = 0.5, 2.5
+	// data), at most one and the B-tree's inner pages (InnoDB: one page a
+	// lookup of a page's middle record).
+	serverReadsOfRowsLow, serverReadsOfRowsHigh = 0.5, 1.2
 	// walSyncsPerCommit bounds the server's WAL syncs per commit of one
 	// committer: one each, a few background ones aside.
 	walSyncsPerCommitLow, walSyncsPerCommitHigh = 0.8, 1.3
 	// deviceWritesOfSyncs: each WAL sync wrote at least once to the device.
 	deviceWritesOfSyncs = 0.8
+	// commitSpanSlack: one committer's mean commit, as its server timed
+	// it, lies within the time between its commits and at least the
+	// server's mean WAL sync, each give or take this share.
+	commitSpanSlack = 0.1
 )
 
 // TestIOCalServerSideReadsAndCommits runs the server-side random read and
@@ -98,6 +102,12 @@ func checkCommits(t *testing.T, engine string, p results.IOCalPoint) {
 		if r := *syncs / p.CommitsPS; r < walSyncsPerCommitLow || r > walSyncsPerCommitHigh {
 			t.Errorf("one committer: %.0f WAL syncs/s for %.0f commits/s (%.2f each, want %.1f to %.1f)",
 				*syncs, p.CommitsPS, r, walSyncsPerCommitLow, walSyncsPerCommitHigh)
+		}
+		if between := 1000 / p.CommitsPS; p.LatMs.Mean > between*(1+commitSpanSlack) {
+			t.Errorf("one committer: a commit took %.3f ms, more than the %.3f ms between commits", p.LatMs.Mean, between)
+		}
+		if p.ServerSyncMs != nil && p.LatMs.Mean < *p.ServerSyncMs*(1-commitSpanSlack) {
+			t.Errorf("one committer: a commit took %.3f ms, less than the server's WAL sync of %.3f ms", p.LatMs.Mean, *p.ServerSyncMs)
 		}
 	}
 	if *p.DiskWIOPS < deviceWritesOfSyncs**syncs {

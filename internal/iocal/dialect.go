@@ -3,6 +3,7 @@ package iocal
 import (
 	"context"
 	"io"
+	"time"
 
 	"github.com/calibra-bench/calibra/internal/engine"
 )
@@ -41,7 +42,8 @@ type Conn interface {
 	ResetSchema(ctx context.Context) error
 	// DropSchema drops Schema with everything in it, if it exists.
 	DropSchema(ctx context.Context) error
-	// DropTables drops Schema's tables whose names start with prefix.
+	// DropTables drops Schema's tables, and its routines, whose names
+	// start with prefix.
 	DropTables(ctx context.Context, prefix string) error
 	// DropTable drops a table if it exists.
 	DropTable(ctx context.Context, table string) error
@@ -62,11 +64,17 @@ type Conn interface {
 	// ReadRandom has the server read the rows of blocks of table, in one
 	// call, and returns the rows it found: one block read each.
 	ReadRandom(ctx context.Context, table string, blocks []int64) (rows int64, err error)
-	// CreateCommitTable creates (anew) table, where committers append.
-	CreateCommitTable(ctx context.Context, table string) error
-	// Commit appends one tiny row (committer, n) to table in a transaction
-	// of its own, committed synchronously: the WAL (redo log) flushed.
-	Commit(ctx context.Context, table string, committer int, n int64) error
+	// PrepareCommits creates (anew) table, where committers append, and
+	// the server-side loop Commits calls where the engine has one, named
+	// after table so that DropTables drops it with the table.
+	PrepareCommits(ctx context.Context, table string) error
+	// Commits has the server commit up to n tiny transactions one after
+	// another, for at most within, each appending a row (committer,
+	// first+i) to table and committed synchronously (the WAL, or redo
+	// log, written and flushed). It returns each commit's latency as the
+	// server timed it, from the start of its INSERT until its COMMIT
+	// returned.
+	Commits(ctx context.Context, table string, committer int, first int64, n int, within time.Duration) ([]time.Duration, error)
 	// ReadBlocks reads blocks [from, to) of table in order.
 	ReadBlocks(ctx context.Context, table string, from, to int64) error
 	// Flush publishes the session's statistics now.

@@ -3,6 +3,7 @@ package iocal
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // commitTable is the commit test's table: its name starts with
@@ -31,7 +32,7 @@ func (r *runner) opFor(test string) func(jobs int) op {
 func (r *runner) randomOp() op {
 	bs := int64(r.data.blockSize)
 	per := max(r.cfg.ReadsPerCall, 1)
-	return func(ctx context.Context, j *job) (int64, int64, error) {
+	return func(ctx context.Context, j *job) (done, error) {
 		k, _ := r.data.locate(j.rng.Int64N(r.data.total))
 		if cap(j.blocks) < per {
 			j.blocks = make([]int64, per)
@@ -41,19 +42,17 @@ func (r *runner) randomOp() op {
 			blocks[i] = j.rng.Int64N(r.data.blocks[k])
 		}
 		rows, err := j.conn.ReadRandom(ctx, dataTable(k), blocks)
-		return rows * bs, rows, err
+		return done{bytes: rows * bs, units: rows}, err
 	}
 }
 
 // clientReadOp reads one uniformly random block a query.
 func (r *runner) clientReadOp() op {
 	bs := int64(r.data.blockSize)
-	return func(ctx context.Context, j *job) (int64, int64, error) {
+	return func(ctx context.Context, j *job) (done, error) {
 		k, b := r.data.locate(j.rng.Int64N(r.data.total))
-		if err := j.conn.ReadBlock(ctx, dataTable(k), b); err != nil {
-			return 0, 0, err
-		}
-		return bs, 1, nil
+		err := j.conn.ReadBlock(ctx, dataTable(k), b)
+		return done{bytes: bs, units: 1}, err
 	}
 }
 
@@ -64,7 +63,7 @@ func (r *runner) seqReadOp() func(int) op {
 	var mu sync.Mutex
 	table, at := 0, int64(0)
 	return func(int) op {
-		return func(ctx context.Context, j *job) (int64, int64, error) {
+		return func(ctx context.Context, j *job) (done, error) {
 			mu.Lock()
 			k, from := table, at
 			to := min(from+chunk, r.data.blocks[k])
@@ -73,35 +72,67 @@ func (r *runner) seqReadOp() func(int) op {
 			}
 			mu.Unlock()
 			err := j.conn.ReadBlocks(ctx, dataTable(k), from, to)
-			return (to - from) * bs, 0, err
+			return done{bytes: (to - from) * bs}, err
 		}
 	}
+}
+
+// Chunks of the write test: between 1 and 64 MiB, 4 MiB until a point
+// has measured the rate, then as many a job in a point as
+// seqWriteCallsPerJob at that rate.
+const (
+	seqWriteMinChunk    = 1 << 20
+	seqWriteMaxChunk    = 64 << 20
+	seqWriteFirstChunk  = 4 << 20
+	seqWriteCallsPerJob = 8
+)
+
+// seqWriteChunk is the bytes each job loads a call at a job count: the
+// jobs' tables together stay within the data's size, and at the last
+// point's rate shared by these jobs (as if it were saturated, so the
+// chunks err small), each job makes seqWriteCallsPerJob calls a point,
+// so that a point's latency comes from many calls, not one a job.
+func (r *runner) seqWriteChunk(jobs int) int64 {
+	chunk := int64(seqWriteFirstChunk)
+	if rate := r.lastMBPS[TestSeqWrite]; rate > 0 {
+		chunk = int64(rate * 1e6 / float64(jobs) * r.cfg.Point.Seconds() / seqWriteCallsPerJob)
+	}
+	return max(min(chunk, r.cfg.SizeBytes/int64(jobs), seqWriteMaxChunk), seqWriteMinChunk)
 }
 
 // seqWriteOp has each job load chunks into its own table.
 func (r *runner) seqWriteOp(jobs int) op {
 	bs := int64(r.data.blockSize)
-	// The jobs' tables together stay within the data's size.
-	rows := max(int64(1<<20)/bs, min(r.cfg.SizeBytes/int64(jobs), 64<<20)/bs)
+	rows := max(r.seqWriteChunk(jobs)/bs, 1)
 	created := map[int]bool{}
 	var mu sync.Mutex
-	return func(ctx context.Context, j *job) (int64, int64, error) {
+	return func(ctx context.Context, j *job) (done, error) {
 		mu.Lock()
 		create := !created[j.id]
 		created[j.id] = true
 		mu.Unlock()
 		if create {
 			if err := j.conn.DropTable(ctx, writeTable(j.id)); err != nil {
-				return 0, 0, err
+				return done{}, err
 			}
 		}
 		err := j.conn.Load(ctx, writeTable(j.id), create, newRows(j.ops*rows, rows, rowBytes(int(bs)), r.cfg.Seed+uint64(j.id)))
-		return rows * bs, 0, err
+		return done{bytes: rows * bs}, err
 	}
 }
 
-// commitOp commits one tiny transaction.
-func commitOp(ctx context.Context, j *job) (int64, int64, error) {
-	err := j.conn.Commit(ctx, commitTable, j.id, j.ops)
-	return 0, 1, err
+// One call of the commit test loops up to commitsPerCall commits in the
+// server, for at most commitCallTime, so that a point outlasts its window
+// by at most one call.
+const (
+	commitsPerCall = 4096
+	commitCallTime = 100 * time.Millisecond
+)
+
+// commitOp has the server loop tiny synchronous commits, each timed by
+// the server, so that neither the client nor the round trip is in a
+// commit's latency.
+func commitOp(ctx context.Context, j *job) (done, error) {
+	lats, err := j.conn.Commits(ctx, commitTable, j.id, j.units, commitsPerCall, commitCallTime)
+	return done{units: int64(len(lats)), lats: lats}, err
 }

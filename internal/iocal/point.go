@@ -40,7 +40,7 @@ func (r *runner) point(test string, jobs []*job, elapsed time.Duration, from, to
 	case TestSeqWrite:
 		p.DBPS = round(float64(bytes)/float64(r.data.blockSize)/secs, 1)
 	case TestWAL:
-		p.CommitsPS = round(float64(ops)/secs, 1)
+		p.CommitsPS = round(float64(units)/secs, 1)
 	}
 	if r.env.Window == nil {
 		return p

@@ -1,6 +1,8 @@
 package iocal
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,5 +52,39 @@ func TestCommitPointTakesTheWALDevice(t *testing.T) {
 	p := r.point(TestWAL, jobs, 2*time.Second, time.Time{}, time.Time{}, 0)
 	if p.CommitsPS != 1000 || *p.DiskWIOPS != 1000 || *p.DiskWAwaitMs != 0.5 || *p.WALSyncsPS != 1000 || *p.WALMBPS != 2 || *p.ServerSyncMs != 0.4 {
 		t.Errorf("commit point %+v", p)
+	}
+	// A commit moves no table data: no mbps, rather than 0 MB/s.
+	js, err := json.Marshal(p)
+	if err != nil || strings.Contains(string(js), `"mbps"`) {
+		t.Errorf("commit point in results.json: %s (%v)", js, err)
+	}
+}
+
+// TestRecordTakesTheServersTimes: an op whose units the server timed
+// records each unit's own latency, not the op's time over its units.
+func TestRecordTakesTheServersTimes(t *testing.T) {
+	ms := time.Millisecond
+	cases := []struct {
+		name       string
+		d          done
+		took       time.Duration
+		sum        time.Duration
+		p99, units int64
+	}{
+		{"server-timed commits", done{units: 3, lats: []time.Duration{ms, ms, 8 * ms}}, 100 * ms, 10 * ms, 8, 3},
+		{"a call of many reads", done{units: 4, bytes: 4 << 13}, 8 * ms, 8 * ms, 2, 4},
+		{"one read", done{units: 1}, 3 * ms, 3 * ms, 3, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			j := &job{lat: hist.New()}
+			j.record(c.d, c.took)
+			if j.sum != c.sum || j.units != c.units || j.ops != 1 || j.bytes != c.d.bytes {
+				t.Errorf("sum %s, units %d, ops %d, bytes %d; want %s, %d, 1, %d", j.sum, j.units, j.ops, j.bytes, c.sum, c.units, c.d.bytes)
+			}
+			if p99 := j.lat.QuantileMs(99); p99 < 0.99*float64(c.p99) || p99 > 1.01*float64(c.p99) {
+				t.Errorf("p99 %.3f ms, want %d", p99, c.p99)
+			}
+		})
 	}
 }

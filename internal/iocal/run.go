@@ -51,7 +51,7 @@ func Run(ctx context.Context, e engine.Engine, cfg Config, env Env) (*results.IO
 	if err != nil {
 		return out, err
 	}
-	r := &runner{d: d, cfg: cfg, env: env, out: out}
+	r := &runner{d: d, cfg: cfg, env: env, out: out, lastMBPS: map[string]float64{}}
 	err = r.run(ctx)
 	if cerr := r.cleanup(); cerr != nil {
 		err = errors.Join(err, cerr)
@@ -80,6 +80,9 @@ type runner struct {
 	data  *data
 	pool  []Conn
 	flush bool // the server can publish statistics on demand
+	// lastMBPS is each test's MB/s at its last point, which sizes the
+	// next point's chunks.
+	lastMBPS map[string]float64
 }
 
 func (r *runner) connect(ctx context.Context) (Conn, error) { return r.d.Connect(ctx) }
@@ -172,7 +175,7 @@ func (r *runner) commitTable(ctx context.Context) error {
 	if err := r.ensurePool(ctx, 1); err != nil {
 		return err
 	}
-	return r.pool[0].CreateCommitTable(ctx, commitTable)
+	return r.pool[0].PrepareCommits(ctx, commitTable)
 }
 
 // cacheVerdict says whether the reads may be served by a cache.
@@ -276,10 +279,37 @@ type job struct {
 	sum    time.Duration
 }
 
-// op does one unit of a test's work and returns the bytes it moved and
-// the reads or commits it made (0 where the test counts bytes alone); its
-// latency is recorded per read or commit.
-type op func(ctx context.Context, j *job) (bytes, units int64, err error)
+// record adds one op, which took lat, to the job's counts and latencies.
+func (j *job) record(d done, lat time.Duration) {
+	j.ops++
+	j.units += d.units
+	j.bytes += d.bytes
+	switch {
+	case d.lats != nil:
+		for _, l := range d.lats {
+			j.lat.Record(l)
+			j.sum += l
+		}
+		return
+	case d.units > 1:
+		j.lat.Record(lat / time.Duration(d.units))
+	default:
+		j.lat.Record(lat)
+	}
+	j.sum += lat
+}
+
+// op does one unit of a test's work and returns what it did.
+type op func(ctx context.Context, j *job) (done, error)
+
+// done is what one op did: the bytes it moved and the reads or commits it
+// made (0 where the test counts bytes alone), and each one's latency where
+// the server timed them; else the op's time over its units is recorded as
+// each one's.
+type done struct {
+	bytes, units int64
+	lats         []time.Duration
+}
 
 // sweep runs one test over every job count.
 func (r *runner) sweep(ctx context.Context, test string, points *[]results.IOCalPoint) error {
@@ -315,6 +345,8 @@ func (r *runner) sweep(ctx context.Context, test string, points *[]results.IOCal
 			return err
 		}
 		p := r.point(test, jobs, elapsed, from, to, cpu1-cpu0)
+		r.lastMBPS[test] = p.MBPS
+		r.out.Warnings = append(r.out.Warnings, pointWarnings(test, n, samples(jobs), elapsed.Seconds(), r.cfg.Point.Seconds(), meanOp(jobs))...)
 		*points = append(*points, p)
 		r.env.Prog.Phase("iocal: %s", pointLine(test, p))
 	}
@@ -342,23 +374,14 @@ func (r *runner) phase(ctx context.Context, jobs []*job, d time.Duration, op op)
 			defer wg.Done()
 			for ctx.Err() == nil && time.Now().Before(deadline) {
 				t0 := time.Now()
-				b, n, err := op(ctx, j)
+				d, err := op(ctx, j)
 				if err != nil {
 					if ctx.Err() == nil {
 						errs[i] = fmt.Errorf("job %d: %w", j.id, err)
 					}
 					return
 				}
-				lat := time.Since(t0)
-				if n > 1 {
-					j.lat.Record(lat / time.Duration(n))
-				} else {
-					j.lat.Record(lat)
-				}
-				j.ops++
-				j.units += n
-				j.bytes += b
-				j.sum += lat
+				j.record(d, time.Since(t0))
 			}
 		}()
 	}

@@ -63,6 +63,9 @@ func Caveats(run *results.Run) []string {
 			if b.CacheDominated != "" {
 				add(name, "cache-dominated: "+b.CacheDominated)
 			}
+			for _, w := range b.Warnings {
+				add(name, w)
+			}
 		}
 	}
 	out := make([]string, len(order))

@@ -153,7 +153,7 @@ func TestCaveatsAreSaidOnce(t *testing.T) {
 			{StepHeader: results.StepHeader{Kind: "oltp", Name: "timed 2", LimitedBy: "host", LimitedByEvidence: &results.Evidence{Rule: "another load used 40%"}},
 				Body: &results.OLTP{Warnings: []string{checkpoint}}},
 			{StepHeader: results.StepHeader{Kind: "iocal", Name: "iocal", LimitedBy: "storage", LimitedByEvidence: &results.Evidence{Rule: "the device was busy"}},
-				Body: &results.IOCal{CacheDominated: "raise --size"}},
+				Body: &results.IOCal{CacheDominated: "raise --size", Warnings: []string{"seqwrite at 16 jobs was measured from 16 operations"}}},
 		}}
 	got := Caveats(run)
 	want := []string{
@@ -162,6 +162,7 @@ func TestCaveatsAreSaidOnce(t *testing.T) {
 		"timed 1, timed 2: " + checkpoint,
 		"timed 2: limited by host (another load used 40%): another load shared the machine: repeat the run on a quiet host before trusting it or comparing it",
 		"iocal: cache-dominated: raise --size",
+		"iocal: seqwrite at 16 jobs was measured from 16 operations",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("caveats:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -136,6 +137,13 @@ func (d *Dir) Update(f func(*Run)) error {
 	f(d.run)
 	d.mu.Unlock()
 	return d.Save()
+}
+
+// Steps are the steps kept so far.
+func (d *Dir) Steps() []Step {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.run.Steps)
 }
 
 // AddStep appends a finished step and saves results.json at once, so a step

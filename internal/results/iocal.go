@@ -44,6 +44,10 @@ type IOCal struct {
 	Commit     *IOCalCommit      `json:"commit,omitempty"`
 	Missing    map[string]string `json:"missing,omitempty"`
 	Notes      []string          `json:"notes,omitempty"`
+	// Warnings are caveats on points' figures, each one sentence naming
+	// its point: one measured from few operations, or whose operations
+	// outlasted it.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // IOCalRandom is the random single-block read sweep over parallel jobs.
@@ -60,10 +64,13 @@ type IOCalRandom struct {
 
 // IOCalPoint is one point of a sweep, over its timed window.
 type IOCalPoint struct {
-	Jobs       int           `json:"jobs"`
-	IOPS       float64       `json:"iops,omitempty"`
-	DBPS       float64       `json:"dbps,omitempty"` // database blocks read (or written) per second
-	MBPS       float64       `json:"mbps"`
+	Jobs int     `json:"jobs"`
+	IOPS float64 `json:"iops,omitempty"`
+	DBPS float64 `json:"dbps,omitempty"` // database blocks read (or written) per second
+	// MBPS is the table data moved a second: absent from commit points,
+	// which move none (a point of any other test waits for its last call,
+	// so it always moves some).
+	MBPS       float64       `json:"mbps,omitempty"`
 	LatMs      *IOCalLatency `json:"lat_ms,omitempty"`
 	CPUBusyPct *float64      `json:"cpu_busy_pct"`
 	CPUSysPct  *float64      `json:"cpu_sys_pct"`
@@ -97,6 +104,12 @@ type IOCalPoint struct {
 	ServerSyncMs *float64 `json:"server_wal_sync_ms,omitempty"`
 	DiskWIOPS    *float64 `json:"disk_w_iops,omitempty"`
 	DiskWAwaitMs *float64 `json:"disk_w_await_ms,omitempty"`
+	// DeviceSharePct is the point's rate as a share of what the run's
+	// device step did at the nearest access spec and concurrency
+	// (DeviceShareOf names that point): reads a second for random reads,
+	// MB/s for sequential ones.
+	DeviceSharePct *float64 `json:"device_share_pct,omitempty"`
+	DeviceShareOf  string   `json:"device_share_of,omitempty"`
 	// LimitedBy is what bounded this point (internal/verdict), from the
 	// observations of its own window.
 	LimitedBy         string    `json:"limited_by,omitempty"`

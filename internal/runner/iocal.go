@@ -180,6 +180,7 @@ func iocalBody(cfg iocal.Config) StepFunc {
 			return nil, err
 		}
 		out, err := iocal.Run(ctx, s.target, cfg, env)
+		iocal.DeviceShares(out, s.dir.Steps())
 		return []results.Step{newStep(results.KindIOCal, "iocal", started, out)}, err
 	}
 }

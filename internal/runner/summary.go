@@ -435,7 +435,11 @@ func writeIOCalSummary(b *strings.Builder, st results.Step, o *results.IOCal) {
 		if p.DiskRIOPS != nil {
 			dev = fmt.Sprintf("%.0f", *p.DiskRIOPS)
 		}
-		fmt.Fprintf(b, "  %-9s %5d %10s %10.0f %10s %9.1f %s  %s\n", test, p.Jobs, iops, p.DBPS, dev, p.MBPS, lat, p.LimitedBy)
+		share := ""
+		if p.DeviceSharePct != nil {
+			share = fmt.Sprintf("  (%.0f%% of the device's %s)", *p.DeviceSharePct, p.DeviceShareOf)
+		}
+		fmt.Fprintf(b, "  %-9s %5d %10s %10.0f %10s %9.1f %s  %s%s\n", test, p.Jobs, iops, p.DBPS, dev, p.MBPS, lat, p.LimitedBy, share)
 	}
 	fmt.Fprintf(b, "  %-9s %5s %10s %10s %10s %9s %9s %9s  %s  (latency ms)\n", "test", "jobs", "IOPS", "blocks/s", "device r/s", "MB/s", "mean", "p99", "limited by")
 	for _, t := range []struct {
@@ -480,6 +484,9 @@ func writeIOCalSummary(b *strings.Builder, st results.Step, o *results.IOCal) {
 	}
 	for _, n := range o.Notes {
 		fmt.Fprintf(b, "  note: %s\n", n)
+	}
+	for _, w := range o.Warnings {
+		fmt.Fprintf(b, "  warning: %s\n", w)
 	}
 }
 

@@ -1,9 +1,8 @@
 // Package iocalmy is MariaDB's part of the iocal calibration, InnoDB's
-// analogue of CALIBRATE_IO: a block is an InnoDB page, filled by two
-// records of half a page each (InnoDB keeps no record over half a page
-// in the page itself), read by primary key, a page at a time or a range
-// of pages, loaded with LOAD DATA LOCAL INFILE from the generator's
-// stream. The calibration data lives in a database of its own beside
+// analogue of CALIBRATE_IO: a block is an InnoDB page, filled by five
+// records, read by the primary key of its middle record (one page read a
+// lookup), a page at a time or a range of pages, loaded with LOAD DATA
+// LOCAL INFILE from the generator's stream. The calibration data lives in a database of its own beside
 // calibra's, so a template of calibra's database never copies it.
 package iocalmy
 
@@ -18,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -85,11 +85,11 @@ func (d dialect) CheckRights(ctx context.Context) error {
 
 func (dialect) Methods() iocal.Methods {
 	return iocal.Methods{
-		Random:     "primary key list: each call is one query, SELECT COUNT(*) WHERE k IN (...) over a record of each of reads_per_call uniformly random 16 KiB pages of one table (chosen in proportion to its pages), two half-page records a page; InnoDB looks the keys up in order, one clustered-index lookup each, so the server issues the reads and the client's share of each is a fraction of a round trip",
-		ClientRead: "primary key: SELECT of a record of a uniformly random 16 KiB page of the data, two half-page records a page (a clustered-index point lookup); InnoDB 10.11 reads about two leaf pages for each such lookup from a cold buffer pool, so the data-file reads a second (dbps) are about twice the IOPS; latency is the query's round trip as the client sees it",
+		Random:     "primary key list: each call is one query, SELECT COUNT(*) WHERE k IN (...) over the middle record of each of reads_per_call uniformly random 16 KiB pages of one table (chosen in proportion to its pages), five records a page; InnoDB looks the keys up in order, one clustered-index lookup and one page read each, so the server issues the reads and the client's share of each is a fraction of a round trip",
+		ClientRead: "primary key: SELECT of the middle record of a uniformly random 16 KiB page of the data, five records a page (a clustered-index point lookup, one page read: a lookup of a page's first or last record reads its sibling too); latency is the query's round trip as the client sees it",
 		SeqRead:    "primary key range: each query counts the records of the next 4 MiB of pages, chunks handed out in order across the tables; InnoDB's linear read-ahead joins in as it would for any scan",
 		SeqWrite:   "bulk load: each job loops TRUNCATE its own table; LOAD DATA LOCAL INFILE of one chunk of page-filling records in one transaction, committed with the redo log synced; MB/s counts the table pages committed",
-		Commit:     "insert commit: each committer loops INSERT of one small row into an InnoDB table (autocommit), each commit waiting for the redo log to be written and synced when innodb_flush_log_at_trx_commit is 1 (the managed server's setting); latency is the statement's round trip as the client sees it",
+		Commit:     "client committer: each committer loops a prepared INSERT of one small row into an InnoDB table (autocommit), one round trip each, each commit waiting for the redo log to be written and synced when innodb_flush_log_at_trx_commit is 1 (the managed server's setting); latency is the statement's round trip as the client sees it. Not a loop in the server: a COMMIT inside a stored procedure does not wait for its redo flush, which MariaDB defers to the end of the CALL",
 	}
 }
 
@@ -105,9 +105,9 @@ func (c conn) Server(ctx context.Context) (int, string, error) {
 		return 0, "", err
 	}
 	if page > 16384 {
-		// Records are capped near 16 KiB there, so two no longer fill a page.
+		// The layout (perPage, partOfFiller) was measured on 16 KiB pages.
 		return 0, "", fault.Input("calibrate a server with innodb_page_size of 16k or less",
-			"the server's innodb_page_size is %d: iocal fills a page with two records, which InnoDB caps below half a page only up to 16 KiB pages", page)
+			"the server's innodb_page_size is %d: iocal's layout of five records a page is sized for pages of 16 KiB or less", page)
 	}
 	return page, "", nil
 }
@@ -164,7 +164,8 @@ var loads atomic.Int64
 
 // Load streams the rows, each split into perPage records, through LOAD
 // DATA LOCAL INFILE in one transaction. In key order InnoDB fills each
-// page before it starts the next, so page b holds the records of row b.
+// page before it starts the next: after the first page (see firstPage),
+// each page holds the records of one row.
 func (c conn) Load(ctx context.Context, table string, create bool, rows io.Reader) error {
 	ddl := "TRUNCATE TABLE " + table
 	if create {
@@ -193,13 +194,31 @@ func (c conn) Load(ctx context.Context, table string, create bool, rows io.Reade
 	return tx.Commit()
 }
 
-// perPage is the records a page holds: two. Loaded this way, InnoDB put
-// no more than two in a page even of records that left a tenth of it
-// free three at a time (measured on 10.11), so halves fill it best.
-const perPage = 2
+// The layout of a table: perPage records a page, after a first page of
+// firstPage, as InnoDB's first split leaves half the root's records
+// there and later ones, in key order, start a page at the new record.
+// InnoDB reads a second leaf page for a lookup of the first or the last
+// record of a page (its left or right sibling), measured on 10.11 from a
+// cold buffer pool, so with two records a page every lookup read two
+// pages. A block is read by the key of its page's middle record, two
+// records from either end: one page read, as long as the layout shifts
+// by no more than one record.
+const (
+	perPage   = 5
+	firstPage = perPage / 2
+)
 
-// parts turns each line "id\tfiller" into perPage records, the filler
-// cut in equal parts, keyed by the table's own record count (from 0), so
+// partOfFiller is the share of a row's filler each record takes: five
+// records of 11/63 of a block's filler (2,816 bytes of 16,128), with
+// InnoDB's per-record overhead, fill the 15/16 of a page that InnoDB's
+// bulk load fills (5 × 2,844 = 14,220 bytes a page, measured).
+func partOfFiller(filler int) int { return filler * 11 / 63 }
+
+// blockKey is the key of the middle record of block b's page.
+func blockKey(b int64) int64 { return firstPage + perPage*b + perPage/2 }
+
+// parts turns each line "id\tfiller" into perPage records, each a part
+// of the filler (partOfFiller), keyed by the table's own record count (from 0), so
 // that block b is page b of whichever table, whatever ids its rows had.
 type parts struct {
 	in  *bufio.Reader
@@ -226,7 +245,7 @@ func (h *parts) Read(p []byte) (int, error) {
 		if !ok {
 			return 0, fmt.Errorf("a calibration row starts with %q, not an id and a tab", line[:min(len(line), 20)])
 		}
-		part := len(filler) / perPage
+		part := partOfFiller(len(filler))
 		h.buf = h.buf[:0]
 		for i := range perPage {
 			h.buf = strconv.AppendInt(h.buf, h.n, 10)
@@ -293,7 +312,7 @@ func (c conn) Meta(ctx context.Context) (sizeBytes int64, tables int, err error)
 	return sizeBytes, tables, err
 }
 
-// Blocks is the pages up to the last record's.
+// Blocks is the full pages after the first.
 func (c conn) Blocks(ctx context.Context, table string, _ int) (int64, error) {
 	var last sql.NullInt64
 	if err := c.db.QueryRowContext(ctx, "SELECT MAX(k) FROM "+table).Scan(&last); err != nil {
@@ -302,20 +321,17 @@ func (c conn) Blocks(ctx context.Context, table string, _ int) (int64, error) {
 	if !last.Valid {
 		return 0, nil
 	}
-	return last.Int64/perPage + 1, nil
+	return max(last.Int64+1-firstPage, 0) / perPage, nil
 }
 
-// ReadBlock reads a record of page b: one clustered-index lookup. InnoDB
-// 10.11 reads a second leaf page for about every such lookup from a cold
-// buffer pool, whichever record of the page it looks up (measured with
-// Innodb_buffer_pool_reads, by SELECT and by HANDLER READ alike): the
-// data-file reads a second (dbps) are then about twice the queries.
+// ReadBlock reads the middle record of block b's page: one
+// clustered-index lookup, one page read.
 func (c conn) ReadBlock(ctx context.Context, table string, b int64) error {
 	var k int64
-	return c.db.QueryRowContext(ctx, "SELECT k FROM "+table+" WHERE k = ?", perPage*b+1).Scan(&k)
+	return c.db.QueryRowContext(ctx, "SELECT k FROM "+table+" WHERE k = ?", blockKey(b)).Scan(&k)
 }
 
-// ReadRandom counts the records of one key in each of the pages: InnoDB
+// ReadRandom counts the middle records of the pages: InnoDB
 // looks an IN list's keys up in order, a clustered-index lookup each. The
 // keys are literals, built here: the driver would interpolate them alike.
 // FORCE INDEX: past eq_range_index_dive_limit (200) keys the optimizer
@@ -329,7 +345,7 @@ func (c conn) ReadRandom(ctx context.Context, table string, blocks []int64) (int
 		if i > 0 {
 			q = append(q, ',')
 		}
-		q = strconv.AppendInt(q, perPage*b+1, 10)
+		q = strconv.AppendInt(q, blockKey(b), 10)
 	}
 	q = append(q, ')')
 	var n int64
@@ -337,22 +353,47 @@ func (c conn) ReadRandom(ctx context.Context, table string, blocks []int64) (int
 	return n, err
 }
 
-func (c conn) CreateCommitTable(ctx context.Context, table string) error {
+// PrepareCommits creates the table. The commits stay the client's: a
+// COMMIT inside a stored procedure does not wait for its redo to be
+// flushed (MariaDB defers that wait to the end of the CALL: with four
+// committers, 60 commits shared each redo write, measured on 10.11), so
+// a loop in the server would not measure a durable commit.
+func (c conn) PrepareCommits(ctx context.Context, table string) error {
 	if err := c.DropTable(ctx, table); err != nil {
 		return err
 	}
 	return c.exec(ctx, "CREATE TABLE "+table+" (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, committer INT NOT NULL, n BIGINT NOT NULL) ENGINE=InnoDB STATS_AUTO_RECALC=0")
 }
 
-func (c conn) Commit(ctx context.Context, table string, committer int, n int64) error {
-	return c.exec(ctx, "INSERT INTO "+table+" (committer, n) VALUES (?, ?)", committer, n)
+// Commits loops one-row INSERTs (autocommit), each its own round trip,
+// timed by the client. A statement prepared for the call: the server
+// parses it once, not once a commit.
+func (c conn) Commits(ctx context.Context, table string, committer int, first int64, n int, within time.Duration) ([]time.Duration, error) {
+	stop := time.Now().Add(within)
+	insert, err := c.db.PrepareContext(ctx, "INSERT INTO "+table+" (committer, n) VALUES (?, ?)")
+	if err != nil {
+		return nil, err
+	}
+	defer insert.Close()
+	var lats []time.Duration
+	for i := range n {
+		t0 := time.Now()
+		if !t0.Before(stop) {
+			break
+		}
+		if _, err := insert.ExecContext(ctx, committer, first+int64(i)); err != nil {
+			return lats, err
+		}
+		lats = append(lats, time.Since(t0))
+	}
+	return lats, nil
 }
 
 // ReadBlocks counts the records of pages [from, to): a range scan of the
 // clustered index.
 func (c conn) ReadBlocks(ctx context.Context, table string, from, to int64) error {
 	var n int64
-	return c.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+table+" WHERE k >= ? AND k < ?", perPage*from, perPage*to).Scan(&n)
+	return c.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+table+" WHERE k >= ? AND k < ?", firstPage+perPage*from, firstPage+perPage*to).Scan(&n)
 }
 
 // Flush has nothing to do: InnoDB's counters are current.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -66,7 +67,7 @@ func (dialect) Methods() iocal.Methods {
 		ClientRead: "tid: SELECT by ctid of a uniformly random block of the data, one row per block, so each query reads exactly one block (TID Scan); latency is the query's round trip as the client sees it",
 		SeqRead:    "tid range: each query counts the rows of the next 4 MiB of the data (TID Range Scan), chunks handed out in order across the tables",
 		SeqWrite:   "bulk load: each job loops BEGIN; TRUNCATE its own table; COPY ... FREEZE of one chunk of one-block rows; COMMIT (WAL-logged, synchronous commit); MB/s counts the table blocks committed",
-		Commit:     "insert commit: each committer loops INSERT of one 16-byte row into a table without index, in a transaction of its own, synchronous_commit on (the commit waits for its WAL to be written and flushed); latency is the statement's round trip as the client sees it",
+		Commit:     "server-side committer: each call is one CALL of a PL/pgSQL procedure that loops, up to 4096 times or for 100 ms, INSERT of one 16-byte row into a table without index; COMMIT (a real transaction end inside a CALL), synchronous_commit on, so each commit waits for its WAL to be written and flushed; a commit's latency is the backend's clock_timestamp() from before its INSERT to after its COMMIT, no round trip in it",
 	}
 }
 
@@ -102,16 +103,18 @@ func (c conn) DropSchema(ctx context.Context) error {
 
 func (c conn) DropTables(ctx context.Context, prefix string) error {
 	like := strings.NewReplacer(`\`, `\\`, `_`, `\_`, `%`, `\%`).Replace(prefix) + "%"
-	rows, err := c.Query(ctx, `SELECT format('%I.%I', schemaname, tablename) FROM pg_tables WHERE schemaname = $1 AND tablename LIKE $2`, iocal.Schema, like)
+	rows, err := c.Query(ctx, `SELECT format('TABLE %I.%I', schemaname, tablename) FROM pg_tables WHERE schemaname = $1 AND tablename LIKE $2
+	UNION ALL SELECT format('PROCEDURE %s', p.oid::regprocedure) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+	  WHERE n.nspname = $1 AND p.proname LIKE $2 AND p.prokind = 'p'`, iocal.Schema, like)
 	if err != nil {
 		return err
 	}
-	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	objects, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		return err
 	}
-	for _, t := range tables {
-		if err := c.exec(ctx, "DROP TABLE "+t); err != nil {
+	for _, o := range objects {
+		if err := c.exec(ctx, "DROP "+o); err != nil {
 			return err
 		}
 	}
@@ -213,16 +216,47 @@ func (c conn) ReadRandom(ctx context.Context, table string, blocks []int64) (int
 	return n, err
 }
 
-func (c conn) CreateCommitTable(ctx context.Context, table string) error {
+// PrepareCommits creates the table and the procedure that loops the
+// commits in the backend: COMMIT inside a CALL ends a real transaction
+// (PostgreSQL 11+), flushed as synchronous_commit says, and the
+// backend's clock_timestamp() before each INSERT and after each COMMIT
+// times it without the round trip.
+func (c conn) PrepareCommits(ctx context.Context, table string) error {
 	if err := c.DropTable(ctx, table); err != nil {
 		return err
 	}
-	return c.exec(ctx, "CREATE TABLE "+table+" (committer int NOT NULL, n bigint NOT NULL) WITH (autovacuum_enabled = off)")
+	if err := c.exec(ctx, "CREATE TABLE "+table+" (committer int NOT NULL, n bigint NOT NULL) WITH (autovacuum_enabled = off)"); err != nil {
+		return err
+	}
+	return c.exec(ctx, `CREATE OR REPLACE PROCEDURE `+commitLoop(table)+`(committer int, first bigint, n int, within interval, INOUT marks timestamptz[] DEFAULT NULL)
+LANGUAGE plpgsql AS $$
+DECLARE
+	stop timestamptz := clock_timestamp() + within;
+	t0 timestamptz;
+BEGIN
+	marks := '{}';
+	FOR i IN 0 .. n - 1 LOOP
+		t0 := clock_timestamp();
+		EXIT WHEN t0 >= stop;
+		INSERT INTO `+table+` VALUES (committer, first + i);
+		COMMIT;
+		marks := marks || t0 || clock_timestamp();
+	END LOOP;
+END $$`)
 }
 
-func (c conn) Commit(ctx context.Context, table string, committer int, n int64) error {
-	_, err := c.Exec(ctx, "INSERT INTO "+table+" VALUES ($1, $2)", int32(committer), n)
-	return err
+// commitLoop names the commit procedure of a table after it.
+func commitLoop(table string) string { return table + "_loop" }
+
+// Commits calls the loop and returns the span of each commit.
+func (c conn) Commits(ctx context.Context, table string, committer int, first int64, n int, within time.Duration) ([]time.Duration, error) {
+	var marks []time.Time
+	err := c.QueryRow(ctx, "CALL "+commitLoop(table)+"($1, $2, $3, $4)", int32(committer), first, int32(n), within).Scan(&marks)
+	lats := make([]time.Duration, len(marks)/2)
+	for i := range lats {
+		lats[i] = marks[2*i+1].Sub(marks[2*i])
+	}
+	return lats, err
 }
 
 // ReadBlocks counts the blocks' rows: a TID Range Scan.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/iocal"
@@ -88,8 +89,12 @@ func checkDialect(t *testing.T, pgBin string) {
 		t.Errorf("meta reads back %d bytes, %d tables, %v", size, tables, err)
 	}
 
+	commits := iocal.Schema + ".w_commit"
+	checkCommits(t, conn, commits)
+
 	// The write test's tables go, and only they: "wa1" does not start
-	// with "w_" (a LIKE pattern's "_" matches any character).
+	// with "w_" (a LIKE pattern's "_" matches any character); so does the
+	// commit loop.
 	for _, w := range []string{"w_0", "w_1", "wa1"} {
 		for _, create := range []bool{true, false} {
 			if err := conn.Load(ctx, iocal.Schema+"."+w, create, blockRows(2, blockSize)); err != nil {
@@ -105,10 +110,42 @@ func checkDialect(t *testing.T, pgBin string) {
 			t.Errorf("%s kept %v, want %v (%v)", w, err == nil, kept, err)
 		}
 	}
+	if _, err := conn.Commits(ctx, commits, 0, 0, 1, time.Second); err == nil {
+		t.Error("the commit loop is left after DropTables")
+	}
 	if err := conn.DropSchema(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := conn.Meta(ctx); err == nil {
 		t.Error("the schema was dropped, yet its meta reads back")
+	}
+}
+
+// checkCommits has the server loop commits: each a transaction of its
+// own that stays (a row each, numbered on from first), as many as asked,
+// each timed.
+func checkCommits(t *testing.T, c iocal.Conn, table string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := c.PrepareCommits(ctx, table); err != nil {
+		t.Fatal(err)
+	}
+	var lats []time.Duration
+	for _, first := range []int64{0, 5} {
+		l, err := c.Commits(ctx, table, 7, first, 5, time.Minute)
+		if err != nil || len(l) != 5 {
+			t.Fatalf("commits from %d: %d spans, %v; want 5", first, len(l), err)
+		}
+		lats = append(lats, l...)
+	}
+	for i, l := range lats {
+		if l <= 0 {
+			t.Errorf("commit %d took %s", i, l)
+		}
+	}
+	// The rows are there, numbered on: each commit was real.
+	var n, distinct int64
+	if err := c.(conn).QueryRow(ctx, "SELECT count(*), count(DISTINCT n) FROM "+table+" WHERE committer = 7").Scan(&n, &distinct); err != nil || n != 10 || distinct != 10 {
+		t.Errorf("the table holds %d rows, %d distinct (%v); want the 10 committed", n, distinct, err)
 	}
 }
