@@ -45,8 +45,9 @@ read test (restart, OS page cache dropped where permitted):
               FREEZE one chunk of rows; COMMIT (WAL-logged)
   wal         commit latency: each job is a committer whose one-row
               INSERTs commit synchronously, looped in the server where
-              the engine waits for each flush there (PostgreSQL), else
-              by the client (MariaDB); on --wal-path's storage when given
+              the engine waits for each flush there, else by the client
+              (results.json's commit_method says which); on --wal-path's
+              storage when given
 
 Per point, over its timed window (--point, after an unmeasured --warmup):
   iops          blocks read per second as the client counts them (rows)
@@ -57,7 +58,7 @@ Per point, over its timed window (--point, after an unmeasured --warmup):
   mbps          10^6 bytes per second of database blocks read or written
   lat_ms        mean and p99 latency (HDR): per block for random, a query's
                 round trip for clientread, a commit's for wal (timed
-                by the server on PostgreSQL)
+                by the server where it loops the commits)
   commits_ps, wal_syncs_ps, disk_w_await_ms  the commit test's rate, the
                 server's WAL syncs and the WAL device's write await
   cpu_busy_pct, cpu_sys_pct  the host's CPU over the window
