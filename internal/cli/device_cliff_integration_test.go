@@ -45,6 +45,7 @@ func TestDeviceCliffOnTheLab(t *testing.T) {
 		t.Parallel()
 		d, out := sweep(t, "--runtime", "8s")
 		p := d.Points[0]
+		skipWhenShared(t, p)
 		bu := p.Burst
 		if bu == nil {
 			t.Fatalf("no burst seen: IOPS each second %v, host-limited fall %+v", p.IOPSPerS, p.HostLimitedFall)
@@ -68,6 +69,7 @@ func TestDeviceCliffOnTheLab(t *testing.T) {
 		t.Parallel()
 		d, _ := sweep(t, "--runtime", "2s", "--steady-state", "--steady-max-rounds", "15")
 		p := d.Points[0]
+		skipWhenShared(t, p)
 		s, bu := p.SteadyState, p.Burst
 		if s == nil || !s.Reached || bu == nil || p.FreshOutOfBox {
 			t.Fatalf("steady state %+v, burst %+v, IOPS each second %v", s, bu, p.IOPSPerS)
@@ -92,4 +94,22 @@ func TestDeviceCliffOnTheLab(t *testing.T) {
 			t.Errorf("no round before the window ran above the cliff's midpoint %.0f: the window is not after the cliff", mid)
 		}
 	})
+}
+
+// skipWhenShared skips when another load took the CPU the lab's server
+// (calibra's own process, in user space) needs: the tier then runs at the
+// speed it is given, not the speeds it is built with, and its cache phase
+// can be as slow as its platter. The evidence is the fall's host figures,
+// which a run alone on the machine leaves below the bound.
+func skipWhenShared(t *testing.T, p results.DevicePoint) {
+	t.Helper()
+	for _, f := range []*results.DeviceBurst{p.Burst, p.HostLimitedFall} {
+		if f == nil || f.Host == nil {
+			continue
+		}
+		if h := f.Host; max(h.OutsidePctBefore, h.OutsidePctAfter) >= 20 {
+			t.Skipf("another load used %.0f%% then %.0f%% of the machine, so the lab's tier did not run at its own speeds (IOPS each second %v); run this test alone: go test -run TestDeviceCliffOnTheLab ./internal/cli/",
+				h.OutsidePctBefore, h.OutsidePctAfter, p.IOPSPerS)
+		}
+	}
 }
