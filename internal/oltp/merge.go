@@ -38,91 +38,108 @@ func Merge(parts []MergePart) *results.OLTP {
 	if out.Missing == nil {
 		out.Missing = map[string]string{}
 	}
-	var types [numTxTypes]typeStats
-	var lats [numTxTypes]*hist.Histogram
-	var in inputCounts
-	var sumMs [numTxTypes]float64
-	all := hist.New()
-	for i := range lats {
-		lats[i] = hist.New()
+	m := merger{out: out, all: hist.New()}
+	for i := range m.lats {
+		m.lats[i] = hist.New()
 	}
 	for _, p := range parts {
-		o := p.Out
-		out.Users += o.Users
-		out.TPMClient += o.TPMClient
-		out.NewOrderCommits += o.NewOrderCommits
-		out.Connections += o.Connections
-		for i := range types {
-			tx := o.Transactions[TxType(i).String()]
-			types[i].add(typeStats{count: tx.Count, rollbacks: tx.Rollbacks, errors: tx.Errors})
-			sumMs[i] += float64(tx.Count) * tx.LatMs.Mean
-			if h := p.Window[TxType(i).String()]; h != nil {
-				lats[i].Merge(h)
-				all.Merge(h)
-			}
-		}
-		for class, n := range o.ErrorClasses {
-			if out.ErrorClasses == nil {
-				out.ErrorClasses = map[string]int64{}
-			}
-			out.ErrorClasses[class] += n
-		}
-		in.add(inputsOf(o))
-		for _, n := range o.Notes {
-			if !slices.Contains(out.Notes, n) {
-				out.Notes = append(out.Notes, n)
-			}
-		}
-		for _, w := range o.Warnings {
-			// The delivery warning is judged again on the sums below.
-			if !strings.Contains(w, "clause 2.7.4.2") && !slices.Contains(out.Warnings, w) {
-				out.Warnings = append(out.Warnings, w)
-			}
-		}
-		if o.QueueMs != nil {
-			out.Missing["queue_ms"] = "each partition's connections served its own users: see queue_ms in the partitions' run directories"
-		}
-		out.Partitions = append(out.Partitions, results.PartitionPart{Partition: *o.Partition, Dir: p.Dir, Host: p.Host,
-			Users: o.Users, TPMClient: o.TPMClient, NewOrderCommits: o.NewOrderCommits, ARTMs: o.ARTMs, DurationS: o.DurationS})
+		m.add(p)
 	}
 	slices.SortFunc(out.Partitions, func(a, b results.PartitionPart) int { return a.Index - b.Index })
 	out.TPMClient = round(out.TPMClient, 1)
 	out.Missing["driver"] = "each partition's driver ran in its own process, maybe on its own host: see driver in the partitions' run directories"
+	m.finish()
+	return out
+}
 
+// merger sums the partitions' client figures into out.
+type merger struct {
+	out   *results.OLTP
+	types [numTxTypes]typeStats
+	lats  [numTxTypes]*hist.Histogram
+	in    inputCounts
+	sumMs [numTxTypes]float64
+	all   *hist.Histogram
+}
+
+// add sums one partition's counts, histograms, notes and warnings.
+func (m *merger) add(p MergePart) {
+	o, out := p.Out, m.out
+	out.Users += o.Users
+	out.TPMClient += o.TPMClient
+	out.NewOrderCommits += o.NewOrderCommits
+	out.Connections += o.Connections
+	for i := range m.types {
+		tx := o.Transactions[TxType(i).String()]
+		m.types[i].add(typeStats{count: tx.Count, rollbacks: tx.Rollbacks, errors: tx.Errors})
+		m.sumMs[i] += float64(tx.Count) * tx.LatMs.Mean
+		if h := p.Window[TxType(i).String()]; h != nil {
+			m.lats[i].Merge(h)
+			m.all.Merge(h)
+		}
+	}
+	for class, n := range o.ErrorClasses {
+		if out.ErrorClasses == nil {
+			out.ErrorClasses = map[string]int64{}
+		}
+		out.ErrorClasses[class] += n
+	}
+	m.in.add(inputsOf(o))
+	for _, n := range o.Notes {
+		if !slices.Contains(out.Notes, n) {
+			out.Notes = append(out.Notes, n)
+		}
+	}
+	for _, w := range o.Warnings {
+		// The delivery warning is judged again on the sums below.
+		if !strings.Contains(w, "clause 2.7.4.2") && !slices.Contains(out.Warnings, w) {
+			out.Warnings = append(out.Warnings, w)
+		}
+	}
+	if o.QueueMs != nil {
+		out.Missing["queue_ms"] = "each partition's connections served its own users: see queue_ms in the partitions' run directories"
+	}
+	out.Partitions = append(out.Partitions, results.PartitionPart{Partition: *o.Partition, Dir: p.Dir, Host: p.Host,
+		Users: o.Users, TPMClient: o.TPMClient, NewOrderCommits: o.NewOrderCommits, ARTMs: o.ARTMs, DurationS: o.DurationS})
+}
+
+// finish judges the summed counts: per-type figures, the mix and input
+// checks, delivery's skips and the latency over every partition.
+func (m *merger) finish() {
+	out := m.out
 	out.Transactions = map[string]results.TxStats{}
 	out.MixPct = map[string]float64{}
-	mix := mixPct(types)
+	mix := mixPct(m.types)
 	var n int64
 	var sum float64
-	for i, s := range types {
+	for i, s := range m.types {
 		ts := results.TxStats{Count: s.count, Rollbacks: s.rollbacks, Errors: s.errors}
 		if s.count > 0 {
-			ts.LatMs = lats[i].Summary(sumMs[i] / float64(s.count))
+			ts.LatMs = m.lats[i].Summary(m.sumMs[i] / float64(s.count))
 		}
 		out.Transactions[TxType(i).String()] = ts
 		out.MixPct[TxType(i).String()] = round(mix[i], 2)
 		n += s.count
-		sum += sumMs[i]
+		sum += m.sumMs[i]
 	}
-	out.Checks, out.InvalidReasons = check(types, in, Profile(out.Profile), out.Users, out.Warehouses)
+	out.Checks, out.InvalidReasons = check(m.types, m.in, Profile(out.Profile), out.Users, out.Warehouses)
 	if out.Checks != nil {
 		valid := len(out.InvalidReasons) == 0
 		out.Valid = &valid
 	}
 	var warn string
-	if out.Delivery, warn = deliverySkips(types[Delivery].count, in.skippedDistricts); warn != "" {
+	if out.Delivery, warn = deliverySkips(m.types[Delivery].count, m.in.skippedDistricts); warn != "" {
 		out.Warnings = append(out.Warnings, warn)
 	}
 	if n > 0 {
 		// Each partition's means are exact to the microsecond it rounds to.
 		out.ARTMs = round(sum/float64(n), 3)
-		l := all.Summary(out.ARTMs)
+		l := m.all.Summary(out.ARTMs)
 		out.LatMs = &l
 		delete(out.Missing, "art_ms")
 	} else if out.Missing["art_ms"] == "" {
 		out.Missing["art_ms"] = "no transaction completed in the timed window"
 	}
-	return out
 }
 
 // TxNames are the transaction types' names in results.json, in mix order.

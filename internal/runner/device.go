@@ -212,6 +212,34 @@ func (f *Device) checkSize(specs []device.Spec, p *Problems) int64 {
 	return 0
 }
 
+// filesystem is the --path directories on one file system, and the bytes
+// they need of it together.
+type filesystem struct {
+	dirs  []int // indexes into paths
+	bytes uint64
+}
+
+// targets checks the file system's directories, the free space once for
+// them all, and puts each one's target in its slot.
+func (fs *filesystem) targets(paths []string, slots []*device.Target, p *Problems) {
+	for j, i := range fs.dirs {
+		bytes := uint64(0)
+		if j == 0 {
+			bytes = fs.bytes // the whole file system's share, checked once
+		}
+		if err := CheckPath(paths[i], bytes, "calibra device"); err != nil {
+			*p = append(*p, err)
+			continue
+		}
+		t, err := device.DirTarget(paths[i])
+		if err != nil {
+			*p = append(*p, err)
+			continue
+		}
+		slots[i] = &t
+	}
+}
+
 // targets checks every --path, keeping their order. Directories go through
 // checkPath, their free space summed per file system; files and block
 // devices through the device layer. need is the bytes per target (0 when
@@ -219,10 +247,6 @@ func (f *Device) checkSize(specs []device.Spec, p *Problems) int64 {
 func (f *Device) targets(paths, writers []string, need int64, p *Problems) []device.Target {
 	if len(paths) == 0 {
 		p.Add("give a directory, a file or a block device", "--path is empty")
-	}
-	type filesystem struct {
-		dirs  []int // indexes into paths
-		bytes uint64
 	}
 	var filesystems []*filesystem
 	byDev := map[uint64]*filesystem{}
@@ -260,22 +284,7 @@ func (f *Device) targets(paths, writers []string, need int64, p *Problems) []dev
 		}
 	}
 	for _, fs := range filesystems {
-		for j, i := range fs.dirs {
-			bytes := uint64(0)
-			if j == 0 {
-				bytes = fs.bytes // the whole file system's share, checked once
-			}
-			if err := CheckPath(paths[i], bytes, "calibra device"); err != nil {
-				*p = append(*p, err)
-				continue
-			}
-			t, err := device.DirTarget(paths[i])
-			if err != nil {
-				*p = append(*p, err)
-				continue
-			}
-			slots[i] = &t
-		}
+		fs.targets(paths, slots, p)
 	}
 	for _, a := range f.AllowDestroy {
 		if r, err := device.Resolve(a); err != nil || !seen[r] {
