@@ -24,35 +24,9 @@ export PGOPTIONS="-c client_min_messages=warning"
 SF=${1:-1}
 ROUNDS=${2:-3}
 cd "$(dirname "$0")/.."
-PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
-DIR=$(mktemp -d /var/tmp/calibra-dss-bench.XXXXXX)
-chmod 700 "$DIR"
-mkdir -p "$DIR/path" "$DIR/runs" "$DIR/sock" "$DIR/tbl"
-chmod 755 "$DIR" "$DIR/path"
-chown postgres "$DIR/sock" "$DIR/tbl"
-CALIBRA=$DIR/calibra
-go build -o "$CALIBRA" ./cmd/calibra
-DATA=$DIR/path/calibra-pg
-as_pg() { runuser -u postgres -- "$@"; }
-stop() {
-	[ -f "$DATA/postmaster.pid" ] && as_pg "$PGBIN/pg_ctl" -D "$DATA" -m fast stop >/dev/null 2>&1 || true
-	"$CALIBRA" clean --path "$DIR/path" >/dev/null 2>&1 || true
-	rm -rf "$DIR"
-}
-trap stop EXIT INT TERM
-
-"$CALIBRA" oltp build --warehouses 1 --path "$DIR/path" --progress none --out "$DIR/runs/make" >/dev/null 2>"$DIR/calibra.err" || { tail -5 "$DIR/calibra.err" >&2; exit 1; }
-eval "set -- $(cat "$DATA/postmaster.opts")"
-shift
-opts=""
-for a in "$@"; do
-	case "$a" in unix_socket_directories=*) a="unix_socket_directories=$DIR/sock" ;; esac
-	opts="$opts '$a'"
-done
-as_pg "$PGBIN/pg_ctl" -D "$DATA" -l "$DIR/sock/server.log" -o "$opts" -w start >/dev/null
-port=$(sed -n 's/.*"port=\([0-9]*\)".*/\1/p' "$DATA/postmaster.opts")
+. bench/managed-pg.sh
+managed_pg dss tbl
 psql_c() { psql -X -q -At -h "$DIR/sock" -p "$port" -U calibra -d calibra -c "$1"; }
-DSN="postgres://calibra@/calibra?host=$DIR/sock&port=$port"
 
 tpchgen-cli tbl --scale-factor "$SF" --output-dir "$DIR/tbl" >/dev/null
 for f in "$DIR"/tbl/*.tbl; do
