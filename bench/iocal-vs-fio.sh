@@ -61,7 +61,11 @@ fio_pair() {
 			--ioengine=psync --numjobs="$JOBS" --time_based --runtime="$SECS" --group_reporting --output-format=json >"$1-fio-randread.json"
 	fi
 	if has wal; then
-		fio --name=commit --filename="$FIOFILE" --size=256M --rw=write --bs=8k --ioengine=psync --iodepth=1 --fdatasync=1 \
+		# overwrite=1 writes the file before the timed writes, as a
+		# WAL's segments are written before they are reused: writes
+		# into allocated but unwritten extents make each fdatasync
+		# commit the file system's journal too (136 µs here, not 90).
+		fio --name=commit --filename="$FIOFILE" --size=256M --rw=write --bs=8k --ioengine=psync --iodepth=1 --fdatasync=1 --overwrite=1 \
 			--time_based --runtime="$SECS" --output-format=json >"$1-fio-commit.json"
 	fi
 	rm -f "$FIOFILE"
