@@ -102,12 +102,8 @@ func insertRows(ctx context.Context, c conn, table, cols string, text []byte, st
 		return err
 	}
 	for len(text) > 0 {
-		line := text
-		if i := bytes.IndexByte(text, '\n'); i >= 0 {
-			line, text = text[:i], text[i+1:]
-		} else {
-			text = nil
-		}
+		var line []byte
+		line, text, _ = bytes.Cut(text, []byte{'\n'})
 		if len(s) > len(head) {
 			s = append(s, ',')
 		}

@@ -48,12 +48,8 @@ func toBinary(dst, text []byte, types []colType) ([]byte, error) {
 	dst = append(dst, binaryHeader...)
 	var ts tsCache
 	for len(text) > 0 {
-		line := text
-		if i := bytes.IndexByte(text, '\n'); i >= 0 {
-			line, text = text[:i], text[i+1:]
-		} else {
-			text = nil
-		}
+		var line []byte
+		line, text, _ = bytes.Cut(text, []byte{'\n'})
 		dst = binary.BigEndian.AppendUint16(dst, uint16(len(types)))
 		for k, t := range types {
 			f := line
