@@ -124,7 +124,7 @@ func (c *control) Counters(ctx context.Context, flush bool) (oltp.Counters, erro
 	}
 	simple := pgx.QueryExecModeSimpleProtocol
 	if flush {
-		if _, err := c.conn.Exec(ctx, "SELECT pg_stat_force_next_flush()", simple); err != nil {
+		if _, err := c.conn.Exec(ctx, flushStatsSQL, simple); err != nil {
 			return oltp.Counters{}, err
 		}
 	}
@@ -141,7 +141,7 @@ func (c *control) Counters(ctx context.Context, flush bool) (oltp.Counters, erro
 	n := oltp.Counters{CountsAutovacuum: true}
 	err = c.conn.QueryRow(ctx, q, simple).Scan(&n.SumNextOID, &n.Xacts, &n.Checkpoints, &n.Autovacuum, &n.AutovacuumBusy)
 	if err == nil && flush {
-		_, err = c.conn.Exec(ctx, "SELECT pg_stat_force_next_flush()", simple)
+		_, err = c.conn.Exec(ctx, flushStatsSQL, simple)
 	}
 	return n, err
 }
