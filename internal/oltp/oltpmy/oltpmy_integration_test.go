@@ -59,8 +59,13 @@ func TestBuildRunResetBothModes(t *testing.T) {
 		t.Fatalf("%d orders after the build", n)
 	}
 	checkAudit(t, target)
-	for _, mode := range []oltp.Mode{oltp.ModeClientSimple, oltp.ModeProcedures} {
-		t.Run(string(mode), func(t *testing.T) { runAndCheck(t, target, mode, orders) })
+	// Procedures mode runs on the polling driver, on one thread as on two.
+	for _, c := range []struct {
+		name    string
+		mode    oltp.Mode
+		threads int
+	}{{"client-simple", oltp.ModeClientSimple, 0}, {"procedures-k1", oltp.ModeProcedures, 1}, {"procedures-k2", oltp.ModeProcedures, 2}} {
+		t.Run(c.name, func(t *testing.T) { runAndCheck(t, target, c.mode, c.threads, orders) })
 	}
 	if err := target.RestoreTemplate(ctx); err != nil {
 		t.Fatal(err)
@@ -68,7 +73,7 @@ func TestBuildRunResetBothModes(t *testing.T) {
 	if n := orders(); n != 60000 {
 		t.Fatalf("%d orders after the reset, want the loaded 60000", n)
 	}
-	t.Run("after reset", func(t *testing.T) { runAndCheck(t, target, oltp.ModeProcedures, orders) })
+	t.Run("after reset", func(t *testing.T) { runAndCheck(t, target, oltp.ModeProcedures, 0, orders) })
 
 	// A server that refuses local files is loaded by INSERTs.
 	if _, err := db.ExecContext(ctx, "SET GLOBAL local_infile = OFF"); err != nil {
@@ -110,14 +115,23 @@ func TestBuildRunResetBothModes(t *testing.T) {
 	}
 }
 
-func runAndCheck(t *testing.T, target *mariadb.Target, mode oltp.Mode, orders func() int64) {
+// runAndCheck runs mode, procedures on the polling driver's threads
+// (calibra's choice when 0), client-simple on goroutines.
+func runAndCheck(t *testing.T, target *mariadb.Target, mode oltp.Mode, threads int, orders func() int64) {
 	ctx := context.Background()
 	var edges []int64
-	cfg := oltp.RunConfig{Users: 4, Mode: mode, Rampup: time.Second, Duration: 6 * time.Second, Seed: 3,
+	cfg := oltp.RunConfig{Users: 4, Mode: mode, Rampup: time.Second, Duration: 6 * time.Second, Seed: 3, DriverThreads: threads,
 		Edge: func() time.Time { edges = append(edges, orders()); return time.Now() }}
 	o, _, err := oltp.Run(ctx, target, cfg, progress.New(io.Discard, progress.None, false))
 	if err != nil {
 		t.Fatal(err)
+	}
+	model := oltp.DriverGoroutines
+	if mode == oltp.ModeProcedures {
+		model = oltp.DriverPolling
+	}
+	if d := o.Driver; d == nil || d.Model != model || threads > 0 && d.Threads != threads {
+		t.Fatalf("driver %+v, want %s (threads %d)", o.Driver, model, threads)
 	}
 	if o.NOPM == nil || *o.NOPM <= 0 || o.TPMDB == nil || *o.TPMDB <= 0 || o.TPMClient <= 0 || o.ARTMs <= 0 {
 		t.Fatalf("a headline metric is missing or not positive: nopm %v tpm_db %v tpm_client %v art %v (%v)",
