@@ -138,7 +138,7 @@ func procSession(s *session, tp *tap) oltp.Session {
 }
 
 // galeraRetries is why a Galera node's sessions run a goroutine a user.
-const galeraRetries = "a Galera node's session retries a transaction that lost a conflict with another node (oltp.Retrier), " +
+const galeraRetries = "a Galera node's session retries a transaction that lost a conflict with another node, " +
 	"which the polling driver, one answer one outcome, does not"
 
 // Templates is the managed instance's loaded template; a server reached
