@@ -67,7 +67,7 @@ func readAnswer(buf []byte, eofs bool) (int, answer, error) {
 		}
 		p := buf[off+4 : off+4+size]
 		off += 4 + size
-		if p[0] == pktERR && state != atColumns {
+		if p[0] == pktERR { // no other packet begins so: no length-encoded value does
 			if len(p) < 9 || p[3] != '#' {
 				return 0, a, errMalformed
 			}
