@@ -23,11 +23,11 @@ func (f *fakeRaw) AppendCall(buf []byte, _ TxType, _ any) []byte {
 	return append(buf, make([]byte, 64)...)
 }
 func (f *fakeRaw) AppendFlushStats(buf []byte) []byte { return append(buf, make([]byte, 16)...) }
-func (f *fakeRaw) Answer(buf []byte, _ TxType, _ any) (int, error) {
+func (f *fakeRaw) Answer(buf []byte, _ TxType, _ any, _ []byte) (int, []byte, error) {
 	if len(buf) < len(readyForQuery) {
-		return 0, nil
+		return 0, nil, nil
 	}
-	return len(readyForQuery), nil
+	return len(readyForQuery), nil, nil
 }
 
 // benchPoller is a polling thread of terms on one connection, a socket

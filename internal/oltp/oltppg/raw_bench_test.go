@@ -52,7 +52,7 @@ func BenchmarkRawCall(b *testing.B) {
 			for b.Loop() {
 				c.draw()
 				buf = e.AppendCall(buf[:0], c.t, c.in)
-				if n, _ := e.Answer(c.answer, c.t, c.in); n != len(c.answer) {
+				if n, _, _ := e.Answer(c.answer, c.t, c.in, nil); n != len(c.answer) {
 					b.Fatalf("took %d of %d bytes", n, len(c.answer))
 				}
 			}
