@@ -12,7 +12,7 @@ import (
 )
 
 // encode appends the server's messages as they come on the wire.
-func encode(t *testing.T, msgs ...pgproto3.BackendMessage) []byte {
+func encode(t testing.TB, msgs ...pgproto3.BackendMessage) []byte {
 	t.Helper()
 	var buf []byte
 	for _, m := range msgs {
