@@ -80,7 +80,8 @@ from --connections, run the ramp-up, then measure the timed window only.
 Where the engine's dialect polls (docs/driver-performance.md), each user with
 its own connection runs as a state machine on a few threads polling their sockets (results:
 driver.model polling, driver.threads; --driver-threads), so the driver costs
-little CPU; the other loads run a goroutine a user (goroutines). Measured:
+little CPU; the other loads, or --driver goroutines, run a goroutine a user
+(goroutines). Measured:
 
   NOPM        committed New-Orders per minute: the growth of sum(d_next_o_id)
               over the window, read at its two edges

@@ -103,8 +103,8 @@ func (e *clientExec) prepareClient(ctx context.Context) error {
 			return fmt.Errorf("prepare %s: the server expects %d parameters, calibra sends %d", clientStmtNames[s], len(sd.ParamOIDs), len(st.params))
 		}
 		for i, oid := range sd.ParamOIDs {
-			if !containsOID(paramKinds[st.params[i]], oid) {
-				return fmt.Errorf("prepare %s: parameter $%d has type OID %d on the server, calibra sends %c", clientStmtNames[s], i+1, oid, st.params[i])
+			if want := paramKinds[st.params[i]]; !containsOID(want, oid) {
+				return fmt.Errorf("prepare %s: parameter $%d has type OID %d on the server, calibra sends one of %v", clientStmtNames[s], i+1, oid, want)
 			}
 		}
 		e.polled.oids[s] = sd.ParamOIDs
@@ -146,7 +146,7 @@ type polledTxn struct {
 	final  error
 	wanted int // the New-Order's distinct items
 	oID    int // its order id, read back
-	count  int // Payment's customer, the Delivery's districts done
+	first  int // the first column of a Payment's or Delivery's row: the customer paid, the districts done
 }
 
 // trip is which round trip of its transaction a request is.
@@ -336,7 +336,7 @@ func (e *clientExec) row(in any, body []byte) error {
 		if p.rows > 0 {
 			return nil // QueryRow scans the first
 		}
-		p.count, ok = intColumn(column(body, 0))
+		p.first, ok = intColumn(column(body, 0))
 	default:
 		return nil
 	}
@@ -373,9 +373,9 @@ func (e *clientExec) after(in any, status byte, next []byte) ([]byte, error) {
 		}
 		return e.appendOrder(next, in), nil
 	case *oltp.PaymentInput:
-		in.PaidC = p.count
+		in.PaidC = p.first
 	case *oltp.DeliveryInput:
-		in.Skipped = tpcc.DistrictsPerWarehouse - p.count
+		in.Skipped = tpcc.DistrictsPerWarehouse - p.first
 	}
 	return nil, nil
 }
