@@ -176,7 +176,8 @@ func (c *pconn) send(req []byte) error {
 	return nil
 }
 
-// readable reads what c's socket holds and settles every whole answer.
+// readable reads what c's socket holds and, for every whole answer, sends
+// the transaction's next round trip or settles it.
 func (pl *poller) readable(c *pconn) error {
 	if c.n == len(c.ans) {
 		c.ans = append(c.ans, make([]byte, len(c.ans))...)

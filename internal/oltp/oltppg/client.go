@@ -16,7 +16,8 @@ import (
 // batch) and set-oriented where the data allows, as CockroachDB's TPC-C
 // workload does. A New-Order takes two round trips, the others one; the
 // isolation, the unused item's rollback, the by-name selection and the
-// Stock-Level join are simpleExec's.
+// Stock-Level join are simpleExec's. On the polling driver the same round
+// trips go through rawclient.go.
 type clientExec struct {
 	rawSocket
 	// Reused between transactions, so the hot path grows no slices.
@@ -193,6 +194,7 @@ func repeatsStock(in *oltp.NewOrderInput, i int) bool {
 	return i > 0 && in.ItemIDs[i] == in.ItemIDs[i-1] && in.SupplyW[i] == in.SupplyW[i-1]
 }
 
+// allLocal is the order's o_all_local.
 func allLocal(in *oltp.NewOrderInput) int {
 	if in.AllLocal {
 		return 1
