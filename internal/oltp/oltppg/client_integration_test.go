@@ -3,6 +3,7 @@ package oltppg
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"testing"
 
@@ -170,6 +171,53 @@ func BenchmarkNewOrder(b *testing.B) {
 				if err := sess.NewOrder(ctx, &in); err != nil && !errors.Is(err, oltp.ErrRolledBack) {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// A client-mode New-Order that fails inside its transaction (a customer
+// that does not exist, after its district's next order id was taken)
+// fails with pgx's ErrNoRows on both paths and is rolled back: the next
+// New-Order commits alone, and the district's next order id grows by it
+// only.
+func TestClientFailureRollsBackAndGoesOn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real PostgreSQL work; run without -short")
+	}
+	target, conn := builtTarget(t)
+	ctx := context.Background()
+	count := func(sql string) int64 {
+		t.Helper()
+		var n int64
+		if err := conn.QueryRow(ctx, sql).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		return n
+	}
+	const nextOID = "SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 1"
+	for _, polled := range []bool{false, true} {
+		t.Run(fmt.Sprint("polled=", polled), func(t *testing.T) {
+			sess, err := oltp.NewSession(ctx, target, oltp.ModeClient)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sess.Close()
+			if polled {
+				sess = newPolledSession(t, sess)
+			}
+			orders, next := count("SELECT count(*) FROM orders"), count(nextOID)
+			order := func(c int) *oltp.NewOrderInput {
+				return &oltp.NewOrderInput{W: 1, D: 1, C: c, AllLocal: true, ItemIDs: []int32{1}, SupplyW: []int32{1}, Qty: []int32{1}}
+			}
+			if err := sess.NewOrder(ctx, order(tpcc.CustomersPerDistrict+1)); !errors.Is(err, pgx.ErrNoRows) {
+				t.Fatalf("a New-Order for a customer that does not exist: %v, want pgx.ErrNoRows", err)
+			}
+			if err := sess.NewOrder(ctx, order(1)); err != nil {
+				t.Fatalf("the next New-Order: %v", err)
+			}
+			if o, n := count("SELECT count(*) FROM orders"), count(nextOID); o != orders+1 || n != next+1 {
+				t.Errorf("orders %d→%d, next order id %d→%d: want the second New-Order's alone", orders, o, next, n)
 			}
 		})
 	}
