@@ -23,6 +23,8 @@ const (
 	DefaultOLTPMode    = string(oltp.ModeProcedures)
 	DefaultOLTPProfile = string(oltp.ProfileSpec)
 	DefaultSLAMetric   = oltp.SLAART
+	// DriverAuto is --driver's default: the polling driver where it can.
+	DriverAuto = "auto"
 )
 
 // OLTPBuild is an oltp build step: the schema's size and how it is loaded.
@@ -47,6 +49,9 @@ type OLTPLoad struct {
 	// DriverThreads is the polling driver's threads (oltp.RunConfig
 	// .DriverThreads); 0 is calibra's choice.
 	DriverThreads int
+	// Driver is "auto" (the polling driver where the dialect polls) or
+	// oltp.DriverGoroutines (oltp.RunConfig.Driver).
+	Driver string
 	// WarehousesSet says the warehouses were asked for (Build.Warehouses
 	// 0 is "as built").
 	WarehousesSet bool
@@ -286,13 +291,21 @@ func (l *OLTPLoad) check(c *Config, maxUsers int, p *Problems) oltp.RunConfig {
 		p.Add("give a whole number of 1 or more, or 0 for calibra's choice", "--driver-threads %d is negative", l.DriverThreads)
 	}
 	p.most("--driver-threads", l.DriverThreads, MaxDriverThreads)
+	driver := l.Driver
+	switch driver {
+	case "", DriverAuto:
+		driver = ""
+	case oltp.DriverGoroutines:
+	default:
+		p.Add("give auto or goroutines", "--driver %q is not a driver", l.Driver)
+	}
 	if l.Reset && c.DSN != "" {
 		p.Add("drop --reset, or use the managed instance", "--reset needs the managed instance's template and cannot be used with --dsn")
 	}
 	part, startAt := l.checkSplit(c, maxUsers, warehouses, p)
 	return oltp.RunConfig{Warehouses: warehouses, Mode: oltp.Mode(l.Mode), KeyingThinking: scale, RatePerUser: l.RatePerUser,
 		Rampup: l.Rampup, Duration: l.Duration, Connections: l.Connections, Seed: c.Seed, Profile: oltp.Profile(l.Profile),
-		Partition: part, StartAt: startAt, DriverThreads: l.DriverThreads}
+		Partition: part, StartAt: startAt, DriverThreads: l.DriverThreads, Driver: driver}
 }
 
 // checkSplit validates --partition and --start-at: a partition drives a
