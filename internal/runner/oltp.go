@@ -556,7 +556,7 @@ func (w *loadWindows) keep(name func(*results.OLTP) string) func(*results.OLTP, 
 func (w *loadWindows) judge(i int, ev *results.LoadEvidence, by *string, byEv **results.Evidence) {
 	if i < len(w.windows) && w.windows[i] != nil {
 		ev.Observed(w.windows[i])
-		*by, *byEv = verdict.Decide(w.windows[i], w.drivers[i])
+		*by, *byEv = verdict.DecideWith(w.windows[i], w.drivers[i], verdict.Options{Nearest: true})
 	}
 }
 

@@ -78,7 +78,7 @@ func TestDecideOnARecordedQuickStudy(t *testing.T) {
 		if o, ok := st.Body.(*results.OLTP); ok && o.Driver != nil {
 			driver = &o.Driver.MachineSharePct
 		}
-		by, ev := Decide(st.Observe, driver)
+		by, ev := DecideWith(st.Observe, driver, Options{Nearest: true})
 		fmt.Fprintf(&b, "%s %q window: %s: %s\n", st.Kind, st.Name, by, ev.Rule)
 		if h, ok := st.Body.(results.HeadlineLimiter); ok {
 			if by, ev, ok := h.HeadlineLimit(); ok {
