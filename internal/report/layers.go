@@ -178,7 +178,7 @@ func (b *builder) iocal(c *results.IOCal) {
 			row[10].Class = "t"
 			t.Rows = append(t.Rows, row)
 		}
-		b.table(t)
+		b.table(withShares(t, rr.Points))
 	}
 	for _, s := range []struct {
 		name string
@@ -193,10 +193,28 @@ func (b *builder) iocal(c *results.IOCal) {
 			row[5].Class = "t"
 			t.Rows = append(t.Rows, row)
 		}
-		b.table(t)
+		b.table(withShares(t, s.sw.Points))
 	}
 	b.missing(c.Missing)
 	b.sec.Notes = append(b.sec.Notes, c.Notes...)
+}
+
+// withShares puts beside each point's figure (the table's second column)
+// its share of what the run's device step did and the device point it is
+// of, when any point has one (missing says why not, once).
+func withShares(t Table, points []results.IOCalPoint) Table {
+	if !slices.ContainsFunc(points, func(p results.IOCalPoint) bool { return p.DeviceSharePct != nil }) {
+		return t
+	}
+	t.Head = slices.Insert(t.Head, 2, "of device %", "device point")
+	for i, p := range points {
+		of := p.DeviceShareOf
+		if of == "" {
+			of = "n/a"
+		}
+		t.Rows[i] = slices.Insert(t.Rows[i], 2, Cell{Text: results.NumPtr(p.DeviceSharePct)}, Cell{Text: of, Class: "t"})
+	}
+	return t
 }
 
 func seqMax(s *results.IOCalSeq) string {

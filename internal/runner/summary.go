@@ -435,13 +435,16 @@ func writeIOCalSummary(b *strings.Builder, st results.Step, o *results.IOCal) {
 		if p.DiskRIOPS != nil {
 			dev = fmt.Sprintf("%.0f", *p.DiskRIOPS)
 		}
-		share := ""
+		share, of := "n/a", ""
 		if p.DeviceSharePct != nil {
-			share = fmt.Sprintf("  (%.0f%% of the device's %s)", *p.DeviceSharePct, p.DeviceShareOf)
+			share, of = fmt.Sprintf("%.0f%%", *p.DeviceSharePct), "  (of the device's "+p.DeviceShareOf+")"
 		}
-		fmt.Fprintf(b, "  %-9s %5d %10s %10.0f %10s %9.1f %s  %s%s\n", test, p.Jobs, iops, p.DBPS, dev, p.MBPS, lat, p.LimitedBy, share)
+		fmt.Fprintf(b, "  %-9s %5d %10s %10.0f %10s %9.1f %9s %s  %s%s\n", test, p.Jobs, iops, p.DBPS, dev, p.MBPS, share, lat, p.LimitedBy, of)
 	}
-	fmt.Fprintf(b, "  %-9s %5s %10s %10s %10s %9s %9s %9s  %s  (latency ms)\n", "test", "jobs", "IOPS", "blocks/s", "device r/s", "MB/s", "mean", "p99", "limited by")
+	fmt.Fprintf(b, "  %-9s %5s %10s %10s %10s %9s %9s %9s %9s  %s  (latency ms)\n", "test", "jobs", "IOPS", "blocks/s", "device r/s", "MB/s", "of device", "mean", "p99", "limited by")
+	if why := o.Missing["device_share"]; why != "" {
+		fmt.Fprintf(b, "  of device n/a: %s\n", why)
+	}
 	for _, t := range []struct {
 		name, key, label string
 		r                *results.IOCalRandom
