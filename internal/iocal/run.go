@@ -102,6 +102,12 @@ func (r *runner) run(ctx context.Context) error {
 		return err
 	}
 	r.out.BlockSizeBytes, r.flush = blockSize, noFlush == ""
+	if m, ok := conn.(IOMethoder); ok {
+		if r.out.IOMethod, err = m.IOMethod(ctx); err != nil {
+			conn.Close()
+			return err
+		}
+	}
 	m := r.d.Methods()
 	r.out.ReadMethod, r.out.ClientReadMethod, r.out.SeqReadMethod, r.out.WriteMethod, r.out.CommitMethod = m.Random, m.ClientRead, m.SeqRead, m.SeqWrite, m.Commit
 	r.out.ReadsPerCall = r.cfg.ReadsPerCall

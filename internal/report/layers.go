@@ -118,6 +118,9 @@ func (b *builder) iocal(c *results.IOCal) {
 	if c.CacheDominated != "" {
 		b.sec.Notes = append(b.sec.Notes, "Results may be cache-dominated: "+c.CacheDominated)
 	}
+	if c.IOMethod != "" {
+		b.sec.Notes = append(b.sec.Notes, "The server issued its reads with io_method "+c.IOMethod+".")
+	}
 	if rr := c.RandomRead; rr != nil {
 		var jobs, iops, mean []float64
 		for _, p := range rr.Points {

@@ -420,8 +420,12 @@ func latencyColumns(l *results.DeviceLatency) string {
 // writeIOCalSummary prints an iocal step: the headline figures, a line per
 // point, and whether caches may dominate.
 func writeIOCalSummary(b *strings.Builder, st results.Step, o *results.IOCal) {
-	fmt.Fprintf(b, "  iocal      %s of data in %d-byte blocks, %.0f s points (%s)\n",
-		device.FormatSize(o.DataBytes), o.BlockSizeBytes, o.PointS, st.Status)
+	method := ""
+	if o.IOMethod != "" {
+		method = ", io_method " + o.IOMethod
+	}
+	fmt.Fprintf(b, "  iocal      %s of data in %d-byte blocks, %.0f s points%s (%s)\n",
+		device.FormatSize(o.DataBytes), o.BlockSizeBytes, o.PointS, method, st.Status)
 	line := func(test string, p results.IOCalPoint) {
 		iops := "n/a" // a sequential point measures MB/s and blocks, not I/Os
 		if test == "random" || test == "clientread" {
