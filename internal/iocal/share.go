@@ -2,7 +2,6 @@ package iocal
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/calibra-bench/calibra/internal/results"
 	"github.com/calibra-bench/calibra/internal/verdict"
@@ -46,7 +45,7 @@ func share(dev []results.DevicePoint, test string, block int64, p *results.IOCal
 		return nil
 	}
 	d, ok := nearestDevicePoint(dev, read, random, block, p.Jobs)
-	if !ok {
+	if !ok || !random && d.MBps <= 0 {
 		return nil
 	}
 	at := fmt.Sprintf("the %s it did at %d outstanding", d.Spec, d.OutstandingIOs)
@@ -96,24 +95,12 @@ func missingShares(io *results.IOCal, dev []results.DevicePoint) {
 	}
 }
 
-// nearestDevicePoint is the device point of the pattern whose block size,
-// then outstanding I/Os, are nearest (by ratio) to the database's block
-// and the jobs; between two as near, the more outstanding, as the share
-// is of what the device can do.
+// nearestDevicePoint is the device point of the pattern nearest the
+// database's block and the jobs (results.NearestDevicePoint).
 func nearestDevicePoint(dev []results.DevicePoint, read, random bool, block int64, jobs int) (results.DevicePoint, bool) {
-	var best results.DevicePoint
-	bestBlock, bestLoad := math.Inf(1), math.Inf(1)
-	for _, d := range dev {
-		if d.ReadPct != all(read) || d.RandomPct != all(random) || d.Errors > 0 || d.IOPS <= 0 || d.BlockSize <= 0 || d.OutstandingIOs <= 0 {
-			continue
-		}
-		b := math.Abs(math.Log2(float64(d.BlockSize) / float64(block)))
-		l := math.Abs(math.Log2(float64(d.OutstandingIOs) / float64(jobs)))
-		if b < bestBlock || b == bestBlock && (l < bestLoad || l == bestLoad && d.OutstandingIOs > best.OutstandingIOs) {
-			best, bestBlock, bestLoad = d, b, l
-		}
-	}
-	return best, !math.IsInf(bestBlock, 1)
+	return results.NearestDevicePoint(dev, func(d results.DevicePoint) bool {
+		return d.ReadPct == all(read) && d.RandomPct == all(random)
+	}, float64(block), jobs)
 }
 
 // all is a spec's share of reads (or of random I/Os) that is wholly so.
