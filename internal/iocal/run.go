@@ -34,7 +34,7 @@ type Env struct {
 	CacheBytes     int64
 	CacheUnbounded string
 	// Device are the points of the run's device steps before this one
-	// (DevicePoints): each point is stated as a share of them.
+	// (results.DevicePoints): each point is stated as a share of them.
 	Device []results.DevicePoint
 }
 

@@ -7,19 +7,6 @@ import (
 	"github.com/calibra-bench/calibra/internal/verdict"
 )
 
-// DevicePoints are the points of the device steps among steps: in a run,
-// the steps kept before this one, on the same storage (a study's steps
-// share its path).
-func DevicePoints(steps []results.Step) []results.DevicePoint {
-	var dev []results.DevicePoint
-	for _, st := range steps {
-		if d, ok := st.Body.(*results.Device); ok {
-			dev = append(dev, d.Points...)
-		}
-	}
-	return dev
-}
-
 // spec is the device spec a test's points compare with: the same
 // direction and pattern; ok is false for the commit test, as the device
 // step runs no write with a flush after each.

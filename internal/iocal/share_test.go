@@ -22,7 +22,7 @@ var testDevice = []results.DevicePoint{
 // the nearest block size, then the nearest outstanding I/Os; a pattern
 // the device step did not measure, and a run without one, say so.
 func TestDeviceShares(t *testing.T) {
-	dev := DevicePoints([]results.Step{{Body: &results.OLTP{}}, {Body: &results.Device{Points: testDevice}}})
+	dev := results.DevicePoints([]results.Step{{Body: &results.OLTP{}}, {Body: &results.Device{Points: testDevice}}})
 	for _, c := range []struct {
 		test string
 		p    results.IOCalPoint

@@ -275,3 +275,16 @@ func NearestDevicePoint(dev []DevicePoint, match func(DevicePoint) bool, block f
 	}
 	return best, !math.IsInf(bestBlock, 1)
 }
+
+// DevicePoints are the points of the device steps among steps: in a run,
+// the steps kept before this one, on the same storage (a study's steps
+// share its path).
+func DevicePoints(steps []Step) []DevicePoint {
+	var dev []DevicePoint
+	for _, st := range steps {
+		if d, ok := st.Body.(*Device); ok {
+			dev = append(dev, d.Points...)
+		}
+	}
+	return dev
+}

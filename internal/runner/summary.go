@@ -70,6 +70,9 @@ func SummaryText(r *results.Run, status string) string {
 		case *results.Durability:
 			writeDurabilitySummary(&b, body)
 		}
+		if st.Observe != nil {
+			writeDeviceShare(&b, st.Observe.DeviceShare)
+		}
 		if st.LimitedBy != "" && st.LimitedByEvidence != nil {
 			fmt.Fprintf(&b, "  limited by %s: %s\n", st.LimitedBy, st.LimitedByEvidence.Rule)
 		}
@@ -415,6 +418,22 @@ func latencyColumns(l *results.DeviceLatency) string {
 		p9999 = fmt.Sprintf("%9.1f", *l.P9999)
 	}
 	return fmt.Sprintf("%9.1f %9.1f %9.1f %9.1f %s %9.1f", l.Mean, l.P50, l.P99, l.P999, p9999, l.Max)
+}
+
+// writeDeviceShare prints a window's device I/O as a share of the run's
+// device step.
+func writeDeviceShare(b *strings.Builder, s *results.DeviceShare) {
+	if s == nil {
+		return
+	}
+	var parts []string
+	if s.ReadPct != nil {
+		parts = append(parts, fmt.Sprintf("reads %.0f/s, %.0f%% of the device's %s", *s.ReadIOPS, *s.ReadPct, s.ReadOf))
+	}
+	if s.WritePct != nil {
+		parts = append(parts, fmt.Sprintf("writes %.1f MB/s, %.0f%% of the device's %s", *s.WriteMBPS, *s.WritePct, s.WriteOf))
+	}
+	fmt.Fprintf(b, "  device     %s\n", strings.Join(parts, "; "))
 }
 
 // writeIOCalSummary prints an iocal step: the headline figures, a line per

@@ -21,11 +21,12 @@ func nearest(ev *results.Evidence, opts Options) (string, string, bool) {
 		}
 	}
 	add(CPU, ev.CPUBusyPct, CPUBusyPct, "the CPUs were busy %.1f%% of the window")
-	if ev.DeviceLoadPct != nil {
-		// The device step's measure of the storage, rather than its busy
-		// time, which a parallel device fills long before it is full.
-		cands = append(cands, cand{Storage, opts.Load.What, opts.Load.Pct, DeviceLoadPct})
-	} else {
+	if l := opts.Load; l != nil {
+		cands = append(cands, cand{Storage, l.What, l.Pct, DeviceLoadPct})
+	}
+	if opts.Load == nil || opts.Load.Floor {
+		// A load measured whole, rather than the busy time a parallel
+		// device fills long before it is full.
 		add(Storage, ev.DiskUtilPct, DiskUtilPct, "the device was busy %.1f%% of the window")
 	}
 	add(Storage, ev.FlushSharePct, FlushSharePct, "the WAL flush took %.1f%% of a commit's time")

@@ -79,7 +79,14 @@ type Load struct {
 	// What says it with its figures, e.g. "23802 reads/s reached the
 	// device: 94% of the 8k-randread it did at 16 outstanding (25300 IOPS)".
 	What string
+	// Floor: Pct is a lower bound of the load (a window's reads or its
+	// writes alone, each against its own device point): it can show the
+	// device saturated, never that it was not.
+	Floor bool
 }
+
+// low says the load shows the device far from saturated.
+func (l *Load) low() bool { return l != nil && !l.Floor && l.Pct < DeviceLoadLowPct }
 
 // Flush is the time of a commit spent flushing the WAL: FlushMs is the
 // server's mean WAL sync, or the device's write await where the server
@@ -123,7 +130,7 @@ func DecideWith(o *results.Observe, driverPct *float64, opts Options) (string, *
 	if by == "" {
 		by, rule = Unknown, "neither CPU, device, locks, WAL nor the cache stands out"
 	}
-	if ev.DeviceLoadPct != nil && *ev.DeviceLoadPct < DeviceLoadLowPct && ev.DiskUtilPct != nil && *ev.DiskUtilPct >= DiskUtilPct {
+	if opts.Load.low() && ev.DiskUtilPct != nil && *ev.DiskUtilPct >= DiskUtilPct {
 		rule += fmt.Sprintf("; the device was busy %.0f%% of the window, yet did %.0f%% of what it did at the nearest spec: busy time is not saturation on a device that serves I/Os in parallel",
 			*ev.DiskUtilPct, *ev.DeviceLoadPct)
 	}
@@ -164,7 +171,7 @@ func firstRule(ev *results.Evidence, opts Options) (string, string) {
 	// A device busy most of the window is saturated unless the device
 	// step shows it did far less than it can.
 	busy := func(threshold float64) bool {
-		return at(ev.DiskUtilPct, threshold) && (ev.DeviceLoadPct == nil || *ev.DeviceLoadPct >= DeviceLoadLowPct)
+		return at(ev.DiskUtilPct, threshold) && !opts.Load.low()
 	}
 	switch {
 	case at(ev.DeviceLoadPct, DeviceLoadPct):
