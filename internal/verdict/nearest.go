@@ -21,12 +21,12 @@ func nearest(ev *results.Evidence, opts Options) (string, string, bool) {
 		}
 	}
 	add(CPU, ev.CPUBusyPct, CPUBusyPct, "the CPUs were busy %.1f%% of the window")
-	if l := opts.Load; l != nil {
+	if l := opts.Load; l.ceiling() {
 		cands = append(cands, cand{Storage, l.What, l.Pct, DeviceLoadPct})
 	}
-	if opts.Load == nil || opts.Load.Floor {
-		// A load measured whole, rather than the busy time a parallel
-		// device fills long before it is full.
+	if !opts.Load.ceiling() || opts.Load.Floor {
+		// Without a load measured whole against a ceiling, the busy time,
+		// which a parallel device fills long before it is full.
 		add(Storage, ev.DiskUtilPct, DiskUtilPct, "the device was busy %.1f%% of the window")
 	}
 	add(Storage, ev.FlushSharePct, FlushSharePct, "the WAL flush took %.1f%% of a commit's time")

@@ -88,6 +88,11 @@ type Load struct {
 // low says the load shows the device far from saturated.
 func (l *Load) low() bool { return l != nil && !l.Floor && l.Pct < DeviceLoadLowPct }
 
+// ceiling says the device point is a ceiling for this load: far above
+// it, the device step measured less than the device does at this load
+// (larger I/Os, a readahead's), which says nothing of saturation.
+func (l *Load) ceiling() bool { return l != nil && l.Pct <= DeviceLoadMaxPct }
+
 // Flush is the time of a commit spent flushing the WAL: FlushMs is the
 // server's mean WAL sync, or the device's write await where the server
 // does not time its syncs (Source says which), CommitMs the commit's mean.
@@ -109,6 +114,9 @@ const (
 	// not saturation (a device that serves I/Os in parallel is busy long
 	// before it is full).
 	DeviceLoadLowPct = 50.0
+	// DeviceLoadMaxPct: above this share the device step's point was no
+	// ceiling for the load, and the load decides nothing.
+	DeviceLoadMaxPct = 110.0
 	// FlushSharePct: the WAL flush took this share of a commit's time.
 	FlushSharePct = 50.0
 )
@@ -174,7 +182,7 @@ func firstRule(ev *results.Evidence, opts Options) (string, string) {
 		return at(ev.DiskUtilPct, threshold) && !opts.Load.low()
 	}
 	switch {
-	case at(ev.DeviceLoadPct, DeviceLoadPct):
+	case at(ev.DeviceLoadPct, DeviceLoadPct) && opts.Load.ceiling():
 		return Storage, fmt.Sprintf("%s (≥ %.0f%%)", opts.Load.What, DeviceLoadPct) + hostCaveat(ev)
 	case busy(DiskSaturatedPct):
 		return Storage, fmt.Sprintf("the device was busy %.0f%% of the window (≥ %.0f%%)", *ev.DiskUtilPct, DiskSaturatedPct) + hostCaveat(ev)

@@ -128,6 +128,13 @@ func TestDecideWithTheDeviceAndTheFlush(t *testing.T) {
 		{"a window's lower bound of the load at 92%: storage",
 			&results.Observe{CPUBusyPct: f(40), Disk: disk(60)}, Options{Load: &Load{Pct: 92, What: "92% of the writes", Floor: true}},
 			Storage, []string{"92% of the writes"}},
+		// A sequential read's readahead: 4 MB reads against fio's 1 MiB.
+		{"far above the device point, the load decides nothing: busy time does",
+			&results.Observe{CPUBusyPct: f(40), Disk: disk(70)}, Options{Nearest: true, Load: load(208)},
+			Storage, []string{"the nearest: the device was busy 70.0%"}},
+		{"far above the device point and busy: storage by its busy time",
+			&results.Observe{CPUBusyPct: f(40), Disk: disk(99)}, Options{Load: load(166)},
+			Storage, []string{"device was busy 99%"}},
 		{"half the device's capability: its busy time still counts",
 			&results.Observe{CPUBusyPct: f(50), Disk: disk(85)}, Options{Load: load(60)},
 			Storage, []string{"busy 85%"}},
