@@ -169,19 +169,36 @@ func (b *builder) iocal(c *results.IOCal) {
 			Rows:     [][]Cell{cells(results.NumPtr(rr.MaxIOPS), results.NumPtr(rr.DeviceIOPSAtMax), results.NumPtr(rr.LatencyMsAtMax), results.Num(rr.MaxLatencyMs), sat, seqMax(c.SeqRead), seqMax(c.SeqWrite))},
 			Headline: true})
 	}
-	if rr := c.RandomRead; rr != nil && len(rr.Points) > 0 {
-		t := Table{Caption: "Points, random read", Headline: true,
+	b.iocalPoints(c)
+	b.missing(c.Missing)
+	b.sec.Notes = append(b.sec.Notes, c.Notes...)
+}
+
+// iocalPoints are the tables of every test's points, each with what
+// limited it.
+func (b *builder) iocalPoints(c *results.IOCal) {
+	lat := func(p results.IOCalPoint) (string, string) {
+		if p.LatMs == nil {
+			return "n/a", "n/a"
+		}
+		return results.Num(p.LatMs.Mean), results.Num(p.LatMs.P99)
+	}
+	for _, r := range []struct {
+		name string
+		rr   *results.IOCalRandom
+	}{{"random read", c.RandomRead}, {"client read (one block a query)", c.ClientRead}} {
+		if r.rr == nil || len(r.rr.Points) == 0 {
+			continue
+		}
+		t := Table{Caption: "Points, " + r.name, Headline: true,
 			Head: []string{"jobs", "IOPS", "db blocks/s", "device reads/s", "MB/s", "mean ms", "p99 ms", "CPU busy %", "CPU sys %", "seconds", "limited by"}}
-		for _, p := range rr.Points {
-			mean, p99 := "n/a", "n/a"
-			if p.LatMs != nil {
-				mean, p99 = results.Num(p.LatMs.Mean), results.Num(p.LatMs.P99)
-			}
+		for _, p := range r.rr.Points {
+			mean, p99 := lat(p)
 			row := cells(strconv.Itoa(p.Jobs), results.Num(p.IOPS), results.Num(p.DBPS), results.NumPtr(p.DiskRIOPS), results.Num(p.MBPS), mean, p99, results.NumPtr(p.CPUBusyPct), results.NumPtr(p.CPUSysPct), results.Num(p.Seconds), p.LimitedBy)
 			row[10].Class = "t"
 			t.Rows = append(t.Rows, row)
 		}
-		b.table(withShares(t, rr.Points))
+		b.table(withShares(t, r.rr.Points))
 	}
 	for _, s := range []struct {
 		name string
@@ -198,8 +215,17 @@ func (b *builder) iocal(c *results.IOCal) {
 		}
 		b.table(withShares(t, s.sw.Points))
 	}
-	b.missing(c.Missing)
-	b.sec.Notes = append(b.sec.Notes, c.Notes...)
+	if cm := c.Commit; cm != nil && len(cm.Points) > 0 {
+		t := Table{Caption: "Points, commit (committers)", Headline: true,
+			Head: []string{"committers", "commits/s", "mean ms", "p99 ms", "WAL syncs/s", "server WAL sync ms", "device write await ms", "CPU busy %", "limited by"}}
+		for _, p := range cm.Points {
+			mean, p99 := lat(p)
+			row := cells(strconv.Itoa(p.Jobs), results.Num(p.CommitsPS), mean, p99, results.NumPtr(p.WALSyncsPS), results.NumPtr(p.ServerSyncMs), results.NumPtr(p.DiskWAwaitMs), results.NumPtr(p.CPUBusyPct), p.LimitedBy)
+			row[8].Class = "t"
+			t.Rows = append(t.Rows, row)
+		}
+		b.table(t)
+	}
 }
 
 // withShares puts beside each point's figure (the table's second column)
