@@ -166,7 +166,7 @@ func evidence(o *results.Observe, driverPct *float64, opts Options) *results.Evi
 		ev.DeviceLoadPct = &opts.Load.Pct
 	}
 	if f := opts.Flush; f != nil && f.CommitMs > 0 {
-		share := math.Min(100, 100*f.FlushMs/f.CommitMs)
+		share := math.Round(math.Min(1000, 1000*f.FlushMs/f.CommitMs)) / 10
 		ev.FlushSharePct = &share
 	}
 	return ev
