@@ -15,7 +15,6 @@ import (
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/oltp"
 	"github.com/calibra-bench/calibra/internal/results"
-	"github.com/calibra-bench/calibra/internal/verdict"
 )
 
 // The defaults of the oltp commands' flags.
@@ -568,8 +567,10 @@ func (w *loadWindows) keep(name func(*results.OLTP) string) func(*results.OLTP, 
 // judge gives load i its window's evidence and verdict, when it has one.
 func (w *loadWindows) judge(i int, ev *results.LoadEvidence, by *string, byEv **results.Evidence) {
 	if i < len(w.windows) && w.windows[i] != nil {
+		// Judged first: that states the window's device share, which the
+		// evidence takes.
+		*by, *byEv = judgeWindow(results.KindOLTP, w.windows[i], w.drivers[i], results.DevicePoints(w.s.dir.Steps()))
 		ev.Observed(w.windows[i])
-		*by, *byEv = verdict.Decide(w.windows[i], w.drivers[i])
 	}
 }
 

@@ -478,7 +478,7 @@ func (s *Session) keep(ctx context.Context, steps []results.Step, err error) err
 		if o, ok := st.Body.(*results.OLTP); ok && o.Driver != nil {
 			driver = &o.Driver.MachineSharePct
 		}
-		st.LimitedBy, st.LimitedByEvidence = verdict.Decide(st.Observe, driver)
+		st.LimitedBy, st.LimitedByEvidence = judgeWindow(st.Kind, st.Observe, driver, results.DevicePoints(s.dir.Steps()))
 		if h, ok := st.Body.(results.HeadlineLimiter); ok {
 			if by, ev, ok := h.HeadlineLimit(); ok {
 				st.LimitedBy, st.LimitedByEvidence = by, ev
