@@ -97,6 +97,14 @@ func TestPostgreSQL18WithEngineSettings(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, `refused the engine setting io_method=bogus: invalid value for parameter "io_method"`) {
 		t.Errorf("a refused setting: exit %d, %s", code, stderr)
 	}
+	// Refused at the first start of a new instance: the data directory the
+	// command made goes with it.
+	fresh := storageDir(t)
+	code, _, stderr = run(t, "iocal", "--pg-bin", pg18.Dir, "--engine-setting", "io_method=bogus", "--size", "64MiB",
+		"--point", "1s", "--path", fresh, "--progress", "none", "--out", filepath.Join(t.TempDir(), "refused"))
+	if left, _ := os.ReadDir(fresh); code != 2 || len(left) > 0 {
+		t.Errorf("a refused setting on a new instance: exit %d, left %v in --path; %s", code, left, stderr)
+	}
 }
 
 // requirePostgres18 is an installed PostgreSQL 18 or later, or skips the
