@@ -8,10 +8,12 @@
 #
 # Usage: bench/driver-null.sh [SECONDS] [ROUNDS]
 #   SECONDS  each timed run (default 10); ROUNDS (default 3)
-#   MODES    (environment) the modes, default "procedures client"
+#   MODES    (environment) the modes, default "procedures client"; a
+#            mode followed by @goroutines (client@goroutines) runs with
+#            --driver goroutines, a goroutine a user
 #   USERS    (environment) the users, default 8
-#   THREADS  (environment) polling threads to alternate in procedures
-#            mode, such as "1 2" (default: calibra's, one a core)
+#   THREADS  (environment) polling threads to alternate in each mode on
+#            the polling driver, such as "1 2" (default: calibra's)
 #   FLAGS    (environment) more flags for calibra oltp run
 #   TERMINALS (environment) when set, e.g. 100000, runs instead that many
 #            spec-timed terminals (--keying-thinking 1) on CONNECTIONS
@@ -90,13 +92,16 @@ fi
 
 for round in $(seq "$ROUNDS"); do
 	for mode in ${MODES:-procedures client}; do
-		if [ "$mode" = procedures ] && [ -n "${THREADS:-}" ]; then
-			for k in $THREADS; do
-				run procedures "procedures-k$k" --driver-threads "$k"
+		case $mode in
+		*@goroutines) run "${mode%@goroutines}" "${mode%@goroutines}-goroutines" --driver goroutines ;;
+		*)
+			for k in ${THREADS:-0}; do
+				label=$mode
+				[ -z "${THREADS:-}" ] || label="$mode-k$k"
+				run "$mode" "$label" --driver-threads "$k"
 			done
-		else
-			run "$mode" "$mode"
-		fi
+			;;
+		esac
 	done
 done
 
@@ -112,4 +117,5 @@ print("|---|---|---|---|---|")
 for mode, v in rows.items():
     us, tps = (statistics.median(c) for c in zip(*v))
     print("| %s | %s | %s | %.1f µs | %s |" % (mode, models[mode], format(round(1e6 / us), ","), us, format(round(tps), ",")))
+print("rounds (µs a transaction):", "; ".join("%s %s" % (mode, " ".join("%.1f" % u for u, _ in v)) for mode, v in rows.items()))
 PY

@@ -185,6 +185,7 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{name: "run: rate NaN", args: []string{"oltp", "run", "--rate-per-user", "NaN", "--path", dir}, want: []string{"--rate-per-user NaN is not a number"}},
 		{name: "run: rate infinite", args: []string{"oltp", "run", "--rate-per-user", "Inf", "--path", dir}, want: []string{"--rate-per-user +Inf is not a number"}},
 		{name: "run: open and keyed at once", args: []string{"oltp", "run", "--rate-per-user", "5", "--keying-thinking", "on", "--path", dir}, want: []string{"both pace the users"}},
+		{name: "run: unknown driver", args: []string{"oltp", "run", "--driver", "threads", "--path", dir}, want: []string{"--driver \"threads\" is not a driver", "give auto or goroutines"}},
 		{name: "run: reset with dsn", args: []string{"oltp", "run", "--reset", "--dsn", closed}, want: []string{"--reset needs the managed instance's template and cannot be used with --dsn"}},
 		{name: "run: reset not a bool", args: []string{"oltp", "run", "--reset=sure", "--path", dir}, want: []string{`invalid argument "sure" for "--reset"`}},
 		{name: "run: partition on the managed instance", args: []string{"oltp", "run", "--partition", "1/2", "--start-at", soon, "--path", dir},

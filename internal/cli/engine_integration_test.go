@@ -76,19 +76,7 @@ func TestPostgreSQL18WithEngineSettings(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs on a real PostgreSQL; run without -short")
 	}
-	var pg18 *postgres.Binaries
-	for _, b := range postgres.Installed() {
-		if b.Major >= 18 {
-			pg18 = &b
-			break
-		}
-	}
-	if pg18 == nil {
-		if testenv.Required("postgres18") {
-			t.Fatal("PostgreSQL 18 is required here: .ci/setup installs it under /opt/calibra")
-		}
-		t.Skip("no PostgreSQL 18 build installed (.ci/setup puts one under /opt/calibra)")
-	}
+	pg18 := requirePostgres18(t)
 	path := storageDir(t)
 	out := filepath.Join(t.TempDir(), "run")
 	mustRun(t, 0, "oltp", "run", "--pg-bin", pg18.Dir, "--engine-setting", "io_method=sync", "--warehouses", "1", "--users", "2",
@@ -109,4 +97,28 @@ func TestPostgreSQL18WithEngineSettings(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, `refused the engine setting io_method=bogus: invalid value for parameter "io_method"`) {
 		t.Errorf("a refused setting: exit %d, %s", code, stderr)
 	}
+	// Refused at the first start of a new instance: the data directory the
+	// command made goes with it.
+	fresh := storageDir(t)
+	code, _, stderr = run(t, "iocal", "--pg-bin", pg18.Dir, "--engine-setting", "io_method=bogus", "--size", "64MiB",
+		"--point", "1s", "--path", fresh, "--progress", "none", "--out", filepath.Join(t.TempDir(), "refused"))
+	if left, _ := os.ReadDir(fresh); code != 2 || len(left) > 0 {
+		t.Errorf("a refused setting on a new instance: exit %d, left %v in --path; %s", code, left, stderr)
+	}
+}
+
+// requirePostgres18 is an installed PostgreSQL 18 or later, or skips the
+// test (fails it where testenv requires one).
+func requirePostgres18(t *testing.T) *postgres.Binaries {
+	t.Helper()
+	for _, b := range postgres.Installed() {
+		if b.Major >= 18 {
+			return &b
+		}
+	}
+	if testenv.Required("postgres18") {
+		t.Fatal("PostgreSQL 18 is required here: .ci/setup installs it under /opt/calibra")
+	}
+	t.Skip("no PostgreSQL 18 build installed (.ci/setup puts one under /opt/calibra)")
+	return nil
 }

@@ -63,6 +63,7 @@ func registerLoad(cmd *cobra.Command, l *runner.OLTPLoad, rampup, duration time.
 	f.Float64Var(&l.RatePerUser, "rate-per-user", 0, "open loop: each user starts this many transactions a second on a fixed schedule (0: closed loop)")
 	f.IntVar(&l.Connections, "connections", 0, "serve the users as terminals on this many connections, fewer than users (a transaction monitor): a transaction waits for a free one, and its latency counts the wait; 0: a connection per user")
 	f.IntVar(&l.DriverThreads, "driver-threads", 0, "threads of the polling driver (the loads an engine's dialect polls, a connection a user), each polling its share of the users' sockets; 0: one for every 64 users, at most one for each core calibra may use")
+	f.StringVar(&l.Driver, "driver", runner.DriverAuto, "auto (the polling driver where the engine's dialect polls the mode, else a goroutine a user) or goroutines (a goroutine a user, to compare)")
 	f.DurationVar(&l.Rampup, "rampup", rampup, "warm-up before "+per+" timed window (not measured)")
 	f.DurationVar(&l.Duration, "duration", duration, "length of "+per+" timed window")
 	f.BoolVar(&l.Reset, "reset", false, "recreate the database from its loaded template first (managed instance)")
@@ -79,7 +80,8 @@ from --connections, run the ramp-up, then measure the timed window only.
 Where the engine's dialect polls (docs/driver-performance.md), each user with
 its own connection runs as a state machine on a few threads polling their sockets (results:
 driver.model polling, driver.threads; --driver-threads), so the driver costs
-little CPU; the other loads run a goroutine a user (goroutines). Measured:
+little CPU; the other loads, or --driver goroutines, run a goroutine a user
+(goroutines). Measured:
 
   NOPM        committed New-Orders per minute: the growth of sum(d_next_o_id)
               over the window, read at its two edges

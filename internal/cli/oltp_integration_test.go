@@ -16,6 +16,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/oltp"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/runner"
 )
 
 // mustRun runs calibra in-process and fails unless it exits with want.
@@ -179,20 +180,23 @@ func TestOLTPOnAManagedInstance(t *testing.T) {
 		t.Fatalf("build kept no template or measured no rate: %+v", build)
 	}
 
-	for _, mode := range []string{"procedures", "client", "client-simple"} {
-		t.Run(mode, func(t *testing.T) {
+	// Procedures and client mode on PostgreSQL run on the polling driver
+	// (client mode on goroutines when asked); client-simple on a goroutine
+	// a user.
+	for _, c := range []struct{ mode, driver, want string }{
+		{"procedures", runner.DriverAuto, oltp.DriverPolling},
+		{"client", runner.DriverAuto, oltp.DriverPolling},
+		{"client", oltp.DriverGoroutines, oltp.DriverGoroutines},
+		{"client-simple", runner.DriverAuto, oltp.DriverGoroutines},
+	} {
+		name := c.mode + "-" + c.driver
+		t.Run(name, func(t *testing.T) {
 			mustRun(t, 0, append([]string{"oltp", "run", "--warehouses", "1", "--users", "3", "--rampup", "1s",
-				"--duration", "8s", "--mode", mode, "--out", out(mode)}, common...)...)
+				"--duration", "8s", "--mode", c.mode, "--driver", c.driver, "--out", out(name)}, common...)...)
 			noServerLeft(t, path)
-			checkRun(t, out(mode), mode)
-			// A closed loop of stored procedures on PostgreSQL runs on the
-			// polling driver; the client modes on a goroutine a user.
-			want := oltp.DriverGoroutines
-			if mode == "procedures" {
-				want = oltp.DriverPolling
-			}
-			if _, o := lastStep[*results.OLTP](t, out(mode)); o.Driver.Model != want {
-				t.Errorf("driver model %q, want %q", o.Driver.Model, want)
+			checkRun(t, out(name), c.mode)
+			if _, o := lastStep[*results.OLTP](t, out(name)); o.Driver.Model != c.want {
+				t.Errorf("driver model %q, want %q", o.Driver.Model, c.want)
 			}
 		})
 	}

@@ -105,6 +105,8 @@ thresholds:
 		kinds = append(kinds, st.Kind)
 		if st.Status != results.StatusComplete || st.Observe == nil {
 			t.Errorf("step %s: status %s, observe %v", st.Name, st.Status, st.Observe != nil)
+		} else if st.Kind != results.KindOLTPBuild && !strings.Contains(st.Observe.Missing["device_share"], "no device step ran") {
+			t.Errorf("step %s does not say it has no device step to be a share of: %v", st.Name, st.Observe.Missing)
 		}
 	}
 	if got := strings.Join(kinds, ","); got != "oltp_build,oltp,oltp,ramp" {

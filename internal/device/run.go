@@ -177,7 +177,7 @@ func measure(ctx context.Context, cfg Config, env Env, out *results.Device) erro
 		}
 		if env.Edge != nil && env.Window != nil {
 			// fio's own CPU is the workload's, not a driver's to discount.
-			p.LimitedBy, p.LimitedByEvidence = verdict.Decide(env.Window(from, env.Edge()), nil)
+			p.LimitedBy, p.LimitedByEvidence = verdict.DecideWith(env.Window(from, env.Edge()), nil, verdict.Options{Nearest: true})
 		}
 		out.Points = append(out.Points, p)
 		env.Prog.Phase("device: point %d/%d %s", r.Point+1, points, pointLine(p))

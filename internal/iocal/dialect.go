@@ -32,6 +32,13 @@ type Methods struct {
 	Random, ClientRead, SeqRead, SeqWrite, Commit string
 }
 
+// IOMethoder is a Conn whose server chooses how it issues its data-file
+// reads (PostgreSQL 18's io_method), recorded with the calibration.
+type IOMethoder interface {
+	// IOMethod is the method in force; "" where the server has none.
+	IOMethod(ctx context.Context) (string, error)
+}
+
 // Conn is one session. Tables are named schema-qualified.
 type Conn interface {
 	Close()

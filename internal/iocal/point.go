@@ -43,23 +43,43 @@ func (r *runner) point(test string, jobs []*job, elapsed time.Duration, from, to
 		p.CommitsPS = round(float64(units)/secs, 1)
 	}
 	if r.env.Window == nil {
+		share(r.env.Device, test, int64(r.data.blockSize), &p)
 		return p
 	}
 	o := r.env.Window(from, to)
+	observed(&p, test, o)
 	driver := round(100*selfCPU.Seconds()/(secs*float64(runtime.NumCPU())), 2)
-	observed(&p, test, o, &driver)
+	opts := verdict.Options{ServerSide: serverSide(test), Nearest: true, Writes: test == TestSeqWrite || test == TestWAL,
+		Load: share(r.env.Device, test, int64(r.data.blockSize), &p)}
+	if test == TestWAL {
+		opts.Flush = flushPath(p)
+	}
+	p.LimitedBy, p.LimitedByEvidence = verdict.DecideWith(o, &driver, opts)
 	return p
+}
+
+// flushPath is a commit point's flush against its commit: the server's
+// mean WAL sync, else the device's write await; nil without either.
+func flushPath(p results.IOCalPoint) *verdict.Flush {
+	if p.LatMs == nil {
+		return nil
+	}
+	switch {
+	case p.ServerSyncMs != nil:
+		return &verdict.Flush{FlushMs: *p.ServerSyncMs, CommitMs: p.LatMs.Mean, Source: "the server's mean WAL sync"}
+	case p.DiskWAwaitMs != nil:
+		return &verdict.Flush{FlushMs: *p.DiskWAwaitMs, CommitMs: p.LatMs.Mean, Source: "the device's write await"}
+	}
+	return nil
 }
 
 // serverSide are the tests whose work the server issues, many blocks a
 // call: calibra's own CPU cannot set their pace.
 func serverSide(test string) bool { return test == TestRandom || test == TestSeqRead }
 
-// observed adds to p what the observers saw over its window, and what
-// limited it.
-func observed(p *results.IOCalPoint, test string, o *results.Observe, driver *float64) {
+// observed adds to p what the observers saw over its window.
+func observed(p *results.IOCalPoint, test string, o *results.Observe) {
 	p.CPUBusyPct, p.CPUSysPct = o.CPUBusyPct, o.CPUSysPct
-	p.LimitedBy, p.LimitedByEvidence = verdict.DecideWith(o, driver, verdict.Options{ServerSide: serverSide(test), Nearest: true})
 	if d := o.Disk; d != nil {
 		p.DiskRIOPS, p.DiskRMBPS, p.DiskWMBPS = d.RIOPS, d.RMBps, d.WMBps
 		if test != TestSeqWrite && test != TestWAL {

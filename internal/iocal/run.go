@@ -33,6 +33,9 @@ type Env struct {
 	// known when it is zero.
 	CacheBytes     int64
 	CacheUnbounded string
+	// Device are the points of the run's device steps before this one
+	// (results.DevicePoints): each point is stated as a share of them.
+	Device []results.DevicePoint
 }
 
 // cacheFactor is how much larger than every cache the data must be for the
@@ -53,6 +56,7 @@ func Run(ctx context.Context, e engine.Engine, cfg Config, env Env) (*results.IO
 	}
 	r := &runner{d: d, cfg: cfg, env: env, out: out, lastMBPS: map[string]float64{}}
 	err = r.run(ctx)
+	missingShares(out, env.Device)
 	if cerr := r.cleanup(); cerr != nil {
 		err = errors.Join(err, cerr)
 	}
@@ -98,6 +102,12 @@ func (r *runner) run(ctx context.Context) error {
 		return err
 	}
 	r.out.BlockSizeBytes, r.flush = blockSize, noFlush == ""
+	if m, ok := conn.(IOMethoder); ok {
+		if r.out.IOMethod, err = m.IOMethod(ctx); err != nil {
+			conn.Close()
+			return err
+		}
+	}
 	m := r.d.Methods()
 	r.out.ReadMethod, r.out.ClientReadMethod, r.out.SeqReadMethod, r.out.WriteMethod, r.out.CommitMethod = m.Random, m.ClientRead, m.SeqRead, m.SeqWrite, m.Commit
 	r.out.ReadsPerCall = r.cfg.ReadsPerCall

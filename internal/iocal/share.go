@@ -2,53 +2,79 @@ package iocal
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/verdict"
 )
 
-// DeviceShares states each read and write point as a share of what the
-// run's device step did (the steps kept before this one, on the same
-// storage: a study's steps share its path) at the nearest access spec
-// (the same direction and pattern, the nearest block size) and the
-// nearest outstanding I/Os to the point's jobs; missing says why where
-// there is nothing to compare with.
-func DeviceShares(io *results.IOCal, steps []results.Step) {
-	var dev []results.DevicePoint
-	for _, st := range steps {
-		if d, ok := st.Body.(*results.Device); ok {
-			dev = append(dev, d.Points...)
-		}
+// spec is the device spec a test's points compare with: the same
+// direction and pattern; ok is false for the commit test, as the device
+// step runs no write with a flush after each.
+func spec(test string) (read, random, ok bool) {
+	switch test {
+	case TestRandom, TestClientRead:
+		return true, true, true
+	case TestSeqRead:
+		return true, false, true
+	case TestSeqWrite:
+		return false, false, true
 	}
+	return false, false, false
+}
+
+// share states p as a share of the device point nearest its test's spec
+// (device_share_pct, device_share_of), and returns for the verdict what
+// reached the device over p's window (its own counters) against the same
+// point; nil where there is no device point, or no device counter.
+func share(dev []results.DevicePoint, test string, block int64, p *results.IOCalPoint) *verdict.Load {
+	read, random, ok := spec(test)
+	if !ok {
+		return nil
+	}
+	d, ok := nearestDevicePoint(dev, read, random, block, p.Jobs)
+	if !ok || !random && d.MBps <= 0 {
+		return nil
+	}
+	at := fmt.Sprintf("the %s it did at %d outstanding", d.Spec, d.OutstandingIOs)
+	if random {
+		p.DeviceSharePct = ptr(round(100*p.IOPS/d.IOPS, 1))
+		p.DeviceShareOf = fmt.Sprintf("%s at %d outstanding: %.0f IOPS", d.Spec, d.OutstandingIOs, d.IOPS)
+		if p.DiskRIOPS == nil {
+			return nil
+		}
+		return &verdict.Load{Pct: round(100**p.DiskRIOPS/d.IOPS, 1),
+			What: fmt.Sprintf("%.0f reads/s reached the device: %.0f%% of %s (%.0f IOPS)", *p.DiskRIOPS, 100**p.DiskRIOPS/d.IOPS, at, d.IOPS)}
+	}
+	p.DeviceSharePct = ptr(round(100*p.MBPS/d.MBps, 1))
+	p.DeviceShareOf = fmt.Sprintf("%s at %d outstanding: %.1f MB/s", d.Spec, d.OutstandingIOs, d.MBps)
+	// The device's own MB/s: a bulk load writes its WAL besides the table.
+	mbps, what := p.DiskRMBPS, "read from"
+	if !read {
+		mbps, what = p.DiskWMBPS, "written to"
+	}
+	if mbps == nil {
+		return nil
+	}
+	return &verdict.Load{Pct: round(100**mbps/d.MBps, 1),
+		What: fmt.Sprintf("%.1f MB/s %s the device: %.0f%% of %s (%.1f MB/s)", *mbps, what, 100**mbps/d.MBps, at, d.MBps)}
+}
+
+// missingShares says, once, why points carry no device share: no device
+// step ran, or it measured no spec of a test's pattern; the commit test
+// never has one.
+func missingShares(io *results.IOCal, dev []results.DevicePoint) {
 	if len(dev) == 0 {
 		io.Missing = missingSet(io.Missing, "device_share", "no device step ran before iocal in this run: a study with a device step on the same storage states each point as a share of it")
 		return
 	}
-	sets := []struct {
-		key          string
-		points       []results.IOCalPoint
-		read, random bool
-	}{
-		{"random_read", pointsOf(io.RandomRead), true, true},
-		{"client_read", pointsOf(io.ClientRead), true, true},
-		{"seq_read", seqPointsOf(io.SeqRead), true, false},
-		{"seq_write", seqPointsOf(io.SeqWrite), false, false},
-	}
-	for _, s := range sets {
-		for i := range s.points {
-			p := &s.points[i]
-			d, ok := nearestDevicePoint(dev, s.read, s.random, int64(io.BlockSizeBytes), p.Jobs)
-			if !ok {
-				io.Missing = missingSet(io.Missing, s.key+".device_share", "the device step measured no "+pattern(s.read, s.random)+" spec")
-				break
-			}
-			if s.random {
-				p.DeviceSharePct = ptr(round(100*p.IOPS/d.IOPS, 1))
-				p.DeviceShareOf = fmt.Sprintf("%s at %d outstanding: %.0f IOPS", d.Spec, d.OutstandingIOs, d.IOPS)
-			} else {
-				p.DeviceSharePct = ptr(round(100*p.MBPS/d.MBps, 1))
-				p.DeviceShareOf = fmt.Sprintf("%s at %d outstanding: %.1f MB/s", d.Spec, d.OutstandingIOs, d.MBps)
-			}
+	for _, s := range []struct {
+		key, test string
+		ran       bool
+	}{{"random_read", TestRandom, io.RandomRead != nil}, {"client_read", TestClientRead, io.ClientRead != nil},
+		{"seq_read", TestSeqRead, io.SeqRead != nil}, {"seq_write", TestSeqWrite, io.SeqWrite != nil}} {
+		read, random, _ := spec(s.test)
+		if _, ok := nearestDevicePoint(dev, read, random, 1, 1); s.ran && !ok {
+			io.Missing = missingSet(io.Missing, s.key+".device_share", "the device step measured no "+pattern(read, random)+" spec")
 		}
 	}
 	if io.Commit != nil {
@@ -56,24 +82,12 @@ func DeviceShares(io *results.IOCal, steps []results.Step) {
 	}
 }
 
-// nearestDevicePoint is the device point of the pattern whose block size,
-// then outstanding I/Os, are nearest (by ratio) to the database's block
-// and the jobs; between two as near, the more outstanding, as the share
-// is of what the device can do.
+// nearestDevicePoint is the device point of the pattern nearest the
+// database's block and the jobs (results.NearestDevicePoint).
 func nearestDevicePoint(dev []results.DevicePoint, read, random bool, block int64, jobs int) (results.DevicePoint, bool) {
-	var best results.DevicePoint
-	bestBlock, bestLoad := math.Inf(1), math.Inf(1)
-	for _, d := range dev {
-		if d.ReadPct != all(read) || d.RandomPct != all(random) || d.Errors > 0 || d.IOPS <= 0 || d.BlockSize <= 0 || d.OutstandingIOs <= 0 {
-			continue
-		}
-		b := math.Abs(math.Log2(float64(d.BlockSize) / float64(block)))
-		l := math.Abs(math.Log2(float64(d.OutstandingIOs) / float64(jobs)))
-		if b < bestBlock || b == bestBlock && (l < bestLoad || l == bestLoad && d.OutstandingIOs > best.OutstandingIOs) {
-			best, bestBlock, bestLoad = d, b, l
-		}
-	}
-	return best, !math.IsInf(bestBlock, 1)
+	return results.NearestDevicePoint(dev, func(d results.DevicePoint) bool {
+		return d.ReadPct == all(read) && d.RandomPct == all(random)
+	}, float64(block), jobs)
 }
 
 // all is a spec's share of reads (or of random I/Os) that is wholly so.
@@ -93,20 +107,6 @@ func pattern(read, random bool) string {
 		return p + " read"
 	}
 	return p + " write"
-}
-
-func pointsOf(r *results.IOCalRandom) []results.IOCalPoint {
-	if r == nil {
-		return nil
-	}
-	return r.Points
-}
-
-func seqPointsOf(s *results.IOCalSeq) []results.IOCalPoint {
-	if s == nil {
-		return nil
-	}
-	return s.Points
 }
 
 func missingSet(m map[string]string, key, why string) map[string]string {

@@ -1,48 +1,81 @@
 package iocal
 
 import (
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/calibra-bench/calibra/internal/hist"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/verdict"
 )
+
+var testDevice = []results.DevicePoint{
+	{Spec: "4k-randread", BlockSize: 4096, ReadPct: 100, RandomPct: 100, OutstandingIOs: 1, IOPS: 10000},
+	{Spec: "4k-randread", BlockSize: 4096, ReadPct: 100, RandomPct: 100, OutstandingIOs: 16, IOPS: 80000},
+	{Spec: "64k-randread", BlockSize: 65536, ReadPct: 100, RandomPct: 100, OutstandingIOs: 16, IOPS: 9000},
+	{Spec: "8k-randrw70", BlockSize: 8192, ReadPct: 70, RandomPct: 100, OutstandingIOs: 16, IOPS: 50000},
+	{Spec: "1m-seqwrite", BlockSize: 1 << 20, ReadPct: 0, RandomPct: 0, OutstandingIOs: 1, IOPS: 500, MBps: 500},
+}
 
 // Each point is stated as a share of the device point of its pattern at
 // the nearest block size, then the nearest outstanding I/Os; a pattern
 // the device step did not measure, and a run without one, say so.
 func TestDeviceShares(t *testing.T) {
-	dev := &results.Device{Points: []results.DevicePoint{
-		{Spec: "4k-randread", BlockSize: 4096, ReadPct: 100, RandomPct: 100, OutstandingIOs: 1, IOPS: 10000},
-		{Spec: "4k-randread", BlockSize: 4096, ReadPct: 100, RandomPct: 100, OutstandingIOs: 16, IOPS: 80000},
-		{Spec: "64k-randread", BlockSize: 65536, ReadPct: 100, RandomPct: 100, OutstandingIOs: 16, IOPS: 9000},
-		{Spec: "8k-randrw70", BlockSize: 8192, ReadPct: 70, RandomPct: 100, OutstandingIOs: 16, IOPS: 50000},
-		{Spec: "1m-seqwrite", BlockSize: 1 << 20, ReadPct: 0, RandomPct: 0, OutstandingIOs: 1, IOPS: 500, MBps: 500},
-	}}
-	io := &results.IOCal{BlockSizeBytes: 8192,
-		RandomRead: &results.IOCalRandom{Points: []results.IOCalPoint{{Jobs: 1, IOPS: 5000}, {Jobs: 4, IOPS: 20000}, {Jobs: 16, IOPS: 40000}}},
-		SeqRead:    &results.IOCalSeq{Points: []results.IOCalPoint{{Jobs: 1, MBPS: 100}}},
-		SeqWrite:   &results.IOCalSeq{Points: []results.IOCalPoint{{Jobs: 4, MBPS: 250}}},
-		Commit:     &results.IOCalCommit{}}
-	DeviceShares(io, []results.Step{{Body: &results.OLTP{}}, {Body: dev}})
+	dev := results.DevicePoints([]results.Step{{Body: &results.OLTP{}}, {Body: &results.Device{Points: testDevice}}})
 	for _, c := range []struct {
+		test string
 		p    results.IOCalPoint
 		pct  float64
 		spec string
 	}{
-		{io.RandomRead.Points[0], 50, "4k-randread at 1 outstanding: 10000 IOPS"},
-		{io.RandomRead.Points[1], 25, "4k-randread at 16 outstanding: 80000 IOPS"},
-		{io.RandomRead.Points[2], 50, "4k-randread at 16 outstanding: 80000 IOPS"},
-		{io.SeqWrite.Points[0], 50, "1m-seqwrite at 1 outstanding: 500.0 MB/s"},
+		{TestRandom, results.IOCalPoint{Jobs: 1, IOPS: 5000}, 50, "4k-randread at 1 outstanding: 10000 IOPS"},
+		{TestRandom, results.IOCalPoint{Jobs: 4, IOPS: 20000}, 25, "4k-randread at 16 outstanding: 80000 IOPS"},
+		{TestClientRead, results.IOCalPoint{Jobs: 16, IOPS: 40000}, 50, "4k-randread at 16 outstanding: 80000 IOPS"},
+		{TestSeqWrite, results.IOCalPoint{Jobs: 4, MBPS: 250}, 50, "1m-seqwrite at 1 outstanding: 500.0 MB/s"},
 	} {
-		if c.p.DeviceSharePct == nil || *c.p.DeviceSharePct != c.pct || c.p.DeviceShareOf != c.spec {
-			t.Errorf("%d jobs: share %v of %q, want %g%% of %q", c.p.Jobs, c.p.DeviceSharePct, c.p.DeviceShareOf, c.pct, c.spec)
+		p := c.p
+		share(dev, c.test, 8192, &p)
+		if p.DeviceSharePct == nil || *p.DeviceSharePct != c.pct || p.DeviceShareOf != c.spec {
+			t.Errorf("%s %d jobs: share %v of %q, want %g%% of %q", c.test, p.Jobs, p.DeviceSharePct, p.DeviceShareOf, c.pct, c.spec)
 		}
 	}
-	if io.SeqRead.Points[0].DeviceSharePct != nil || io.Missing["seq_read.device_share"] == "" || io.Missing["commit.device_share"] == "" {
-		t.Errorf("seq read %+v, missing %v", io.SeqRead.Points[0], io.Missing)
+	p := results.IOCalPoint{Jobs: 1, MBPS: 100}
+	io := &results.IOCal{SeqRead: &results.IOCalSeq{}, SeqWrite: &results.IOCalSeq{}, Commit: &results.IOCalCommit{}}
+	missingShares(io, dev)
+	if share(dev, TestSeqRead, 8192, &p); p.DeviceSharePct != nil || io.Missing["seq_read.device_share"] == "" ||
+		io.Missing["commit.device_share"] == "" || io.Missing["seq_write.device_share"] != "" {
+		t.Errorf("seq read %+v, missing %v", p, io.Missing)
 	}
-	alone := &results.IOCal{RandomRead: &results.IOCalRandom{Points: []results.IOCalPoint{{Jobs: 1, IOPS: 5}}}}
-	DeviceShares(alone, nil)
-	if alone.RandomRead.Points[0].DeviceSharePct != nil || alone.Missing["device_share"] == "" {
-		t.Errorf("without a device step: %+v, missing %v", alone.RandomRead.Points[0], alone.Missing)
+	alone := &results.IOCal{RandomRead: &results.IOCalRandom{}}
+	missingShares(alone, nil)
+	if alone.Missing["device_share"] == "" {
+		t.Errorf("without a device step, missing %v", alone.Missing)
+	}
+}
+
+// TestVerdictUsesTheDeviceShare: a point whose reads reached 94% of what
+// the device did at 16 outstanding is storage though the device's busy
+// time says 60%; one at 30% of it, busy 88%, names the CPU, nearest.
+func TestVerdictUsesTheDeviceShare(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	for _, c := range []struct {
+		diskIOPS, util float64
+		want, rule     string
+	}{
+		{75200, 60, verdict.Storage, "75200 reads/s reached the device: 94% of the 4k-randread it did at 16 outstanding (80000 IOPS)"},
+		{24000, 88, verdict.CPU, "yet did 30% of what it did"},
+	} {
+		o := &results.Observe{WindowS: 1, CPUBusyPct: f(75), Disk: &results.ObserveDisk{RIOPS: f(c.diskIOPS), UtilPct: f(c.util)}}
+		r := &runner{data: &data{blockSize: 8192}, env: Env{Device: testDevice, Window: func(time.Time, time.Time) *results.Observe { return o }}}
+		jobs := make([]*job, 16)
+		for i := range jobs {
+			jobs[i] = &job{lat: hist.New(), ops: 10, units: 5000, sum: time.Second}
+		}
+		p := r.point(TestRandom, jobs, time.Second, time.Time{}, time.Time{}, 0)
+		if p.LimitedBy != c.want || !strings.Contains(p.LimitedByEvidence.Rule, c.rule) ||
+			p.DeviceSharePct == nil || *p.DeviceSharePct != 100 || p.LimitedByEvidence.DeviceLoadPct == nil {
+			t.Errorf("device at %.0f reads/s, busy %.0f%%: %s (%s), share %v", c.diskIOPS, c.util, p.LimitedBy, p.LimitedByEvidence.Rule, p.DeviceSharePct)
+		}
 	}
 }

@@ -95,8 +95,8 @@ type Session interface {
 
 // RawSession is a Session whose transactions a polling loop can drive on
 // the connection's socket with raw system calls, one thread for every
-// user (poll.go): each transaction's request as bytes, its answer parsed
-// from bytes. Between the loop's calls the Session's methods are not
+// user (poll.go): each transaction's requests as bytes, one a round trip,
+// its answers parsed from bytes. Between the loop's calls the Session's methods are not
 // used, and the loop leaves the connection between answers.
 type RawSession interface {
 	Session
@@ -108,10 +108,12 @@ type RawSession interface {
 	// AppendFlushStats appends the request of Session.FlushStats.
 	AppendFlushStats(buf []byte) []byte
 	// Answer reads one whole answer from the front of buf: the bytes it
-	// took (0 while the answer is incomplete), and the outcome and out
+	// took (0 while the answer is incomplete). A transaction of several
+	// round trips goes on: Answer appends its next request to next and
+	// returns it. Once it ended, req is empty and err the outcome and out
 	// values the Session's method would give (ErrRolledBack and all); in
 	// is nil for a flush's answer.
-	Answer(buf []byte, t TxType, in any) (int, error)
+	Answer(buf []byte, t TxType, in any, next []byte) (used int, req []byte, err error)
 }
 
 // Unpolled is a Session whose mode the polling driver runs, but not on

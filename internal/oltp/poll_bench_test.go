@@ -10,24 +10,31 @@ import (
 
 // fakeRaw is a RawSession whose requests are a fixed 64 bytes and whose
 // answer is ReadyForQuery alone: the polling state machine's own work,
-// with the real system calls, and no protocol.
+// with the real system calls, and no protocol. A transaction takes trips
+// round trips (one when 0), as client mode's New-Order takes two.
 type fakeRaw struct {
 	Session
-	fd int
+	fd          int
+	trips, trip int
 }
 
 var readyForQuery = []byte{'Z', 0, 0, 0, 5, 'I'}
 
 func (f *fakeRaw) FD() (int, error) { return f.fd, nil }
 func (f *fakeRaw) AppendCall(buf []byte, _ TxType, _ any) []byte {
+	f.trip = 1
 	return append(buf, make([]byte, 64)...)
 }
 func (f *fakeRaw) AppendFlushStats(buf []byte) []byte { return append(buf, make([]byte, 16)...) }
-func (f *fakeRaw) Answer(buf []byte, _ TxType, _ any) (int, error) {
+func (f *fakeRaw) Answer(buf []byte, _ TxType, in any, next []byte) (int, []byte, error) {
 	if len(buf) < len(readyForQuery) {
-		return 0, nil
+		return 0, nil, nil
 	}
-	return len(readyForQuery), nil
+	if in != nil && f.trip < f.trips {
+		f.trip++
+		return len(readyForQuery), append(next, make([]byte, 64)...), nil
+	}
+	return len(readyForQuery), nil, nil
 }
 
 // benchPoller is a polling thread of terms on one connection, a socket
@@ -86,6 +93,27 @@ func BenchmarkPolledTransaction(b *testing.B) {
 				b.Fatalf("no %s recorded", t)
 			}
 		})
+	}
+}
+
+// BenchmarkPolledRoundTrips is a transaction of two round trips (client
+// mode's New-Order) through the state machines: the first answer sends
+// the second request at once, the second settles the transaction.
+func BenchmarkPolledRoundTrips(b *testing.B) {
+	u := &user{term: *newTerminal(4), deck: &Deck{cards: []uint8{uint8(NewOrder)}, rng: tpcc.NewRand(1)}}
+	pl, far := benchPoller(b, []*user{u}, false)
+	pl.conns[0].rs.(*fakeRaw).trips = 2
+	if err := pl.draw(0, time.Now()); err != nil {
+		b.Fatal(err)
+	}
+	req := make([]byte, 4096)
+	b.ReportAllocs()
+	for b.Loop() {
+		pl.answer(b, far, req)
+		pl.answer(b, far, req)
+	}
+	if w := pl.conns[0].l.rec.win.types[NewOrder].count; w < int64(b.N) {
+		b.Fatalf("%d New-Orders recorded in %d loops of two round trips", w, b.N)
 	}
 }
 

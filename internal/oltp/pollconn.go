@@ -20,7 +20,7 @@ type connState uint8
 
 const (
 	connFree       connState = iota // no request in flight, no terminal due for it
-	connCall                        // a transaction in flight
+	connCall                        // a transaction in flight, in one of its round trips
 	connStartFlush                  // the flush at the window's start
 	connStopFlush                   // the flush at its end
 	connHeld                        // flushed at the start, waiting for the window to begin
@@ -58,8 +58,8 @@ type pconn struct {
 	in       any
 	inputs   txInputs  // drawn for whichever terminal it serves
 	window   bool      // the transaction in flight started inside the window
-	began    time.Time // when it was sent
-	out      []byte    // the request being written
+	began    time.Time // when its first request was sent
+	out      []byte    // the request being written, or last written
 	ans      []byte    // answer bytes read, ans[:n] not yet parsed
 	n        int
 }
@@ -176,7 +176,8 @@ func (c *pconn) send(req []byte) error {
 	return nil
 }
 
-// readable reads what c's socket holds and settles every whole answer.
+// readable reads what c's socket holds and, for every whole answer, sends
+// the transaction's next round trip or settles it.
 func (pl *poller) readable(c *pconn) error {
 	if c.n == len(c.ans) {
 		c.ans = append(c.ans, make([]byte, len(c.ans))...)
@@ -198,11 +199,17 @@ func (pl *poller) readable(c *pconn) error {
 		} else {
 			in = nil // a flush's answer
 		}
-		used, err := c.rs.Answer(c.ans[:c.n], t, in)
+		used, req, err := c.rs.Answer(c.ans[:c.n], t, in, c.out[:0])
 		if used == 0 {
 			return nil
 		}
 		c.n = copy(c.ans, c.ans[used:c.n])
+		if len(req) > 0 { // the transaction's next round trip
+			if err := c.send(req); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := pl.settle(c, err); err != nil {
 			return err
 		}

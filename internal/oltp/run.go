@@ -54,6 +54,9 @@ type RunConfig struct {
 	// share of the connections and users; 0 is one for every 64
 	// connections, at most one for each core calibra may use (GOMAXPROCS).
 	DriverThreads int
+	// Driver, when DriverGoroutines, runs a goroutine a user even where
+	// the dialect polls (to compare the two); "" polls where it can.
+	Driver string
 }
 
 // pooled says the users share fewer connections than there are users.
@@ -260,7 +263,10 @@ func connect(ctx context.Context, tg *members, cfg RunConfig, driven []int, bi *
 	for i, s := range cr.sessions {
 		conns[i] = lease{s, cr.recs[i], tg.at(i)}
 	}
-	if cr.pollers = newPollers(cr.users, conns, cfg.pooled(), cfg.DriverThreads, ed); cr.pollers != nil {
+	if cfg.Driver != DriverGoroutines {
+		cr.pollers = newPollers(cr.users, conns, cfg.pooled(), cfg.DriverThreads, ed)
+	}
+	if cr.pollers != nil {
 		cr.pool = nil // the threads lend the connections and flush them at the edges
 	}
 	runtime.GC()

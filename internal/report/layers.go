@@ -118,6 +118,9 @@ func (b *builder) iocal(c *results.IOCal) {
 	if c.CacheDominated != "" {
 		b.sec.Notes = append(b.sec.Notes, "Results may be cache-dominated: "+c.CacheDominated)
 	}
+	if c.IOMethod != "" {
+		b.sec.Notes = append(b.sec.Notes, "The server issued its reads with io_method "+c.IOMethod+".")
+	}
 	if rr := c.RandomRead; rr != nil {
 		var jobs, iops, mean []float64
 		for _, p := range rr.Points {
@@ -166,19 +169,36 @@ func (b *builder) iocal(c *results.IOCal) {
 			Rows:     [][]Cell{cells(results.NumPtr(rr.MaxIOPS), results.NumPtr(rr.DeviceIOPSAtMax), results.NumPtr(rr.LatencyMsAtMax), results.Num(rr.MaxLatencyMs), sat, seqMax(c.SeqRead), seqMax(c.SeqWrite))},
 			Headline: true})
 	}
-	if rr := c.RandomRead; rr != nil && len(rr.Points) > 0 {
-		t := Table{Caption: "Points, random read", Headline: true,
+	b.iocalPoints(c)
+	b.missing(c.Missing)
+	b.sec.Notes = append(b.sec.Notes, c.Notes...)
+}
+
+// iocalPoints are the tables of every test's points, each with what
+// limited it.
+func (b *builder) iocalPoints(c *results.IOCal) {
+	lat := func(p results.IOCalPoint) (string, string) {
+		if p.LatMs == nil {
+			return "n/a", "n/a"
+		}
+		return results.Num(p.LatMs.Mean), results.Num(p.LatMs.P99)
+	}
+	for _, r := range []struct {
+		name string
+		rr   *results.IOCalRandom
+	}{{"random read", c.RandomRead}, {"client read (one block a query)", c.ClientRead}} {
+		if r.rr == nil || len(r.rr.Points) == 0 {
+			continue
+		}
+		t := Table{Caption: "Points, " + r.name, Headline: true,
 			Head: []string{"jobs", "IOPS", "db blocks/s", "device reads/s", "MB/s", "mean ms", "p99 ms", "CPU busy %", "CPU sys %", "seconds", "limited by"}}
-		for _, p := range rr.Points {
-			mean, p99 := "n/a", "n/a"
-			if p.LatMs != nil {
-				mean, p99 = results.Num(p.LatMs.Mean), results.Num(p.LatMs.P99)
-			}
+		for _, p := range r.rr.Points {
+			mean, p99 := lat(p)
 			row := cells(strconv.Itoa(p.Jobs), results.Num(p.IOPS), results.Num(p.DBPS), results.NumPtr(p.DiskRIOPS), results.Num(p.MBPS), mean, p99, results.NumPtr(p.CPUBusyPct), results.NumPtr(p.CPUSysPct), results.Num(p.Seconds), p.LimitedBy)
 			row[10].Class = "t"
 			t.Rows = append(t.Rows, row)
 		}
-		b.table(t)
+		b.table(withShares(t, r.rr.Points))
 	}
 	for _, s := range []struct {
 		name string
@@ -193,10 +213,37 @@ func (b *builder) iocal(c *results.IOCal) {
 			row[5].Class = "t"
 			t.Rows = append(t.Rows, row)
 		}
+		b.table(withShares(t, s.sw.Points))
+	}
+	if cm := c.Commit; cm != nil && len(cm.Points) > 0 {
+		t := Table{Caption: "Points, commit (committers)", Headline: true,
+			Head: []string{"committers", "commits/s", "mean ms", "p99 ms", "WAL syncs/s", "server WAL sync ms", "device write await ms", "CPU busy %", "limited by"}}
+		for _, p := range cm.Points {
+			mean, p99 := lat(p)
+			row := cells(strconv.Itoa(p.Jobs), results.Num(p.CommitsPS), mean, p99, results.NumPtr(p.WALSyncsPS), results.NumPtr(p.ServerSyncMs), results.NumPtr(p.DiskWAwaitMs), results.NumPtr(p.CPUBusyPct), p.LimitedBy)
+			row[8].Class = "t"
+			t.Rows = append(t.Rows, row)
+		}
 		b.table(t)
 	}
-	b.missing(c.Missing)
-	b.sec.Notes = append(b.sec.Notes, c.Notes...)
+}
+
+// withShares puts beside each point's figure (the table's second column)
+// its share of what the run's device step did and the device point it is
+// of, when any point has one (missing says why not, once).
+func withShares(t Table, points []results.IOCalPoint) Table {
+	if !slices.ContainsFunc(points, func(p results.IOCalPoint) bool { return p.DeviceSharePct != nil }) {
+		return t
+	}
+	t.Head = slices.Insert(t.Head, 2, "of device %", "device point")
+	for i, p := range points {
+		of := p.DeviceShareOf
+		if of == "" {
+			of = "n/a"
+		}
+		t.Rows[i] = slices.Insert(t.Rows[i], 2, Cell{Text: results.NumPtr(p.DeviceSharePct)}, Cell{Text: of, Class: "t"})
+	}
+	return t
 }
 
 func seqMax(s *results.IOCalSeq) string {

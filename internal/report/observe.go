@@ -143,6 +143,16 @@ func (b *builder) observe() {
 		st.Rows = append(st.Rows, row)
 	}
 	b.table(st)
+	if sh := o.DeviceShare; sh != nil {
+		t := Table{Caption: "Share of the device layer (the run's device step at the nearest spec)", Headline: true, Head: []string{"I/O", "over the window", "of device %", "device point"}}
+		if sh.ReadPct != nil {
+			t.Rows = append(t.Rows, append(cells("reads", results.NumPtr(sh.ReadIOPS)+" IOPS", results.NumPtr(sh.ReadPct)), Cell{Text: sh.ReadOf, Class: "t"}))
+		}
+		if sh.WritePct != nil {
+			t.Rows = append(t.Rows, append(cells("writes", results.NumPtr(sh.WriteMBPS)+" MB/s", results.NumPtr(sh.WritePct)), Cell{Text: sh.WriteOf, Class: "t"}))
+		}
+		b.table(t)
+	}
 	if db := o.DB; db != nil && b.r.engine == "mariadb" {
 		// InnoDB neither times its redo log nor counts checkpoints here
 		// (the oltp step counts them): its row locks say more.

@@ -168,3 +168,23 @@ func TestCaveatsAreSaidOnce(t *testing.T) {
 		t.Errorf("caveats:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// iocal's commit points and one-block-a-query reads have tables of their
+// own, each point with what limited it.
+func TestIOCalCommitAndClientReadTables(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	run := &results.Run{Steps: []results.Step{{StepHeader: results.StepHeader{Kind: results.KindIOCal, Name: "iocal"},
+		Body: &results.IOCal{
+			ClientRead: &results.IOCalRandom{Points: []results.IOCalPoint{{Jobs: 16, IOPS: 7200, LimitedBy: "cpu"}}},
+			Commit: &results.IOCalCommit{Points: []results.IOCalPoint{{Jobs: 1, CommitsPS: 10828, LatMs: &results.IOCalLatency{Mean: 0.092, P99: 0.147},
+				WALSyncsPS: f(10819), ServerSyncMs: f(0.084), DiskWAwaitMs: f(0.032), LimitedBy: "storage"}}}}}}}
+	var md bytes.Buffer
+	if err := Build(run, nil).Markdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"**Points, client read (one block a query)**", "| 16 | 7,200 |", "**Points, commit (committers)**", "| 1 | 10,828 | 0.092 | 0.147 | 10,819 | 0.084 | 0.032 | n/a | storage |"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md.String())
+		}
+	}
+}

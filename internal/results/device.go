@@ -1,6 +1,9 @@
 package results
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // KindDevice is the device layer: fio over the storage under test.
 const KindDevice = "device"
@@ -251,4 +254,37 @@ type DeviceFallHost struct {
 	OutsidePctAfter  float64  `json:"outside_pct_after"`
 	AwaitMsBefore    *float64 `json:"disk_await_ms_before"`
 	AwaitMsAfter     *float64 `json:"disk_await_ms_after"`
+}
+
+// NearestDevicePoint is the point of dev that match accepts, without
+// errors, whose block size, then outstanding I/Os, are nearest (by ratio)
+// to block and outstanding; between two as near, the more outstanding,
+// as a share is of what the device can do. ok is false when none is.
+func NearestDevicePoint(dev []DevicePoint, match func(DevicePoint) bool, block float64, outstanding int) (DevicePoint, bool) {
+	var best DevicePoint
+	bestBlock, bestLoad := math.Inf(1), math.Inf(1)
+	for _, d := range dev {
+		if !match(d) || d.Errors > 0 || d.IOPS <= 0 || d.BlockSize <= 0 || d.OutstandingIOs <= 0 {
+			continue
+		}
+		b := math.Abs(math.Log2(float64(d.BlockSize) / block))
+		l := math.Abs(math.Log2(float64(d.OutstandingIOs) / float64(outstanding)))
+		if b < bestBlock || b == bestBlock && (l < bestLoad || l == bestLoad && d.OutstandingIOs > best.OutstandingIOs) {
+			best, bestBlock, bestLoad = d, b, l
+		}
+	}
+	return best, !math.IsInf(bestBlock, 1)
+}
+
+// DevicePoints are the points of the device steps among steps: in a run,
+// the steps kept before this one, on the same storage (a study's steps
+// share its path).
+func DevicePoints(steps []Step) []DevicePoint {
+	var dev []DevicePoint
+	for _, st := range steps {
+		if d, ok := st.Body.(*Device); ok {
+			dev = append(dev, d.Points...)
+		}
+	}
+	return dev
 }

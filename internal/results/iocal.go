@@ -23,6 +23,10 @@ type IOCal struct {
 	WriteMethod      string `json:"write_method,omitempty"`
 	CommitMethod     string `json:"commit_method,omitempty"`
 	Tables           int    `json:"tables,omitempty"` // the data's tables, one per loader
+	// IOMethod is how the server issues its data-file reads where it has
+	// a choice (PostgreSQL 18's io_method: sync, worker, io_uring), as in
+	// force, set or not.
+	IOMethod string `json:"io_method,omitempty"`
 	// LoadMBPS is the calibration data's size / seconds to load it (COPY
 	// FREEZE, WAL-logged); null when the data was reused.
 	LoadMBPS *float64 `json:"load_mbps,omitempty"`

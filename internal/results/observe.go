@@ -54,9 +54,26 @@ type Observe struct {
 	// per wait event, from pg_stat_activity samples (the ASH idea).
 	Waits []Wait `json:"waits,omitempty"`
 
+	// DeviceShare is the window's device I/O as a share of what the run's
+	// device step did, for the oltp windows after one.
+	DeviceShare *DeviceShare `json:"device_share,omitempty"`
+
 	// Missing maps a metric (its JSON path, e.g. "disk.await_ms") to the
 	// reason it is absent.
 	Missing map[string]string `json:"missing,omitempty"`
+}
+
+// DeviceShare is a window's device I/O against the run's device step:
+// the reads a second against the random read point nearest the window's
+// mean read size and mean queue, the MB/s written against the write
+// point nearest its mean write size and queue; each Of names that point.
+type DeviceShare struct {
+	ReadIOPS  *float64 `json:"read_iops,omitempty"`
+	ReadPct   *float64 `json:"read_pct,omitempty"`
+	ReadOf    string   `json:"read_of,omitempty"`
+	WriteMBPS *float64 `json:"write_mbps,omitempty"`
+	WritePct  *float64 `json:"write_pct,omitempty"`
+	WriteOf   string   `json:"write_of,omitempty"`
 }
 
 // ObserveDisk is /proc/diskstats over the window, as iostat derives it.

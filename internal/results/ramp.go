@@ -67,12 +67,14 @@ type LoadEvidence struct {
 	DiskAwaitMs       *float64 `json:"disk_await_ms,omitempty"`
 	DataFileReadAvgMs *float64 `json:"data_file_read_avg_ms,omitempty"`
 	WALSyncAvgMs      *float64 `json:"wal_sync_avg_ms,omitempty"`
+	// DeviceShare is the load's device I/O against the run's device step.
+	DeviceShare *DeviceShare `json:"device_share,omitempty"`
 }
 
-// Observed takes the load's CPU, I/O wait and latencies from the
-// observations of its window.
+// Observed takes the load's CPU, I/O wait, latencies and device share
+// from the observations of its window.
 func (s *LoadEvidence) Observed(o *Observe) {
-	s.CPUBusyPct, s.IOWaitPct = o.CPUBusyPct, o.CPUIOWaitPct
+	s.CPUBusyPct, s.IOWaitPct, s.DeviceShare = o.CPUBusyPct, o.CPUIOWaitPct, o.DeviceShare
 	if o.Disk != nil {
 		s.DiskAwaitMs = o.Disk.AwaitMs
 	}

@@ -223,4 +223,9 @@ type Evidence struct {
 	HitPct          *float64 `json:"hit_pct,omitempty"`
 	TopWait         string   `json:"top_wait_class,omitempty"`
 	TopWaitSharePct *float64 `json:"top_wait_share_pct,omitempty"`
+	// DeviceLoadPct is what reached the device over the window (its own
+	// counters) as a share of what the run's device step did at the
+	// nearest spec; FlushSharePct a commit's time spent in the WAL flush.
+	DeviceLoadPct *float64 `json:"device_load_pct,omitempty"`
+	FlushSharePct *float64 `json:"flush_share_pct,omitempty"`
 }

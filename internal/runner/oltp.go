@@ -15,7 +15,6 @@ import (
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/oltp"
 	"github.com/calibra-bench/calibra/internal/results"
-	"github.com/calibra-bench/calibra/internal/verdict"
 )
 
 // The defaults of the oltp commands' flags.
@@ -23,6 +22,8 @@ const (
 	DefaultOLTPMode    = string(oltp.ModeProcedures)
 	DefaultOLTPProfile = string(oltp.ProfileSpec)
 	DefaultSLAMetric   = oltp.SLAART
+	// DriverAuto is --driver's default: the polling driver where it can.
+	DriverAuto = "auto"
 )
 
 // OLTPBuild is an oltp build step: the schema's size and how it is loaded.
@@ -47,6 +48,9 @@ type OLTPLoad struct {
 	// DriverThreads is the polling driver's threads (oltp.RunConfig
 	// .DriverThreads); 0 is calibra's choice.
 	DriverThreads int
+	// Driver is "auto" (the polling driver where the dialect polls) or
+	// oltp.DriverGoroutines (oltp.RunConfig.Driver).
+	Driver string
 	// WarehousesSet says the warehouses were asked for (Build.Warehouses
 	// 0 is "as built").
 	WarehousesSet bool
@@ -286,13 +290,21 @@ func (l *OLTPLoad) check(c *Config, maxUsers int, p *Problems) oltp.RunConfig {
 		p.Add("give a whole number of 1 or more, or 0 for calibra's choice", "--driver-threads %d is negative", l.DriverThreads)
 	}
 	p.most("--driver-threads", l.DriverThreads, MaxDriverThreads)
+	driver := l.Driver
+	switch driver {
+	case "", DriverAuto:
+		driver = ""
+	case oltp.DriverGoroutines:
+	default:
+		p.Add("give auto or goroutines", "--driver %q is not a driver", l.Driver)
+	}
 	if l.Reset && c.DSN != "" {
 		p.Add("drop --reset, or use the managed instance", "--reset needs the managed instance's template and cannot be used with --dsn")
 	}
 	part, startAt := l.checkSplit(c, maxUsers, warehouses, p)
 	return oltp.RunConfig{Warehouses: warehouses, Mode: oltp.Mode(l.Mode), KeyingThinking: scale, RatePerUser: l.RatePerUser,
 		Rampup: l.Rampup, Duration: l.Duration, Connections: l.Connections, Seed: c.Seed, Profile: oltp.Profile(l.Profile),
-		Partition: part, StartAt: startAt, DriverThreads: l.DriverThreads}
+		Partition: part, StartAt: startAt, DriverThreads: l.DriverThreads, Driver: driver}
 }
 
 // checkSplit validates --partition and --start-at: a partition drives a
@@ -555,8 +567,10 @@ func (w *loadWindows) keep(name func(*results.OLTP) string) func(*results.OLTP, 
 // judge gives load i its window's evidence and verdict, when it has one.
 func (w *loadWindows) judge(i int, ev *results.LoadEvidence, by *string, byEv **results.Evidence) {
 	if i < len(w.windows) && w.windows[i] != nil {
+		// Judged first: that states the window's device share, which the
+		// evidence takes.
+		*by, *byEv = judgeWindow(results.KindOLTP, w.windows[i], w.drivers[i], results.DevicePoints(w.s.dir.Steps()))
 		ev.Observed(w.windows[i])
-		*by, *byEv = verdict.Decide(w.windows[i], w.drivers[i])
 	}
 }
 

@@ -334,9 +334,20 @@ func (s *Session) updateEngine() error {
 
 func (s *Session) runTarget(ctx context.Context, body StepFunc) error {
 	s.target.SetServerLog(s.dir.File("logs", "server.log"))
+	// fresh is a data directory this command made and could not start: it
+	// holds nothing of the user's, so nothing half-made stays (a setting
+	// the server refused at its first start).
+	var fresh *engine.Local
 	defer func() {
 		if err := s.target.Stop(); err != nil {
 			s.prog.Phase("warning: %v", err)
+		}
+		if fresh != nil {
+			for _, dir := range []string{fresh.LogDir, fresh.DataDir} {
+				if dir != "" {
+					_ = os.RemoveAll(dir)
+				}
+			}
 		}
 	}()
 	if local := s.target.Local(); local != nil {
@@ -353,6 +364,9 @@ func (s *Session) runTarget(ctx context.Context, body StepFunc) error {
 		}
 	}
 	if err != nil {
+		if initialised {
+			fresh = s.target.Local()
+		}
 		return err
 	}
 	if err := s.updateEngine(); err != nil {
@@ -478,7 +492,7 @@ func (s *Session) keep(ctx context.Context, steps []results.Step, err error) err
 		if o, ok := st.Body.(*results.OLTP); ok && o.Driver != nil {
 			driver = &o.Driver.MachineSharePct
 		}
-		st.LimitedBy, st.LimitedByEvidence = verdict.Decide(st.Observe, driver)
+		st.LimitedBy, st.LimitedByEvidence = judgeWindow(st.Kind, st.Observe, driver, results.DevicePoints(s.dir.Steps()))
 		if h, ok := st.Body.(results.HeadlineLimiter); ok {
 			if by, ev, ok := h.HeadlineLimit(); ok {
 				st.LimitedBy, st.LimitedByEvidence = by, ev

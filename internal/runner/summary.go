@@ -70,6 +70,9 @@ func SummaryText(r *results.Run, status string) string {
 		case *results.Durability:
 			writeDurabilitySummary(&b, body)
 		}
+		if st.Observe != nil {
+			writeDeviceShare(&b, st.Observe.DeviceShare)
+		}
 		if st.LimitedBy != "" && st.LimitedByEvidence != nil {
 			fmt.Fprintf(&b, "  limited by %s: %s\n", st.LimitedBy, st.LimitedByEvidence.Rule)
 		}
@@ -417,11 +420,31 @@ func latencyColumns(l *results.DeviceLatency) string {
 	return fmt.Sprintf("%9.1f %9.1f %9.1f %9.1f %s %9.1f", l.Mean, l.P50, l.P99, l.P999, p9999, l.Max)
 }
 
+// writeDeviceShare prints a window's device I/O as a share of the run's
+// device step.
+func writeDeviceShare(b *strings.Builder, s *results.DeviceShare) {
+	if s == nil {
+		return
+	}
+	var parts []string
+	if s.ReadPct != nil {
+		parts = append(parts, fmt.Sprintf("reads %.0f/s, %.0f%% of the device's %s", *s.ReadIOPS, *s.ReadPct, s.ReadOf))
+	}
+	if s.WritePct != nil {
+		parts = append(parts, fmt.Sprintf("writes %.1f MB/s, %.0f%% of the device's %s", *s.WriteMBPS, *s.WritePct, s.WriteOf))
+	}
+	fmt.Fprintf(b, "  device     %s\n", strings.Join(parts, "; "))
+}
+
 // writeIOCalSummary prints an iocal step: the headline figures, a line per
 // point, and whether caches may dominate.
 func writeIOCalSummary(b *strings.Builder, st results.Step, o *results.IOCal) {
-	fmt.Fprintf(b, "  iocal      %s of data in %d-byte blocks, %.0f s points (%s)\n",
-		device.FormatSize(o.DataBytes), o.BlockSizeBytes, o.PointS, st.Status)
+	method := ""
+	if o.IOMethod != "" {
+		method = ", io_method " + o.IOMethod
+	}
+	fmt.Fprintf(b, "  iocal      %s of data in %d-byte blocks, %.0f s points%s (%s)\n",
+		device.FormatSize(o.DataBytes), o.BlockSizeBytes, o.PointS, method, st.Status)
 	line := func(test string, p results.IOCalPoint) {
 		iops := "n/a" // a sequential point measures MB/s and blocks, not I/Os
 		if test == "random" || test == "clientread" {
@@ -435,13 +458,16 @@ func writeIOCalSummary(b *strings.Builder, st results.Step, o *results.IOCal) {
 		if p.DiskRIOPS != nil {
 			dev = fmt.Sprintf("%.0f", *p.DiskRIOPS)
 		}
-		share := ""
+		share, of := "n/a", ""
 		if p.DeviceSharePct != nil {
-			share = fmt.Sprintf("  (%.0f%% of the device's %s)", *p.DeviceSharePct, p.DeviceShareOf)
+			share, of = fmt.Sprintf("%.0f%%", *p.DeviceSharePct), "  (of the device's "+p.DeviceShareOf+")"
 		}
-		fmt.Fprintf(b, "  %-9s %5d %10s %10.0f %10s %9.1f %s  %s%s\n", test, p.Jobs, iops, p.DBPS, dev, p.MBPS, lat, p.LimitedBy, share)
+		fmt.Fprintf(b, "  %-9s %5d %10s %10.0f %10s %9.1f %9s %s  %s%s\n", test, p.Jobs, iops, p.DBPS, dev, p.MBPS, share, lat, p.LimitedBy, of)
 	}
-	fmt.Fprintf(b, "  %-9s %5s %10s %10s %10s %9s %9s %9s  %s  (latency ms)\n", "test", "jobs", "IOPS", "blocks/s", "device r/s", "MB/s", "mean", "p99", "limited by")
+	fmt.Fprintf(b, "  %-9s %5s %10s %10s %10s %9s %9s %9s %9s  %s  (latency ms)\n", "test", "jobs", "IOPS", "blocks/s", "device r/s", "MB/s", "of device", "mean", "p99", "limited by")
+	if why := o.Missing["device_share"]; why != "" {
+		fmt.Fprintf(b, "  of device n/a: %s\n", why)
+	}
 	for _, t := range []struct {
 		name, key, label string
 		r                *results.IOCalRandom

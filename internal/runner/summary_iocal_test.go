@@ -17,3 +17,29 @@ func TestIOCalSummarySaysWarnings(t *testing.T) {
 		t.Errorf("summary:\n%s\nlacks the warning %q", b.String(), w)
 	}
 }
+
+// Each point's share of the device step stands beside its figure; a run
+// without a device step says so once; the server's io_method is named.
+func TestIOCalSummarySaysTheDeviceShare(t *testing.T) {
+	pct := 71.0
+	for _, c := range []struct {
+		name string
+		io   *results.IOCal
+		want []string
+	}{
+		{"with a device step", &results.IOCal{IOMethod: "worker", RandomRead: &results.IOCalRandom{Points: []results.IOCalPoint{
+			{Jobs: 16, IOPS: 59696, DeviceSharePct: &pct, DeviceShareOf: "4k-randread at 16 outstanding: 84402 IOPS"}}}},
+			[]string{"59696", "71%", "(of the device's 4k-randread at 16 outstanding: 84402 IOPS)", "s points, io_method worker ("}},
+		{"without", &results.IOCal{RandomRead: &results.IOCalRandom{Points: []results.IOCalPoint{{Jobs: 1, IOPS: 5}, {Jobs: 2, IOPS: 9}}},
+			Missing: map[string]string{"device_share": "no device step ran before iocal in this run"}},
+			[]string{"of device n/a: no device step ran before iocal in this run\n"}},
+	} {
+		var b strings.Builder
+		writeIOCalSummary(&b, results.Step{}, c.io)
+		for _, w := range c.want {
+			if strings.Count(b.String(), w) != 1 {
+				t.Errorf("%s: summary\n%s\nsays %q other than once", c.name, b.String(), w)
+			}
+		}
+	}
+}

@@ -15,25 +15,30 @@ func nearest(ev *results.Evidence, opts Options) (string, string, bool) {
 		v, thresh float64
 	}
 	var cands []cand
-	if ev.CPUBusyPct != nil {
-		cands = append(cands, cand{CPU, "the CPUs were busy %.1f%% of the window", *ev.CPUBusyPct, CPUBusyPct})
-	}
-	if ev.DiskUtilPct != nil {
-		cands = append(cands, cand{Storage, "the device was busy %.1f%% of the window", *ev.DiskUtilPct, DiskUtilPct})
-	}
-	if ev.CPUOutsidePct != nil {
-		cands = append(cands, cand{Host, "processes outside calibra and the database used %.1f%% of the machine", *ev.CPUOutsidePct, HostSharePct})
-	}
-	if ev.DriverCPUPct != nil && !opts.ServerSide {
-		cands = append(cands, cand{Driver, "calibra itself used %.1f%% of the machine", *ev.DriverCPUPct, DriverSharePct})
-	}
-	if ev.TopWaitSharePct != nil {
-		switch ev.TopWait {
-		case "WAL":
-			cands = append(cands, cand{WAL, "WAL writes and syncs took %.1f%% of the database's time", *ev.TopWaitSharePct, WaitSharePct})
-		case "Lock", "LWLock":
-			cands = append(cands, cand{Lock, ev.TopWait + " waits took %.1f%% of the database's time", *ev.TopWaitSharePct, WaitSharePct})
+	add := func(by string, v *float64, thresh float64, format string) {
+		if v != nil {
+			cands = append(cands, cand{by, fmt.Sprintf(format, *v), *v, thresh})
 		}
+	}
+	add(CPU, ev.CPUBusyPct, CPUBusyPct, "the CPUs were busy %.1f%% of the window")
+	if l := opts.Load; l.ceiling() {
+		cands = append(cands, cand{Storage, l.What, l.Pct, DeviceLoadPct})
+	}
+	if !opts.Load.ceiling() || opts.Load.Floor {
+		// Without a load measured whole against a ceiling, the busy time,
+		// which a parallel device fills long before it is full.
+		add(Storage, ev.DiskUtilPct, DiskUtilPct, "the device was busy %.1f%% of the window")
+	}
+	add(Storage, ev.FlushSharePct, FlushSharePct, "the WAL flush took %.1f%% of a commit's time")
+	add(Host, ev.CPUOutsidePct, HostSharePct, "processes outside calibra and the database used %.1f%% of the machine")
+	if !opts.ServerSide {
+		add(Driver, ev.DriverCPUPct, DriverSharePct, "calibra itself used %.1f%% of the machine")
+	}
+	switch ev.TopWait {
+	case "WAL":
+		add(WAL, ev.TopWaitSharePct, WaitSharePct, "WAL writes and syncs took %.1f%% of the database's time")
+	case "Lock", "LWLock":
+		add(Lock, ev.TopWaitSharePct, WaitSharePct, ev.TopWait+" waits took %.1f%% of the database's time")
 	}
 	var best *cand
 	for i := range cands {
@@ -44,7 +49,7 @@ func nearest(ev *results.Evidence, opts Options) (string, string, bool) {
 	if best == nil || best.v/best.thresh < NearestOfThreshold {
 		return "", "", false
 	}
-	rule := fmt.Sprintf("no rule's threshold was crossed; the nearest: "+best.what+" (threshold %.0f%%, %.0f%% of the way)",
-		best.v, best.thresh, 100*best.v/best.thresh)
+	rule := fmt.Sprintf("no rule's threshold was crossed; the nearest: %s (threshold %.0f%%, %.0f%% of the way)",
+		best.what, best.thresh, 100*best.v/best.thresh)
 	return best.by, rule, true
 }

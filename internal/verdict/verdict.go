@@ -6,6 +6,7 @@ package verdict
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/calibra-bench/calibra/internal/results"
@@ -61,7 +62,64 @@ type Options struct {
 	// threshold (at least NearestOfThreshold of the way there) rather than
 	// unknown, and say so in the rule.
 	Nearest bool
+	// Load is what reached the device over the window as a share of what
+	// the run's device step did at the nearest spec; nil without one.
+	Load *Load
+	// Writes: the figure is of writes, so the cache rule (about the
+	// blocks read) does not apply.
+	Writes bool
+	// Flush is a commit point's flush path; nil for other points. A
+	// commit point writes.
+	Flush *Flush
 }
+
+// Load is the device's own rate over a window against its capability.
+type Load struct {
+	Pct float64
+	// What says it with its figures, e.g. "23802 reads/s reached the
+	// device: 94% of the 8k-randread it did at 16 outstanding (25300 IOPS)".
+	What string
+	// Floor: Pct is a lower bound of the load (a window's reads or its
+	// writes alone, each against its own device point): it can show the
+	// device saturated, never that it was not.
+	Floor bool
+}
+
+// low says the load shows the device far from saturated.
+func (l *Load) low() bool { return l != nil && !l.Floor && l.Pct < DeviceLoadLowPct }
+
+// ceiling says the device point is a ceiling for this load: far above
+// it, the device step measured less than the device does at this load
+// (larger I/Os, a readahead's), which says nothing of saturation.
+func (l *Load) ceiling() bool { return l != nil && l.Pct <= DeviceLoadMaxPct }
+
+// Flush is the time of a commit spent flushing the WAL: FlushMs is the
+// server's mean WAL sync, or the device's write await where the server
+// does not time its syncs (Source says which), CommitMs the commit's mean.
+type Flush struct {
+	FlushMs, CommitMs float64
+	Source            string
+}
+
+// Thresholds of the rules that use the device step and the flush path.
+const (
+	// DiskSaturatedPct: a device busy this share of the window is storage
+	// even when another load shares the host (which is then a caveat).
+	DiskSaturatedPct = 95.0
+	// DeviceLoadPct: the device did this share of what its device step
+	// measured at the nearest spec: the storage set the pace, whatever
+	// its busy time says.
+	DeviceLoadPct = 90.0
+	// DeviceLoadLowPct: below this share the device's busy time alone is
+	// not saturation (a device that serves I/Os in parallel is busy long
+	// before it is full).
+	DeviceLoadLowPct = 50.0
+	// DeviceLoadMaxPct: above this share the device step's point was no
+	// ceiling for the load, and the load decides nothing.
+	DeviceLoadMaxPct = 110.0
+	// FlushSharePct: the WAL flush took this share of a commit's time.
+	FlushSharePct = 50.0
+)
 
 // NearestOfThreshold is how near its threshold a resource must be for
 // Options.Nearest to name it.
@@ -72,6 +130,24 @@ func DecideWith(o *results.Observe, driverPct *float64, opts Options) (string, *
 	if o == nil || o.CPUBusyPct == nil {
 		return Unknown, &results.Evidence{Rule: "no observations of the window"}
 	}
+	ev := evidence(o, driverPct, opts)
+	by, rule := firstRule(ev, opts)
+	if by == "" && opts.Nearest {
+		by, rule, _ = nearest(ev, opts)
+	}
+	if by == "" {
+		by, rule = Unknown, "neither CPU, device, locks, WAL nor the cache stands out"
+	}
+	if opts.Load.low() && ev.DiskUtilPct != nil && *ev.DiskUtilPct >= DiskUtilPct {
+		rule += fmt.Sprintf("; the device was busy %.0f%% of the window, yet did %.0f%% of what it did at the nearest spec: busy time is not saturation on a device that serves I/Os in parallel",
+			*ev.DiskUtilPct, *ev.DeviceLoadPct)
+	}
+	ev.Rule = rule
+	return by, ev
+}
+
+// evidence gathers the window's figures the rules read.
+func evidence(o *results.Observe, driverPct *float64, opts Options) *results.Evidence {
 	ev := &results.Evidence{CPUBusyPct: o.CPUBusyPct, DriverCPUPct: driverPct, CPUOutsidePct: o.CPUOutsidePct}
 	if d := o.Disk; d != nil {
 		ev.DiskUtilPct, ev.DiskAwaitMs, ev.DiskReadIOPS = d.UtilPct, d.AwaitMs, d.RIOPS
@@ -83,46 +159,61 @@ func DecideWith(o *results.Observe, driverPct *float64, opts Options) (string, *
 			ev.DBReadsPerS = &r
 		}
 	}
-	class, share := topWait(o.Waits)
-	if class != "" {
+	if class, share := topWait(o.Waits); class != "" {
 		ev.TopWait, ev.TopWaitSharePct = class, &share
 	}
+	if opts.Load != nil {
+		ev.DeviceLoadPct = &opts.Load.Pct
+	}
+	if f := opts.Flush; f != nil && f.CommitMs > 0 {
+		share := math.Round(math.Min(1000, 1000*f.FlushMs/f.CommitMs)) / 10
+		ev.FlushSharePct = &share
+	}
+	return ev
+}
+
+// firstRule is the first rule that holds, in order, with its sentence;
+// "" when none does.
+func firstRule(ev *results.Evidence, opts Options) (string, string) {
+	at := func(v *float64, threshold float64) bool { return v != nil && *v >= threshold }
+	// A device busy most of the window is saturated unless the device
+	// step shows it did far less than it can.
+	busy := func(threshold float64) bool {
+		return at(ev.DiskUtilPct, threshold) && !opts.Load.low()
+	}
 	switch {
-	case driverPct != nil && *driverPct >= DriverSharePct && !opts.ServerSide:
-		ev.Rule = fmt.Sprintf("calibra itself used %.0f%% of the machine (≥ %.0f%%)", *driverPct, DriverSharePct)
-		return Driver, ev
-	case o.CPUOutsidePct != nil && *o.CPUOutsidePct >= HostSharePct:
-		ev.Rule = fmt.Sprintf("processes outside calibra and the database used %.0f%% of the machine (≥ %.0f%%): another load on the host", *o.CPUOutsidePct, HostSharePct)
-		return Host, ev
-	case ev.DiskUtilPct != nil && *ev.DiskUtilPct >= DiskUtilPct:
-		ev.Rule = fmt.Sprintf("the device was busy %.0f%% of the window (≥ %.0f%%)", *ev.DiskUtilPct, DiskUtilPct)
-		return Storage, ev
-	case *o.CPUBusyPct >= CPUBusyPct:
-		ev.Rule = fmt.Sprintf("the CPUs were busy %.0f%% of the window (≥ %.0f%%) and the device was not saturated", *o.CPUBusyPct, CPUBusyPct)
-		return CPU, ev
-	case class == "Lock" || class == "LWLock":
-		if share >= WaitSharePct {
-			ev.Rule = fmt.Sprintf("%s waits took %.0f%% of the database's time (≥ %.0f%%)", class, share, WaitSharePct)
-			return Lock, ev
-		}
-	case class == "WAL":
-		if share >= WaitSharePct {
-			ev.Rule = fmt.Sprintf("WAL writes and syncs took %.0f%% of the database's time (≥ %.0f%%)", share, WaitSharePct)
-			return WAL, ev
-		}
+	case at(ev.DeviceLoadPct, DeviceLoadPct) && opts.Load.ceiling():
+		return Storage, fmt.Sprintf("%s (≥ %.0f%%)", opts.Load.What, DeviceLoadPct) + hostCaveat(ev)
+	case busy(DiskSaturatedPct):
+		return Storage, fmt.Sprintf("the device was busy %.0f%% of the window (≥ %.0f%%)", *ev.DiskUtilPct, DiskSaturatedPct) + hostCaveat(ev)
+	case at(ev.DriverCPUPct, DriverSharePct) && !opts.ServerSide:
+		return Driver, fmt.Sprintf("calibra itself used %.0f%% of the machine (≥ %.0f%%)", *ev.DriverCPUPct, DriverSharePct)
+	case at(ev.CPUOutsidePct, HostSharePct):
+		return Host, fmt.Sprintf("processes outside calibra and the database used %.0f%% of the machine (≥ %.0f%%): another load on the host", *ev.CPUOutsidePct, HostSharePct)
+	case busy(DiskUtilPct):
+		return Storage, fmt.Sprintf("the device was busy %.0f%% of the window (≥ %.0f%%)", *ev.DiskUtilPct, DiskUtilPct)
+	case at(ev.CPUBusyPct, CPUBusyPct):
+		return CPU, fmt.Sprintf("the CPUs were busy %.0f%% of the window (≥ %.0f%%) and the device was not saturated", *ev.CPUBusyPct, CPUBusyPct)
+	case at(ev.FlushSharePct, FlushSharePct):
+		return Storage, fmt.Sprintf("the WAL flush took %.0f%% of a commit's time (%s %.3f ms of %.3f ms; ≥ %.0f%%): the device's flush path set the pace",
+			*ev.FlushSharePct, opts.Flush.Source, opts.Flush.FlushMs, opts.Flush.CommitMs, FlushSharePct)
+	case at(ev.TopWaitSharePct, WaitSharePct) && (ev.TopWait == "Lock" || ev.TopWait == "LWLock"):
+		return Lock, fmt.Sprintf("%s waits took %.0f%% of the database's time (≥ %.0f%%)", ev.TopWait, *ev.TopWaitSharePct, WaitSharePct)
+	case at(ev.TopWaitSharePct, WaitSharePct) && ev.TopWait == "WAL":
+		return WAL, fmt.Sprintf("WAL writes and syncs took %.0f%% of the database's time (≥ %.0f%%)", *ev.TopWaitSharePct, WaitSharePct)
+	case at(ev.HitPct, HitPct) && !opts.Writes && opts.Flush == nil:
+		return Cache, fmt.Sprintf("%.1f%% of the blocks read were found in the database cache (≥ %.0f%%), and neither CPU nor device was saturated", *ev.HitPct, HitPct)
 	}
-	if ev.HitPct != nil && *ev.HitPct >= HitPct {
-		ev.Rule = fmt.Sprintf("%.1f%% of the blocks read were found in the database cache (≥ %.0f%%), and neither CPU nor device was saturated", *ev.HitPct, HitPct)
-		return Cache, ev
+	return "", ""
+}
+
+// hostCaveat names another load on the host beside a storage verdict: it
+// may have slowed the figures, but the device was saturated.
+func hostCaveat(ev *results.Evidence) string {
+	if ev.CPUOutsidePct == nil || *ev.CPUOutsidePct < HostSharePct {
+		return ""
 	}
-	if opts.Nearest {
-		if by, rule, ok := nearest(ev, opts); ok {
-			ev.Rule = rule
-			return by, ev
-		}
-	}
-	ev.Rule = "neither CPU, device, locks, WAL nor the cache stands out"
-	return Unknown, ev
+	return fmt.Sprintf("; caveat: processes outside calibra and the database used %.0f%% of the machine", *ev.CPUOutsidePct)
 }
 
 // topWait sums the waits by class, WAL I/O counted apart from data-file
@@ -139,6 +230,9 @@ func topWait(waits []results.Wait) (string, float64) {
 		// MariaDB's performance_schema: row and metadata locks, and the
 		// latches (mutexes, rw-locks) that play LWLock's part; the redo
 		// log's file I/O is its WAL.
+		// Waiting for another backend's WAL write or flush is the WAL's.
+		case class == "LWLock" && strings.HasPrefix(w.Event, "WALWrite"):
+			class = "WAL"
 		case strings.HasPrefix(class, "lock/") || strings.HasPrefix(class, "synch/"):
 			class = "Lock"
 		case class == "io/file" && strings.Contains(w.Event, "log_file"):

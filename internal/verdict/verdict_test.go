@@ -78,7 +78,7 @@ func TestDecideOnARecordedQuickStudy(t *testing.T) {
 		if o, ok := st.Body.(*results.OLTP); ok && o.Driver != nil {
 			driver = &o.Driver.MachineSharePct
 		}
-		by, ev := Decide(st.Observe, driver)
+		by, ev := DecideWith(st.Observe, driver, Options{Nearest: true})
 		fmt.Fprintf(&b, "%s %q window: %s: %s\n", st.Kind, st.Name, by, ev.Rule)
 		if h, ok := st.Body.(results.HeadlineLimiter); ok {
 			if by, ev, ok := h.HeadlineLimit(); ok {
@@ -87,4 +87,99 @@ func TestDecideOnARecordedQuickStudy(t *testing.T) {
 		}
 	}
 	golden.Check(t, "testdata/quick.verdicts", []byte(b.String()))
+}
+
+// TestDecideWithTheDeviceAndTheFlush: the rules that read the run's device
+// step and a commit's flush path, and the edges around them.
+func TestDecideWithTheDeviceAndTheFlush(t *testing.T) {
+	load := func(pct float64) *Load {
+		return &Load{Pct: pct, What: fmt.Sprintf("23802 reads/s reached the device: %.0f%% of the 8k-randread it did at 16 outstanding", pct)}
+	}
+	disk := func(util float64) *results.ObserveDisk { return &results.ObserveDisk{UtilPct: f(util)} }
+	cases := []struct {
+		name string
+		o    *results.Observe
+		opts Options
+		want string
+		rule []string // fragments of the evidence's rule
+	}{
+		{"reads near the device's capability are storage, its busy time ambiguous",
+			&results.Observe{CPUBusyPct: f(70), Disk: disk(60)}, Options{Nearest: true, Load: load(94)},
+			Storage, []string{"94% of the 8k-randread", "≥ 90%"}},
+		{"near the device's capability with another load: storage, the load a caveat",
+			&results.Observe{CPUBusyPct: f(90), CPUOutsidePct: f(30), Disk: disk(70)}, Options{Load: load(92)},
+			Storage, []string{"92% of", "caveat", "used 30% of the machine"}},
+		// The lab's hdd ramp: the disk saturated, another load on the host.
+		{"a device busy 97% is storage even with another load on the host",
+			&results.Observe{CPUBusyPct: f(60), CPUOutsidePct: f(35), Disk: disk(97)}, Options{},
+			Storage, []string{"busy 97%", "≥ 95%", "caveat"}},
+		{"busy 85% with another load: the host's, as the device is not saturated",
+			&results.Observe{CPUBusyPct: f(60), CPUOutsidePct: f(35), Disk: disk(85)}, Options{},
+			Host, []string{"used 35% of the machine"}},
+		{"busy but far below the device's capability: the nearest other resource",
+			&results.Observe{CPUBusyPct: f(75), Disk: disk(88)}, Options{Nearest: true, Load: load(30)},
+			CPU, []string{"the nearest: the CPUs were busy 75.0%", "busy 88%", "did 30% of what it did"}},
+		{"busy and far below, nothing else near: unknown, saying why not storage",
+			&results.Observe{CPUBusyPct: f(30), Disk: disk(99)}, Options{Nearest: true, Load: load(20)},
+			Unknown, []string{"neither", "busy 99%", "not saturation"}},
+		{"a window's lower bound of the load never clears a busy device",
+			&results.Observe{CPUBusyPct: f(40), Disk: disk(96)}, Options{Nearest: true, Load: &Load{Pct: 20, What: "20% of the reads", Floor: true}},
+			Storage, []string{"busy 96%"}},
+		{"a window's lower bound of the load at 92%: storage",
+			&results.Observe{CPUBusyPct: f(40), Disk: disk(60)}, Options{Load: &Load{Pct: 92, What: "92% of the writes", Floor: true}},
+			Storage, []string{"92% of the writes"}},
+		// A sequential read's readahead: 4 MB reads against fio's 1 MiB.
+		{"far above the device point, the load decides nothing: busy time does",
+			&results.Observe{CPUBusyPct: f(40), Disk: disk(70)}, Options{Nearest: true, Load: load(208)},
+			Storage, []string{"the nearest: the device was busy 70.0%"}},
+		{"far above the device point and busy: storage by its busy time",
+			&results.Observe{CPUBusyPct: f(40), Disk: disk(99)}, Options{Load: load(166)},
+			Storage, []string{"device was busy 99%"}},
+		{"half the device's capability: its busy time still counts",
+			&results.Observe{CPUBusyPct: f(50), Disk: disk(85)}, Options{Load: load(60)},
+			Storage, []string{"busy 85%"}},
+		{"the nearest named by the device load rather than its busy time",
+			&results.Observe{CPUBusyPct: f(40), Disk: disk(75)}, Options{Nearest: true, Load: load(80)},
+			Storage, []string{"the nearest: 23802 reads/s", "80% of the 8k-randread", "89% of the way"}},
+		{"a server-side read near the device is storage, whatever calibra's CPU",
+			&results.Observe{CPUBusyPct: f(95), Disk: disk(70)}, Options{ServerSide: true, Load: load(91)},
+			Storage, []string{"91% of"}},
+		// MariaDB's wal point seen on 2026-11-26: 36% CPU, 30% device busy,
+		// every block a cache hit.
+		{"a commit point is never cache: its flush path, else the nearest",
+			&results.Observe{CPUBusyPct: f(36), Disk: disk(30), DB: &results.ObserveDB{HitPct: f(100)}},
+			Options{Nearest: true, Flush: &Flush{FlushMs: 0.05, CommitMs: 0.164, Source: "the device's write await"}},
+			Storage, []string{"the nearest: the WAL flush took 30.5% of a commit's time"}},
+		{"a commit point at one committer, its flush most of each commit",
+			&results.Observe{CPUBusyPct: f(40), Disk: disk(60)},
+			Options{Flush: &Flush{FlushMs: 0.080, CommitMs: 0.090, Source: "the server's mean WAL sync"}},
+			Storage, []string{"the WAL flush took 89% of a commit's time", "0.080 ms of 0.090 ms"}},
+		{"a commit point on saturated CPUs",
+			&results.Observe{CPUBusyPct: f(96), Disk: disk(40)},
+			Options{Flush: &Flush{FlushMs: 0.1, CommitMs: 0.5, Source: "the server's mean WAL sync"}},
+			CPU, []string{"CPUs were busy 96%"}},
+		{"a commit point where nothing came near",
+			&results.Observe{CPUBusyPct: f(20), Disk: disk(10), DB: &results.ObserveDB{HitPct: f(100)}},
+			Options{Nearest: true, Flush: &Flush{FlushMs: 0.01, CommitMs: 0.2, Source: "the server's mean WAL sync"}},
+			Unknown, []string{"neither"}},
+		{"a write point is never cache",
+			&results.Observe{CPUBusyPct: f(40), Disk: disk(30), DB: &results.ObserveDB{HitPct: f(100)}}, Options{Writes: true},
+			Unknown, []string{"neither"}},
+		{"waiting for another backend's WAL flush is the WAL's",
+			&results.Observe{CPUBusyPct: f(50), Waits: []results.Wait{{Class: "CPU", Event: "CPU", SharePct: 60},
+				{Class: "LWLock", Event: "WALWrite", SharePct: 25}, {Class: "IO", Event: "WALSync", SharePct: 15}}}, Options{},
+			WAL, []string{"WAL writes and syncs took 40%"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, ev := DecideWith(c.o, f(2), c.opts)
+			ok := got == c.want
+			for _, r := range c.rule {
+				ok = ok && strings.Contains(ev.Rule, r)
+			}
+			if !ok {
+				t.Errorf("limited by %s (%s), want %s with %q", got, ev.Rule, c.want, c.rule)
+			}
+		})
+	}
 }

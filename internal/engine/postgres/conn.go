@@ -102,15 +102,18 @@ func redactSecret(s, secret string) string {
 }
 
 // Describe returns the server version and every setting not at its
-// default, each as SHOW gives it, in its real unit ("128MB", not setting
+// default (and io_method, which decides how reads are issued), each as
+// SHOW gives it, in its real unit ("128MB", not setting
 // and unit glued into "163848kB").
 func Describe(ctx context.Context, conn *pgx.Conn) (string, map[string]string, error) {
 	var version string
 	if err := conn.QueryRow(ctx, "SHOW server_version").Scan(&version); err != nil {
 		return "", nil, err
 	}
+	// io_method (18+) at its default too: two runs with and without
+	// --engine-setting io_method=worker then compare as the same.
 	rows, err := conn.Query(ctx, `SELECT name, current_setting(name) FROM pg_settings
-		WHERE source NOT IN ('default', 'override') AND name NOT LIKE 'lc\_%' ORDER BY name`)
+		WHERE (source NOT IN ('default', 'override') OR name = 'io_method') AND name NOT LIKE 'lc\_%' ORDER BY name`)
 	if err != nil {
 		return "", nil, err
 	}

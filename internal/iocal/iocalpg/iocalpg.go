@@ -85,6 +85,15 @@ func (c conn) Server(ctx context.Context) (int, string, error) {
 	return blockSize, "before 15", nil
 }
 
+// IOMethod: io_method came with PostgreSQL 18; NULL before.
+func (c conn) IOMethod(ctx context.Context) (string, error) {
+	var m *string
+	if err := c.QueryRow(ctx, "SELECT current_setting('io_method', true)").Scan(&m); err != nil || m == nil {
+		return "", err
+	}
+	return *m, nil
+}
+
 func (c conn) exec(ctx context.Context, sql string) error {
 	_, err := c.Exec(ctx, sql)
 	return err

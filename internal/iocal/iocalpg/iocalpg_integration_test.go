@@ -21,7 +21,7 @@ func TestDialectOnEveryVersion(t *testing.T) {
 	builds := postgres.Installed()
 	testenv.NeedVersions(t, "postgres", postgres.Majors(builds), "apt-get install postgresql")
 	for _, b := range builds {
-		t.Run(fmt.Sprint(b.Major), func(t *testing.T) { checkDialect(t, b.Dir) })
+		t.Run(fmt.Sprint(b.Major), func(t *testing.T) { checkDialect(t, b) })
 	}
 }
 
@@ -34,9 +34,9 @@ func blockRows(n, blockSize int) io.Reader {
 	return strings.NewReader(sb.String())
 }
 
-func checkDialect(t *testing.T, pgBin string) {
+func checkDialect(t *testing.T, b postgres.Binaries) {
 	ctx := context.Background()
-	target, err := postgres.Prepare(ctx, postgres.TargetConfig{Path: testenv.StorageDir(t), PGBin: pgBin})
+	target, err := postgres.Prepare(ctx, postgres.TargetConfig{Path: testenv.StorageDir(t), PGBin: b.Dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,6 +56,11 @@ func checkDialect(t *testing.T, pgBin string) {
 	blockSize, noFlush, err := conn.Server(ctx)
 	if err != nil || blockSize != 8192 || noFlush != "" {
 		t.Fatalf("server: block size %d, cannot flush because %q, %v", blockSize, noFlush, err)
+	}
+	// io_method came with 18: its default there, nothing before.
+	want := map[bool]string{true: "worker", false: ""}[b.Major >= 18]
+	if m, err := conn.(iocal.IOMethoder).IOMethod(ctx); err != nil || m != want {
+		t.Errorf("io_method %q (%v) on %d, want %q", m, err, b.Major, want)
 	}
 	if err := conn.ResetSchema(ctx); err != nil {
 		t.Fatal(err)

@@ -44,12 +44,16 @@ func TestRunOnTheNullServer(t *testing.T) {
 	for _, c := range []struct {
 		mode    oltp.Mode
 		threads int
-	}{{oltp.ModeProcedures, 1}, {oltp.ModeProcedures, 2}, {oltp.ModeClient, 0}} {
+		driver  string
+	}{{oltp.ModeProcedures, 1, ""}, {oltp.ModeProcedures, 2, ""}, {oltp.ModeClient, 1, ""}, {oltp.ModeClient, 2, ""}, {oltp.ModeClient, 0, oltp.DriverGoroutines}} {
 		mode := c.mode
-		t.Run(fmt.Sprint(mode, c.threads), func(t *testing.T) {
-			out := nullRun(t, oltp.RunConfig{Users: 4, Mode: mode, Rampup: 300 * time.Millisecond, Duration: time.Second, Seed: 1, DriverThreads: c.threads})
+		t.Run(fmt.Sprint(mode, c.threads, c.driver), func(t *testing.T) {
+			out := nullRun(t, oltp.RunConfig{Users: 4, Mode: mode, Rampup: 300 * time.Millisecond, Duration: time.Second, Seed: 1, DriverThreads: c.threads, Driver: c.driver})
 			if c.threads > 0 && (out.Driver.Model != oltp.DriverPolling || out.Driver.Threads != c.threads) {
 				t.Errorf("driver %+v, want polling on %d threads", out.Driver, c.threads)
+			}
+			if c.driver != "" && out.Driver.Model != c.driver {
+				t.Errorf("driver %+v, want %s as asked", out.Driver, c.driver)
 			}
 			// The polling threads' own CPU is part of the process's.
 			if d := out.Driver; c.threads > 0 && (d.PollingCPUUsPerTxn <= 0 || d.PollingCPUUsPerTxn > d.CPUUsPerTxn) {

@@ -1,6 +1,7 @@
 package nullserver_test
 
 import (
+	"cmp"
 	"math"
 	"testing"
 	"time"
@@ -9,7 +10,8 @@ import (
 )
 
 // Keying and thinking and an open loop run on the polling driver's
-// timers, terminals sharing pooled connections too: the server counts
+// timers, terminals sharing pooled connections too, in procedures and
+// client mode: the server counts
 // what the client completed, an open loop offers its rate, keying and
 // thinking pace the users as the specification's times say, and the
 // starts' lateness against their schedule is reported.
@@ -25,11 +27,14 @@ func TestPacedRunsOnThePollingDriver(t *testing.T) {
 		{"keying", oltp.RunConfig{KeyingThinking: 0.01}, 4 / 0.21},
 		// 20 terminals (2 warehouses' worth) on 2 connections.
 		{"pooled", oltp.RunConfig{KeyingThinking: 0.01, Users: 20, Connections: 2}, 20 / 0.21},
+		{"client-open-loop", oltp.RunConfig{Mode: oltp.ModeClient, RatePerUser: 200}, 4 * 200},
+		{"client-pooled", oltp.RunConfig{Mode: oltp.ModeClient, KeyingThinking: 0.01, Users: 20, Connections: 2}, 20 / 0.21},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := c.cfg
 			cfg.Users = max(cfg.Users, 4)
-			cfg.Mode, cfg.Rampup, cfg.Duration, cfg.Seed, cfg.DriverThreads = oltp.ModeProcedures, 500*time.Millisecond, 3*time.Second, 1, 2
+			cfg.Mode = cmp.Or(cfg.Mode, oltp.ModeProcedures)
+			cfg.Rampup, cfg.Duration, cfg.Seed, cfg.DriverThreads = 500*time.Millisecond, 3*time.Second, 1, 2
 			out := nullRun(t, cfg)
 			if d := out.Driver; d == nil || d.Model != oltp.DriverPolling || d.Threads != 2 {
 				t.Fatalf("driver %+v, want polling on 2 threads", out.Driver)

@@ -63,13 +63,15 @@ func childServer(b *testing.B) string {
 // BenchmarkNullRun drives oltp.Run against a null server in a child
 // process, so the process's CPU is the driver's: it reports the driver's
 // CPU µs and allocations a transaction over the window (allocations
-// counted between the window's edges), for each mode and polling threads.
+// counted between the window's edges), for each mode and polling threads,
+// and client mode on goroutines.
 func BenchmarkNullRun(b *testing.B) {
 	for _, c := range []struct {
 		mode    oltp.Mode
 		threads int
-	}{{oltp.ModeProcedures, 1}, {oltp.ModeProcedures, 2}, {oltp.ModeClient, 0}} {
-		b.Run(fmt.Sprintf("%s-%d", c.mode, c.threads), func(b *testing.B) {
+		driver  string
+	}{{oltp.ModeProcedures, 1, ""}, {oltp.ModeProcedures, 2, ""}, {oltp.ModeClient, 1, ""}, {oltp.ModeClient, 2, ""}, {oltp.ModeClient, 0, oltp.DriverGoroutines}} {
+		b.Run(fmt.Sprintf("%s-%d%s", c.mode, c.threads, c.driver), func(b *testing.B) {
 			target, err := postgres.Prepare(context.Background(), postgres.TargetConfig{DSN: childServer(b)})
 			if err != nil {
 				b.Fatal(err)
@@ -77,7 +79,7 @@ func BenchmarkNullRun(b *testing.B) {
 			for b.Loop() {
 				var ms [2]runtime.MemStats
 				edge := 0
-				cfg := oltp.RunConfig{Users: 8, Mode: c.mode, DriverThreads: c.threads, Rampup: time.Second, Duration: 3 * time.Second, Seed: 1,
+				cfg := oltp.RunConfig{Users: 8, Mode: c.mode, DriverThreads: c.threads, Driver: c.driver, Rampup: time.Second, Duration: 3 * time.Second, Seed: 1,
 					Edge: func() time.Time { runtime.ReadMemStats(&ms[min(edge, 1)]); edge++; return time.Now() }}
 				out, _, err := oltp.Run(context.Background(), target, cfg, progress.New(io.Discard, progress.None, false))
 				if err != nil {

@@ -165,27 +165,28 @@ func appendAmount(buf []byte, cents int) []byte {
 // Answer reads the answer to one request (see readAnswer) and gives the
 // outcome procExec's method would: Delivery's districts, New-Order's
 // expected rollback as oltp.ErrRolledBack, a server error as the driver's
-// MySQLError. A malformed answer breaks the session, all of buf taken.
-func (e *rawProcExec) Answer(buf []byte, t oltp.TxType, in any) (int, error) {
+// MySQLError. A malformed answer breaks the session, all of buf taken. A
+// CALL is one round trip: there is never a next request.
+func (e *rawProcExec) Answer(buf []byte, t oltp.TxType, in any, _ []byte) (int, []byte, error) {
 	n, a, err := readAnswer(buf, e.eofs)
 	if err != nil {
 		e.broken = true
-		return len(buf), fmt.Errorf("the server's answer to %s: %w", t, err)
+		return len(buf), nil, fmt.Errorf("the server's answer to %s: %w", t, err)
 	}
 	if n == 0 {
-		return 0, nil
+		return 0, nil, nil
 	}
 	if a.err != nil {
 		if _, ok := in.(*oltp.NewOrderInput); ok && string(a.err[4:9]) == expectedRollback {
-			return n, oltp.ErrRolledBack
+			return n, nil, oltp.ErrRolledBack
 		}
-		return n, e.done(serverError(a.err))
+		return n, nil, e.done(serverError(a.err))
 	}
 	if dl, ok := in.(*oltp.DeliveryInput); ok {
 		if !a.row {
-			return n, errors.New("tpcc_delivery answered no row")
+			return n, nil, errors.New("tpcc_delivery answered no row")
 		}
 		dl.Skipped = tpcc.DistrictsPerWarehouse - a.first
 	}
-	return n, nil
+	return n, nil, nil
 }

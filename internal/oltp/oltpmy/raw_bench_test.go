@@ -43,7 +43,7 @@ func BenchmarkRawCall(b *testing.B) {
 			for b.Loop() {
 				c.draw()
 				buf = e.AppendCall(buf[:0], c.t, c.in)
-				if n, _ := e.Answer(answer, c.t, c.in); n != len(answer) {
+				if n, _, _ := e.Answer(answer, c.t, c.in, nil); n != len(answer) {
 					b.Fatalf("took %d of %d bytes", n, len(answer))
 				}
 			}

@@ -51,14 +51,14 @@ func TestAnswerRecorded(t *testing.T) {
 			e := &rawProcExec{procExec: procExec{session: &session{}}}
 			buf := fixture(t, c.name)
 			for cut := range len(buf) {
-				if n, err := e.Answer(buf[:cut], c.t, c.in); n != 0 || err != nil {
+				if n, _, err := e.Answer(buf[:cut], c.t, c.in, nil); n != 0 || err != nil {
 					t.Fatalf("cut at %d of %d bytes: took %d, err %v", cut, len(buf), n, err)
 				}
 			}
 			next := append(append([]byte{}, buf...), fixture(t, "payment")...)
-			n, err := e.Answer(next, c.t, c.in)
-			if n != len(buf) {
-				t.Errorf("took %d bytes of an answer of %d and the next", n, len(buf))
+			n, req, err := e.Answer(next, c.t, c.in, nil)
+			if n != len(buf) || len(req) > 0 {
+				t.Errorf("took %d bytes of an answer of %d and the next, went on with %q", n, len(buf), req)
 			}
 			switch {
 			case c.class != "":

@@ -16,14 +16,16 @@ import (
 // batch) and set-oriented where the data allows, as CockroachDB's TPC-C
 // workload does. A New-Order takes two round trips, the others one; the
 // isolation, the unused item's rollback, the by-name selection and the
-// Stock-Level join are simpleExec's.
+// Stock-Level join are simpleExec's. On the polling driver the same round
+// trips go through rawclient.go.
 type clientExec struct {
-	session
+	rawSocket
 	// Reused between transactions, so the hot path grows no slices.
 	items  []int32   // the distinct items asked for, then those found
 	prices []float64 // by items
 	lines  lineArrays
 	stock  lineArrays // the order's stock rows, each once (number and amount unused)
+	polled polledTxn  // the transaction in flight on the polling driver
 }
 
 // lineArrays are order lines as the columns unnest takes.
@@ -50,12 +52,15 @@ func (l *lineArrays) add(number, item, supplyW, qty int32, amount float64) {
 // lines' (supply warehouse, item) order, so concurrent New-Orders take
 // their locks in one order, as simpleExec's do.
 const (
-	newOrderDistrict = `UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = $1 AND d_id = $2
+	newOrderWarehouse = "SELECT w_tax FROM warehouse WHERE w_id = $1"
+	newOrderDistrict  = `UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = $1 AND d_id = $2
 		RETURNING d_tax, d_next_o_id - 1`
-	newOrderItems = "SELECT i_id, i_price, i_name, i_data FROM item WHERE i_id = ANY($1)"
-	newOrderOrder = `INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local)
+	newOrderCustomer = "SELECT c_discount, c_last, c_credit FROM customer WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3"
+	newOrderItems    = "SELECT i_id, i_price, i_name, i_data FROM item WHERE i_id = ANY($1)"
+	newOrderOrder    = `INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local)
 		VALUES ($1, $2, $3, $4, now(), NULL, $5, $6)`
-	stockSet = `s_quantity = CASE WHEN s.s_quantity >= u.q + 10 THEN s.s_quantity - u.q ELSE s.s_quantity - u.q + 91 END,
+	newOrderNewOrder = "INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES ($1, $2, $3)"
+	stockSet         = `s_quantity = CASE WHEN s.s_quantity >= u.q + 10 THEN s.s_quantity - u.q ELSE s.s_quantity - u.q + 91 END,
 		s_ytd = s.s_ytd + u.q, s_order_cnt = s.s_order_cnt + 1, s_remote_cnt = s.s_remote_cnt + (u.w <> $1)::int`
 	// $1 home warehouse, $2 district, $3 order id; the lines' numbers,
 	// items, supply warehouses, quantities and amounts ($4 to $8); the
@@ -79,19 +84,13 @@ const (
 )
 
 func (e *clientExec) NewOrder(ctx context.Context, in *oltp.NewOrderInput) error {
-	e.items = e.items[:0]
-	for _, item := range in.ItemIDs {
-		if !containsInt32(e.items, item) {
-			e.items = append(e.items, item)
-		}
-	}
-	wanted := len(e.items)
+	wanted := e.distinctItems(in)
 
 	var b pgx.Batch
 	b.Queue("BEGIN")
-	b.Queue("SELECT w_tax FROM warehouse WHERE w_id = $1", in.W)
+	b.Queue(newOrderWarehouse, in.W)
 	b.Queue(newOrderDistrict, in.W, in.D)
-	b.Queue("SELECT c_discount, c_last, c_credit FROM customer WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3", in.W, in.D, in.C)
+	b.Queue(newOrderCustomer, in.W, in.D, in.C)
 	b.Queue(newOrderItems, e.items)
 	var wTax, dTax, discount float64
 	var oID int
@@ -138,31 +137,15 @@ func (e *clientExec) NewOrder(ctx context.Context, in *oltp.NewOrderInput) error
 		return oltp.ErrRolledBack
 	}
 
-	e.lines.reset()
-	e.stock.reset()
-	var total float64
 	b = pgx.Batch{}
-	allLocal := 0
-	if in.AllLocal {
-		allLocal = 1
-	}
-	b.Queue(newOrderOrder, oID, in.D, in.W, in.C, len(in.ItemIDs), allLocal)
-	b.Queue("INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES ($1, $2, $3)", oID, in.D, in.W)
-	for i, item := range in.ItemIDs {
-		amount := float64(in.Qty[i]) * e.prices[indexInt32(e.items, item)]
-		total += amount
-		e.lines.add(int32(i+1), item, in.SupplyW[i], in.Qty[i], amount)
-		// The lines are sorted: a repeated stock row follows its first line.
-		if i > 0 && item == in.ItemIDs[i-1] && in.SupplyW[i] == in.SupplyW[i-1] {
-			continue
-		}
-		e.stock.add(0, item, in.SupplyW[i], in.Qty[i], 0)
-	}
+	total := e.orderLines(in)
 	_ = total * (1 - discount) * (1 + wTax + dTax)
+	b.Queue(newOrderOrder, oID, in.D, in.W, in.C, len(in.ItemIDs), allLocal(in))
+	b.Queue(newOrderNewOrder, oID, in.D, in.W)
 	b.Queue(newOrderLines, in.W, in.D, oID, e.lines.number, e.lines.item, e.lines.supplyW, e.lines.qty, e.lines.amount,
 		e.stock.item, e.stock.supplyW, e.stock.qty)
 	for i := 1; i < len(in.ItemIDs); i++ {
-		if in.ItemIDs[i] == in.ItemIDs[i-1] && in.SupplyW[i] == in.SupplyW[i-1] {
+		if repeatsStock(in, i) {
 			b.Queue(newOrderRepeat, in.W, in.ItemIDs[i], in.SupplyW[i], in.Qty[i])
 		}
 	}
@@ -172,6 +155,51 @@ func (e *clientExec) NewOrder(ctx context.Context, in *oltp.NewOrderInput) error
 	}
 	in.OID = oID
 	return nil
+}
+
+// distinctItems puts the order's items, each once, in e.items (the
+// items query's parameter) and returns how many they are.
+func (e *clientExec) distinctItems(in *oltp.NewOrderInput) int {
+	e.items = e.items[:0]
+	for _, item := range in.ItemIDs {
+		if !containsInt32(e.items, item) {
+			e.items = append(e.items, item)
+		}
+	}
+	return len(e.items)
+}
+
+// orderLines fills e.lines with the order's lines, their amounts from the
+// prices found (e.items, e.prices), and e.stock with its stock rows, each
+// once; it returns the order's total.
+func (e *clientExec) orderLines(in *oltp.NewOrderInput) float64 {
+	e.lines.reset()
+	e.stock.reset()
+	var total float64
+	for i, item := range in.ItemIDs {
+		amount := float64(in.Qty[i]) * e.prices[indexInt32(e.items, item)]
+		total += amount
+		e.lines.add(int32(i+1), item, in.SupplyW[i], in.Qty[i], amount)
+		if !repeatsStock(in, i) {
+			e.stock.add(0, item, in.SupplyW[i], in.Qty[i], 0)
+		}
+	}
+	return total
+}
+
+// repeatsStock says whether line i names the stock row of the line
+// before it: the lines are sorted, so a repeated row follows its first
+// line.
+func repeatsStock(in *oltp.NewOrderInput, i int) bool {
+	return i > 0 && in.ItemIDs[i] == in.ItemIDs[i-1] && in.SupplyW[i] == in.SupplyW[i-1]
+}
+
+// allLocal is the order's o_all_local.
+func allLocal(in *oltp.NewOrderInput) int {
+	if in.AllLocal {
+		return 1
+	}
+	return 0
 }
 
 func containsInt32(s []int32, v int32) bool { return indexInt32(s, v) >= 0 }

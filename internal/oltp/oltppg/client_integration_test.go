@@ -3,6 +3,7 @@ package oltppg
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"testing"
 
@@ -40,8 +41,8 @@ func builtTarget(t testing.TB) (*postgres.Target, *pgx.Conn) {
 }
 
 // The three modes (stored procedures with binary parameters, the pipelined
-// client and the statement-at-a-time client) do the same
-// thing to the data: a New-Order's rows (a stock row named twice updated
+// client and the statement-at-a-time client), and the first two on the
+// polling driver's requests and answers, do the same thing to the data: a New-Order's rows (a stock row named twice updated
 // twice), the unused item's rollback leaving nothing, Payment by last name
 // paying the same customer, Delivery taking all ten districts, and the
 // consistency conditions holding after.
@@ -63,14 +64,24 @@ func TestModesDoTheSameToTheData(t *testing.T) {
 	if err := conn.QueryRow(ctx, "SELECT c_last FROM customer WHERE c_w_id = 1 AND c_d_id = 2 AND c_id = 7").Scan(&last); err != nil {
 		t.Fatal(err)
 	}
-	paid := map[oltp.Mode]int{}
-	for _, mode := range []oltp.Mode{oltp.ModeProcedures, oltp.ModeClient, oltp.ModeClientSimple} {
-		t.Run(string(mode), func(t *testing.T) {
+	paid := map[string]int{}
+	for _, c := range []struct {
+		mode   oltp.Mode
+		polled bool
+	}{{oltp.ModeProcedures, false}, {oltp.ModeClient, false}, {oltp.ModeClientSimple, false}, {oltp.ModeProcedures, true}, {oltp.ModeClient, true}} {
+		mode, name := c.mode, string(c.mode)
+		if c.polled {
+			name += "-polled"
+		}
+		t.Run(name, func(t *testing.T) {
 			sess, err := oltp.NewSession(ctx, target, mode)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer sess.Close()
+			if c.polled {
+				sess = newPolledSession(t, sess)
+			}
 
 			orders, lines := count("SELECT count(*) FROM orders"), count("SELECT count(*) FROM order_line")
 			cnt5, ytd5 := count("SELECT s_order_cnt FROM stock WHERE s_w_id = 1 AND s_i_id = 5"), count("SELECT s_ytd FROM stock WHERE s_w_id = 1 AND s_i_id = 5")
@@ -111,7 +122,7 @@ func TestModesDoTheSameToTheData(t *testing.T) {
 			if err := sess.Payment(ctx, pm); err != nil {
 				t.Fatalf("payment by name: %v", err)
 			}
-			paid[mode] = pm.PaidC
+			paid[name] = pm.PaidC
 			if err := sess.OrderStatus(ctx, &oltp.OrderStatusInput{W: 1, D: 2, CLast: last}); err != nil {
 				t.Errorf("order-status by name: %v", err)
 			}
@@ -128,8 +139,10 @@ func TestModesDoTheSameToTheData(t *testing.T) {
 			}
 		})
 	}
-	if paid[oltp.ModeClient] == 0 || paid[oltp.ModeClient] != paid[oltp.ModeClientSimple] || paid[oltp.ModeClient] != paid[oltp.ModeProcedures] {
-		t.Errorf("payment by last name paid customer %v: want the same one in every mode", paid)
+	for name, c := range paid {
+		if c == 0 || c != paid[string(oltp.ModeProcedures)] {
+			t.Errorf("payment by last name paid customer %v (%s): want the same one in every mode", paid, name)
+		}
 	}
 	ctl := &control{conn: conn}
 	if c, err := oltp.CheckConsistency(ctx, ctl); err != nil || !c.OK {
@@ -158,6 +171,53 @@ func BenchmarkNewOrder(b *testing.B) {
 				if err := sess.NewOrder(ctx, &in); err != nil && !errors.Is(err, oltp.ErrRolledBack) {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// A client-mode New-Order that fails inside its transaction (a customer
+// that does not exist, after its district's next order id was taken)
+// fails with pgx's ErrNoRows on both paths and is rolled back: the next
+// New-Order commits alone, and the district's next order id grows by it
+// only.
+func TestClientFailureRollsBackAndGoesOn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real PostgreSQL work; run without -short")
+	}
+	target, conn := builtTarget(t)
+	ctx := context.Background()
+	count := func(sql string) int64 {
+		t.Helper()
+		var n int64
+		if err := conn.QueryRow(ctx, sql).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+		return n
+	}
+	const nextOID = "SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 1"
+	for _, polled := range []bool{false, true} {
+		t.Run(fmt.Sprint("polled=", polled), func(t *testing.T) {
+			sess, err := oltp.NewSession(ctx, target, oltp.ModeClient)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sess.Close()
+			if polled {
+				sess = newPolledSession(t, sess)
+			}
+			orders, next := count("SELECT count(*) FROM orders"), count(nextOID)
+			order := func(c int) *oltp.NewOrderInput {
+				return &oltp.NewOrderInput{W: 1, D: 1, C: c, AllLocal: true, ItemIDs: []int32{1}, SupplyW: []int32{1}, Qty: []int32{1}}
+			}
+			if err := sess.NewOrder(ctx, order(tpcc.CustomersPerDistrict+1)); !errors.Is(err, pgx.ErrNoRows) {
+				t.Fatalf("a New-Order for a customer that does not exist: %v, want pgx.ErrNoRows", err)
+			}
+			if err := sess.NewOrder(ctx, order(1)); err != nil {
+				t.Fatalf("the next New-Order: %v", err)
+			}
+			if o, n := count("SELECT count(*) FROM orders"), count(nextOID); o != orders+1 || n != next+1 {
+				t.Errorf("orders %d→%d, next order id %d→%d: want the second New-Order's alone", orders, o, next, n)
 			}
 		})
 	}

@@ -80,12 +80,10 @@ func serverFault(err error, conn *pgx.Conn) error {
 // statements it prepared itself, with binary parameters from reused
 // buffers: a transaction is one round trip and no allocation.
 type procExec struct {
-	session
-	pc      *pgconn.PgConn
+	rawSocket
 	params  binParams
 	watched context.Context // the context whose end breaks the connection
 	unwatch func() bool
-	raw     int // the socket the polling driver took from pgconn (FD); 0 before, -1 closed
 }
 
 // procStatements are prepared once per connection under these names, with
@@ -186,14 +184,10 @@ func (e *procExec) encode(in any) string {
 	p.reset()
 	switch in := in.(type) {
 	case *oltp.NewOrderInput:
-		allLocal := 0
-		if in.AllLocal {
-			allLocal = 1
-		}
 		p.int4(in.W)
 		p.int4(in.D)
 		p.int4(in.C)
-		p.int4(allLocal)
+		p.int4(allLocal(in))
 		p.int4Array(in.ItemIDs)
 		p.int4Array(in.SupplyW)
 		p.int4Array(in.Qty)

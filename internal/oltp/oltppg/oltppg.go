@@ -40,11 +40,11 @@ func (d dialect) Session(ctx context.Context, mode oltp.Mode) (oltp.Session, err
 	}
 	switch mode {
 	case oltp.ModeClient:
-		return &clientExec{session: session{conn}}, nil
+		return &clientExec{rawSocket: rawSocket{session: session{conn}, pc: conn.PgConn()}}, nil
 	case oltp.ModeClientSimple:
 		return newSimpleExec(conn), nil
 	}
-	e := &procExec{session: session{conn}, pc: conn.PgConn()}
+	e := &procExec{rawSocket: rawSocket{session: session{conn}, pc: conn.PgConn()}}
 	if err := e.prepare(ctx); err != nil {
 		conn.Close(context.Background())
 		return nil, err

@@ -31,20 +31,31 @@ func (p *binParams) text(s string) {
 	p.end()
 }
 
-// int4Array is array_send's format for a one-dimensional int4[] with no
-// NULLs and a lower bound of 1.
 func (p *binParams) int4Array(a []int32) {
-	be := binary.BigEndian
-	p.buf = be.AppendUint32(p.buf, 1) // dimensions
-	p.buf = be.AppendUint32(p.buf, 0) // no NULLs
-	p.buf = be.AppendUint32(p.buf, pgtype.Int4OID)
-	p.buf = be.AppendUint32(p.buf, uint32(len(a)))
-	p.buf = be.AppendUint32(p.buf, 1) // lower bound
-	for _, v := range a {
-		p.buf = be.AppendUint32(p.buf, 4)
-		p.buf = be.AppendUint32(p.buf, uint32(v))
-	}
+	p.buf = appendInt4Array(p.buf, a)
 	p.end()
+}
+
+// appendInt4Array appends array_send's format for a one-dimensional
+// int4[].
+func appendInt4Array(dst []byte, a []int32) []byte {
+	dst = appendArrayHeader(dst, pgtype.Int4OID, len(a))
+	for _, v := range a {
+		dst = binary.BigEndian.AppendUint32(dst, 4)
+		dst = binary.BigEndian.AppendUint32(dst, uint32(v))
+	}
+	return dst
+}
+
+// appendArrayHeader appends the header of a one-dimensional array of n
+// elements of type elem, with no NULLs and a lower bound of 1.
+func appendArrayHeader(dst []byte, elem uint32, n int) []byte {
+	be := binary.BigEndian
+	dst = be.AppendUint32(dst, 1) // dimensions
+	dst = be.AppendUint32(dst, 0) // no NULLs
+	dst = be.AppendUint32(dst, elem)
+	dst = be.AppendUint32(dst, uint32(n))
+	return be.AppendUint32(dst, 1) // lower bound
 }
 
 // values slices the buffer into one value a parameter. Each value is

@@ -13,16 +13,26 @@ import (
 	"github.com/calibra-bench/calibra/internal/oltp"
 )
 
-// procExec is an oltp.RawSession: the polling driver takes the
-// connection's socket from pgconn and writes its Bind, Execute and Sync and
-// reads the answers itself, to the end of the session.
-var _ oltp.RawSession = (*procExec)(nil)
+// procExec and clientExec are oltp.RawSessions: the polling driver takes
+// the connection's socket from pgconn and writes its Bind, Execute and
+// Sync and reads the answers itself, to the end of the session.
+var (
+	_ oltp.RawSession = (*procExec)(nil)
+	_ oltp.RawSession = (*clientExec)(nil)
+)
+
+// rawSocket is a session whose socket the polling driver may take.
+type rawSocket struct {
+	session
+	pc  *pgconn.PgConn
+	raw int // the socket the polling driver took from pgconn (FD); 0 before, -1 closed
+}
 
 // FD takes the socket out of pgconn and out of Go's network poller, whose
 // own epoll would otherwise wake an idle thread at every answer for
 // nothing (a fifth of the polling driver's CPU): a duplicate of it stays,
 // non-blocking as Go's sockets are, and the original is closed.
-func (e *procExec) FD() (int, error) {
+func (e *rawSocket) FD() (int, error) {
 	if e.raw > 0 {
 		return e.raw, nil
 	}
@@ -50,7 +60,7 @@ func (e *procExec) FD() (int, error) {
 
 // Close ends a session whose socket the polling driver took with
 // Terminate, as pgconn would.
-func (e *procExec) Close() {
+func (e *rawSocket) Close() {
 	if e.raw <= 0 {
 		e.session.Close()
 		return
@@ -59,6 +69,15 @@ func (e *procExec) Close() {
 	_, _ = syscall.Write(e.raw, terminate)
 	_ = syscall.Close(e.raw)
 	e.raw = -1
+}
+
+// AppendFlushStats appends FlushStats' statement, prepared as
+// flush_stats, in the extended protocol as the calls are.
+func (e *rawSocket) AppendFlushStats(buf []byte) []byte {
+	buf, _ = (&pgproto3.Bind{PreparedStatement: "flush_stats"}).Encode(buf)
+	buf, _ = (&pgproto3.Execute{}).Encode(buf)
+	buf, _ = (&pgproto3.Sync{}).Encode(buf)
+	return buf
 }
 
 // AppendCall appends the extended-protocol call of in's procedure, as
@@ -72,19 +91,10 @@ func (e *procExec) AppendCall(buf []byte, _ oltp.TxType, in any) []byte {
 	return buf
 }
 
-// AppendFlushStats appends FlushStats' statement, prepared as
-// flush_stats, in the extended protocol as the calls are.
-func (e *procExec) AppendFlushStats(buf []byte) []byte {
-	buf, _ = (&pgproto3.Bind{PreparedStatement: "flush_stats"}).Encode(buf)
-	buf, _ = (&pgproto3.Execute{}).Encode(buf)
-	buf, _ = (&pgproto3.Sync{}).Encode(buf)
-	return buf
-}
-
 // Answer parses the messages of one answer up to ReadyForQuery: the first
 // column of a data row is the procedure's result, an ErrorResponse its
 // error; in is nil for a flush's answer.
-func (e *procExec) Answer(buf []byte, _ oltp.TxType, in any) (int, error) {
+func (e *procExec) Answer(buf []byte, _ oltp.TxType, in any, _ []byte) (int, []byte, error) {
 	var (
 		result int
 		err    error
@@ -93,7 +103,7 @@ func (e *procExec) Answer(buf []byte, _ oltp.TxType, in any) (int, error) {
 		typ := buf[off]
 		size := int(binary.BigEndian.Uint32(buf[off+1:]))
 		if size < 4 || len(buf)-off < 1+size {
-			return 0, nil
+			return 0, nil, nil
 		}
 		body := buf[off+5 : off+1+size]
 		off += 1 + size
@@ -107,12 +117,12 @@ func (e *procExec) Answer(buf []byte, _ oltp.TxType, in any) (int, error) {
 			err = answerError(body, in)
 		case 'Z':
 			if in == nil {
-				return off, err // a flush: no outcome to settle
+				return off, nil, err // a flush: no outcome to settle
 			}
-			return off, outcome(in, result, err)
+			return off, nil, outcome(in, result, err)
 		}
 	}
-	return 0, nil
+	return 0, nil, nil
 }
 
 // answerError is an ErrorResponse's error: a New-Order's expected

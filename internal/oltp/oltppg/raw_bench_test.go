@@ -1,6 +1,8 @@
 package oltppg
 
 import (
+	"encoding/binary"
+	"errors"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -52,8 +54,64 @@ func BenchmarkRawCall(b *testing.B) {
 			for b.Loop() {
 				c.draw()
 				buf = e.AppendCall(buf[:0], c.t, c.in)
-				if n, _ := e.Answer(c.answer, c.t, c.in); n != len(c.answer) {
+				if n, _, _ := e.Answer(c.answer, c.t, c.in, nil); n != len(c.answer) {
 					b.Fatalf("took %d of %d bytes", n, len(c.answer))
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRawClient is client mode's protocol work for each transaction
+// on the polling driver: encode each round trip's Binds, Executes and
+// Sync, parse each answer and go on or settle; the New-Order with its
+// second round trip, and with the unused item's ROLLBACK.
+func BenchmarkRawClient(b *testing.B) {
+	items := []int32{3, 5, 5, 8, 13, 21, 34, 55, 89, 144}
+	no := &oltp.NewOrderInput{W: 1, D: 3, C: 7, AllLocal: true, ItemIDs: items,
+		SupplyW: []int32{1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, Qty: []int32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}}
+	distinct := []int32{3, 5, 8, 13, 21, 34, 55, 89, 144}
+	committed := encode(b, bound, tag("INSERT 0 1"), bound, tag("INSERT 0 1"), bound, tag("INSERT 0 9"), bound, tag("UPDATE 1"), bound, tag("COMMIT"), readyIdle)
+	rolledBack := encode(b, tag("ROLLBACK"), readyIdle)
+	one := encode(b, bound, row(int4Col(1)), tag("SELECT 1"), readyIdle)
+	int8s := encode(b, bound, row(binary.BigEndian.AppendUint64(nil, 10), binary.BigEndian.AppendUint64(nil, 10)), tag("SELECT 1"), readyIdle)
+	term := &oltp.Terminal{W: 1, Warehouses: 4, Rng: tpcc.NewRand(9)}
+	var (
+		pm oltp.PaymentInput
+		os oltp.OrderStatusInput
+		dl oltp.DeliveryInput
+		sl oltp.StockLevelInput
+	)
+	cases := []struct {
+		name    string
+		t       oltp.TxType
+		in      any
+		draw    func()
+		answers [][]byte
+	}{
+		{"new_order", oltp.NewOrder, no, func() {}, [][]byte{firstTrip(b, 42, distinct, true, readyInTx), committed}},
+		{"new_order_rollback", oltp.NewOrder, no, func() {}, [][]byte{firstTrip(b, 42, distinct[1:], true, readyInTx), rolledBack}},
+		{"payment", oltp.Payment, &pm, func() { term.NextPayment(&pm) }, [][]byte{one}},
+		{"order_status", oltp.OrderStatus, &os, func() { term.NextOrderStatus(&os) }, [][]byte{one}},
+		{"delivery", oltp.Delivery, &dl, func() { term.NextDelivery(&dl) }, [][]byte{int8s}},
+		{"stock_level", oltp.StockLevel, &sl, func() { term.NextStockLevel(&sl) }, [][]byte{int8s}},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			e := preparedClient()
+			var buf []byte
+			b.ReportAllocs()
+			for b.Loop() {
+				c.draw()
+				buf = e.AppendCall(buf[:0], c.t, c.in)
+				for _, answer := range c.answers {
+					n, req, err := e.Answer(answer, c.t, c.in, buf[:0])
+					if n != len(answer) || err != nil && !errors.Is(err, oltp.ErrRolledBack) {
+						b.Fatalf("took %d of %d bytes: %v", n, len(answer), err)
+					}
+					if len(req) > 0 {
+						buf = req // the next round trip's, as the connection keeps it
+					}
 				}
 			}
 		})

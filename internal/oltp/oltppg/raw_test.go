@@ -12,7 +12,7 @@ import (
 )
 
 // encode appends the server's messages as they come on the wire.
-func encode(t *testing.T, msgs ...pgproto3.BackendMessage) []byte {
+func encode(t testing.TB, msgs ...pgproto3.BackendMessage) []byte {
 	t.Helper()
 	var buf []byte
 	for _, m := range msgs {
@@ -37,39 +37,39 @@ func TestAnswerReadsWhatTheMethodsReturn(t *testing.T) {
 
 	pm := &oltp.PaymentInput{}
 	buf := encode(t, &pgproto3.BindComplete{}, row(1234), done, ready)
-	if n, err := e.Answer(buf, oltp.Payment, pm); n != len(buf) || err != nil || pm.PaidC != 1234 {
+	if n, _, err := e.Answer(buf, oltp.Payment, pm, nil); n != len(buf) || err != nil || pm.PaidC != 1234 {
 		t.Errorf("payment: took %d of %d bytes, err %v, paid customer %d; want all, nil, 1234", n, len(buf), err, pm.PaidC)
 	}
 
 	dl := &oltp.DeliveryInput{}
 	buf = encode(t, &pgproto3.BindComplete{}, row(9), done, ready)
-	if _, err := e.Answer(buf, oltp.Delivery, dl); err != nil || dl.Skipped != tpcc.DistrictsPerWarehouse-9 {
+	if _, _, err := e.Answer(buf, oltp.Delivery, dl, nil); err != nil || dl.Skipped != tpcc.DistrictsPerWarehouse-9 {
 		t.Errorf("delivery of 9 districts: err %v, %d skipped; want 1", err, dl.Skipped)
 	}
 
 	rollback := &pgproto3.ErrorResponse{Severity: "ERROR", Code: expectedRollback, Message: "item not found"}
 	buf = encode(t, &pgproto3.BindComplete{}, rollback, ready)
-	if n, err := e.Answer(buf, oltp.NewOrder, &oltp.NewOrderInput{}); n != len(buf) || !errors.Is(err, oltp.ErrRolledBack) {
+	if n, _, err := e.Answer(buf, oltp.NewOrder, &oltp.NewOrderInput{}, nil); n != len(buf) || !errors.Is(err, oltp.ErrRolledBack) {
 		t.Errorf("the unused item: took %d of %d bytes, err %v; want oltp.ErrRolledBack", n, len(buf), err)
 	}
 
 	full := &pgproto3.ErrorResponse{Severity: "ERROR", Code: "53100", Message: "could not extend file"}
 	buf = encode(t, full, ready)
 	var pgErr *pgconn.PgError
-	if _, err := e.Answer(buf, oltp.StockLevel, &oltp.StockLevelInput{}); !errors.As(err, &pgErr) || pgErr.Code != "53100" || serverFault(err, nil) == nil {
+	if _, _, err := e.Answer(buf, oltp.StockLevel, &oltp.StockLevelInput{}, nil); !errors.As(err, &pgErr) || pgErr.Code != "53100" || serverFault(err, nil) == nil {
 		t.Errorf("a full disk: err %v; want its PgError 53100, a fault", err)
 	}
 
 	buf = encode(t, &pgproto3.BindComplete{}, row(7), done, ready)
 	for cut := range len(buf) {
-		if n, _ := e.Answer(buf[:cut], oltp.Payment, pm); n != 0 {
+		if n, _, _ := e.Answer(buf[:cut], oltp.Payment, pm, nil); n != 0 {
 			t.Fatalf("an answer cut at %d of %d bytes was taken as whole (%d bytes)", cut, len(buf), n)
 		}
 	}
 	// A flush's answer (a simple query's row description and row) settles
 	// nothing.
 	buf = encode(t, &pgproto3.RowDescription{}, &pgproto3.DataRow{Values: [][]byte{nil}}, done, ready)
-	if n, err := e.Answer(buf, oltp.Payment, nil); n != len(buf) || err != nil {
+	if n, _, err := e.Answer(buf, oltp.Payment, nil, nil); n != len(buf) || err != nil {
 		t.Errorf("a flush's answer: took %d of %d bytes, err %v", n, len(buf), err)
 	}
 }
@@ -89,7 +89,7 @@ func BenchmarkRawNewOrder(b *testing.B) {
 	for b.Loop() {
 		term.NextNewOrder(&in)
 		buf = e.AppendCall(buf[:0], oltp.NewOrder, &in)
-		if n, err := e.Answer(answer, oltp.NewOrder, &in); n != len(answer) || err != nil {
+		if n, _, err := e.Answer(answer, oltp.NewOrder, &in, nil); n != len(answer) || err != nil {
 			b.Fatal(n, err)
 		}
 	}

@@ -13,11 +13,11 @@ import (
 	"github.com/calibra-bench/calibra/internal/results"
 )
 
-// The polling driver runs procedures mode on one thread as on two, users
-// with connections of their own as terminals on pooled ones: the server
-// counts the transactions the client completed (the window's edges hold
-// on every thread and every connection), the mix is the deck's, and the
-// data stays consistent.
+// The polling driver runs procedures and client mode on one thread as on
+// two, users with connections of their own as terminals on pooled ones:
+// the server counts the transactions the client completed (the window's
+// edges hold on every thread and every connection), the mix is the
+// deck's, and the data stays consistent.
 func TestPollingDriverOnTwoThreads(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real PostgreSQL work; run without -short")
@@ -26,11 +26,19 @@ func TestPollingDriverOnTwoThreads(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []struct {
 		name         string
+		mode         oltp.Mode
 		users, conns int
 		threads      int
-	}{{"own-k2", 4, 0, 2}, {"pooled-k1", 8, 3, 1}, {"pooled-k2", 8, 3, 2}} {
+	}{
+		{"procedures-own-k2", oltp.ModeProcedures, 4, 0, 2},
+		{"procedures-pooled-k1", oltp.ModeProcedures, 8, 3, 1},
+		{"procedures-pooled-k2", oltp.ModeProcedures, 8, 3, 2},
+		{"client-own-k1", oltp.ModeClient, 4, 0, 1},
+		{"client-own-k2", oltp.ModeClient, 4, 0, 2},
+		{"client-pooled-k2", oltp.ModeClient, 8, 3, 2},
+	} {
 		t.Run(c.name, func(t *testing.T) {
-			cfg := oltp.RunConfig{Users: c.users, Connections: c.conns, Mode: oltp.ModeProcedures, Rampup: time.Second, Duration: 5 * time.Second, Seed: 3, DriverThreads: c.threads}
+			cfg := oltp.RunConfig{Users: c.users, Connections: c.conns, Mode: c.mode, Rampup: time.Second, Duration: 5 * time.Second, Seed: 3, DriverThreads: c.threads}
 			o, _, err := oltp.Run(ctx, target, cfg, progress.New(io.Discard, progress.None, false))
 			if err != nil {
 				t.Fatal(err)
