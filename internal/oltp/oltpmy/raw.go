@@ -61,10 +61,13 @@ func (e *rawProcExec) FD() (int, error) {
 }
 
 // Close ends a session whose socket the polling driver took with a
-// COM_QUIT, as the driver would.
+// COM_QUIT, as the driver would; once.
 func (e *rawProcExec) Close() {
-	if e.fd <= 0 {
+	switch {
+	case e.fd == 0:
 		e.session.Close()
+		return
+	case e.fd < 0:
 		return
 	}
 	quit := [...]byte{1, 0, 0, 0, comQuit}
