@@ -116,6 +116,13 @@ type RawSession interface {
 	Answer(buf []byte, t TxType, in any, next []byte) (used int, req []byte, err error)
 }
 
+// Unpolled is a Session whose mode the polling driver runs, but not on
+// its connection: Unpolled says why the users run a goroutine each
+// (results.driver's reason), "" when nothing stops the polling driver.
+type Unpolled interface {
+	Unpolled() string
+}
+
 // Retrier is a Session that retries a transaction itself on some
 // failures (a Galera node's conflicts): Retried is how often the last one
 // was, and the failure's class; the window's retries go to the results.

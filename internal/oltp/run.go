@@ -454,6 +454,9 @@ func driverFigures(out *results.OLTP, cr *crew, tw *timed, cfg RunConfig) *resul
 	d := &results.DriverCPU{Model: tw.model, Threads: tw.threads, CPUS: round(cpu, 3), CPUUsPerTxn: round(cpu/completed*1e6, 1),
 		MachineSharePct: round(100*cpu/(win.Seconds()*float64(runtime.NumCPU())), 2),
 		MemPerUserKB:    round(float64(cr.heap)/float64(len(cr.users))/1024, 2)}
+	if cr.pollers == nil {
+		d.Reason = unpolledReason(cr.sessions)
+	}
 	if cpu := pollingCPU(cr.pollers); cpu > 0 {
 		d.PollingCPUUsPerTxn = round(cpu.Seconds()/completed*1e6, 1)
 	}
@@ -469,6 +472,17 @@ func driverFigures(out *results.OLTP, cr *crew, tw *timed, cfg RunConfig) *resul
 		}
 	}
 	return d
+}
+
+// unpolledReason is a session's reason for running a goroutine a user
+// where its mode polls elsewhere; "" when none gives one.
+func unpolledReason(sessions []Session) string {
+	for _, s := range sessions {
+		if u, ok := s.(Unpolled); ok && u.Unpolled() != "" {
+			return u.Unpolled()
+		}
+	}
+	return ""
 }
 
 // pollingCPU is the polling threads' own CPU between their sight of the

@@ -209,7 +209,11 @@ type DriverCPU struct {
 	Model string `json:"model,omitempty"`
 	// Threads is the polling driver's threads, each polling its share of
 	// the users' sockets (RunConfig.DriverThreads); 0 with goroutines.
-	Threads     int     `json:"threads,omitempty"`
+	Threads int `json:"threads,omitempty"`
+	// Reason is why the users ran a goroutine each where the mode runs on
+	// the polling driver on other connections (a session that retries its
+	// transactions itself).
+	Reason      string  `json:"reason,omitempty"`
 	CPUUsPerTxn float64 `json:"cpu_us_per_txn"`
 	// PollingCPUUsPerTxn is the polling threads' own CPU (RUSAGE_THREAD)
 	// from their sight of the window's start to its end, a transaction:

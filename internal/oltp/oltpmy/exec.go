@@ -187,8 +187,15 @@ func connectionLost(err error) bool {
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne)
 }
 
-// procExec calls the stored procedures of procedures.
-type procExec struct{ *session }
+// procExec calls the stored procedures of procedures, on a goroutine a
+// user for the reason unpolled gives (rawProcExec is the polling driver's).
+type procExec struct {
+	*session
+	unpolled string
+}
+
+// Unpolled says why the session runs on a goroutine (oltp.Unpolled).
+func (e *procExec) Unpolled() string { return e.unpolled }
 
 var procStatements = map[string]string{
 	"new_order":    "CALL tpcc_new_order(?, ?, ?, ?, ?, ?, ?)",
@@ -214,8 +221,9 @@ func (e *procExec) NewOrder(ctx context.Context, in *oltp.NewOrderInput) error {
 }
 
 // jsonInts is a JSON array of vs, New-Order's lines for its procedure.
-func jsonInts(vs []int32) string {
-	b := make([]byte, 0, 8*len(vs)+2)
+func jsonInts(vs []int32) string { return string(appendJSONInts(make([]byte, 0, 8*len(vs)+2), vs)) }
+
+func appendJSONInts(b []byte, vs []int32) []byte {
 	b = append(b, '[')
 	for i, v := range vs {
 		if i > 0 {
@@ -223,7 +231,7 @@ func jsonInts(vs []int32) string {
 		}
 		b = strconv.AppendInt(b, int64(v), 10)
 	}
-	return string(append(b, ']'))
+	return append(b, ']')
 }
 
 func (e *procExec) Payment(ctx context.Context, in *oltp.PaymentInput) error {

@@ -49,10 +49,23 @@ func (c conn) close() {
 // connect opens one connection on calibra's database at the workload's
 // isolation level.
 func (d dialect) connect(ctx context.Context) (conn, error) {
+	cfg, err := d.config()
+	if err != nil {
+		return conn{}, err
+	}
+	return open(ctx, cfg)
+}
+
+func (d dialect) config() (*mysql.Config, error) {
 	cfg := d.t.Config()
 	if cfg == nil {
-		return conn{}, fmt.Errorf("the MariaDB target has not been started")
+		return nil, fmt.Errorf("the MariaDB target has not been started")
 	}
+	return cfg, nil
+}
+
+// open opens one connection on cfg at the workload's isolation level.
+func open(ctx context.Context, cfg *mysql.Config) (conn, error) {
 	db := mariadb.Open(cfg)
 	c, err := db.Conn(ctx)
 	if err != nil {
@@ -75,18 +88,31 @@ func (d dialect) Connect(ctx context.Context) (oltp.Control, error) {
 	return &control{conn: c, t: d.t}, nil
 }
 
+// Session opens a user's connection; in procedures mode (but on a Galera
+// node) through a tap, for the polling driver to take over.
 func (d dialect) Session(ctx context.Context, mode oltp.Mode) (oltp.Session, error) {
-	c, err := d.connect(ctx)
+	cfg, err := d.config()
 	if err != nil {
 		return nil, err
 	}
-	s := &session{conn: c, galera: d.t.GaleraNode()}
+	galera := d.t.GaleraNode()
+	var tp *tap
+	if mode == oltp.ModeProcedures && !galera {
+		tp = tapDial(cfg)
+	}
+	c, err := open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &session{conn: c, galera: galera}
 	var sess oltp.Session
 	switch mode {
 	case oltp.ModeClientSimple:
 		sess, err = newClientExec(ctx, s)
 	case oltp.ModeProcedures:
-		sess, err = &procExec{s}, s.prepare(ctx, procStatements)
+		if err = s.prepare(ctx, procStatements); err == nil {
+			sess = procSession(s, tp)
+		}
 	default:
 		err = fmt.Errorf("MariaDB runs the transactions as procedures or client-simple, not %s", mode)
 	}
@@ -96,6 +122,24 @@ func (d dialect) Session(ctx context.Context, mode oltp.Mode) (oltp.Session, err
 	}
 	return sess, nil
 }
+
+// procSession is procedures mode on s: for the polling driver when it can
+// speak the connection tp taps, else a goroutine a user's (tp nil on a
+// Galera node).
+func procSession(s *session, tp *tap) oltp.Session {
+	why := galeraRetries
+	if tp != nil {
+		why = tp.unpolled()
+	}
+	if why != "" {
+		return &procExec{s, why}
+	}
+	return newRawProcExec(s, tp)
+}
+
+// galeraRetries is why a Galera node's sessions run a goroutine a user.
+const galeraRetries = "a Galera node's session retries a transaction that lost a conflict with another node, " +
+	"which the polling driver, one answer one outcome, does not"
 
 // Templates is the managed instance's loaded template; a server reached
 // by DSN has none.

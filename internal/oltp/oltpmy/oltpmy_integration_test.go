@@ -59,8 +59,18 @@ func TestBuildRunResetBothModes(t *testing.T) {
 		t.Fatalf("%d orders after the build", n)
 	}
 	checkAudit(t, target)
-	for _, mode := range []oltp.Mode{oltp.ModeClientSimple, oltp.ModeProcedures} {
-		t.Run(string(mode), func(t *testing.T) { runAndCheck(t, target, mode, orders) })
+	// Procedures mode runs on the polling driver, on one thread as on two,
+	// users with connections of their own or terminals on pooled ones.
+	for _, c := range []struct {
+		name string
+		cfg  oltp.RunConfig
+	}{
+		{"client-simple", oltp.RunConfig{Mode: oltp.ModeClientSimple}},
+		{"procedures-k1", oltp.RunConfig{Mode: oltp.ModeProcedures, DriverThreads: 1}},
+		{"procedures-k2", oltp.RunConfig{Mode: oltp.ModeProcedures, DriverThreads: 2}},
+		{"procedures-pooled-k2", oltp.RunConfig{Mode: oltp.ModeProcedures, DriverThreads: 2, Users: 8, Connections: 3}},
+	} {
+		t.Run(c.name, func(t *testing.T) { runAndCheck(t, target, c.cfg, orders) })
 	}
 	if err := target.RestoreTemplate(ctx); err != nil {
 		t.Fatal(err)
@@ -68,7 +78,7 @@ func TestBuildRunResetBothModes(t *testing.T) {
 	if n := orders(); n != 60000 {
 		t.Fatalf("%d orders after the reset, want the loaded 60000", n)
 	}
-	t.Run("after reset", func(t *testing.T) { runAndCheck(t, target, oltp.ModeProcedures, orders) })
+	t.Run("after reset", func(t *testing.T) { runAndCheck(t, target, oltp.RunConfig{Mode: oltp.ModeProcedures}, orders) })
 
 	// A server that refuses local files is loaded by INSERTs.
 	if _, err := db.ExecContext(ctx, "SET GLOBAL local_infile = OFF"); err != nil {
@@ -110,14 +120,28 @@ func TestBuildRunResetBothModes(t *testing.T) {
 	}
 }
 
-func runAndCheck(t *testing.T, target *mariadb.Target, mode oltp.Mode, orders func() int64) {
+// runAndCheck runs cfg's mode (4 users unless it says), procedures on the
+// polling driver's threads (calibra's choice when 0), client-simple on
+// goroutines.
+func runAndCheck(t *testing.T, target *mariadb.Target, cfg oltp.RunConfig, orders func() int64) {
 	ctx := context.Background()
 	var edges []int64
-	cfg := oltp.RunConfig{Users: 4, Mode: mode, Rampup: time.Second, Duration: 6 * time.Second, Seed: 3,
-		Edge: func() time.Time { edges = append(edges, orders()); return time.Now() }}
+	cfg.Users = max(cfg.Users, 4)
+	cfg.Rampup, cfg.Duration, cfg.Seed = time.Second, 6*time.Second, 3
+	cfg.Edge = func() time.Time { edges = append(edges, orders()); return time.Now() }
 	o, _, err := oltp.Run(ctx, target, cfg, progress.New(io.Discard, progress.None, false))
 	if err != nil {
 		t.Fatal(err)
+	}
+	mode, model := cfg.Mode, oltp.DriverGoroutines
+	if mode == oltp.ModeProcedures {
+		model = oltp.DriverPolling
+	}
+	if d := o.Driver; d == nil || d.Model != model || cfg.DriverThreads > 0 && d.Threads != cfg.DriverThreads {
+		t.Fatalf("driver %+v, want %s (threads %d)", o.Driver, model, cfg.DriverThreads)
+	}
+	if cfg.Connections > 0 && (o.Connections != cfg.Connections || o.QueueMs == nil) {
+		t.Errorf("connections %d, queue %+v: want %d pooled", o.Connections, o.QueueMs, cfg.Connections)
 	}
 	if o.NOPM == nil || *o.NOPM <= 0 || o.TPMDB == nil || *o.TPMDB <= 0 || o.TPMClient <= 0 || o.ARTMs <= 0 {
 		t.Fatalf("a headline metric is missing or not positive: nopm %v tpm_db %v tpm_client %v art %v (%v)",
