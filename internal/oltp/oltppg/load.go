@@ -49,11 +49,10 @@ func (l *loader) Load(ctx context.Context, batches []oltp.Batch, fill func([]byt
 		l.wg.Add(1)
 		go func() {
 			defer l.wg.Done()
-			var buf buffers
 			for t := l.s.next(); t != nil; t = l.s.next() {
 				var err error
 				if t.kind == taskLoad {
-					err = loadTable(ctx, conn, t, &buf, fill, done)
+					err = loadTable(ctx, conn, t, fill, done)
 				} else {
 					err = execEach(ctx, conn, t.sql)
 				}
@@ -69,8 +68,9 @@ func (l *loader) Load(ctx context.Context, batches []oltp.Batch, fill func([]byt
 
 // loadTable stores a table's batches in one transaction that truncates it
 // first, so that COPY may freeze the rows: in COPY's binary format for the
-// tables of binaryTables, else as the generator's text.
-func loadTable(ctx context.Context, conn *pgx.Conn, t *task, buf *buffers, fill func([]byte, oltp.Batch) []byte, done func(oltp.Batch)) error {
+// tables of binaryTables, else as the generator's text. The next batch is
+// made while the server stores the last one (see ahead).
+func loadTable(ctx context.Context, conn *pgx.Conn, t *task, fill func([]byte, oltp.Batch) []byte, done func(oltp.Batch)) error {
 	name := t.table.String()
 	types, inBinary := binaryTables[t.table]
 	sql := "COPY " + name + " (" + strings.Join(t.table.Columns(), ", ") + ") FROM STDIN WITH (FREEZE"
@@ -86,19 +86,30 @@ func loadTable(ctx context.Context, conn *pgx.Conn, t *task, buf *buffers, fill 
 	if _, err := tx.Exec(ctx, "TRUNCATE "+name); err != nil {
 		return fmt.Errorf("load %s: %w", name, err)
 	}
-	for _, b := range t.batches {
+	encode := func(buf *buffers, b oltp.Batch) (err error) {
 		buf.text = fill(buf.text[:0], b)
-		data := buf.text
+		buf.data = buf.text
 		if inBinary {
-			if buf.bin, err = toBinary(buf.bin[:0], buf.text, types); err != nil {
-				return fmt.Errorf("load %s batch %d: %w", b.Table, b.N, err)
-			}
-			data = buf.bin
+			buf.bin, err = toBinary(buf.bin[:0], buf.text, types)
+			buf.data = buf.bin
 		}
-		if _, err := conn.PgConn().CopyFrom(ctx, bytes.NewReader(data), sql); err != nil {
-			return fmt.Errorf("load %s batch %d: %w", b.Table, b.N, err)
+		return err
+	}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	batches, free := ahead(ctx, t.batches, encode)
+	for buf := range batches {
+		if buf.err != nil {
+			return fmt.Errorf("load %s batch %d: %w", buf.b.Table, buf.b.N, buf.err)
 		}
-		done(b)
+		if _, err := conn.PgConn().CopyFrom(ctx, bytes.NewReader(buf.data), sql); err != nil {
+			return fmt.Errorf("load %s batch %d: %w", buf.b.Table, buf.b.N, err)
+		}
+		done(buf.b)
+		free <- buf
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("load %s: %w", name, err)
@@ -106,8 +117,46 @@ func loadTable(ctx context.Context, conn *pgx.Conn, t *task, buf *buffers, fill 
 	return nil
 }
 
-// buffers are a connection's batch text and its binary form, reused.
-type buffers struct{ text, bin []byte }
+// buffers are one batch's text, its binary form and which of the two
+// COPY sends, reused from batch to batch.
+type buffers struct {
+	text, bin, data []byte
+	b               oltp.Batch
+	err             error
+}
+
+// ahead encodes batches in order on a goroutine of its own, one batch
+// ahead of the sender, so the client's generation overlaps the server's
+// COPY instead of alternating with it on the connection. The sender
+// returns each buffer on free once sent; the channel of batches closes
+// after the last batch, the first encoding error, or ctx's end.
+func ahead(ctx context.Context, batches []oltp.Batch, encode func(*buffers, oltp.Batch) error) (<-chan *buffers, chan<- *buffers) {
+	out := make(chan *buffers, 1)
+	free := make(chan *buffers, 2)
+	free <- &buffers{}
+	free <- &buffers{}
+	go func() {
+		defer close(out)
+		for _, b := range batches {
+			var buf *buffers
+			select {
+			case buf = <-free:
+			case <-ctx.Done():
+				return
+			}
+			buf.b, buf.err = b, encode(buf, b)
+			select {
+			case out <- buf:
+			case <-ctx.Done():
+				return
+			}
+			if buf.err != nil {
+				return
+			}
+		}
+	}()
+	return out, free
+}
 
 // execEach runs a task's statements in order, each on its own (VACUUM runs
 // in no transaction block).
