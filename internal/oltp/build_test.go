@@ -17,6 +17,7 @@ func (r *recordLoader) Load(_ context.Context, batches []Batch, _ func([]byte, B
 	r.got = batches
 	return nil
 }
+func (r *recordLoader) Format(tpcc.Table) tpcc.Format { return tpcc.Text }
 func (r *recordLoader) Finish(context.Context, func(string)) (LoadTail, error) {
 	return LoadTail{}, nil
 }

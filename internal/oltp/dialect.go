@@ -142,11 +142,13 @@ type Loader interface {
 	// Load sinks every batch, in order, each on the first free session
 	// (or, where the engine loads faster so, each table's batches on one
 	// session in one transaction, the tables in the order of their first
-	// batches): fill appends the batch's rows (tpcc's text: tab-separated,
-	// \N for NULL, a line each) to that session's buffer; done follows
-	// each batch stored. It returns once every row is stored; a dialect
-	// may already have begun what Finish waits for.
+	// batches): fill appends the batch's rows, in the Format its table
+	// takes, to that session's buffer; done follows each batch stored. It
+	// returns once every row is stored; a dialect may already have begun
+	// what Finish waits for.
 	Load(ctx context.Context, batches []Batch, fill func(buf []byte, b Batch) []byte, done func(Batch)) error
+	// Format is the form the loader sends table t's rows in.
+	Format(t tpcc.Table) tpcc.Format
 	// Finish adds keys and indexes and makes the planner's statistics,
 	// spread over the sessions, then sizes the schema; phase announces
 	// each part, whose time (IndexS, VacuumS) is what it added after the

@@ -13,6 +13,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/oltp"
+	"github.com/calibra-bench/calibra/internal/oltp/tpcc"
 )
 
 func (d dialect) Loader(ctx context.Context, n int) (oltp.Loader, error) {
@@ -39,6 +40,9 @@ type loader struct {
 
 // loads numbers the reader names of concurrent loads in one process.
 var loads atomic.Int64
+
+// Format is LOAD DATA's: text for every table.
+func (l *loader) Format(tpcc.Table) tpcc.Format { return tpcc.Text }
 
 func (l *loader) Load(ctx context.Context, batches []oltp.Batch, fill func([]byte, oltp.Batch) []byte, done func(oltp.Batch)) error {
 	bufs := make([][]byte, len(l.conns))

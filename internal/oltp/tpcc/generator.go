@@ -1,6 +1,7 @@
 package tpcc
 
 import (
+	"encoding/binary"
 	"strconv"
 	"time"
 )
@@ -21,15 +22,16 @@ const (
 // batches of a district read so that they agree (clause 3.3.2.4).
 const olCntStream = 1 << 32
 
-// Generator produces the initial population of clause 4.3.3.1 as COPY text:
-// tab-separated columns, \N for NULL, one row per line. No generated value
-// holds a tab, newline or backslash, so nothing is escaped. A Generator is
-// immutable and safe for concurrent use.
+// Generator produces the initial population of clause 4.3.3.1 in COPY's
+// text format (tab-separated columns, \N for NULL, one row per line) or in
+// PostgreSQL's binary one. No generated value holds a tab, newline or
+// backslash, so nothing is escaped. A Generator is immutable and safe for
+// concurrent use.
 type Generator struct {
 	seed       uint64
 	warehouses int
 	c          Constants
-	ts         []byte // the load time as COPY text, formatted once
+	ts, tsBin  []byte // the load time as a field of each format, made once
 }
 
 // NewGenerator returns a generator for a database of the given number of
@@ -45,7 +47,8 @@ func NewGenerator(seed uint64, warehouses int, loadTime time.Time, c Constants) 
 		seed:       seed,
 		warehouses: warehouses,
 		c:          c,
-		ts:         loadTime.UTC().AppendFormat(nil, "2006-01-02 15:04:05.000000"),
+		ts:         append(loadTime.UTC().AppendFormat(nil, "2006-01-02 15:04:05.000000"), '\t'),
+		tsBin:      binary.BigEndian.AppendUint64([]byte{0, 0, 0, 8}, uint64(loadTime.Sub(pgEpoch).Microseconds())),
 	}
 }
 
@@ -103,33 +106,50 @@ func (g *Generator) Rows(t Table, b int) int {
 	}
 }
 
-// AppendBatch appends the rows of batch b of table t to dst and returns the
-// extended slice. The bytes depend only on the generator's parameters, t and
-// b: each call draws from its own Rand, so batches may be generated in any
-// order and on any goroutine.
+// AppendBatch appends the rows of batch b of table t to dst as COPY text
+// and returns the extended slice: AppendBatchAs in the Text format.
 func (g *Generator) AppendBatch(dst []byte, t Table, b int) []byte {
+	return g.AppendBatchAs(dst, t, b, Text)
+}
+
+// AppendBatchAs appends the rows of batch b of table t to dst in format f
+// and returns the extended slice; in Binary the batch is a whole COPY
+// stream, header and trailer included, with PostgreSQL's column types
+// (calibra's schema, oltppg). The bytes depend only on the generator's
+// parameters, t, b and f: each call draws from its own Rand, so batches may
+// be generated in any order and on any goroutine, and both formats carry
+// the same values.
+func (g *Generator) AppendBatchAs(dst []byte, t Table, b int, f Format) []byte {
 	g.checkBatch(t, b)
+	w := rowWriter{dst: dst, binary: f == Binary, ts: g.ts}
+	if w.binary {
+		w.dst, w.ts = append(w.dst, binaryHeader...), g.tsBin
+	}
 	r := seedRand(g.seed, uint64(t), uint64(b))
 	switch t {
 	case Item:
-		return appendItems(dst, &r, b*itemsPerBatch+1)
+		writeItems(&w, &r, b*itemsPerBatch+1)
 	case Warehouse:
-		return appendWarehouse(dst, &r, b+1)
+		writeWarehouse(&w, &r, b+1)
 	case District:
-		return appendDistricts(dst, &r, b+1)
+		writeDistricts(&w, &r, b+1)
 	case Customer:
-		return g.appendCustomers(dst, &r, b)
+		g.writeCustomers(&w, &r, b)
 	case History:
-		return g.appendHistory(dst, &r, b)
+		writeHistory(&w, &r, b)
 	case Orders:
-		return g.appendOrders(dst, &r, b)
+		g.writeOrders(&w, &r, b)
 	case NewOrder:
-		return appendNewOrders(dst, b)
+		writeNewOrders(&w, b)
 	case OrderLine:
-		return g.appendOrderLines(dst, &r, b)
+		g.writeOrderLines(&w, &r, b)
 	default: // Stock
-		return appendStock(dst, &r, b/stockBatchesPerWarehouse+1, b%stockBatchesPerWarehouse*stockPerBatch+1)
+		writeStock(&w, &r, b/stockBatchesPerWarehouse+1, b%stockBatchesPerWarehouse*stockPerBatch+1)
 	}
+	if w.binary {
+		w.dst = append(w.dst, binaryTrailer...)
+	}
+	return w.dst
 }
 
 // districtOf maps a district-level batch to its warehouse and district.
@@ -137,123 +157,111 @@ func districtOf(b int) (w, d int) {
 	return b/DistrictsPerWarehouse + 1, b%DistrictsPerWarehouse + 1
 }
 
-// appendWD appends "\td\tw\t", the district and warehouse columns that
-// follow the id in most district-level rows.
-func appendWD(dst []byte, w, d int) []byte {
-	dst = append(dst, '\t')
-	dst = appendInt(dst, d)
-	dst = append(dst, '\t')
-	dst = appendInt(dst, w)
-	return append(dst, '\t')
+// writeIDW writes an id, a district (smallint) and a warehouse: the key
+// that opens most district-level rows.
+func writeIDW(w *rowWriter, id, d, wh int) {
+	w.int4(id)
+	w.int2(d)
+	w.int4(wh)
 }
 
-// appendAddress appends street_1, street_2, city, state and zip, tab
-// separated (clause 4.3.3.1).
-func appendAddress(dst []byte, r *Rand) []byte {
-	dst = r.AppendAString(dst, 10, 20)
-	dst = append(dst, '\t')
-	dst = r.AppendAString(dst, 10, 20)
-	dst = append(dst, '\t')
-	dst = r.AppendAString(dst, 10, 20)
-	dst = append(dst, '\t')
-	dst = r.AppendState(dst)
-	dst = append(dst, '\t')
-	return r.AppendZip(dst)
+// writeAddress writes street_1, street_2, city, state and zip (clause
+// 4.3.3.1).
+func writeAddress(w *rowWriter, r *Rand) {
+	w.aString(r, 10, 20)
+	w.aString(r, 10, 20)
+	w.aString(r, 10, 20)
+	at := w.open()
+	w.dst = r.AppendState(w.dst)
+	w.close(at)
+	at = w.open()
+	w.dst = r.AppendZip(w.dst)
+	w.close(at)
 }
 
-func appendItems(dst []byte, r *Rand, first int) []byte {
+func writeItems(w *rowWriter, r *Rand, first int) {
 	for id := first; id < first+itemsPerBatch; id++ {
-		dst = appendInt(dst, id)
-		dst = append(dst, '\t')
-		dst = appendInt(dst, r.IntRange(1, 10000))
-		dst = append(dst, '\t')
-		dst = r.AppendAString(dst, 14, 24)
-		dst = append(dst, '\t')
-		dst = appendFixed(dst, r.IntRange(100, 10000), 2)
-		dst = append(dst, '\t')
-		dst = r.AppendData(dst, 26, 50)
-		dst = append(dst, '\n')
+		w.row(5)
+		w.int4(id)
+		w.int4(r.IntRange(1, 10000))
+		w.aString(r, 14, 24)
+		w.fixed(r.IntRange(100, 10000), 2)
+		w.data(r, 26, 50)
+		w.end()
 	}
-	return dst
 }
 
-func appendWarehouse(dst []byte, r *Rand, w int) []byte {
-	dst = appendInt(dst, w)
-	dst = append(dst, '\t')
-	dst = r.AppendAString(dst, 6, 10)
-	dst = append(dst, '\t')
-	dst = appendAddress(dst, r)
-	dst = append(dst, '\t')
-	dst = appendFixed(dst, r.IntRange(0, 2000), 4)
-	return append(dst, "\t300000.00\n"...)
+func writeWarehouse(w *rowWriter, r *Rand, wh int) {
+	w.row(9)
+	w.int4(wh)
+	w.aString(r, 6, 10)
+	writeAddress(w, r)
+	w.fixed(r.IntRange(0, 2000), 4)
+	w.fixed(30000000, 2)
+	w.end()
 }
 
-func appendDistricts(dst []byte, r *Rand, w int) []byte {
+func writeDistricts(w *rowWriter, r *Rand, wh int) {
 	for d := 1; d <= DistrictsPerWarehouse; d++ {
-		dst = appendInt(dst, d)
-		dst = append(dst, '\t')
-		dst = appendInt(dst, w)
-		dst = append(dst, '\t')
-		dst = r.AppendAString(dst, 6, 10)
-		dst = append(dst, '\t')
-		dst = appendAddress(dst, r)
-		dst = append(dst, '\t')
-		dst = appendFixed(dst, r.IntRange(0, 2000), 4)
-		dst = append(dst, "\t30000.00\t"...)
-		dst = appendInt(dst, OrdersPerDistrict+1)
-		dst = append(dst, '\n')
+		w.row(11)
+		w.int2(d)
+		w.int4(wh)
+		w.aString(r, 6, 10)
+		writeAddress(w, r)
+		w.fixed(r.IntRange(0, 2000), 4)
+		w.fixed(3000000, 2)
+		w.int4(OrdersPerDistrict + 1)
+		w.end()
 	}
-	return dst
 }
 
-func (g *Generator) appendCustomers(dst []byte, r *Rand, b int) []byte {
-	w, d := districtOf(b)
+func (g *Generator) writeCustomers(w *rowWriter, r *Rand, b int) {
+	wh, d := districtOf(b)
 	for c := 1; c <= CustomersPerDistrict; c++ {
-		dst = appendInt(dst, c)
-		dst = appendWD(dst, w, d)
-		dst = r.AppendAString(dst, 8, 16)
-		dst = append(dst, "\tOE\t"...)
+		w.row(21)
+		writeIDW(w, c, d, wh)
+		w.aString(r, 8, 16)
+		w.str("OE")
 		// The first 1000 customers take every last name once, so that each
 		// name exists; the rest follow the NURand skew of the run.
+		at := w.open()
 		if c <= 1000 {
-			dst = AppendLastName(dst, c-1)
+			w.dst = AppendLastName(w.dst, c-1)
 		} else {
-			dst = AppendLastName(dst, r.NURand(aCLast, 0, 999, g.c.CLast))
+			w.dst = AppendLastName(w.dst, r.NURand(aCLast, 0, 999, g.c.CLast))
 		}
-		dst = append(dst, '\t')
-		dst = appendAddress(dst, r)
-		dst = append(dst, '\t')
-		dst = r.appendChars(dst, 16, digits)
-		dst = append(dst, '\t')
-		dst = append(dst, g.ts...)
+		w.close(at)
+		writeAddress(w, r)
+		w.chars(r, 16, digits)
+		w.time()
 		if r.IntRange(1, 10) == 1 {
-			dst = append(dst, "\tBC\t50000.00\t"...)
+			w.str("BC")
 		} else {
-			dst = append(dst, "\tGC\t50000.00\t"...)
+			w.str("GC")
 		}
-		dst = appendFixed(dst, r.IntRange(0, 5000), 4)
-		dst = append(dst, "\t-10.00\t10.00\t1\t0\t"...)
-		dst = r.AppendAString(dst, 300, 500)
-		dst = append(dst, '\n')
+		w.fixed(5000000, 2)
+		w.fixed(r.IntRange(0, 5000), 4)
+		w.fixed(-1000, 2)
+		w.fixed(1000, 2)
+		w.int4(1)
+		w.int4(0)
+		w.aString(r, 300, 500)
+		w.end()
 	}
-	return dst
 }
 
-func (g *Generator) appendHistory(dst []byte, r *Rand, b int) []byte {
-	w, d := districtOf(b)
+func writeHistory(w *rowWriter, r *Rand, b int) {
+	wh, d := districtOf(b)
 	for c := 1; c <= CustomersPerDistrict; c++ {
-		dst = appendInt(dst, c)
-		dst = appendWD(dst, w, d)
-		dst = appendInt(dst, d)
-		dst = append(dst, '\t')
-		dst = appendInt(dst, w)
-		dst = append(dst, '\t')
-		dst = append(dst, g.ts...)
-		dst = append(dst, "\t10.00\t"...)
-		dst = r.AppendAString(dst, 12, 24)
-		dst = append(dst, '\n')
+		w.row(8)
+		writeIDW(w, c, d, wh)
+		w.int2(d)
+		w.int4(wh)
+		w.time()
+		w.fixed(1000, 2)
+		w.aString(r, 12, 24)
+		w.end()
 	}
-	return dst
 }
 
 // olCnts draws the o_ol_cnt of every order of district (w, d) from the
@@ -265,10 +273,10 @@ func (g *Generator) olCnts(cnt *[OrdersPerDistrict]uint8, w, d int) {
 	}
 }
 
-func (g *Generator) appendOrders(dst []byte, r *Rand, b int) []byte {
-	w, d := districtOf(b)
+func (g *Generator) writeOrders(w *rowWriter, r *Rand, b int) {
+	wh, d := districtOf(b)
 	var cnt [OrdersPerDistrict]uint8
-	g.olCnts(&cnt, w, d)
+	g.olCnts(&cnt, wh, d)
 	// o_c_id is a random permutation of the customer ids (Fisher-Yates).
 	var cust [CustomersPerDistrict]uint16
 	for i := range cust {
@@ -279,78 +287,70 @@ func (g *Generator) appendOrders(dst []byte, r *Rand, b int) []byte {
 		cust[i], cust[j] = cust[j], cust[i]
 	}
 	for o := 1; o <= OrdersPerDistrict; o++ {
-		dst = appendInt(dst, o)
-		dst = appendWD(dst, w, d)
-		dst = appendInt(dst, int(cust[o-1]))
-		dst = append(dst, '\t')
-		dst = append(dst, g.ts...)
-		dst = append(dst, '\t')
+		w.row(8)
+		writeIDW(w, o, d, wh)
+		w.int4(int(cust[o-1]))
+		w.time()
 		if o < FirstUndeliveredOrder {
-			dst = appendInt(dst, r.IntRange(1, 10))
+			w.int2(r.IntRange(1, 10))
 		} else {
-			dst = append(dst, `\N`...)
+			w.null()
 		}
-		dst = append(dst, '\t')
-		dst = appendInt(dst, int(cnt[o-1]))
-		dst = append(dst, "\t1\n"...)
+		w.int2(int(cnt[o-1]))
+		w.int2(1)
+		w.end()
 	}
-	return dst
 }
 
-func appendNewOrders(dst []byte, b int) []byte {
-	w, d := districtOf(b)
+func writeNewOrders(w *rowWriter, b int) {
+	wh, d := districtOf(b)
 	for o := FirstUndeliveredOrder; o <= OrdersPerDistrict; o++ {
-		dst = appendInt(dst, o)
-		dst = appendWD(dst, w, d)
-		dst[len(dst)-1] = '\n' // the row ends with no_w_id
+		w.row(3)
+		writeIDW(w, o, d, wh)
+		w.end()
 	}
-	return dst
 }
 
-func (g *Generator) appendOrderLines(dst []byte, r *Rand, b int) []byte {
-	w, d := districtOf(b)
+func (g *Generator) writeOrderLines(w *rowWriter, r *Rand, b int) {
+	wh, d := districtOf(b)
 	var cnt [OrdersPerDistrict]uint8
-	g.olCnts(&cnt, w, d)
+	g.olCnts(&cnt, wh, d)
 	for o := 1; o <= OrdersPerDistrict; o++ {
 		delivered := o < FirstUndeliveredOrder
 		for n := 1; n <= int(cnt[o-1]); n++ {
-			dst = appendInt(dst, o)
-			dst = appendWD(dst, w, d)
-			dst = appendInt(dst, n)
-			dst = append(dst, '\t')
-			dst = appendInt(dst, r.IntRange(1, Items))
-			dst = append(dst, '\t')
-			dst = appendInt(dst, w)
-			dst = append(dst, '\t')
+			w.row(10)
+			writeIDW(w, o, d, wh)
+			w.int2(n)
+			w.int4(r.IntRange(1, Items))
+			w.int4(wh)
 			if delivered {
-				dst = append(dst, g.ts...)
-				dst = append(dst, "\t5\t0.00\t"...)
+				w.time()
+				w.int2(5)
+				w.fixed(0, 2)
 			} else {
-				dst = append(dst, "\\N\t5\t"...)
-				dst = appendFixed(dst, r.IntRange(1, 999999), 2)
-				dst = append(dst, '\t')
+				w.null()
+				w.int2(5)
+				w.fixed(r.IntRange(1, 999999), 2)
 			}
-			dst = r.appendChars(dst, 24, alnum)
-			dst = append(dst, '\n')
+			w.chars(r, 24, alnum)
+			w.end()
 		}
 	}
-	return dst
 }
 
-func appendStock(dst []byte, r *Rand, w, first int) []byte {
+func writeStock(w *rowWriter, r *Rand, wh, first int) {
 	for i := first; i < first+stockPerBatch; i++ {
-		dst = appendInt(dst, i)
-		dst = append(dst, '\t')
-		dst = appendInt(dst, w)
-		dst = append(dst, '\t')
-		dst = appendInt(dst, r.IntRange(10, 100))
+		w.row(17)
+		w.int4(i)
+		w.int4(wh)
+		w.int2(r.IntRange(10, 100))
 		for range 10 { // s_dist_01 .. s_dist_10
-			dst = append(dst, '\t')
-			dst = r.appendChars(dst, 24, alnum)
+			w.chars(r, 24, alnum)
 		}
-		dst = append(dst, "\t0\t0\t0\t"...)
-		dst = r.AppendData(dst, 26, 50)
-		dst = append(dst, '\n')
+		w.int4(0)
+		w.int4(0)
+		w.int4(0)
+		w.data(r, 26, 50)
+		w.end()
 	}
-	return dst
 }

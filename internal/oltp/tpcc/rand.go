@@ -1,7 +1,7 @@
 // Package tpcc holds the database-free parts of the TPC-C specification
 // (revision 5.11) that calibra's driver needs: a fast deterministic RNG,
 // NURand, customer last names and the initial population generator, which
-// emits PostgreSQL COPY text.
+// emits COPY text or PostgreSQL's COPY binary.
 package tpcc
 
 import (
