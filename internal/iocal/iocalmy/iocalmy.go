@@ -377,7 +377,7 @@ func (c conn) PrepareCommits(ctx context.Context, table string) error {
 	err := c.exec(ctx, "FLUSH LOCAL ENGINE LOGS")
 	var myErr *mysql.MySQLError
 	if errors.As(err, &myErr) && myErr.Number == 1227 {
-		return fault.Input("run 'GRANT RELOAD ON *.* TO' the --dsn account, or leave wal out of --tests",
+		return fault.Input("grant the --dsn account RELOAD on *.*, or leave wal out of --tests",
 			"the commit test waits for each commit's redo flush with FLUSH LOCAL ENGINE LOGS, which needs the RELOAD privilege: %s", myErr.Message)
 	}
 	if err != nil {
