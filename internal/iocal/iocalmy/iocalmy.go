@@ -356,10 +356,10 @@ func (c conn) ReadRandom(ctx context.Context, table string, blocks []int64) (int
 }
 
 // PrepareCommits creates the table and the procedure that loops the
-// commits in the server. A COMMIT inside a stored procedure only starts
-// its redo flush (MariaDB 10.6+ completes it asynchronously and makes the
-// client wait at the end of the CALL: with four committers 60 commits
-// shared each redo write, measured on 10.11), so each COMMIT is followed
+// commits in the server. A COMMIT inside a stored procedure need not wait
+// for its redo flush (in MariaDB 10.6+ it may complete in another thread
+// while the client waits at the end of the CALL: with four committers 60
+// commits shared each redo write, measured on 10.11), so each COMMIT is followed
 // by FLUSH LOCAL ENGINE LOGS, which waits until the redo log is written
 // and synced up to the current LSN, as innodb_flush_log_at_trx_commit
 // says, or flushes it itself: each commit is durable before the next
