@@ -57,7 +57,7 @@ func TestIOCalServerSideReadsAndCommits(t *testing.T) {
 				checkServerReads(t, p)
 			}
 			for _, p := range io.Commit.Points {
-				checkCommits(t, engine, p)
+				checkCommits(t, p)
 			}
 		})
 	}
@@ -84,17 +84,12 @@ func checkServerReads(t *testing.T, p results.IOCalPoint) {
 		p.Jobs, p.RowsPS, server, *p.ServerReadMs, dev, *p.DiskRAwaitMs)
 }
 
-func checkCommits(t *testing.T, engine string, p results.IOCalPoint) {
+func checkCommits(t *testing.T, p results.IOCalPoint) {
 	t.Helper()
 	if p.CommitsPS <= 0 || p.LatMs == nil || p.DiskWIOPS == nil || p.WALWritesPS == nil {
 		t.Fatalf("commit point at %d jobs lacks a figure: %+v", p.Jobs, p)
 	}
 	syncs := p.WALSyncsPS
-	if syncs == nil && engine == "mariadb" {
-		// MariaDB 10.8+ has no Innodb_os_log_fsyncs: a log write is a
-		// write and its flush (the redo log opened O_DSYNC or synced).
-		syncs = p.WALWritesPS
-	}
 	if syncs == nil {
 		t.Fatalf("commit point at %d jobs has no WAL syncs: %+v", p.Jobs, p)
 	}

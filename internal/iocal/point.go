@@ -73,9 +73,12 @@ func flushPath(p results.IOCalPoint) *verdict.Flush {
 	return nil
 }
 
-// serverSide are the tests whose work the server issues, many blocks a
-// call: calibra's own CPU cannot set their pace.
-func serverSide(test string) bool { return test == TestRandom || test == TestSeqRead }
+// serverSide are the tests whose work the server issues, many blocks or
+// commits a call (every engine's committer loops in the server): calibra's
+// own CPU cannot set their pace.
+func serverSide(test string) bool {
+	return test == TestRandom || test == TestSeqRead || test == TestWAL
+}
 
 // observed adds to p what the observers saw over its window.
 func observed(p *results.IOCalPoint, test string, o *results.Observe) {

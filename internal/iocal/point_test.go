@@ -12,8 +12,9 @@ import (
 )
 
 // TestServerSideReadIsNeverDriver: however much CPU calibra used over a
-// point of the random test (the server issues its reads), the point's
-// verdict is not driver; the same CPU over a clientread point is.
+// point of the random test (the server issues its reads), or of the
+// sequential read or the commit test, the point's verdict is not driver;
+// the same CPU over a clientread point is.
 func TestServerSideReadIsNeverDriver(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	o := &results.Observe{WindowS: 1, CPUBusyPct: f(50), Disk: &results.ObserveDisk{UtilPct: f(30), RAwaitMs: f(0.2)},
@@ -23,6 +24,11 @@ func TestServerSideReadIsNeverDriver(t *testing.T) {
 	jobs := []*job{{lat: hist.New(), ops: 4, units: 1024, sum: time.Second}}
 	// calibra's CPU: the whole machine's for the whole second.
 	self := 64 * time.Second
+	for _, test := range []string{TestWAL, TestSeqRead} {
+		if p := r.point(test, jobs, time.Second, time.Time{}, time.Time{}, self); p.LimitedBy == verdict.Driver {
+			t.Errorf("a server-side %s point is limited by driver: %s", test, p.LimitedByEvidence.Rule)
+		}
+	}
 	p := r.point(TestRandom, jobs, time.Second, time.Time{}, time.Time{}, self)
 	if p.LimitedBy == verdict.Driver {
 		t.Errorf("a server-side point is limited by driver: %s", p.LimitedByEvidence.Rule)

@@ -89,7 +89,7 @@ func (dialect) Methods() iocal.Methods {
 		ClientRead: "primary key: SELECT of the middle record of a uniformly random 16 KiB page of the data, five records a page (a clustered-index point lookup, one page read: a lookup of a page's first or last record reads its sibling too); latency is the query's round trip as the client sees it",
 		SeqRead:    "primary key range: each query counts the records of the next 4 MiB of pages, chunks handed out in order across the tables; InnoDB's linear read-ahead joins in as it would for any scan",
 		SeqWrite:   "bulk load: each job loops TRUNCATE its own table; LOAD DATA LOCAL INFILE of one chunk of page-filling records in one transaction, committed with the redo log synced; MB/s counts the table pages committed",
-		Commit:     "client committer: each committer loops a prepared INSERT of one small row into an InnoDB table (autocommit), one round trip each, each commit waiting for the redo log to be written and synced when innodb_flush_log_at_trx_commit is 1 (the managed server's setting); latency is the statement's round trip as the client sees it. Not a loop in the server: a COMMIT inside a stored procedure does not wait for its redo flush, which MariaDB defers to the end of the CALL",
+		Commit:     "server-side committer: each call of a stored procedure loops INSERT of one small row into an InnoDB table; COMMIT; FLUSH LOCAL ENGINE LOGS, for up to 4096 commits or 100 ms; the flush waits for the redo log to be written and synced up to the commit when innodb_flush_log_at_trx_commit is 1 (the managed server's setting), which a COMMIT inside a procedure alone does not; latency is the server's SYSDATE(6) from before the INSERT to after the flush, no round trip in it",
 	}
 }
 
@@ -130,25 +130,27 @@ func (c conn) DropSchema(ctx context.Context) error {
 
 func (c conn) DropTables(ctx context.Context, prefix string) error {
 	like := strings.NewReplacer(`\`, `\\`, `_`, `\_`, `%`, `\%`).Replace(prefix) + "%"
-	rows, err := c.db.QueryContext(ctx, "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME LIKE ?", iocal.Schema, like)
+	rows, err := c.db.QueryContext(ctx, `SELECT 'TABLE', TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME LIKE ?
+		UNION ALL SELECT 'PROCEDURE', ROUTINE_NAME FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = ? AND ROUTINE_NAME LIKE ? AND ROUTINE_TYPE = 'PROCEDURE'`,
+		iocal.Schema, like, iocal.Schema, like)
 	if err != nil {
 		return err
 	}
-	var tables []string
+	var objects []string
 	for rows.Next() {
-		var t string
-		if err := rows.Scan(&t); err != nil {
+		var kind, name string
+		if err := rows.Scan(&kind, &name); err != nil {
 			rows.Close()
 			return err
 		}
-		tables = append(tables, iocal.Schema+".`"+t+"`")
+		objects = append(objects, kind+" "+iocal.Schema+".`"+name+"`")
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	for _, t := range tables {
-		if err := c.DropTable(ctx, t); err != nil {
+	for _, o := range objects {
+		if err := c.exec(ctx, "DROP "+o); err != nil {
 			return err
 		}
 	}
@@ -353,38 +355,89 @@ func (c conn) ReadRandom(ctx context.Context, table string, blocks []int64) (int
 	return n, err
 }
 
-// PrepareCommits creates the table. The commits stay the client's: a
-// COMMIT inside a stored procedure does not wait for its redo to be
-// flushed (MariaDB defers that wait to the end of the CALL: with four
-// committers, 60 commits shared each redo write, measured on 10.11), so
-// a loop in the server would not measure a durable commit.
+// PrepareCommits creates the table and the procedure that loops the
+// commits in the server. A COMMIT inside a stored procedure need not wait
+// for its redo flush (in MariaDB 10.6+ it may complete in another thread
+// while the client waits at the end of the CALL: with four committers 60
+// commits shared each redo write, measured on 10.11), so each COMMIT is followed
+// by FLUSH LOCAL ENGINE LOGS, which waits until the redo log is written
+// and synced up to the current LSN, as innodb_flush_log_at_trx_commit
+// says, or flushes it itself: each commit is durable before the next
+// starts. SYSDATE(6), the time at its call, times each commit from before
+// its INSERT until that flush returned.
 func (c conn) PrepareCommits(ctx context.Context, table string) error {
+	loop := commitLoop(table)
 	if err := c.DropTable(ctx, table); err != nil {
 		return err
 	}
-	return c.exec(ctx, "CREATE TABLE "+table+" (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, committer INT NOT NULL, n BIGINT NOT NULL) ENGINE=InnoDB STATS_AUTO_RECALC=0")
+	if err := c.exec(ctx, "DROP PROCEDURE IF EXISTS "+loop); err != nil {
+		return err
+	}
+	// FLUSH needs RELOAD, which only the server resolves: ask first.
+	err := c.exec(ctx, "FLUSH LOCAL ENGINE LOGS")
+	var myErr *mysql.MySQLError
+	if errors.As(err, &myErr) && myErr.Number == 1227 {
+		return fault.Input("grant the --dsn account RELOAD on *.*, or leave wal out of --tests",
+			"the commit test waits for each commit's redo flush with FLUSH LOCAL ENGINE LOGS, which needs the RELOAD privilege: %s", myErr.Message)
+	}
+	if err != nil {
+		return err
+	}
+	if err := c.exec(ctx, "CREATE TABLE "+table+" (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, committer INT NOT NULL, n BIGINT NOT NULL) ENGINE=InnoDB STATS_AUTO_RECALC=0"); err != nil {
+		return err
+	}
+	return c.exec(ctx, `CREATE PROCEDURE `+loop+`(committer INT, first BIGINT, n INT, within_us BIGINT)
+BEGIN
+	DECLARE stop DATETIME(6) DEFAULT SYSDATE(6) + INTERVAL within_us MICROSECOND;
+	DECLARE t0 DATETIME(6);
+	DECLARE i INT DEFAULT 0;
+	DECLARE spans MEDIUMTEXT DEFAULT '';
+	commits: WHILE i < n DO
+		SET t0 = SYSDATE(6);
+		IF t0 >= stop THEN
+			LEAVE commits;
+		END IF;
+		INSERT INTO `+table+` (committer, n) VALUES (committer, first + i);
+		COMMIT;
+		FLUSH LOCAL ENGINE LOGS;
+		SET spans = CONCAT(spans, TIMESTAMPDIFF(MICROSECOND, t0, SYSDATE(6)), ' ');
+		SET i = i + 1;
+	END WHILE;
+	SELECT spans;
+END`)
 }
 
-// Commits loops one-row INSERTs (autocommit), each its own round trip,
-// timed by the client. A statement prepared for the call: the server
-// parses it once, not once a commit.
+// commitLoop names the commit procedure of a table after it.
+func commitLoop(table string) string { return table + "_loop" }
+
+// Commits calls the loop and returns the span of each commit.
 func (c conn) Commits(ctx context.Context, table string, committer int, first int64, n int, within time.Duration) ([]time.Duration, error) {
-	stop := time.Now().Add(within)
-	insert, err := c.db.PrepareContext(ctx, "INSERT INTO "+table+" (committer, n) VALUES (?, ?)")
+	var spans string
+	err := c.db.QueryRowContext(ctx, "CALL "+commitLoop(table)+"(?, ?, ?, ?)", committer, first, n, within.Microseconds()).Scan(&spans)
 	if err != nil {
 		return nil, err
 	}
-	defer insert.Close()
-	var lats []time.Duration
-	for i := range n {
-		t0 := time.Now()
-		if !t0.Before(stop) {
-			break
+	return parseSpans(spans)
+}
+
+// parseSpans reads the loop's spans, microseconds separated by spaces. A
+// commit waits for a device flush, so a call whose commits all took no
+// time ran on a server whose SYSDATE() is the statement's start
+// (--sysdate-is-now).
+func parseSpans(spans string) ([]time.Duration, error) {
+	fields := strings.Fields(spans)
+	lats := make([]time.Duration, len(fields))
+	var sum time.Duration
+	for i, f := range fields {
+		us, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("the commit loop returned %q, not microseconds", f)
 		}
-		if _, err := insert.ExecContext(ctx, committer, first+int64(i)); err != nil {
-			return lats, err
-		}
-		lats = append(lats, time.Since(t0))
+		lats[i] = time.Duration(us) * time.Microsecond
+		sum += lats[i]
+	}
+	if len(lats) > 0 && sum == 0 {
+		return nil, errors.New("the server's SYSDATE() does not move within a statement (started with --sysdate-is-now?), so it cannot time its commits")
 	}
 	return lats, nil
 }

@@ -154,6 +154,7 @@ func TestSamplerOnMariaDB(t *testing.T) {
 	grew("blks_read", d.BlksRead, 1)
 	grew("blks_hit", d.BlksHit, 1)
 	grew("wal_writes", d.WALWrites, 100) // 300 commits, some grouped
+	grew("wal_syncs", d.WALSyncs, 100)   // a sync each write, in Innodb_data_fsyncs from 10.8
 	grew("wal_bytes", d.WALBytes, 300*50)
 	grew("row_lock_waits", d.RowLockWaits, 1)
 	if d.HitPct == nil || d.DataFileReadAvgMs == nil || d.RowLockAvgMs == nil || *d.RowLockAvgMs < 200 {
