@@ -12,11 +12,11 @@ import (
 func BenchmarkTransactionLoop(b *testing.B) {
 	u := &user{term: *newTerminal(4), deck: NewDeck(tpcc.NewRand(1, 2), ProfileSpec), edges: &edges{}}
 	l := lease{rec: newRecorder(false, false)}
-	var in txInputs
+	var in TxInputs
 	b.ReportAllocs()
 	for b.Loop() {
 		t := u.deck.Next()
-		in.draw(&u.term, t)
+		in.Draw(&u.term, t)
 		u.record(l, &in, outcome{t: t, lat: 1500 * time.Microsecond, inWindow: true})
 	}
 }

@@ -184,7 +184,7 @@ type user struct {
 	consecutiveErrs int
 	lastErr         error
 
-	in *txInputs // on a goroutine, made at its first draw
+	in *TxInputs // on a goroutine, made at its first draw
 	pt pollTerm  // on the polling driver
 }
 
@@ -212,10 +212,10 @@ func (u *user) intendedStart(t TxType, now time.Time) time.Time {
 	return now
 }
 
-// txInputs holds one input of each type, refilled at each draw: a user's
+// TxInputs holds one input of each type, refilled at each draw: a user's
 // own, or on the polling driver a connection's, whichever terminal it
 // serves, so a terminal waiting for its turn carries none.
-type txInputs struct {
+type TxInputs struct {
 	no NewOrderInput
 	pm PaymentInput
 	os OrderStatusInput
@@ -302,7 +302,7 @@ func (u *user) transaction(ctx context.Context, w *waiter) error {
 	inWindow := w.sawStart
 	began := time.Now()
 	if u.in == nil {
-		u.in = new(txInputs)
+		u.in = new(TxInputs)
 	}
 	err := u.do(ctx, l.sess, t)
 	end := time.Now()
@@ -392,7 +392,7 @@ func (u *user) giveBack(l lease) {
 }
 
 func (u *user) do(ctx context.Context, sess Session, t TxType) error {
-	switch in := u.in.draw(&u.term, t).(type) {
+	switch in := u.in.Draw(&u.term, t).(type) {
 	case *NewOrderInput:
 		return sess.NewOrder(ctx, in)
 	case *PaymentInput:
@@ -406,8 +406,8 @@ func (u *user) do(ctx context.Context, sess Session, t TxType) error {
 	}
 }
 
-// draw fills the input of transaction t afresh from term and returns it.
-func (in *txInputs) draw(term *Terminal, t TxType) any {
+// Draw fills the input of transaction t afresh from term and returns it.
+func (in *TxInputs) Draw(term *Terminal, t TxType) any {
 	switch t {
 	case NewOrder:
 		term.NextNewOrder(&in.no)
@@ -429,7 +429,7 @@ func (in *txInputs) draw(term *Terminal, t TxType) any {
 
 // record files one outcome, whose inputs in holds, under the tick and, if
 // the transaction started inside the timed window, under the window.
-func (u *user) record(l lease, in *txInputs, o outcome) {
+func (u *user) record(l lease, in *TxInputs, o outcome) {
 	t, lat, err := o.t, o.lat, o.err
 	var s typeStats
 	switch {

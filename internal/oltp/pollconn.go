@@ -56,7 +56,7 @@ type pconn struct {
 	sawStart bool
 	term     int // the terminal whose transaction is in flight
 	in       any
-	inputs   txInputs  // drawn for whichever terminal it serves
+	inputs   TxInputs  // drawn for whichever terminal it serves
 	window   bool      // the transaction in flight started inside the window
 	began    time.Time // when its first request was sent
 	out      []byte    // the request being written, or last written
@@ -153,7 +153,7 @@ func (pl *poller) due(i int, now time.Time) error {
 func (pl *poller) call(c *pconn, i int) error {
 	pt := &pl.terms[i].pt
 	c.state, c.term, pt.state = connCall, i, termBusy
-	c.in, c.window = c.inputs.draw(&pl.terms[i].term, pt.t), c.sawStart
+	c.in, c.window = c.inputs.Draw(&pl.terms[i].term, pt.t), c.sawStart
 	c.began = time.Now()
 	return c.send(c.rs.AppendCall(c.out[:0], pt.t, c.in))
 }

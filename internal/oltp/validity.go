@@ -27,7 +27,7 @@ func (c *inputCounts) add(o inputCounts) {
 }
 
 // count files the inputs of a completed transaction of type t.
-func (c *inputCounts) count(t TxType, u *txInputs) {
+func (c *inputCounts) count(t TxType, u *TxInputs) {
 	switch t {
 	case NewOrder:
 		c.orderLines += int64(len(u.no.ItemIDs))

@@ -73,7 +73,7 @@ func TestACorrectRunOfAFewThousandTransactionsIsValid(t *testing.T) {
 				rng := tpcc.NewRand(uint64(trial), 0x5E, uint64(u))
 				us := &user{term: Terminal{W: u%4 + 1, Warehouses: 4, C: tpcc.RunConstants(rng, tpcc.Constants{CLast: 100}), Rng: rng,
 					Uniform: p == ProfileHammerDB}, deck: NewDeck(rng, p)}
-				var ins txInputs
+				var ins TxInputs
 				for range rng.IntRange(0, 99) { // the window starts mid-deck
 					us.deck.Next()
 				}

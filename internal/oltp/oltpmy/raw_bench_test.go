@@ -13,26 +13,18 @@ import (
 // New-Order's expected rollback, an ERR packet.
 func BenchmarkRawCall(b *testing.B) {
 	term := &oltp.Terminal{W: 1, Warehouses: 4, Rng: tpcc.NewRand(9)}
-	var (
-		no oltp.NewOrderInput
-		pm oltp.PaymentInput
-		os oltp.OrderStatusInput
-		dl oltp.DeliveryInput
-		sl oltp.StockLevelInput
-	)
+	var inputs oltp.TxInputs
 	cases := []struct {
 		name   string
 		t      oltp.TxType
-		in     any
-		draw   func()
 		answer string
 	}{
-		{"new_order", oltp.NewOrder, &no, func() { term.NextNewOrder(&no) }, "new_order"},
-		{"new_order_rollback", oltp.NewOrder, &no, func() { term.NextNewOrder(&no) }, "new_order_rollback"},
-		{"payment", oltp.Payment, &pm, func() { term.NextPayment(&pm) }, "payment"},
-		{"order_status", oltp.OrderStatus, &os, func() { term.NextOrderStatus(&os) }, "order_status"},
-		{"delivery", oltp.Delivery, &dl, func() { term.NextDelivery(&dl) }, "delivery"},
-		{"stock_level", oltp.StockLevel, &sl, func() { term.NextStockLevel(&sl) }, "stock_level"},
+		{"new_order", oltp.NewOrder, "new_order"},
+		{"new_order_rollback", oltp.NewOrder, "new_order_rollback"},
+		{"payment", oltp.Payment, "payment"},
+		{"order_status", oltp.OrderStatus, "order_status"},
+		{"delivery", oltp.Delivery, "delivery"},
+		{"stock_level", oltp.StockLevel, "stock_level"},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
@@ -41,9 +33,9 @@ func BenchmarkRawCall(b *testing.B) {
 			var buf []byte
 			b.ReportAllocs()
 			for b.Loop() {
-				c.draw()
-				buf = e.AppendCall(buf[:0], c.t, c.in)
-				if n, _, _ := e.Answer(answer, c.t, c.in, nil); n != len(answer) {
+				in := inputs.Draw(term, c.t)
+				buf = e.AppendCall(buf[:0], c.t, in)
+				if n, _, _ := e.Answer(answer, c.t, in, nil); n != len(answer) {
 					b.Fatalf("took %d of %d bytes", n, len(answer))
 				}
 			}

@@ -25,26 +25,18 @@ func BenchmarkRawCall(b *testing.B) {
 		Message: "tpcc: item number is not valid", File: "pl_exec.c", Line: 3911, Routine: "exec_stmt_raise"}).Encode(rollback)
 	rollback, _ = (&pgproto3.ReadyForQuery{TxStatus: 'I'}).Encode(rollback)
 	term := &oltp.Terminal{W: 1, Warehouses: 4, Rng: tpcc.NewRand(9)}
-	var (
-		no oltp.NewOrderInput
-		pm oltp.PaymentInput
-		os oltp.OrderStatusInput
-		dl oltp.DeliveryInput
-		sl oltp.StockLevelInput
-	)
+	var inputs oltp.TxInputs
 	cases := []struct {
 		name   string
 		t      oltp.TxType
-		in     any
-		draw   func()
 		answer []byte
 	}{
-		{"new_order", oltp.NewOrder, &no, func() { term.NextNewOrder(&no) }, ok},
-		{"new_order_rollback", oltp.NewOrder, &no, func() { term.NextNewOrder(&no) }, rollback},
-		{"payment", oltp.Payment, &pm, func() { term.NextPayment(&pm) }, ok},
-		{"order_status", oltp.OrderStatus, &os, func() { term.NextOrderStatus(&os) }, ok},
-		{"delivery", oltp.Delivery, &dl, func() { term.NextDelivery(&dl) }, ok},
-		{"stock_level", oltp.StockLevel, &sl, func() { term.NextStockLevel(&sl) }, ok},
+		{"new_order", oltp.NewOrder, ok},
+		{"new_order_rollback", oltp.NewOrder, rollback},
+		{"payment", oltp.Payment, ok},
+		{"order_status", oltp.OrderStatus, ok},
+		{"delivery", oltp.Delivery, ok},
+		{"stock_level", oltp.StockLevel, ok},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
@@ -52,9 +44,9 @@ func BenchmarkRawCall(b *testing.B) {
 			var buf []byte
 			b.ReportAllocs()
 			for b.Loop() {
-				c.draw()
-				buf = e.AppendCall(buf[:0], c.t, c.in)
-				if n, _, _ := e.Answer(c.answer, c.t, c.in, nil); n != len(c.answer) {
+				in := inputs.Draw(term, c.t)
+				buf = e.AppendCall(buf[:0], c.t, in)
+				if n, _, _ := e.Answer(c.answer, c.t, in, nil); n != len(c.answer) {
 					b.Fatalf("took %d of %d bytes", n, len(c.answer))
 				}
 			}
@@ -76,25 +68,20 @@ func BenchmarkRawClient(b *testing.B) {
 	one := encode(b, bound, row(int4Col(1)), tag("SELECT 1"), readyIdle)
 	int8s := encode(b, bound, row(binary.BigEndian.AppendUint64(nil, 10), binary.BigEndian.AppendUint64(nil, 10)), tag("SELECT 1"), readyIdle)
 	term := &oltp.Terminal{W: 1, Warehouses: 4, Rng: tpcc.NewRand(9)}
-	var (
-		pm oltp.PaymentInput
-		os oltp.OrderStatusInput
-		dl oltp.DeliveryInput
-		sl oltp.StockLevelInput
-	)
+	var inputs oltp.TxInputs
+	// New-Order's input is fixed: its recorded answers name its items.
 	cases := []struct {
 		name    string
 		t       oltp.TxType
-		in      any
-		draw    func()
+		fixed   any // nil: drawn afresh each time
 		answers [][]byte
 	}{
-		{"new_order", oltp.NewOrder, no, func() {}, [][]byte{firstTrip(b, 42, distinct, true, readyInTx), committed}},
-		{"new_order_rollback", oltp.NewOrder, no, func() {}, [][]byte{firstTrip(b, 42, distinct[1:], true, readyInTx), rolledBack}},
-		{"payment", oltp.Payment, &pm, func() { term.NextPayment(&pm) }, [][]byte{one}},
-		{"order_status", oltp.OrderStatus, &os, func() { term.NextOrderStatus(&os) }, [][]byte{one}},
-		{"delivery", oltp.Delivery, &dl, func() { term.NextDelivery(&dl) }, [][]byte{int8s}},
-		{"stock_level", oltp.StockLevel, &sl, func() { term.NextStockLevel(&sl) }, [][]byte{int8s}},
+		{"new_order", oltp.NewOrder, no, [][]byte{firstTrip(b, 42, distinct, true, readyInTx), committed}},
+		{"new_order_rollback", oltp.NewOrder, no, [][]byte{firstTrip(b, 42, distinct[1:], true, readyInTx), rolledBack}},
+		{"payment", oltp.Payment, nil, [][]byte{one}},
+		{"order_status", oltp.OrderStatus, nil, [][]byte{one}},
+		{"delivery", oltp.Delivery, nil, [][]byte{int8s}},
+		{"stock_level", oltp.StockLevel, nil, [][]byte{int8s}},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
@@ -102,10 +89,13 @@ func BenchmarkRawClient(b *testing.B) {
 			var buf []byte
 			b.ReportAllocs()
 			for b.Loop() {
-				c.draw()
-				buf = e.AppendCall(buf[:0], c.t, c.in)
+				in := c.fixed
+				if in == nil {
+					in = inputs.Draw(term, c.t)
+				}
+				buf = e.AppendCall(buf[:0], c.t, in)
 				for _, answer := range c.answers {
-					n, req, err := e.Answer(answer, c.t, c.in, buf[:0])
+					n, req, err := e.Answer(answer, c.t, in, buf[:0])
 					if n != len(answer) || err != nil && !errors.Is(err, oltp.ErrRolledBack) {
 						b.Fatalf("took %d of %d bytes: %v", n, len(answer), err)
 					}
