@@ -39,6 +39,8 @@ func nearest(ev *results.Evidence, opts Options) (string, string, bool) {
 		add(WAL, ev.TopWaitSharePct, WaitSharePct, "WAL writes and syncs took %.1f%% of the database's time")
 	case "Lock", "LWLock":
 		add(Lock, ev.TopWaitSharePct, WaitSharePct, ev.TopWait+" waits took %.1f%% of the database's time")
+	case "IO":
+		add(Storage, ev.TopWaitSharePct, WaitSharePct, "data-file I/O took %.1f%% of the database's time")
 	}
 	var best *cand
 	for i := range cands {

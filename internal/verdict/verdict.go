@@ -136,7 +136,7 @@ func DecideWith(o *results.Observe, driverPct *float64, opts Options) (string, *
 		by, rule, _ = nearest(ev, opts)
 	}
 	if by == "" {
-		by, rule = Unknown, "neither CPU, device, locks, WAL nor the cache stands out"
+		by, rule = Unknown, "neither CPU, device, data-file I/O, locks, WAL nor the cache stands out"
 	}
 	if opts.Load.low() && ev.DiskUtilPct != nil && *ev.DiskUtilPct >= DiskUtilPct {
 		rule += fmt.Sprintf("; the device was busy %.0f%% of the window, yet did %.0f%% of what it did at the nearest spec: busy time is not saturation on a device that serves I/Os in parallel",
@@ -201,10 +201,22 @@ func firstRule(ev *results.Evidence, opts Options) (string, string) {
 		return Lock, fmt.Sprintf("%s waits took %.0f%% of the database's time (≥ %.0f%%)", ev.TopWait, *ev.TopWaitSharePct, WaitSharePct)
 	case at(ev.TopWaitSharePct, WaitSharePct) && ev.TopWait == "WAL":
 		return WAL, fmt.Sprintf("WAL writes and syncs took %.0f%% of the database's time (≥ %.0f%%)", *ev.TopWaitSharePct, WaitSharePct)
+	case at(ev.TopWaitSharePct, WaitSharePct) && ev.TopWait == "IO":
+		return Storage, fmt.Sprintf("data-file I/O took %.0f%% of the database's time (≥ %.0f%%): the device's latency set the pace at this concurrency", *ev.TopWaitSharePct, WaitSharePct) + moreToGive(opts.Load)
 	case at(ev.HitPct, HitPct) && !opts.Writes && opts.Flush == nil:
 		return Cache, fmt.Sprintf("%.1f%% of the blocks read were found in the database cache (≥ %.0f%%), and neither CPU nor device was saturated", *ev.HitPct, HitPct)
 	}
 	return "", ""
+}
+
+// moreToGive says, beside a latency-bound verdict, that the device did
+// far more at its nearest measured point: more concurrent I/O would reach
+// more.
+func moreToGive(l *Load) string {
+	if !l.low() {
+		return ""
+	}
+	return fmt.Sprintf("; the device did %.0f%% of its nearest measured point, so more concurrent I/O would reach more", l.Pct)
 }
 
 // hostCaveat names another load on the host beside a storage verdict: it
@@ -237,6 +249,8 @@ func topWait(waits []results.Wait) (string, float64) {
 			class = "Lock"
 		case class == "io/file" && strings.Contains(w.Event, "log_file"):
 			class = "WAL"
+		case class == "io/file": // the data files'
+			class = "IO"
 		}
 		shares[class] += w.SharePct
 	}

@@ -12,10 +12,12 @@ import (
 func f(v float64) *float64 { return &v }
 func i(v int64) *int64     { return &v }
 
+// waits are a window's database waits: one event of share, the rest CPU.
+func waits(class, event string, share float64) []results.Wait {
+	return []results.Wait{{Class: "CPU", Event: "CPU", SharePct: 100 - share}, {Class: class, Event: event, SharePct: share}}
+}
+
 func TestDecide(t *testing.T) {
-	waits := func(class, event string, share float64) []results.Wait {
-		return []results.Wait{{Class: "CPU", Event: "CPU", SharePct: 100 - share}, {Class: class, Event: event, SharePct: share}}
-	}
 	cases := []struct {
 		name   string
 		o      *results.Observe
@@ -144,6 +146,19 @@ func TestDecideWithTheDeviceAndTheFlush(t *testing.T) {
 		{"a server-side read near the device is storage, whatever calibra's CPU",
 			&results.Observe{CPUBusyPct: f(95), Disk: disk(70)}, Options{ServerSide: true, Load: load(91)},
 			Storage, []string{"91% of"}},
+		// The quick study's random reads at 4 jobs on an idle host
+		// (2026-11-26): 74% busy, 41% of the device's qd-16 point, the
+		// backends waiting on reads 98% of their time.
+		{"reads waiting on the device most of the time: its latency, more to give at more I/Os",
+			&results.Observe{CPUBusyPct: f(37), Disk: disk(74), Waits: waits("IO", "DataFileRead", 98)},
+			Options{Nearest: true, ServerSide: true, Load: load(41)},
+			Storage, []string{"data-file I/O took 98%", "latency set the pace", "did 41% of its nearest measured point"}},
+		{"MariaDB's data-file waits count as data-file I/O",
+			&results.Observe{CPUBusyPct: f(37), Disk: disk(50), Waits: waits("io/file", "wait/io/file/innodb/innodb_data_file", 60)},
+			Options{Nearest: true}, Storage, []string{"data-file I/O took 60%"}},
+		{"data-file waits under the threshold: the nearest, named as such",
+			&results.Observe{CPUBusyPct: f(20), Disk: disk(30), Waits: waits("IO", "DataFileRead", 25)},
+			Options{Nearest: true}, Storage, []string{"the nearest: data-file I/O took 25.0%"}},
 		// MariaDB's wal point seen on 2026-11-26: 36% CPU, 30% device busy,
 		// every block a cache hit.
 		{"a commit point is never cache: its flush path, else the nearest",
