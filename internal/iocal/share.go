@@ -64,7 +64,7 @@ func share(dev []results.DevicePoint, test string, block int64, p *results.IOCal
 // never has one.
 func missingShares(io *results.IOCal, dev []results.DevicePoint) {
 	if len(dev) == 0 {
-		io.Missing = missingSet(io.Missing, "device_share", "no device step ran before iocal in this run: a study with a device step on the same storage states each point as a share of it")
+		io.Missing = results.SetMissing(io.Missing, "device_share", "no device step ran before iocal in this run: a study with a device step on the same storage states each point as a share of it")
 		return
 	}
 	for _, s := range []struct {
@@ -74,11 +74,11 @@ func missingShares(io *results.IOCal, dev []results.DevicePoint) {
 		{"seq_read", TestSeqRead, io.SeqRead != nil}, {"seq_write", TestSeqWrite, io.SeqWrite != nil}} {
 		read, random, _ := spec(s.test)
 		if _, ok := nearestDevicePoint(dev, read, random, 1, 1); s.ran && !ok {
-			io.Missing = missingSet(io.Missing, s.key+".device_share", "the device step measured no "+pattern(read, random)+" spec")
+			io.Missing = results.SetMissing(io.Missing, s.key+".device_share", "the device step measured no "+pattern(read, random)+" spec")
 		}
 	}
 	if io.Commit != nil {
-		io.Missing = missingSet(io.Missing, "commit.device_share", "the device step measures no write with a flush after each, which a commit is")
+		io.Missing = results.SetMissing(io.Missing, "commit.device_share", "the device step measures no write with a flush after each, which a commit is")
 	}
 }
 
@@ -107,12 +107,4 @@ func pattern(read, random bool) string {
 		return p + " read"
 	}
 	return p + " write"
-}
-
-func missingSet(m map[string]string, key, why string) map[string]string {
-	if m == nil {
-		m = map[string]string{}
-	}
-	m[key] = why
-	return m
 }

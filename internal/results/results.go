@@ -229,3 +229,13 @@ type Evidence struct {
 	DeviceLoadPct *float64 `json:"device_load_pct,omitempty"`
 	FlushSharePct *float64 `json:"flush_share_pct,omitempty"`
 }
+
+// SetMissing records why key is absent in a missing map, making the map
+// when there is none yet, and returns it.
+func SetMissing(m map[string]string, key, why string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
+	}
+	m[key] = why
+	return m
+}

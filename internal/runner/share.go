@@ -23,7 +23,7 @@ func windowShare(o *results.Observe, dev []results.DevicePoint) *verdict.Load {
 		return nil
 	}
 	if len(dev) == 0 {
-		o.Missing = setMissing(o.Missing, "device_share", "no device step ran before this step in the run: a study with a device step on the same storage states each oltp window as a share of it")
+		o.Missing = results.SetMissing(o.Missing, "device_share", "no device step ran before this step in the run: a study with a device step on the same storage states each oltp window as a share of it")
 		return nil
 	}
 	d := o.Disk
@@ -53,7 +53,7 @@ func windowShare(o *results.Observe, dev []results.DevicePoint) *verdict.Load {
 		}
 	}
 	if load == nil {
-		o.Missing = setMissing(o.Missing, "device_share", "the device step measured no pure random read or write spec to compare the window's I/O with, or the window moved none")
+		o.Missing = results.SetMissing(o.Missing, "device_share", "the device step measured no pure random read or write spec to compare the window's I/O with, or the window moved none")
 		return nil
 	}
 	o.DeviceShare = share
@@ -83,12 +83,4 @@ func judgeWindow(kind string, o *results.Observe, driver *float64, dev []results
 func ptr1(v float64) *float64 {
 	r := math.Round(v*10) / 10
 	return &r
-}
-
-func setMissing(m map[string]string, key, why string) map[string]string {
-	if m == nil {
-		m = map[string]string{}
-	}
-	m[key] = why
-	return m
 }
