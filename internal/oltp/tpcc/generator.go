@@ -113,9 +113,9 @@ func (g *Generator) AppendBatch(dst []byte, t Table, b int) []byte {
 }
 
 // AppendBatchAs appends the rows of batch b of table t to dst in format f
-// and returns the extended slice; in Binary the batch is a whole COPY
-// stream, header and trailer included, with PostgreSQL's column types
-// (calibra's schema, oltppg). The bytes depend only on the generator's
+// and returns the extended slice; Binary has PostgreSQL's column types
+// (calibra's schema, oltppg), and a COPY stream of any batches' rows opens
+// with f.Header and closes with f.Trailer. The bytes depend only on the generator's
 // parameters, t, b and f: each call draws from its own Rand, so batches may
 // be generated in any order and on any goroutine, and both formats carry
 // the same values.
@@ -123,7 +123,7 @@ func (g *Generator) AppendBatchAs(dst []byte, t Table, b int, f Format) []byte {
 	g.checkBatch(t, b)
 	w := rowWriter{dst: dst, binary: f == Binary, ts: g.ts}
 	if w.binary {
-		w.dst, w.ts = append(w.dst, binaryHeader...), g.tsBin
+		w.ts = g.tsBin
 	}
 	r := seedRand(g.seed, uint64(t), uint64(b))
 	switch t {
@@ -145,9 +145,6 @@ func (g *Generator) AppendBatchAs(dst []byte, t Table, b int, f Format) []byte {
 		g.writeOrderLines(&w, &r, b)
 	default: // Stock
 		writeStock(&w, &r, b/stockBatchesPerWarehouse+1, b%stockBatchesPerWarehouse*stockPerBatch+1)
-	}
-	if w.binary {
-		w.dst = append(w.dst, binaryTrailer...)
 	}
 	return w.dst
 }

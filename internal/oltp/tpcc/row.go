@@ -12,11 +12,27 @@ const (
 	// Text is COPY's text format: tab-separated columns, \N for NULL, a
 	// line a row (what LOAD DATA reads too).
 	Text Format = iota
-	// Binary is PostgreSQL's COPY binary format, a batch a whole stream:
-	// the server reads its integers, numerics and timestamps without
-	// parsing text.
+	// Binary is PostgreSQL's COPY binary format: the server reads its
+	// integers, numerics and timestamps without parsing text.
 	Binary
 )
+
+// Header opens a COPY stream in f, before the rows of its batches;
+// Trailer closes it. Text has neither.
+func (f Format) Header() []byte {
+	if f == Binary {
+		return binaryHeader
+	}
+	return nil
+}
+
+// Trailer closes a COPY stream in f (see Header).
+func (f Format) Trailer() []byte {
+	if f == Binary {
+		return binaryTrailer
+	}
+	return nil
+}
 
 // String names the format as COPY's FORMAT option does.
 func (f Format) String() string {
