@@ -4,17 +4,19 @@
 # disk, tables with their indexes, over the wall time of the whole build:
 # load, keys, vacuum), medians of the rounds, the ratio to pgbench, and the
 # CPU each spent a GB: the server's (the postmaster and every backend and
-# worker, from /proc) and the loader process's own. Then, for the ceiling,
-# the server's CPU a GB for a server-side COPY ... FREEZE from a file (no
-# client, no index) of each of calibra's tables and of pgbench_accounts.
+# worker, from /proc) and the loader process's own. A third loader in each
+# round is the floor: the server alone doing calibra's build from files,
+# with no client at all (see floor_setup), so that what calibra costs beyond
+# the server's own work shows, and what no client could gain.
 #
 # Usage: bench/loader-vs-pgbench.sh [WAREHOUSES] [ROUNDS]
 #   WAREHOUSES  calibra's build (default 20, about 2.1 GB); pgbench -i
 #               gets the scale of about as many bytes (15.4 MB a scale)
 #   ROUNDS      alternations (default 3)
 #   LOAD_WORKERS (environment) calibra's --load-workers (default: its own)
-#   CEILING=0   (environment) skips the ceiling table, which takes about
-#               as long as the rounds, to fit the rounds in a shorter window
+#   FLOOR=0     (environment) leaves the floor out
+#   PGBIN       (environment) the server's binaries and its pgbench
+#               (default: Debian's newest PostgreSQL)
 #
 # As root, on a machine with Debian's postgresql and pgbench: calibra's
 # managed instance lives in a throwaway directory under /var/tmp. calibra
@@ -58,6 +60,56 @@ PY
 # Each result line: loader round bytes seconds MB/s server-CPU-s loader-CPU-s
 results="$DIR/results.txt"
 : >"$results"
+
+# floor_setup keeps calibra's first build as files, in the format its
+# loader sends each table in (oltppg's binaryTables), and makes a schema
+# "floor" of the same tables with the two sessions' scripts: each table in
+# one transaction (TRUNCATE, COPY ... FREEZE from its file), then its
+# indexes as calibra made them (from pg_indexes, no parallel workers) and
+# VACUUM (FREEZE, ANALYZE). The tables are split between the sessions by
+# hand, stock and customer on one, order_line (its key the costliest
+# index) and the small tables on the other; calibra's scheduler hands out
+# tables and indexes as connections free up, so it may balance better than
+# this split (by up to some 4% here). What the floor leaves out is calibra
+# itself: making the rows and sending them.
+floor_setup() {
+	psql_c calibra "DROP SCHEMA IF EXISTS floor CASCADE; CREATE SCHEMA floor"
+	: >"$DIR/floor-a.sql"
+	: >"$DIR/floor-b.sql"
+	for t in stock customer item warehouse district order_line history orders new_order; do
+		case $t in order_line | orders | history | new_order | customer) format=binary ;; *) format=text ;; esac
+		psql_c calibra "COPY calibra_tpcc.$t TO '$DIR/dump/$t' WITH (FORMAT $format); CREATE TABLE floor.$t (LIKE calibra_tpcc.$t)"
+		session=$DIR/floor-a.sql
+		case $t in order_line | history | orders | new_order) session=$DIR/floor-b.sql ;; esac
+		{
+			echo "BEGIN; TRUNCATE floor.$t; COPY floor.$t FROM '$DIR/dump/$t' WITH (FORMAT $format, FREEZE); COMMIT;"
+			echo "SET max_parallel_maintenance_workers = 0;"
+			psql_c calibra "SELECT replace(indexdef, ' ON calibra_tpcc.', ' ON floor.') || ';' FROM pg_indexes WHERE schemaname = 'calibra_tpcc' AND tablename = '$t'"
+			echo "VACUUM (FREEZE, ANALYZE) floor.$t;"
+		} >>"$session"
+	done
+}
+
+# floor_round runs the two sessions side by side on tables without
+# indexes, timed from the first statement to the last session's end.
+floor_round() {
+	psql_c calibra "SELECT 'DROP INDEX floor.' || indexname || ';' FROM pg_indexes WHERE schemaname = 'floor'" | psql -X -q -h "$DIR/sock" -p "$port" -U calibra -d calibra
+	psql_c postgres "CHECKPOINT"
+	c0=$(server_cpu)
+	t0=$(date +%s.%N)
+	psql -X -q -v ON_ERROR_STOP=1 -h "$DIR/sock" -p "$port" -U calibra -d calibra -f "$DIR/floor-a.sql" >"$DIR/floor-a.log" 2>&1 &
+	a=$!
+	psql -X -q -v ON_ERROR_STOP=1 -h "$DIR/sock" -p "$port" -U calibra -d calibra -f "$DIR/floor-b.sql" >"$DIR/floor-b.log" 2>&1 || { cat "$DIR/floor-b.log" >&2; exit 1; }
+	wait "$a" || { cat "$DIR/floor-a.log" >&2; exit 1; }
+	t1=$(date +%s.%N)
+	c1=$(server_cpu)
+	bytes=$(psql_c calibra "SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'floor' AND c.relkind = 'r'")
+	echo "floor $1 $bytes $t0 $t1 $c0 $c1" |
+		awk '{ s = $5 - $4; printf "floor %s %d %.1f %.1f %.1f 0\n", $2, $3, s, $3 / 1e6 / s, $7 - $6 }' >>"$results"
+	tail -1 "$results" >&2
+	psql_c postgres "CHECKPOINT"
+}
+
 scale=0
 for round in $(seq "$ROUNDS"); do
 	out="$DIR/runs/calibra-$round"
@@ -81,7 +133,7 @@ PY
 	psql_c postgres "CHECKPOINT"
 	c0=$(server_cpu)
 	t0=$(date +%s.%N)
-	/usr/bin/time -f "%U %S" -o "$DIR/time" pgbench -i -q -s "$scale" -h "$DIR/sock" -p "$port" -U calibra pgbench >"$DIR/pgbench.log" 2>&1 || { tail -5 "$DIR/pgbench.log" >&2; exit 1; }
+	/usr/bin/time -f "%U %S" -o "$DIR/time" "$PGBIN/pgbench" -i -q -s "$scale" -h "$DIR/sock" -p "$port" -U calibra pgbench >"$DIR/pgbench.log" 2>&1 || { tail -5 "$DIR/pgbench.log" >&2; exit 1; }
 	t1=$(date +%s.%N)
 	c1=$(server_cpu)
 	bytes=$(psql_c pgbench "SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND c.relkind = 'r'")
@@ -89,6 +141,10 @@ PY
 		awk '{ s = $5 - $4; printf "pgbench %s %d %.1f %.1f %.1f %.1f\n", $2, $3, s, $3 / 1e6 / s, $7 - $6, $8 + $9 }' >>"$results"
 	tail -1 "$results" >&2
 	psql_c postgres "CHECKPOINT"
+	if [ "${FLOOR:-1}" != 0 ]; then
+		[ "$round" = 1 ] && floor_setup
+		floor_round "$round"
+	fi
 done
 c0=$(server_cpu)
 "$CALIBRA" oltp check --dsn "$DSN" --progress none --out "$DIR/runs/check" >/dev/null 2>&1
@@ -103,57 +159,14 @@ for line in open(sys.argv[1]):
     rows.setdefault(name, []).append([float(x) for x in v])
 med = {k: [statistics.median(c) for c in zip(*v)] for k, v in rows.items()}
 base = med["pgbench"][2]
-label = {"calibra": "calibra oltp build --warehouses %s" % sys.argv[2], "pgbench": "pgbench -i -s %s" % sys.argv[3]}
+label = {"calibra": "calibra oltp build --warehouses %s" % sys.argv[2], "pgbench": "pgbench -i -s %s" % sys.argv[3],
+         "floor": "the floor: the server alone, calibra's tables from files on 2 sessions"}
 print("| loader | MB on disk | seconds (median) | MB/s (median) | MB/s of each round | vs pgbench -i | server CPU s/GB | loader CPU s/GB |")
 print("|---|---|---|---|---|---|---|---|")
-for k in ["pgbench", "calibra"]:
+for k in [k for k in ["pgbench", "calibra", "floor"] if k in med]:
     b, s, m, srv, cl = med[k]
     each = ", ".join("%.1f" % r[2] for r in rows[k])
-    print("| %s | %.0f | %.1f | %.1f | %s | %.2fx | %.2f | %.2f |" % (label[k], b / 1e6, s, m, each, m / base, srv / (b / 1e9), cl / (b / 1e9)))
+    loader = "%.2f" % (cl / (b / 1e9)) if k != "floor" else "none"
+    print("| %s | %.0f | %.1f | %.1f | %s | %.2fx | %.2f | %s |" % (label[k], b / 1e6, s, m, each, m / base, srv / (b / 1e9), loader))
 print("\ncalibra's server CPU holds its consistency check after the build: %s s for one check measured apart." % sys.argv[4])
 PY
-
-[ "${CEILING:-1}" = 0 ] && exit 0
-
-# The ceiling: server CPU a GB of heap for COPY ... FREEZE from a file into
-# a table of the same columns and no index, in the transaction that
-# truncates it, each table in COPY's text and binary formats.
-q() {
-	echo "$1;" >&"${SQL[1]}"
-	echo '\echo @@' >&"${SQL[1]}"
-	out=""
-	while read -r line <&"${SQL[0]}"; do
-		[ "$line" = @@ ] && break
-		out="$out$line"
-	done
-}
-# backend_cpu prints the CPU seconds of the ceiling's server backend.
-backend_cpu() {
-	python3 -c 'import os, sys; f = open("/proc/%s/stat" % sys.argv[1]).read().rsplit(")", 1)[1].split(); print((int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK"))' "$backend"
-}
-echo
-echo "| server-side COPY FREEZE from a file, no index | heap MB | format | server CPU s | CPU s/GB of heap |"
-echo "|---|---|---|---|---|"
-for db in calibra pgbench; do
-	coproc SQL { psql -X -q -At -h "$DIR/sock" -p "$port" -U calibra -d "$db" 2>&1; }
-	q "SET search_path = calibra_tpcc, public"
-	q "SELECT pg_backend_pid()"
-	backend=$out
-	tables="stock order_line customer history orders new_order item"
-	[ "$db" = pgbench ] && tables=pgbench_accounts
-	for t in $tables; do
-		for format in text binary; do
-			f="$DIR/dump/$t.$format"
-			q "COPY $t TO '$f' WITH (FORMAT $format); CREATE TABLE ceiling_$t (LIKE $t); CHECKPOINT"
-			c0=$(backend_cpu)
-			q "BEGIN; TRUNCATE ceiling_$t; COPY ceiling_$t FROM '$f' WITH (FORMAT $format, FREEZE); COMMIT"
-			c1=$(backend_cpu)
-			q "SELECT pg_relation_size('ceiling_$t')"
-			echo "$t $out $format $c0 $c1" | awk '{ printf "| %s | %.0f | %s | %.2f | %.2f |\n", $1, $2 / 1e6, $3, $5 - $4, ($5 - $4) / ($2 / 1e9) }'
-			q "DROP TABLE ceiling_$t"
-			rm -f "$f"
-		done
-	done
-	echo '\q' >&"${SQL[1]}"
-	wait "$SQL_PID" 2>/dev/null || true
-done

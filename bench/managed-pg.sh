@@ -5,9 +5,11 @@
 # and starts that data directory with the settings calibra started it with
 # (its postmaster.opts) on a socket of its own (no TCP). It sets DIR,
 # CALIBRA, DATA, PGBIN, port, postmaster and DSN, defines as_pg, and
-# removes everything at exit, whatever happens.
+# removes everything at exit, whatever happens. PGBIN (environment) picks
+# the server binaries (default: Debian's newest), e.g. PostgreSQL 18's
+# under /opt/calibra.
 managed_pg() {
-	PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+	PGBIN=${PGBIN:-$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)}
 	DIR=$(mktemp -d "/var/tmp/calibra-$1-bench.XXXXXX")
 	chmod 700 "$DIR"
 	mkdir -p "$DIR/path" "$DIR/runs" "$DIR/sock" "$DIR/$2"
@@ -17,7 +19,7 @@ managed_pg() {
 	go build -o "$CALIBRA" ./cmd/calibra
 	DATA=$DIR/path/calibra-pg
 	trap managed_pg_stop EXIT INT TERM
-	"$CALIBRA" oltp build --warehouses 1 --path "$DIR/path" --progress none --out "$DIR/runs/make" >/dev/null 2>"$DIR/calibra.err" || { tail -5 "$DIR/calibra.err" >&2; exit 1; }
+	"$CALIBRA" oltp build --pg-bin "$PGBIN" --warehouses 1 --path "$DIR/path" --progress none --out "$DIR/runs/make" >/dev/null 2>"$DIR/calibra.err" || { tail -5 "$DIR/calibra.err" >&2; exit 1; }
 	eval "set -- $(cat "$DATA/postmaster.opts")"
 	shift
 	opts=""
