@@ -3,6 +3,7 @@ package iocalmy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/calibra-bench/calibra/internal/engine/mariadb"
+	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/iocal"
 	"github.com/calibra-bench/calibra/internal/observe"
 	_ "github.com/calibra-bench/calibra/internal/observe/observemy"
@@ -373,5 +375,50 @@ func checkOnePageALookup(t *testing.T, target *mariadb.Target, group *proc.Group
 	}
 	if got, want := reads()-before, int64(3+len(list)); got < want || got > want+inner {
 		t.Errorf("%d lookups from a cold buffer pool read %d pages, want %d to %d: one a lookup", 3+len(list), got, want, want+inner)
+	}
+}
+
+// A --dsn account without RELOAD cannot wait for each commit's redo
+// flush: the commit test refuses it in one sentence that says to grant
+// RELOAD or leave wal out, before it creates anything.
+func TestCommitsNeedReload(t *testing.T) {
+	t.Parallel()
+	target, _ := startMariaDB(t)
+	ctx := context.Background()
+	admin := mariadb.Open(target.Managed.Config(""))
+	defer admin.Close()
+	db := target.Config().DBName
+	for _, s := range []string{"CREATE USER 'noreload'@'localhost'", "GRANT ALL ON `" + db + "`.* TO 'noreload'@'localhost'",
+		"GRANT ALL ON `" + iocal.Schema + "`.* TO 'noreload'@'localhost'"} {
+		if _, err := admin.ExecContext(ctx, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	dsn, err := mariadb.Prepare(ctx, mariadb.TargetConfig{DSN: "mysql://noreload@localhost/" + db + "?socket=" + target.Config().Addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.Start(t, dsn)
+	d, err := iocal.Dialects.For(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := d.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.ResetSchema(ctx); err != nil {
+		t.Fatal(err)
+	}
+	table := iocal.Schema + ".w_commit"
+	err = c.PrepareCommits(ctx, table)
+	var in *fault.InputError
+	if !errors.As(err, &in) || !strings.Contains(in.Msg, "needs the RELOAD privilege") || !strings.Contains(in.Fix, "grant the --dsn account RELOAD") {
+		t.Fatalf("PrepareCommits without RELOAD: %v, want the input error that says to grant RELOAD", err)
+	}
+	var tables int
+	if err := admin.QueryRowContext(ctx, "SELECT count(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?", iocal.Schema).Scan(&tables); err != nil || tables != 0 {
+		t.Errorf("left %d tables in %s (%v)", tables, iocal.Schema, err)
 	}
 }
