@@ -150,15 +150,32 @@ func (p *Process) Spawn(ctx context.Context, group *proc.Group, h Hooks) error {
 			p.proc = nil
 			return fmt.Errorf("the %s server exited while starting: %s", p.Title, strings.TrimSpace(tail.Matching(p.LastWords)))
 		case <-ctx.Done():
-			_ = p.Stop()
+			_ = p.abandon()
 			return ctx.Err()
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			_ = p.Stop()
+			_ = p.abandon()
 			return fmt.Errorf("the %s server did not accept connections within %s: %s", p.Title, p.StartTimeout, strings.TrimSpace(tail.Matching(p.LastWords)))
 		}
 	}
+}
+
+// abandonGrace bounds the clean shutdown of a server whose start was given
+// up (a cancel, a timeout). It served no connection, so nothing calibra
+// did is in it, and a server still starting may ignore its shutdown
+// signal: a Galera node cancelled while bootstrapping did, one start in
+// four, until the SIGKILL five minutes later, so Ctrl-C took five minutes.
+// Killed, it is a crash during startup, which the engine's recovery
+// undoes at the next start.
+const abandonGrace = 10 * time.Second
+
+// abandon is Stop with at most abandonGrace for the clean shutdown.
+func (p *Process) abandon() error {
+	grace := p.Grace
+	p.Grace = min(grace, abandonGrace)
+	defer func() { p.Grace = grace }()
+	return p.Stop()
 }
 
 // Halt shuts the server down (its clean shutdown, then SIGKILL after the

@@ -18,6 +18,8 @@ import (
 // cancel or a timeout removes the socket directory, closes the log and
 // leaves no process; a server that dies while starting says its last
 // words (its error output, which the log keeps too); a ready one runs until Stop, which cleans up the same way.
+// A cancelled start does not wait out the grace of a server that ignores
+// its shutdown signal while it starts.
 func TestEveryStartEndsCleanly(t *testing.T) {
 	never := func(context.Context) error { return errors.New("not yet") }
 	cases := []struct {
@@ -28,8 +30,11 @@ func TestEveryStartEndsCleanly(t *testing.T) {
 		wantErr string
 		running bool // after Spawn: the server runs, its directory kept
 		timeout time.Duration
+		grace   time.Duration
 	}{
 		{name: "cancel", script: "sleep 60", ready: never, cancel: true, wantErr: context.Canceled.Error()},
+		{name: "cancel, the shutdown ignored", script: "trap '' TERM; while :; do sleep 1; done", ready: never, cancel: true,
+			wantErr: context.Canceled.Error(), grace: time.Hour},
 		{name: "timeout", script: "echo starting >&2; sleep 60", ready: never, timeout: 300 * time.Millisecond, wantErr: "did not accept connections within 300ms: starting"},
 		{name: "dies", script: "echo 'FATAL: no such setting' >&2; exit 1", ready: never, wantErr: "exited while starting: FATAL: no such setting"},
 		{name: "ready", script: "sleep 60", ready: func(context.Context) error { return nil }, running: true},
@@ -44,6 +49,9 @@ func TestEveryStartEndsCleanly(t *testing.T) {
 			if c.timeout > 0 {
 				p.StartTimeout = c.timeout
 			}
+			if c.grace > 0 {
+				p.Grace = c.grace
+			}
 			logFile := filepath.Join(t.TempDir(), "server.log")
 			if err := p.Prepare(logFile); err != nil {
 				t.Fatal(err)
@@ -54,7 +62,16 @@ func TestEveryStartEndsCleanly(t *testing.T) {
 			if c.cancel {
 				time.AfterFunc(200*time.Millisecond, cancel)
 			}
-			err := p.Spawn(ctx, group, Hooks{Command: func() *exec.Cmd { return exec.Command("sh", "-c", c.script) }, Ready: c.ready})
+			spawned := make(chan error, 1)
+			go func() {
+				spawned <- p.Spawn(ctx, group, Hooks{Command: func() *exec.Cmd { return exec.Command("sh", "-c", c.script) }, Ready: c.ready})
+			}()
+			var err error
+			select {
+			case err = <-spawned:
+			case <-time.After(2 * time.Minute):
+				t.Fatalf("Spawn still waits, two minutes on, for a server whose start it gave up (grace %s)", p.Grace)
+			}
 			if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)) {
 				t.Fatalf("Spawn: %v, want %q", err, c.wantErr)
 			}
