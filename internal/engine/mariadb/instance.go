@@ -208,7 +208,29 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 	if err != nil {
 		return fmt.Errorf("mariadb-install-db into %s: %w: %s", in.DataDir, err, server.LastLines(out, 2, " | "))
 	}
+	if err := in.writeRedoLog(ctx, group); err != nil {
+		return err
+	}
 	return in.mark()
+}
+
+// writeRedoLog writes the new redo log over with its own bytes, as the
+// server's account. InnoDB makes the file with fallocate, whose extents
+// stay unwritten until first written, so on ext4 or XFS each commit's
+// fdatasync into a fresh part of the log also commits the extent's
+// conversion, for the log's whole first pass (a GiB of commits). Measured
+// on 10.11 at one committer (bench/iocal-vs-fio.sh, three rounds each):
+// p99 0.193-0.202 ms fallocated, 0.158-0.179 ms written, the mean 0.1 ms
+// either way. PostgreSQL fills its WAL segments with zeros before use for
+// the same reason (wal_init_zero). Unwritten extents read as zeros, so the
+// file's contents stay as they were; 1 GiB took 0.9-3.4 s here.
+func (in *Instance) writeRedoLog(ctx context.Context, group *proc.Group) error {
+	log := filepath.Join(in.RedoDir(), "ib_logfile0")
+	cmd := exec.Command("dd", "if="+log, "of="+log, "bs=1M", "conv=notrunc,fdatasync", "status=none")
+	if out, err := in.Account.Run(ctx, group, "dd", cmd); err != nil {
+		return fmt.Errorf("write the new redo log %s: %w: %s", log, err, server.LastLines(out, 2, " | "))
+	}
+	return nil
 }
 
 // mark writes the marker of a complete data directory; a Galera node

@@ -488,3 +488,23 @@ func TestTemplatesCopyEveryKindOfTable(t *testing.T) {
 		t.Errorf("left behind: %v", leftovers)
 	}
 }
+
+// A new instance's redo log is written through, not fallocated and
+// unwritten, so that the first commits' fdatasync does not also convert
+// the log's extents (ext4 here; filefrag names them "unwritten").
+func TestTheRedoLogIsWritten(t *testing.T) {
+	t.Parallel()
+	target, _ := startManaged(t, TargetConfig{DBCache: "64MB"})
+	filefrag, err := exec.LookPath("filefrag")
+	if err != nil {
+		t.Skip("no filefrag (e2fsprogs) to read the log's extents")
+	}
+	log := filepath.Join(target.Managed.RedoDir(), "ib_logfile0")
+	out, err := exec.Command(filefrag, "-v", log).CombinedOutput()
+	if err != nil {
+		t.Skipf("this file system shows no extents (filefrag -v %s: %v: %s)", log, err, out)
+	}
+	if n := strings.Count(string(out), "unwritten"); n > 0 {
+		t.Errorf("%d of the redo log's extents are unwritten:\n%s", n, out)
+	}
+}
