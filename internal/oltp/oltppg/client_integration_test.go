@@ -23,8 +23,15 @@ func builtTarget(t testing.TB) (*postgres.Target, *pgx.Conn) {
 	t.Helper()
 	_, missing := postgres.FindBinaries("")
 	testenv.Need(t, "postgres", missing, "apt-get install postgresql")
+	return builtTargetOn(t, "")
+}
+
+// builtTargetOn is builtTarget on the server binaries in pgBin ("" for
+// the default ones).
+func builtTargetOn(t testing.TB, pgBin string) (*postgres.Target, *pgx.Conn) {
+	t.Helper()
 	ctx := context.Background()
-	target, err := postgres.Prepare(ctx, postgres.TargetConfig{Path: testenv.StorageDir(t), DBCache: "256MB"})
+	target, err := postgres.Prepare(ctx, postgres.TargetConfig{Path: testenv.StorageDir(t), PGBin: pgBin, DBCache: "256MB"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,21 +2,18 @@ package oltppg
 
 import (
 	"context"
-	"io"
 	"testing"
 
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
-	"github.com/calibra-bench/calibra/internal/oltp"
 	"github.com/calibra-bench/calibra/internal/oltp/tpcc"
-	"github.com/calibra-bench/calibra/internal/progress"
 	"github.com/calibra-bench/calibra/internal/testenv"
 )
 
-// Every page of a loaded table holds rows, on every PostgreSQL installed
-// here: from 16 on, a COPY extends a table many pages at a time and leaves
-// what it did not fill empty, so a COPY a batch made the database bigger
-// than its rows (a third of history's and orders' pages on 18) and its
-// MB/s better than the load.
+// Every page of a loaded table holds rows, on the newest PostgreSQL
+// installed here: from 16 on, a COPY extends a table many pages at a
+// time and leaves what it did not fill empty, so a COPY a batch made the
+// database bigger than its rows (a third of history's and orders' pages
+// on 18) and its MB/s better than the load.
 func TestLoadLeavesNoEmptyPages(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds on a real PostgreSQL; run without -short")
@@ -34,19 +31,7 @@ func TestLoadLeavesNoEmptyPages(t *testing.T) {
 		t.Fatal("PostgreSQL 18 is required here: .ci/setup installs it under /opt/calibra")
 	}
 	ctx := context.Background()
-	target, err := postgres.Prepare(ctx, postgres.TargetConfig{Path: testenv.StorageDir(t), PGBin: newest.Dir, DBCache: "256MB"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	testenv.Start(t, target)
-	if _, err := oltp.Build(ctx, target, oltp.BuildConfig{Warehouses: 1, Seed: 3, Workers: 2}, progress.New(io.Discard, progress.None, false)); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := target.ConnectSchema(ctx, oltp.Schema, "calibra-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
+	_, conn := builtTargetOn(t, newest.Dir)
 	for _, tb := range tpcc.Tables() {
 		var pages, used int64
 		if err := conn.QueryRow(ctx, `SELECT pg_relation_size($1::regclass) / current_setting('block_size')::int,
