@@ -242,8 +242,7 @@ func load(ctx context.Context, ld Loader, gen *tpcc.Generator, rows map[string]i
 			sent.Add(int64(len(out) - len(buf)))
 			bar.Add(int64(len(out) - len(buf)))
 			return out
-		},
-		func(Batch) {})
+		})
 	if err == nil {
 		bar.SetTotal(sent.Load())
 	}

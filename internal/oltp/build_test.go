@@ -13,7 +13,7 @@ import (
 // recordLoader keeps the batches Load is given, in order.
 type recordLoader struct{ got []Batch }
 
-func (r *recordLoader) Load(_ context.Context, batches []Batch, _ func([]byte, Batch) []byte, _ func(Batch)) error {
+func (r *recordLoader) Load(_ context.Context, batches []Batch, _ func([]byte, Batch) []byte) error {
 	r.got = batches
 	return nil
 }

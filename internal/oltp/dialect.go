@@ -143,10 +143,9 @@ type Loader interface {
 	// (or, where the engine loads faster so, each table's batches on one
 	// session in one transaction, the tables in the order of their first
 	// batches): fill appends the batch's rows, in the Format its table
-	// takes, to that session's buffer; done follows each batch stored. It
-	// returns once every row is stored; a dialect may already have begun
-	// what Finish waits for.
-	Load(ctx context.Context, batches []Batch, fill func(buf []byte, b Batch) []byte, done func(Batch)) error
+	// takes, to that session's buffer. It returns once every row is
+	// stored; a dialect may already have begun what Finish waits for.
+	Load(ctx context.Context, batches []Batch, fill func(buf []byte, b Batch) []byte) error
 	// Format is the form the loader sends table t's rows in.
 	Format(t tpcc.Table) tpcc.Format
 	// Finish adds keys and indexes and makes the planner's statistics,

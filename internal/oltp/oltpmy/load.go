@@ -44,7 +44,7 @@ var loads atomic.Int64
 // Format is LOAD DATA's: text for every table.
 func (l *loader) Format(tpcc.Table) tpcc.Format { return tpcc.Text }
 
-func (l *loader) Load(ctx context.Context, batches []oltp.Batch, fill func([]byte, oltp.Batch) []byte, done func(oltp.Batch)) error {
+func (l *loader) Load(ctx context.Context, batches []oltp.Batch, fill func([]byte, oltp.Batch) []byte) error {
 	bufs := make([][]byte, len(l.conns))
 	names := make([]string, len(l.conns))
 	seq := loads.Add(1)
@@ -67,7 +67,6 @@ func (l *loader) Load(ctx context.Context, batches []oltp.Batch, fill func([]byt
 				if err != nil {
 					return fmt.Errorf("load %s batch %d: %w", b.Table, b.N, err)
 				}
-				done(b)
 				return nil
 			}
 			l.insert.Store(true)
@@ -75,7 +74,6 @@ func (l *loader) Load(ctx context.Context, batches []oltp.Batch, fill func([]byt
 		if err := insertRows(ctx, c, b.Table.String(), cols, bufs[w], &stmts[w]); err != nil {
 			return fmt.Errorf("insert %s batch %d: %w", b.Table, b.N, err)
 		}
-		done(b)
 		return nil
 	})
 }

@@ -43,7 +43,7 @@ type loader struct {
 // Load starts the loads and their follow-ups on the connections and
 // returns once every table's rows are in (or one failed); Finish waits for
 // the indexes and vacuums.
-func (l *loader) Load(ctx context.Context, batches []oltp.Batch, fill func([]byte, oltp.Batch) []byte, done func(oltp.Batch)) error {
+func (l *loader) Load(ctx context.Context, batches []oltp.Batch, fill func([]byte, oltp.Batch) []byte) error {
 	ctx, l.cancel = context.WithCancel(ctx)
 	l.s = newSched(plan(batches))
 	for _, conn := range l.conns {
@@ -54,7 +54,7 @@ func (l *loader) Load(ctx context.Context, batches []oltp.Batch, fill func([]byt
 				var err error
 				switch t.kind {
 				case taskLoad:
-					err = loadTable(ctx, conn, t, l.Format(t.table), fill, done)
+					err = loadTable(ctx, conn, t, l.Format(t.table), fill)
 				case taskIndex:
 					err = execEach(ctx, conn, append([]string{l.indexWorkers()}, t.sql...))
 				default:
@@ -94,7 +94,7 @@ func (l *loader) Format(t tpcc.Table) tpcc.Format {
 // those it did not fill empty when the COPY ends, so a COPY a batch left
 // 6-36% of each table's pages empty (PostgreSQL 18, 5 warehouses). The
 // next batch is made while the server stores the last one (see ahead).
-func loadTable(ctx context.Context, conn *pgx.Conn, t *task, format tpcc.Format, fill func([]byte, oltp.Batch) []byte, done func(oltp.Batch)) error {
+func loadTable(ctx context.Context, conn *pgx.Conn, t *task, format tpcc.Format, fill func([]byte, oltp.Batch) []byte) error {
 	name := t.table.String()
 	sql := "COPY " + name + " (" + strings.Join(t.table.Columns(), ", ") + ") FROM STDIN WITH (FREEZE, FORMAT " + format.String() + ")"
 	tx, err := conn.Begin(ctx)
@@ -108,7 +108,7 @@ func loadTable(ctx context.Context, conn *pgx.Conn, t *task, format tpcc.Format,
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	batches, free := ahead(ctx, t.batches, fill)
-	rows := &stream{ctx: ctx, batches: batches, free: free, done: done}
+	rows := &stream{ctx: ctx, batches: batches, free: free}
 	if _, err := conn.PgConn().CopyFrom(ctx, io.MultiReader(bytes.NewReader(format.Header()), rows, bytes.NewReader(format.Trailer())), sql); err != nil {
 		return fmt.Errorf("load %s: %w", name, err)
 	}
@@ -119,13 +119,12 @@ func loadTable(ctx context.Context, conn *pgx.Conn, t *task, format tpcc.Format,
 }
 
 // stream reads the batches ahead makes as one run of rows, returning each
-// buffer once read and reporting its batch done; it fails, so that the
+// buffer once read; it fails, so that the
 // COPY fails, if the batches stop early because ctx ended.
 type stream struct {
 	ctx     context.Context
 	batches <-chan *buffer
 	free    chan<- *buffer
-	done    func(oltp.Batch)
 	cur     *buffer
 	off     int
 }
@@ -133,7 +132,6 @@ type stream struct {
 func (s *stream) Read(p []byte) (int, error) {
 	for s.cur == nil || s.off == len(s.cur.data) {
 		if s.cur != nil {
-			s.done(s.cur.b)
 			s.free <- s.cur
 		}
 		var ok bool
