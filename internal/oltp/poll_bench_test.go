@@ -79,11 +79,7 @@ func (pl *poller) answer(b testing.TB, far int, req []byte) {
 func BenchmarkPolledTransaction(b *testing.B) {
 	for t := range TxType(numTxTypes) {
 		b.Run(t.String(), func(b *testing.B) {
-			u := &user{term: *newTerminal(4), deck: &Deck{cards: []uint8{uint8(t)}, rng: tpcc.NewRand(1)}}
-			pl, far := benchPoller(b, []*user{u}, false)
-			if err := pl.draw(0, time.Now()); err != nil {
-				b.Fatal(err)
-			}
+			pl, far := drawnPoller(b, t, 1)
 			req := make([]byte, 4096)
 			b.ReportAllocs()
 			for b.Loop() {
@@ -96,16 +92,23 @@ func BenchmarkPolledTransaction(b *testing.B) {
 	}
 }
 
+// drawnPoller is benchPoller with one user, whose transaction of type t
+// and of trips round trips is drawn and its first request sent.
+func drawnPoller(b testing.TB, t TxType, trips int) (*poller, int) {
+	u := &user{term: *newTerminal(4), deck: &Deck{cards: []uint8{uint8(t)}, rng: tpcc.NewRand(1)}}
+	pl, far := benchPoller(b, []*user{u}, false)
+	pl.conns[0].rs.(*fakeRaw).trips = trips
+	if err := pl.draw(0, time.Now()); err != nil {
+		b.Fatal(err)
+	}
+	return pl, far
+}
+
 // BenchmarkPolledRoundTrips is a transaction of two round trips (client
 // mode's New-Order) through the state machines: the first answer sends
 // the second request at once, the second settles the transaction.
 func BenchmarkPolledRoundTrips(b *testing.B) {
-	u := &user{term: *newTerminal(4), deck: &Deck{cards: []uint8{uint8(NewOrder)}, rng: tpcc.NewRand(1)}}
-	pl, far := benchPoller(b, []*user{u}, false)
-	pl.conns[0].rs.(*fakeRaw).trips = 2
-	if err := pl.draw(0, time.Now()); err != nil {
-		b.Fatal(err)
-	}
+	pl, far := drawnPoller(b, NewOrder, 2)
 	req := make([]byte, 4096)
 	b.ReportAllocs()
 	for b.Loop() {
