@@ -119,8 +119,8 @@ func loadTable(ctx context.Context, conn *pgx.Conn, t *task, format tpcc.Format,
 }
 
 // stream reads the batches ahead makes as one run of rows, returning each
-// buffer once read; it fails, so that the
-// COPY fails, if the batches stop early because ctx ended.
+// buffer once read; it fails, so that the COPY fails, if the batches stop
+// early because ctx ended.
 type stream struct {
 	ctx     context.Context
 	batches <-chan *buffer
@@ -150,10 +150,7 @@ func (s *stream) Read(p []byte) (int, error) {
 }
 
 // buffer is one batch, made and then sent.
-type buffer struct {
-	data []byte
-	b    oltp.Batch
-}
+type buffer struct{ data []byte }
 
 // ahead makes batches in order on a goroutine of its own, one batch
 // ahead of the sender, so the client's generation overlaps the server's
@@ -174,7 +171,7 @@ func ahead(ctx context.Context, batches []oltp.Batch, fill func([]byte, oltp.Bat
 			case <-ctx.Done():
 				return
 			}
-			buf.data, buf.b = fill(buf.data[:0], b), b
+			buf.data = fill(buf.data[:0], b)
 			select {
 			case out <- buf:
 			case <-ctx.Done():
