@@ -22,6 +22,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/observe"
 	"github.com/calibra-bench/calibra/internal/progress"
+	"github.com/calibra-bench/calibra/internal/safefs"
 	"github.com/calibra-bench/calibra/internal/study"
 )
 
@@ -306,6 +307,12 @@ func CheckPath(path string, needBytes uint64, what string) error {
 	}
 	if err := unix.Access(path, unix.W_OK); err != nil {
 		return fault.Input("choose a --path you can write to", "the path %s is not writable (%v)", path, err)
+	}
+	// Everything calibra makes under --path is written, and handed to
+	// fio and the servers, by name: no other account may be able to swap
+	// a part of it.
+	if err := safefs.CheckDir(path, "run calibra as that account, or give a --path that only calibra's account (or root) can change"); err != nil {
+		return err
 	}
 	var fs unix.Statfs_t
 	if err := unix.Statfs(path, &fs); err == nil {
