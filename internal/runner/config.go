@@ -311,7 +311,7 @@ func CheckPath(path string, needBytes uint64, what string) error {
 	// Everything calibra makes under --path is written, and handed to
 	// fio and the servers, by name: no other account may be able to swap
 	// a part of it.
-	if err := safefs.CheckDir(path, "run calibra as that account, or give a --path that only calibra's account (or root) can change"); err != nil {
+	if err := safefs.CheckDir(path, ""); err != nil {
 		return err
 	}
 	var fs unix.Statfs_t

@@ -68,13 +68,10 @@ func Owner(uid uint32) string {
 	return "the account with uid " + id
 }
 
-// Fix is the usual cure for an untrusted directory.
-const Fix = "run calibra as that account, or choose a directory that only calibra's account (or root) can change"
-
 // CheckDir checks that calibra may write by name inside the existing
 // directory path: it and every parent pass the rule, and path itself is
 // writable by no other account even if sticky. fix is the cure the error
-// gives ("" for Fix).
+// gives; "" gives the usual one for what failed.
 func CheckDir(path, fix string) error { return check(path, fix, false) }
 
 // CheckParent checks that calibra may create its own entries in path: as
@@ -83,9 +80,6 @@ func CheckDir(path, fix string) error { return check(path, fix, false) }
 func CheckParent(path, fix string) error { return check(path, fix, true) }
 
 func check(path, fix string, stickyOK bool) error {
-	if fix == "" {
-		fix = Fix
-	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return err
@@ -104,11 +98,11 @@ func check(path, fix string, stickyOK bool) error {
 		case !st.dir:
 			return fault.Input("give a directory", "%s is not a directory", dir)
 		case !ours(st.uid):
-			return fault.Input(fix, "%s belongs to %s, who could swap what calibra writes there for a link", dir, Owner(st.uid))
+			return fault.Input(or(fix, "run calibra as that account, or choose a directory only calibra's account (or root) can change"), "%s belongs to %s, who could swap what calibra writes there for a link", dir, Owner(st.uid))
 		case st.othersWrite() && !(st.sticky && (stickyOK || !first)):
 			// Below a sticky parent only the child's owner, checked
 			// already, can rename the child.
-			return fault.Input(fix, "%s is writable by other accounts, who could swap what calibra writes there for a link", dir)
+			return fault.Input(or(fix, "take other accounts' write permission away (chmod go-w "+dir+"), or choose another directory"), "%s is writable by other accounts, who could swap what calibra writes there for a link", dir)
 		}
 		if dir == "/" || dir == filepath.Dir(dir) {
 			return nil
@@ -271,6 +265,13 @@ func RemoveAll(parent, name string) error {
 	}
 	defer root.Close()
 	return root.RemoveAll(name)
+}
+
+func or(fix, usual string) string {
+	if fix != "" {
+		return fix
+	}
+	return usual
 }
 
 func unwrap(err error) error {
