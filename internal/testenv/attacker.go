@@ -32,14 +32,18 @@ type Attacker struct {
 // leaked a file calibra refused.
 const canaryText = "root:$6$canary-secret:19000:0:99999:7:::\n"
 
+// systemPython runs the racing loop: the system's, which the account
+// nobody can run (not a shim under root's home).
+const systemPython = "/usr/bin/python3"
+
 // NewAttacker makes the canaries and returns the attacker; it skips the
 // test without root or the account nobody (Stranger), or without python3,
 // in which its racing loop is written (renameat2 has no shell command).
 func NewAttacker(t testing.TB) *Attacker {
 	t.Helper()
 	uid, gid := Stranger(t)
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("the attacker's racing loop needs python3")
+	if _, err := os.Stat(systemPython); err != nil {
+		t.Skipf("the attacker's racing loop needs %s: %v", systemPython, err)
 	}
 	base := t.TempDir() // root's, 0700: nothing the attacker can reach
 	a := &Attacker{t: t, uid: uid, gid: gid, canaryData: []byte(canaryText)}
@@ -110,7 +114,7 @@ libc = ctypes.CDLL(None, use_errno=True)
 AT_FDCWD, RENAME_EXCHANGE = -100, 2
 deadline = time.time() + float(sys.argv[1])
 canary, canary_dir = sys.argv[2], sys.argv[3]
-dirs, names = sys.argv[4].split("\0"), sys.argv[5].split("\0")
+dirs, names = sys.argv[4].split("\n"), sys.argv[5].split("\n")
 decoy = os.path.join(dirs[0], ".decoy")
 try:
     os.mkdir(decoy)
@@ -142,8 +146,8 @@ while time.time() < deadline:
 func (a *Attacker) Race(dirs []string, names ...string) {
 	a.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, "python3", "-c", race, "600", a.Canary, a.CanaryDir,
-		strings.Join(dirs, "\x00"), strings.Join(names, "\x00"))
+	cmd := exec.CommandContext(ctx, systemPython, "-c", race, "600", a.Canary, a.CanaryDir,
+		strings.Join(dirs, "\n"), strings.Join(names, "\n"))
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/", "LC_ALL=C"}
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(a.uid), Gid: uint32(a.gid)}}
