@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"errors"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/compare"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/safefs"
 )
 
 func (a *app) compareCommand() *cobra.Command {
@@ -61,6 +63,10 @@ them), and runs that were interrupted or failed.`,
 				var b bytes.Buffer
 				if err := compare.HTML(&b, t, runs); err != nil {
 					return wrap(err)
+				}
+				// Written by name: only into a directory no other account can change.
+				if err := safefs.CheckDir(filepath.Dir(html), "give a --html file in a directory only calibra's account (or root) can write to"); err != nil {
+					return err
 				}
 				if err := results.WriteFileAtomic(html, b.Bytes()); err != nil {
 					return fault.Input("choose a --html file in a directory you can write to", "cannot write %s: %v", html, err)

@@ -116,9 +116,11 @@ func Merge(cfg Config) (string, error) {
 // renamed onto it by name, so --out's parent, made as calibra's own where
 // missing, must pass safefs.CheckParent.
 func freeOut(out string) error {
-	parent, err := safefs.MkdirAllOwn(filepath.Dir(filepath.Clean(out)), 0o755)
-	if err != nil {
-		return err
+	parent := filepath.Dir(filepath.Clean(out))
+	if _, err := os.Lstat(parent); errors.Is(err, os.ErrNotExist) {
+		if parent, err = safefs.MkdirAllOwn(parent, 0o755); err != nil {
+			return err
+		}
 	}
 	if err := safefs.CheckParent(parent, "choose an --out in a directory only calibra's account (or root) can write to"); err != nil {
 		return err

@@ -113,9 +113,13 @@ const outFix = "choose an --out that does not exist yet, in a directory only cal
 // another account's links, would have them write wherever the links
 // point. A directory such as /tmp is never a run directory.
 func makeRunDir(path string) error {
-	parent, err := safefs.MkdirAllOwn(filepath.Dir(path), 0o755)
-	if err != nil {
-		return err
+	parent := filepath.Dir(path)
+	if _, err := os.Lstat(parent); errors.Is(err, os.ErrNotExist) {
+		// Missing parents are made as calibra's own below one that
+		// passes CheckParent.
+		if parent, err = safefs.MkdirAllOwn(parent, 0o755); err != nil {
+			return err
+		}
 	}
 	if err := safefs.CheckParent(parent, outFix); err != nil {
 		return err
