@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -65,8 +66,10 @@ them), and runs that were interrupted or failed.`,
 					return wrap(err)
 				}
 				// Written by name: only into a directory no other account can change.
-				if err := safefs.CheckDir(filepath.Dir(html), "give a --html file in a directory only calibra's account (or root) can write to"); err != nil {
-					return err
+				if dir := filepath.Dir(html); exists(dir) {
+					if err := safefs.CheckDir(dir, "give a --html file in a directory only calibra's account (or root) can write to"); err != nil {
+						return err
+					}
 				}
 				if err := results.WriteFileAtomic(html, b.Bytes()); err != nil {
 					return fault.Input("choose a --html file in a directory you can write to", "cannot write %s: %v", html, err)
@@ -78,4 +81,9 @@ them), and runs that were interrupted or failed.`,
 	cmd.Flags().StringVar(&format, "format", "text", "output on stdout: text, md, csv or json")
 	cmd.Flags().StringVar(&html, "html", "", "also write an HTML page with the table and the runs' curves overlaid")
 	return cmd
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }

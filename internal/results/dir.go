@@ -125,8 +125,16 @@ func makeRunDir(path string) error {
 		return err
 	}
 	var st syscall.Stat_t
-	if err := syscall.Lstat(path, &st); err == nil && st.Mode&syscall.S_IFMT == syscall.S_IFDIR && st.Mode&0o022 != 0 {
-		return fault.Input(outFix, "the run directory %s is writable by other accounts, who could plant links in it", path)
+	if err := syscall.Lstat(path, &st); err == nil {
+		switch st.Mode & syscall.S_IFMT {
+		case syscall.S_IFDIR:
+			if st.Mode&0o022 != 0 {
+				return fault.Input(outFix, "the run directory %s is writable by other accounts, who could plant links in it", path)
+			}
+		case syscall.S_IFLNK:
+		default:
+			return fault.Input("choose another --out", "the run directory %s is not a directory", path)
+		}
 	}
 	if _, err := safefs.MkdirOwn(parent, filepath.Base(path), 0o755); err != nil {
 		var in *fault.InputError
