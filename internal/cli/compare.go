@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/compare"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/safefs"
 )
 
 func (a *app) compareCommand() *cobra.Command {
@@ -62,6 +65,12 @@ them), and runs that were interrupted or failed.`,
 				if err := compare.HTML(&b, t, runs); err != nil {
 					return wrap(err)
 				}
+				// Written by name: only into a directory no other account can change.
+				if dir := filepath.Dir(html); exists(dir) {
+					if err := safefs.CheckDir(dir, "give a --html file in a directory only calibra's account (or root) can write to"); err != nil {
+						return err
+					}
+				}
 				if err := results.WriteFileAtomic(html, b.Bytes()); err != nil {
 					return fault.Input("choose a --html file in a directory you can write to", "cannot write %s: %v", html, err)
 				}
@@ -72,4 +81,9 @@ them), and runs that were interrupted or failed.`,
 	cmd.Flags().StringVar(&format, "format", "text", "output on stdout: text, md, csv or json")
 	cmd.Flags().StringVar(&html, "html", "", "also write an HTML page with the table and the runs' curves overlaid")
 	return cmd
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }

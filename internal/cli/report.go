@@ -9,6 +9,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/report"
 	"github.com/calibra-bench/calibra/internal/results"
 	"github.com/calibra-bench/calibra/internal/runner"
+	"github.com/calibra-bench/calibra/internal/safefs"
 )
 
 func (a *app) reportCommand() *cobra.Command {
@@ -25,6 +26,15 @@ after an upgrade of calibra or to make them again.`,
 		Example: `  calibra report calibra-runs/20260302T140511Z_nvme`,
 		Args:    wantArgs(1, 1, "one run directory"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// The run is read as another account's may be; its reports
+			// are written by name, so only into a directory no other
+			// account can change.
+			if _, err := results.Load(args[0]); err != nil {
+				return wrap(err)
+			}
+			if err := safefs.CheckDir(args[0], "run calibra report as that account, or copy the run directory into one of your own"); err != nil {
+				return err
+			}
 			if err := report.Write(args[0]); err != nil {
 				return wrap(err)
 			}

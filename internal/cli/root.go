@@ -20,6 +20,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/runner"
+	"github.com/calibra-bench/calibra/internal/safefs"
 	"github.com/calibra-bench/calibra/internal/secret"
 )
 
@@ -230,7 +231,7 @@ func wantArgs(least, most int, what string) cobra.PositionalArgs {
 func devProfiles() func() {
 	var ends []func()
 	if path := os.Getenv("CALIBRA_CPUPROFILE"); path != "" {
-		if f, err := os.Create(path); err == nil {
+		if f, err := safefs.CreateOutput(path, 0o644); err == nil {
 			if pprof.StartCPUProfile(f) == nil {
 				ends = append(ends, func() { pprof.StopCPUProfile(); f.Close() })
 			}
@@ -253,7 +254,7 @@ func devProfiles() func() {
 				// its start without this one.
 				runtime.GC()
 			}
-			if f, err := os.Create(path); err == nil {
+			if f, err := safefs.CreateOutput(path, 0o644); err == nil {
 				_ = pprof.Lookup(p.name).WriteTo(f, 0)
 				f.Close()
 			}

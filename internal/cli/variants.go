@@ -15,6 +15,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/results"
 	"github.com/calibra-bench/calibra/internal/runner"
+	"github.com/calibra-bench/calibra/internal/safefs"
 	"github.com/calibra-bench/calibra/internal/study"
 )
 
@@ -34,12 +35,19 @@ func (a *app) runVariants(cmd *cobra.Command, flags runner.Config, base string, 
 	var errs []error
 	for _, v := range variants {
 		dir := filepath.Join(base, v.Name)
-		switch err := os.Mkdir(dir, 0o755); {
-		case err == nil:
-			made = append(made, dir)
-		case !errors.Is(err, fs.ErrExist):
-			errs = append(errs, fault.Input("choose a --path you can write to", "cannot make the variant's directory %s: %v", dir, errors.Unwrap(err)))
+		_, statErr := os.Lstat(dir)
+		// The variant's --path is calibra's own, made fresh or taken only
+		// as such: everything of the variant is written beneath it by name.
+		if _, err := safefs.MkdirOwn(base, v.Name, 0o755); err != nil {
+			var in *fault.InputError
+			if !errors.As(err, &in) {
+				err = fault.Input("choose a --path you can write to", "cannot make the variant's directory %s: %v", dir, errors.Unwrap(err))
+			}
+			errs = append(errs, err)
 			continue
+		}
+		if errors.Is(statErr, fs.ErrNotExist) {
+			made = append(made, dir)
 		}
 		c := new(runner.Config)
 		*c = flags
@@ -63,7 +71,14 @@ func (a *app) runVariants(cmd *cobra.Command, flags runner.Config, base string, 
 	var first error
 	for i, p := range plans {
 		if p.c.Out == "" {
-			p.c.Out = results.DefaultPath(time.Now(), p.c.Label)
+			out, err := results.DefaultPath(time.Now(), p.c.Label)
+			if err != nil {
+				if first == nil {
+					first = err
+				}
+				break
+			}
+			p.c.Out = out
 		} else {
 			p.c.Out = filepath.Join(p.c.Out, p.name)
 		}

@@ -48,6 +48,9 @@ func FindFio(ctx context.Context, explicit string) (Fio, error) {
 // there is any, and returns the parsed report. A report whose jobs hit I/O
 // errors is returned with them; a run that produced no report is an error.
 func (f Fio) run(ctx context.Context, env Env, name string, job Job) (*Report, error) {
+	// raw/ is calibra's own, in a run directory under the safefs rule
+	// (results.Create): no other account can plant a link at a name fio
+	// or calibra writes there, so they write by name.
 	rawDir := env.RawDir
 	base := filepath.Join(rawDir, name)
 	if err := results.WriteFileAtomic(base+".fio", []byte(job.JobFile())); err != nil {

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -191,7 +189,7 @@ func measure(ctx context.Context, cfg Config, env Env, out *results.Device) erro
 func setup(ctx context.Context, cfg Config, env Env, out *results.Device) (string, error) {
 	for _, t := range cfg.Targets {
 		if t.Kind == KindDir {
-			if err := os.MkdirAll(filepath.Join(t.Path, TestDir), 0o755); err != nil {
+			if err := t.makeWorkerFiles(cfg.Workers); err != nil {
 				return "", err
 			}
 		}

@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/observe"
+	"github.com/calibra-bench/calibra/internal/safefs"
 )
 
 // Kinds of target.
@@ -78,6 +80,11 @@ func DirTarget(path string) (Target, error) {
 		return Target{}, fault.Input(fix, "%s cannot be read: %v", dir, errors.Unwrap(err))
 	case !st.IsDir():
 		return Target{}, fault.Input(fix, "%s is not a directory of calibra's test files", dir)
+	}
+	// fio writes the worker files by name: the directory must be
+	// calibra's own, which no other account can fill with links.
+	if err := safefs.Own(dir); err != nil {
+		return Target{}, err
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -227,36 +234,116 @@ func CheckDirect(t Target) error {
 	return fault.Input("choose another --path", "cannot open %s for direct I/O: %v", file, err)
 }
 
+// makeWorkerFiles makes TestDir as calibra's own (safefs.MkdirOwn; an
+// existing one only when it is calibra's, not writable by others) and
+// each worker's file in it before fio runs: made new with O_EXCL and
+// O_NOFOLLOW, or one an earlier run left, taken only when it is a
+// regular file of calibra's account with no other name. fio then opens
+// by name files no other account can swap.
+func (t Target) makeWorkerFiles(workers int) error {
+	dir, err := safefs.MkdirOwn(t.Path, TestDir, 0o755)
+	if err != nil {
+		return err
+	}
+	for w := range workers {
+		file, _ := t.worker(w, 0)
+		f, err := safefs.CreateFile(file, 0o600)
+		if err == nil {
+			if err := f.Close(); err != nil {
+				return err
+			}
+			continue
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("create the worker file: %w", err)
+		}
+		var st unix.Stat_t
+		if err := unix.Lstat(file, &st); err != nil {
+			return fmt.Errorf("the worker file: %w", err)
+		}
+		fix := fmt.Sprintf("remove %s (another account may have made it) or choose another --path", dir)
+		switch {
+		case st.Mode&unix.S_IFMT != unix.S_IFREG:
+			return fault.Input(fix, "%s is not a regular file of calibra's", file)
+		case int(st.Uid) != os.Geteuid():
+			return fault.Input(fix, "%s belongs to %s, not to calibra's account", file, safefs.Owner(st.Uid))
+		case st.Nlink != 1:
+			return fault.Input(fix, "%s has another name (a hard link), which fio would write through", file)
+		}
+	}
+	return nil
+}
+
 var workerFile = regexp.MustCompile(`^w\d+$`)
 
 // Cleanup removes calibra's test files from every directory target, and
 // TestDir itself. It removes only the names calibra writes there (w<N>), so
-// a stranger's file in TestDir stays, and so does TestDir then.
+// a stranger's file in TestDir stays, and so does TestDir then. It works
+// by handle: the target is opened once and every name is removed relative
+// to it, TestDir only when it is a real directory of calibra's account,
+// the very one it opened; a link is never followed.
 func Cleanup(targets []Target) error {
 	var errs []error
 	for _, t := range targets {
 		if t.Kind != KindDir {
 			continue
 		}
-		dir := filepath.Join(t.Path, TestDir)
-		entries, err := os.ReadDir(dir)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
+		if err := cleanupDir(t.Path); err != nil {
 			errs = append(errs, err)
-			continue
 		}
-		for _, e := range entries {
-			if workerFile.MatchString(e.Name()) {
-				if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
-					errs = append(errs, err)
-				}
+	}
+	return errors.Join(errs...)
+}
+
+func cleanupDir(path string) error {
+	root, err := os.OpenRoot(path)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	before, err := root.Lstat(TestDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(path, TestDir)
+	if !before.IsDir() {
+		return fmt.Errorf("%s is not a directory of calibra's test files; left as it is", dir)
+	}
+	sub, err := root.OpenRoot(TestDir)
+	if err != nil {
+		return err
+	}
+	defer sub.Close()
+	f, err := sub.Open(".")
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	opened, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	st, ok := opened.Sys().(*syscall.Stat_t)
+	if !ok || !os.SameFile(before, opened) || int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("%s is not calibra's own; left as it is", dir)
+	}
+	entries, err := f.ReadDir(-1)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		if workerFile.MatchString(e.Name()) && e.Type().IsRegular() {
+			if err := sub.Remove(e.Name()); err != nil {
+				errs = append(errs, err)
 			}
 		}
-		if err := os.Remove(dir); err != nil {
-			errs = append(errs, fmt.Errorf("remove the test directory: %w", err))
-		}
+	}
+	if err := root.Remove(TestDir); err != nil {
+		errs = append(errs, fmt.Errorf("remove the test directory: %w", err))
 	}
 	return errors.Join(errs...)
 }

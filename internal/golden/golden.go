@@ -16,7 +16,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 func Check(t testing.TB, path string, got []byte) {
 	t.Helper()
 	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
+		if err := os.WriteFile(path, got, 0o644); err != nil { // safefs: a test's -update of the repository's own testdata
 			t.Fatal(err)
 		}
 		return

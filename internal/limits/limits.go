@@ -295,7 +295,7 @@ func contains(xs []string, x string) bool {
 
 func write(dir, file, value string) error {
 	path := filepath.Join(dir, file)
-	if err := os.WriteFile(path, []byte(value), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(value), 0o644); err != nil { // safefs: a control file of a cgroup calibra made in cgroupfs, which only root can change
 		return fmt.Errorf("write %q to %s: %w", value, path, err)
 	}
 	return nil
@@ -324,7 +324,7 @@ func (c *Cgroup) Attach(pid int) error {
 	pids := append([]int{pid}, children(pid)...)
 	for _, f := range c.procs {
 		for _, p := range pids {
-			if err := os.WriteFile(f, []byte(strconv.Itoa(p)), 0o644); err != nil && !errors.Is(err, syscall.ESRCH) {
+			if err := os.WriteFile(f, []byte(strconv.Itoa(p)), 0o644); err != nil && !errors.Is(err, syscall.ESRCH) { // safefs: cgroup.procs of calibra's own cgroup in cgroupfs, which only root can change
 				return fmt.Errorf("move process %d into %s: %w", p, filepath.Dir(f), err)
 			}
 		}
@@ -380,7 +380,7 @@ func (c *Cgroup) Close() error {
 // only root outside a restricted container may.
 func DropCaches() (bool, error) {
 	unix.Sync()
-	err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("3"), 0o200)
+	err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("3"), 0o200) // safefs: a kernel file in procfs, no one's to plant
 	switch {
 	case err == nil:
 		return true, nil

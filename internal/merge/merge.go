@@ -21,6 +21,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/oltp"
 	"github.com/calibra-bench/calibra/internal/report"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/safefs"
 )
 
 // Config is a merge: the partitions' run directories and where to put the
@@ -83,7 +84,10 @@ func Merge(cfg Config) (string, error) {
 		if label != "" {
 			name = label + "-merged"
 		}
-		out = results.DefaultPath(now(), name)
+		var err error
+		if out, err = results.DefaultPath(now(), name); err != nil {
+			return "", err
+		}
 	}
 	if err := freeOut(out); err != nil {
 		return "", err
@@ -92,7 +96,9 @@ func Merge(cfg Config) (string, error) {
 	if err != nil {
 		return "", fault.Input("choose an --out directory you can write to", "cannot create the merged run directory %s: %v", out, errors.Unwrap(err))
 	}
-	defer os.RemoveAll(stage) // gone once renamed; the leftovers of a failure otherwise
+	// Gone once renamed; the leftovers of a failure otherwise, removed
+	// by handle in the parent freeOut checked.
+	defer safefs.RemoveAll(filepath.Dir(stage), filepath.Base(stage))
 	if err := write(stage, parts, cfg, label); err != nil {
 		return "", err
 	}
@@ -106,12 +112,26 @@ func Merge(cfg Config) (string, error) {
 }
 
 // freeOut refuses an --out that holds anything: a merge never mixes its
-// files with another run's.
+// files with another run's. The merged run is staged beside --out and
+// renamed onto it by name, so --out's parent, made as calibra's own where
+// missing, must pass safefs.CheckParent.
 func freeOut(out string) error {
+	parent := filepath.Dir(filepath.Clean(out))
+	if _, err := os.Lstat(parent); errors.Is(err, os.ErrNotExist) {
+		if parent, err = safefs.MkdirAllOwn(parent, 0o755); err != nil {
+			return err
+		}
+	}
+	if err := safefs.CheckParent(parent, "choose an --out in a directory only calibra's account (or root) can write to"); err != nil {
+		return err
+	}
+	if st, err := os.Lstat(out); err == nil && !st.IsDir() {
+		return fault.Input("choose another --out or remove it", "--out %s is not a directory", out)
+	}
 	entries, err := os.ReadDir(out)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return os.MkdirAll(filepath.Dir(filepath.Clean(out)), 0o755)
+		return nil
 	case err != nil:
 		return fault.Input("choose another --out", "cannot read --out %s: %v", out, errors.Unwrap(err))
 	case len(entries) > 0:

@@ -80,7 +80,7 @@ func Acquire(path, command string) (*Lock, error) {
 // other name (a hard link would make us write another file).
 func open(name, dir string) (*os.File, error) {
 	const noFollow = unix.O_NOFOLLOW | unix.O_CLOEXEC
-	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL|noFollow, 0o644)
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL|noFollow, 0o644) // safefs: new, O_EXCL|O_NOFOLLOW, in a --path that passed CheckPath
 	if err == nil || !errors.Is(err, os.ErrExist) {
 		return f, err
 	}
@@ -93,7 +93,7 @@ func open(name, dir string) (*os.File, error) {
 	if err := judge(name, dir, &st); err != nil {
 		return nil, err
 	}
-	f, err = os.OpenFile(name, os.O_RDWR|unix.O_NONBLOCK|noFollow, 0)
+	f, err = os.OpenFile(name, os.O_RDWR|unix.O_NONBLOCK|noFollow, 0) // safefs: no link followed, no FIFO waited on; fstat checks it below
 	if errors.Is(err, unix.ELOOP) {
 		st.Mode = unix.S_IFLNK
 		return nil, judge(name, dir, &st)

@@ -2,10 +2,9 @@ package results
 
 import (
 	"errors"
-	"io"
-	"os"
 
 	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/safefs"
 )
 
 // The bounds of what report, compare and merge read from a run directory:
@@ -26,21 +25,11 @@ const (
 var maxRows = MaxTimeseriesRows
 
 // ReadBounded reads the file at path, refusing one larger than most bytes
-// before reading it whole.
+// before reading it whole. A run directory may be another account's: the
+// file is opened as safefs.OpenInput does (no final link followed, no
+// FIFO waited on, a regular file only).
 func ReadBounded(path string, most int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, most+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > most {
-		return nil, tooLarge(path, most)
-	}
-	return data, nil
+	return safefs.ReadInput(path, most, tooLarge(path, most))
 }
 
 // tooLarge is the one sentence for a file past its bound.

@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/safefs"
 )
 
 // Dir is a run directory: results.json, logs/, raw/ and the reports.
@@ -28,21 +30,50 @@ const DefaultParent = "calibra-runs"
 
 var unsafeLabel = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
-// DefaultPath names a run directory by its UTC start time and label; a
-// second command started in the same second gets "-2" (then "-3"...), so
-// scripted runs never collide.
-func DefaultPath(start time.Time, label string) string {
+// defaultFix is the cure for a current directory calibra may not make
+// calibra-runs in.
+const defaultFix = "give --out in a directory only calibra's account (or root) can write to, or run calibra from one"
+
+// maxSuffix bounds the names DefaultPath tries in one second.
+const maxSuffix = 1000
+
+// DefaultPath names a run directory by its UTC start time and label, in
+// calibra-runs of the current directory; a second command started in the
+// same second gets "-2" (then "-3"...), so scripted runs never collide.
+// The current directory must pass the rule of internal/safefs (others
+// could swap calibra-runs for a link mid-run otherwise), and calibra-runs
+// is made, or taken, as calibra's own. A name the file system refuses (a
+// label too long) is an error, never a loop.
+func DefaultPath(start time.Time, label string) (string, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return "", fault.Input(defaultFix, "the current directory cannot be read: %v", err)
+	}
+	if err := safefs.CheckParent(cwd, defaultFix); err != nil {
+		return "", err
+	}
+	parent, err := safefs.MkdirOwn(cwd, DefaultParent, 0o755)
+	if err != nil {
+		return "", err
+	}
 	name := start.UTC().Format("20060102T150405Z")
 	if l := unsafeLabel.ReplaceAllString(label, "-"); l != "" {
 		name += "_" + l
 	}
-	path := filepath.Join(DefaultParent, name)
-	for n := 2; ; n++ {
-		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-			return path
+	path := filepath.Join(parent, name)
+	for n := 2; n <= maxSuffix; n++ {
+		_, err := os.Lstat(path)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			return path, nil
+		case errors.Is(err, syscall.ENAMETOOLONG):
+			return "", fault.Input("give a shorter --label, or an --out", "the run directory's name %s... is longer than the file system allows", path[:min(len(path), len(parent)+40)])
+		case err != nil:
+			return "", fault.Input("give an --out", "the run directory %s cannot be named: %v", path, unwrapPathError(err))
 		}
-		path = filepath.Join(DefaultParent, fmt.Sprintf("%s-%d", name, n))
+		path = filepath.Join(parent, fmt.Sprintf("%s-%d", name, n))
 	}
+	return "", fault.Input("give an --out", "%d run directories named %s already exist in %s", maxSuffix, name, parent)
 }
 
 // Create makes a new run directory at path and writes an initial results.json
@@ -56,14 +87,13 @@ func Create(path string, run *Run) (*Dir, error) {
 	if err := makeRunDir(path); err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(path, "results.json")); err == nil {
+	if _, err := os.Lstat(filepath.Join(path, "results.json")); err == nil {
 		return nil, fault.Input("choose another --out or remove the old run",
 			"the run directory %s already holds a run", path)
 	}
 	for _, sub := range []string{"logs", "raw"} {
-		if err := os.Mkdir(filepath.Join(path, sub), 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-			return nil, fault.Input("choose an --out directory you can write to",
-				"cannot create the run directory %s: %v", path, unwrapPathError(err))
+		if _, err := safefs.MkdirOwn(path, sub, 0o755); err != nil {
+			return nil, err
 		}
 	}
 	run.Schema = Schema
@@ -72,48 +102,46 @@ func Create(path string, run *Run) (*Dir, error) {
 	return d, d.Save()
 }
 
+// outFix is the cure for an --out calibra may not use.
+const outFix = "choose an --out that does not exist yet, in a directory only calibra's account (or root) can write to"
+
 // makeRunDir makes the run directory path (absolute), or takes an
-// existing one of calibra's own account. Its parent must let no other
-// account rename or replace what is in it (calibra's or root's, and not
-// writable by group or others unless sticky, as /tmp): calibra writes the
-// run by path, and a run directory swapped for a link mid-run would have
-// it write wherever the link points. A link at path is refused.
+// existing one of calibra's own account that no other account can write
+// (safefs.Own). Its parent, made as calibra's own where missing, must
+// pass safefs.CheckParent: calibra, fio and the server write the run by
+// path, and a run directory swapped for a link mid-run, or one holding
+// another account's links, would have them write wherever the links
+// point. A directory such as /tmp is never a run directory.
 func makeRunDir(path string) error {
 	parent := filepath.Dir(path)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return fault.Input("choose an --out directory you can write to",
-			"cannot create the run directory %s: %v", path, unwrapPathError(err))
-	}
-	fix := "choose an --out in a directory only calibra's account (or root) can write to"
-	var st syscall.Stat_t
-	if err := syscall.Stat(parent, &st); err != nil {
-		return fmt.Errorf("the run directory's parent %s: %w", parent, err)
-	}
-	euid := uint32(os.Geteuid())
-	switch {
-	case st.Uid != euid && st.Uid != 0:
-		return fault.Input(fix, "%s, where the run directory goes, belongs to the account with uid %d, who could swap the run for a link mid-run", parent, st.Uid)
-	case st.Mode&0o022 != 0 && st.Mode&syscall.S_ISVTX == 0:
-		return fault.Input(fix, "%s, where the run directory goes, is writable by other accounts, who could swap the run for a link mid-run", parent)
-	}
-	err := os.Mkdir(path, 0o755)
-	if err == nil || !errors.Is(err, os.ErrExist) {
-		if err != nil {
-			return fault.Input("choose an --out directory you can write to",
-				"cannot create the run directory %s: %v", path, unwrapPathError(err))
+	if _, err := os.Lstat(parent); errors.Is(err, os.ErrNotExist) {
+		// Missing parents are made as calibra's own below one that
+		// passes CheckParent.
+		if parent, err = safefs.MkdirAllOwn(parent, 0o755); err != nil {
+			return err
 		}
-		return nil
 	}
-	if err := syscall.Lstat(path, &st); err != nil {
-		return fmt.Errorf("the run directory %s: %w", path, err)
+	if err := safefs.CheckParent(parent, outFix); err != nil {
+		return err
 	}
-	switch {
-	case st.Mode&syscall.S_IFMT == syscall.S_IFLNK:
-		return fault.Input("choose another --out, or remove the link (another account may have made it)", "the run directory %s is a symbolic link, which calibra does not follow", path)
-	case st.Mode&syscall.S_IFMT != syscall.S_IFDIR:
-		return fault.Input("choose another --out", "the run directory %s is not a directory", path)
-	case st.Uid != euid:
-		return fault.Input("choose another --out, or remove it (another account may have made it)", "the run directory %s belongs to the account with uid %d, not calibra's", path, st.Uid)
+	var st syscall.Stat_t
+	if err := syscall.Lstat(path, &st); err == nil {
+		switch st.Mode & syscall.S_IFMT {
+		case syscall.S_IFDIR:
+			if st.Mode&0o022 != 0 {
+				return fault.Input(outFix, "the run directory %s is writable by other accounts, who could plant links in it", path)
+			}
+		case syscall.S_IFLNK:
+		default:
+			return fault.Input("choose another --out", "the run directory %s is not a directory", path)
+		}
+	}
+	if _, err := safefs.MkdirOwn(parent, filepath.Base(path), 0o755); err != nil {
+		var in *fault.InputError
+		if errors.As(err, &in) && strings.Contains(in.Msg, "symbolic link") {
+			return fault.Input("choose another --out, or remove the link (another account may have made it)", "the run directory %s is a symbolic link, which calibra does not follow", path)
+		}
+		return err
 	}
 	return nil
 }

@@ -102,11 +102,17 @@ func TestRampSaysWhenTheSLAWasNotReached(t *testing.T) {
 func TestDefaultPathNeverReusesARunDirectory(t *testing.T) {
 	t.Chdir(t.TempDir())
 	at := time.Date(2026, 11, 22, 18, 47, 9, 0, time.UTC)
-	first := DefaultPath(at, "x")
+	first, err := DefaultPath(at, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := Create(first, &Run{}); err != nil {
 		t.Fatal(err)
 	}
-	second := DefaultPath(at, "x")
+	second, err := DefaultPath(at, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if second == first || filepath.Base(second) != "20261122T184709Z_x-2" {
 		t.Fatalf("second path %s, first %s", second, first)
 	}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/calibra-bench/calibra/internal/safefs"
 )
 
 // TimeseriesFile is the run directory's per-second samples.
@@ -34,7 +36,7 @@ func ReadTimeseries(r io.Reader) (*Timeseries, error) {
 		return nil, fmt.Errorf("timeseries: header: %w", err)
 	}
 	if len(head) == 0 || head[0] != "time" {
-		return nil, fmt.Errorf("timeseries: the first column is %q, not time", head[0])
+		return nil, errors.New("timeseries: the first column is not time")
 	}
 	ts := &Timeseries{Columns: head[1:], index: map[string]int{}}
 	for i, c := range ts.Columns {
@@ -53,7 +55,8 @@ func ReadTimeseries(r io.Reader) (*Timeseries, error) {
 		}
 		at, err := time.Parse(time.RFC3339Nano, rec[0])
 		if err != nil {
-			return nil, fmt.Errorf("timeseries: line %d: %w", line, err)
+			// Not the cell itself: an error never quotes a file's content.
+			return nil, fmt.Errorf("timeseries: line %d: the time is not RFC 3339", line)
 		}
 		ts.Time = append(ts.Time, at)
 		ts.cells = append(ts.cells, rec[1:])
@@ -63,7 +66,7 @@ func ReadTimeseries(r io.Reader) (*Timeseries, error) {
 // LoadTimeseries reads a run directory's timeseries.csv; nil, nil when the
 // run has none (a run stopped before its observers wrote it).
 func LoadTimeseries(dir string) (*Timeseries, error) {
-	f, err := os.Open(filepath.Join(dir, TimeseriesFile))
+	f, err := safefs.OpenInput(filepath.Join(dir, TimeseriesFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/lab"
 	"github.com/calibra-bench/calibra/internal/limits"
 	"github.com/calibra-bench/calibra/internal/pathlock"
+	"github.com/calibra-bench/calibra/internal/safefs"
 )
 
 // Clean removes the managed instance under path, stopping its server first
@@ -84,26 +85,58 @@ func Clean(path string, w io.Writer) error {
 
 // removeInstances removes every engine's managed instance under path, and
 // those of --instances under path/calibra-instances, naming each it found.
+// calibra-instances and its members are removed by handle, relative to
+// path opened once, and only when each is calibra's own (safefs.Own).
 func removeInstances(path string) ([]string, error) {
 	found, err := removeEngines(path, "")
 	if err != nil {
 		return found, err
 	}
-	dirs, _ := filepath.Glob(filepath.Join(path, InstancesDir, "*"))
-	for _, dir := range dirs {
-		more, err := removeEngines(dir, " "+filepath.Base(dir)+" of --instances")
+	members, err := instanceMembers(path)
+	if err != nil || len(members) == 0 {
+		return found, err
+	}
+	root, err := os.OpenRoot(path)
+	if err != nil {
+		return found, err
+	}
+	defer root.Close()
+	for _, k := range members {
+		more, err := removeEngines(filepath.Join(path, InstancesDir, k), " "+k+" of --instances")
 		found = append(found, more...)
 		if err != nil {
 			return found, err
 		}
-		if err := os.Remove(dir); err != nil {
+		if err := root.Remove(filepath.Join(InstancesDir, k)); err != nil {
 			return found, err
 		}
 	}
-	if len(dirs) > 0 {
-		return found, os.Remove(filepath.Join(path, InstancesDir))
+	return found, root.Remove(InstancesDir)
+}
+
+// instanceMembers names the members of path/calibra-instances (none when
+// it does not exist), refusing it or a member that is not calibra's own:
+// a real directory of calibra's account that no other account can write.
+func instanceMembers(path string) ([]string, error) {
+	dir := filepath.Join(path, InstancesDir)
+	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
 	}
-	return found, nil
+	if err := safefs.Own(dir); err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if err := safefs.Own(filepath.Join(dir, e.Name())); err != nil {
+			return nil, err
+		}
+		names = append(names, e.Name())
+	}
+	return names, nil
 }
 
 // removeEngines removes each engine's managed instance in path, naming
@@ -166,5 +199,20 @@ func refuseLinks(path string) error {
 				"%s is a symbolic link, and clean follows no link out of %s", name, path)
 		}
 	}
+	// What clean removes by handle must be calibra's own as well: one
+	// another account made is refused before anything is removed.
+	if _, err := instanceMembers(path); err != nil {
+		return err
+	}
+	if dev := filepath.Join(path, device.TestDir); exists(dev) {
+		if err := safefs.Own(dev); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }

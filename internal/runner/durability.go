@@ -18,6 +18,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/lab"
 	"github.com/calibra-bench/calibra/internal/oltp"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/safefs"
 	"github.com/calibra-bench/calibra/internal/study"
 )
 
@@ -85,12 +86,14 @@ func (e Env) PlanDurability(ctx context.Context, c *Config, d Durability) (needs
 		// between commands): a calibration leaves a database its unsafe
 		// commits broke. No server runs there: a lab's servers end
 		// with the command that mounted it.
-		c.Path = filepath.Join(stack.Mount, "calibra-durability")
-		if err := os.RemoveAll(c.Path); err != nil {
+		// Removed by handle in, and made fresh as calibra's own on, the
+		// lab's file system, which calibra mounted.
+		const name = "calibra-durability"
+		if err := safefs.RemoveAll(stack.Mount, name); err != nil {
 			done()
 			return Needs{}, nil, nil, err
 		}
-		if err := os.MkdirAll(c.Path, 0o755); err != nil {
+		if c.Path, err = safefs.MkdirOwn(stack.Mount, name, 0o755); err != nil {
 			done()
 			return Needs{}, nil, nil, err
 		}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -26,6 +27,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/progress"
 	"github.com/calibra-bench/calibra/internal/report"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/safefs"
 	"github.com/calibra-bench/calibra/internal/verdict"
 )
 
@@ -174,13 +176,17 @@ func (e Env) Run(ctx context.Context, command string, c *Config, needs Needs, bo
 	run := e.newRun(command, c, needs, applied, target)
 	out := c.Out
 	if out == "" {
-		out = results.DefaultPath(run.StartedAt, c.Label)
+		if out, err = results.DefaultPath(run.StartedAt, c.Label); err != nil {
+			return err
+		}
 	}
 	dir, err := results.Create(out, run)
 	if err != nil {
 		return err
 	}
-	logFile, err := os.OpenFile(dir.File("logs", "calibra.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	// logs/ is calibra's own (results.Create); no link is followed all
+	// the same, and a FIFO there does not hang the run.
+	logFile, err := safefs.OpenWrite(dir.File("logs", "calibra.log"), os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
@@ -267,7 +273,8 @@ func (e Env) finish(ctx context.Context, dir *results.Dir, logFile *os.File, pro
 			}
 		})
 		if !measured {
-			_ = os.RemoveAll(dir.Path)
+			// By handle, in the parent results.Create checked.
+			_ = safefs.RemoveAll(filepath.Dir(dir.Path), filepath.Base(dir.Path))
 			return err
 		}
 	}
@@ -309,11 +316,18 @@ func openTarget(ctx context.Context, c *Config, cfg engine.Config) (engine.Engin
 		if c.WALPath != "" {
 			mc.WALPath = InstancePath(c.WALPath, k+1)
 		}
-		for _, dir := range []string{mc.Path, mc.WALPath} {
-			if dir == "" {
+		for _, top := range []string{c.Path, c.WALPath} {
+			if top == "" {
 				continue
 			}
-			if err := os.MkdirAll(dir, 0o755); err != nil {
+			// calibra-instances and its members are calibra's own,
+			// made fresh or taken only as such (safefs.MkdirOwn): the
+			// server and clean use them by name.
+			dir, err := safefs.MkdirOwn(top, InstancesDir, 0o755)
+			if err == nil {
+				_, err = safefs.MkdirOwn(dir, strconv.Itoa(k+1), 0o755)
+			}
+			if err != nil {
 				return nil, fmt.Errorf("instance %d: %w", k+1, err)
 			}
 		}
@@ -345,7 +359,9 @@ func (s *Session) runTarget(ctx context.Context, body StepFunc) error {
 		if fresh != nil {
 			for _, dir := range []string{fresh.LogDir, fresh.DataDir} {
 				if dir != "" {
-					_ = os.RemoveAll(dir)
+					// Made by this command beneath --path or --wal-path
+					// (both checked by CheckPath); removed by handle.
+					_ = safefs.RemoveAll(filepath.Dir(dir), filepath.Base(dir))
 				}
 			}
 		}
@@ -555,10 +571,11 @@ func newStep(kind, name string, started time.Time, body any) results.Step {
 	return results.Step{StepHeader: results.StepHeader{Kind: kind, Name: name, StartedAt: started.UTC(), FinishedAt: &now}, Body: body}
 }
 
-// writeFile writes a run-directory file atomically.
+// writeFile writes a run-directory file atomically, making its
+// directories under the run directory as calibra's own.
 func writeFile(dir *results.Dir, data []byte, parts ...string) error {
 	path := dir.File(parts...)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if _, err := safefs.MkdirAllOwn(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
 	return results.WriteFileAtomic(path, data)

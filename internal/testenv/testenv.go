@@ -19,6 +19,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/proc"
+	"github.com/calibra-bench/calibra/internal/safefs"
 )
 
 // Required says whether CI demands name (CALIBRA_TEST_REQUIRE, a comma-
@@ -93,7 +94,8 @@ func StorageDir(t testing.TB) string {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	// Tests plant other accounts' links in it: removed by handle.
+	t.Cleanup(func() { _ = safefs.RemoveAll(filepath.Dir(dir), filepath.Base(dir)) })
 	return dir
 }
 
@@ -106,7 +108,7 @@ func LoopDevice(t testing.TB, size int64) string {
 		t.Skip("needs root for a loop device")
 	}
 	backing := filepath.Join(t.TempDir(), "disk")
-	if err := os.WriteFile(backing, nil, 0o644); err != nil {
+	if err := os.WriteFile(backing, nil, 0o644); err != nil { // safefs: in the test's own t.TempDir, 0700
 		t.Fatal(err)
 	}
 	if err := os.Truncate(backing, size); err != nil {

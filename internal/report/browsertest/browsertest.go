@@ -135,7 +135,7 @@ func (b *Browser) Open(t *testing.T, file string) Result {
 	}
 	fmt.Sscan(renderMs, &res.RenderMs)
 	if dir := os.Getenv("CALIBRA_TEST_SCREENSHOTS"); dir != "" {
-		_ = os.WriteFile(filepath.Join(dir, strings.ReplaceAll(t.Name(), "/", "_")+".png"), res.Screenshot, 0o644)
+		_ = os.WriteFile(filepath.Join(dir, strings.ReplaceAll(t.Name(), "/", "_")+".png"), res.Screenshot, 0o644) // safefs: a test aid, into the directory its developer names
 	}
 	res.Charts = map[string]float64{}
 	for _, c := range charts {
