@@ -18,8 +18,13 @@ import (
 	"github.com/calibra-bench/calibra/internal/lab"
 	"github.com/calibra-bench/calibra/internal/oltp"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/safefs"
 	"github.com/calibra-bench/calibra/internal/study"
 )
+
+// durabilityDir is the audit's instance's directory on a lab's file
+// system.
+const durabilityDir = "calibra-durability"
 
 // Durability is the power-loss audit.
 type Durability struct {
@@ -85,12 +90,13 @@ func (e Env) PlanDurability(ctx context.Context, c *Config, d Durability) (needs
 		// between commands): a calibration leaves a database its unsafe
 		// commits broke. No server runs there: a lab's servers end
 		// with the command that mounted it.
-		c.Path = filepath.Join(stack.Mount, "calibra-durability")
-		if err := os.RemoveAll(c.Path); err != nil {
+		// The lab's file system is mounted on calibra-lab/fs, calibra's
+		// own (checked by the stack): removed and made there by handle.
+		if err := safefs.RemoveAll(stack.Mount, durabilityDir); err != nil {
 			done()
 			return Needs{}, nil, nil, err
 		}
-		if err := os.MkdirAll(c.Path, 0o755); err != nil {
+		if c.Path, err = safefs.MkdirOwn(stack.Mount, durabilityDir, 0o755); err != nil {
 			done()
 			return Needs{}, nil, nil, err
 		}
