@@ -21,6 +21,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/oltp"
 	"github.com/calibra-bench/calibra/internal/oltp/tpcc"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/safefs"
 )
 
 // Host is what the audit needs from the machine under test.
@@ -68,7 +69,12 @@ type Config struct {
 // rather than pass for a complete audit.
 func Run(ctx context.Context, cfg Config, host Host, out *results.Durability) error {
 	out.Clients, out.LoadS, out.Journal = cfg.Clients, cfg.Load.Seconds(), cfg.Journal
-	jf, err := os.Create(cfg.Journal)
+	// A new file, never one found at the name (an --out used again may
+	// hold an earlier audit's): made exclusively, not through a link.
+	if err := os.Remove(cfg.Journal); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	jf, err := safefs.CreateFile(cfg.Journal, 0o644)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/calibra-bench/calibra/internal/safefs"
 )
 
 // Cleanup removes what a killed calibra left of a lab under path: its
@@ -23,12 +26,21 @@ import (
 // database server a killed run left on it. It reports whether there was a
 // lab to remove.
 func Cleanup(path string, stopServer func(mount string) error) (bool, error) {
-	root, err := filepath.Abs(filepath.Join(path, DirName))
+	abs, err := filepath.Abs(path)
 	if err != nil {
 		return false, err
 	}
-	if _, err := os.Stat(root); errors.Is(err, os.ErrNotExist) {
+	root := filepath.Join(abs, DirName)
+	if _, err := os.Lstat(root); errors.Is(err, os.ErrNotExist) {
 		return false, nil
+	}
+	// Only a lab directory of calibra's own is taken apart: what it
+	// records (the cache's place, a loop device) is then calibra's word.
+	if err := safefs.CheckDir(abs, ""); err != nil {
+		return false, err
+	}
+	if err := safefs.Own(root); err != nil {
+		return false, err
 	}
 	var errs []error
 	mounts := mountsUnder(root)
@@ -41,7 +53,7 @@ func Cleanup(path string, stopServer func(mount string) error) (bool, error) {
 		}
 	}
 	var st state
-	if data, err := os.ReadFile(statePath(root)); err == nil {
+	if data, err := readRecord(statePath(root)); err == nil {
 		_ = json.Unmarshal(data, &st)
 	}
 	// Deepest first: the file system before the FUSE mount under it.
@@ -65,10 +77,23 @@ func Cleanup(path string, stopServer func(mount string) error) (bool, error) {
 			errs = append(errs, err)
 		}
 	}
-	flash, _ := os.ReadFile(filepath.Join(root, flashPointer))
+	// The cache directories are found only from the lab's own records,
+	// and removed only while they are still calibra's own: never by a
+	// name another account could have chosen.
+	flash, _ := readRecord(filepath.Join(root, flashPointer))
 	for _, dir := range []string{st.CacheDir, string(flash)} {
-		if dir != "" && strings.Contains(filepath.Base(dir), "calibra-lab-cache-") {
-			os.RemoveAll(dir)
+		if dir == "" || !filepath.IsAbs(dir) || filepath.Clean(dir) != dir || !strings.HasPrefix(filepath.Base(dir), cachePrefix) {
+			continue
+		}
+		if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err := safefs.CheckParent(filepath.Dir(dir), ""); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := removeCache(dir); err != nil {
+			errs = append(errs, fmt.Errorf("the lab's cache %s was left: %w", dir, err))
 		}
 	}
 	// The killed processes are gone once their FUSE mount is; give the
@@ -76,7 +101,7 @@ func Cleanup(path string, stopServer func(mount string) error) (bool, error) {
 	for i := 0; i < 20 && len(labProcs(root)) > 0; i++ {
 		time.Sleep(100 * time.Millisecond)
 	}
-	if err := os.RemoveAll(root); err != nil {
+	if err := safefs.RemoveAll(abs, DirName); err != nil {
 		errs = append(errs, err)
 	}
 	return true, errors.Join(errs...)

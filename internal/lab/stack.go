@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/safefs"
 )
 
 // DirName is the lab's directory under the path: the platter, the FUSE
@@ -58,13 +58,37 @@ func statePath(root string) string { return filepath.Join(root, "lab.json") }
 func lostPath(root string) string { return filepath.Join(root, "kept-nothing") }
 
 // flashPointer names the file under the lab's root that says where its
-// flash cache lives, so that clean finds it after any exit.
+// flash cache lives, so that the next start (after a power cut) and clean
+// find it after any exit. The cache directory's name is random (it lives
+// in a place every account can write, such as /dev/shm): this record, in
+// calibra's own directory, is the only way to it.
 const flashPointer = "flash-cache-dir"
 
-func fnv64(s string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(s))
-	return h.Sum64()
+// cachePrefix begins the name of each private cache directory.
+const cachePrefix = "calibra-lab-cache-"
+
+// maxRecord bounds what is read of the lab's own small files.
+const maxRecord = 64 << 10
+
+// writeRecord writes one of the lab's own files in its root (made or
+// checked by safefs.MkdirOwn in Up): any old one removed, the new one made
+// exclusively, 0600, never through a link.
+func writeRecord(path string, data []byte) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	f, err := safefs.CreateFile(path, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	return errors.Join(err, f.Close())
+}
+
+// readRecord reads one of the lab's own files, refusing a link or
+// anything but a regular file.
+func readRecord(path string) ([]byte, error) {
+	return safefs.ReadInput(path, maxRecord, fmt.Errorf("%s is larger than the lab ever writes it", path))
 }
 
 // Check says, in one sentence, why a stack cannot be built on this
@@ -73,7 +97,7 @@ func Check(p Parts) error {
 	if os.Geteuid() != 0 {
 		return fault.Input("run calibra as root (loop devices and mounts need it), or drop --lab", "the storage lab needs root")
 	}
-	if f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0); err != nil {
+	if f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0); err != nil { // safefs: a device node in root's /dev, opened to see that it can be, nothing written
 		return fault.Input("load FUSE (modprobe fuse) or run where /dev/fuse exists, or drop --lab", "the storage lab needs FUSE and /dev/fuse cannot be opened: %v", errors.Unwrap(err))
 	} else {
 		f.Close()
@@ -101,6 +125,11 @@ func Check(p Parts) error {
 		if st, err := os.Stat(p.CacheDir); err != nil || !st.IsDir() {
 			return fault.Input("give cache_dir=DIR on a fast device or tmpfs", "the lab's cache directory %s is not a directory", p.CacheDir)
 		}
+		// The cache gets a private directory of a random name there;
+		// its parents must still be out of other accounts' reach.
+		if err := safefs.CheckParent(p.CacheDir, "give cache_dir=DIR owned by root and writable by no other account, or sticky as /dev/shm is"); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -119,16 +148,26 @@ func Up(ctx context.Context, path string, p Parts, group *proc.Group) (*Stack, e
 	}
 	s := &Stack{Parts: p, Root: filepath.Join(abs, DirName), group: group}
 	s.Mount = filepath.Join(s.Root, "fs")
-	if _, err := os.Stat(statePath(s.Root)); err == nil {
-		return nil, fault.Input(fmt.Sprintf("wait for the other calibra to finish, or run 'calibra clean --path %s'", path),
-			"a lab stack is already up under %s (another calibra, or one that was killed)", s.Root)
+	// calibra-lab and its mount points are calibra's own, made fresh or
+	// found so (never a link, never another account's): the platter, the
+	// records and both mounts go there by name. 0755: the server's
+	// account reaches its data through fs.
+	if err := safefs.CheckDir(abs, ""); err != nil {
+		return nil, err
 	}
-	for _, d := range []string{s.Root, s.fuseDir(), s.Mount} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+	if _, err := safefs.MkdirOwn(abs, DirName, 0o755); err != nil {
+		return nil, err
+	}
+	for _, d := range []string{s.fuseDir(), s.Mount} {
+		if _, err := safefs.MkdirOwn(s.Root, filepath.Base(d), 0o755); err != nil {
 			return nil, err
 		}
 	}
-	if lost, err := os.ReadFile(lostPath(s.Root)); err == nil {
+	if _, err := os.Lstat(statePath(s.Root)); err == nil {
+		return nil, fault.Input(fmt.Sprintf("wait for the other calibra to finish, or run 'calibra clean --path %s'", path),
+			"a lab stack is already up under %s (another calibra, or one that was killed)", s.Root)
+	}
+	if lost, err := readRecord(lostPath(s.Root)); err == nil {
 		s.Lost = string(lost)
 		os.Remove(lostPath(s.Root))
 	}
@@ -157,7 +196,7 @@ func Up(ctx context.Context, path string, p Parts, group *proc.Group) (*Stack, e
 // newPlatter makes the sparse backing file and its file system, straight
 // on the file (no delay filter in the way).
 func (s *Stack) newPlatter(ctx context.Context) error {
-	f, err := os.OpenFile(s.platter(), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	f, err := safefs.CreateFile(s.platter(), 0o600)
 	if err != nil {
 		return err
 	}
@@ -182,16 +221,20 @@ func (s *Stack) newPlatter(ctx context.Context) error {
 // loop device with direct I/O (so the host page cache stays out of the
 // chain and FLUSH reaches the cache filter).
 func (s *Stack) start(ctx context.Context) error {
+	if err := safefs.Own(s.fuseDir()); err != nil { // the mount point, checked again just before the mount
+		return err
+	}
 	switch {
 	case s.Parts.flashCache():
 		// The same directory at every start: a non-volatile cache comes
 		// back after a power cut with what it held.
-		s.cacheDir = filepath.Join(s.Parts.CacheDir, fmt.Sprintf("calibra-lab-cache-%x", fnv64(s.Root)))
-		if err := os.WriteFile(filepath.Join(s.Root, flashPointer), []byte(s.cacheDir), 0o644); err != nil {
+		dir, err := s.flashDir()
+		if err != nil {
 			return err
 		}
+		s.cacheDir = dir
 	case s.Parts.Cache != "":
-		dir, err := os.MkdirTemp(s.Parts.CacheDir, "calibra-lab-cache-")
+		dir, err := safefs.PrivateTemp(s.Parts.CacheDir, cachePrefix)
 		if err != nil {
 			return fmt.Errorf("the lab's cache directory: %w", err)
 		}
@@ -201,7 +244,7 @@ func (s *Stack) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	log, err := os.OpenFile(filepath.Join(s.Root, "nbdfuse.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	log, err := os.OpenFile(filepath.Join(s.Root, "nbdfuse.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o644) // safefs: in calibra-lab, made or checked by MkdirOwn in Up
 	if err != nil {
 		return err
 	}
@@ -263,6 +306,9 @@ func (s *Stack) check(ctx context.Context) (string, error) {
 }
 
 func (s *Stack) mount(ctx context.Context) error {
+	if err := safefs.Own(s.Mount); err != nil { // the mount point, checked again just before the mount
+		return err
+	}
 	if _, err := run(ctx, "mount", "-t", s.Parts.FS, s.loop, s.Mount); err != nil {
 		return err
 	}
@@ -279,7 +325,7 @@ func (s *Stack) saveState() error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(statePath(s.Root), data, 0o644)
+	return writeRecord(statePath(s.Root), data)
 }
 
 // Record is what meta.storage.lab says about the stack.
@@ -304,7 +350,7 @@ func (s *Stack) Down() error {
 	if err := unmount(s.Mount); err != nil {
 		errs = append(errs, err)
 	}
-	if f, err := os.OpenFile(s.fuseFile(), os.O_RDWR, 0); err == nil {
+	if f, err := os.OpenFile(s.fuseFile(), os.O_RDWR|syscall.O_NOFOLLOW, 0); err == nil { // safefs: nbdfuse's file on calibra-lab/fuse, calibra's own
 		// An NBD FLUSH: the write-back cache goes to the platter.
 		if err := f.Sync(); err != nil {
 			errs = append(errs, fmt.Errorf("flush the lab's cache: %w", err))
@@ -340,7 +386,12 @@ func (s *Stack) Down() error {
 		// The next command finds the platter as it was before this one and
 		// must say so, not silently build again.
 		lost := fmt.Sprintf("the last command's lab (%s) kept nothing: its cache (cache=unsafe) is never written back, so what it wrote is not on the platter", s.Parts.Spec)
-		errs = append(errs, os.WriteFile(lostPath(s.Root), []byte(lost), 0o644))
+		errs = append(errs, writeRecord(lostPath(s.Root), []byte(lost)))
+	}
+	if s.Parts.flashCache() && s.cacheDir != "" && safefs.Own(s.cacheDir) != nil {
+		// The server destaged everything and removed its cache: the
+		// record would only name a place another account may take next.
+		os.Remove(filepath.Join(s.Root, flashPointer))
 	}
 	s.forget()
 	return errors.Join(errs...)
@@ -384,7 +435,7 @@ func (s *Stack) PowerCut() {
 
 func (s *Stack) forget() {
 	if s.cacheDir != "" && !s.Parts.flashCache() {
-		os.RemoveAll(s.cacheDir) // a volatile cache dies with its server
+		removeCache(s.cacheDir) // a volatile cache dies with its server
 	}
 	s.fuse, s.loop, s.cacheDir = nil, "", ""
 	os.Remove(statePath(s.Root))
@@ -447,4 +498,52 @@ var toolPackage = map[string]string{
 	"nbdfuse": "libnbd-bin", "fusermount3": "fuse3", "nbdkit": "nbdkit",
 	"losetup": "mount", "mount": "mount", "umount": "mount",
 	"mkfs.ext4": "e2fsprogs", "e2fsck": "e2fsprogs", "mkfs.xfs": "xfsprogs",
+}
+
+// flashDir is the flash cache's directory: the one this lab's record
+// names when it is still there (a non-volatile cache comes back after a
+// power cut with what it held), checked again, else a new private one
+// (random name, 0700) in cache_dir, recorded.
+func (s *Stack) flashDir() (string, error) {
+	record := filepath.Join(s.Root, flashPointer)
+	parent, err := filepath.Abs(s.Parts.CacheDir)
+	if err != nil {
+		return "", err
+	}
+	data, err := readRecord(record)
+	switch {
+	case err == nil:
+		dir := string(data)
+		if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
+			break // destaged and removed at a clean stop, or lost at a reboot: a new one
+		}
+		if !filepath.IsAbs(dir) || filepath.Dir(dir) != parent || !strings.HasPrefix(filepath.Base(dir), cachePrefix) {
+			return "", fault.Input(fmt.Sprintf("give cache_dir=%s to keep what that cache holds, or run 'calibra clean --path %s' to start again", filepath.Dir(dir), filepath.Dir(s.Root)),
+				"the lab's flash cache from an earlier command is %s, not in the cache directory %s", dir, parent)
+		}
+		if err := safefs.Own(dir); err != nil {
+			return "", fmt.Errorf("the lab's flash cache (recorded in %s): %w", record, err)
+		}
+		return dir, nil
+	case !errors.Is(err, os.ErrNotExist):
+		return "", err
+	}
+	dir, err := safefs.PrivateTemp(parent, cachePrefix)
+	if err != nil {
+		return "", fmt.Errorf("the lab's cache directory: %w", err)
+	}
+	if err := writeRecord(record, []byte(dir)); err != nil {
+		removeCache(dir)
+		return "", err
+	}
+	return dir, nil
+}
+
+// removeCache removes a cache directory calibra made (safefs.PrivateTemp),
+// by handle from its parent, and only while it is still calibra's own.
+func removeCache(dir string) error {
+	if err := safefs.Own(dir); err != nil {
+		return err
+	}
+	return safefs.RemoveAll(filepath.Dir(dir), filepath.Base(dir))
 }

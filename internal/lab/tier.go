@@ -9,9 +9,12 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/calibra-bench/calibra/internal/safefs"
 )
 
 // blockSize is the flash tier's cache line.
@@ -37,7 +40,8 @@ type TierConfig struct {
 	// as they queue on a small RAID's disks.
 	Spindles int
 	// CacheDir holds the cache file and its block map's journal ("" for
-	// no cache).
+	// no cache): an existing directory of calibra's own (the stack makes
+	// it with safefs.PrivateTemp), or the tier refuses it.
 	CacheDir    string
 	CacheBytes  int64
 	CacheOnRead bool
@@ -105,7 +109,7 @@ func OpenTier(cfg TierConfig) (*Tier, error) {
 	if cfg.Spindles < 1 {
 		cfg.Spindles = 1
 	}
-	f, err := os.OpenFile(cfg.Platter, os.O_RDWR, 0)
+	f, err := os.OpenFile(cfg.Platter, os.O_RDWR|syscall.O_NOFOLLOW, 0) // safefs: the stack's platter in calibra-lab, checked by MkdirOwn in Up
 	if err != nil {
 		return nil, err
 	}
@@ -128,19 +132,20 @@ func OpenTier(cfg TierConfig) (*Tier, error) {
 func (t *Tier) openCache() error {
 	t.wake = sync.NewCond(&t.mu)
 	t.blocks, t.dirty, t.clean = map[int64]*line{}, map[int64]struct{}{}, map[int64]struct{}{}
-	if err := os.MkdirAll(t.cfg.CacheDir, 0o700); err != nil {
+	// The directory is in a place every account can write (/dev/shm):
+	// only one calibra made, and no other account can change, is used.
+	if err := safefs.Own(t.cfg.CacheDir); err != nil {
+		return err
+	}
+	if err := safefs.CheckDir(t.cfg.CacheDir, ""); err != nil {
 		return err
 	}
 	cachePath, journalPath := filepath.Join(t.cfg.CacheDir, "cache"), filepath.Join(t.cfg.CacheDir, "journal")
-	flags := os.O_RDWR | os.O_CREATE
-	if t.cfg.Volatile {
-		flags |= os.O_TRUNC
-	}
 	var err error
-	if t.cache, err = os.OpenFile(cachePath, flags, 0o600); err != nil {
+	if t.cache, err = openCacheFile(cachePath, t.cfg.Volatile); err != nil {
 		return err
 	}
-	if t.journal, err = os.OpenFile(journalPath, flags, 0o600); err != nil {
+	if t.journal, err = openCacheFile(journalPath, t.cfg.Volatile); err != nil {
 		return err
 	}
 	// The cache file is sparse; on a tmpfs that fills up, a write to it
@@ -227,18 +232,24 @@ func (t *Tier) compact(journalPath string) error {
 		}
 	}
 	tmp := journalPath + ".new"
-	if err := os.WriteFile(tmp, buf, 0o600); err != nil {
+	// A compaction a power cut interrupted may have left one.
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_APPEND, 0)
+	// Written sequentially from here on: each record lands at the end.
+	f, err := safefs.CreateFile(tmp, 0o600)
 	if err != nil {
+		return err
+	}
+	if _, err := f.Write(buf); err != nil {
+		f.Close()
 		return err
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
 		return err
 	}
-	if err := os.Rename(tmp, journalPath); err != nil {
+	if err := os.Rename(tmp, journalPath); err != nil { // safefs: both in the cache directory checked by Own in openCache
 		f.Close()
 		return err
 	}
@@ -589,9 +600,31 @@ func (t *Tier) Close() error {
 	t.destagers.Wait()
 	err := errors.Join(t.platter.Sync(), t.platter.Close(), t.cache.Close(), t.journal.Close())
 	if err == nil {
-		err = os.RemoveAll(t.cfg.CacheDir)
+		err = removeCache(t.cfg.CacheDir)
 	}
 	return err
+}
+
+// openCacheFile opens the cache's file or journal in its directory: never
+// through a link, made exclusively when new, emptied when the cache is
+// volatile (a power cut lost it), and only a regular file.
+func openCacheFile(path string, empty bool) (*os.File, error) {
+	flags := os.O_RDWR | syscall.O_NOFOLLOW | syscall.O_CLOEXEC
+	if empty {
+		flags |= os.O_TRUNC
+	}
+	f, err := os.OpenFile(path, flags, 0) // safefs: in the cache directory checked by Own in openCache; a link is refused
+	if errors.Is(err, os.ErrNotExist) {
+		f, err = os.OpenFile(path, flags|os.O_CREATE|os.O_EXCL, 0o600) // safefs: as above, and new
+	}
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	return f, nil
 }
 
 func readFull(f *os.File, p []byte, off int64) error {

@@ -23,6 +23,10 @@ func TestFlashCacheSurvivesAPowerCut(t *testing.T) {
 			if err := os.WriteFile(platter, make([]byte, 1<<20), 0o600); err != nil {
 				t.Fatal(err)
 			}
+			// The cache's directory is the stack's to make, private.
+			if err := os.Mkdir(filepath.Join(dir, "cache"), 0o700); err != nil {
+				t.Fatal(err)
+			}
 			// A platter write takes an hour: nothing is destaged before the cut.
 			cfg := TierConfig{Platter: platter, WDelay: time.Hour, Spindles: 2, CacheDir: filepath.Join(dir, "cache"),
 				CacheBytes: 64 << 10, Volatile: c.volatile}

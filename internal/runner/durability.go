@@ -22,6 +22,10 @@ import (
 	"github.com/calibra-bench/calibra/internal/study"
 )
 
+// durabilityDir is the audit's instance's directory on a lab's file
+// system.
+const durabilityDir = "calibra-durability"
+
 // Durability is the power-loss audit.
 type Durability struct {
 	Clients, Cycles, Warehouses int
@@ -86,14 +90,13 @@ func (e Env) PlanDurability(ctx context.Context, c *Config, d Durability) (needs
 		// between commands): a calibration leaves a database its unsafe
 		// commits broke. No server runs there: a lab's servers end
 		// with the command that mounted it.
-		// Removed by handle in, and made fresh as calibra's own on, the
-		// lab's file system, which calibra mounted.
-		const name = "calibra-durability"
-		if err := safefs.RemoveAll(stack.Mount, name); err != nil {
+		// The lab's file system is mounted on calibra-lab/fs, calibra's
+		// own (checked by the stack): removed and made there by handle.
+		if err := safefs.RemoveAll(stack.Mount, durabilityDir); err != nil {
 			done()
 			return Needs{}, nil, nil, err
 		}
-		if c.Path, err = safefs.MkdirOwn(stack.Mount, name, 0o755); err != nil {
+		if c.Path, err = safefs.MkdirOwn(stack.Mount, durabilityDir, 0o755); err != nil {
 			done()
 			return Needs{}, nil, nil, err
 		}
