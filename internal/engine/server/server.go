@@ -190,6 +190,26 @@ func WriteNew(path string, data []byte, perm os.FileMode) error {
 	return Account{UID: -1, GID: -1}.WriteFile(path, data, perm)
 }
 
+// RemoveDir removes dir, a directory of calibra's making (a data
+// directory, its WAL or redo log, a standby), by handle: its parent must
+// pass safefs.CheckDir (the storage path or a directory calibra made
+// there), and the removal walks below the parent opened once, so
+// nothing outside it goes, whatever the server's account put inside. A
+// missing dir is not an error.
+func RemoveDir(dir string) error {
+	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	parent, name := filepath.Dir(dir), filepath.Base(dir)
+	if err := safefs.CheckDir(parent, ""); err != nil {
+		return err
+	}
+	if err := safefs.RemoveAll(parent, name); err != nil {
+		return fmt.Errorf("remove %s: %w", dir, err)
+	}
+	return nil
+}
+
 // maxSmallFile bounds what ReadSmall reads.
 const maxSmallFile = 1 << 20
 
