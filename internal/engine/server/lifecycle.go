@@ -121,9 +121,8 @@ func (p *Process) Prepare(logFile string) error {
 // settings). A final link is not followed and only a regular file is
 // taken.
 func openLog(path string) (*os.File, error) {
-	// safefs: the run directory's logs/ is calibra's own (made by the
-	// runner under the rule); O_NOFOLLOW refuses a link at the name.
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0o600)
+	flags := os.O_CREATE | os.O_WRONLY | os.O_APPEND | syscall.O_NOFOLLOW | syscall.O_NONBLOCK | syscall.O_CLOEXEC
+	f, err := os.OpenFile(path, flags, 0o600) // safefs: the run directory's logs/ is calibra's own, made under the rule; no final link followed
 	if err != nil {
 		return nil, err
 	}
