@@ -26,6 +26,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/progress"
 	"github.com/calibra-bench/calibra/internal/report"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/safefs"
 	"github.com/calibra-bench/calibra/internal/verdict"
 )
 
@@ -313,7 +314,9 @@ func openTarget(ctx context.Context, c *Config, cfg engine.Config) (engine.Engin
 			if dir == "" {
 				continue
 			}
-			if err := os.MkdirAll(dir, 0o755); err != nil {
+			// calibra-instances and each K: calibra's own, made fresh
+			// or taken only when calibra's, under a checked parent.
+			if _, err := safefs.MkdirAllOwn(dir, 0o755); err != nil {
 				return nil, fmt.Errorf("instance %d: %w", k+1, err)
 			}
 		}
