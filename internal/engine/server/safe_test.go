@@ -179,3 +179,53 @@ func TestTheServerLogIsPrivate(t *testing.T) {
 		t.Errorf("a FIFO at the server log's name: %v", err)
 	}
 }
+
+// Account.Mkdir takes an existing directory only when it is calibra's or
+// the server account's and no other account can write it; RemoveDir
+// removes by handle, so a link inside the directory leads nowhere.
+func TestMkdirAndRemoveDirStayInside(t *testing.T) {
+	parent := t.TempDir()
+	a := Account{UID: -1, GID: -1}
+	dir, err := a.Mkdir(parent, "calibra-pg")
+	if err != nil || dir != filepath.Join(parent, "calibra-pg") {
+		t.Fatalf("Mkdir: %q, %v", dir, err)
+	}
+	if _, err := a.Mkdir(parent, "calibra-pg"); err != nil {
+		t.Fatalf("Mkdir of its own existing directory: %v", err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Mkdir(parent, "calibra-pg"); err == nil || !strings.Contains(err.Error(), "writable by other accounts") {
+		t.Errorf("Mkdir took a directory others can write: %v", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	outside := t.TempDir()
+	canary := filepath.Join(outside, "canary")
+	if err := os.WriteFile(canary, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "pg_wal")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(parent, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Mkdir(parent, "link"); err == nil {
+		t.Error("Mkdir took a link")
+	}
+	if err := RemoveDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(canary); err != nil {
+		t.Fatalf("RemoveDir went through a link: %v", err)
+	}
+	if _, err := os.Lstat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("RemoveDir left %s: %v", dir, err)
+	}
+	if err := RemoveDir(dir); err != nil {
+		t.Errorf("RemoveDir of a missing directory: %v", err)
+	}
+}

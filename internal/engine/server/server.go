@@ -136,7 +136,12 @@ func (a Account) Mkdir(parent, name string) (string, error) {
 	if err := safefs.CheckParent(parent, ""); err != nil {
 		return "", err
 	}
-	dir := filepath.Join(parent, name)
+	// Made and checked in the parent as checked, links resolved.
+	real, err := filepath.EvalSymlinks(parent)
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(real, name)
 	if err := unix.Mkdir(dir, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
 		return "", fmt.Errorf("create %s: %w", dir, err)
 	}
@@ -153,7 +158,7 @@ func (a Account) Mkdir(parent, name string) (string, error) {
 	case st.Mode&0o022 != 0:
 		return "", fault.Input(fix, "%s is writable by other accounts", dir)
 	}
-	return dir, a.Chown(dir)
+	return filepath.Join(parent, name), a.Chown(dir)
 }
 
 // WriteFile writes a new file at path, mode perm, and gives it to the
@@ -204,7 +209,13 @@ func RemoveDir(dir string) error {
 	if err := safefs.CheckDir(parent, ""); err != nil {
 		return err
 	}
-	if err := safefs.RemoveAll(parent, name); err != nil {
+	// The parent as checked, links resolved: a link above it that
+	// another account controls changes nothing once resolved.
+	real, err := filepath.EvalSymlinks(parent)
+	if err != nil {
+		return err
+	}
+	if err := safefs.RemoveAll(real, name); err != nil {
 		return fmt.Errorf("remove %s: %w", dir, err)
 	}
 	return nil
