@@ -11,6 +11,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/engine/mariadb"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/secret"
 	"github.com/calibra-bench/calibra/internal/testenv"
 )
 
@@ -90,6 +91,7 @@ func TestOLTPOnGalera(t *testing.T) {
 		}
 	}
 	noServerLeft(t, path)
+	sweepGaleraSecrets(t, path, dir)
 
 	plain := append([]string(nil), common...)
 	plain[len(plain)-1] = "plain"
@@ -106,5 +108,27 @@ func TestOLTPOnGalera(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(path, "calibra-mariadb*")); len(left) > 0 {
 		t.Errorf("clean left %v", left)
+	}
+}
+
+// sweepGaleraSecrets checks that nothing another account can read in a
+// Galera run directory or under its storage path holds the cluster's
+// name (a secret: it is all a stranger's node would need besides the
+// TLS), TLS key material or a password (issue 36).
+func sweepGaleraSecrets(t *testing.T, path, runDir string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(path, mariadb.DataDirName+"-galera-1", "calibra-galera-name"))
+	name := strings.TrimSpace(string(b))
+	if err != nil || !strings.HasPrefix(name, "calibra-") {
+		t.Fatalf("the cluster's name: %q, %v", name, err)
+	}
+	for _, dir := range []string{runDir, path} {
+		found, err := secret.Readable(dir, name, secret.KeyMaterial, "password=", "IDENTIFIED BY")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range found {
+			t.Errorf("readable by other accounts: %s", f)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -37,13 +38,40 @@ func registerCommon(cmd *cobra.Command, c *runner.Config) {
 	f.IntVar(&c.Replicas, "replicas", 0, "N standbys of the managed instance ("+runner.StandbyEngines()+"), made from it into PATH (or under --replica-path) and streaming from it over its private socket")
 	f.StringVar(&c.Sync, "sync", "", "how commits wait for the --replicas standbys: off (asynchronous), on (until every standby has flushed them; the default) or remote_apply (until every standby has replayed them)")
 	f.StringVar(&c.ReplicaPath, "replica-path", "", "directory on other storage for the --replicas standbys' data (default --path)")
-	f.IntVar(&c.Instances, "instances", 1, "managed instances of the engine side by side on the storage under test, each its own server and data under PATH/calibra-instances/K, driven together (oltp steps; the users dealt round-robin), as study 001 consolidates databases on one server")
+	c.Instances = 1
+	f.Var(instancesValue{&c.Instances}, "instances", "managed instances of the engine side by side on the storage under test, each its own server and data under PATH/calibra-instances/K, driven together (oltp steps; the users dealt round-robin), as study 001 consolidates databases on one server")
 	f.StringArrayVar(&c.SettingFlags, "engine-setting", nil, "a server setting of the managed instance over calibra's defaults, KEY=VALUE, repeatable (e.g. io_method=worker); recorded in meta.engine.settings")
 	for _, o := range runner.EngineOptions() {
 		f.Var(optionValue{&c.Options, o}, o.Flag, "with --engine "+o.Engine+": "+o.Usage)
 	}
 	f.StringVar(&c.Lab, "lab", "", "build emulated storage under --path and run on it: hdd, hdd+flash-cache, throttled:read_iops=N ('calibra lab --help')")
 }
+
+// instancesValue is --instances: a count of servers, so 0 is refused as
+// it is read (a study's 0 means one; a command line's 0 asks for none,
+// which no command can run).
+type instancesValue struct{ n *int }
+
+func (v instancesValue) String() string {
+	if v.n == nil {
+		return "1"
+	}
+	return strconv.Itoa(*v.n)
+}
+
+func (v instancesValue) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	switch {
+	case err != nil:
+		return errors.New("not a whole number")
+	case n < 1 || n > runner.MaxInstances:
+		return fmt.Errorf("--instances %d is not a number of instances; give 1 to %d", n, runner.MaxInstances)
+	}
+	*v.n = n
+	return nil
+}
+
+func (v instancesValue) Type() string { return "int" }
 
 // optionValue is the flag of an engine's own option: its value lands in
 // the target's options under the flag's name.

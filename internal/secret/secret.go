@@ -68,3 +68,57 @@ func Exposed(path string) (fs.FileMode, bool) {
 	}
 	return st.Mode().Perm(), st.Mode().Perm()&0o044 != 0
 }
+
+// KeyMaterial marks a private key in PEM, whatever its kind.
+const KeyMaterial = "PRIVATE KEY-----"
+
+// Readable lists the files under root that an account other than their
+// owner can read, reaching them from root (every directory on the way,
+// root included, searchable by group or others, the file readable by
+// them), and that hold one of secrets (KeyMaterial among them to look for
+// key material), each as "path holds secret". It is the sweep the tests
+// make of a run directory and a storage path: nothing another account can
+// read names what calibra keeps secret.
+func Readable(root string, secrets ...string) ([]string, error) {
+	var found []string
+	err := walkReadable(root, func(path string) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return
+		}
+		for _, s := range secrets {
+			if s != "" && strings.Contains(string(b), s) {
+				found = append(found, path+" holds "+s)
+			}
+		}
+	})
+	return found, err
+}
+
+func walkReadable(dir string, file func(path string)) error {
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if st.Mode().Perm()&0o011 == 0 {
+		return nil // no other account enters it
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		path := dir + string(os.PathSeparator) + e.Name()
+		switch {
+		case e.IsDir():
+			if err := walkReadable(path, file); err != nil {
+				return err
+			}
+		case e.Type().IsRegular():
+			if _, exposed := Exposed(path); exposed {
+				file(path)
+			}
+		}
+	}
+	return nil
+}

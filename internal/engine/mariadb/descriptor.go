@@ -77,9 +77,11 @@ func galeraNodes(options map[string]string) int {
 func checkGalera(cfg engine.Config, instances int) error {
 	n, err := strconv.Atoi(cfg.Options[galeraFlag])
 	switch {
-	case cfg.Options[galeraFlag] == "" || n == 0 && err == nil:
-		return nil
-	case err != nil || n < 0 || n > MaxClusterNodes:
+	case cfg.Options[galeraFlag] == "":
+		return nil // one server
+	case err != nil || n < 1 || n > MaxClusterNodes:
+		// --galera 0 is a cluster of no node, not one server: refused
+		// rather than run as something the command did not say.
 		return fault.Input(fmt.Sprintf("give 1 to %d nodes (1: a single-node cluster, for comparison)", MaxClusterNodes), "--galera %s is not a number of nodes calibra runs on one machine", cfg.Options[galeraFlag])
 	case cfg.DSN != "":
 		return fault.Input("drop --dsn, or drop --galera", "--galera starts managed MariaDB nodes; it cannot run on a --dsn server")

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/calibra-bench/calibra/internal/engine"
+	"github.com/calibra-bench/calibra/internal/engine/server"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/limits"
 	"github.com/calibra-bench/calibra/internal/proc"
@@ -369,7 +370,7 @@ var (
 func (in *Instance) grastateFile() string { return filepath.Join(in.DataDir, "grastate.dat") }
 
 func readGrastate(in *Instance) grastate {
-	b, err := os.ReadFile(in.grastateFile())
+	b, err := server.ReadSmall(in.grastateFile())
 	if err != nil {
 		return grastate{seqno: -1}
 	}
@@ -437,10 +438,7 @@ func (in *Instance) recoverPosition(ctx context.Context, group *proc.Group) (int
 		in.SocketDir = in.TmpDir()
 		defer func() { in.SocketDir = "" }()
 	}
-	if err := os.MkdirAll(in.TmpDir(), 0o700); err != nil {
-		return -1, err
-	}
-	if err := in.Account.Chown(in.TmpDir()); err != nil {
+	if err := in.makeTmpDir(); err != nil {
 		return -1, err
 	}
 	if err := in.writeSecrets(in.SocketDir); err != nil {

@@ -15,7 +15,9 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/engine/enginetest"
+	"github.com/calibra-bench/calibra/internal/engine/server"
 	"github.com/calibra-bench/calibra/internal/proc"
+	"github.com/calibra-bench/calibra/internal/secret"
 	"github.com/calibra-bench/calibra/internal/testenv"
 )
 
@@ -50,8 +52,11 @@ func TestGaleraCluster(t *testing.T) {
 	requireGalera(t)
 	path := testenv.StorageDir(t)
 	c := prepareCluster(t, path, 3)
+	runDir := runDirectory(t)
+	c.SetServerLog(filepath.Join(runDir, "logs", "server.log"))
 	group := testenv.Start(t, c)
 	ctx := context.Background()
+	sweepSecrets(t, c, runDir, path, socketBase(t))
 	n1, n3 := c.Nodes()[0].DB(), c.Nodes()[2].DB()
 	defer n1.Close()
 	defer n3.Close()
@@ -96,6 +101,7 @@ func TestGaleraCluster(t *testing.T) {
 	if pids := testenv.ProcessesUnder(path); len(pids) > 0 {
 		t.Fatalf("processes still work under %s after Stop: %v", path, pids)
 	}
+	sweepSecrets(t, c, runDir, path)
 	// Node 1 stopped last: it bootstraps again, and the row survived.
 	if _, err := c.Start(ctx, group); err != nil {
 		t.Fatalf("restart after stop: %v", err)
@@ -115,6 +121,60 @@ func TestGaleraCluster(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(path, "calibra-mariadb*")); len(left) > 0 {
 		t.Errorf("left after removal: %v", left)
 	}
+}
+
+// runDirectory is a run directory as the runner makes it: readable by
+// others, with its logs/.
+func runDirectory(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "logs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func socketBase(t *testing.T) string {
+	t.Helper()
+	base, err := server.SocketBase(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base
+}
+
+// sweepSecrets checks that no file another account can read under dirs
+// holds the cluster's name or TLS key material (issue 36): the nodes'
+// logs name the cluster, so they are 0600.
+func sweepSecrets(t *testing.T, c *Cluster, dirs ...string) {
+	t.Helper()
+	if len(c.name) < len("calibra-") {
+		t.Fatalf("the cluster has no name to look for: %q", c.name)
+	}
+	for _, dir := range dirs {
+		if dir == "" {
+			continue
+		}
+		found, err := secret.Readable(dir, c.name, secret.KeyMaterial)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range found {
+			t.Errorf("readable by other accounts: %s", f)
+		}
+	}
+	logged := false
+	for k := 1; k <= len(c.nodes); k++ {
+		b, err := os.ReadFile(engine.MemberLog(filepath.Join(dirs[0], "logs", "server.log"), k))
+		if err != nil {
+			t.Errorf("node %d's log: %v", k, err)
+		}
+		logged = logged || strings.Contains(string(b), c.name)
+	}
+	t.Logf("the nodes' logs name the cluster: %v", logged)
 }
 
 // refuseStranger checks that the account nobody cannot log in to a node,

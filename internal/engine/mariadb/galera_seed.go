@@ -3,11 +3,12 @@ package mariadb
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/calibra-bench/calibra/internal/engine/server"
 	"github.com/calibra-bench/calibra/internal/proc"
 )
 
@@ -85,10 +86,7 @@ func (c *Cluster) seed(ctx context.Context, group *proc.Group, from, to *Instanc
 		pairs = append(pairs, [2]string{from.RedoDir(), to.RedoDir()})
 	}
 	for _, p := range pairs {
-		if err := os.MkdirAll(p[1], 0o700); err != nil {
-			return err
-		}
-		if err := to.Account.Chown(p[1]); err != nil {
+		if _, err := to.Account.Mkdir(filepath.Dir(p[1]), filepath.Base(p[1])); err != nil {
 			return err
 		}
 		args := []string{"-a", "--delete"}
@@ -113,7 +111,7 @@ func (c *Cluster) seed(ctx context.Context, group *proc.Group, from, to *Instanc
 // rewriteGrastate sets a node's safe_to_bootstrap, and its seqno when
 // seqno is not negative.
 func rewriteGrastate(in *Instance, seqno int64, safe bool) error {
-	b, err := os.ReadFile(in.grastateFile())
+	b, err := server.ReadSmall(in.grastateFile())
 	if err != nil {
 		return err
 	}

@@ -15,8 +15,9 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/calibra-bench/calibra/internal/engine/server"
 )
 
 // A Galera node's group communication (and IST, which Galera 4 runs over
@@ -158,7 +159,7 @@ var clusterNameRE = regexp.MustCompile(`^calibra-[0-9a-f]{20}$`)
 // node's settings (the TLS, not the name, is what refuses it).
 func (c *Cluster) clusterName() (string, error) {
 	for _, t := range c.nodes {
-		b, err := os.ReadFile(filepath.Join(t.Managed.DataDir, clusterNameFile))
+		b, err := server.ReadSmall(filepath.Join(t.Managed.DataDir, clusterNameFile))
 		if name := strings.TrimSpace(string(b)); err == nil && clusterNameRE.MatchString(name) {
 			return name, nil
 		}
@@ -173,7 +174,7 @@ func (c *Cluster) clusterName() (string, error) {
 // keepName records the name in every node's data directory that exists.
 func (c *Cluster) keepName(name string) error {
 	for _, t := range c.nodes {
-		if _, err := os.Stat(t.Managed.DataDir); err != nil {
+		if _, err := os.Lstat(t.Managed.DataDir); err != nil {
 			continue
 		}
 		if err := writePrivate(t.Managed, filepath.Join(t.Managed.DataDir, clusterNameFile), []byte(name+"\n"), 0o600); err != nil {
@@ -183,32 +184,21 @@ func (c *Cluster) keepName(name string) error {
 	return nil
 }
 
-// writePrivate writes a 0600 file of the server account's, made anew: a
-// name there that is not a plain file is removed first, and the file is
-// made with O_EXCL|O_NOFOLLOW.
+// writePrivate writes a file of the server account's, made anew: what is
+// at the name is unlinked, never followed, and the file made with
+// O_EXCL|O_NOFOLLOW and given to the account by handle
+// (server.Account.WriteFile).
 func writePrivate(in *Instance, p string, b []byte, mode os.FileMode) error {
-	if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, mode)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	return in.Account.Chown(p)
+	return in.Account.WriteFile(p, b, mode)
 }
 
 // removeSecrets removes what writeSecrets wrote into dir.
 func (in *Instance) removeSecrets(dir string) {
-	_ = os.Remove(filepath.Join(dir, optionFileName))
-	_ = os.Remove(filepath.Join(dir, sstScriptName))
+	names := []string{optionFileName, sstScriptName}
 	for name := range in.secrets {
-		_ = os.Remove(filepath.Join(dir, name))
+		names = append(names, name)
+	}
+	for _, name := range names {
+		_ = os.Remove(filepath.Join(dir, name)) // safefs: unlinks the name (never follows it) in a directory whose parent only calibra can change
 	}
 }

@@ -152,7 +152,7 @@ func (in *Instance) Exists() bool { return server.Initialised(in.DataDir) }
 
 // recordedRedoDir is the redo directory the data directory was made with.
 func (in *Instance) recordedRedoDir() string {
-	b, err := os.ReadFile(filepath.Join(in.DataDir, server.InitialisedMarker))
+	b, err := server.ReadSmall(filepath.Join(in.DataDir, server.InitialisedMarker))
 	if err != nil || len(strings.TrimSpace(string(b))) == 0 {
 		return in.DataDir
 	}
@@ -186,13 +186,10 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 		dirs = append(dirs, in.RedoDir())
 	}
 	for _, dir := range dirs {
-		if err := os.RemoveAll(dir); err != nil {
+		if err := server.RemoveDir(dir); err != nil {
 			return fmt.Errorf("clear %s: %w", dir, err)
 		}
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return fmt.Errorf("create %s: %w", dir, err)
-		}
-		if err := in.Account.Chown(dir); err != nil {
+		if _, err := in.Account.Mkdir(filepath.Dir(dir), filepath.Base(dir)); err != nil {
 			return err
 		}
 	}
@@ -236,7 +233,8 @@ func (in *Instance) writeRedoLog(ctx context.Context, group *proc.Group) error {
 // mark writes the marker of a complete data directory; a Galera node
 // writes it again after a state transfer, which brings the donor's.
 func (in *Instance) mark() error {
-	return os.WriteFile(filepath.Join(in.DataDir, server.InitialisedMarker), []byte(in.RedoDir()+"\n"), 0o644)
+	// In the account's directory: made anew, never through a link.
+	return server.WriteNew(filepath.Join(in.DataDir, server.InitialisedMarker), []byte(in.RedoDir()+"\n"), 0o644)
 }
 
 // Settings are the server settings calibra starts the instance with, as
@@ -394,17 +392,13 @@ func (in *Instance) Start(ctx context.Context, group *proc.Group) error {
 	if in.Running() {
 		return nil // starting is a no-op
 	}
-	if pid, ok := in.runningPID(); ok {
-		return fault.Input(fmt.Sprintf("wait for the other calibra to finish, or run 'calibra clean --path %s'", in.cfg.Path),
-			"a MariaDB server (pid %d) is already running on %s", pid, in.DataDir)
+	if err := in.awaitLeftover(ctx); err != nil {
+		return err
 	}
 	if err := in.Prepare(in.cfg.LogFile); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(in.TmpDir(), 0o700); err != nil {
-		return fmt.Errorf("create %s: %w", in.TmpDir(), err)
-	}
-	if err := in.Account.Chown(in.TmpDir()); err != nil {
+	if err := in.makeTmpDir(); err != nil {
 		return err
 	}
 	err := in.startOnce(ctx, group)
@@ -415,6 +409,29 @@ func (in *Instance) Start(ctx context.Context, group *proc.Group) error {
 		}
 	}
 	return err
+}
+
+// makeTmpDir makes the server's temporary directory beside its data
+// directory, or takes the one an earlier start made (server.Account.Mkdir).
+func (in *Instance) makeTmpDir() error {
+	_, err := in.Account.Mkdir(filepath.Dir(in.TmpDir()), filepath.Base(in.TmpDir()))
+	return err
+}
+
+// leftoverWait bounds awaitLeftover's wait (shorter in tests).
+var leftoverWait = server.LeftoverWait
+
+// awaitLeftover waits for a server a killed calibra left on the data
+// directory to finish exiting (its parent-death signal is its normal
+// shutdown): only one still running after leftoverWait is refused, with
+// the advice for it.
+func (in *Instance) awaitLeftover(ctx context.Context) error {
+	pid, alive, err := server.AwaitExit(ctx, leftoverWait, in.runningPID)
+	if err != nil || !alive {
+		return err
+	}
+	return fault.Input(fmt.Sprintf("wait for the other calibra to finish, or stop that server (calibra clean --path %s stops it and deletes the loaded data)", in.cfg.Path),
+		"a MariaDB server (pid %d) still runs on %s after %s", pid, in.DataDir, leftoverWait)
 }
 
 // startTimeout bounds a start, which includes InnoDB's crash recovery.
@@ -524,23 +541,26 @@ func Remove(path string) (bool, error) {
 // removeDataDir removes one instance's data directory (see Remove).
 func removeDataDir(dataDir string) (bool, error) {
 	in := &Instance{DataDir: dataDir}
-	if _, err := os.Stat(in.DataDir); errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Lstat(in.DataDir); errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
 	if pid, ok := in.runningPID(); ok {
 		server.StopLeftover(pid, syscall.SIGTERM, 30*time.Second, func() bool { _, ok := in.runningPID(); return ok })
 	}
-	redo := in.recordedRedoDir()
+	// The marker is in the server account's directory: only a directory
+	// of that account's, named as calibra names it, in a directory no
+	// other account can change (RemoveDir), is taken for the redo log.
+	redo := filepath.Clean(in.recordedRedoDir())
 	// Judged before the data directory (the owner to match) goes.
-	ownRedo := strings.HasPrefix(filepath.Base(redo), RedoDirName) && server.OwnedLike(redo, in.DataDir)
-	if err := os.RemoveAll(in.TmpDir()); err != nil {
+	ownRedo := redo != filepath.Clean(in.DataDir) && filepath.IsAbs(redo) && strings.HasPrefix(filepath.Base(redo), RedoDirName) && server.OwnedLike(redo, in.DataDir)
+	if err := server.RemoveDir(in.TmpDir()); err != nil {
 		return true, err
 	}
-	if err := os.RemoveAll(in.DataDir); err != nil {
+	if err := server.RemoveDir(in.DataDir); err != nil {
 		return true, err
 	}
 	if ownRedo {
-		return true, os.RemoveAll(redo)
+		return true, server.RemoveDir(redo)
 	}
 	return true, nil
 }
@@ -564,7 +584,7 @@ func RemoveStaleSockets() ([]string, error) {
 // serverListens reports whether a live server holds the socket's lock file
 // (mysqld.sock.lock, its PID inside) in dir.
 func serverListens(dir string) bool {
-	data, err := os.ReadFile(filepath.Join(dir, "mysqld.sock.lock"))
+	data, err := server.ReadSmall(filepath.Join(dir, "mysqld.sock.lock"))
 	if err != nil {
 		return false
 	}

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/limits"
 	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/safefs"
 	"github.com/calibra-bench/calibra/internal/secret"
 )
 
@@ -481,10 +483,17 @@ func (t *Target) copySchema(ctx context.Context, conn *sql.Conn, from, to string
 	if _, err := conn.ExecContext(ctx, "FLUSH TABLES "+strings.Join(src, ", ")+" FOR EXPORT"); err != nil {
 		return fmt.Errorf("export %s: %w", from, err)
 	}
+	// The data directory is the server account's, which could put links
+	// in its schemas' directories: every file is opened beneath it.
+	data, err := os.OpenRoot(t.Managed.DataDir)
+	if err != nil {
+		return err
+	}
+	defer data.Close()
 	copied := func() error {
 		for _, tb := range files {
 			for _, ext := range []string{".ibd", ".cfg"} {
-				if err := t.copyFile(filepath.Join(t.Managed.DataDir, from, tb+ext), filepath.Join(t.Managed.DataDir, to, tb+ext)); err != nil {
+				if err := t.copyFile(data, filepath.Join(from, tb+ext), filepath.Join(to, tb+ext)); err != nil {
 					return err
 				}
 			}
@@ -505,7 +514,7 @@ func (t *Target) copySchema(ctx context.Context, conn *sql.Conn, from, to string
 			return fmt.Errorf("import %s.%s: %w", to, tb, err)
 		}
 		// The import read the .cfg file; the server leaves it behind.
-		_ = os.Remove(filepath.Join(t.Managed.DataDir, to, tb+".cfg"))
+		_ = data.Remove(filepath.Join(to, tb+".cfg"))
 	}
 	return nil
 }
@@ -543,14 +552,23 @@ func (t *Target) fileCopyable(ctx context.Context, conn *sql.Conn, schema string
 }
 
 // copyFile copies a table's file (by copy_file_range, a reflink where the
-// file system has them), durably, owned by the server's account.
-func (t *Target) copyFile(from, to string) error {
-	in, err := os.Open(from)
+// file system has them), durably, owned by the server's account. Both
+// names are beneath data, the data directory, which nothing they hold
+// (a link the server's account put there) can lead out of; the copy is
+// made anew (O_EXCL), never through what was at its name.
+func (t *Target) copyFile(data *os.Root, from, to string) error {
+	in, err := data.OpenFile(from, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o660)
+	if st, err := in.Stat(); err != nil || !st.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", filepath.Join(t.Managed.DataDir, from))
+	}
+	if err := data.Remove(to); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	out, err := data.OpenFile(to, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW, 0o660)
 	if err != nil {
 		return err
 	}
@@ -562,10 +580,13 @@ func (t *Target) copyFile(from, to string) error {
 		out.Close()
 		return err
 	}
-	if err := out.Close(); err != nil {
-		return err
+	if a := t.Managed.Account; a.UID >= 0 {
+		if err := out.Chown(a.UID, a.GID); err != nil {
+			out.Close()
+			return err
+		}
 	}
-	return t.Managed.Account.Chown(to)
+	return out.Close()
 }
 
 // recreate makes schema anew, empty.
@@ -588,10 +609,12 @@ func (t *Target) dropSchema(ctx context.Context, conn *sql.Conn, schema string) 
 		}
 	}
 	dir := filepath.Join(t.Managed.DataDir, schema)
-	if _, err := os.Stat(dir); err != nil {
+	if _, err := os.Lstat(dir); err != nil {
 		return nil
 	}
-	if err := os.RemoveAll(dir); err != nil {
+	// By handle beneath the data directory, whose parent no other
+	// account can change.
+	if err := safefs.RemoveAll(t.Managed.DataDir, schema); err != nil {
 		return err
 	}
 	_, err := conn.ExecContext(ctx, "DROP DATABASE IF EXISTS "+schema)

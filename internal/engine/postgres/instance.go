@@ -140,26 +140,20 @@ func (in *Instance) Exists() bool { return server.Initialised(in.DataDir) }
 // Init runs initdb into the data directory, clearing the remains of an
 // interrupted earlier one.
 func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
-	if err := os.RemoveAll(in.DataDir); err != nil {
+	if err := server.RemoveDir(in.DataDir); err != nil {
 		return fmt.Errorf("clear %s: %w", in.DataDir, err)
 	}
-	if err := os.MkdirAll(in.DataDir, 0o700); err != nil {
-		return fmt.Errorf("create %s: %w", in.DataDir, err)
-	}
-	if err := in.Account.Chown(in.DataDir); err != nil {
+	if _, err := in.Account.Mkdir(filepath.Dir(in.DataDir), filepath.Base(in.DataDir)); err != nil {
 		return err
 	}
 	args := []string{"-D", in.DataDir, "-U", Superuser, "--auth-local=peer", "--auth-host=reject", "--encoding=UTF8", "--locale=C", "--no-sync"}
 	if wal := in.WALDir(); wal != in.defaultWALDir() {
 		// initdb takes an existing empty directory; the account may not
 		// be allowed to create one under the user's path.
-		if err := os.RemoveAll(wal); err != nil {
+		if err := server.RemoveDir(wal); err != nil {
 			return fmt.Errorf("clear %s: %w", wal, err)
 		}
-		if err := os.MkdirAll(wal, 0o700); err != nil {
-			return fmt.Errorf("create %s: %w", wal, err)
-		}
-		if err := in.Account.Chown(wal); err != nil {
+		if _, err := in.Account.Mkdir(filepath.Dir(wal), filepath.Base(wal)); err != nil {
 			return err
 		}
 		args = append(args, "--waldir="+wal)
@@ -169,7 +163,8 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 	if err != nil {
 		return fmt.Errorf("initdb into %s: %w: %s", in.DataDir, err, server.LastLines(out, 1, "\n"))
 	}
-	return os.WriteFile(filepath.Join(in.DataDir, server.InitialisedMarker), nil, 0o644)
+	// In the account's directory: made anew, never through a link.
+	return server.WriteNew(filepath.Join(in.DataDir, server.InitialisedMarker), nil, 0o644)
 }
 
 // Settings are the server settings calibra starts the instance with: sane
@@ -254,14 +249,13 @@ func (in *Instance) Start(ctx context.Context, group *proc.Group) error {
 	if in.Running() {
 		return nil // starting is a no-op
 	}
-	if pid, ok := in.runningPID(); ok {
-		return fault.Input(fmt.Sprintf("wait for the other calibra to finish, or run 'calibra clean --path %s'", in.cfg.Path),
-			"a PostgreSQL server (pid %d) is already running on %s", pid, in.DataDir)
+	if err := in.awaitLeftover(ctx); err != nil {
+		return err
 	}
 	if in.crashed {
 		// Ours, and dead (runningPID): PostgreSQL refuses to start over a
 		// lock file a power cut left empty or torn.
-		_ = os.Remove(filepath.Join(in.DataDir, "postmaster.pid"))
+		_ = os.Remove(filepath.Join(in.DataDir, "postmaster.pid")) // safefs: unlinks the name (never follows it) in the data directory, whose parent no other account can change
 		in.crashed = false
 	}
 	if err := in.Prepare(in.cfg.LogFile); err != nil {
@@ -283,6 +277,22 @@ func (in *Instance) Start(ctx context.Context, group *proc.Group) error {
 			return err
 		}
 	}
+}
+
+// leftoverWait bounds awaitLeftover's wait (shorter in tests).
+var leftoverWait = server.LeftoverWait
+
+// awaitLeftover waits for a server a killed calibra left on the data
+// directory to finish exiting (its parent-death signal is PostgreSQL's
+// fast shutdown, a checkpoint away): only one still running after
+// leftoverWait is refused, with the advice for it.
+func (in *Instance) awaitLeftover(ctx context.Context) error {
+	pid, alive, err := server.AwaitExit(ctx, leftoverWait, in.runningPID)
+	if err != nil || !alive {
+		return err
+	}
+	return fault.Input(fmt.Sprintf("wait for the other calibra to finish, or stop that server (calibra clean --path %s stops it and deletes the loaded data)", in.cfg.Path),
+		"a PostgreSQL server (pid %d) still runs on %s after %s", pid, in.DataDir, leftoverWait)
 }
 
 func (in *Instance) startOnce(ctx context.Context, group *proc.Group) error {
@@ -371,15 +381,10 @@ func (in *Instance) lockAccess() error {
 		"pg_ident.conf": ident.String(),
 	}
 	for name, text := range files {
-		path := filepath.Join(in.DataDir, name)
-		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		// The data directory is the server account's: a link it put at
+		// the name is replaced, never followed.
+		if err := in.Account.WriteFile(filepath.Join(in.DataDir, name), []byte(text), 0o600); err != nil {
 			return fmt.Errorf("lock the managed instance: %w", err)
-		}
-		if err := os.Chmod(path, 0o600); err != nil {
-			return err
-		}
-		if err := in.Account.Chown(path); err != nil {
-			return err
 		}
 	}
 	return nil
@@ -409,22 +414,25 @@ func Remove(path string) (bool, error) {
 	if err != nil {
 		return hadReplicas, err
 	}
-	if _, err := os.Stat(in.DataDir); errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Lstat(in.DataDir); errors.Is(err, os.ErrNotExist) {
 		return hadReplicas, nil
 	}
 	if pid, ok := in.runningPID(); ok {
 		server.StopLeftover(pid, syscall.SIGQUIT, 10*time.Second, func() bool { _, ok := in.runningPID(); return ok })
 	}
-	// WAL that --wal-path put on other storage goes with its data.
+	// WAL that --wal-path put on other storage goes with its data: the
+	// link is the server account's to change, so only a directory of
+	// that account's, named as calibra names it, in a directory no other
+	// account can change (RemoveDir), is taken for it.
 	var wal string
-	if target, err := os.Readlink(in.defaultWALDir()); err == nil && filepath.Base(target) == WALDirName && server.OwnedLike(target, in.DataDir) {
-		wal = target
+	if target, err := os.Readlink(in.defaultWALDir()); err == nil && filepath.IsAbs(target) && filepath.Base(target) == WALDirName && server.OwnedLike(target, in.DataDir) {
+		wal = filepath.Clean(target)
 	}
-	if err := os.RemoveAll(in.DataDir); err != nil {
+	if err := server.RemoveDir(in.DataDir); err != nil {
 		return true, err
 	}
 	if wal != "" {
-		return true, os.RemoveAll(wal)
+		return true, server.RemoveDir(wal)
 	}
 	return true, nil
 }
@@ -446,7 +454,7 @@ func RemoveStaleSockets() ([]string, error) {
 func serverListens(dir string) bool {
 	locks, _ := filepath.Glob(filepath.Join(dir, ".s.PGSQL.*.lock"))
 	for _, l := range locks {
-		data, err := os.ReadFile(l)
+		data, err := server.ReadSmall(l)
 		if err != nil {
 			continue
 		}

@@ -187,7 +187,7 @@ func (r *replicaSet) setPID(k int, sb *Instance) {
 // usable reports whether standby k is a complete copy of this primary
 // whose slot still holds the WAL it needs.
 func (r *replicaSet) usable(ctx context.Context, conn *pgx.Conn, k int, sysID string) bool {
-	mark, err := os.ReadFile(filepath.Join(r.cfg().dir(k), standbyMarker))
+	mark, err := server.ReadSmall(filepath.Join(r.cfg().dir(k), standbyMarker))
 	if err != nil || strings.TrimSpace(string(mark)) != sysID {
 		return false
 	}
@@ -204,17 +204,14 @@ func (r *replicaSet) baseBackup(ctx context.Context, group *proc.Group, conn *pg
 	partial := dir + ".partial"
 	for _, d := range []string{dir, partial} {
 		stopLeftoverIn(d)
-		if err := os.RemoveAll(d); err != nil {
+		if err := server.RemoveDir(d); err != nil {
 			return fmt.Errorf("clear %s: %w", d, err)
 		}
 	}
 	if err := dropSlot(ctx, conn, replicaName(k)); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(partial, 0o700); err != nil {
-		return fmt.Errorf("create %s: %w", partial, err)
-	}
-	if err := r.primary.Account.Chown(partial); err != nil {
+	if _, err := r.primary.Account.Mkdir(filepath.Dir(partial), filepath.Base(partial)); err != nil {
 		return err
 	}
 	cmd := exec.Command(r.primary.cfg.Bin.Path("pg_basebackup"), "-D", partial, "-h", r.primary.SocketDir,
@@ -222,14 +219,10 @@ func (r *replicaSet) baseBackup(ctx context.Context, group *proc.Group, conn *pg
 	if out, err := r.primary.Account.Run(ctx, group, "pg_basebackup", cmd); err != nil {
 		return fmt.Errorf("pg_basebackup into %s: %w: %s", partial, err, server.LastLines(out, 3, " | "))
 	}
-	mark := filepath.Join(partial, standbyMarker)
-	if err := os.WriteFile(mark, []byte(sysID+"\n"), 0o600); err != nil {
+	if err := r.primary.Account.WriteFile(filepath.Join(partial, standbyMarker), []byte(sysID+"\n"), 0o600); err != nil {
 		return err
 	}
-	if err := r.primary.Account.Chown(mark); err != nil {
-		return err
-	}
-	return os.Rename(partial, dir)
+	return os.Rename(partial, dir) // safefs: both names calibra's, in the parent Mkdir checked above, which no other account can change
 }
 
 // waitStreaming waits until every standby streams (and, with sync, is
@@ -365,11 +358,13 @@ func settleReplication(ctx context.Context, conn *pgx.Conn, in *Instance, r *rep
 	var done []string
 	recorded := readReplicaList(in.DataDir)
 	for _, dir := range recorded {
-		if wanted[dir] {
+		// The record is the server account's to change: only that
+		// account's standbys are taken from it.
+		if wanted[dir] || !server.OwnedLike(dir, in.DataDir) && !server.OwnedLike(dir+".partial", in.DataDir) {
 			continue
 		}
 		stopLeftoverIn(dir)
-		if err := errors.Join(os.RemoveAll(dir), os.RemoveAll(dir+".partial")); err != nil {
+		if err := removeStandby(dir); err != nil {
 			return done, fmt.Errorf("remove the standby %s: %w", dir, err)
 		}
 		done = append(done, fmt.Sprintf("removed the standby %s, which this command does not run (its replication slot would keep WAL on the primary)", dir))
@@ -451,14 +446,20 @@ func stopLeftoverIn(dir string) {
 	}
 }
 
+// removeStandby removes a standby's directory and its partial copy, each
+// by handle in its parent (server.RemoveDir).
+func removeStandby(dir string) error {
+	return errors.Join(server.RemoveDir(dir), server.RemoveDir(dir+".partial"))
+}
+
 func readReplicaList(dataDir string) []string {
-	data, err := os.ReadFile(filepath.Join(dataDir, replicaList))
+	data, err := server.ReadSmall(filepath.Join(dataDir, replicaList))
 	if err != nil {
 		return nil
 	}
 	var dirs []string
 	for _, line := range strings.Split(string(data), "\n") {
-		if line = strings.TrimSpace(line); filepath.IsAbs(line) && strings.HasPrefix(filepath.Base(line), ReplicaDirPrefix) {
+		if line = strings.TrimSpace(line); filepath.IsAbs(line) && line == filepath.Clean(line) && strings.HasPrefix(filepath.Base(line), ReplicaDirPrefix) {
 			dirs = append(dirs, line)
 		}
 	}
@@ -472,14 +473,12 @@ func writeReplicaList(in *Instance, dirs []string) error {
 	for _, d := range dirs {
 		text += d + "\n"
 	}
-	if err := os.WriteFile(tmp, []byte(text), 0o600); err != nil {
+	// The server reads every file of its directory for a base backup, so
+	// the record is its account's; made anew, never through a link.
+	if err := in.Account.WriteFile(tmp, []byte(text), 0o600); err != nil {
 		return fmt.Errorf("record the standbys: %w", err)
 	}
-	// The server reads every file of its directory for a base backup.
-	if err := in.Account.Chown(tmp); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return os.Rename(tmp, path) // safefs: rename follows no final link; the data directory's parent no other account can change
 }
 
 // removeReplicas stops and removes the standbys recorded in dataDir and
@@ -501,7 +500,7 @@ func removeReplicas(path, dataDir string) (bool, error) {
 	var errs []error
 	for _, d := range dirs {
 		stopLeftoverIn(d)
-		errs = append(errs, os.RemoveAll(d), os.RemoveAll(d+".partial"))
+		errs = append(errs, removeStandby(d))
 	}
 	return len(dirs) > 0, errors.Join(errs...)
 }

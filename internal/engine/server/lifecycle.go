@@ -14,6 +14,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/limits"
 	"github.com/calibra-bench/calibra/internal/pathlock"
 	"github.com/calibra-bench/calibra/internal/proc"
+	"github.com/calibra-bench/calibra/internal/safefs"
 )
 
 // Spec is what a managed server's lifecycle needs to know of its engine.
@@ -105,13 +106,35 @@ func (p *Process) Prepare(logFile string) error {
 		}
 	}
 	if logFile != "" && p.log == nil {
-		f, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		f, err := openLog(logFile)
 		if err != nil {
 			return fmt.Errorf("open the server log: %w", err)
 		}
 		p.log = f
 	}
 	return nil
+}
+
+// openLog opens the server's log in the run directory for appending (a
+// restart goes on in the same log), mode 0600: a server's log names what
+// calibra keeps from other accounts (a Galera cluster's name, its
+// settings). A final link is not followed and only a regular file is
+// taken.
+func openLog(path string) (*os.File, error) {
+	flags := os.O_CREATE | os.O_WRONLY | os.O_APPEND | syscall.O_NOFOLLOW | syscall.O_NONBLOCK | syscall.O_CLOEXEC
+	f, err := os.OpenFile(path, flags, 0o600) // safefs: the run directory's logs/ is calibra's own, made under the rule; no final link followed
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // Spawn starts the server as the account, its output to the log, and
@@ -206,7 +229,8 @@ func (p *Process) Kill() {
 func (p *Process) Stop() error {
 	err := p.Halt()
 	if p.SocketDir != "" {
-		os.RemoveAll(p.SocketDir)
+		// By handle, inside the socket base, which is calibra's own.
+		_ = safefs.RemoveAll(filepath.Dir(p.SocketDir), filepath.Base(p.SocketDir))
 		p.SocketDir = ""
 	}
 	p.sockLock.Release()

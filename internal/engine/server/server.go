@@ -21,9 +21,12 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/pathlock"
 	"github.com/calibra-bench/calibra/internal/proc"
+	"github.com/calibra-bench/calibra/internal/safefs"
 )
 
 // Account is the account a managed server runs as: an unprivileged one
@@ -110,15 +113,123 @@ func (a Account) Credentials(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(a.UID), Gid: uint32(a.GID)}}
 }
 
-// Chown gives path to the account.
+// Chown gives path, a directory calibra just made in a directory no
+// other account can change (safefs), to the account. A final symbolic
+// link is never followed: only a file calibra opened itself is given by
+// handle (WriteFile).
 func (a Account) Chown(path string) error {
 	if a.UID < 0 {
 		return nil
 	}
-	if err := os.Chown(path, a.UID, a.GID); err != nil {
+	if err := os.Lchown(path, a.UID, a.GID); err != nil {
 		return fmt.Errorf("give %s to the account %s: %w", path, a.Name, err)
 	}
 	return nil
+}
+
+// Mkdir makes the directory name, mode 0700, in parent (which must pass
+// safefs.CheckParent: the storage path, or a directory calibra made
+// there) and gives it to the account; an existing one is taken only when
+// it is a real directory of the account's or calibra's that no other
+// account can write. It returns the directory's path.
+func (a Account) Mkdir(parent, name string) (string, error) {
+	if err := safefs.CheckParent(parent, ""); err != nil {
+		return "", err
+	}
+	// Made and checked in the parent as checked, links resolved.
+	real, err := filepath.EvalSymlinks(parent)
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(real, name)
+	if err := unix.Mkdir(dir, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
+		return "", fmt.Errorf("create %s: %w", dir, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil {
+		return "", fmt.Errorf("create %s: %w", dir, err)
+	}
+	fix := fmt.Sprintf("remove %s (another account may have made it) or choose another path", dir)
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
+		return "", fault.Input(fix, "%s is not a directory", dir)
+	case st.Uid != 0 && int(st.Uid) != os.Geteuid() && int(st.Uid) != a.UID:
+		return "", fault.Input(fix, "%s belongs to %s, not to calibra's or the server's account", dir, safefs.Owner(st.Uid))
+	case st.Mode&0o022 != 0:
+		return "", fault.Input(fix, "%s is writable by other accounts", dir)
+	}
+	return filepath.Join(parent, name), a.Chown(dir)
+}
+
+// WriteFile writes a new file at path, mode perm, and gives it to the
+// account (none: calibra's own) by its handle. path may lie in a
+// directory the server's account owns (a data directory), where that
+// account could have put a link or a FIFO at the name: whatever is there
+// is unlinked (never followed) and the file made with O_EXCL|O_NOFOLLOW,
+// so what calibra writes, chmods and chowns is the file it made.
+func (a Account) WriteFile(path string, data []byte, perm os.FileMode) error {
+	if err := unix.Unlink(path); err != nil && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("replace %s: %w", path, err)
+	}
+	f, err := safefs.CreateFile(path, perm)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm) // the umask may have taken bits away
+	}
+	if err == nil && a.UID >= 0 {
+		if err = f.Chown(a.UID, a.GID); err != nil {
+			err = fmt.Errorf("give %s to the account %s: %w", path, a.Name, err)
+		}
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// WriteNew is WriteFile for a file that stays calibra's own.
+func WriteNew(path string, data []byte, perm os.FileMode) error {
+	return Account{UID: -1, GID: -1}.WriteFile(path, data, perm)
+}
+
+// RemoveDir removes dir, a directory of calibra's making (a data
+// directory, its WAL or redo log, a standby), by handle: its parent must
+// pass safefs.CheckDir (the storage path or a directory calibra made
+// there), and the removal walks below the parent opened once, so
+// nothing outside it goes, whatever the server's account put inside. A
+// missing dir is not an error.
+func RemoveDir(dir string) error {
+	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	parent, name := filepath.Dir(dir), filepath.Base(dir)
+	if err := safefs.CheckDir(parent, ""); err != nil {
+		return err
+	}
+	// The parent as checked, links resolved: a link above it that
+	// another account controls changes nothing once resolved.
+	real, err := filepath.EvalSymlinks(parent)
+	if err != nil {
+		return err
+	}
+	if err := safefs.RemoveAll(real, name); err != nil {
+		return fmt.Errorf("remove %s: %w", dir, err)
+	}
+	return nil
+}
+
+// maxSmallFile bounds what ReadSmall reads.
+const maxSmallFile = 1 << 20
+
+// ReadSmall reads a small file calibra did not necessarily write (a pid
+// file, a marker, a record in a data directory the server's account
+// owns): a final link is not followed, a FIFO does not block, and
+// anything but a regular file of at most 1 MiB is an error.
+func ReadSmall(path string) ([]byte, error) {
+	return safefs.ReadInput(path, maxSmallFile, fmt.Errorf("%s is larger than calibra's records are", path))
 }
 
 // Run runs a tool (initdb, mariadb-install-db) as the account in group,
@@ -185,7 +296,12 @@ func SocketBase(create bool) (string, error) {
 			"the temporary directory %s lets other accounts rename what calibra makes in it", parent)
 	}
 	if create {
-		if err := os.Mkdir(base, 0o711); err != nil && !errors.Is(err, os.ErrExist) {
+		// The parent and all above it: root's or calibra's account's.
+		if err := safefs.CheckParent(parent, "point TMPDIR at a directory only root can write to (or a sticky one such as /tmp)"); err != nil {
+			return "", err
+		}
+		// Made fresh, or taken below only when calibra's own.
+		if err := unix.Mkdir(base, 0o711); err != nil && !errors.Is(err, unix.EEXIST) {
 			return "", fmt.Errorf("make the socket directory base %s: %w", base, err)
 		}
 	}
@@ -204,7 +320,7 @@ func SocketBase(create bool) (string, error) {
 		return "", fault.Input(fix, "the socket directory base %s belongs to the account with uid %d, not to calibra's (uid %d)", base, st.Uid, os.Geteuid())
 	case st.Mode&0o7777 != 0o711:
 		// Ours: the mode is ours to set (umask, or a hand's chmod).
-		if err := os.Chmod(base, 0o711); err != nil {
+		if err := os.Chmod(base, 0o711); err != nil { // safefs: ours (checked above), in a parent where no other account renames it
 			return "", err
 		}
 	}
@@ -218,7 +334,7 @@ func NewSocketDir(prefix string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return os.MkdirTemp(base, prefix)
+	return safefs.PrivateTemp(base, prefix)
 }
 
 // RemoveStaleSockets removes the socket directories (prefix* in
@@ -248,7 +364,7 @@ func RemoveStaleSockets(prefix string, listens func(dir string) bool) ([]string,
 			lock.Release()
 			continue
 		}
-		if err := os.RemoveAll(dir); err != nil {
+		if err := safefs.RemoveAll(base, filepath.Base(dir)); err != nil {
 			errs = append(errs, err)
 		} else {
 			removed = append(removed, dir)
@@ -332,9 +448,14 @@ func OwnedLike(dir, ref string) bool {
 // on the file's first line, a process named with one of comms' prefixes,
 // run by the account that owns dataDir and working in it. A stale pid
 // file's PID may since name another server's process, which is not ours
-// to signal; nor is a process of another account.
+// to signal; nor is a process of another account. All three must agree:
+// the pid file is read without following a link or blocking on a FIFO,
+// dataDir must be a real directory (not a link), and the process's
+// working directory must be that very directory (device and inode), so
+// a server is stopped only when its pid file, its owner and its data
+// directory say the same.
 func PIDIn(pidFile, dataDir string, comms ...string) (int, bool) {
-	data, err := os.ReadFile(pidFile)
+	data, err := ReadSmall(pidFile)
 	if err != nil {
 		return 0, false
 	}
@@ -347,15 +468,40 @@ func PIDIn(pidFile, dataDir string, comms ...string) (int, bool) {
 	if err != nil || !slices.ContainsFunc(comms, func(c string) bool { return strings.HasPrefix(string(comm), c) }) {
 		return 0, false
 	}
-	var owner, dir syscall.Stat_t
-	if syscall.Stat(fmt.Sprintf("/proc/%d", pid), &owner) != nil || syscall.Stat(dataDir, &dir) != nil || owner.Uid != dir.Uid {
+	var owner, dir, cwd syscall.Stat_t
+	if syscall.Stat(fmt.Sprintf("/proc/%d", pid), &owner) != nil || syscall.Lstat(dataDir, &dir) != nil ||
+		dir.Mode&syscall.S_IFMT != syscall.S_IFDIR || owner.Uid != dir.Uid {
 		return 0, false
 	}
-	cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
-	if err != nil || !SamePath(cwd, dataDir) {
+	// The kernel's link to the process's working directory leads to the
+	// directory itself, whatever its path now.
+	if syscall.Stat(fmt.Sprintf("/proc/%d/cwd", pid), &cwd) != nil || cwd.Dev != dir.Dev || cwd.Ino != dir.Ino {
 		return 0, false
 	}
 	return pid, true
+}
+
+// LeftoverWait bounds how long a command waits for a server that a
+// killed calibra left exiting: the server's parent-death signal makes it
+// shut down, which takes it a few seconds (a checkpoint, a flush).
+const LeftoverWait = 10 * time.Second
+
+// AwaitExit waits, up to wait and while ctx lasts, until running no
+// longer finds the server a dead run left. It returns the PID and true
+// when a live server stays; ctx's error when ctx ends first.
+func AwaitExit(ctx context.Context, wait time.Duration, running func() (int, bool)) (int, bool, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		pid, alive := running()
+		if !alive || !time.Now().Before(deadline) {
+			return pid, alive, nil
+		}
+		select {
+		case <-ctx.Done():
+			return pid, alive, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // StopLeftover stops a server a dead run left: sig (the engine's fast
