@@ -180,6 +180,15 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{name: "run: more users than terminals", args: []string{"oltp", "run", "--warehouses", "2", "--users", "21", "--keying-thinking", "on", "--path", dir},
 			want: []string{"a warehouse has at most 10", "at most 20 users"}},
 		{name: "run: warehouses zero", args: []string{"oltp", "run", "--warehouses", "0", "--path", dir}, want: []string{"--warehouses 0 is not positive"}},
+		// The build a run makes first when --path holds no managed
+		// instance is checked as 'oltp build' is, before anything is made.
+		{name: "run: implicit build past the free space", args: []string{"oltp", "run", "--warehouses", "99999999", "--path", dir},
+			want: []string{"free but oltp run, which makes a build of 99999999 warehouses first, needs about", "free some space"}},
+		{name: "run: implicit build past any size", args: []string{"oltp", "run", "--warehouses", "274877906944", "--path", dir}, want: []string{"--warehouses 274877906944 makes no possible size"}},
+		{name: "ramp: implicit build past the free space", args: []string{"oltp", "ramp", "--warehouses", "99999999", "--path", dir},
+			want: []string{"free but oltp ramp, which makes a build of 99999999 warehouses first, needs about"}},
+		{name: "power: implicit build past the free space", args: []string{"dss", "power", "--sf", "90000", "--path", dir},
+			want: []string{"free but dss power, which makes a build at scale factor 90000 first, needs about"}},
 		{name: "run: load workers zero", args: []string{"oltp", "run", "--load-workers", "0", "--path", dir}, want: []string{"--load-workers 0 is not positive"}},
 		{name: "run: rate negative", args: []string{"oltp", "run", "--rate-per-user", "-1", "--path", dir}, want: []string{"--rate-per-user -1 is negative"}},
 		{name: "run: rate NaN", args: []string{"oltp", "run", "--rate-per-user", "NaN", "--path", dir}, want: []string{"--rate-per-user NaN is not a number"}},

@@ -314,6 +314,11 @@ func CheckPath(path string, needBytes uint64, what string) error {
 	if err := safefs.CheckDir(path, "run calibra as that account, or give a --path that only calibra's account (or root) can change"); err != nil {
 		return err
 	}
+	return checkFree(path, needBytes, what)
+}
+
+// checkFree refuses a path with less than needBytes free for what.
+func checkFree(path string, needBytes uint64, what string) error {
 	var fs unix.Statfs_t
 	if err := unix.Statfs(path, &fs); err == nil {
 		free := fs.Bavail * uint64(fs.Bsize)
