@@ -78,6 +78,7 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 	t.Chdir(cwd)
 
 	const closed = "postgres://bench@127.0.0.1:1/bench" // a closed loopback port
+	long := strings.Repeat("x", 5000) // a label no directory's name holds
 	soon := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
 	cases := []badCase{
 		// calibra itself
@@ -162,6 +163,17 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{name: "build: out not made", args: []string{"oltp", "build", "--warehouses", "0", "--out", filepath.Join(root, "new-run"), "--path", dir}, want: []string{"--warehouses 0 is not positive"}},
 		{name: "run: out not made for a refused port", args: []string{"oltp", "run", "--dsn", closed, "--out", filepath.Join(root, "new-run")}, want: []string{"nothing listens there"}},
 		{name: "dss: out not made", args: []string{"dss", "build", "--sf", "0", "--out", filepath.Join(root, "new-run"), "--path", dir}, want: []string{"--sf 0 is not positive"}},
+		// A label names the default run directory: one longer than a
+		// directory's name can hold is refused, whatever the command.
+		{name: "build: label too long for a run directory", args: []string{"oltp", "build", "--label", long, "--path", dir}, want: []string{"--label is 5000 bytes long as a run directory's name holds it", "at most 200"}},
+		{name: "run: label too long for a run directory", args: []string{"oltp", "run", "--label", long, "--path", dir}, want: []string{"--label is 5000 bytes long"}},
+		{name: "device: label too long for a run directory", args: []string{"device", "--label", long, "--path", dir}, want: []string{"--label is 5000 bytes long"}},
+		{name: "iocal: label too long for a run directory", args: []string{"iocal", "--label", long, "--path", dir}, want: []string{"--label is 5000 bytes long"}},
+		{name: "durability: label too long for a run directory", args: []string{"durability", "--label", long, "--path", dir}, want: []string{"--label is 5000 bytes long"}},
+		{name: "study: label too long for a run directory", args: []string{"run", "--label", long, "--path", dir}, want: []string{"--label is 5000 bytes long"}},
+		{name: "study: label too long with a --out", args: []string{"run", "--label", long, "--out", filepath.Join(root, "new-run"), "--path", dir}, want: []string{"--label is 5000 bytes long"}},
+		{name: "merge: label too long for a run directory", args: []string{"merge", "--label", long, oltpRun}, want: []string{"--label is 5000 bytes long"}},
+		{name: "build: label too long once sanitised", args: []string{"oltp", "build", "--label", strings.Repeat("a  b", 67), "--path", dir}, want: []string{"--label is 201 bytes long"}},
 		{name: "study: out not made", args: []string{"run", "--set", "oltp.users=0", "--out", filepath.Join(root, "new-run"), "--path", dir}, want: []string{"--users 0 is not positive"}},
 
 		// oltp run
