@@ -78,7 +78,7 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 	t.Chdir(cwd)
 
 	const closed = "postgres://bench@127.0.0.1:1/bench" // a closed loopback port
-	long := strings.Repeat("x", 5000) // a label no directory's name holds
+	long := strings.Repeat("x", 5000)                   // a label no directory's name holds
 	soon := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
 	cases := []badCase{
 		// calibra itself
