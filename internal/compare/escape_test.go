@@ -104,7 +104,9 @@ func TestBidiControlsAreEscapedInEveryFormat(t *testing.T) {
 		if err := tab.Write(&b, f); err != nil {
 			t.Fatal(err)
 		}
-		if i := strings.IndexFunc(b.String(), func(r rune) bool { return r == '\u202e' || r == '\u2066' || r == '\u200f' || r == '\u200b' || r == '\ufeff' }); i >= 0 {
+		if i := strings.IndexFunc(b.String(), func(r rune) bool {
+			return r == '\u202e' || r == '\u2066' || r == '\u200f' || r == '\u200b' || r == '\ufeff'
+		}); i >= 0 {
 			t.Errorf("%s: a format character got through: %q", f, b.String()[max(i-20, 0):i+3])
 		}
 		if !strings.Contains(b.String(), `u202e`) {
