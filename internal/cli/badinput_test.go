@@ -78,6 +78,7 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 	t.Chdir(cwd)
 
 	const closed = "postgres://bench@127.0.0.1:1/bench" // a closed loopback port
+	long := strings.Repeat("x", 5000)                   // a label no directory's name holds
 	soon := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
 	cases := []badCase{
 		// calibra itself
@@ -162,6 +163,17 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{name: "build: out not made", args: []string{"oltp", "build", "--warehouses", "0", "--out", filepath.Join(root, "new-run"), "--path", dir}, want: []string{"--warehouses 0 is not positive"}},
 		{name: "run: out not made for a refused port", args: []string{"oltp", "run", "--dsn", closed, "--out", filepath.Join(root, "new-run")}, want: []string{"nothing listens there"}},
 		{name: "dss: out not made", args: []string{"dss", "build", "--sf", "0", "--out", filepath.Join(root, "new-run"), "--path", dir}, want: []string{"--sf 0 is not positive"}},
+		// A label names the default run directory: one longer than a
+		// directory's name can hold is refused, whatever the command.
+		{name: "build: label too long for a run directory", args: []string{"oltp", "build", "--label", long, "--path", dir}, want: []string{"--label is 5000 bytes long as a run directory's name holds it", "at most 200"}},
+		{name: "run: label too long for a run directory", args: []string{"oltp", "run", "--label", long, "--path", dir}, want: []string{"--label is 5000 bytes long"}},
+		{name: "device: label too long for a run directory", args: []string{"device", "--label", long, "--path", dir}, want: []string{"--label is 5000 bytes long"}},
+		{name: "iocal: label too long for a run directory", args: []string{"iocal", "--label", long, "--path", dir}, want: []string{"--label is 5000 bytes long"}},
+		{name: "durability: label too long for a run directory", args: []string{"durability", "--label", long, "--path", dir}, want: []string{"--label is 5000 bytes long"}},
+		{name: "study: label too long for a run directory", args: []string{"run", "--label", long, "--path", dir}, want: []string{"--label is 5000 bytes long"}},
+		{name: "study: label too long with a --out", args: []string{"run", "--label", long, "--out", filepath.Join(root, "new-run"), "--path", dir}, want: []string{"--label is 5000 bytes long"}},
+		{name: "merge: label too long for a run directory", args: []string{"merge", "--label", long, oltpRun}, want: []string{"--label is 5000 bytes long"}},
+		{name: "build: label too long once sanitised", args: []string{"oltp", "build", "--label", strings.Repeat("a  b", 67), "--path", dir}, want: []string{"--label is 201 bytes long"}},
 		{name: "study: out not made", args: []string{"run", "--set", "oltp.users=0", "--out", filepath.Join(root, "new-run"), "--path", dir}, want: []string{"--users 0 is not positive"}},
 
 		// oltp run
@@ -180,6 +192,15 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{name: "run: more users than terminals", args: []string{"oltp", "run", "--warehouses", "2", "--users", "21", "--keying-thinking", "on", "--path", dir},
 			want: []string{"a warehouse has at most 10", "at most 20 users"}},
 		{name: "run: warehouses zero", args: []string{"oltp", "run", "--warehouses", "0", "--path", dir}, want: []string{"--warehouses 0 is not positive"}},
+		// The build a run makes first when --path holds no managed
+		// instance is checked as 'oltp build' is, before anything is made.
+		{name: "run: implicit build past the free space", args: []string{"oltp", "run", "--warehouses", "99999999", "--path", dir},
+			want: []string{"free but oltp run, which makes a build of 99999999 warehouses first, needs about", "free some space"}},
+		{name: "run: implicit build past any size", args: []string{"oltp", "run", "--warehouses", "274877906944", "--path", dir}, want: []string{"--warehouses 274877906944 makes no possible size"}},
+		{name: "ramp: implicit build past the free space", args: []string{"oltp", "ramp", "--warehouses", "99999999", "--path", dir},
+			want: []string{"free but oltp ramp, which makes a build of 99999999 warehouses first, needs about"}},
+		{name: "power: implicit build past the free space", args: []string{"dss", "power", "--sf", "90000", "--path", dir},
+			want: []string{"free but dss power, which makes a build at scale factor 90000 first, needs about"}},
 		{name: "run: load workers zero", args: []string{"oltp", "run", "--load-workers", "0", "--path", dir}, want: []string{"--load-workers 0 is not positive"}},
 		{name: "run: rate negative", args: []string{"oltp", "run", "--rate-per-user", "-1", "--path", dir}, want: []string{"--rate-per-user -1 is negative"}},
 		{name: "run: rate NaN", args: []string{"oltp", "run", "--rate-per-user", "NaN", "--path", dir}, want: []string{"--rate-per-user NaN is not a number"}},
@@ -400,6 +421,11 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{name: "study: set NaN", args: []string{"run", "--set", "oltp.rate_per_user=NaN", "--path", dir}, want: []string{"--rate-per-user NaN is not a number"}},
 		{name: "study: threshold on an unknown metric", args: []string{"run", "--threshold", "oltp.nopmm > 5", "--path", dir}, want: []string{`names no metric of oltp`, "nopm"}},
 		{name: "study: threshold unparsable", args: []string{"run", "--threshold", "oltp.nopm is big", "--path", dir}, want: []string{"has no comparison"}},
+		{name: "study: threshold NaN", args: []string{"run", "--threshold", "oltp.nopm > NaN", "--path", dir}, want: []string{`threshold "oltp.nopm > NaN" does not compare with a finite number`}},
+		{name: "study: threshold infinite", args: []string{"run", "--threshold", "oltp.nopm < Inf", "--path", dir}, want: []string{"does not compare with a finite number"}},
+		{name: "study: threshold past a float", args: []string{"run", "--threshold", "oltp.art_ms < 1e999", "--path", dir}, want: []string{"does not compare with a finite number"}},
+		{name: "plan: threshold NaN", args: []string{"plan", "--threshold", "oltp.nopm != NaN"}, want: []string{"does not compare with a finite number"}},
+		{name: "durability: threshold NaN", args: []string{"durability", "--threshold", "durability.lost_commits == NaN", "--path", dir}, want: []string{"does not compare with a finite number"}},
 		{name: "study: threshold not a number", args: []string{"run", "--threshold", "oltp.nopm > many", "--path", dir}, want: []string{"does not compare with a number"}},
 		{name: "study: path missing", args: []string{"run", "--path", missing}, want: []string{"the path " + missing + " does not exist"}},
 		{name: "study: db cache zero, said once", args: []string{"run", "--db-cache", "0", "--path", dir}, want: []string{"--db-cache 0 is below PostgreSQL's minimum"}},

@@ -40,6 +40,9 @@ server; anything else is refused and nothing is written.`,
 		Args: wantArgs(1, -1, "the partitions' run directories"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg.Dirs, cfg.ToolVersion = args, Version
+			if err := results.CheckLabel("--label", cfg.Label); err != nil {
+				return err
+			}
 			out, err := merge.Merge(cfg)
 			if err != nil {
 				return err

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/calibra-bench/calibra/internal/report"
 	"github.com/calibra-bench/calibra/internal/report/browsertest"
 	"github.com/calibra-bench/calibra/internal/results"
 	"github.com/calibra-bench/calibra/internal/runner"
@@ -89,6 +90,28 @@ func TestReportAndCompareBadInput(t *testing.T) {
 	_ = os.WriteFile(filepath.Join(broken, "results.json"), []byte("{not json"), 0o644)
 	_ = os.WriteFile(filepath.Join(future, "results.json"), []byte(`{"schema":"calibra.results/v2"}`), 0o644)
 	dev, oltp := filepath.Join(fixtureRuns, "device-a"), filepath.Join(fixtureRuns, "oltp-base")
+	huge := t.TempDir() // a results.json under its read bound, of more steps than a report shows
+	{
+		var r map[string]any
+		data, err := os.ReadFile(filepath.Join(oltp, "results.json"))
+		if err == nil {
+			err = json.Unmarshal(data, &r)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps := make([]any, report.MaxBytes/256+1)
+		for i := range steps {
+			steps[i] = map[string]any{"kind": "future_kind", "name": "x", "status": "complete", "started_at": "2026-03-02T14:04:00Z"}
+		}
+		r["steps"] = steps
+		if data, err = json.Marshal(r); err == nil {
+			err = os.WriteFile(filepath.Join(huge, "results.json"), data, 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	cases := []struct {
 		name string
 		args []string
@@ -97,6 +120,7 @@ func TestReportAndCompareBadInput(t *testing.T) {
 		{"report without results.json", []string{"report", empty}, "holds no results.json; give the run directory"},
 		{"report of broken JSON", []string{"report", broken}, "is not valid JSON"},
 		{"report of an unknown schema", []string{"report", future}, `has schema "calibra.results/v2", but this calibra reads "calibra.results/v1"`},
+		{"report past its bound", []string{"report", huge}, "would be more than 64 MiB (262145 steps, 0 chart points)"},
 		{"report without a directory", []string{"report"}, "calibra report takes one run directory, but was given 0"},
 		{"compare one run", []string{"compare", dev}, "calibra compare takes two or more run directories, but was given 1"},
 		{"compare with no step in common", []string{"compare", dev, oltp}, "share no step"},

@@ -74,3 +74,43 @@ func TestHostileLabelIsEscapedInEveryFormat(t *testing.T) {
 		}
 	}
 }
+
+// Bidirectional controls and the other invisible format characters in a
+// label are written as their code points in every format: a right-to-left
+// override would show the rest of a line, figures included, reversed.
+func TestBidiControlsAreEscapedInEveryFormat(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "bidi")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(runs, "oltp-xss", "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = bytes.ReplaceAll(data, []byte(`\u003cscript\u003ealert(1)\u003c/script\u003e`), []byte(`base\u202e\u2066\u200f\u200b\ufeff`))
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := Load([]string{filepath.Join(runs, "oltp-base"), dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := Compare(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"md", "csv", "text"} {
+		var b bytes.Buffer
+		if err := tab.Write(&b, f); err != nil {
+			t.Fatal(err)
+		}
+		if i := strings.IndexFunc(b.String(), func(r rune) bool {
+			return r == '\u202e' || r == '\u2066' || r == '\u200f' || r == '\u200b' || r == '\ufeff'
+		}); i >= 0 {
+			t.Errorf("%s: a format character got through: %q", f, b.String()[max(i-20, 0):i+3])
+		}
+		if !strings.Contains(b.String(), `u202e`) {
+			t.Errorf("%s: the override is not shown as its code point", f)
+		}
+	}
+}

@@ -200,6 +200,9 @@ func prepareSchema(ctx context.Context, ctl Control, rebuild bool) error {
 	return ctl.CreateSchema(ctx)
 }
 
+// planCheck is how many batches load plans between looks at its context.
+const planCheck = 1024
+
 // load generates every batch and has the dialect store it: the tables
 // biggest first, so the loaders finish together, and each table's batches
 // in their own order, which is its primary key's, so the rows land in key
@@ -219,6 +222,13 @@ func load(ctx context.Context, ld Loader, gen *tpcc.Generator, rows map[string]i
 		perRow := float64(len(gen.AppendBatchAs(nil, tb, 0, ld.Format(tb)))) / float64(gen.Rows(tb, 0))
 		var t table
 		for b := range gen.Batches(tb) {
+			// The plan alone is a loop over every district (order_line
+			// draws each one's order lines): a signal must end it too.
+			if b%planCheck == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
 			n := gen.Rows(tb, b)
 			t.batches = append(t.batches, Batch{tb, b, n})
 			rows[tb.String()] += int64(n)
@@ -233,6 +243,9 @@ func load(ctx context.Context, ld Loader, gen *tpcc.Generator, rows map[string]i
 		batches = append(batches, t.batches...)
 	}
 
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	bar := prog.BytesBar(int64(estimate), "loading")
 	defer bar.Finish()
 	var sent atomic.Int64

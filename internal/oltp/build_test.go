@@ -59,3 +59,20 @@ func TestLoadOrdersTablesBiggestFirstBatchesInKeyOrder(t *testing.T) {
 		t.Errorf("order_line counts %d rows; want at least 5 a order", rows["order_line"])
 	}
 }
+
+// A signal ends a build's load while it is still planning the batches,
+// which for a large --warehouses is a long loop of its own: the loaders
+// are never handed a batch.
+func TestLoadStopsWhenItsContextEnds(t *testing.T) {
+	gen := tpcc.NewGenerator(1, 2000, time.Unix(0, 0), tpcc.LoadConstants(tpcc.NewRand(1, 0xC0)))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var ld recordLoader
+	err := load(ctx, &ld, gen, map[string]int64{}, progress.New(io.Discard, progress.None, false))
+	if err != context.Canceled {
+		t.Errorf("load with its context ended: %v, want context.Canceled", err)
+	}
+	if ld.got != nil {
+		t.Errorf("the loaders were handed %d batches after the context ended", len(ld.got))
+	}
+}

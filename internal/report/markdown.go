@@ -11,6 +11,8 @@ import (
 
 // mdEscape keeps a value from being read as markdown or HTML where the
 // report is pasted: pipes would split cells, angle brackets open tags.
+// Every field report.md prints goes through it, the ones calibra itself
+// words too: a results.json may come from elsewhere.
 var mdEscape = results.MarkdownEscaper
 
 // Markdown writes report.md: the headline figures and tables of every step,
@@ -18,13 +20,13 @@ var mdEscape = results.MarkdownEscaper
 func (r *Report) Markdown(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "# %s\n\n", mdEscape.Replace(r.Title))
-	fmt.Fprintf(bw, "Status: **%s** · started %s", r.Status, r.Started)
+	fmt.Fprintf(bw, "Status: **%s** · started %s", mdEscape.Replace(r.Status), mdEscape.Replace(r.Started))
 	if r.Duration != "" {
-		fmt.Fprintf(bw, " · duration %s", r.Duration)
+		fmt.Fprintf(bw, " · duration %s", mdEscape.Replace(r.Duration))
 	}
 	bw.WriteString("\n\n")
 	if r.Status != "complete" {
-		fmt.Fprintf(bw, "> **This run is %s**", r.Status)
+		fmt.Fprintf(bw, "> **This run is %s**", mdEscape.Replace(r.Status))
 		if r.Error != "" {
 			fmt.Fprintf(bw, ": %s", mdEscape.Replace(r.Error))
 		}
@@ -59,14 +61,14 @@ func (r *Report) Markdown(w io.Writer) error {
 	for _, s := range r.Sections {
 		fmt.Fprintf(bw, "## %s", mdEscape.Replace(s.Title))
 		if s.Status != "" {
-			fmt.Fprintf(bw, " (%s)", s.Status)
+			fmt.Fprintf(bw, " (%s)", mdEscape.Replace(s.Status))
 		}
 		bw.WriteString("\n\n")
 		if s.Error != "" {
 			fmt.Fprintf(bw, "> %s\n\n", mdEscape.Replace(s.Error))
 		}
 		if s.LimitedBy != "" {
-			fmt.Fprintf(bw, "Limited by **%s**: %s.\n\n", s.LimitedBy, mdEscape.Replace(s.LimitedByRule))
+			fmt.Fprintf(bw, "Limited by **%s**: %s.\n\n", mdEscape.Replace(s.LimitedBy), mdEscape.Replace(s.LimitedByRule))
 		}
 		for _, n := range s.Notes {
 			fmt.Fprintf(bw, "%s\n\n", mdEscape.Replace(n))
@@ -87,7 +89,7 @@ func (r *Report) Markdown(w io.Writer) error {
 				parts = append(parts, row[0].Text+" "+row[1].Text)
 			}
 		}
-		fmt.Fprintf(bw, "%s: %s  \n", t.Caption, mdEscape.Replace(strings.Join(parts, ", ")))
+		fmt.Fprintf(bw, "%s: %s  \n", mdEscape.Replace(t.Caption), mdEscape.Replace(strings.Join(parts, ", ")))
 	}
 	bw.WriteString("\nFull report, charts and metric definitions: report.html beside this file.\n")
 	return bw.Flush()

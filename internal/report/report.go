@@ -5,7 +5,7 @@
 package report
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -37,6 +37,8 @@ type Report struct {
 	Defs     []Def
 
 	charts        []assets.Chart
+	points        int  // the charts' numbers, for the size bound
+	tooBig        bool // laid out only in part: past MaxBytes
 	hasTimeseries bool
 	// engine is the database measured ("postgresql", "mariadb"; "" when
 	// the run had none), galera its cluster's nodes (0: none), for the
@@ -140,6 +142,11 @@ func Build(run *results.Run, ts *results.Timeseries) *Report {
 		b.body()
 		b.observe()
 		r.Sections = append(r.Sections, sec)
+		if r.estimate() > MaxBytes {
+			// The rest would only cost memory to be refused.
+			r.tooBig = true
+			break
+		}
 	}
 	r.Warnings = Caveats(run)
 	r.Verdicts, r.Repeats = verdictTable(run.Verdicts), repeatTable(run.Repeats)
@@ -197,6 +204,7 @@ func (b *builder) chart(title string, c assets.Chart) ChartRef {
 	b.n++
 	c.ID = fmt.Sprintf("%s-c%d", b.prefix, b.n)
 	b.r.charts = append(b.r.charts, c)
+	b.r.points += points(c)
 	return ChartRef{ID: c.ID, Title: title}
 }
 
@@ -244,12 +252,26 @@ func Write(dir string) error {
 	if err != nil {
 		return err
 	}
+	// Estimated from the counts first, then while laid out, then bounded
+	// as written: a report past MaxBytes is refused, never half written.
+	if len(run.Steps) > MaxBytes/minStepBytes {
+		return tooBig(dir, len(run.Steps), 0)
+	}
 	rep := Build(run, ts)
-	var h, m bytes.Buffer
-	if err := rep.HTML(&h); err != nil {
+	if rep.tooBig {
+		return tooBig(dir, len(run.Steps), rep.points)
+	}
+	h, m := &boundedBuffer{max: MaxBytes}, &boundedBuffer{max: MaxBytes}
+	if err := rep.HTML(h); err != nil {
+		if errors.Is(err, errTooBig) {
+			return tooBig(dir, len(run.Steps), rep.points)
+		}
 		return err
 	}
-	if err := rep.Markdown(&m); err != nil {
+	if err := rep.Markdown(m); err != nil {
+		if errors.Is(err, errTooBig) {
+			return tooBig(dir, len(run.Steps), rep.points)
+		}
 		return err
 	}
 	if err := results.WriteFileAtomic(filepath.Join(dir, "report.html"), h.Bytes()); err != nil {

@@ -110,6 +110,44 @@ func TestHTMLEscapesEveryValue(t *testing.T) {
 	}
 }
 
+// report.md escapes every field it prints, those calibra words itself
+// too (the status, limited_by and its rule): a results.json may come from
+// elsewhere, and its text must make no HTML, no link and no reordered line
+// where the report is pasted.
+func TestMarkdownEscapesEveryField(t *testing.T) {
+	run, err := results.Load(filepath.Join(runs, "oltp-xss"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const hostile = "<script>alert(1)</script>[click](http://evil.invalid)\u202eexe.txt"
+	run.Status = hostile
+	run.Meta.Label = hostile
+	run.Warnings = append(run.Warnings, hostile)
+	for i := range run.Steps {
+		run.Steps[i].Name = hostile
+		run.Steps[i].Status = hostile
+		run.Steps[i].LimitedBy = hostile
+		run.Steps[i].LimitedByEvidence = &results.Evidence{Rule: hostile}
+	}
+	var md bytes.Buffer
+	if err := Build(run, nil).Markdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	out := md.String()
+	if !strings.Contains(out, "Limited by **") {
+		t.Fatal("report.md says nothing of limited_by: the test checks nothing")
+	}
+	// A bracket makes a link unless a backslash escapes it.
+	for _, raw := range []string{"<script>", `(^|[^\\])\[click`, `(^|[^\\])\]\(http`, "\u202e"} {
+		re := regexp.MustCompile(raw)
+		for _, line := range strings.Split(out, "\n") {
+			if re.MatchString(line) {
+				t.Errorf("report.md prints %q raw: %s", raw, line)
+			}
+		}
+	}
+}
+
 func TestWriteRefusesWhatIsNotARun(t *testing.T) {
 	dir := t.TempDir()
 	cases := []struct {

@@ -16,6 +16,16 @@ func TestEscapers(t *testing.T) {
 		{"", "", "", ""},
 		{"a|b`c`\\|[l](u)", "a|b`c`\\|[l](u)", "a|b`c`\\|[l](u)", "a\\|b\\`c\\`\\\\\\|\\[l\\](u)"},
 		{"\x1b[2Jx\ny", "\\x1b[2Jx\ny", "\\x1b[2Jx\ny", " \\[2Jx y"},
+		// Bidirectional controls and other invisible format characters
+		// are written as their code points, so the text shows in the
+		// order it is written.
+		{"run\u202eexe.txt", `run\u202eexe.txt`, `run\u202eexe.txt`, `run\\u202eexe.txt`},
+		{"a\u202a\u202b\u202c\u202d\u2066\u2067\u2068\u2069b", `a\u202a\u202b\u202c\u202d\u2066\u2067\u2068\u2069b`, `a\u202a\u202b\u202c\u202d\u2066\u2067\u2068\u2069b`,
+			`a\\u202a\\u202b\\u202c\\u202d\\u2066\\u2067\\u2068\\u2069b`},
+		{"\u200ex\u200f\u200b\ufeff\u00ad", `\u200ex\u200f\u200b\ufeff\xad`, `\u200ex\u200f\u200b\ufeff\xad`, `\\u200ex\\u200f\\u200b\\ufeff\\xad`},
+		{"a\u2028b\u2029\U000e0001", `a\u2028b\u2029\U000e0001`, `a\u2028b\u2029\U000e0001`, `a\\u2028b\\u2029\\U000e0001`},
+		{"\u202e=cmd", `\u202e=cmd`, `\u202e=cmd`, `\\u202e=cmd`},
+		{"日本語 é", "日本語 é", "日本語 é", "日本語 é"},
 	} {
 		if got := CSVCell(c.in); got != c.csv {
 			t.Errorf("CSVCell(%q) = %q, want %q", c.in, got, c.csv)

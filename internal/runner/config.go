@@ -22,6 +22,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/observe"
 	"github.com/calibra-bench/calibra/internal/progress"
+	"github.com/calibra-bench/calibra/internal/results"
 	"github.com/calibra-bench/calibra/internal/safefs"
 	"github.com/calibra-bench/calibra/internal/study"
 )
@@ -76,6 +77,11 @@ func (c *Config) Validate(p *Problems) {
 	c.resolveEngine(p)
 	c.parseEngineSettings(p)
 	c.checkReplicas(p)
+	// The label names the run directory: one it cannot name would leave
+	// the run nowhere to go.
+	if err := results.CheckLabel("--label", c.Label); err != nil {
+		*p = append(*p, err)
+	}
 	switch c.Progress {
 	case progress.Auto, progress.Plain, progress.None:
 	default:
@@ -314,6 +320,11 @@ func CheckPath(path string, needBytes uint64, what string) error {
 	if err := safefs.CheckDir(path, ""); err != nil {
 		return err
 	}
+	return checkFree(path, needBytes, what)
+}
+
+// checkFree refuses a path with less than needBytes free for what.
+func checkFree(path string, needBytes uint64, what string) error {
 	var fs unix.Statfs_t
 	if err := unix.Statfs(path, &fs); err == nil {
 		free := fs.Bavail * uint64(fs.Bsize)

@@ -86,7 +86,24 @@ func PlanDSSRun(c *Config, r DSSRun) (Needs, StepFunc, error) {
 	cfg.Streams, cfg.Seed, cfg.DOP, cfg.QueryTimeout = streams, c.Seed, dop, timeout
 	build := b.config()
 	need := uint64(minFree)
-	return Needs{Database: true, MaxConns: conns, Bytes: need}, dssRunBody(cfg, build), nil
+	implicit, err := dssImplicitBuild(build.ScaleFactor)
+	if err != nil {
+		return Needs{}, nil, err
+	}
+	return Needs{Database: true, MaxConns: conns, Bytes: need, Build: implicit}, dssRunBody(cfg, build), nil
+}
+
+// dssImplicitBuild is a dss run's build at scale factor sf (0: 1) when it
+// finds no schema, with the space 'dss build' asks for it.
+func dssImplicitBuild(sf float64) (*BuildNeed, error) {
+	if sf == 0 {
+		sf = 1
+	}
+	need, err := spaceFor("--sf", sf, bytesPerSF)
+	if err != nil {
+		return nil, err
+	}
+	return &BuildNeed{Bytes: need, What: fmt.Sprintf("a build at scale factor %g", sf)}, nil
 }
 
 // bytesPerSF is a generous estimate of one scale factor on disk: about
@@ -149,6 +166,15 @@ func dssRunBody(cfg dss.RunConfig, build dss.BuildConfig) StepFunc {
 		case errors.Is(err, dss.ErrNotBuilt):
 			if build.ScaleFactor == 0 {
 				build.ScaleFactor = 1
+			}
+			// Checked before anything was made when no data directory
+			// was there; checked now for one without a schema.
+			need, err := dssImplicitBuild(build.ScaleFactor)
+			if err == nil {
+				err = s.checkBuildSpace(need)
+			}
+			if err != nil {
+				return nil, err
 			}
 			s.prog.Phase("dss: no TPC-H-like build on the managed instance; building scale factor %g first", build.ScaleFactor)
 			st, err := dssBuildStep(ctx, s, build)

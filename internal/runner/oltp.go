@@ -250,6 +250,10 @@ func (l *OLTPLoad) check(c *Config, maxUsers int, p *Problems) oltp.RunConfig {
 		} else if err := oltp.CheckUsers(maxUsers, warehouses, scale); err != nil {
 			*p = append(*p, err)
 		}
+		if _, err := l.buildNeed(); warehouses > 0 && c.DSN == "" && err != nil {
+			// The managed instance builds them when it holds no schema.
+			*p = append(*p, err)
+		}
 	}
 	switch {
 	case !slices.Contains(oltp.Modes, oltp.Mode(l.Mode)):
@@ -346,7 +350,29 @@ func (l *OLTPLoad) needs(users int) Needs {
 	if l.Connections > 0 {
 		conns = min(users, l.Connections)
 	}
-	return Needs{Database: true, MaxConns: conns + l.Build.Workers + 10, Bytes: minFree}
+	build, _ := l.buildNeed() // refused by check
+	return Needs{Database: true, MaxConns: conns + l.Build.Workers + 10, Bytes: minFree, Build: build}
+}
+
+// buildNeed is the build a load makes when the managed instance holds no
+// schema: --warehouses, else 1.
+func (l *OLTPLoad) buildNeed() (*BuildNeed, error) {
+	w := 0
+	if l.WarehousesSet {
+		w = l.Build.Warehouses
+	}
+	return implicitBuild(w)
+}
+
+// implicitBuild is a load's build of warehouses (at least 1) when it finds
+// no schema, with the space 'oltp build' asks for it.
+func implicitBuild(warehouses int) (*BuildNeed, error) {
+	w := max(warehouses, 1)
+	need, err := spaceFor("--warehouses", float64(w), bytesPerWarehouse)
+	if err != nil {
+		return nil, err
+	}
+	return &BuildNeed{Bytes: need, What: fmt.Sprintf("a build of %d warehouses", w)}, nil
 }
 
 // prepareLoad resets the database if asked, and builds the schema first
@@ -371,6 +397,15 @@ func prepareLoad(ctx context.Context, s *Session, cfg oltp.RunConfig, l OLTPLoad
 	}
 	b := l.Build
 	b.Warehouses, b.implicit = max(cfg.Warehouses, 1), true
+	// Checked before anything was made when no data directory was there;
+	// checked now for a data directory without a schema.
+	need, err := implicitBuild(b.Warehouses)
+	if err == nil {
+		err = s.checkBuildSpace(need)
+	}
+	if err != nil {
+		return nil, err
+	}
 	s.prog.Phase("oltp: no schema on the managed instance; building %d warehouses first (an implicit build never replaces a larger loaded template)", b.Warehouses)
 	st, err := buildStep(ctx, s, b, seed)
 	return []results.Step{st}, err

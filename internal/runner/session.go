@@ -47,10 +47,12 @@ type Session struct {
 	dir    *results.Dir
 	target engine.Engine // nil for commands without a database
 	prog   *progress.Printer
-	path   string           // storage under test
-	obs    *observe.Sampler // nil when the observers could not start
-	extra  []observe.Extra  // the steps' own per-second columns for timeseries.csv
-	ticks  []oltp.Tick      // the oltp load's seconds, over every oltp step
+	path   string // storage under test
+	// command is what runs, such as "oltp run".
+	command string
+	obs     *observe.Sampler // nil when the observers could not start
+	extra   []observe.Extra  // the steps' own per-second columns for timeseries.csv
+	ticks   []oltp.Tick      // the oltp load's seconds, over every oltp step
 	// rawPrefix names a study step's files under raw/ (empty for a command).
 	rawPrefix string
 	// limits are the cache and storage limits in force (nil: none asked);
@@ -69,6 +71,11 @@ type Needs struct {
 	Database bool   // a database target: the managed instance or --dsn
 	MaxConns int    // connections the command opens at once
 	Bytes    uint64 // free space needed under --path
+	// Build, when set, is the build the command makes first when the
+	// managed instance holds no schema (oltp run's, dss run's): its space
+	// is checked with Bytes before anything is made when no managed data
+	// lies under --path yet, and again before the build otherwise.
+	Build *BuildNeed
 	// Storage describes targets the command has checked itself (files,
 	// block devices, several paths); nil means --path, checked here.
 	Storage *results.Storage
@@ -80,6 +87,49 @@ type Needs struct {
 	Flags func() map[string]any
 	// Limits, when set, bound the managed server's caches and I/O.
 	Limits *LimitsNeed
+}
+
+// BuildNeed is the build a command makes when it finds no schema: the
+// free space it needs, as the build command's own check counts it, and
+// what it is ("a build of 10 warehouses").
+type BuildNeed struct {
+	Bytes uint64
+	What  string
+}
+
+// managedDataUnder says whether the managed instance's data directories
+// (its first instance's with --instances) may already lie under --path:
+// then the schema may be built, and the build's space is checked only if
+// the command finds none (checkBuildSpace).
+func managedDataUnder(c *Config) bool {
+	base := c.Path
+	if c.Instances > 1 {
+		base = InstancePath(c.Path, 1)
+	}
+	d, _ := engine.Lookup(c.Engine)
+	for _, m := range d.Managed {
+		found, err := filepath.Glob(filepath.Join(base, m.Pattern))
+		if err != nil || len(found) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// checkBuildSpace refuses, before it starts, a build a command makes
+// because it found no schema, when the storage lacks the space the build
+// command would have asked for.
+func (s *Session) checkBuildSpace(b *BuildNeed) error {
+	if b == nil {
+		return nil
+	}
+	return checkFree(s.path, b.Bytes, b.sentence(s.command))
+}
+
+// sentence is command with the build it makes first, as a sentence on
+// free space names it.
+func (b *BuildNeed) sentence(command string) string {
+	return command + ", which makes " + b.What + " first,"
 }
 
 // LimitsNeed is the cgroup a session's managed server is to run in.
@@ -147,7 +197,12 @@ func (e Env) Run(ctx context.Context, command string, c *Config, needs Needs, bo
 	// targets, or works only on a --dsn server.
 	onPath := needs.Storage == nil && (c.DSN == "" || !needs.Database)
 	if onPath {
-		if err := CheckPath(c.Path, needs.Bytes, command); err != nil {
+		need, what := needs.Bytes, command
+		if b := needs.Build; b != nil && needs.Database && c.DSN == "" && !managedDataUnder(c) {
+			// No data directory: the command certainly builds first.
+			need, what = max(need, b.Bytes), b.sentence(command)
+		}
+		if err := CheckPath(c.Path, need, what); err != nil {
 			return err
 		}
 	}
@@ -195,7 +250,7 @@ func (e Env) Run(ctx context.Context, command string, c *Config, needs Needs, bo
 	prog.LogTo(logFile)
 	prog.Phase("calibra %s: %s, run directory %s", e.Version, command, dir.Path)
 
-	s := &Session{env: e, dir: dir, target: target, prog: prog, path: c.Path, limits: applied, cgroup: cg}
+	s := &Session{env: e, dir: dir, target: target, prog: prog, path: c.Path, command: command, limits: applied, cgroup: cg}
 	if cg != nil {
 		s.cacheBytes = needs.Limits.Spec.MemoryBytes
 	}

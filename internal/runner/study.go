@@ -57,6 +57,9 @@ func (r *Study) Needs() Needs {
 		n.Database = n.Database || st.Needs.Database
 		n.MaxConns = max(n.MaxConns, st.Needs.MaxConns)
 		n.Bytes = max(n.Bytes, st.Needs.Bytes)
+		if b := st.Needs.Build; b != nil && (n.Build == nil || b.Bytes > n.Build.Bytes) {
+			n.Build = b
+		}
 		if n.Limits == nil {
 			n.Limits = st.Needs.Limits
 		}

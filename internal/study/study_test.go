@@ -109,6 +109,13 @@ func TestThresholds(t *testing.T) {
 		{expr: "nopm > 5", err: "does not name kind.metric"},
 		{expr: "oltp.nopm > lots", err: "does not compare with a number"},
 		{expr: "oltp.nopm is big", err: "has no comparison"},
+		{expr: "oltp.nopm > NaN", err: "does not compare with a finite number"},
+		{expr: "oltp.nopm != nan", err: "does not compare with a finite number"},
+		{expr: "oltp.nopm > Inf", err: "does not compare with a finite number"},
+		{expr: "oltp.art_ms < +Infinity", err: "does not compare with a finite number"},
+		{expr: "oltp.art_ms >= -inf", err: "does not compare with a finite number"},
+		{expr: "oltp.art_ms < 1e999", err: "does not compare with a finite number"},
+		{expr: "oltp.art_ms < 1e-999", kind: "oltp", metric: "art_ms", v: 0, holds: false},
 	} {
 		th, err := ParseThreshold(tc.expr)
 		if tc.err != "" {

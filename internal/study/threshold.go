@@ -1,7 +1,9 @@
 package study
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -32,8 +34,13 @@ func ParseThreshold(expr string) (Threshold, error) {
 			return Threshold{}, fmt.Errorf("threshold %q does not name kind.metric", expr)
 		}
 		v, err := strconv.ParseFloat(value, 64)
-		if err != nil {
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
 			return Threshold{}, fmt.Errorf("threshold %q does not compare with a number", expr)
+		}
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			// NaN holds for != alone and fails every other comparison,
+			// whatever was measured; an infinity is no target either.
+			return Threshold{}, fmt.Errorf("threshold %q does not compare with a finite number", expr)
 		}
 		return Threshold{Expr: strings.TrimSpace(expr), Kind: kind, Metric: metric, Op: op, Value: v}, nil
 	}
