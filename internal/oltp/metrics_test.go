@@ -73,3 +73,27 @@ func TestTickColumnsJoinTheNearestSecond(t *testing.T) {
 		})
 	}
 }
+
+// TestMemPerUserIsAbsentNotZero holds the heap a user to a positive figure
+// or a reason: the samples are the whole process's heap, which other work
+// can shrink between them.
+func TestMemPerUserIsAbsentNotZero(t *testing.T) {
+	cases := []struct {
+		name         string
+		heap0, heap1 uint64
+		users        int
+		want         float64 // 0: absent, with a reason
+	}{
+		{"the heap grew", 1 << 20, 1<<20 + 12*4096, 12, 4},
+		{"the heap shrank (a GC freed another test's garbage)", 2 << 20, 1 << 20, 12, 0},
+		{"the heap stood still", 1 << 20, 1 << 20, 12, 0},
+		{"growth under 0.01 KB a user", 1 << 20, 1<<20 + 100, 1000, 0},
+		{"no users", 1 << 20, 2 << 20, 0, 0},
+	}
+	for _, c := range cases {
+		kb, why := memPerUserKB(c.heap0, c.heap1, c.users)
+		if kb != c.want || (kb == 0) != (why != "") {
+			t.Errorf("%s: %v KB, reason %q; want %v and a reason only when absent", c.name, kb, why, c.want)
+		}
+	}
+}
