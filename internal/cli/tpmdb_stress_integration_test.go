@@ -51,7 +51,8 @@ steps:
 					continue
 				}
 				if av := o.AutovacuumInWindow; av != nil && *av > 0 {
-					t.Logf("repeat %d: autovacuum worked in the window (%d): %+.0f transactions", st.Repeat, *av, (*o.TPMDB-o.TPMClient)*o.DurationS/60)
+					t.Logf("repeat %d: autovacuum worked in the window (%d, %s of its transactions left out, %q): %+.0f transactions",
+						st.Repeat, *av, show(o.AutovacuumXacts), o.Missing["autovacuum_xacts"], (*o.TPMDB-o.TPMClient)*o.DurationS/60)
 					continue
 				}
 				quiet++

@@ -261,8 +261,8 @@ func (tg *members) sum(cs []Counters) Counters {
 // figures are each member's database-measured rates over the window: NOPM
 // for an independent instance (a shared database's orders are counted
 // once, for the run), tpm_db for every member, less calibra's own
-// transactions on it: its start read and, with userFlush, each of its
-// users' flush at the end edge.
+// transactions on it (its start read and, with userFlush, each of its
+// users' flush at the end edge) and autovacuum's as far as they are known.
 func (tg *members) figures(c0s, c1s []Counters, perRead int64, userFlush bool, users int, win time.Duration) []results.OLTPInstance {
 	if len(tg.ds) == 1 {
 		return nil
@@ -278,7 +278,8 @@ func (tg *members) figures(c0s, c1s []Counters, perRead int64, userFlush bool, u
 		if userFlush {
 			own += int64((users - k + len(out) - 1) / len(out)) // users i with i mod members = k
 		}
-		tpm := tpmDB(c0s[k], c1s[k], own, win)
+		av, _ := AutovacuumXacts(c0s[k], c1s[k])
+		tpm := tpmDB(c0s[k], c1s[k], own+av, win)
 		out[k].TPMDB = &tpm
 	}
 	return out

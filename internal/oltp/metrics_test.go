@@ -73,3 +73,59 @@ func TestTickColumnsJoinTheNearestSecond(t *testing.T) {
 		})
 	}
 }
+
+// TestMemPerUserIsAbsentNotZero holds the heap a user to a positive figure
+// or a reason: the samples are the whole process's heap, which other work
+// can shrink between them.
+func TestMemPerUserIsAbsentNotZero(t *testing.T) {
+	cases := []struct {
+		name         string
+		heap0, heap1 uint64
+		users        int
+		want         float64 // 0: absent, with a reason
+	}{
+		{"the heap grew", 1 << 20, 1<<20 + 12*4096, 12, 4},
+		{"the heap shrank (a GC freed another test's garbage)", 2 << 20, 1 << 20, 12, 0},
+		{"the heap stood still", 1 << 20, 1 << 20, 12, 0},
+		{"growth under 0.01 KB a user", 1 << 20, 1<<20 + 100, 1000, 0},
+		{"no users", 1 << 20, 2 << 20, 0, 0},
+	}
+	for _, c := range cases {
+		kb, why := memPerUserKB(c.heap0, c.heap1, c.users)
+		if kb != c.want || (kb == 0) != (why != "") {
+			t.Errorf("%s: %v KB, reason %q; want %v and a reason only when absent", c.name, kb, why, c.want)
+		}
+	}
+}
+
+// TestAutovacuumXacts holds tpm_db's share for autovacuum to what
+// PostgreSQL 15 and 18 were seen to count: 2 a visit, 1 a table, 1 a
+// vacuum or analysis, all published at the worker's exit.
+func TestAutovacuumXacts(t *testing.T) {
+	before := map[int64]TableAutovacuum{1: {3, 4}, 2: {5, 5}, 3: {0, 1}}
+	pg := func(busy int64, tables map[int64]TableAutovacuum) Counters {
+		return Counters{CountsAutovacuum: true, AutovacuumBusy: busy, AutovacuumTables: tables}
+	}
+	cases := []struct {
+		name   string
+		c0, c1 Counters
+		want   int64
+		ok     bool
+	}{
+		{"a server that does not count autovacuum's", Counters{}, Counters{Autovacuum: 9}, 0, true},
+		{"no autovacuum in the window", pg(0, before), pg(0, before), 0, true},
+		{"one table vacuumed", pg(0, before), pg(0, map[int64]TableAutovacuum{1: {4, 4}, 2: {5, 5}, 3: {0, 1}}), 4, true},
+		{"three tables analysed", pg(0, before), pg(0, map[int64]TableAutovacuum{1: {3, 5}, 2: {5, 6}, 3: {0, 2}}), 8, true},
+		{"three tables vacuumed and analysed", pg(0, before), pg(0, map[int64]TableAutovacuum{1: {4, 5}, 2: {6, 6}, 3: {1, 2}}), 11, true},
+		{"one vacuumed, one analysed, one both", pg(0, before), pg(0, map[int64]TableAutovacuum{1: {4, 4}, 2: {5, 6}, 3: {1, 2}}), 2 + 3 + 4, true},
+		{"a table new to the counts", pg(0, before), pg(0, map[int64]TableAutovacuum{1: {3, 4}, 2: {5, 5}, 3: {0, 1}, 9: {1, 1}}), 5, true},
+		{"a worker at work at the start", pg(1, before), pg(0, map[int64]TableAutovacuum{1: {4, 5}}), 0, false},
+		{"a worker at work at the end", pg(0, before), pg(1, before), 0, false},
+	}
+	for _, c := range cases {
+		n, ok := AutovacuumXacts(c.c0, c.c1)
+		if n != c.want || ok != c.ok {
+			t.Errorf("%s: %d, %v; want %d, %v", c.name, n, ok, c.want, c.ok)
+		}
+	}
+}

@@ -239,7 +239,9 @@ type crew struct {
 	// has its own, or on the polling driver, whose threads hold them.
 	pool    *connPool
 	pollers []*poller // the polling threads; none with a goroutine a user
-	heap    uint64    // the Go heap the users, connections and threads took
+	// heap0 and heap1 are the Go heap in use (after a GC) before and after
+	// the users, connections and threads were made.
+	heap0, heap1 uint64
 }
 
 func (cr *crew) close() {
@@ -252,9 +254,7 @@ func (cr *crew) close() {
 // driven: on polling threads when every session can be, else a goroutine
 // each; it measures the heap all that took.
 func connect(ctx context.Context, tg *members, cfg RunConfig, driven []int, bi *BuildInfo, ed *edges) (*crew, error) {
-	var heap0, heap1 runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&heap0)
+	heap0 := liveHeap()
 	cr, err := newUsers(ctx, tg, cfg, driven, bi, ed)
 	if err != nil {
 		return cr, err
@@ -269,10 +269,36 @@ func connect(ctx context.Context, tg *members, cfg RunConfig, driven []int, bi *
 	if cr.pollers != nil {
 		cr.pool = nil // the threads lend the connections and flush them at the edges
 	}
-	runtime.GC()
-	runtime.ReadMemStats(&heap1)
-	cr.heap = heap1.HeapAlloc - min(heap1.HeapAlloc, heap0.HeapAlloc)
+	cr.heap0, cr.heap1 = heap0, liveHeap()
 	return cr, nil
+}
+
+// liveHeap is the Go heap still in use after two collections: the second
+// frees what the first only finalized (a closed connection's file).
+func liveHeap() uint64 {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// memPerUserKB is the heap connecting users took, a user, in KB (two
+// decimals); with a reason instead when the samples cannot say: the heap
+// is the whole process's, and other work (an observer, another run in
+// the same process) can free more between them than the users took.
+func memPerUserKB(heap0, heap1 uint64, users int) (float64, string) {
+	switch {
+	case users <= 0:
+		return 0, "no user connected"
+	case heap1 <= heap0:
+		return 0, fmt.Sprintf("the process's Go heap did not grow while the users connected (%d bytes before, %d after, each after a GC): other work in the process freed more than they took", heap0, heap1)
+	}
+	kb := round(float64(heap1-heap0)/float64(users)/1024, 2)
+	if kb <= 0 {
+		return 0, fmt.Sprintf("the process's Go heap grew by %d bytes while %d users connected, under 0.01 KB a user: other work in the process freed about what they took", heap1-heap0, users)
+	}
+	return kb, ""
 }
 
 // timed is what a run's driving saw of its window.
@@ -423,10 +449,17 @@ func serverFigures(ctx context.Context, tg *members, cfg RunConfig, ed *edges, o
 		perRead++
 	}
 	own := perRead*int64(len(tw.c0s)) + ed.stopFlushes.Load()
-	tpm := tpmDB(c0, c1, own, win)
+	// and autovacuum's, each server's apart (a visit costs each its own).
+	var av int64
+	avKnown := true
+	for k := range c1s {
+		n, ok := AutovacuumXacts(tw.c0s[k], c1s[k])
+		av, avKnown = av+n, avKnown && ok
+	}
+	tpm := tpmDB(c0, c1, own+av, win)
 	out.Instances = tg.figures(tw.c0s, c1s, perRead, ed.flushStats, users, win)
 	out.NOPM, out.TPMDB = &n, &tpm
-	noteAutovacuum(out, c0, c1)
+	noteAutovacuum(out, c0, c1, av, avKnown)
 	if c1.NoCheckpoints != "" {
 		out.Missing["checkpoints_in_window"] = c1.NoCheckpoints
 	} else {
@@ -452,8 +485,12 @@ func driverFigures(out *results.OLTP, cr *crew, tw *timed, cfg RunConfig) *resul
 	}
 	cpu := (tw.cpu1 - tw.cpu0).Seconds()
 	d := &results.DriverCPU{Model: tw.model, Threads: tw.threads, CPUS: round(cpu, 3), CPUUsPerTxn: round(cpu/completed*1e6, 1),
-		MachineSharePct: round(100*cpu/(win.Seconds()*float64(runtime.NumCPU())), 2),
-		MemPerUserKB:    round(float64(cr.heap)/float64(len(cr.users))/1024, 2)}
+		MachineSharePct: round(100*cpu/(win.Seconds()*float64(runtime.NumCPU())), 2)}
+	if kb, why := memPerUserKB(cr.heap0, cr.heap1, len(cr.users)); why != "" {
+		out.Missing = results.SetMissing(out.Missing, "driver.mem_per_user_kb", why)
+	} else {
+		d.MemPerUserKB = kb
+	}
 	if cr.pollers == nil {
 		d.Reason = unpolledReason(cr.sessions)
 	}
@@ -547,16 +584,26 @@ func addProcs(n int) {
 }
 
 // noteAutovacuum records autovacuum's work in the window where the server
-// counts its transactions with calibra's, and says what it does to tpm_db.
-func noteAutovacuum(out *results.OLTP, c0, c1 Counters) {
+// counts its transactions with calibra's, the transactions tpm_db left out
+// for it (xacts), and, when a worker was at work at an edge (!known), that
+// tpm_db could not separate its transactions.
+func noteAutovacuum(out *results.OLTP, c0, c1 Counters, xacts int64, known bool) {
 	if !c1.CountsAutovacuum {
 		return
 	}
 	av := autovacuumIn(c0, c1)
 	out.AutovacuumInWindow = &av
-	if av > 0 {
-		out.Notes = append(out.Notes, fmt.Sprintf("autovacuum worked in the benchmark database during the window (%d tables vacuumed or analysed, or workers busy at an edge): "+
-			"the server counts its transactions with calibra's, so tpm_db may read a few dozen above tpm_client", av))
+	switch {
+	case !known:
+		out.Missing = results.SetMissing(out.Missing, "autovacuum_xacts", "an autovacuum worker was at work in the benchmark database at an edge of the window, and the server counts its transactions when it exits")
+		out.Warnings = append(out.Warnings, fmt.Sprintf("autovacuum worked in the benchmark database across an edge of the window (%d vacuums or analyses finished in it, or workers busy at an edge): "+
+			"the server counts its transactions with calibra's, and tpm_db could not take them out: it may read a few dozen above tpm_client", av))
+	case xacts > 0:
+		out.AutovacuumXacts = &xacts
+		out.Notes = append(out.Notes, fmt.Sprintf("autovacuum worked in the benchmark database during the window (%d vacuums or analyses): "+
+			"tpm_db leaves out the %d transactions the server counted for it with calibra's", av, xacts))
+	default:
+		out.AutovacuumXacts = &xacts
 	}
 }
 

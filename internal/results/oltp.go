@@ -115,6 +115,12 @@ type OLTP struct {
 	// window: tables it finished vacuuming or analysing (Δ autovacuum_count
 	// + autoanalyze_count) plus its workers busy at either edge.
 	AutovacuumInWindow *int64 `json:"autovacuum_in_window,omitempty"`
+	// AutovacuumXacts, where the server counts its autovacuum's
+	// transactions with calibra's, is those tpm_db left out: 2 for the
+	// worker's visit, 1 for each table and 1 for each vacuum or analysis
+	// it finished in the window; absent, with a reason, when a worker was
+	// at work at an edge (tpm_db then holds what it published).
+	AutovacuumXacts *int64 `json:"autovacuum_xacts,omitempty"`
 	// Warnings are caveats on the step's figures, each one sentence.
 	Warnings []string `json:"warnings,omitempty"`
 

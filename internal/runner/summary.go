@@ -132,7 +132,11 @@ func writeOLTPSummary(b *strings.Builder, e *results.Engine, st results.Step, o 
 		fmt.Fprintf(b, "  %-10s %10.3f ms  mean wait for one of %d connections (p90 %.3f, p99 %.3f ms), inside the latency\n",
 			"queue", q.Mean, o.Connections, q.P90, q.P99)
 	}
-	if d := o.Driver; d != nil && d.MemPerUserKB > 0 {
+	if d := o.Driver; d != nil {
+		mem := ""
+		if d.MemPerUserKB > 0 {
+			mem = fmt.Sprintf(", %.0f KB of heap a user", d.MemPerUserKB)
+		}
 		threads := ""
 		if d.Threads > 0 {
 			threads = fmt.Sprintf(", polling on %d thread%s", d.Threads, map[bool]string{true: "s"}[d.Threads > 1])
@@ -140,8 +144,8 @@ func writeOLTPSummary(b *strings.Builder, e *results.Engine, st results.Step, o 
 		if d.PollingCPUUsPerTxn > 0 {
 			threads += fmt.Sprintf(" (%.1f µs of it on the polling threads)", d.PollingCPUUsPerTxn)
 		}
-		fmt.Fprintf(b, "  %-10s %4.1f%% of the machine, %.1f µs a transaction, %.0f KB of heap a user%s\n",
-			"driver", d.MachineSharePct, d.CPUUsPerTxn, d.MemPerUserKB, threads)
+		fmt.Fprintf(b, "  %-10s %4.1f%% of the machine, %.1f µs a transaction%s%s\n",
+			"driver", d.MachineSharePct, d.CPUUsPerTxn, mem, threads)
 	}
 	if st.Observe != nil {
 		for _, r := range st.Observe.Replicas {

@@ -13,6 +13,7 @@ const (
 	oidText    = 25
 	oidFloat8  = 701
 	oidInt4Arr = 1007
+	oidInt8Arr = 1016
 	oidF8Arr   = 1022
 	oidNumeric = 1700
 	oidVoid    = 2278
@@ -80,7 +81,8 @@ var catalog = []stmt{
 	{match: "to_regclass($1)", params: []uint32{oidText}, cols: []col{{"?column?", oidBool}}, kind: kConst, consts: []any{true}, tag: "SELECT 1"},
 	{match: "FROM build_info", cols: []col{{"key", oidText}, {"value", oidText}}, kind: kBuildInfo},
 	{match: "SELECT (SELECT sum(d_next_o_id) FROM district), xact_commit", kind: kCounters, tag: "SELECT 1",
-		cols: []col{{"sum", oidInt8}, {"?column?", oidInt8}, {"?column?", oidInt8}, {"coalesce", oidInt8}, {"count", oidInt8}}},
+		cols: []col{{"sum", oidInt8}, {"?column?", oidInt8}, {"?column?", oidInt8}, {"coalesce", oidInt8},
+			{"array_agg", oidInt8Arr}, {"array_agg", oidInt8Arr}, {"array_agg", oidInt8Arr}, {"count", oidInt8}}},
 	{match: "CHECKPOINT", tag: "CHECKPOINT"},
 	// Client mode (oltppg.clientExec).
 	{match: "BEGIN", kind: kBegin, tag: "BEGIN"},

@@ -133,7 +133,7 @@ func (c *conn) run(s *stmt, args [][]byte, fmts []int16) {
 	case kConst:
 		c.row(s, fmts, s.consts...)
 	case kCounters:
-		c.row(s, fmts, c.srv.sumNextOID(), c.srv.xacts.Load(), int64(0), int64(0), int64(0))
+		c.row(s, fmts, c.srv.sumNextOID(), c.srv.xacts.Load(), int64(0), int64(0), nil, nil, nil, int64(0))
 	case kProcNewOrder:
 		if unusedItem(arg(args, 4)) {
 			c.fail("CA001", "tpcc: item number is not valid") // the expected rollback
@@ -236,6 +236,10 @@ func (c *conn) row(s *stmt, fmts []int16, vals ...any) {
 	at := c.begin('D')
 	c.out = binary.BigEndian.AppendUint16(c.out, uint16(len(vals)))
 	for i, v := range vals {
+		if v == nil { // NULL
+			c.out = binary.BigEndian.AppendUint32(c.out, 0xffffffff)
+			continue
+		}
 		l := len(c.out)
 		c.out = append(c.out, 0, 0, 0, 0)
 		c.out = appendValue(c.out, s.cols[i].oid, format(fmts, i) == 1, v)

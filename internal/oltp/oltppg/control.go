@@ -133,13 +133,22 @@ func (c *control) Counters(ctx context.Context, flush bool) (oltp.Counters, erro
 		checkpoints = "(SELECT num_timed + num_requested FROM pg_stat_checkpointer)"
 	}
 	// Autovacuum's workers commit in the database too, and the server
-	// counts them with calibra's: the window says when they worked.
+	// counts them with calibra's: the window says how much they did.
 	q := `SELECT (SELECT sum(d_next_o_id) FROM district), xact_commit + xact_rollback, ` + checkpoints + `,
 		(SELECT coalesce(sum(autovacuum_count + autoanalyze_count), 0) FROM pg_stat_all_tables),
+		(SELECT array_agg(relid::int8 ORDER BY relid) FROM pg_stat_all_tables WHERE autovacuum_count + autoanalyze_count > 0),
+		(SELECT array_agg(autovacuum_count ORDER BY relid) FROM pg_stat_all_tables WHERE autovacuum_count + autoanalyze_count > 0),
+		(SELECT array_agg(autoanalyze_count ORDER BY relid) FROM pg_stat_all_tables WHERE autovacuum_count + autoanalyze_count > 0),
 		(SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker' AND datname = current_database())
 		FROM pg_stat_database WHERE datname = current_database()`
-	n := oltp.Counters{CountsAutovacuum: true}
-	err = c.conn.QueryRow(ctx, q, simple).Scan(&n.SumNextOID, &n.Xacts, &n.Checkpoints, &n.Autovacuum, &n.AutovacuumBusy)
+	n := oltp.Counters{CountsAutovacuum: true, AutovacuumTables: map[int64]oltp.TableAutovacuum{}}
+	var rels, vacuums, analyses []int64
+	err = c.conn.QueryRow(ctx, q, simple).Scan(&n.SumNextOID, &n.Xacts, &n.Checkpoints, &n.Autovacuum, &rels, &vacuums, &analyses, &n.AutovacuumBusy)
+	for i := range rels {
+		if i < len(vacuums) && i < len(analyses) {
+			n.AutovacuumTables[rels[i]] = oltp.TableAutovacuum{Vacuums: vacuums[i], Analyses: analyses[i]}
+		}
+	}
 	if err == nil && flush {
 		_, err = c.conn.Exec(ctx, flushStatsSQL, simple)
 	}
