@@ -10,14 +10,6 @@ import (
 	"testing"
 )
 
-// pending are the packages whose writes are being converted to safefs on
-// other branches; the guard skips them until they are merged. Empty it
-// then.
-var pending = []string{
-	"internal/lab",
-	"internal/durability",
-	"internal/engine",
-}
 
 // unsafeCall is a call that writes, makes or removes by a path string.
 var unsafeCall = regexp.MustCompile(`\bos\.(Create|OpenFile|WriteFile|MkdirAll|RemoveAll)\(`)
@@ -43,7 +35,7 @@ func TestEveryWriteGoesThroughSafefs(t *testing.T) {
 		rel, _ := filepath.Rel(root, path)
 		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
-			if rel == "internal/safefs" || (rel != "." && strings.HasPrefix(d.Name(), ".")) || d.Name() == "testdata" || isPending(rel) {
+			if rel == "internal/safefs" || (rel != "." && strings.HasPrefix(d.Name(), ".")) || d.Name() == "testdata" {
 				return filepath.SkipDir
 			}
 			return nil
@@ -73,15 +65,6 @@ func TestEveryWriteGoesThroughSafefs(t *testing.T) {
 		t.Errorf("%d writes by name outside internal/safefs; use safefs (MkdirOwn, CreateFile, OpenWrite, RemoveAll...) or say why the line is safe with a trailing // safefs: <why>:\n%s",
 			len(bad), strings.Join(bad, "\n"))
 	}
-}
-
-func isPending(rel string) bool {
-	for _, p := range pending {
-		if rel == p || strings.HasPrefix(rel, p+"/") {
-			return true
-		}
-	}
-	return false
 }
 
 // justified says whether line carries "// safefs: " with a reason.

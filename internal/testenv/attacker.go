@@ -49,7 +49,7 @@ func NewAttacker(t testing.TB) *Attacker {
 	a := &Attacker{t: t, uid: uid, gid: gid, canaryData: []byte(canaryText)}
 	a.Canary = filepath.Join(base, "shadow")
 	a.CanaryDir = filepath.Join(base, "private")
-	if err := os.WriteFile(a.Canary, a.canaryData, 0o600); err != nil {
+	if err := os.WriteFile(a.Canary, a.canaryData, 0o600); err != nil { // safefs: in t.TempDir, root's and private
 		t.Fatal(err)
 	}
 	if err := os.Mkdir(a.CanaryDir, 0o700); err != nil {
