@@ -10,7 +10,6 @@ import (
 	"testing"
 )
 
-
 // unsafeCall is a call that writes, makes or removes by a path string.
 var unsafeCall = regexp.MustCompile(`\bos\.(Create|OpenFile|WriteFile|MkdirAll|RemoveAll)\(`)
 

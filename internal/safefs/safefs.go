@@ -84,6 +84,21 @@ func check(path, fix string, stickyOK bool) error {
 	if err != nil {
 		return err
 	}
+	// A link on the way is followed each time calibra uses the path: it
+	// must be ours, in a directory that passes the rule, or another
+	// account could point it elsewhere after this check.
+	for p := abs; p != filepath.Dir(p); p = filepath.Dir(p) {
+		st, err := lstat(p)
+		if err != nil || !st.link {
+			continue
+		}
+		if !ours(st.uid) {
+			return fault.Input(or(fix, "give the path the link leads to"), "%s is a symbolic link of %s, who could point it elsewhere", p, Owner(st.uid))
+		}
+		if err := check(filepath.Dir(p), fix, true); err != nil {
+			return err
+		}
+	}
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		return fault.Input("check the path", "%s cannot be resolved: %v", path, unwrap(err))

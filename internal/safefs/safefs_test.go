@@ -46,6 +46,7 @@ func TestCheckDir(t *testing.T) {
 	needRoot(t)
 	base := t.TempDir()
 	mine := mkdir(t, filepath.Join(base, "mine"), 0o755, 0)
+	mkdir(t, filepath.Join(mine, "sub"), 0o755, 0)
 	theirs := mkdir(t, filepath.Join(base, "theirs"), 0o755, nobody)
 	open := mkdir(t, filepath.Join(base, "open"), 0o777, 0)
 	sticky := mkdir(t, filepath.Join(base, "sticky"), 0o777|os.ModeSticky, 0)
@@ -56,12 +57,23 @@ func TestCheckDir(t *testing.T) {
 	if err := os.Symlink(mine, link); err != nil {
 		t.Fatal(err)
 	}
+	// Another account's link to root's directory, in a sticky place: it
+	// could point the link elsewhere after the check.
+	theirLink := filepath.Join(sticky, "their-link")
+	if err := os.Symlink(mine, theirLink); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(theirLink, nobody, nobody); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		dir                 string
 		wantDir, wantParent bool // whether CheckDir, CheckParent pass
 	}{
 		{mine, true, true},
 		{link, true, true}, // resolved, then checked: the link is root's
+		{theirLink, false, false},
+		{filepath.Join(theirLink, "sub"), false, false},
 		{theirs, false, false},
 		{open, false, false},
 		{sticky, false, true},
