@@ -85,30 +85,3 @@ func TestMergeFollowsNoLinkAndQuotesNothing(t *testing.T) {
 		t.Errorf("merge quoted the file the link points at:\n%s", stderr)
 	}
 }
-
-// High: an existing --out others can write (1777, as /tmp) was taken as
-// the run directory, and a link planted at logs/calibra.log had root
-// append its log to the file the link named. Refused, the file untouched.
-func TestAnOutOthersCanWriteIsRefused(t *testing.T) {
-	fio := fakeFio(t, "fio-3.33")
-	out := filepath.Join(t.TempDir(), "shared")
-	if err := os.Mkdir(out, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(out, 0o777|os.ModeSticky); err != nil {
-		t.Fatal(err)
-	}
-	victim, untouched := precious(t)
-	if err := os.Mkdir(filepath.Join(out, "logs"), 0o777); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(victim, filepath.Join(out, "logs", "calibra.log")); err != nil {
-		t.Fatal(err)
-	}
-	code, _, stderr := run(t, "device", "--path", t.TempDir(), "--fio", fio, "--progress", "none", "--out", out)
-	refusedInOneSentence(t, code, stderr, "is writable by other accounts")
-	untouched()
-	if _, err := os.Lstat(filepath.Join(out, "results.json")); err == nil {
-		t.Error("a run was written into an --out others can write")
-	}
-}
