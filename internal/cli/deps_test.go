@@ -25,6 +25,7 @@ func TestImportsRunnerNotTheLayers(t *testing.T) {
 		"internal/lab":      "calibra lab and its NBD server",
 		"internal/proc":     "the children a run owns",
 		"internal/secret":   "the DSN's password kept off the screen",
+		"internal/safefs":   "where calibra writes its reports and profiles",
 	}
 	pkg, err := gobuild.ImportDir(".", 0)
 	if err != nil {
