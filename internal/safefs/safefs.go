@@ -227,11 +227,20 @@ func CreateFile(path string, perm os.FileMode) (*os.File, error) {
 // refused, a FIFO does not block, and anything but a regular file is
 // refused in one sentence that never quotes the file's content.
 func OpenInput(path string) (*os.File, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		if errors.Is(err, unix.ELOOP) {
-			return nil, fault.Input("give the file itself", "%s is a symbolic link, which calibra does not follow as an input", path)
-		}
+	return openRegular(path, unix.O_RDONLY, 0, "give the file itself", "calibra does not follow as an input", "give a regular file")
+}
+
+// openRegular opens path with flag, never through a final link and
+// never blocking on a FIFO, and keeps it only when it is a regular file;
+// the refusals are one sentence each, with the fixes given.
+func openRegular(path string, flag int, perm os.FileMode, linkFix, linkWhy, otherFix string) (*os.File, error) {
+	fd, err := unix.Open(path, flag|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
+	switch {
+	case errors.Is(err, unix.ELOOP):
+		return nil, fault.Input(linkFix, "%s is a symbolic link, which %s", path, linkWhy)
+	case errors.Is(err, unix.ENXIO): // a FIFO no one reads, opened to write
+		return nil, fault.Input(otherFix, "%s is not a regular file", path)
+	case err != nil:
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	var st unix.Stat_t
@@ -241,9 +250,9 @@ func OpenInput(path string) (*os.File, error) {
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		unix.Close(fd)
-		return nil, fault.Input("give a regular file", "%s is not a regular file", path)
+		return nil, fault.Input(otherFix, "%s is not a regular file", path)
 	}
-	// Reads of a regular file never block; clear the flag all the same.
+	// I/O on a regular file never blocks; clear the flag all the same.
 	if err := unix.SetNonblock(fd, false); err != nil {
 		unix.Close(fd)
 		return nil, err

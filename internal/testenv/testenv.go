@@ -168,3 +168,31 @@ func AsStranger(t testing.TB, script string, args ...string) {
 		t.Fatalf("as the account nobody: %v\n%s", err, out)
 	}
 }
+
+// FakeServer starts a process named name (a copy of sleep) working in dir
+// for secs seconds, as a server a killed calibra left behind would, and
+// returns its PID; it is killed when the test ends.
+func FakeServer(t testing.TB, name, dir, secs string) int {
+	t.Helper()
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep program")
+	}
+	data, err := os.ReadFile(sleep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(fake, data, 0o755); err != nil { // safefs: in t.TempDir, root's and private
+		t.Fatal(err)
+	}
+	cmd := exec.Command(fake, secs)
+	cmd.Dir = dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
+	return cmd.Process.Pid
+}

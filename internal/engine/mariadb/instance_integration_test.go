@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calibra-bench/calibra/internal/engine/server"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/testenv"
@@ -137,8 +138,8 @@ func TestASecondServerOnTheSameDataIsRefused(t *testing.T) {
 	group := proc.NewGroup()
 	defer group.StopAll(time.Minute)
 	defer second.Stop()
-	defer func(w time.Duration) { leftoverWait = w }(leftoverWait)
-	leftoverWait = time.Second
+	defer func(w time.Duration) { server.LeftoverWait = w }(server.LeftoverWait)
+	server.LeftoverWait = time.Second
 	_, err = second.Start(ctx, group)
 	if fault.Code(err) != fault.ExitInput || !strings.Contains(fmt.Sprint(err), "still runs on") {
 		t.Errorf("a second start on a running instance: %v", err)

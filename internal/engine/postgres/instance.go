@@ -249,7 +249,7 @@ func (in *Instance) Start(ctx context.Context, group *proc.Group) error {
 	if in.Running() {
 		return nil // starting is a no-op
 	}
-	if err := in.awaitLeftover(ctx); err != nil {
+	if err := server.AwaitLeftover(ctx, "PostgreSQL", in.cfg.Path, in.DataDir, in.runningPID); err != nil {
 		return err
 	}
 	if in.crashed {
@@ -277,22 +277,6 @@ func (in *Instance) Start(ctx context.Context, group *proc.Group) error {
 			return err
 		}
 	}
-}
-
-// leftoverWait bounds awaitLeftover's wait (shorter in tests).
-var leftoverWait = server.LeftoverWait
-
-// awaitLeftover waits for a server a killed calibra left on the data
-// directory to finish exiting (its parent-death signal is PostgreSQL's
-// fast shutdown, a checkpoint away): only one still running after
-// leftoverWait is refused, with the advice for it.
-func (in *Instance) awaitLeftover(ctx context.Context) error {
-	pid, alive, err := server.AwaitExit(ctx, leftoverWait, in.runningPID)
-	if err != nil || !alive {
-		return err
-	}
-	return fault.Input(fmt.Sprintf("wait for the other calibra to finish, or stop that server (calibra clean --path %s stops it and deletes the loaded data)", in.cfg.Path),
-		"a PostgreSQL server (pid %d) still runs on %s after %s", pid, in.DataDir, leftoverWait)
 }
 
 func (in *Instance) startOnce(ctx context.Context, group *proc.Group) error {

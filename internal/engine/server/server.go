@@ -483,8 +483,23 @@ func PIDIn(pidFile, dataDir string, comms ...string) (int, bool) {
 
 // LeftoverWait bounds how long a command waits for a server that a
 // killed calibra left exiting: the server's parent-death signal makes it
-// shut down, which takes it a few seconds (a checkpoint, a flush).
-const LeftoverWait = 10 * time.Second
+// shut down, which takes it a few seconds (a checkpoint, a flush). A
+// variable for tests, which wait less.
+var LeftoverWait = 10 * time.Second
+
+// AwaitLeftover waits for a server a killed calibra left on dataDir (under
+// path) to finish exiting: the SIGKILL window, in which advising clean
+// would cost the loaded data for nothing. Only a server still running
+// after LeftoverWait is refused, with the advice for it; title names the
+// engine.
+func AwaitLeftover(ctx context.Context, title, path, dataDir string, running func() (int, bool)) error {
+	pid, alive, err := AwaitExit(ctx, LeftoverWait, running)
+	if err != nil || !alive {
+		return err
+	}
+	return fault.Input(fmt.Sprintf("wait for the other calibra to finish, or stop that server (calibra clean --path %s stops it and deletes the loaded data)", path),
+		"a %s server (pid %d) still runs on %s after %s", title, pid, dataDir, LeftoverWait)
+}
 
 // AwaitExit waits, up to wait and while ctx lasts, until running no
 // longer finds the server a dead run left. It returns the PID and true
