@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"fmt"
 	"hash/fnv"
 	"os"
@@ -32,25 +31,6 @@ func requireLabStack(t *testing.T) {
 	testenv.Stranger(t)
 }
 
-var labCanary = []byte("root's own 0600 file\n")
-
-// labCanaryFile is a root 0600 file outside every path the lab uses.
-func labCanaryFile(t *testing.T) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "canary")
-	if err := os.WriteFile(path, labCanary, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-func labCanaryIntact(t *testing.T, path string) {
-	t.Helper()
-	if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, labCanary) {
-		t.Fatalf("the canary %s was changed: %d bytes (%v)", path, len(got), err)
-	}
-}
-
 // strangers makes each path (not followed) the account nobody's.
 func strangers(t *testing.T, paths ...string) {
 	t.Helper()
@@ -73,7 +53,7 @@ func TestLabCheckIgnoresAPlantedCache(t *testing.T) {
 	t.Parallel()
 	requireLabStack(t)
 	dir := storageDir(t)
-	canary := labCanaryFile(t)
+	canary, intact := testenv.Canary(t)
 	h := fnv.New64a()
 	h.Write([]byte(filepath.Join(dir, lab.DirName)))
 	planted := filepath.Join("/dev/shm", fmt.Sprintf("calibra-lab-cache-%x", h.Sum64()))
@@ -95,7 +75,7 @@ func TestLabCheckIgnoresAPlantedCache(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("lab check --lab %s: exit %d: %s%s", spec, code, out, stderr)
 		}
-		labCanaryIntact(t, canary)
+		intact()
 		noLabLeft(t, dir)
 		for _, l := range links {
 			if st, err := os.Lstat(l); err != nil || st.Mode()&os.ModeSymlink == 0 {
@@ -114,7 +94,7 @@ func TestLabCheckIgnoresAPlantedCache(t *testing.T) {
 	if _, err := os.Lstat(planted); err != nil {
 		t.Fatalf("clean removed another account's %s by its name: %v", planted, err)
 	}
-	labCanaryIntact(t, canary)
+	intact()
 }
 
 // TestLabCheckRefusesALabNotItsOwn: a calibra-lab that is a link, or
@@ -156,7 +136,7 @@ func TestLabCheckRefusesALabNotItsOwn(t *testing.T) {
 			if err := os.Mkdir(canaryDir, 0o700); err != nil {
 				t.Fatal(err)
 			}
-			canary := labCanaryFile(t)
+			canary, intact := testenv.Canary(t)
 			c.plant(t, filepath.Join(dir, lab.DirName), canaryDir, canary)
 			for _, args := range [][]string{
 				{"lab", "check", "--lab", "hdd+flash-cache:size=256M,cache_size=64M", "--path", dir},
@@ -170,10 +150,10 @@ func TestLabCheckRefusesALabNotItsOwn(t *testing.T) {
 				if entries, err := os.ReadDir(canaryDir); err != nil || len(entries) > 0 {
 					t.Fatalf("%s wrote into the root 0700 directory outside --path: %d entries (%v)", args[0], len(entries), err)
 				}
-				if mounts, _ := os.ReadFile("/proc/self/mountinfo"); bytes.Contains(mounts, []byte(canaryDir)) {
+				if mounts, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(mounts), canaryDir) {
 					t.Fatalf("%s mounted over the root 0700 directory outside --path", args[0])
 				}
-				labCanaryIntact(t, canary)
+				intact()
 				noLabLeft(t, dir)
 			}
 		})

@@ -196,3 +196,26 @@ func FakeServer(t testing.TB, name, dir, secs string) int {
 	t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
 	return cmd.Process.Pid
 }
+
+// canaryText is what a canary file holds: a line of a shadow file, so an
+// error that quotes it is plain to see.
+const canaryText = "root:$6$canary-secret:19000:0:99999:7:::\n"
+
+// Canary makes a root 0600 file outside every path a test gives calibra,
+// for another account's links to aim at, and returns its path and a check
+// that fails the test if calibra wrote, truncated, re-moded or removed it.
+func Canary(t testing.TB) (path string, intact func()) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "shadow")
+	if err := os.WriteFile(path, []byte(canaryText), 0o600); err != nil { // safefs: in t.TempDir, root's and private
+		t.Fatal(err)
+	}
+	return path, func() {
+		t.Helper()
+		data, err := os.ReadFile(path)
+		st, serr := os.Lstat(path)
+		if err != nil || serr != nil || string(data) != canaryText || st.Mode() != 0o600 {
+			t.Errorf("root's canary %s was changed: %d bytes, %v (%v)", path, len(data), st.Mode(), err)
+		}
+	}
+}
