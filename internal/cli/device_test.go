@@ -14,18 +14,6 @@ import (
 	"github.com/calibra-bench/calibra/internal/testenv"
 )
 
-// requireFio skips a test that needs fio when it is missing, unless CI
-// requires fio, which makes that a failure.
-func requireFio(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("fio"); err != nil {
-		if testenv.Required("fio") {
-			t.Fatalf("fio is required here (CALIBRA_TEST_REQUIRE) but not on PATH: %v", err)
-		}
-		t.Skip("fio is not installed (apt-get install fio); set CALIBRA_TEST_REQUIRE=fio to fail instead")
-	}
-}
-
 // readOnlyDir is a directory calibra may not write to: permission bits for
 // a normal user, a read-only mount for root, who ignores them ("" if
 // neither can be had).
@@ -43,18 +31,6 @@ func readOnlyDir(t *testing.T) string {
 	}
 	t.Cleanup(func() { _ = exec.Command("umount", dir).Run() })
 	return dir
-}
-
-// fakeFio writes a program that prints version for --version and fails
-// any job.
-func fakeFio(t *testing.T, version string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "fio")
-	script := "#!/bin/sh\n[ \"$1\" = --version ] && echo " + version + " && exit 0\necho 'fio: pretend failure' >&2\nexit 1\n"
-	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 // fio that fails at run time: exit 1, a failed run with fio's reason, the

@@ -106,19 +106,3 @@ func TestPostgreSQL18WithEngineSettings(t *testing.T) {
 		t.Errorf("a refused setting on a new instance: exit %d, left %v in --path; %s", code, left, stderr)
 	}
 }
-
-// requirePostgres18 is an installed PostgreSQL 18 or later, or skips the
-// test (fails it where testenv requires one).
-func requirePostgres18(t *testing.T) *postgres.Binaries {
-	t.Helper()
-	for _, b := range postgres.Installed() {
-		if b.Major >= 18 {
-			return &b
-		}
-	}
-	if testenv.Required("postgres18") {
-		t.Fatal("PostgreSQL 18 is required here: .ci/setup installs it under /opt/calibra")
-	}
-	t.Skip("no PostgreSQL 18 build installed (.ci/setup puts one under /opt/calibra)")
-	return nil
-}

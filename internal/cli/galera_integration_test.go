@@ -3,7 +3,6 @@ package cli
 import (
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,20 +11,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/engine/mariadb"
 	"github.com/calibra-bench/calibra/internal/results"
 	"github.com/calibra-bench/calibra/internal/secret"
-	"github.com/calibra-bench/calibra/internal/testenv"
 )
-
-// requireGalera skips a test when galera-4 (or rsync, its state
-// transfer) is not installed, unless CI requires it.
-func requireGalera(t *testing.T) {
-	t.Helper()
-	requireMariaDB(t)
-	_, missing := mariadb.FindProvider()
-	if _, err := exec.LookPath("rsync"); err != nil && missing == nil {
-		missing = err
-	}
-	testenv.Need(t, "galera", missing, "apt-get install galera-4 rsync")
-}
 
 // The TPC-C-like layer on a 3-node Galera cluster, from the command line:
 // built once through node 1, run with the users spread over the nodes,

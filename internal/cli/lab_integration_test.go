@@ -12,32 +12,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/lab"
 	"github.com/calibra-bench/calibra/internal/results"
-	"github.com/calibra-bench/calibra/internal/testenv"
 )
-
-// requireLab skips a test where the storage lab cannot be built (no root,
-// FUSE, loop devices or nbdkit), unless CALIBRA_TEST_REQUIRE names lab.
-func requireLab(t *testing.T) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds a storage lab and runs a real PostgreSQL on it; run without -short")
-	}
-	requirePostgres(t)
-	parts, _ := lab.Parse("hdd+flash-cache")
-	if err := lab.Check(parts); err != nil {
-		if testenv.Required("lab") {
-			t.Fatalf("the storage lab is required here (CALIBRA_TEST_REQUIRE names lab): %v", err)
-		}
-		t.Skipf("the storage lab cannot be built here: %v", err)
-	}
-}
-
-func noLabLeft(t *testing.T, path string) {
-	t.Helper()
-	if left := lab.Leftovers(path); len(left) > 0 {
-		t.Fatalf("the lab under %s left: %s", path, strings.Join(left, ", "))
-	}
-}
 
 // TestLabInterruptLeavesNothing: Ctrl-C while the lab is up (just built,
 // and later while a database is being built on it) takes the whole stack

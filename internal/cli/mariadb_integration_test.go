@@ -13,18 +13,6 @@ import (
 	"github.com/calibra-bench/calibra/internal/testenv"
 )
 
-// requireMariaDB skips a test when no MariaDB server is installed, saying
-// how to install one, unless CI requires it.
-func requireMariaDB(t *testing.T) {
-	t.Helper()
-	if !mariadb.Installed() {
-		if testenv.Required("mariadb") {
-			t.Fatal("MariaDB is required here: no mariadbd or mariadb-install-db found")
-		}
-		t.Skip("no MariaDB server installed (apt-get install mariadb-server)")
-	}
-}
-
 // The TPC-C-like layer on MariaDB, from the command line: a build, a timed
 // run in each mode judged as on PostgreSQL, the engine recorded, and Ctrl-C
 // during a run leaving no mariadbd behind.

@@ -1,0 +1,182 @@
+// Package clitest drives calibra's command line in tests: in-process
+// (Run), as a child process of the test binary (RunIn, StartUntil,
+// InterruptChild, SignalChild), and the checks and skips the end-to-end
+// tests share (RequirePostgres, MustRun, LastStep, CheckRun, ...). It is
+// used by internal/cli's own tests and by the end-to-end packages under
+// internal/cli/e2e, so that each runs beside the others.
+//
+// clitest does not import internal/cli (internal/cli's tests, in package
+// cli, could not import it then): each test package hands it calibra's
+// entry point from its TestMain, clitest.Main(m, cli.Main).
+package clitest
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/testenv"
+)
+
+// asCalibra makes the test binary run as calibra (see Main).
+const asCalibra = "CALIBRA_TEST_AS_CALIBRA"
+
+// calibra is cli.Main, as Main was given it.
+var calibra func(args []string, stdout, stderr io.Writer) int
+
+// Main is a test package's TestMain: it lets the test binary stand in for
+// calibra (cli.Main, given as calibra) when a test runs it as a child
+// process (to send it real signals, or to run it in another directory),
+// and otherwise runs the tests.
+func Main(m *testing.M, main func(args []string, stdout, stderr io.Writer) int) {
+	calibra = main
+	if os.Getenv(asCalibra) == "1" {
+		os.Exit(main(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	// The lab runs this binary as its NBD server (calibra lab serve).
+	os.Setenv(asCalibra, "1")
+	os.Exit(m.Run())
+}
+
+// Run calls calibra in-process and returns its exit code, stdout and
+// stderr.
+func Run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	if calibra == nil {
+		t.Fatal("clitest.Run: the package's TestMain must call clitest.Main(m, cli.Main)")
+	}
+	var out, errb bytes.Buffer
+	code := calibra(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// MustRun runs calibra in-process and fails unless it exits with want; it
+// returns calibra's stderr.
+func MustRun(t *testing.T, want int, args ...string) string {
+	t.Helper()
+	code, _, stderr := Run(t, args...)
+	if code != want {
+		t.Fatalf("calibra %s: exit %d, want %d\n%s", strings.Join(args, " "), code, want, stderr)
+	}
+	return stderr
+}
+
+// LastStep loads the run directory out and returns its last step and that
+// step's body, failing unless it is a T.
+func LastStep[T any](t *testing.T, out string) (results.Step, T) {
+	t.Helper()
+	r, err := results.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Steps) == 0 {
+		t.Fatalf("%s has no step", out)
+	}
+	st := r.Steps[len(r.Steps)-1]
+	body, ok := st.Body.(T)
+	if !ok {
+		t.Fatalf("the last step is %T, want %T", st.Body, body)
+	}
+	return st, body
+}
+
+// StorageDir makes a directory the unprivileged server account can reach:
+// t.TempDir's parents are private to root.
+func StorageDir(t *testing.T) string { return testenv.StorageDir(t) }
+
+// NoServerLeft fails if a server still runs on the managed data directory.
+func NoServerLeft(t *testing.T, path string) {
+	t.Helper()
+	// A killed server may leave its postmaster.pid; what counts is whether
+	// any process still works in the data directory.
+	if pids := testenv.ProcessesUnder(path); len(pids) > 0 {
+		t.Fatalf("a database server is still running under %s (pids %v)", path, pids)
+	}
+}
+
+// InterruptChild runs calibra (the test binary, see Main) as a child,
+// sends it SIGINT after the given pause once a stderr line starts with
+// ready, and returns its exit code and everything it wrote on stderr.
+func InterruptChild(t *testing.T, ready string, after time.Duration, args ...string) (int, string) {
+	t.Helper()
+	return SignalChild(t, ready, after, []syscall.Signal{syscall.SIGINT}, args...)
+}
+
+// SignalChild is InterruptChild with the signals to send, 200 ms apart.
+func SignalChild(t *testing.T, ready string, after time.Duration, sigs []syscall.Signal, args ...string) (int, string) {
+	t.Helper()
+	cmd, lines, seen := StartUntil(t, ready, args...)
+	time.Sleep(after)
+	for i, sig := range sigs {
+		if i > 0 {
+			time.Sleep(200 * time.Millisecond)
+		}
+		if err := cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for lines.Scan() {
+		seen = append(seen, lines.Text())
+	}
+	code := 0
+	if err := cmd.Wait(); err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			t.Fatal(err)
+		}
+		code = ee.ExitCode()
+	}
+	return code, strings.Join(seen, "\n")
+}
+
+// RunIn runs calibra as a child process in dir (a test's working
+// directory is the process's, which parallel tests share) and returns its
+// exit code and stderr.
+func RunIn(t *testing.T, dir string, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), asCalibra+"=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	return cmd.ProcessState.ExitCode(), stderr.String()
+}
+
+// StartUntil starts calibra as a child process and reads its stderr up to
+// the first line starting with ready (or its end); the child is killed at
+// the end of the test.
+func StartUntil(t *testing.T, ready string, args ...string) (*exec.Cmd, *bufio.Scanner, []string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), asCalibra+"=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	lines := bufio.NewScanner(stderr)
+	var seen []string
+	for lines.Scan() {
+		seen = append(seen, lines.Text())
+		if strings.HasPrefix(lines.Text(), ready) {
+			break
+		}
+	}
+	return cmd, lines, seen
+}

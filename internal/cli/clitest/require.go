@@ -1,0 +1,152 @@
+package clitest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/calibra-bench/calibra/internal/engine/mariadb"
+	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	"github.com/calibra-bench/calibra/internal/lab"
+	"github.com/calibra-bench/calibra/internal/proc"
+	"github.com/calibra-bench/calibra/internal/testenv"
+)
+
+// RequirePostgres skips a test when no PostgreSQL server is installed,
+// saying how to install one, unless CI requires it.
+func RequirePostgres(t *testing.T) {
+	t.Helper()
+	if _, err := postgres.FindBinaries(""); err != nil {
+		if testenv.Required("postgres") {
+			t.Fatalf("PostgreSQL is required here: %v", err)
+		}
+		t.Skipf("no PostgreSQL server installed (apt-get install postgresql): %v", err)
+	}
+}
+
+// RequirePostgres18 is an installed PostgreSQL 18 or later, or skips the
+// test (fails it where testenv requires one).
+func RequirePostgres18(t *testing.T) *postgres.Binaries {
+	t.Helper()
+	for _, b := range postgres.Installed() {
+		if b.Major >= 18 {
+			return &b
+		}
+	}
+	if testenv.Required("postgres18") {
+		t.Fatal("PostgreSQL 18 is required here: .ci/setup installs it under /opt/calibra")
+	}
+	t.Skip("no PostgreSQL 18 build installed (.ci/setup puts one under /opt/calibra)")
+	return nil
+}
+
+// RequireMariaDB skips a test when no MariaDB server is installed, saying
+// how to install one, unless CI requires it.
+func RequireMariaDB(t *testing.T) {
+	t.Helper()
+	if !mariadb.Installed() {
+		if testenv.Required("mariadb") {
+			t.Fatal("MariaDB is required here: no mariadbd or mariadb-install-db found")
+		}
+		t.Skip("no MariaDB server installed (apt-get install mariadb-server)")
+	}
+}
+
+// RequireEngine is RequirePostgres or RequireMariaDB, by --engine's name.
+func RequireEngine(t *testing.T, engine string) {
+	t.Helper()
+	if engine == "mariadb" {
+		RequireMariaDB(t)
+		return
+	}
+	RequirePostgres(t)
+}
+
+// RequireGalera skips a test when galera-4 (or rsync, its state
+// transfer) is not installed, unless CI requires it.
+func RequireGalera(t *testing.T) {
+	t.Helper()
+	RequireMariaDB(t)
+	_, missing := mariadb.FindProvider()
+	if _, err := exec.LookPath("rsync"); err != nil && missing == nil {
+		missing = err
+	}
+	testenv.Need(t, "galera", missing, "apt-get install galera-4 rsync")
+}
+
+// RequireFio skips a test that needs fio when it is missing, unless CI
+// requires fio, which makes that a failure.
+func RequireFio(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("fio"); err != nil {
+		if testenv.Required("fio") {
+			t.Fatalf("fio is required here (CALIBRA_TEST_REQUIRE) but not on PATH: %v", err)
+		}
+		t.Skip("fio is not installed (apt-get install fio); set CALIBRA_TEST_REQUIRE=fio to fail instead")
+	}
+}
+
+// FakeFio writes a program that prints version for --version and fails
+// any job.
+func FakeFio(t *testing.T, version string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "fio")
+	script := "#!/bin/sh\n[ \"$1\" = --version ] && echo " + version + " && exit 0\necho 'fio: pretend failure' >&2\nexit 1\n"
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// RequireLab skips a test where the storage lab cannot be built (no root,
+// FUSE, loop devices or nbdkit), unless CALIBRA_TEST_REQUIRE names lab.
+func RequireLab(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds a storage lab and runs a real PostgreSQL on it; run without -short")
+	}
+	RequirePostgres(t)
+	parts, _ := lab.Parse("hdd+flash-cache")
+	if err := lab.Check(parts); err != nil {
+		if testenv.Required("lab") {
+			t.Fatalf("the storage lab is required here (CALIBRA_TEST_REQUIRE names lab): %v", err)
+		}
+		t.Skipf("the storage lab cannot be built here: %v", err)
+	}
+}
+
+// NoLabLeft fails if a lab under path left a mount, loop device, FUSE
+// mount or nbdkit behind.
+func NoLabLeft(t *testing.T, path string) {
+	t.Helper()
+	if left := lab.Leftovers(path); len(left) > 0 {
+		t.Fatalf("the lab under %s left: %s", path, strings.Join(left, ", "))
+	}
+}
+
+// ExistingServer starts the managed instance under path by hand, as an
+// existing server that calibra reaches only through --dsn, and returns a
+// DSN maker for it (over its Unix socket: the instance has no TCP
+// listener); it stops at the end of the test.
+func ExistingServer(t *testing.T, path string) func(userinfo, db string) string {
+	t.Helper()
+	group := proc.NewGroup()
+	t.Cleanup(func() { _ = group.StopAll(time.Minute) })
+	target, err := postgres.Prepare(context.Background(), postgres.TargetConfig{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := target.Start(context.Background(), group); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = target.Stop() })
+	sock, port := target.Managed.SocketDir, target.Managed.Port
+	return func(userinfo, db string) string {
+		return fmt.Sprintf("postgres://%s@/%s?host=%s&port=%d&sslmode=disable", userinfo, db, sock, port)
+	}
+}
