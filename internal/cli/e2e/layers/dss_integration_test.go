@@ -1,4 +1,4 @@
-package cli
+package layers
 
 import (
 	"context"

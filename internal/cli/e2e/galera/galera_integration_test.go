@@ -1,4 +1,4 @@
-package cli
+package galera
 
 import (
 	"math"

@@ -1,0 +1,28 @@
+package galera
+
+import (
+	"testing"
+
+	"github.com/calibra-bench/calibra/internal/cli"
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// TestMain lets the test binary stand in for calibra when a test runs it as
+// a child process (to send it real signals).
+func TestMain(m *testing.M) { clitest.Main(m, cli.Main) }
+
+// clitest's helpers, under the names these tests had in internal/cli.
+var (
+	mustRun        = clitest.MustRun
+	interruptChild = clitest.InterruptChild
+	storageDir     = clitest.StorageDir
+	noServerLeft   = clitest.NoServerLeft
+	requireGalera  = clitest.RequireGalera
+)
+
+// lastStep is clitest.LastStep (a generic function has no value to bind).
+func lastStep[T any](t *testing.T, out string) (results.Step, T) {
+	t.Helper()
+	return clitest.LastStep[T](t, out)
+}
