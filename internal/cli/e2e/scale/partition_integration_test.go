@@ -153,7 +153,7 @@ func TestPartitionsMergeToTheDatabasesCount(t *testing.T) {
 		}
 	}
 	// The shell example: two local processes, then the merge.
-	sh := exec.Command("sh", filepath.Join("..", "..", "examples", "partitions.sh"), dsnFile, "2", "4", "2s")
+	sh := exec.Command("sh", filepath.Join("..", "..", "..", "..", "examples", "partitions.sh"), dsnFile, "2", "4", "2s")
 	sh.Env = append(os.Environ(), "CALIBRA_TEST_AS_CALIBRA=1", "CALIBRA="+os.Args[0], "RAMPUP=0s", "OUT="+out("sh"))
 	if b, err := sh.CombinedOutput(); err != nil {
 		t.Errorf("examples/partitions.sh: %v\n%s", err, b)
