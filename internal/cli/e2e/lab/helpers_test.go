@@ -15,11 +15,8 @@ func TestMain(m *testing.M) { clitest.Main(m, cli.Main) }
 var (
 	run             = clitest.Run
 	mustRun         = clitest.MustRun
-	interruptChild  = clitest.InterruptChild
 	storageDir      = clitest.StorageDir
-	noServerLeft    = clitest.NoServerLeft
 	requirePostgres = clitest.RequirePostgres
-	requireMariaDB  = clitest.RequireMariaDB
 	requireFio      = clitest.RequireFio
 	requireLab      = clitest.RequireLab
 	noLabLeft       = clitest.NoLabLeft
