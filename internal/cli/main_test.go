@@ -31,6 +31,7 @@ var (
 	fakeFio           = clitest.FakeFio
 	requireLab        = clitest.RequireLab
 	noLabLeft         = clitest.NoLabLeft
+	runAudit          = clitest.RunAudit
 	checkRun          = clitest.CheckRun
 	tpmAgrees         = clitest.TPMAgrees
 	show              = clitest.Show

@@ -14,6 +14,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/lab"
 	"github.com/calibra-bench/calibra/internal/proc"
+	"github.com/calibra-bench/calibra/internal/results"
 	"github.com/calibra-bench/calibra/internal/testenv"
 )
 
@@ -149,4 +150,30 @@ func ExistingServer(t *testing.T, path string) func(userinfo, db string) string 
 	return func(userinfo, db string) string {
 		return fmt.Sprintf("postgres://%s@/%s?host=%s&port=%d&sslmode=disable", userinfo, db, sock, port)
 	}
+}
+
+// RunAudit runs a two-cycle durability audit with args on a lab of its
+// own, checks that the lab and its server are gone after it and that
+// clean empties its path, and returns its exit code and findings.
+func RunAudit(t *testing.T, args ...string) (int, *results.Durability) {
+	t.Helper()
+	dir := StorageDir(t)
+	out := filepath.Join(dir, "run")
+	args = append([]string{"durability", "--cycles", "2", "--load", "3s", "--clients", "2",
+		"--path", dir, "--out", out, "--progress", "none", "--db-cache", "64MB", "--threshold", "durability.lost_acknowledged == 0"}, args...)
+	code, _, stderr := Run(t, args...)
+	r, err := results.Load(out)
+	if err != nil || len(r.Steps) != 1 {
+		t.Fatalf("exit %d, results %v: %s", code, err, stderr)
+	}
+	d, ok := r.Steps[0].Body.(*results.Durability)
+	if !ok || r.Meta.Storage.Lab == nil {
+		t.Fatalf("no durability step or no lab in meta.storage: %+v", r.Meta.Storage)
+	}
+	NoLabLeft(t, dir)
+	NoServerLeft(t, dir)
+	if code, _, stderr := Run(t, "clean", "--path", dir); code != 0 {
+		t.Fatalf("clean: exit %d: %s", code, stderr)
+	}
+	return code, d
 }

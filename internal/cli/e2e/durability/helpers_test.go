@@ -13,11 +13,7 @@ func TestMain(m *testing.M) { clitest.Main(m, cli.Main) }
 
 // clitest's helpers, under the names these tests had in internal/cli.
 var (
-	run            = clitest.Run
-	interruptChild = clitest.InterruptChild
-	storageDir     = clitest.StorageDir
-	noServerLeft   = clitest.NoServerLeft
 	requireMariaDB = clitest.RequireMariaDB
 	requireLab     = clitest.RequireLab
-	noLabLeft      = clitest.NoLabLeft
+	runAudit       = clitest.RunAudit
 )

@@ -15,9 +15,11 @@ func TestMain(m *testing.M) { clitest.Main(m, cli.Main) }
 var (
 	run             = clitest.Run
 	mustRun         = clitest.MustRun
+	interruptChild  = clitest.InterruptChild
 	storageDir      = clitest.StorageDir
 	requirePostgres = clitest.RequirePostgres
 	requireFio      = clitest.RequireFio
 	requireLab      = clitest.RequireLab
 	noLabLeft       = clitest.NoLabLeft
+	runAudit        = clitest.RunAudit
 )

@@ -1,4 +1,4 @@
-package durability
+package lab
 
 import (
 	"os"
@@ -66,32 +66,6 @@ func TestCleanRemovesAKilledLab(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, lab.DirName)); !os.IsNotExist(err) {
 		t.Fatalf("clean left %s: %v", lab.DirName, err)
 	}
-}
-
-// runAudit runs a two-cycle durability audit with args on a lab of its
-// own, checks that the lab and its server are gone after it and that
-// clean empties its path, and returns its exit code and findings.
-func runAudit(t *testing.T, args ...string) (int, *results.Durability) {
-	t.Helper()
-	dir := storageDir(t)
-	out := filepath.Join(dir, "run")
-	args = append([]string{"durability", "--cycles", "2", "--load", "3s", "--clients", "2",
-		"--path", dir, "--out", out, "--progress", "none", "--db-cache", "64MB", "--threshold", "durability.lost_acknowledged == 0"}, args...)
-	code, _, stderr := run(t, args...)
-	r, err := results.Load(out)
-	if err != nil || len(r.Steps) != 1 {
-		t.Fatalf("exit %d, results %v: %s", code, err, stderr)
-	}
-	d, ok := r.Steps[0].Body.(*results.Durability)
-	if !ok || r.Meta.Storage.Lab == nil {
-		t.Fatalf("no durability step or no lab in meta.storage: %+v", r.Meta.Storage)
-	}
-	noLabLeft(t, dir)
-	noServerLeft(t, dir)
-	if code, _, stderr := run(t, "clean", "--path", dir); code != 0 {
-		t.Fatalf("clean: exit %d: %s", code, stderr)
-	}
-	return code, d
 }
 
 // TestDurabilityOnALab: with fsync on, the non-volatile flash cache
