@@ -80,16 +80,12 @@ func RequireGalera(t *testing.T) {
 	testenv.Need(t, "galera", missing, "apt-get install galera-4 rsync")
 }
 
-// RequireFio skips a test that needs fio when it is missing, unless CI
-// requires fio, which makes that a failure.
+// RequireFio skips a test that runs fio under -short or when fio is
+// missing, unless CI requires fio, which makes that a failure.
 func RequireFio(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("fio"); err != nil {
-		if testenv.Required("fio") {
-			t.Fatalf("fio is required here (CALIBRA_TEST_REQUIRE) but not on PATH: %v", err)
-		}
-		t.Skip("fio is not installed (apt-get install fio); set CALIBRA_TEST_REQUIRE=fio to fail instead")
-	}
+	_, err := exec.LookPath("fio")
+	testenv.Need(t, "fio", err, "apt-get install fio; set CALIBRA_TEST_REQUIRE=fio to fail instead")
 }
 
 // FakeFio writes a program that prints version for --version and fails
@@ -98,7 +94,7 @@ func FakeFio(t *testing.T, version string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "fio")
 	script := "#!/bin/sh\n[ \"$1\" = --version ] && echo " + version + " && exit 0\necho 'fio: pretend failure' >&2\nexit 1\n"
-	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil { // safefs: in t.TempDir, the test's own
 		t.Fatal(err)
 	}
 	return path
