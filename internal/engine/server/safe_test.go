@@ -7,10 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/calibra-bench/calibra/internal/fault"
 )
 
 // startIn starts a process named comm (a link to sleep, so that its comm
@@ -60,6 +63,13 @@ func TestAwaitExitWaitsForAServerThatGoes(t *testing.T) {
 	runs := func() (int, bool) { return PIDIn(pidFile2, stays, "fakeserver") }
 	if pid, alive, err := AwaitExit(context.Background(), 200*time.Millisecond, runs); !alive || err != nil || pid != cmd.Process.Pid {
 		t.Fatalf("a server that stays: alive %v pid %d (want %d), %v", alive, pid, cmd.Process.Pid, err)
+	}
+	defer func(w time.Duration) { LeftoverWait = w }(LeftoverWait)
+	LeftoverWait = 200 * time.Millisecond
+	err := AwaitLeftover(context.Background(), "Test", "/srv/array", stays, runs)
+	if fault.Code(err) != fault.ExitInput || !strings.Contains(err.Error(), "a Test server (pid "+strconv.Itoa(cmd.Process.Pid)+") still runs on "+stays) ||
+		!strings.Contains(err.Error(), "calibra clean --path /srv/array stops it and deletes the loaded data") {
+		t.Fatalf("a server that stays, refused: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

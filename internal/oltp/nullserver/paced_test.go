@@ -16,6 +16,9 @@ import (
 // thinking pace the users as the specification's times say, and the
 // starts' lateness against their schedule is reported.
 func TestPacedRunsOnThePollingDriver(t *testing.T) {
+	if testing.Short() {
+		t.Skip("paces runs in real time for some 15 s; run without -short")
+	}
 	for _, c := range []struct {
 		name string
 		cfg  oltp.RunConfig
