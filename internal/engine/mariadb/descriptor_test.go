@@ -38,3 +38,15 @@ func TestGaleraBounds(t *testing.T) {
 		}
 	}
 }
+
+// The redo log is as large as the buffer pool, within MariaDB's default
+// and 1 GiB.
+func TestRedoLogSize(t *testing.T) {
+	for pool, want := range map[int64]int64{
+		2 << 20: 96 << 20, 64 << 20: 96 << 20, 256 << 20: 256 << 20, 1 << 30: 1 << 30, 8 << 30: 1 << 30,
+	} {
+		if got := redoLogSize(pool); got != want {
+			t.Errorf("redoLogSize(%d) = %d, want %d", pool, got, want)
+		}
+	}
+}

@@ -24,7 +24,7 @@ func TestOLTPOnManagedMariaDB(t *testing.T) {
 	requireMariaDB(t)
 	path := storageDir(t)
 	outs := t.TempDir()
-	common := []string{"--engine", "mariadb", "--path", path, "--progress", "none"}
+	common := []string{"--engine", "mariadb", "--db-cache", "128MB", "--path", path, "--progress", "none"}
 
 	mustRun(t, 0, append([]string{"oltp", "build", "--warehouses", "1", "--out", filepath.Join(outs, "build")}, common...)...)
 	noServerLeft(t, path)
