@@ -44,6 +44,13 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	shared := filepath.Join(root, "shared") // a directory every account can write
+	if err := os.Mkdir(shared, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(shared, 0o777); err != nil {
+		t.Fatal(err)
+	}
 	write := func(name, text string) string {
 		path := filepath.Join(fx, name)
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
@@ -130,6 +137,8 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{name: "build: galera of negative nodes", args: []string{"oltp", "build", "--engine", "mariadb", "--galera", "-1", "--path", dir}, want: []string{"--galera -1 is not a number of nodes"}},
 		{name: "build: galera setting calibra owns", args: []string{"oltp", "build", "--engine", "mariadb", "--galera", "2", "--engine-setting", "wsrep_provider_options=gmcast.listen_addr=tcp://0.0.0.0:4567", "--path", dir}, want: []string{"wsrep_provider_options's addresses is calibra's own"}},
 		{name: "build: wal path missing", args: []string{"oltp", "build", "--wal-path", missing, "--path", dir}, want: []string{"--wal-path " + missing + " is not a directory"}},
+		{name: "build: wal path others can write", args: []string{"oltp", "build", "--wal-path", shared, "--path", dir}, want: []string{shared + " is writable by other accounts", "chmod go-w"}},
+		{name: "build: path others can write", args: []string{"oltp", "build", "--path", shared}, want: []string{shared + " is writable by other accounts", "chmod go-w"}},
 		{name: "run: replicas with a dsn", args: []string{"oltp", "run", "--replicas", "1", "--dsn", closed}, want: []string{"--replicas makes standbys of the managed instance", "drop --dsn"}},
 		{name: "build: replicas on mariadb", args: []string{"oltp", "build", "--replicas", "1", "--engine", "mariadb", "--path", dir}, want: []string{"--replicas is PostgreSQL streaming replication, and the engine is MariaDB"}},
 		{name: "run: negative replicas", args: []string{"oltp", "run", "--replicas", "-1", "--path", dir}, want: []string{"--replicas -1 is negative"}},
@@ -138,6 +147,7 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{name: "run: sync without replicas", args: []string{"oltp", "run", "--sync", "on", "--path", dir}, want: []string{"--sync says how commits wait for standbys", "add --replicas N"}},
 		{name: "run: replica path without replicas", args: []string{"oltp", "run", "--replica-path", dir, "--path", dir}, want: []string{"--replica-path places standbys"}},
 		{name: "run: replica path missing", args: []string{"oltp", "run", "--replicas", "1", "--replica-path", missing, "--path", dir}, want: []string{"--replica-path " + missing + " is not a directory"}},
+		{name: "run: replica path others can write", args: []string{"oltp", "run", "--replicas", "1", "--replica-path", shared, "--path", dir}, want: []string{shared + " is writable by other accounts"}},
 		{name: "run: replicas with instances", args: []string{"oltp", "run", "--replicas", "1", "--instances", "2", "--path", dir}, want: []string{"--replicas makes standbys of one managed instance, and --instances asks for 2"}},
 		{name: "run: replicas and a sync setting", args: []string{"oltp", "run", "--replicas", "1", "--engine-setting", "synchronous_commit=off", "--path", dir}, want: []string{"the engine setting synchronous_commit is calibra's with --replicas", "--sync sets it"}},
 		{name: "run: negative instances", args: []string{"oltp", "run", "--instances", "-1", "--path", dir}, want: []string{"--instances -1 is not a number of instances"}},

@@ -164,6 +164,8 @@ func (c *Config) parseEngineSettings(p *Problems) {
 	if c.WALPath != "" {
 		if st, err := os.Stat(c.WALPath); err != nil || !st.IsDir() {
 			p.Add("create it, or name an existing directory on the WAL's storage", "--wal-path %s is not a directory", c.WALPath)
+		} else if err := safefs.CheckDir(c.WALPath, ""); err != nil {
+			*p = append(*p, err) // the WAL is written there by name, as under --path
 		}
 	}
 }
@@ -211,6 +213,8 @@ func (c *Config) checkReplicas(p *Problems) {
 	if c.ReplicaPath != "" {
 		if st, err := os.Stat(c.ReplicaPath); err != nil || !st.IsDir() {
 			p.Add("create it, or name an existing directory on the standbys' storage", "--replica-path %s is not a directory", c.ReplicaPath)
+		} else if err := safefs.CheckDir(c.ReplicaPath, ""); err != nil {
+			*p = append(*p, err) // the standbys are made there by name, as under --path
 		}
 	}
 	if d.Standbys == nil {
