@@ -11,10 +11,15 @@ import (
 
 // The conformance suite on the MariaDB server installed here (Debian's
 // mariadb-server, which .ci/setup installs).
+// The tests that only read a running server and write tables of their own
+// run on the shared instance.
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	requireServer(t)
-	enginetest.Run(t, suite())
+	s := suite()
+	s.Shared = true
+	enginetest.Run(t, s)
+	enginetest.RunShared(t, s, sharedManaged(t))
 }
 
 // requireServer skips a test that needs a MariaDB server where none is
