@@ -8,6 +8,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,28 +32,60 @@ type Suite struct {
 	// OpenDSN prepares the engine on a DSN, holding password, of a server
 	// that cannot be reached (a closed loopback port).
 	OpenDSN func(password string) (engine.Engine, error)
+	// Shared says the caller runs the tests that neither restart, break
+	// nor reconfigure an instance (the counters, the settings) on a
+	// running instance it shares, with RunShared: Run leaves them out.
+	Shared bool
 }
 
 // Run runs every conformance test of the suite, side by side: each works
 // on storage of its own.
 func Run(t *testing.T, s Suite) {
+	own := func(on func(*testing.T, engine.Engine)) func(*testing.T) {
+		return func(t *testing.T) {
+			e, _, _ := s.started(t)
+			on(t, e)
+		}
+	}
 	for _, c := range []struct {
-		name string
-		test func(*testing.T)
+		name   string
+		test   func(*testing.T)
+		shared bool
 	}{
-		{"start stop and restart are idempotent", s.idempotent},
-		{"a killed server restarts and recovers", s.killed},
-		{"reset restores the loaded data", s.reset},
-		{"transaction counters only grow", s.counters},
-		{"settings read back in their real units", s.settings},
-		{"a DSN's password is never printed", s.password},
-		{"cancellation stops every process", s.cancellation},
+		{"start stop and restart are idempotent", s.idempotent, false},
+		{"a killed server restarts and recovers", s.killed, false},
+		{"reset restores the loaded data", s.reset, false},
+		{counters, own(s.counters), true},
+		{settings, own(s.settings), true},
+		{"a DSN's password is never printed", s.password, false},
+		{"cancellation stops every process", s.cancellation, false},
 	} {
+		if c.shared && s.Shared {
+			continue
+		}
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			c.test(t)
 		})
 	}
+}
+
+const (
+	counters = "transaction counters only grow"
+	settings = "settings read back in their real units"
+)
+
+// tables numbers the counters' tables.
+var tables atomic.Int64
+
+// RunShared runs, side by side, the tests Run leaves out when s.Shared is
+// set on e, a running instance started with Setting at Value that other
+// tests share: they only read its state and write tables of their own
+// (counted_*).
+func RunShared(t *testing.T, s Suite, e engine.Engine) {
+	t.Helper()
+	t.Run(counters, func(t *testing.T) { t.Parallel(); s.counters(t, e) })
+	t.Run(settings, func(t *testing.T) { t.Parallel(); s.settings(t, e) })
 }
 
 // started opens and starts an instance, stopped when the test ends.
@@ -176,8 +209,7 @@ func (s Suite) reset(t *testing.T) {
 	}
 }
 
-func (s Suite) counters(t *testing.T) {
-	e, _, _ := s.started(t)
+func (s Suite) counters(t *testing.T, e engine.Engine) {
 	tc, ok := e.(engine.TransactionCounter)
 	if !ok {
 		t.Skip(engine.NotSupported(e, "a transaction counter"))
@@ -192,10 +224,13 @@ func (s Suite) counters(t *testing.T) {
 	}
 	// Each a transaction in every engine: one that touches a table
 	// (MariaDB counts no transaction for a bare SELECT 1).
-	s.table(t, e, "counted", 1)
+	// A table of its own: the instance may be shared (RunShared), by
+	// another run of this test too (-count).
+	table := "counted_" + strconv.FormatInt(tables.Add(1), 10)
+	s.table(t, e, table, 1)
 	before := read()
 	for i := range 20 {
-		if err := s.Exec(ctx, e, "INSERT INTO counted VALUES ("+strconv.Itoa(i)+")"); err != nil {
+		if err := s.Exec(ctx, e, "INSERT INTO "+table+" VALUES ("+strconv.Itoa(i)+")"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -217,8 +252,7 @@ func (s Suite) counters(t *testing.T) {
 	}
 }
 
-func (s Suite) settings(t *testing.T) {
-	e, _, _ := s.started(t)
+func (s Suite) settings(t *testing.T, e engine.Engine) {
 	if got := e.Describe().Settings[s.Setting]; got != s.Value {
 		t.Fatalf("%s reads back as %q, want %q", s.Setting, got, s.Value)
 	}

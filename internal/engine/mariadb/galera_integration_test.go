@@ -46,7 +46,9 @@ func prepareCluster(t *testing.T, path string, n int) *Cluster {
 
 // A 3-node cluster on loopback: a row written through node 1's socket is
 // read on node 3, every node counts 3, no other local account logs in to
-// any node, and no mariadbd is left after Stop or after a cancelled start.
+// any node, nor joins it as a rogue node, the counters and settings hold
+// (the conformance suite's, on this cluster), and no mariadbd is left
+// after Stop.
 func TestGaleraCluster(t *testing.T) {
 	t.Parallel()
 	requireGalera(t)
@@ -95,6 +97,17 @@ func TestGaleraCluster(t *testing.T) {
 	if d := c.Describe(); d.ClusterNodes != 3 || d.Settings["wsrep_on"] != "ON" {
 		t.Errorf("the description counts %d nodes, wsrep_on %q", d.ClusterNodes, d.Settings["wsrep_on"])
 	}
+	// The scenarios that need a running cluster and leave it as it was,
+	// side by side on this one; it is stopped once they are done.
+	t.Run("on the running cluster", func(t *testing.T) {
+		t.Run("a rogue node is refused", func(t *testing.T) {
+			t.Parallel()
+			rogueNodeIsRefused(t, c)
+		})
+		s := galeraSuite()
+		s.Shared = true
+		enginetest.RunShared(t, s, c)
+	})
 	if err := c.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -233,9 +246,18 @@ func TestGaleraCancelledStartLeavesNoServer(t *testing.T) {
 // The conformance suite on a 2-node cluster: Start, Stop and Restart
 // idempotent, recovery after every node was killed, the template reset,
 // counters, settings, cancellation.
+// The counters and the settings run on TestGaleraCluster's cluster.
 func TestGaleraConformance(t *testing.T) {
 	t.Parallel()
 	requireGalera(t)
+	s := galeraSuite()
+	s.Shared = true
+	enginetest.Run(t, s)
+}
+
+// galeraSuite is the conformance suite on a 2-node cluster of 64 MiB
+// caches, as prepareCluster makes them.
+func galeraSuite() enginetest.Suite {
 	s := suite()
 	s.Open = func(t *testing.T, path string) engine.Engine {
 		e, err := engine.Open(context.Background(), Name, engine.Config{Path: path, Options: map[string]string{galeraFlag: "2"}, DBCache: "64MB"})
@@ -251,5 +273,5 @@ func TestGaleraConformance(t *testing.T) {
 		return count(ctx, node1(e), table)
 	}
 	s.Value = "67108864"
-	enginetest.Run(t, s)
+	return s
 }

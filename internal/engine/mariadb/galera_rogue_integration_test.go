@@ -15,47 +15,55 @@ import (
 )
 
 // Another local account starts its own mariadbd pointed at calibra's
-// cluster, knowing its name and address: in plain TCP (what joined the
+// cluster c, knowing its name and address: in plain TCP (what joined the
 // cluster before TLS) and with TLS of a CA of its own. Neither joins:
-// every node keeps counting 2, the rogue gets no data (no state transfer
-// reaches it, and no rsync runs for it), and a row written after stays
-// calibra's.
-func TestGaleraRogueNodeIsRefused(t *testing.T) {
-	requireGalera(t)
+// every node keeps counting the cluster's nodes, the rogue gets no data
+// (no state transfer reaches it, and no rsync runs for it), and a row
+// written after stays calibra's. A scenario of TestGaleraCluster, on its
+// cluster.
+func rogueNodeIsRefused(t *testing.T, c *Cluster) {
 	uid, gid := testenv.Stranger(t)
+	// The rogues' files (their logs name the cluster) away from the
+	// cluster's path, which the cluster test sweeps.
 	path := testenv.StorageDir(t)
-	c := prepareCluster(t, path, 2)
-	testenv.Start(t, c)
 	n1 := c.Nodes()[0].DB()
 	defer n1.Close()
 	if _, err := n1.Exec("CREATE TABLE calibra.secret (i int PRIMARY KEY)"); err != nil {
 		t.Fatal(err)
 	}
+	nodes := len(c.Nodes())
 	target := "127.0.0.1:" + strconv.Itoa(c.ports[0])
-	for _, withTLS := range []bool{false, true} {
-		dir := rogueDataDir(t, path, uid, gid, withTLS)
-		rogue := startRogue(t, c, dir, target, uid, gid, withTLS)
-		deadline := time.Now().Add(15 * time.Second)
-		for time.Now().Before(deadline) {
-			for i, node := range c.Nodes() {
-				if size, _, err := nodeStatus(context.Background(), node); err == nil && size != 2 {
-					t.Errorf("tls %v: node %d counts %d members with the rogue running, want 2", withTLS, i+1, size)
+	// The two rogues side by side: either one joining shows in every
+	// node's count.
+	t.Run("rogues", func(t *testing.T) {
+		for _, withTLS := range []bool{false, true} {
+			t.Run("tls "+strconv.FormatBool(withTLS), func(t *testing.T) {
+				t.Parallel()
+				dir := rogueDataDir(t, path, uid, gid, withTLS)
+				rogue := startRogue(t, c, dir, target, uid, gid, withTLS)
+				deadline := time.Now().Add(15 * time.Second)
+				for time.Now().Before(deadline) {
+					for i, node := range c.Nodes() {
+						if size, _, err := nodeStatus(context.Background(), node); err == nil && size != nodes {
+							t.Errorf("tls %v: node %d counts %d members with the rogue running, want %d", withTLS, i+1, size, nodes)
+						}
+					}
+					if rsyncFor(dir) {
+						t.Errorf("tls %v: an rsync runs for the rogue's data directory", withTLS)
+					}
+					time.Sleep(500 * time.Millisecond)
 				}
-			}
-			if rsyncFor(dir) {
-				t.Errorf("tls %v: an rsync runs for the rogue's data directory", withTLS)
-			}
-			time.Sleep(500 * time.Millisecond)
+				_ = rogue.Process.Signal(syscall.SIGKILL)
+				_ = rogue.Wait()
+				if _, err := os.Stat(filepath.Join(dir, "data", "calibra")); err == nil {
+					t.Errorf("tls %v: the rogue received calibra's database", withTLS)
+				}
+				if log, _ := os.ReadFile(filepath.Join(dir, "rogue.log")); !strings.Contains(string(log), "gcomm") {
+					t.Errorf("tls %v: the rogue did not try to join:\n%s", withTLS, log)
+				}
+			})
 		}
-		_ = rogue.Process.Signal(syscall.SIGKILL)
-		_ = rogue.Wait()
-		if _, err := os.Stat(filepath.Join(dir, "data", "calibra")); err == nil {
-			t.Errorf("tls %v: the rogue received calibra's database", withTLS)
-		}
-		if log, _ := os.ReadFile(filepath.Join(dir, "rogue.log")); !strings.Contains(string(log), "gcomm") {
-			t.Errorf("tls %v: the rogue did not try to join:\n%s", withTLS, log)
-		}
-	}
+	})
 	if _, err := n1.Exec("INSERT INTO calibra.secret VALUES (1)"); err != nil {
 		t.Errorf("the cluster after the rogues: %v", err)
 	}

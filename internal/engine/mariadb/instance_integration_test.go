@@ -134,7 +134,7 @@ func TestBadSettingsAreOneSentence(t *testing.T) {
 // one).
 func TestASecondServerOnTheSameDataIsRefused(t *testing.T) {
 	t.Parallel()
-	target, _ := startManaged(t, TargetConfig{})
+	target := sharedManaged(t)
 	ctx := context.Background()
 	second, err := Prepare(ctx, TargetConfig{Path: filepath.Dir(target.Managed.DataDir)})
 	if err != nil {
@@ -148,6 +148,13 @@ func TestASecondServerOnTheSameDataIsRefused(t *testing.T) {
 	_, err = second.Start(ctx, group)
 	if fault.Code(err) != fault.ExitInput || !strings.Contains(fmt.Sprint(err), "still runs on") {
 		t.Errorf("a second start on a running instance: %v", err)
+	}
+	// The refused start and its Stop left the running server alone.
+	second.Stop()
+	db := target.DB()
+	defer db.Close()
+	if err := db.Ping(); err != nil {
+		t.Errorf("the running server after a refused second start: %v", err)
 	}
 }
 
@@ -164,7 +171,11 @@ func TestAnotherAccountCannotLogIn(t *testing.T) {
 	if err != nil {
 		t.Skipf("no 'nobody' account to play the other local user: %v", err)
 	}
-	target, _ := startManaged(t, TargetConfig{})
+	target := sharedManaged(t)
+	// No other test's account is on the shared instance while its
+	// accounts are read.
+	shared.accounts.Lock()
+	defer shared.accounts.Unlock()
 	in := target.Managed
 	db := target.DB()
 	defer db.Close()
@@ -210,6 +221,7 @@ func TestAnotherAccountCannotLogIn(t *testing.T) {
 	if err := os.Chmod(in.SocketDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	defer os.Chmod(in.SocketDir, 0o700) // the shared instance's, private again
 	out, err := login(stranger)
 	if err == nil {
 		t.Errorf("the account nobody logged in through an open socket directory: %s", out)
@@ -233,10 +245,15 @@ func TestAnotherAccountCannotLogIn(t *testing.T) {
 // are one sentence each, and the password is printed nowhere.
 func TestDSNLoginErrorsAreOneSentence(t *testing.T) {
 	t.Parallel()
-	target, _ := startManaged(t, TargetConfig{})
+	target := sharedManaged(t)
+	// The account bench, with a password, is on the shared instance only
+	// while no other test reads its accounts.
+	shared.accounts.Lock()
+	defer shared.accounts.Unlock()
 	const password = "pw-7c1e-secret"
 	execIn(t, target, "CREATE USER bench@localhost IDENTIFIED BY '"+password+"'", "CREATE DATABASE bench",
 		"GRANT ALL ON bench.* TO bench@localhost")
+	defer execIn(t, target, "DROP USER bench@localhost", "DROP DATABASE bench")
 	ctx := context.Background()
 	dsn := func(pw, db string) string {
 		return "mysql://bench:" + url.PathEscape(pw) + "@localhost/" + db + "?socket=" + url.QueryEscape(target.Managed.socket())
@@ -504,7 +521,7 @@ func TestTemplatesCopyEveryKindOfTable(t *testing.T) {
 // the log's extents (ext4 here; filefrag names them "unwritten").
 func TestTheRedoLogIsWritten(t *testing.T) {
 	t.Parallel()
-	target, _ := startManaged(t, TargetConfig{DBCache: "64MB"})
+	target := sharedManaged(t) // its 1 GiB log, of which the other tests write a few MiB at most
 	filefrag, err := exec.LookPath("filefrag")
 	if err != nil {
 		t.Skip("no filefrag (e2fsprogs) to read the log's extents")
