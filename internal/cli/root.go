@@ -159,6 +159,11 @@ writes results.json and a report to a run directory.`,
 		}
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		// A flag that checks its own value says what is wrong and the fix.
+		var in *fault.InputError
+		if errors.As(err, &in) {
+			return in
+		}
 		return fault.Input(fmt.Sprintf("run '%s --help' for its flags", c.CommandPath()), "%v", err)
 	})
 	root.AddCommand(a.runCommand(), a.planCommand(), a.versionCommand(), a.oltpCommand(), a.cleanCommand(), a.deviceCommand(), a.iocalCommand(),

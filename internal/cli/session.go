@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/progress"
 	"github.com/calibra-bench/calibra/internal/runner"
 	"github.com/calibra-bench/calibra/internal/secret"
@@ -65,7 +66,7 @@ func (v instancesValue) Set(s string) error {
 	case err != nil:
 		return errors.New("not a whole number")
 	case n < 1 || n > runner.MaxInstances:
-		return fmt.Errorf("--instances %d is not a number of instances; give 1 to %d", n, runner.MaxInstances)
+		return fault.Input(fmt.Sprintf("give 1 to %d", runner.MaxInstances), "--instances %d is not a number of instances", n)
 	}
 	*v.n = n
 	return nil
