@@ -1,6 +1,7 @@
 package durability
 
 import (
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"slices"
 	"strings"
 	"testing"
@@ -17,12 +18,12 @@ import (
 // some, or the harness could not see a loss on this engine.
 func TestDurabilityOnMariaDB(t *testing.T) {
 	t.Parallel()
-	requireLab(t)
-	requireMariaDB(t)
+	clitest.RequireLab(t)
+	clitest.RequireMariaDB(t)
 	const flash = "hdd+flash-cache:size=4G,cache_size=256M" // room for InnoDB's 1 GiB redo log
 	t.Run("durable", func(t *testing.T) {
 		t.Parallel()
-		code, d := runAudit(t, "--engine", "mariadb", "--lab", flash)
+		code, d := clitest.RunAudit(t, "--engine", "mariadb", "--lab", flash)
 		if code != 0 || d.Cycles != 2 || d.Acknowledged == 0 || d.LostAcknowledged != 0 || d.RecoveryS == nil {
 			t.Fatalf("exit %d, %d cycles, %d acknowledged, %d lost, recovery %v", code, d.Cycles, d.Acknowledged, d.LostAcknowledged, d.RecoveryS)
 		}
@@ -34,7 +35,7 @@ func TestDurabilityOnMariaDB(t *testing.T) {
 	})
 	t.Run("calibration", func(t *testing.T) {
 		t.Parallel()
-		code, d := runAudit(t, "--engine", "mariadb", "--lab", flash, "--unsafe-fsync-off")
+		code, d := clitest.RunAudit(t, "--engine", "mariadb", "--lab", flash, "--unsafe-fsync-off")
 		lost := slices.ContainsFunc(d.PerCycle, func(c results.DurabilityCycle) bool { return c.Outcome == string(durability.LostAcknowledged) })
 		if code != fault.ExitThreshold || d.LostAcknowledged == 0 || !lost || !strings.Contains(d.UnsafeSettings, "innodb_flush_log_at_trx_commit=0") {
 			t.Fatalf("exit %d (want %d), %d acknowledged, %d lost, outcomes %v, settings %q: the harness saw no loss with commits not flushed",
@@ -50,8 +51,8 @@ func TestDurabilityOnMariaDB(t *testing.T) {
 // left unrun the run fails rather than pass for complete.
 func TestAFailedRecoveryIsAFinding(t *testing.T) {
 	t.Parallel()
-	requireLab(t)
-	code, d := runAudit(t, "--lab", "hdd:cache=unsafe,size=2G")
+	clitest.RequireLab(t)
+	code, d := clitest.RunAudit(t, "--lab", "hdd:cache=unsafe,size=2G")
 	failed := []string{string(durability.Corrupt), string(durability.FilesGone), string(durability.NoRestart)}
 	if code != fault.ExitRuntime || d.Cycles != 1 || len(d.PerCycle) != 1 {
 		t.Fatalf("exit %d (want %d), %d cycles (want 1 of 2): %s", code, fault.ExitRuntime, d.Cycles, d.Note)

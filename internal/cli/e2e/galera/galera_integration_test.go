@@ -1,6 +1,7 @@
 package galera
 
 import (
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"math"
 	"os"
 	"path/filepath"
@@ -23,21 +24,21 @@ func TestOLTPOnGalera(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real MariaDB work; run without -short")
 	}
-	requireGalera(t)
-	path := storageDir(t)
+	clitest.RequireGalera(t)
+	path := clitest.StorageDir(t)
 	outs := t.TempDir()
 	common := []string{"--engine", "mariadb", "--galera", "3", "--db-cache", "128MB", "--path", path, "--progress", "none"}
 
-	mustRun(t, 0, append([]string{"oltp", "build", "--warehouses", "2", "--out", filepath.Join(outs, "build")}, common...)...)
-	noServerLeft(t, path)
-	_, b := lastStep[*results.OLTPBuild](t, filepath.Join(outs, "build"))
+	clitest.MustRun(t, 0, append([]string{"oltp", "build", "--warehouses", "2", "--out", filepath.Join(outs, "build")}, common...)...)
+	clitest.NoServerLeft(t, path)
+	_, b := clitest.LastStep[*results.OLTPBuild](t, filepath.Join(outs, "build"))
 	if b.Rows["warehouse"] != 2 || b.Consistency == nil || !b.Consistency.OK {
 		t.Fatalf("build: rows %v, consistency %+v", b.Rows, b.Consistency)
 	}
 
 	dir := filepath.Join(outs, "run")
-	mustRun(t, 0, append([]string{"oltp", "run", "--users", "6", "--rampup", "2s", "--duration", "10s", "--out", dir}, common...)...)
-	st, o := lastStep[*results.OLTP](t, dir)
+	clitest.MustRun(t, 0, append([]string{"oltp", "run", "--users", "6", "--rampup", "2s", "--duration", "10s", "--out", dir}, common...)...)
+	st, o := clitest.LastStep[*results.OLTP](t, dir)
 	if st.Status != results.StatusComplete || o.NOPM == nil || *o.NOPM <= 0 || o.Consistency == nil || !o.Consistency.OK {
 		t.Fatalf("run: status %s, NOPM %v, consistency %+v (%v)", st.Status, o.NOPM, o.Consistency, o.Missing)
 	}
@@ -76,19 +77,19 @@ func TestOLTPOnGalera(t *testing.T) {
 			t.Errorf("no log of node %d: %v", k, err)
 		}
 	}
-	noServerLeft(t, path)
+	clitest.NoServerLeft(t, path)
 	sweepGaleraSecrets(t, path, dir)
 
 	plain := append([]string(nil), common...)
 	plain[len(plain)-1] = "plain"
-	code, _ := interruptChild(t, "oltp run: 6 users", 2*time.Second, append([]string{"oltp", "run", "--users", "6", "--rampup", "1s",
+	code, _ := clitest.InterruptChild(t, "oltp run: 6 users", 2*time.Second, append([]string{"oltp", "run", "--users", "6", "--rampup", "1s",
 		"--duration", "1m", "--out", filepath.Join(outs, "cut")}, plain...)...)
 	if code != 130 {
 		t.Errorf("Ctrl-C: exit %d, want 130", code)
 	}
-	noServerLeft(t, path)
+	clitest.NoServerLeft(t, path)
 
-	said := mustRun(t, 0, "clean", "--path", path)
+	said := clitest.MustRun(t, 0, "clean", "--path", path)
 	if !strings.Contains(said, "MariaDB Galera") {
 		t.Errorf("clean did not say it removed the nodes:\n%s", said)
 	}

@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,19 +19,19 @@ import (
 // the rounds settle after the cliff at the platter's rate.
 func TestDeviceCliffOnTheLab(t *testing.T) {
 	t.Parallel()
-	requireFio(t)
-	requireLab(t)
+	clitest.RequireFio(t)
+	clitest.RequireLab(t)
 	sweep := func(t *testing.T, extra ...string) (*results.Device, string) {
-		dir := storageDir(t)
-		defer run(t, "clean", "--path", dir)
+		dir := clitest.StorageDir(t)
+		defer clitest.Run(t, "clean", "--path", dir)
 		out := filepath.Join(dir, "run")
 		args := append([]string{"device", "--lab", "cliff:size=1G", "--path", dir, "--specs", "4k-randwrite:bs=4k,read=0", "--qd", "1",
 			"--ramp", "0s", "--size", "256MiB", "--out", out, "--progress", "none"}, extra...)
-		code, _, stderr := run(t, args...)
+		code, _, stderr := clitest.Run(t, args...)
 		if code != 0 {
 			t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 		}
-		noLabLeft(t, dir)
+		clitest.NoLabLeft(t, dir)
 		r, err := results.Load(out)
 		if err != nil {
 			t.Fatal(err)

@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,15 +22,15 @@ func TestAFullDiskFailsTheRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs on a real PostgreSQL; run without -short")
 	}
-	requirePostgres(t)
-	path := storageDir(t)
+	clitest.RequirePostgres(t)
+	path := clitest.StorageDir(t)
 	// Room for the build and the free-space checks (1 GiB spare), no more.
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1800m,mode=755", "tmpfs", path).CombinedOutput(); err != nil {
 		t.Skipf("cannot mount a small file system here (needs root): %v %s", err, out)
 	}
 	t.Cleanup(func() { exec.Command("umount", "-l", path).Run() })
 	runs := t.TempDir()
-	mustRun(t, 0, "oltp", "build", "--warehouses", "1", "--path", path, "--progress", "none", "--out", filepath.Join(runs, "build"))
+	clitest.MustRun(t, 0, "oltp", "build", "--warehouses", "1", "--path", path, "--progress", "none", "--out", filepath.Join(runs, "build"))
 
 	out := filepath.Join(runs, "full")
 	type outcome struct {
@@ -38,7 +39,7 @@ func TestAFullDiskFailsTheRun(t *testing.T) {
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		code, _, stderr := run(t, "oltp", "run", "--users", "4", "--rampup", "0s", "--duration", "90s",
+		code, _, stderr := clitest.Run(t, "oltp", "run", "--users", "4", "--rampup", "0s", "--duration", "90s",
 			"--path", path, "--progress", "none", "--out", out)
 		done <- outcome{code, stderr}
 	}()

@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,16 +20,16 @@ import (
 // down: no mount, loop device, FUSE mount or nbdkit remains.
 func TestLabInterruptLeavesNothing(t *testing.T) {
 	t.Parallel()
-	requireLab(t)
+	clitest.RequireLab(t)
 	for _, after := range []time.Duration{0, 3 * time.Second} {
-		dir := storageDir(t)
-		code, stderr := interruptChild(t, "calibra: lab up", after, "oltp", "build", "--warehouses", "1", "--lab", "hdd",
+		dir := clitest.StorageDir(t)
+		code, stderr := clitest.InterruptChild(t, "calibra: lab up", after, "oltp", "build", "--warehouses", "1", "--lab", "hdd",
 			"--path", dir, "--out", filepath.Join(dir, "run"), "--progress", "plain", "--db-cache", "64MB")
 		if code != fault.ExitInterrupted {
 			t.Fatalf("SIGINT %s after the lab came up: exit %d, want %d; stderr:\n%s", after, code, fault.ExitInterrupted, stderr)
 		}
-		noLabLeft(t, dir)
-		if code, _, stderr := run(t, "clean", "--path", dir); code != 0 {
+		clitest.NoLabLeft(t, dir)
+		if code, _, stderr := clitest.Run(t, "clean", "--path", dir); code != 0 {
 			t.Fatalf("clean: exit %d: %s", code, stderr)
 		}
 	}
@@ -38,8 +39,8 @@ func TestLabInterruptLeavesNothing(t *testing.T) {
 // 'calibra clean' removes all of it, the platter included.
 func TestCleanRemovesAKilledLab(t *testing.T) {
 	t.Parallel()
-	requireLab(t)
-	dir := storageDir(t)
+	clitest.RequireLab(t)
+	dir := clitest.StorageDir(t)
 	cmd := exec.Command(os.Args[0], "oltp", "build", "--warehouses", "1", "--lab", "hdd", "--path", dir,
 		"--out", filepath.Join(dir, "run"), "--progress", "plain", "--db-cache", "64MB")
 	cmd.Env = append(os.Environ(), "CALIBRA_TEST_AS_CALIBRA=1")
@@ -58,11 +59,11 @@ func TestCleanRemovesAKilledLab(t *testing.T) {
 	if len(lab.Leftovers(dir)) == 0 {
 		t.Fatalf("the killed run left no mount behind, so clean is not tested (stderr:\n%s)", stderr.String())
 	}
-	code, _, errOut := run(t, "clean", "--path", dir)
+	code, _, errOut := clitest.Run(t, "clean", "--path", dir)
 	if code != 0 {
 		t.Fatalf("clean: exit %d: %s", code, errOut)
 	}
-	noLabLeft(t, dir)
+	clitest.NoLabLeft(t, dir)
 	if _, err := os.Stat(filepath.Join(dir, lab.DirName)); !os.IsNotExist(err) {
 		t.Fatalf("clean left %s: %v", lab.DirName, err)
 	}
@@ -75,11 +76,11 @@ func TestCleanRemovesAKilledLab(t *testing.T) {
 // must the fsync=off calibration, or the harness could not see a loss.
 func TestDurabilityOnALab(t *testing.T) {
 	t.Parallel()
-	requireLab(t)
+	clitest.RequireLab(t)
 	// Each audit on a lab of its own, side by side: the three wait mostly
 	// on the emulated platter, not the CPU.
 	audit := func(t *testing.T, spec string, extra ...string) (int, *results.Durability) {
-		return runAudit(t, append([]string{"--lab", spec}, extra...)...)
+		return clitest.RunAudit(t, append([]string{"--lab", spec}, extra...)...)
 	}
 	const flash = "hdd+flash-cache:size=1G,cache_size=256M"
 	t.Run("fsync on", func(t *testing.T) {

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,7 +19,7 @@ import (
 // silence.
 func TestLabKeepsWhatItPromises(t *testing.T) {
 	t.Parallel()
-	requireLab(t)
+	clitest.RequireLab(t)
 	for _, c := range []struct {
 		spec  string
 		keeps bool
@@ -30,7 +31,7 @@ func TestLabKeepsWhatItPromises(t *testing.T) {
 	} {
 		t.Run(c.spec, func(t *testing.T) {
 			t.Parallel()
-			dir := storageDir(t)
+			dir := clitest.StorageDir(t)
 			parts, err := lab.Parse(c.spec)
 			if err != nil {
 				t.Fatal(err)
@@ -38,7 +39,7 @@ func TestLabKeepsWhatItPromises(t *testing.T) {
 			if parts.KeepsNothing() == c.keeps {
 				t.Fatalf("KeepsNothing() is %t for %s", parts.KeepsNothing(), c.spec)
 			}
-			defer run(t, "clean", "--path", dir)
+			defer clitest.Run(t, "clean", "--path", dir)
 			group := proc.NewGroup()
 			stack, err := lab.Up(context.Background(), dir, parts, group)
 			if err != nil {
@@ -52,7 +53,7 @@ func TestLabKeepsWhatItPromises(t *testing.T) {
 				t.Fatalf("a clean stop: %v", err)
 			}
 			// The next command, as a user runs it.
-			code, out, stderr := run(t, "lab", "check", "--lab", c.spec, "--path", dir)
+			code, out, stderr := clitest.Run(t, "lab", "check", "--lab", c.spec, "--path", dir)
 			if code != 0 {
 				t.Fatalf("lab check: exit %d: %s%s", code, out, stderr)
 			}
@@ -71,7 +72,7 @@ func TestLabKeepsWhatItPromises(t *testing.T) {
 			if kept := err == nil && string(data) == "what a build leaves"; kept != c.keeps {
 				t.Fatalf("the file written before the clean stop is there: %t (%v), want %t", kept, err, c.keeps)
 			}
-			noLabLeft(t, dir)
+			clitest.NoLabLeft(t, dir)
 		})
 	}
 }

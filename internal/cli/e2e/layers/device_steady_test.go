@@ -2,6 +2,7 @@ package layers
 
 import (
 	"fmt"
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,9 +17,9 @@ import (
 // point's figures from the window, every round's files and IOPS log kept.
 func TestDeviceSteadyState(t *testing.T) {
 	t.Parallel() // real fio: it overlaps its waits
-	requireFio(t)
+	clitest.RequireFio(t)
 	target, out := t.TempDir(), filepath.Join(t.TempDir(), "run")
-	code, _, stderr := run(t, "device", "--path", target, "--specs", "8k-randwrite", "--qd", "2", "--runtime", "2s", "--ramp", "0s",
+	code, _, stderr := clitest.Run(t, "device", "--path", target, "--specs", "8k-randwrite", "--qd", "2", "--runtime", "2s", "--ramp", "0s",
 		"--size", "16MiB", "--steady-state", "--steady-max-rounds", "5", "--out", out, "--progress", "plain")
 	if code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)

@@ -2,6 +2,7 @@ package layers
 
 import (
 	"context"
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,15 +33,15 @@ func TestDSSOnAManagedInstance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and queries a TPC-H-like database on a real PostgreSQL; run without -short")
 	}
-	requirePostgres(t)
+	clitest.RequirePostgres(t)
 	requireTpchgen(t)
-	path := storageDir(t)
+	path := clitest.StorageDir(t)
 	outs := t.TempDir()
 	out := func(name string) string { return filepath.Join(outs, name) }
 
-	stderr := mustRun(t, 0, "dss", "run", "--sf", "0.01", "--streams", "2", "--dop", "1", "--path", path,
+	stderr := clitest.MustRun(t, 0, "dss", "run", "--sf", "0.01", "--streams", "2", "--dop", "1", "--path", path,
 		"--progress", "none", "--out", out("run"))
-	noServerLeft(t, path)
+	clitest.NoServerLeft(t, path)
 	if !strings.Contains(stderr, "dss build  SF 0.01") || !strings.Contains(stderr, "qphh (indicative)") ||
 		!strings.Contains(stderr, "scale factor 0.01 is below 1") {
 		t.Errorf("the run did not say it built first, or printed no QphH marked indicative with its reason:\n%s", stderr)
@@ -52,7 +53,7 @@ func TestDSSOnAManagedInstance(t *testing.T) {
 	if b := r.Steps[0].Body.(*results.DSSBuild); !b.RowCheck.OK || b.Rows["lineitem"] != 60_175 || b.Generator == "" {
 		t.Errorf("the build: rows %v, check %+v, generator %q", b.Rows, b.RowCheck, b.Generator)
 	}
-	st, o := lastStep[*results.DSS](t, out("run"))
+	st, o := clitest.LastStep[*results.DSS](t, out("run"))
 	if st.Kind != results.KindDSS || o.Power == nil || len(o.Power.Queries) != 22 || len(o.Power.Refresh) != 2 {
 		t.Fatalf("the dss step: %+v", o)
 	}
@@ -85,18 +86,18 @@ func TestDSSOnAManagedInstance(t *testing.T) {
 
 	// A second build refuses to replace the first without --rebuild; a run
 	// at another scale factor than the one built is refused.
-	code, _, stderr := run(t, "dss", "build", "--sf", "0.01", "--path", path, "--progress", "none", "--out", out("again"))
+	code, _, stderr := clitest.Run(t, "dss", "build", "--sf", "0.01", "--path", path, "--progress", "none", "--out", out("again"))
 	if code != 2 || !strings.Contains(stderr, "already built") || !strings.Contains(stderr, "--rebuild") {
 		t.Errorf("a second build: exit %d\n%s", code, stderr)
 	}
-	code, _, stderr = run(t, "dss", "power", "--sf", "0.1", "--path", path, "--progress", "none", "--out", out("othersf"))
+	code, _, stderr = clitest.Run(t, "dss", "power", "--sf", "0.1", "--path", path, "--progress", "none", "--out", out("othersf"))
 	if code != 2 || !strings.Contains(stderr, "built at scale factor 0.01, not 0.1") {
 		t.Errorf("a power test at another scale factor: exit %d\n%s", code, stderr)
 	}
 
 	t.Run("a database without a build through --dsn", func(t *testing.T) {
-		dsn := existingServer(t, path)("calibra", "postgres")
-		code, _, stderr := run(t, "dss", "power", "--dsn", dsn, "--progress", "none", "--out", out("dsn"))
+		dsn := clitest.ExistingServer(t, path)("calibra", "postgres")
+		code, _, stderr := clitest.Run(t, "dss", "power", "--dsn", dsn, "--progress", "none", "--out", out("dsn"))
 		if code != 2 || !strings.Contains(stderr, "holds no TPC-H-like schema") || !strings.Contains(stderr, "calibra dss build") {
 			t.Errorf("power on an unbuilt --dsn: exit %d\n%s", code, stderr)
 		}
@@ -111,11 +112,11 @@ func TestDSSInterruptStopsTheGenerators(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads a TPC-H-like database on a real PostgreSQL; run without -short")
 	}
-	requirePostgres(t)
+	clitest.RequirePostgres(t)
 	requireTpchgen(t)
-	path := storageDir(t)
+	path := clitest.StorageDir(t)
 	out := filepath.Join(t.TempDir(), "build")
-	code, stderr := interruptChild(t, "dss build: streaming", time.Second, "dss", "build", "--sf", "0.1",
+	code, stderr := clitest.InterruptChild(t, "dss build: streaming", time.Second, "dss", "build", "--sf", "0.1",
 		"--path", path, "--out", out, "--progress", "plain")
 	if code != 130 {
 		t.Fatalf("exit %d, want 130\n%s", code, stderr)
@@ -124,7 +125,7 @@ func TestDSSInterruptStopsTheGenerators(t *testing.T) {
 	if err != nil || r.Status != results.StatusInterrupted || len(r.Steps) != 1 || r.Steps[0].Status != results.StatusInterrupted {
 		t.Fatalf("%v %+v", err, r)
 	}
-	noServerLeft(t, path)
+	clitest.NoServerLeft(t, path)
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range procs {
 		if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), "tpchgen-cli") &&

@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,13 +19,13 @@ func TestIOCalOnAManagedInstance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("about 40 s of real PostgreSQL work; run without -short")
 	}
-	requirePostgres(t)
-	path := storageDir(t)
+	clitest.RequirePostgres(t)
+	path := clitest.StorageDir(t)
 	out := filepath.Join(t.TempDir(), "run")
-	mustRun(t, 0, "iocal", "--path", path, "--out", out, "--progress", "none", "--size", "512MiB", "--jobs", "1,2",
+	clitest.MustRun(t, 0, "iocal", "--path", path, "--out", out, "--progress", "none", "--size", "512MiB", "--jobs", "1,2",
 		"--point", "2s", "--warmup", "0s", "--db-cache", "32MB", "--os-cache-limit", "64MiB")
-	noServerLeft(t, path)
-	st, io := lastStep[*results.IOCal](t, out)
+	clitest.NoServerLeft(t, path)
+	st, io := clitest.LastStep[*results.IOCal](t, out)
 	if st.Kind != results.KindIOCal || st.Status != results.StatusComplete {
 		t.Fatalf("step %s is %s", st.Kind, st.Status)
 	}

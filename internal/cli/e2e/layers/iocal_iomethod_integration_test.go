@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,8 +18,8 @@ func TestIOCalRecordsTheIOMethod(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a real PostgreSQL 18; run without -short")
 	}
-	pg18 := requirePostgres18(t)
-	path := storageDir(t)
+	pg18 := clitest.RequirePostgres18(t)
+	path := clitest.StorageDir(t)
 	dirs := map[string]string{}
 	for _, method := range []string{"sync", ""} {
 		out := filepath.Join(t.TempDir(), "run")
@@ -27,8 +28,8 @@ func TestIOCalRecordsTheIOMethod(t *testing.T) {
 		if method != "" {
 			args = append(args, "--engine-setting", "io_method="+method)
 		}
-		mustRun(t, 0, args...)
-		_, io := lastStep[*results.IOCal](t, out)
+		clitest.MustRun(t, 0, args...)
+		_, io := clitest.LastStep[*results.IOCal](t, out)
 		r, err := results.Load(out)
 		if err != nil {
 			t.Fatal(err)
@@ -42,16 +43,16 @@ func TestIOCalRecordsTheIOMethod(t *testing.T) {
 		}
 		dirs[want] = out
 	}
-	code, stdout, stderr := run(t, "compare", dirs["sync"], dirs["worker"])
+	code, stdout, stderr := clitest.Run(t, "compare", dirs["sync"], dirs["worker"])
 	if code != 0 || !strings.Contains(stdout, "runs differ in setting io_method (sync vs worker)") {
 		t.Errorf("compare: exit %d, %s\n%s", code, stdout, stderr)
 	}
 	out := filepath.Join(t.TempDir(), "uring")
-	code, _, stderr = run(t, "iocal", "--pg-bin", pg18.Dir, "--engine-setting", "io_method=io_uring", "--path", path, "--out", out,
+	code, _, stderr = clitest.Run(t, "iocal", "--pg-bin", pg18.Dir, "--engine-setting", "io_method=io_uring", "--path", path, "--out", out,
 		"--progress", "none", "--size", "16MiB", "--tests", "random", "--jobs", "1", "--point", "1s", "--warmup", "0s", "--db-cache", "16MB")
 	switch {
 	case code == 0:
-		if _, io := lastStep[*results.IOCal](t, out); io.IOMethod != "io_uring" {
+		if _, io := clitest.LastStep[*results.IOCal](t, out); io.IOMethod != "io_uring" {
 			t.Errorf("io_uring ran, but iocal records %q", io.IOMethod)
 		}
 	case code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || !strings.Contains(stderr, "refused the engine setting io_method=io_uring"):

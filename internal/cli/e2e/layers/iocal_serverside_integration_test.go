@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"path/filepath"
 	"testing"
 
@@ -43,13 +44,13 @@ func TestIOCalServerSideReadsAndCommits(t *testing.T) {
 	}
 	for _, engine := range []string{"postgresql", "mariadb"} {
 		t.Run(engine, func(t *testing.T) {
-			requireEngine(t, engine)
-			path := storageDir(t)
+			clitest.RequireEngine(t, engine)
+			path := clitest.StorageDir(t)
 			out := filepath.Join(t.TempDir(), "run")
-			mustRun(t, 0, "iocal", "--engine", engine, "--path", path, "--out", out, "--progress", "none", "--size", "512MiB",
+			clitest.MustRun(t, 0, "iocal", "--engine", engine, "--path", path, "--out", out, "--progress", "none", "--size", "512MiB",
 				"--jobs", "1,4", "--tests", "random,wal", "--point", "3s", "--warmup", "0s", "--db-cache", "32MB", "--os-cache-limit", "64MiB")
-			noServerLeft(t, path)
-			_, io := lastStep[*results.IOCal](t, out)
+			clitest.NoServerLeft(t, path)
+			_, io := clitest.LastStep[*results.IOCal](t, out)
 			if io.RandomRead == nil || io.Commit == nil || io.ReadsPerCall != 256 {
 				t.Fatalf("random_read %+v, commit %+v, reads per call %d", io.RandomRead, io.Commit, io.ReadsPerCall)
 			}

@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,8 +18,8 @@ func TestStudyStatesTheDeviceShare(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fio and a real PostgreSQL; run without -short")
 	}
-	requirePostgres(t)
-	path := storageDir(t)
+	clitest.RequirePostgres(t)
+	path := clitest.StorageDir(t)
 	file := filepath.Join(t.TempDir(), "share.yaml")
 	study := `version: 1
 name: share
@@ -47,7 +48,7 @@ steps:
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "run")
-	stderr := mustRun(t, 0, "run", "--study", file, "--path", path, "--out", out, "--progress", "none")
+	stderr := clitest.MustRun(t, 0, "run", "--study", file, "--path", path, "--out", out, "--progress", "none")
 	r, err := results.Load(out)
 	if err != nil {
 		t.Fatal(err)

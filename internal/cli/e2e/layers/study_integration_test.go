@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +16,7 @@ import (
 func TestEveryPresetPlans(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range examples.Names() {
-		code, out, stderr := run(t, "plan", "--preset", name, "--path", dir)
+		code, out, stderr := clitest.Run(t, "plan", "--preset", name, "--path", dir)
 		if code != 0 {
 			t.Errorf("plan --preset %s: exit %d\n%s", name, code, stderr)
 			continue
@@ -24,7 +25,7 @@ func TestEveryPresetPlans(t *testing.T) {
 		if err := os.WriteFile(file, []byte(out), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		code, again, stderr := run(t, "plan", "--study", file)
+		code, again, stderr := clitest.Run(t, "plan", "--study", file)
 		if code != 0 || again != out {
 			t.Errorf("plan --study of the resolved %s: exit %d, differs: %v\n%s", name, code, again != out, stderr)
 		}
@@ -41,7 +42,7 @@ func TestStudyPrecedence(t *testing.T) {
 	}
 	t.Setenv("CALIBRA_PATH", "/from/env")
 	t.Setenv("CALIBRA_DB_CACHE", "512MB")
-	_, out, _ := run(t, "plan", "--study", file, "--db-cache", "2GB", "--set", "oltp.users=7")
+	_, out, _ := clitest.Run(t, "plan", "--study", file, "--db-cache", "2GB", "--set", "oltp.users=7")
 	for _, want := range []string{"path: /from/env", "db_cache: 2GB", "users: 7"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("resolved study lacks %q:\n%s", want, out)
@@ -57,8 +58,8 @@ func TestStudyOnAManagedInstance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a minute of real PostgreSQL work; run without -short")
 	}
-	requirePostgres(t)
-	path := storageDir(t)
+	clitest.RequirePostgres(t)
+	path := clitest.StorageDir(t)
 	file := filepath.Join(t.TempDir(), "small.yaml")
 	study := `version: 1
 name: small
@@ -88,8 +89,8 @@ thresholds:
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "run")
-	stderr := mustRun(t, 3, "run", "--study", file, "--path", path, "--out", out, "--progress", "plain")
-	noServerLeft(t, path)
+	stderr := clitest.MustRun(t, 3, "run", "--study", file, "--path", path, "--out", out, "--progress", "plain")
+	clitest.NoServerLeft(t, path)
 	if !strings.Contains(stderr, "FAIL ramp.max_tps < 1") || strings.Index(stderr, "thresholds") > strings.Index(stderr, "  oltp ") {
 		t.Errorf("the summary does not lead with the failed threshold:\n%s", stderr)
 	}
@@ -144,8 +145,8 @@ thresholds:
 // random reads capped at 2000 IOPS measure no more than that.
 func TestStudyStorageLimitThrottlesFio(t *testing.T) {
 	t.Parallel()
-	requireFio(t)
-	path := storageDir(t)
+	clitest.RequireFio(t)
+	path := clitest.StorageDir(t)
 	file := filepath.Join(t.TempDir(), "limit.yaml")
 	study := "version: 1\ntarget: {storage_limit: {read_iops: 2000}}\nsteps:\n" +
 		"  - {kind: device, specs: [4k-randread], qd: [16], size: 64MiB, ramp: 1s, runtime: 3s}\n"
@@ -153,7 +154,7 @@ func TestStudyStorageLimitThrottlesFio(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "run")
-	code, _, stderr := run(t, "run", "--study", file, "--path", path, "--out", out, "--progress", "none")
+	code, _, stderr := clitest.Run(t, "run", "--study", file, "--path", path, "--out", out, "--progress", "none")
 	if code == 2 && strings.Contains(stderr, "cannot be applied") {
 		t.Skipf("block-I/O limits cannot be applied here (not root, or no blkio/io controller): %s", stderr)
 	}
@@ -180,8 +181,8 @@ func TestStudyInterruptKeepsTheStepsDone(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs on a real PostgreSQL; run without -short")
 	}
-	requirePostgres(t)
-	path := storageDir(t)
+	clitest.RequirePostgres(t)
+	path := clitest.StorageDir(t)
 	file := filepath.Join(t.TempDir(), "cut.yaml")
 	study := "version: 1\nsteps:\n  - {kind: oltp_build, warehouses: 1}\n  - {kind: oltp, users: 2, rampup: 1s, duration: 5m}\n" +
 		"  - {kind: ramp, from: 1, to: 2, duration: 5s}\n"
@@ -189,12 +190,12 @@ func TestStudyInterruptKeepsTheStepsDone(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "run")
-	code, stderr := interruptChild(t, "study step 2 of 3", 4*time.Second, "run", "--study", file, "--path", path,
+	code, stderr := clitest.InterruptChild(t, "study step 2 of 3", 4*time.Second, "run", "--study", file, "--path", path,
 		"--out", out, "--progress", "plain")
 	if code != 130 {
 		t.Fatalf("exit %d, want 130\n%s", code, stderr)
 	}
-	noServerLeft(t, path)
+	clitest.NoServerLeft(t, path)
 	r, err := results.Load(out)
 	if err != nil {
 		t.Fatal(err)

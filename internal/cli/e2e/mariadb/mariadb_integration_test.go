@@ -3,6 +3,7 @@ package mariadb
 import (
 	"context"
 	"fmt"
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,24 +22,24 @@ func TestOLTPOnManagedMariaDB(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real MariaDB work; run without -short")
 	}
-	requireMariaDB(t)
-	path := storageDir(t)
+	clitest.RequireMariaDB(t)
+	path := clitest.StorageDir(t)
 	outs := t.TempDir()
 	common := []string{"--engine", "mariadb", "--db-cache", "128MB", "--path", path, "--progress", "none"}
 
-	mustRun(t, 0, append([]string{"oltp", "build", "--warehouses", "1", "--out", filepath.Join(outs, "build")}, common...)...)
-	noServerLeft(t, path)
-	_, build := lastStep[*results.OLTPBuild](t, filepath.Join(outs, "build"))
+	clitest.MustRun(t, 0, append([]string{"oltp", "build", "--warehouses", "1", "--out", filepath.Join(outs, "build")}, common...)...)
+	clitest.NoServerLeft(t, path)
+	_, build := clitest.LastStep[*results.OLTPBuild](t, filepath.Join(outs, "build"))
 	if build.Rows["stock"] != 100000 || build.Consistency == nil || !build.Consistency.OK || build.Template == "" {
 		t.Fatalf("build: rows %v, consistency %+v, template %q", build.Rows, build.Consistency, build.Template)
 	}
 	for _, mode := range []string{"procedures", "client-simple"} {
 		t.Run(mode, func(t *testing.T) {
 			out := filepath.Join(outs, mode)
-			mustRun(t, 0, append([]string{"oltp", "run", "--reset", "--users", "3", "--rampup", "1s", "--duration", "8s",
+			clitest.MustRun(t, 0, append([]string{"oltp", "run", "--reset", "--users", "3", "--rampup", "1s", "--duration", "8s",
 				"--mode", mode, "--out", out}, common...)...)
-			noServerLeft(t, path)
-			checkRun(t, out, mode)
+			clitest.NoServerLeft(t, path)
+			clitest.CheckRun(t, out, mode)
 			r, err := results.Load(out)
 			if err != nil || r.Meta.Engine == nil || r.Meta.Engine.Name != "mariadb" || !strings.HasPrefix(r.Meta.Engine.Version, "10.") ||
 				r.Meta.Engine.Settings["innodb_flush_method"] != "O_DIRECT" {
@@ -47,12 +48,12 @@ func TestOLTPOnManagedMariaDB(t *testing.T) {
 		})
 	}
 
-	code, stderr := interruptChild(t, "oltp measure", time.Second, append([]string{"oltp", "run", "--users", "2",
+	code, stderr := clitest.InterruptChild(t, "oltp measure", time.Second, append([]string{"oltp", "run", "--users", "2",
 		"--rampup", "1s", "--duration", "5m", "--progress", "plain", "--out", filepath.Join(outs, "cut")}, common[:4]...)...)
 	if code != 130 {
 		t.Fatalf("interrupted run: exit %d\n%s", code, stderr)
 	}
-	noServerLeft(t, path)
+	clitest.NoServerLeft(t, path)
 }
 
 // An existing MariaDB server reached by a mysql:// DSN, which names the
@@ -63,8 +64,8 @@ func TestOLTPOnMariaDBByDSN(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real MariaDB work; run without -short")
 	}
-	requireMariaDB(t)
-	target, err := mariadb.Prepare(context.Background(), mariadb.TargetConfig{Path: storageDir(t)})
+	clitest.RequireMariaDB(t)
+	target, err := mariadb.Prepare(context.Background(), mariadb.TargetConfig{Path: clitest.StorageDir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,13 +73,13 @@ func TestOLTPOnMariaDBByDSN(t *testing.T) {
 	cfg := target.Config()
 	dsn := fmt.Sprintf("mysql://%s@localhost/%s?socket=%s", cfg.User, cfg.DBName, cfg.Addr)
 	out := filepath.Join(t.TempDir(), "run")
-	mustRun(t, 0, "oltp", "build", "--dsn", dsn, "--warehouses", "1", "--progress", "none", "--out", filepath.Join(t.TempDir(), "build"))
-	mustRun(t, 0, "oltp", "run", "--dsn", dsn, "--users", "2", "--rampup", "1s", "--duration", "3s", "--progress", "none", "--out", out)
+	clitest.MustRun(t, 0, "oltp", "build", "--dsn", dsn, "--warehouses", "1", "--progress", "none", "--out", filepath.Join(t.TempDir(), "build"))
+	clitest.MustRun(t, 0, "oltp", "run", "--dsn", dsn, "--users", "2", "--rampup", "1s", "--duration", "3s", "--progress", "none", "--out", out)
 	r, err := results.Load(out)
 	if err != nil || r.Meta.Engine == nil || r.Meta.Engine.Name != "mariadb" || r.Meta.Engine.Managed {
 		t.Fatalf("meta.engine %+v (%v): want MariaDB, not managed", r.Meta.Engine, err)
 	}
-	if _, o := lastStep[*results.OLTP](t, out); o.NOPM == nil || *o.NOPM <= 0 || o.Consistency == nil || !o.Consistency.OK {
+	if _, o := clitest.LastStep[*results.OLTP](t, out); o.NOPM == nil || *o.NOPM <= 0 || o.Consistency == nil || !o.Consistency.OK {
 		t.Fatalf("nopm %v, consistency %+v", o.NOPM, o.Consistency)
 	}
 	db, err := mariadb.Connect(context.Background(), target.Config())

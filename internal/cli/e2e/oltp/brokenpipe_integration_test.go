@@ -3,6 +3,7 @@ package oltp
 import (
 	"bufio"
 	"errors"
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +18,7 @@ import (
 // files under --path; now the writes fail and the run goes on to its end.
 func TestABrokenPipeDoesNotEndTheRun(t *testing.T) {
 	t.Parallel()
-	requireFio(t)
+	clitest.RequireFio(t)
 	if testing.Short() {
 		t.Skip("runs fio (-short)")
 	}

@@ -1,6 +1,7 @@
 package oltp
 
 import (
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,12 +21,12 @@ func TestWALOnItsOwnStorage(t *testing.T) {
 	if testing.Short() || os.Geteuid() != 0 {
 		t.Skip("needs root for a loop device and a mount, and is not short")
 	}
-	requirePostgres(t)
+	clitest.RequirePostgres(t)
 	loop := testenv.LoopDevice(t, 1<<30)
 	if out, err := exec.Command("mkfs.ext4", "-q", loop).CombinedOutput(); err != nil {
 		t.Fatalf("mkfs.ext4: %v %s", err, out)
 	}
-	wal := storageDir(t)
+	wal := clitest.StorageDir(t)
 	if out, err := exec.Command("mount", loop, wal).CombinedOutput(); err != nil {
 		t.Skipf("cannot mount a loop device here: %v %s", err, out)
 	}
@@ -33,16 +34,16 @@ func TestWALOnItsOwnStorage(t *testing.T) {
 	if err := os.Chmod(wal, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	path := storageDir(t)
+	path := clitest.StorageDir(t)
 	out := filepath.Join(t.TempDir(), "run")
-	mustRun(t, 0, "oltp", "run", "--warehouses", "1", "--users", "2", "--rampup", "0s", "--duration", "5s",
+	clitest.MustRun(t, 0, "oltp", "run", "--warehouses", "1", "--users", "2", "--rampup", "0s", "--duration", "5s",
 		"--wal-path", wal, "--path", path, "--progress", "none", "--out", out)
 
 	link, err := os.Readlink(filepath.Join(path, postgres.DataDirName, "pg_wal"))
 	if err != nil || link != filepath.Join(wal, postgres.WALDirName) {
 		t.Fatalf("pg_wal is %q (%v), want a link to %s", link, err, filepath.Join(wal, postgres.WALDirName))
 	}
-	st, _ := lastStep[*results.OLTP](t, out)
+	st, _ := clitest.LastStep[*results.OLTP](t, out)
 	r, err := results.Load(out)
 	if err != nil {
 		t.Fatal(err)
@@ -56,13 +57,13 @@ func TestWALOnItsOwnStorage(t *testing.T) {
 	}
 	// The data directory stays with its WAL: asking for it elsewhere is
 	// refused, not silently ignored.
-	other := storageDir(t)
-	code, _, stderr := run(t, "oltp", "run", "--users", "1", "--duration", "1s", "--wal-path", other, "--path", path, "--progress", "none")
+	other := clitest.StorageDir(t)
+	code, _, stderr := clitest.Run(t, "oltp", "run", "--users", "1", "--duration", "1s", "--wal-path", other, "--path", path, "--progress", "none")
 	if code != 2 || !strings.Contains(stderr, "keeps its WAL in "+filepath.Join(wal, postgres.WALDirName)) {
 		t.Errorf("WAL asked elsewhere: exit %d, %s", code, stderr)
 	}
 	// clean removes the WAL with its data.
-	mustRun(t, 0, "clean", "--path", path)
+	clitest.MustRun(t, 0, "clean", "--path", path)
 	if _, err := os.Stat(filepath.Join(wal, postgres.WALDirName)); !os.IsNotExist(err) {
 		t.Errorf("clean left the WAL directory: %v", err)
 	}
@@ -76,12 +77,12 @@ func TestPostgreSQL18WithEngineSettings(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs on a real PostgreSQL; run without -short")
 	}
-	pg18 := requirePostgres18(t)
-	path := storageDir(t)
+	pg18 := clitest.RequirePostgres18(t)
+	path := clitest.StorageDir(t)
 	out := filepath.Join(t.TempDir(), "run")
-	mustRun(t, 0, "oltp", "run", "--pg-bin", pg18.Dir, "--engine-setting", "io_method=sync", "--warehouses", "1", "--users", "2",
+	clitest.MustRun(t, 0, "oltp", "run", "--pg-bin", pg18.Dir, "--engine-setting", "io_method=sync", "--warehouses", "1", "--users", "2",
 		"--rampup", "0s", "--duration", "3s", "--path", path, "--progress", "none", "--out", out)
-	st, _ := lastStep[*results.OLTP](t, out)
+	st, _ := clitest.LastStep[*results.OLTP](t, out)
 	r, err := results.Load(out)
 	if err != nil {
 		t.Fatal(err)
@@ -92,15 +93,15 @@ func TestPostgreSQL18WithEngineSettings(t *testing.T) {
 	if st.Observe == nil || st.Observe.DB == nil || st.Observe.DB.ClientReads == nil {
 		t.Errorf("pg_stat_io's client reads not measured on 18: %+v", st.Observe)
 	}
-	code, _, stderr := run(t, "oltp", "run", "--pg-bin", pg18.Dir, "--engine-setting", "io_method=bogus", "--users", "1",
+	code, _, stderr := clitest.Run(t, "oltp", "run", "--pg-bin", pg18.Dir, "--engine-setting", "io_method=bogus", "--users", "1",
 		"--duration", "1s", "--path", path, "--progress", "none", "--out", filepath.Join(t.TempDir(), "refused"))
 	if code != 2 || !strings.Contains(stderr, `refused the engine setting io_method=bogus: invalid value for parameter "io_method"`) {
 		t.Errorf("a refused setting: exit %d, %s", code, stderr)
 	}
 	// Refused at the first start of a new instance: the data directory the
 	// command made goes with it.
-	fresh := storageDir(t)
-	code, _, stderr = run(t, "iocal", "--pg-bin", pg18.Dir, "--engine-setting", "io_method=bogus", "--size", "64MiB",
+	fresh := clitest.StorageDir(t)
+	code, _, stderr = clitest.Run(t, "iocal", "--pg-bin", pg18.Dir, "--engine-setting", "io_method=bogus", "--size", "64MiB",
 		"--point", "1s", "--path", fresh, "--progress", "none", "--out", filepath.Join(t.TempDir(), "refused"))
 	if left, _ := os.ReadDir(fresh); code != 2 || len(left) > 0 {
 		t.Errorf("a refused setting on a new instance: exit %d, left %v in --path; %s", code, left, stderr)

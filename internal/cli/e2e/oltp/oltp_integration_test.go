@@ -2,6 +2,7 @@ package oltp
 
 import (
 	"context"
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"math"
 	"os"
 	"path/filepath"
@@ -26,15 +27,15 @@ func TestOLTPOnAManagedInstance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a minute of real PostgreSQL work; run without -short")
 	}
-	requirePostgres(t)
-	path := storageDir(t)
+	clitest.RequirePostgres(t)
+	path := clitest.StorageDir(t)
 	outs := t.TempDir()
 	out := func(name string) string { return filepath.Join(outs, name) }
 	common := []string{"--path", path, "--progress", "none"}
 
 	// A run on an empty instance builds first, says so, and then runs; a
 	// relative --path works as well as an absolute one.
-	code, stderr := runIn(t, filepath.Dir(path), "oltp", "run", "--warehouses", "1", "--users", "1", "--rampup", "0s",
+	code, stderr := clitest.RunIn(t, filepath.Dir(path), "oltp", "run", "--warehouses", "1", "--users", "1", "--rampup", "0s",
 		"--duration", "1s", "--out", out("first"), "--path", filepath.Base(path), "--progress", "none")
 	if code != 0 {
 		t.Fatalf("the first run: exit %d\n%s", code, stderr)
@@ -48,9 +49,9 @@ func TestOLTPOnAManagedInstance(t *testing.T) {
 		t.Fatalf("the first run: %v %+v", err, first)
 	}
 
-	mustRun(t, 0, append([]string{"oltp", "build", "--rebuild", "--warehouses", "1", "--out", out("build")}, common...)...)
-	noServerLeft(t, path)
-	_, build := lastStep[*results.OLTPBuild](t, out("build"))
+	clitest.MustRun(t, 0, append([]string{"oltp", "build", "--rebuild", "--warehouses", "1", "--out", out("build")}, common...)...)
+	clitest.NoServerLeft(t, path)
+	_, build := clitest.LastStep[*results.OLTPBuild](t, out("build"))
 	if build.Consistency == nil || !build.Consistency.OK {
 		t.Fatalf("the fresh build fails its consistency checks: %+v", build.Consistency)
 	}
@@ -72,34 +73,34 @@ func TestOLTPOnAManagedInstance(t *testing.T) {
 	} {
 		name := c.mode + "-" + c.driver
 		t.Run(name, func(t *testing.T) {
-			mustRun(t, 0, append([]string{"oltp", "run", "--warehouses", "1", "--users", "3", "--rampup", "1s",
+			clitest.MustRun(t, 0, append([]string{"oltp", "run", "--warehouses", "1", "--users", "3", "--rampup", "1s",
 				"--duration", "8s", "--mode", c.mode, "--driver", c.driver, "--out", out(name)}, common...)...)
-			noServerLeft(t, path)
-			checkRun(t, out(name), c.mode)
-			if _, o := lastStep[*results.OLTP](t, out(name)); o.Driver.Model != c.want {
+			clitest.NoServerLeft(t, path)
+			clitest.CheckRun(t, out(name), c.mode)
+			if _, o := clitest.LastStep[*results.OLTP](t, out(name)); o.Driver.Model != c.want {
 				t.Errorf("driver model %q, want %q", o.Driver.Model, c.want)
 			}
 		})
 	}
 
 	t.Run("another warehouse count is refused", func(t *testing.T) {
-		stderr := mustRun(t, 2, append([]string{"oltp", "run", "--warehouses", "2", "--out", out("wrongw")}, common...)...)
+		stderr := clitest.MustRun(t, 2, append([]string{"oltp", "run", "--warehouses", "2", "--out", out("wrongw")}, common...)...)
 		if !strings.Contains(stderr, "the schema holds 1 warehouses but the run asks for 2") {
 			t.Fatalf("stderr: %s", stderr)
 		}
-		noServerLeft(t, path)
+		clitest.NoServerLeft(t, path)
 	})
 
 	t.Run("check", func(t *testing.T) {
-		mustRun(t, 0, append([]string{"oltp", "check", "--out", out("check")}, common...)...)
-		_, c := lastStep[*results.OLTPCheck](t, out("check"))
+		clitest.MustRun(t, 0, append([]string{"oltp", "check", "--out", out("check")}, common...)...)
+		_, c := clitest.LastStep[*results.OLTPCheck](t, out("check"))
 		if !c.Consistency.OK || len(c.Consistency.Checks) != 4 {
 			t.Fatalf("check: %+v", c.Consistency)
 		}
 	})
 
 	t.Run("reset from the template", func(t *testing.T) {
-		mustRun(t, 0, append([]string{"oltp", "run", "--reset", "--users", "1", "--rampup", "0s", "--duration", "1s",
+		clitest.MustRun(t, 0, append([]string{"oltp", "run", "--reset", "--users", "1", "--rampup", "0s", "--duration", "1s",
 			"--out", out("reset")}, common...)...)
 	})
 
@@ -111,7 +112,7 @@ func TestOLTPOnAManagedInstance(t *testing.T) {
 		if err := os.WriteFile(leftover, []byte("x"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		mustRun(t, 0, "clean", "--path", path)
+		clitest.MustRun(t, 0, "clean", "--path", path)
 		if _, err := os.Stat(leftover); !os.IsNotExist(err) {
 			t.Fatalf("the device test file %s is still there", leftover)
 		}
@@ -129,10 +130,10 @@ func builtInstance(t *testing.T) (string, func(string) string) {
 	if testing.Short() {
 		t.Skip("real PostgreSQL work; run without -short")
 	}
-	requirePostgres(t)
-	path, outs := storageDir(t), t.TempDir()
+	clitest.RequirePostgres(t)
+	path, outs := clitest.StorageDir(t), t.TempDir()
 	out := func(name string) string { return filepath.Join(outs, name) }
-	mustRun(t, 0, "oltp", "build", "--warehouses", "1", "--path", path, "--progress", "none", "--out", out("build"))
+	clitest.MustRun(t, 0, "oltp", "build", "--warehouses", "1", "--path", path, "--progress", "none", "--out", out("build"))
 	return path, out
 }
 
@@ -144,9 +145,9 @@ func TestOLTPTerminalsAndProfiles(t *testing.T) {
 	common := []string{"--path", path, "--progress", "none"}
 
 	t.Run("keying and thinking scaled", func(t *testing.T) {
-		mustRun(t, 0, append([]string{"oltp", "run", "--users", "10", "--rampup", "1s", "--duration", "6s",
+		clitest.MustRun(t, 0, append([]string{"oltp", "run", "--users", "10", "--rampup", "1s", "--duration", "6s",
 			"--keying-thinking", "0.01", "--out", out("keying")}, common...)...)
-		_, o := lastStep[*results.OLTP](t, out("keying"))
+		_, o := clitest.LastStep[*results.OLTP](t, out("keying"))
 		if o.LatencyBasis != "response" || o.KeyingThinking != 0.01 {
 			t.Fatalf("basis %s keying %v, want response and 0.01", o.LatencyBasis, o.KeyingThinking)
 		}
@@ -160,10 +161,10 @@ func TestOLTPTerminalsAndProfiles(t *testing.T) {
 	})
 
 	t.Run("terminals on few connections", func(t *testing.T) {
-		mustRun(t, 0, append([]string{"oltp", "run", "--users", "12", "--connections", "3", "--rampup", "1s",
+		clitest.MustRun(t, 0, append([]string{"oltp", "run", "--users", "12", "--connections", "3", "--rampup", "1s",
 			"--duration", "8s", "--out", out("pooled")}, common...)...)
-		checkRun(t, out("pooled"), "procedures")
-		_, o := lastStep[*results.OLTP](t, out("pooled"))
+		clitest.CheckRun(t, out("pooled"), "procedures")
+		_, o := clitest.LastStep[*results.OLTP](t, out("pooled"))
 		if o.Users != 12 || o.Connections != 3 || o.QueueMs == nil || o.QueueMs.Mean <= 0 || o.QueueMs.Mean > o.ARTMs {
 			t.Errorf("users %d on %d connections, queue %+v, art %.3f ms: want 12 on 3, a wait inside the latency", o.Users, o.Connections, o.QueueMs, o.ARTMs)
 		}
@@ -178,9 +179,9 @@ func TestOLTPTerminalsAndProfiles(t *testing.T) {
 	})
 
 	t.Run("hammerdb profile", func(t *testing.T) {
-		stderr := mustRun(t, 0, append([]string{"oltp", "run", "--profile", "hammerdb", "--users", "2", "--rampup", "0s",
+		stderr := clitest.MustRun(t, 0, append([]string{"oltp", "run", "--profile", "hammerdb", "--users", "2", "--rampup", "0s",
 			"--duration", "4s", "--out", out("hammerdb")}, common...)...)
-		_, o := lastStep[*results.OLTP](t, out("hammerdb"))
+		_, o := clitest.LastStep[*results.OLTP](t, out("hammerdb"))
 		if o.Profile != "hammerdb" || !strings.Contains(stderr, "profile hammerdb") || math.Abs(o.MixPct["new_order"]-43.48) > 2 {
 			t.Errorf("profile %q, New-Order %.2f%% of the mix; want hammerdb, 43.48%%, and the summary to say so", o.Profile, o.MixPct["new_order"])
 		}
@@ -194,14 +195,14 @@ func TestOLTPOnAnExistingServer(t *testing.T) {
 	t.Parallel()
 	path, out := builtInstance(t)
 	t.Run("existing server through --dsn", func(t *testing.T) {
-		server := existingServer(t, path)
+		server := clitest.ExistingServer(t, path)
 		const password = "pw-8c1d-s3cret"
 		dsn := server("calibra:"+password, "calibra")
 		dsnFile := filepath.Join(t.TempDir(), "dsn")
 		if err := os.WriteFile(dsnFile, []byte(dsn+"\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		mustRun(t, 0, "oltp", "run", "--dsn-file", dsnFile, "--users", "2", "--rampup", "0s", "--duration", "2s",
+		clitest.MustRun(t, 0, "oltp", "run", "--dsn-file", dsnFile, "--users", "2", "--rampup", "0s", "--duration", "2s",
 			"--progress", "none", "--out", out("dsn"))
 		r, err := results.Load(out("dsn"))
 		if err != nil {
@@ -227,7 +228,7 @@ func TestOLTPOnAnExistingServer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if code, stdout, stderr := run(t, "plan", "--preset", "tprocc", "--dsn", dsn); code != 0 || strings.Contains(stdout+stderr, password) || !strings.Contains(stdout, "xxxxx") {
+		if code, stdout, stderr := clitest.Run(t, "plan", "--preset", "tprocc", "--dsn", dsn); code != 0 || strings.Contains(stdout+stderr, password) || !strings.Contains(stdout, "xxxxx") {
 			t.Errorf("plan --dsn: exit %d, want the password redacted:\n%s%s", code, stdout, stderr)
 		}
 		admin, err := pgx.Connect(context.Background(), dsn)
@@ -249,14 +250,14 @@ func TestOLTPOnAnExistingServer(t *testing.T) {
 			}
 		}
 		autovacuum("off")
-		mustRun(t, 0, "oltp", "run", "--dsn", dsn, "--users", "10", "--keying-thinking", "0.01", "--rampup", "1s",
+		clitest.MustRun(t, 0, "oltp", "run", "--dsn", dsn, "--users", "10", "--keying-thinking", "0.01", "--rampup", "1s",
 			"--duration", "6s", "--progress", "none", "--out", out("dsn-slow"))
 		autovacuum("on")
-		st, o := lastStep[*results.OLTP](t, out("dsn-slow"))
+		st, o := clitest.LastStep[*results.OLTP](t, out("dsn-slow"))
 		if o.TPMDB == nil || o.TPMClient*o.DurationS/60 < 100 {
 			t.Fatalf("tpm_db %v, tpm_client %.0f over %.0f s: too little to judge (%v)", o.TPMDB, o.TPMClient, o.DurationS, o.Missing)
 		}
-		if err := tpmAgrees(o); err != nil {
+		if err := clitest.TPMAgrees(o); err != nil {
 			t.Error(err)
 		}
 		if st.Observe == nil || st.Observe.DB == nil || st.Observe.DB.Database != "calibra" || st.Observe.Missing["db.observers_inside"] != "" {
@@ -275,7 +276,7 @@ func TestOLTPOnAnExistingServer(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		code, _, stderr := run(t, "oltp", "run", "--dsn", dsn, "--users", "2", "--rampup", "0s", "--duration", "3s",
+		code, _, stderr := clitest.Run(t, "oltp", "run", "--dsn", dsn, "--users", "2", "--rampup", "0s", "--duration", "3s",
 			"--progress", "none", "--out", out("dsn-invalid"))
 		for _, q := range []string{"DROP FUNCTION calibra_tpcc.tpcc_order_status(int, int, int, text)",
 			"ALTER FUNCTION calibra_tpcc.tpcc_order_status_real(int, int, int, text) RENAME TO tpcc_order_status"} {
@@ -286,7 +287,7 @@ func TestOLTPOnAnExistingServer(t *testing.T) {
 		if code != 0 && code != 1 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
-		_, inv := lastStep[*results.OLTP](t, out("dsn-invalid"))
+		_, inv := clitest.LastStep[*results.OLTP](t, out("dsn-invalid"))
 		if inv.Valid == nil || *inv.Valid || len(inv.InvalidReasons) == 0 ||
 			!strings.Contains(inv.InvalidReasons[0], "order_status is 0.00% of the mix, below clause 5.2.3's minimum of 4%") {
 			t.Errorf("every Order-Status failed: valid %v, reasons %q; want invalid for the mix", inv.Valid, inv.InvalidReasons)
@@ -296,7 +297,7 @@ func TestOLTPOnAnExistingServer(t *testing.T) {
 		}
 
 		bad := server("nosuchuser:hunter2", "calibra")
-		code, _, stderr = run(t, "oltp", "run", "--dsn", bad, "--progress", "none", "--out", out("badlogin"))
+		code, _, stderr = clitest.Run(t, "oltp", "run", "--dsn", bad, "--progress", "none", "--out", out("badlogin"))
 		if code != 2 || !strings.Contains(stderr, "refused the login of nosuchuser@") || strings.Contains(stderr, "hunter2") {
 			t.Fatalf("a refused login: exit %d, stderr %s", code, stderr)
 		}
@@ -311,12 +312,12 @@ func TestInterruptKeepsWhatWasMeasured(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs on a real PostgreSQL; run without -short")
 	}
-	requirePostgres(t)
-	path := storageDir(t)
+	clitest.RequirePostgres(t)
+	path := clitest.StorageDir(t)
 	out := filepath.Join(t.TempDir(), "run")
 	// The first status line comes once the users run; three seconds later
 	// the timed window has begun.
-	code, stderr := interruptChild(t, "oltp run: 2 users", 3*time.Second, "oltp", "run", "--users", "2",
+	code, stderr := clitest.InterruptChild(t, "oltp run: 2 users", 3*time.Second, "oltp", "run", "--users", "2",
 		"--rampup", "1s", "--duration", "5m", "--path", path, "--out", out, "--progress", "plain")
 	if code != 130 {
 		t.Fatalf("exit %d, want 130\n%s", code, stderr)
@@ -328,14 +329,14 @@ func TestInterruptKeepsWhatWasMeasured(t *testing.T) {
 	if r.Status != results.StatusInterrupted {
 		t.Fatalf("status %q, want interrupted", r.Status)
 	}
-	st, o := lastStep[*results.OLTP](t, out)
+	st, o := clitest.LastStep[*results.OLTP](t, out)
 	if st.Status != results.StatusInterrupted || o.TPMClient <= 0 || o.DurationS <= 0 {
 		t.Fatalf("step %s, tpm_client %v over %v s: what was measured is lost", st.Status, o.TPMClient, o.DurationS)
 	}
 	if o.NOPM != nil || o.Missing["nopm"] == "" {
 		t.Fatalf("nopm %v without a reason for its absence: %v", o.NOPM, o.Missing)
 	}
-	noServerLeft(t, path)
+	clitest.NoServerLeft(t, path)
 }
 
 // A second Ctrl-C stops every process at once, and SIGHUP (a closed
@@ -346,16 +347,16 @@ func TestSecondSignalAndHangupStillFinishTheRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs on a real PostgreSQL; run without -short")
 	}
-	requirePostgres(t)
+	clitest.RequirePostgres(t)
 	for name, sigs := range map[string][]syscall.Signal{
 		"twice ctrl-c": {syscall.SIGINT, syscall.SIGINT},
 		"hangup":       {syscall.SIGHUP},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			path := storageDir(t)
+			path := clitest.StorageDir(t)
 			out := filepath.Join(t.TempDir(), "run")
-			code, stderr := signalChild(t, "oltp run: 2 users", 3*time.Second, sigs, "oltp", "run", "--users", "2",
+			code, stderr := clitest.SignalChild(t, "oltp run: 2 users", 3*time.Second, sigs, "oltp", "run", "--users", "2",
 				"--rampup", "1s", "--duration", "5m", "--path", path, "--out", out, "--progress", "plain")
 			if code != 130 {
 				t.Fatalf("exit %d, want 130\n%s", code, stderr)
@@ -367,7 +368,7 @@ func TestSecondSignalAndHangupStillFinishTheRun(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(out, "report.html")); err != nil {
 				t.Errorf("no report: %v", err)
 			}
-			noServerLeft(t, path)
+			clitest.NoServerLeft(t, path)
 		})
 	}
 }

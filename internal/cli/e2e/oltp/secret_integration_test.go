@@ -1,6 +1,7 @@
 package oltp
 
 import (
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,14 +16,14 @@ func TestNoCommandLineHoldsThePassword(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a real PostgreSQL; run without -short")
 	}
-	requirePostgres(t)
-	path := storageDir(t)
+	clitest.RequirePostgres(t)
+	path := clitest.StorageDir(t)
 	const password = "pw-71f3-s3cret"
 	dsnFile := filepath.Join(t.TempDir(), "dsn")
-	if err := os.WriteFile(dsnFile, []byte(existingServer(t, path)("calibra:"+password, "calibra")), 0o600); err != nil {
+	if err := os.WriteFile(dsnFile, []byte(clitest.ExistingServer(t, path)("calibra:"+password, "calibra")), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd, lines, seen := startUntil(t, "iocal: loading", "iocal", "--dsn-file", dsnFile, "--size", "64MiB", "--progress", "plain",
+	cmd, lines, seen := clitest.StartUntil(t, "iocal: loading", "iocal", "--dsn-file", dsnFile, "--size", "64MiB", "--progress", "plain",
 		"--out", filepath.Join(t.TempDir(), "run"))
 	if len(seen) == 0 || !strings.HasPrefix(seen[len(seen)-1], "iocal: loading") {
 		t.Fatalf("iocal never started loading:\n%s", strings.Join(seen, "\n"))

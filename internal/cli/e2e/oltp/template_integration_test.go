@@ -2,6 +2,7 @@ package oltp
 
 import (
 	"context"
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,15 +24,15 @@ func TestAnImplicitBuildNeverReplacesALargerTemplate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two builds on a real PostgreSQL; run without -short")
 	}
-	requirePostgres(t)
-	path := storageDir(t)
+	clitest.RequirePostgres(t)
+	path := clitest.StorageDir(t)
 	outs := t.TempDir()
 	out := func(name string) string { return filepath.Join(outs, name) }
 	common := []string{"--path", path, "--progress", "none"}
-	mustRun(t, 0, append([]string{"oltp", "build", "--warehouses", "2", "--out", out("build")}, common...)...)
+	clitest.MustRun(t, 0, append([]string{"oltp", "build", "--warehouses", "2", "--out", out("build")}, common...)...)
 	// A second build without --rebuild is bad input, found once the server
 	// answers: one sentence, and no run directory left behind.
-	code, _, stderr := run(t, append([]string{"oltp", "build", "--warehouses", "1", "--out", out("again")}, common...)...)
+	code, _, stderr := clitest.Run(t, append([]string{"oltp", "build", "--warehouses", "1", "--out", out("again")}, common...)...)
 	if code != 2 || !strings.Contains(stderr, "already built here; pass --rebuild") {
 		t.Errorf("a second build: exit %d\n%s", code, stderr)
 	}
@@ -42,7 +43,7 @@ func TestAnImplicitBuildNeverReplacesALargerTemplate(t *testing.T) {
 	// The benchmark database loses its schema; the template stays.
 	sql(t, path, "DROP SCHEMA "+oltp.Schema+" CASCADE")
 
-	stderr = mustRun(t, 0, append([]string{"oltp", "run", "--users", "1", "--rampup", "0s", "--duration", "1s", "--out", out("implicit")}, common...)...)
+	stderr = clitest.MustRun(t, 0, append([]string{"oltp", "run", "--users", "1", "--rampup", "0s", "--duration", "1s", "--out", out("implicit")}, common...)...)
 	if !strings.Contains(stderr, "kept the loaded template of 2 warehouses: this implicit build of 1 does not replace it") {
 		t.Errorf("the implicit build did not say it kept the template:\n%s", stderr)
 	}
@@ -54,8 +55,8 @@ func TestAnImplicitBuildNeverReplacesALargerTemplate(t *testing.T) {
 		t.Errorf("the implicit build's record: %+v", r.Steps[0].Body)
 	}
 
-	mustRun(t, 0, append([]string{"oltp", "run", "--reset", "--users", "1", "--rampup", "0s", "--duration", "1s", "--out", out("reset")}, common...)...)
-	if _, o := lastStep[*results.OLTP](t, out("reset")); o.Warehouses != 2 {
+	clitest.MustRun(t, 0, append([]string{"oltp", "run", "--reset", "--users", "1", "--rampup", "0s", "--duration", "1s", "--out", out("reset")}, common...)...)
+	if _, o := clitest.LastStep[*results.OLTP](t, out("reset")); o.Warehouses != 2 {
 		t.Errorf("after the implicit build a reset found %d warehouses, want the 2 loaded", o.Warehouses)
 	}
 }
@@ -93,24 +94,24 @@ func TestABuildInterruptedBeforeItsTemplateSaysHowToMendIt(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds on a real PostgreSQL; run without -short")
 	}
-	requirePostgres(t)
-	path := storageDir(t)
+	clitest.RequirePostgres(t)
+	path := clitest.StorageDir(t)
 	outs := t.TempDir()
 	out := func(name string) string { return filepath.Join(outs, name) }
-	code, stderr := interruptChild(t, "oltp build: keeping the loaded database as a template", 0, "oltp", "build", "--warehouses", "1",
+	code, stderr := clitest.InterruptChild(t, "oltp build: keeping the loaded database as a template", 0, "oltp", "build", "--warehouses", "1",
 		"--path", path, "--progress", "plain", "--out", out("cut"))
 	if code != 130 {
 		t.Fatalf("the interrupted build: exit %d\n%s", code, stderr)
 	}
 	reset := []string{"oltp", "run", "--reset", "--users", "1", "--rampup", "0s", "--duration", "1s", "--path", path, "--progress", "none"}
-	code, _, stderr = run(t, append(reset, "--out", out("reset"))...)
+	code, _, stderr = clitest.Run(t, append(reset, "--out", out("reset"))...)
 	if code == 0 {
 		t.Skip("the template copy finished before the signal landed: nothing to mend")
 	}
 	if code != 2 || !strings.Contains(stderr, "no loaded template to reset from") || !strings.Contains(stderr, "'calibra oltp build --rebuild'") {
 		t.Fatalf("a reset with no template: exit %d, want 2 and the advice to rebuild with --rebuild\n%s", code, stderr)
 	}
-	mustRun(t, 0, "oltp", "build", "--rebuild", "--warehouses", "1", "--path", path, "--progress", "none", "--out", out("rebuild"))
-	mustRun(t, 0, append(reset, "--out", out("reset-again"))...)
-	noServerLeft(t, path)
+	clitest.MustRun(t, 0, "oltp", "build", "--rebuild", "--warehouses", "1", "--path", path, "--progress", "none", "--out", out("rebuild"))
+	clitest.MustRun(t, 0, append(reset, "--out", out("reset-again"))...)
+	clitest.NoServerLeft(t, path)
 }

@@ -2,6 +2,7 @@ package oltp
 
 import (
 	"fmt"
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,7 +13,7 @@ import (
 
 // TestTPMDBStress holds the server's count to the client's over many short
 // windows after a ramp-up: 50 windows of 5 s on each engine, each within 5
-// transactions but for autovacuum's (tpmAgrees). It takes some 15 minutes, so it runs only when asked:
+// transactions but for autovacuum's (clitest.TPMAgrees). It takes some 15 minutes, so it runs only when asked:
 // CALIBRA_STRESS=1 go test ./internal/cli/e2e/oltp -run TestTPMDBStress -timeout 40m
 func TestTPMDBStress(t *testing.T) {
 	if os.Getenv("CALIBRA_STRESS") != "1" {
@@ -20,8 +21,8 @@ func TestTPMDBStress(t *testing.T) {
 	}
 	for _, engine := range []string{"postgresql", "mariadb"} {
 		t.Run(engine, func(t *testing.T) {
-			requireEngine(t, engine)
-			dir := storageDir(t)
+			clitest.RequireEngine(t, engine)
+			dir := clitest.StorageDir(t)
 			study := filepath.Join(t.TempDir(), "stress.yaml")
 			body := fmt.Sprintf(`version: 1
 name: tpm-db-stress
@@ -34,7 +35,7 @@ steps:
 				t.Fatal(err)
 			}
 			out := filepath.Join(t.TempDir(), "run")
-			mustRun(t, 0, "run", "--study", study, "--path", dir, "--out", out, "--progress", "none")
+			clitest.MustRun(t, 0, "run", "--study", study, "--path", dir, "--out", out, "--progress", "none")
 			r, err := results.Load(out)
 			if err != nil {
 				t.Fatal(err)
@@ -46,13 +47,13 @@ steps:
 					continue
 				}
 				windows++
-				if err := tpmAgrees(o); err != nil {
+				if err := clitest.TPMAgrees(o); err != nil {
 					t.Errorf("%s, repeat %d: %v", st.Name, st.Repeat, err)
 					continue
 				}
 				if av := o.AutovacuumInWindow; av != nil && *av > 0 {
 					t.Logf("repeat %d: autovacuum worked in the window (%d, %s of its transactions left out, %q): %+.0f transactions",
-						st.Repeat, *av, show(o.AutovacuumXacts), o.Missing["autovacuum_xacts"], (*o.TPMDB-o.TPMClient)*o.DurationS/60)
+						st.Repeat, *av, clitest.Show(o.AutovacuumXacts), o.Missing["autovacuum_xacts"], (*o.TPMDB-o.TPMClient)*o.DurationS/60)
 					continue
 				}
 				quiet++

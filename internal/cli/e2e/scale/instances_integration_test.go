@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"math"
 	"os"
 	"path/filepath"
@@ -22,13 +23,13 @@ func TestInstancesOnTheSameStorage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real PostgreSQL work; run without -short")
 	}
-	requirePostgres(t)
-	path := storageDir(t)
+	clitest.RequirePostgres(t)
+	path := clitest.StorageDir(t)
 	outs := t.TempDir()
 	common := []string{"--path", path, "--progress", "none", "--instances", "2"}
 
-	mustRun(t, 0, append([]string{"oltp", "build", "--warehouses", "1", "--out", filepath.Join(outs, "build")}, common...)...)
-	_, b := lastStep[*results.OLTPBuild](t, filepath.Join(outs, "build"))
+	clitest.MustRun(t, 0, append([]string{"oltp", "build", "--warehouses", "1", "--out", filepath.Join(outs, "build")}, common...)...)
+	_, b := clitest.LastStep[*results.OLTPBuild](t, filepath.Join(outs, "build"))
 	if b.Instances != 2 || b.Consistency == nil || !b.Consistency.OK || b.Rows["warehouse"] != 2 {
 		t.Fatalf("build of two instances: %d instances, %d warehouse rows in all, consistency %+v", b.Instances, b.Rows["warehouse"], b.Consistency)
 	}
@@ -39,9 +40,9 @@ func TestInstancesOnTheSameStorage(t *testing.T) {
 	}
 
 	dir := filepath.Join(outs, "run")
-	mustRun(t, 0, append([]string{"oltp", "run", "--users", "4", "--rampup", "1s", "--duration", "8s", "--out", dir}, common...)...)
-	checkRun(t, dir, "procedures")
-	_, o := lastStep[*results.OLTP](t, dir)
+	clitest.MustRun(t, 0, append([]string{"oltp", "run", "--users", "4", "--rampup", "1s", "--duration", "8s", "--out", dir}, common...)...)
+	clitest.CheckRun(t, dir, "procedures")
+	_, o := clitest.LastStep[*results.OLTP](t, dir)
 	if len(o.Instances) != 2 {
 		t.Fatalf("%d servers' figures, want 2: %+v", len(o.Instances), o.Instances)
 	}
@@ -77,8 +78,8 @@ func TestInstancesOnTheSameStorage(t *testing.T) {
 
 	// A scale step over 1 and 2 of them: a point each, drawn against servers.
 	scale := filepath.Join(outs, "scale")
-	mustRun(t, 0, append([]string{"oltp", "scale", "--servers", "1,2", "--users", "4", "--rampup", "1s", "--duration", "4s", "--out", scale}, common...)...)
-	_, sc := lastStep[*results.Scale](t, scale)
+	clitest.MustRun(t, 0, append([]string{"oltp", "scale", "--servers", "1,2", "--users", "4", "--rampup", "1s", "--duration", "4s", "--out", scale}, common...)...)
+	_, sc := clitest.LastStep[*results.Scale](t, scale)
 	if len(sc.Points) != 2 || sc.Points[0].Servers != 1 || sc.Points[1].Servers != 2 || sc.MaxNOPM == nil {
 		t.Fatalf("scale points %+v, max NOPM %v: want one at 1 server and one at 2", sc.Points, sc.MaxNOPM)
 	}
@@ -93,7 +94,7 @@ func TestInstancesOnTheSameStorage(t *testing.T) {
 	}
 
 	// iocal measures one server: refused in one sentence, nothing kept.
-	code, _, stderr := run(t, append([]string{"iocal", "--out", filepath.Join(outs, "iocal")}, common...)...)
+	code, _, stderr := clitest.Run(t, append([]string{"iocal", "--out", filepath.Join(outs, "iocal")}, common...)...)
 	if code != 2 || !strings.Contains(stderr, "runs on one server") || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
 		t.Errorf("iocal on two instances: exit %d, stderr %q: want exit 2 and one sentence", code, stderr)
 	}
@@ -101,19 +102,19 @@ func TestInstancesOnTheSameStorage(t *testing.T) {
 		t.Error("the refused iocal left a run directory")
 	}
 
-	code, _ = interruptChild(t, "oltp run: 4 users", 2*time.Second, "oltp", "run", "--users", "4", "--rampup", "1s", "--duration", "1m",
+	code, _ = clitest.InterruptChild(t, "oltp run: 4 users", 2*time.Second, "oltp", "run", "--users", "4", "--rampup", "1s", "--duration", "1m",
 		"--out", filepath.Join(outs, "cut"), "--path", path, "--instances", "2", "--progress", "plain")
 	if code != 130 {
 		t.Errorf("Ctrl-C: exit %d, want 130", code)
 	}
 	for k := 1; k <= 2; k++ {
-		noServerLeft(t, runner.InstancePath(path, k))
+		clitest.NoServerLeft(t, runner.InstancePath(path, k))
 	}
 	if r, err := results.Load(filepath.Join(outs, "cut")); err != nil || r.Status != results.StatusInterrupted {
 		t.Errorf("the interrupted run: %v, status %v", err, r)
 	}
 
-	said := mustRun(t, 0, "clean", "--path", path)
+	said := clitest.MustRun(t, 0, "clean", "--path", path)
 	if !strings.Contains(said, "PostgreSQL instance 2 of --instances") {
 		t.Errorf("clean did not say it removed instance 2:\n%s", said)
 	}

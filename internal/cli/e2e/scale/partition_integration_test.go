@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"math"
 	"os"
 	"os/exec"
@@ -28,10 +29,10 @@ func TestPartitionsMergeToTheDatabasesCount(t *testing.T) {
 	if testing.Short() {
 		t.Skip("three real calibra processes on a real PostgreSQL; run without -short")
 	}
-	requirePostgres(t)
+	clitest.RequirePostgres(t)
 	ctx := context.Background()
-	path := storageDir(t)
-	server := existingServer(t, path)
+	path := clitest.StorageDir(t)
+	server := clitest.ExistingServer(t, path)
 	admin, err := pgx.Connect(ctx, server("calibra", "postgres"))
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +47,7 @@ func TestPartitionsMergeToTheDatabasesCount(t *testing.T) {
 	}
 	outs := t.TempDir()
 	out := func(name string) string { return filepath.Join(outs, name) }
-	mustRun(t, 0, "oltp", "build", "--dsn-file", dsnFile, "--warehouses", "3", "--load-workers", "2", "--progress", "none", "--out", out("build"))
+	clitest.MustRun(t, 0, "oltp", "build", "--dsn-file", dsnFile, "--warehouses", "3", "--load-workers", "2", "--progress", "none", "--out", out("build"))
 
 	db, err := pgx.Connect(ctx, server("calibra", "bench"))
 	if err != nil {
@@ -88,8 +89,8 @@ func TestPartitionsMergeToTheDatabasesCount(t *testing.T) {
 	}
 	gained := orders() - before
 
-	mustRun(t, 0, "merge", out("p3"), out("p1"), out("p2"), "--out", out("merged"))
-	st, o := lastStep[*results.OLTP](t, out("merged"))
+	clitest.MustRun(t, 0, "merge", out("p3"), out("p1"), out("p2"), "--out", out("merged"))
+	st, o := clitest.LastStep[*results.OLTP](t, out("merged"))
 	if st.Status != results.StatusComplete || o.Users != 6 || len(o.Partitions) != n || o.NOPM == nil || o.TPMDB == nil {
 		t.Fatalf("merged: status %s, %d users, %d partitions, nopm %v, tpm_db %v (%v)", st.Status, o.Users, len(o.Partitions), o.NOPM, o.TPMDB, o.Missing)
 	}
@@ -157,12 +158,12 @@ func TestPartitionsMergeToTheDatabasesCount(t *testing.T) {
 	sh.Env = append(os.Environ(), "CALIBRA_TEST_AS_CALIBRA=1", "CALIBRA="+os.Args[0], "RAMPUP=0s", "OUT="+out("sh"))
 	if b, err := sh.CombinedOutput(); err != nil {
 		t.Errorf("examples/partitions.sh: %v\n%s", err, b)
-	} else if _, o := lastStep[*results.OLTP](t, out("sh/merged")); o.Users != 4 || len(o.Partitions) != 2 || o.NOPM == nil {
+	} else if _, o := clitest.LastStep[*results.OLTP](t, out("sh/merged")); o.Users != 4 || len(o.Partitions) != 2 || o.NOPM == nil {
 		t.Errorf("examples/partitions.sh merged %d users of %d partitions, nopm %v", o.Users, len(o.Partitions), o.NOPM)
 	}
 
 	// Partitions of another run do not mix in: nothing is written.
-	code, _, stderr := run(t, "merge", out("p1"), out("p2"), "--out", out("half"))
+	code, _, stderr := clitest.Run(t, "merge", out("p1"), out("p2"), "--out", out("half"))
 	if code != 2 || !strings.Contains(stderr, "partition 3/3 is missing") {
 		t.Errorf("merging two of three partitions: exit %d\n%s", code, stderr)
 	}
@@ -175,10 +176,10 @@ func TestPartitionsMergeToTheDatabasesCount(t *testing.T) {
 // counter partition's (the first), start and end added, at the most.
 func edgeSkew(t *testing.T, counter string, others ...string) time.Duration {
 	t.Helper()
-	_, c := lastStep[*results.OLTP](t, counter)
+	_, c := clitest.LastStep[*results.OLTP](t, counter)
 	var worst time.Duration
 	for _, dir := range others {
-		_, o := lastStep[*results.OLTP](t, dir)
+		_, o := clitest.LastStep[*results.OLTP](t, dir)
 		if c.WindowStart == nil || c.WindowEnd == nil || o.WindowStart == nil || o.WindowEnd == nil {
 			t.Fatalf("%s or %s recorded no window edges", counter, dir)
 		}

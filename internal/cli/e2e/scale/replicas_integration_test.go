@@ -2,6 +2,7 @@ package scale
 
 import (
 	"context"
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -25,19 +26,19 @@ func TestOLTPWithASynchronousStandby(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs on a real PostgreSQL with a standby; run without -short")
 	}
-	requirePostgres(t)
-	path := storageDir(t)
+	clitest.RequirePostgres(t)
+	path := clitest.StorageDir(t)
 	outs := t.TempDir()
 	out := func(name string) string { return filepath.Join(outs, name) }
 	common := []string{"--replicas", "1", "--sync", "remote_apply", "--db-cache", "64MB", "--path", path, "--progress", "none"}
 
-	mustRun(t, 0, append([]string{"oltp", "build", "--warehouses", "1", "--out", out("build")}, common...)...)
+	clitest.MustRun(t, 0, append([]string{"oltp", "build", "--warehouses", "1", "--out", out("build")}, common...)...)
 	if log, err := os.ReadFile(filepath.Join(out("build"), "logs", "calibra.log")); err != nil || !strings.Contains(string(log), "made the standby calibra_replica_1") {
 		t.Errorf("the build did not say it made the standby (%v):\n%s", err, log)
 	}
-	noServerLeft(t, path)
-	mustRun(t, 0, append([]string{"oltp", "run", "--users", "2", "--rampup", "1s", "--duration", "4s", "--out", out("run")}, common...)...)
-	noServerLeft(t, path)
+	clitest.NoServerLeft(t, path)
+	clitest.MustRun(t, 0, append([]string{"oltp", "run", "--users", "2", "--rampup", "1s", "--duration", "4s", "--out", out("run")}, common...)...)
+	clitest.NoServerLeft(t, path)
 
 	r, err := results.Load(out("run"))
 	if err != nil {
@@ -51,7 +52,7 @@ func TestOLTPWithASynchronousStandby(t *testing.T) {
 	if r.Meta.Storage.Replicas == nil || r.Meta.Storage.Replicas.Device == "" {
 		t.Errorf("meta.storage.replicas %+v names no device", r.Meta.Storage.Replicas)
 	}
-	st, o := lastStep[*results.OLTP](t, out("run"))
+	st, o := clitest.LastStep[*results.OLTP](t, out("run"))
 	if st.Status != results.StatusComplete || o.NOPM == nil || *o.NOPM <= 0 {
 		t.Fatalf("the run: %s, nopm %v", st.Status, o.NOPM)
 	}
@@ -76,17 +77,17 @@ func TestOLTPWithASynchronousStandby(t *testing.T) {
 	// The standby holds what the primary committed: start both again
 	// (the standby is reused, not made anew) and compare.
 	checkStandbyRows(t, path)
-	noServerLeft(t, path)
+	clitest.NoServerLeft(t, path)
 
 	// Ctrl-C mid-run stops the standby too.
-	code, stderr := interruptChild(t, "oltp run: 2 users", 2*time.Second, append([]string{"oltp", "run", "--users", "2",
+	code, stderr := clitest.InterruptChild(t, "oltp run: 2 users", 2*time.Second, append([]string{"oltp", "run", "--users", "2",
 		"--rampup", "1s", "--duration", "5m", "--out", out("interrupted")}, common[:len(common)-2]...)...)
 	if code != 130 {
 		t.Fatalf("exit %d, want 130\n%s", code, stderr)
 	}
-	noServerLeft(t, path)
+	clitest.NoServerLeft(t, path)
 
-	mustRun(t, 0, "clean", "--path", path)
+	clitest.MustRun(t, 0, "clean", "--path", path)
 	if left, _ := filepath.Glob(filepath.Join(path, postgres.ReplicaDirPrefix+"*")); len(left) > 0 {
 		t.Errorf("clean left %v", left)
 	}

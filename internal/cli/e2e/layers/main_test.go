@@ -1,4 +1,4 @@
-package durability
+package layers
 
 import (
 	"testing"
@@ -10,10 +10,3 @@ import (
 // TestMain lets the test binary stand in for calibra when a test runs it as
 // a child process (to send it real signals).
 func TestMain(m *testing.M) { clitest.Main(m, cli.Main) }
-
-// clitest's helpers, under the names these tests had in internal/cli.
-var (
-	requireMariaDB = clitest.RequireMariaDB
-	requireLab     = clitest.RequireLab
-	runAudit       = clitest.RunAudit
-)
