@@ -41,13 +41,15 @@ type Run struct {
 
 // Meta describes what was measured and with what.
 type Meta struct {
-	ToolVersion string  `json:"tool_version"`
-	Command     string  `json:"command"`
-	Label       string  `json:"label,omitempty"`
-	Seed        uint64  `json:"seed"`
-	Host        Host    `json:"host"`
-	Storage     Storage `json:"storage"`
-	Engine      *Engine `json:"engine,omitempty"`
+	ToolVersion string `json:"tool_version"`
+	// ToolCommit is the commit calibra was built from, when known.
+	ToolCommit string  `json:"tool_commit,omitempty"`
+	Command    string  `json:"command"`
+	Label      string  `json:"label,omitempty"`
+	Seed       uint64  `json:"seed"`
+	Host       Host    `json:"host"`
+	Storage    Storage `json:"storage"`
+	Engine     *Engine `json:"engine,omitempty"`
 	// Limits are the cache and storage limits the run asked for, as applied.
 	Limits *AppliedLimits `json:"limits,omitempty"`
 	Study  map[string]any `json:"study,omitempty"`

@@ -1,0 +1,128 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations are the schema's versions in order: migrations[i] takes the
+// database from version i to i+1. A new version is one more entry; an
+// entry, once released, never changes (stores in the field are at it).
+var migrations = []string{
+	// 1: runs, their figures, verdicts and warnings.
+	`CREATE TABLE runs (
+		id              TEXT PRIMARY KEY,
+		dir             TEXT NOT NULL,
+		label           TEXT NOT NULL DEFAULT '',
+		status          TEXT NOT NULL,
+		started_at      TEXT NOT NULL,
+		finished_at     TEXT NOT NULL DEFAULT '',
+		error           TEXT NOT NULL DEFAULT '',
+		command         TEXT NOT NULL DEFAULT '',
+		tool_version    TEXT NOT NULL DEFAULT '',
+		tool_commit     TEXT NOT NULL DEFAULT '',
+		host            TEXT NOT NULL DEFAULT '',
+		storage_path    TEXT NOT NULL DEFAULT '',
+		storage_fs      TEXT NOT NULL DEFAULT '',
+		storage_device  TEXT NOT NULL DEFAULT '',
+		engine_name     TEXT NOT NULL DEFAULT '',
+		engine_version  TEXT NOT NULL DEFAULT '',
+		engine_settings TEXT NOT NULL DEFAULT '{}',
+		study           TEXT NOT NULL DEFAULT '',
+		study_json      TEXT NOT NULL DEFAULT '{}',
+		figure_count    INTEGER NOT NULL DEFAULT 0,
+		recorded_at     TEXT NOT NULL
+	);
+	CREATE INDEX runs_started ON runs (started_at);
+	CREATE INDEX runs_label ON runs (label);
+	CREATE TABLE figures (
+		run_id     TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+		step_index INTEGER NOT NULL,
+		kind       TEXT NOT NULL,
+		step       TEXT NOT NULL,
+		study_step INTEGER NOT NULL DEFAULT 0,
+		repeat     INTEGER NOT NULL DEFAULT 0,
+		point      TEXT NOT NULL DEFAULT '',
+		metric     TEXT NOT NULL,
+		value      REAL NOT NULL,
+		unit       TEXT NOT NULL DEFAULT '',
+		better     TEXT NOT NULL DEFAULT ''
+	);
+	CREATE INDEX figures_run ON figures (run_id);
+	CREATE INDEX figures_metric ON figures (kind, metric);
+	CREATE TABLE verdicts (
+		run_id     TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+		step_index INTEGER,
+		step       TEXT NOT NULL DEFAULT '',
+		kind       TEXT NOT NULL,
+		verdict    TEXT NOT NULL,
+		ok         INTEGER,
+		value      REAL,
+		detail     TEXT NOT NULL DEFAULT ''
+	);
+	CREATE INDEX verdicts_run ON verdicts (run_id);
+	CREATE TABLE warnings (
+		run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+		text   TEXT NOT NULL
+	);
+	CREATE INDEX warnings_run ON warnings (run_id);`,
+}
+
+// SchemaVersion is the version this calibra writes.
+var SchemaVersion = len(migrations)
+
+// version reads the store's schema version: 0 for a new database.
+func version(ctx context.Context, db *sql.DB) (int, error) {
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+		return 0, err
+	}
+	var v sql.NullInt64
+	if err := db.QueryRowContext(ctx, `SELECT max(version) FROM schema_version`).Scan(&v); err != nil {
+		return 0, err
+	}
+	return int(v.Int64), nil
+}
+
+// migrate takes the database to version to, each step in its own
+// transaction with the version it reaches, so a store is always at one
+// version whatever stops the migration. A store newer than this calibra
+// is refused: its schema may mean things this version does not know.
+func migrate(ctx context.Context, db *sql.DB, to int) error {
+	for {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		var v sql.NullInt64
+		// Read inside the transaction: another calibra may have migrated
+		// since (the transaction is immediate: one writer at a time).
+		if err := tx.QueryRowContext(ctx, `SELECT max(version) FROM schema_version`).Scan(&v); err != nil {
+			tx.Rollback()
+			return err
+		}
+		cur := int(v.Int64)
+		if cur > len(migrations) {
+			tx.Rollback()
+			return fmt.Errorf("the store has schema version %d, newer than this calibra's %d; use a newer calibra", cur, len(migrations))
+		}
+		if cur >= to {
+			return tx.Rollback()
+		}
+		if _, err := tx.ExecContext(ctx, migrations[cur]); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migrate the store to version %d: %w", cur+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM schema_version`); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (?)`, cur+1); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+	}
+}
