@@ -365,6 +365,28 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{name: "device: unknown lab", args: []string{"device", "--lab", "tape", "--path", dir}, want: []string{`--lab "tape" names no lab preset`}},
 		{name: "device: an argument", args: []string{"device", dir}, want: []string{"calibra device takes no arguments"}},
 
+		// the results store: --store and CALIBRA_STORE, store import and check, history
+		{name: "store: postgres not built yet", args: []string{"history", "--store", "postgres://bench:hunter2@127.0.0.1:1/bench"}, want: []string{"--store names a PostgreSQL store, which is not built yet", "use sqlite:PATH or none"}},
+		{name: "store: postgres in the environment", args: []string{"store", "check"}, env: []string{"CALIBRA_STORE=postgresql://bench:hunter2@127.0.0.1:1/bench"}, want: []string{"CALIBRA_STORE names a PostgreSQL store, which is not built yet"}},
+		{name: "store: unknown store", args: []string{"oltp", "run", "--store", "mysql://127.0.0.1:1/bench", "--path", dir}, want: []string{`--store "mysql://127.0.0.1:1/bench" is not a store calibra knows`, "use sqlite:PATH or none"}},
+		{name: "store: sqlite names no file", args: []string{"device", "--store", "sqlite:", "--path", dir}, want: []string{`--store "sqlite:" names no file`}},
+		{name: "store: sqlite names a directory", args: []string{"history", "--store", "sqlite:" + dir + "/"}, want: []string{"names a directory, not a file", "results.db"}},
+		{name: "store: a store in a shared directory", args: []string{"store", "import", "--store", "sqlite:" + filepath.Join(shared, "r.db"), oltpRun}, want: []string{"writable by other accounts"}},
+		{name: "store import: nothing to import", args: []string{"store", "import", "--store", "sqlite:" + filepath.Join(root, "store", "r.db")}, want: []string{"calibra store import takes the run directories to record, but was given 0"}},
+		{name: "store import: a broken run among good ones", args: []string{"store", "import", "--store", "sqlite:" + filepath.Join(root, "store", "r.db"), oltpRun, brokenRun}, want: []string{"is not valid JSON", "restore the file"}},
+		{name: "store import: not a run directory", args: []string{"store", "import", "--store", "sqlite:" + filepath.Join(root, "store", "r.db"), emptyRun}, want: []string{"holds no results.json"}},
+		{name: "store import: the store off", args: []string{"store", "import", "--store", "none", oltpRun}, want: []string{"the results store is off (--store none)", "give --store sqlite:PATH"}},
+		{name: "store check: an argument", args: []string{"store", "check", dir}, want: []string{"calibra store check takes no arguments, but was given 1"}},
+		{name: "store check: the store off", args: []string{"store", "check"}, want: []string{"the results store is off"}},
+		{name: "store: unknown subcommand", args: []string{"store", "imprt"}, want: []string{`unknown command "imprt" for "calibra store"`}},
+		{name: "history: metric without its kind", args: []string{"history", "--metric", "nopm"}, want: []string{`--metric "nopm" names no metric`, "KIND.METRIC", "oltp.nopm"}},
+		{name: "history: metric of no kind", args: []string{"history", "--metric", "olpt.nopm"}, want: []string{`--metric "olpt.nopm" names no kind of step`, "use one of:"}},
+		{name: "history: metric unknown to its kind", args: []string{"history", "--metric", "oltp.nopn"}, want: []string{`--metric "oltp.nopn" names no metric of oltp`, "nopm"}},
+		{name: "history: label not a glob", args: []string{"history", "--label", "[a"}, want: []string{`--label "[a" is not a glob`}},
+		{name: "history: limit negative", args: []string{"history", "--limit", "-1"}, want: []string{"--limit -1 is negative"}},
+		{name: "history: limit not a number", args: []string{"history", "--limit", "ten"}, want: []string{`invalid argument "ten" for "--limit"`}},
+		{name: "history: an argument", args: []string{"history", "oltp"}, want: []string{"calibra history takes no arguments"}},
+
 		// report and compare
 		{name: "report: no run", args: []string{"report"}, want: []string{"calibra report takes one run directory, but was given 0"}},
 		{name: "report: two runs", args: []string{"report", devRun, oltpRun}, want: []string{"calibra report takes one run directory, but was given 2"}},

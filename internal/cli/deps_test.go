@@ -26,6 +26,7 @@ func TestImportsRunnerNotTheLayers(t *testing.T) {
 		"internal/proc":     "the children a run owns",
 		"internal/secret":   "the DSN's password kept off the screen",
 		"internal/safefs":   "where calibra writes its reports and profiles",
+		"internal/store":    "the results store: recording, import, check, history",
 	}
 	pkg, err := gobuild.ImportDir(".", 0)
 	if err != nil {

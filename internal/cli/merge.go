@@ -47,6 +47,7 @@ server; anything else is refused and nothing is written.`,
 			if err != nil {
 				return err
 			}
+			a.record(cmd.Context(), out)
 			if r, err := results.Load(out); err == nil {
 				fmt.Fprint(a.stdout, runner.SummaryText(r, r.Status))
 			}

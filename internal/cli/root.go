@@ -22,6 +22,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/runner"
 	"github.com/calibra-bench/calibra/internal/safefs"
 	"github.com/calibra-bench/calibra/internal/secret"
+	"github.com/calibra-bench/calibra/internal/store"
 )
 
 // app is one invocation's state: its streams and the children it owns.
@@ -29,6 +30,7 @@ type app struct {
 	stdout, stderr io.Writer
 	stderrTTY      bool
 	group          *proc.Group
+	store          store.Spec // where runs are recorded (--store), set before a command runs
 }
 
 // runError marks errors that come from running a command, as opposed to
@@ -150,13 +152,18 @@ writes results.json and a report to a run directory.`,
 		SilenceUsage:  true,
 	}
 	// A password on the command line shows in ps to every local account.
-	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+	root.PersistentFlags().String("store", "", "the results store every run is recorded in: sqlite:PATH or none (default: $"+store.EnvVar+", else "+defaultStoreHelp+"; docs/store.md)")
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if err := a.resolveStore(cmd); err != nil {
+			return err
+		}
 		if f := cmd.Flags().Lookup("dsn"); f != nil && f.Changed && secret.RedactDSN(f.Value.String()) != f.Value.String() {
 			fmt.Fprintln(a.stderr, "calibra: warning: the password in --dsn shows in ps to every local account; give it in a --dsn-file instead"+runner.PasswordSources())
 		}
 		if f := cmd.Flags().Lookup("dsn-file"); f != nil && f.Changed && f.Value.String() != "" {
 			warnExposed(a.stderr, f.Value.String(), "--dsn-file "+f.Value.String())
 		}
+		return nil
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		// A flag that checks its own value says what is wrong and the fix.
@@ -168,7 +175,7 @@ writes results.json and a report to a run directory.`,
 	})
 	root.AddCommand(a.runCommand(), a.planCommand(), a.versionCommand(), a.oltpCommand(), a.cleanCommand(), a.deviceCommand(), a.iocalCommand(),
 		a.dssCommand(), a.reportCommand(), a.compareCommand(), a.mergeCommand())
-	root.AddCommand(a.labCommand(), a.durabilityCommand())
+	root.AddCommand(a.labCommand(), a.durabilityCommand(), a.storeCommand(), a.historyCommand())
 	for _, cmd := range root.Commands() {
 		if cmd.HasSubCommands() && !cmd.Runnable() {
 			group(cmd)

@@ -110,7 +110,8 @@ func (v optionValue) Type() string {
 
 // env is the process state a run needs.
 func (a *app) env() runner.Env {
-	return runner.Env{Stdout: a.stdout, Stderr: a.stderr, StderrTTY: a.stderrTTY, Group: a.group, Version: Version}
+	return runner.Env{Stdout: a.stdout, Stderr: a.stderr, StderrTTY: a.stderrTTY, Group: a.group, Version: Version,
+		Commit: readBuild().Commit, Record: a.record}
 }
 
 // run runs cmd's session: the flags are recorded in meta.study unless
@@ -126,7 +127,8 @@ func (a *app) run(cmd *cobra.Command, c *runner.Config, needs runner.Needs, body
 func studyOf(cmd *cobra.Command, command string) map[string]any {
 	flags := map[string]string{}
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		if f.Hidden || f.Name == "help" {
+		// --store says where the run is listed, not what was measured.
+		if f.Hidden || f.Name == "help" || f.Name == "store" {
 			return
 		}
 		v := f.Value.String()

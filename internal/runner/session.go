@@ -38,6 +38,11 @@ type Env struct {
 	StderrTTY      bool
 	Group          *proc.Group
 	Version        string
+	Commit         string // the commit calibra was built from, "" when unknown
+	// Record, when set, records a finished run directory in the results
+	// store (internal/store); it says itself when it cannot, and never
+	// changes how the command ends: the run directory is the truth.
+	Record func(ctx context.Context, dir string)
 }
 
 // Session is a running command: its run directory, target (nil for
@@ -303,7 +308,7 @@ func (e Env) newRun(command string, c *Config, needs Needs, applied *results.App
 		replicas := observe.Storage(at)
 		storage.Replicas = &replicas
 	}
-	run := &results.Run{StartedAt: time.Now().UTC(), Meta: results.Meta{ToolVersion: e.Version, Command: command,
+	run := &results.Run{StartedAt: time.Now().UTC(), Meta: results.Meta{ToolVersion: e.Version, ToolCommit: e.Commit, Command: command,
 		Label: c.Label, Seed: c.Seed, Host: observe.Host(), Storage: storage, Study: needs.Study, Limits: applied}}
 	if run.Meta.Study == nil && needs.Flags != nil {
 		run.Meta.Study = needs.Flags()
@@ -339,6 +344,11 @@ func (e Env) finish(ctx context.Context, dir *results.Dir, logFile *os.File, pro
 	}
 	if ferr := dir.Finish(status, err); ferr != nil && err == nil {
 		err = ferr
+	}
+	if e.Record != nil {
+		// However the run ended (complete, failed, interrupted): the
+		// store lists it as results.json says.
+		e.Record(context.WithoutCancel(ctx), dir.Path)
 	}
 	if rerr := report.Write(dir.Path); rerr != nil {
 		prog.Phase("warning: report.html and report.md not written: %v (calibra report %s makes them again)", rerr, dir.Path)
