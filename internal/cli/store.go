@@ -41,10 +41,13 @@ func (a *app) resolveStore(cmd *cobra.Command) error {
 // is the truth: a store that cannot be opened or written is one warning
 // line, and the command ends as it would have.
 func (a *app) record(ctx context.Context, dir string) {
-	if a.store.None || a.store.Path == "" {
+	if a.store.None {
 		return
 	}
 	err := func() error {
+		if a.store.Err != nil {
+			return a.store.Err
+		}
 		s, err := store.Open(ctx, a.store.Path)
 		if err != nil {
 			return err
@@ -55,7 +58,11 @@ func (a *app) record(ctx context.Context, dir string) {
 	}()
 	if err != nil {
 		msg := strings.Join(strings.Fields(err.Error()), " ")
-		fmt.Fprintf(a.stderr, "calibra: warning: the run was not recorded in the results store %s (%s); record it later with 'calibra store import %s'\n", a.store.Path, msg, dir)
+		where := "the results store"
+		if a.store.Path != "" {
+			where += " " + a.store.Path
+		}
+		fmt.Fprintf(a.stderr, "calibra: warning: the run was not recorded in %s (%s); record it later with 'calibra store import %s'\n", where, msg, dir)
 	}
 }
 
@@ -64,6 +71,9 @@ func (a *app) record(ctx context.Context, dir string) {
 func (a *app) openStore(ctx context.Context, create bool) (s *store.Store, exists bool, err error) {
 	if a.store.None {
 		return nil, false, fault.Input("give --store sqlite:PATH, or unset CALIBRA_STORE", "the results store is off (--store none)")
+	}
+	if a.store.Err != nil {
+		return nil, false, a.store.Err
 	}
 	if create {
 		s, err = store.Open(ctx, a.store.Path)

@@ -19,6 +19,9 @@ const EnvVar = "CALIBRA_STORE"
 type Spec struct {
 	None bool   // record nothing
 	Path string // the SQLite file, when not None
+	// Err, when set, is why the default store has no place (no home
+	// directory): recording warns with it, the store commands refuse.
+	Err error
 }
 
 // String is the spec as --store takes it.
@@ -32,16 +35,16 @@ func (s Spec) String() string {
 const specFix = "use sqlite:PATH or none"
 
 // ParseSpec reads a --store or CALIBRA_STORE value (source names which, for
-// the sentence): "sqlite:PATH", "none", or "" for the default file. A
-// PostgreSQL store is refused: it is not built yet.
+// the sentence): "sqlite:PATH", "none", or "" for the default file (whose
+// absence is Spec.Err, not an error). A PostgreSQL store is refused: it is
+// not built yet.
 func ParseSpec(source, value string) (Spec, error) {
 	switch {
 	case value == "":
+		// Not an error of the command: a run without a home directory
+		// still runs, and warns that it was not recorded.
 		p, err := DefaultPath()
-		if err != nil {
-			return Spec{}, err
-		}
-		return Spec{Path: p}, nil
+		return Spec{Path: p, Err: err}, nil
 	case value == "none":
 		return Spec{None: true}, nil
 	case strings.HasPrefix(value, "postgres://"), strings.HasPrefix(value, "postgresql://"):

@@ -91,6 +91,20 @@ func TestParseSpec(t *testing.T) {
 	}
 }
 
+// Without a home directory the default store has no place: that is no
+// error of the command (a run still runs), but Spec.Err says why.
+func TestDefaultWithoutHome(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root's default store is /var/lib/calibra")
+	}
+	t.Setenv("XDG_DATA_HOME", "")
+	t.Setenv("HOME", "")
+	s, err := ParseSpec("--store", "")
+	if err != nil || s.Err == nil || !strings.Contains(s.Err.Error(), "finds no home directory") {
+		t.Errorf("ParseSpec without a home: %+v, %v", s, err)
+	}
+}
+
 // TestMigrations applies the migrations from an empty database and from
 // every earlier version, and refuses a store newer than this calibra.
 func TestMigrations(t *testing.T) {
