@@ -17,7 +17,7 @@ const fixtures = "../results/testdata/runs"
 
 // copyRun copies a fixture run directory into dir (tests change and remove
 // their copies).
-func copyRun(t *testing.T, dir, name string) string {
+func copyRun(t testing.TB, dir, name string) string {
 	t.Helper()
 	out := filepath.Join(dir, name)
 	if err := os.MkdirAll(out, 0o755); err != nil {
@@ -451,5 +451,23 @@ func TestOpenRefusesLinks(t *testing.T) {
 	}
 	if _, err := OpenExisting(ctx, filepath.Join(dir, "none", "results.db")); err != ErrNoStore {
 		t.Errorf("OpenExisting of no store: %v", err)
+	}
+}
+
+// BenchmarkRecord is what a command pays at its end: open the store,
+// record the quick study's run directory, close.
+func BenchmarkRecord(b *testing.B) {
+	ctx := context.Background()
+	path := filepath.Join(b.TempDir(), "results.db")
+	rd := copyRun(b, b.TempDir(), "quick")
+	for b.Loop() {
+		s, err := Open(ctx, path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Record(ctx, rd); err != nil {
+			b.Fatal(err)
+		}
+		s.Close()
 	}
 }
