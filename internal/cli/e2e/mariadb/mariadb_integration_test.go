@@ -25,7 +25,7 @@ func TestOLTPOnManagedMariaDB(t *testing.T) {
 	clitest.RequireMariaDB(t)
 	path := clitest.StorageDir(t)
 	outs := t.TempDir()
-	common := []string{"--engine", "mariadb", "--db-cache", "128MB", "--path", path, "--progress", "none"}
+	common := []string{"--engine", "mariadb", "--db-cache", "128MB", "--path", path, "--progress", "none"} // [:6] ends at --path
 
 	clitest.MustRun(t, 0, append([]string{"oltp", "build", "--warehouses", "1", "--out", filepath.Join(outs, "build")}, common...)...)
 	clitest.NoServerLeft(t, path)
@@ -49,7 +49,7 @@ func TestOLTPOnManagedMariaDB(t *testing.T) {
 	}
 
 	code, stderr := clitest.InterruptChild(t, "oltp measure", time.Second, append([]string{"oltp", "run", "--users", "2",
-		"--rampup", "1s", "--duration", "5m", "--progress", "plain", "--out", filepath.Join(outs, "cut")}, common[:4]...)...)
+		"--rampup", "1s", "--duration", "5m", "--progress", "plain", "--out", filepath.Join(outs, "cut")}, common[:6]...)...)
 	if code != 130 {
 		t.Fatalf("interrupted run: exit %d\n%s", code, stderr)
 	}
