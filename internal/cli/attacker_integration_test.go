@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -53,7 +54,7 @@ func attackedCommands(fio string) map[string][]string {
 // sentence before it makes anything, while the attacker races every name.
 func TestAttackerOwnedPathIsRefusedByEveryCommand(t *testing.T) {
 	t.Parallel()
-	fio := fakeFio(t, "fio-3.33")
+	fio := clitest.FakeFio(t, "fio-3.33")
 	for name, args := range attackedCommands(fio) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -66,7 +67,7 @@ func TestAttackerOwnedPathIsRefusedByEveryCommand(t *testing.T) {
 			if i := slices.Index(args, "OUT"); i >= 0 {
 				args[i] = out
 			}
-			code, stdout, stderr := run(t, append(args, "--path", path)...)
+			code, stdout, stderr := clitest.Run(t, append(args, "--path", path)...)
 			refusedInOneSentence(t, code, stderr, path+" belongs to the account nobody")
 			a.Check(stdout + stderr)
 			if _, err := os.Stat(out); !os.IsNotExist(err) {
@@ -81,7 +82,7 @@ func TestAttackerOwnedPathIsRefusedByEveryCommand(t *testing.T) {
 // truncate, root's files; a FIFO at logs/calibra.log hung the run.
 func TestOutOthersCanWriteIsRefused(t *testing.T) {
 	t.Parallel()
-	fio := fakeFio(t, "fio-3.33")
+	fio := clitest.FakeFio(t, "fio-3.33")
 	for _, plant := range []string{"links", "fifo"} {
 		t.Run(plant, func(t *testing.T) {
 			t.Parallel()
@@ -93,7 +94,7 @@ func TestOutOthersCanWriteIsRefused(t *testing.T) {
 				a.Plant(out, "logs/calibra.log", "raw/device-4k-randread-qd1.log", "results.json")
 			}
 			a.Race([]string{out}, attackedNames...)
-			code, stdout, stderr := run(t, "device", "--fio", fio, "--path", storageDir(t), "--out", out, "--progress", "none")
+			code, stdout, stderr := clitest.Run(t, "device", "--fio", fio, "--path", clitest.StorageDir(t), "--out", out, "--progress", "none")
 			refusedInOneSentence(t, code, stderr, out+" is writable by other accounts")
 			a.Check(stdout + stderr)
 		})
@@ -105,11 +106,11 @@ func TestOutOthersCanWriteIsRefused(t *testing.T) {
 // raw linked elsewhere. calibra refuses to make its runs there.
 func TestDefaultOutInAnotherAccountsDirectoryIsRefused(t *testing.T) {
 	t.Parallel()
-	fio := fakeFio(t, "fio-3.33")
+	fio := clitest.FakeFio(t, "fio-3.33")
 	a := testenv.NewAttacker(t)
 	cwd := a.Dir()
 	a.Race([]string{cwd}, "calibra-runs")
-	code, stderr := runIn(t, cwd, "device", "--fio", fio, "--path", storageDir(t), "--progress", "none")
+	code, stderr := clitest.RunIn(t, cwd, "device", "--fio", fio, "--path", clitest.StorageDir(t), "--progress", "none")
 	refusedInOneSentence(t, code, stderr, cwd+" belongs to the account nobody")
 	a.Check(stderr)
 }
@@ -119,7 +120,7 @@ func TestDefaultOutInAnotherAccountsDirectoryIsRefused(t *testing.T) {
 // space check and grew to 13 GB. Both are refused before anything is made.
 func TestUnboundedInputsAreRefused(t *testing.T) {
 	t.Parallel()
-	fio := fakeFio(t, "fio-3.33")
+	fio := clitest.FakeFio(t, "fio-3.33")
 	for name, c := range map[string]struct {
 		args []string
 		want string
@@ -129,8 +130,8 @@ func TestUnboundedInputsAreRefused(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			path, cwd := storageDir(t), storageDir(t)
-			code, stderr := runIn(t, cwd, append(c.args, "--path", path, "--progress", "none")...)
+			path, cwd := clitest.StorageDir(t), clitest.StorageDir(t)
+			code, stderr := clitest.RunIn(t, cwd, append(c.args, "--path", path, "--progress", "none")...)
 			refusedInOneSentence(t, code, stderr, c.want)
 			for _, dir := range []string{path, cwd} {
 				if entries, _ := os.ReadDir(dir); len(entries) != 0 {

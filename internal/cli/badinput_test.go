@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -35,7 +36,7 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := storageDir(t)                 // the server's account must reach it, or that is the first complaint
+	root := clitest.StorageDir(t)         // the server's account must reach it, or that is the first complaint
 	dir := filepath.Join(root, "path")    // the storage path the cases name
 	fx := filepath.Join(root, "fixtures") // inputs, written before the cases
 	cwd := filepath.Join(root, "cwd")     // where a default ./calibra-runs would appear
@@ -562,7 +563,7 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 				t.Setenv(k, v)
 			}
 			before := tree(t, root)
-			code, stdout, stderr := run(t, c.args...)
+			code, stdout, stderr := clitest.Run(t, c.args...)
 			if code != 2 {
 				t.Fatalf("exit %d, want 2; stderr:\n%s", code, stderr)
 			}
@@ -612,7 +613,7 @@ func tree(t *testing.T, root string) map[string]bool {
 }
 
 func TestVersionPrintsToStdout(t *testing.T) {
-	code, stdout, _ := run(t, "version")
+	code, stdout, _ := clitest.Run(t, "version")
 	if code != 0 || !strings.HasPrefix(stdout, "calibra ") {
 		t.Fatalf("version: exit %d, stdout %q", code, stdout)
 	}
@@ -626,7 +627,7 @@ func TestReadOnlyPathExitsTwo(t *testing.T) {
 		t.Skipf("cannot mount a read-only file system here (needs root): %v %s", err, out)
 	}
 	defer exec.Command("umount", dir).Run()
-	code, _, stderr := run(t, "oltp", "build", "--path", dir)
+	code, _, stderr := clitest.Run(t, "oltp", "build", "--path", dir)
 	if code != 2 || !strings.Contains(stderr, "is not writable") || !strings.Contains(stderr, "choose a --path you can write to") {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}
@@ -636,8 +637,8 @@ func TestReadOnlyPathExitsTwo(t *testing.T) {
 // holder's name, before anything starts; clean does not remove a running
 // command's instance.
 func TestABusyPathIsRefused(t *testing.T) {
-	requirePostgres(t)
-	dir := storageDir(t)
+	clitest.RequirePostgres(t)
+	dir := clitest.StorageDir(t)
 	lock, err := pathlock.Acquire(dir, "oltp run")
 	if err != nil {
 		t.Fatal(err)
@@ -647,7 +648,7 @@ func TestABusyPathIsRefused(t *testing.T) {
 		{"oltp", "build", "--path", dir, "--out", filepath.Join(dir, "run")},
 		{"clean", "--path", dir},
 	} {
-		code, _, stderr := run(t, args...)
+		code, _, stderr := clitest.Run(t, args...)
 		if code != 2 || !strings.Contains(stderr, "another calibra is using "+dir+" (pid ") || !strings.Contains(stderr, "calibra oltp run)") {
 			t.Errorf("%v on a busy path: exit %d\n%s", args, code, stderr)
 		}

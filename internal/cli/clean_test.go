@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,11 +22,11 @@ import (
 // left, and never a live run's: one whose lock is held, or whose server
 // still listens, or the managed instance running under another path.
 func TestCleanRemovesWhatKilledRunsLeft(t *testing.T) {
-	requirePostgres(t)
-	path, other := storageDir(t), storageDir(t)
-	tmp := storageDir(t)    // the server's account must reach its socket there
-	t.Setenv("TMPDIR", tmp) // the socket directories of this test only
-	live := existingServer(t, other)
+	clitest.RequirePostgres(t)
+	path, other := clitest.StorageDir(t), clitest.StorageDir(t)
+	tmp := clitest.StorageDir(t) // the server's account must reach its socket there
+	t.Setenv("TMPDIR", tmp)      // the socket directories of this test only
+	live := clitest.ExistingServer(t, other)
 
 	dead := 1 << 22 // past the kernel's largest PID: no process has it
 	if data, err := os.ReadFile("/proc/sys/kernel/pid_max"); err == nil {
@@ -71,7 +72,7 @@ func TestCleanRemovesWhatKilledRunsLeft(t *testing.T) {
 		}
 	}
 
-	code, _, stderr := run(t, "clean", "--path", path)
+	code, _, stderr := clitest.Run(t, "clean", "--path", path)
 	if code != 0 {
 		t.Fatalf("clean: exit %d\n%s", code, stderr)
 	}
@@ -119,9 +120,9 @@ func TestCleanAfterAKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a real PostgreSQL; run without -short")
 	}
-	requirePostgres(t)
-	path := storageDir(t)
-	tmp := storageDir(t)
+	clitest.RequirePostgres(t)
+	path := clitest.StorageDir(t)
+	tmp := clitest.StorageDir(t)
 	t.Setenv("TMPDIR", tmp) // the child's socket directory lands here
 	own := ownMemoryCgroup()
 	cgroups := func() []string {
@@ -135,7 +136,7 @@ func TestCleanAfterAKill(t *testing.T) {
 		return slices.DeleteFunc(m, func(c string) bool { return strings.HasPrefix(filepath.Base(c), mine) })
 	}
 	before := len(cgroups())
-	code, out := signalChild(t, "iocal: loading", 0, []syscall.Signal{syscall.SIGKILL},
+	code, out := clitest.SignalChild(t, "iocal: loading", 0, []syscall.Signal{syscall.SIGKILL},
 		"iocal", "--path", path, "--size", "64MiB", "--progress", "plain", "--out", filepath.Join(path, "run"))
 	if code != -1 {
 		t.Fatalf("calibra was not killed: exit %d\n%s", code, out)
@@ -154,7 +155,7 @@ func TestCleanAfterAKill(t *testing.T) {
 		t.Fatalf("%d socket directories after the kill, want the one it leaked", len(socks))
 	}
 	leakedCgroup := own != "" && len(cgroups()) > before
-	code, _, stderr := run(t, "clean", "--path", path)
+	code, _, stderr := clitest.Run(t, "clean", "--path", path)
 	if code != 0 {
 		t.Fatalf("clean: exit %d\n%s", code, stderr)
 	}

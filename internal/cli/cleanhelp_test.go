@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"strings"
 	"testing"
 
@@ -14,7 +15,7 @@ import (
 // clean --help names every directory clean removes, by the names the
 // engines, the lab and the device layer give them.
 func TestCleanHelpNamesEverythingItRemoves(t *testing.T) {
-	code, stdout, _ := run(t, "clean", "--help")
+	code, stdout, _ := clitest.Run(t, "clean", "--help")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}

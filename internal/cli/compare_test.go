@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"path/filepath"
 	"testing"
 )
@@ -21,7 +22,7 @@ func TestCompareJSONVerdicts(t *testing.T) {
 		}
 	}
 	judged := func(a, b string) (int, table) {
-		code, stdout, stderr := run(t, "compare", filepath.Join(fixtureRuns, a), filepath.Join(fixtureRuns, b), "--format", "json")
+		code, stdout, stderr := clitest.Run(t, "compare", filepath.Join(fixtureRuns, a), filepath.Join(fixtureRuns, b), "--format", "json")
 		var tab table
 		if err := json.Unmarshal([]byte(stdout), &tab); code != 0 || err != nil {
 			t.Fatalf("exit %d, %v: %s", code, err, stderr)

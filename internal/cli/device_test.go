@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,7 +38,7 @@ func readOnlyDir(t *testing.T) string {
 // job files and logs kept, nothing left under --path.
 func TestDeviceFioFails(t *testing.T) {
 	target, out := t.TempDir(), filepath.Join(t.TempDir(), "run")
-	code, _, stderr := run(t, "device", "--path", target, "--fio", fakeFio(t, "fio-3.33"), "--out", out, "--progress", "none")
+	code, _, stderr := clitest.Run(t, "device", "--path", target, "--fio", clitest.FakeFio(t, "fio-3.33"), "--out", out, "--progress", "none")
 	want := "no fio ioengine could read " + target + ": io_uring: fio probe-io_uring wrote no report (exit status 1): fio: pretend failure"
 	if code != 1 || !strings.Contains(stderr, want) {
 		t.Fatalf("exit %d, stderr:\n%s\nwant exit 1 and %q", code, stderr, want)
@@ -114,7 +115,7 @@ func TestDeviceBadInput(t *testing.T) {
 			want: []string{"--fio /nonexistent/fio is not an executable program; install fio 3.0 or newer (Debian/Ubuntu: apt-get install fio"}},
 		{name: "fio not on PATH", env: map[string]string{"PATH": emptyPath},
 			want: []string{"fio was not found on PATH; install fio 3.0 or newer (Debian/Ubuntu: apt-get install fio"}},
-		{name: "fio too old", args: []string{"--fio", fakeFio(t, "fio-2.2.10")},
+		{name: "fio too old", args: []string{"--fio", clitest.FakeFio(t, "fio-2.2.10")},
 			want: []string{"is fio-2.2.10, older than the fio 3.0 calibra needs; install fio 3.0 or newer"}},
 		{name: "every problem at once", args: []string{"--qd", "0", "--workers", "-1", "--specs", "nope"},
 			want: []string{"--qd \"0\" holds 0", "--workers -1 is not positive", `"nope" is not a known access spec`}},
@@ -129,7 +130,7 @@ func TestDeviceBadInput(t *testing.T) {
 			}
 			out := filepath.Join(t.TempDir(), "run")
 			args := append([]string{"device", "--path", target, "--out", out, "--progress", "none"}, tt.args...)
-			code, stdout, stderr := run(t, args...)
+			code, stdout, stderr := clitest.Run(t, args...)
 			if code != 2 {
 				t.Fatalf("exit %d, want 2; stderr:\n%s", code, stderr)
 			}
@@ -159,9 +160,9 @@ func TestDeviceBadInput(t *testing.T) {
 // The acceptance command's shape, tiny: two specs at two depths.
 func TestDeviceRunsFio(t *testing.T) {
 	t.Parallel() // real servers and fio: they overlap their waits
-	requireFio(t)
+	clitest.RequireFio(t)
 	target, out := t.TempDir(), filepath.Join(t.TempDir(), "run")
-	code, _, stderr := run(t, "device", "--path", target, "--specs", "4k-randread,1m-seqwrite", "--qd", "1,4",
+	code, _, stderr := clitest.Run(t, "device", "--path", target, "--specs", "4k-randread,1m-seqwrite", "--qd", "1,4",
 		"--runtime", "1s", "--ramp", "0s", "--size", "16MiB", "--out", out, "--progress", "plain")
 	if code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
@@ -207,13 +208,13 @@ func TestDeviceRunsFio(t *testing.T) {
 // TestMain) to get a real signal.
 func TestDeviceInterrupt(t *testing.T) {
 	t.Parallel() // real servers and fio: they overlap their waits
-	requireFio(t)
+	clitest.RequireFio(t)
 	if testing.Short() {
 		t.Skip("interrupts a run (-short)")
 	}
 	target, out := t.TempDir(), filepath.Join(t.TempDir(), "run")
 	// The pause takes the signal into the second run.
-	code, stderr := interruptChild(t, "device: point 1/3", 500*time.Millisecond, "device", "--path", target,
+	code, stderr := clitest.InterruptChild(t, "device: point 1/3", 500*time.Millisecond, "device", "--path", target,
 		"--specs", "4k-randread", "--qd", "1,2,4", "--runtime", "2s", "--ramp", "0s", "--size", "16MiB",
 		"--out", out, "--progress", "plain")
 	if code != 130 {
@@ -254,7 +255,7 @@ func fioProcesses(t *testing.T, dir string) []string {
 // A loop device stands in for a raw disk: writing needs --allow-destroy.
 func TestDeviceBlockDevice(t *testing.T) {
 	t.Parallel()
-	requireFio(t)
+	clitest.RequireFio(t)
 	if testing.Short() {
 		t.Skip("not short")
 	}
@@ -262,12 +263,12 @@ func TestDeviceBlockDevice(t *testing.T) {
 
 	args := []string{"device", "--path", loop, "--specs", "4k-randread,8k-randwrite", "--qd", "2",
 		"--workers", "2", "--size", "16MiB", "--runtime", "1s", "--ramp", "0s", "--progress", "none"}
-	code, _, stderr := run(t, append(args, "--out", filepath.Join(t.TempDir(), "run"))...)
+	code, _, stderr := clitest.Run(t, append(args, "--out", filepath.Join(t.TempDir(), "run"))...)
 	if want := "the specs 8k-randwrite would overwrite the block device " + loop + "; pass --allow-destroy " + loop; code != 2 || !strings.Contains(stderr, want) {
 		t.Fatalf("exit %d, stderr:\n%s\nwant exit 2 and %q", code, stderr, want)
 	}
 	out := filepath.Join(t.TempDir(), "run")
-	code, _, stderr = run(t, append(args, "--out", out, "--allow-destroy", loop)...)
+	code, _, stderr = clitest.Run(t, append(args, "--out", out, "--allow-destroy", loop)...)
 	if code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"hash/fnv"
 	"os"
 	"path/filepath"
@@ -52,7 +53,7 @@ func strangers(t *testing.T, paths ...string) {
 func TestLabCheckIgnoresAPlantedCache(t *testing.T) {
 	t.Parallel()
 	requireLabStack(t)
-	dir := storageDir(t)
+	dir := clitest.StorageDir(t)
 	canary, intact := testenv.Canary(t)
 	h := fnv.New64a()
 	h.Write([]byte(filepath.Join(dir, lab.DirName)))
@@ -68,15 +69,15 @@ func TestLabCheckIgnoresAPlantedCache(t *testing.T) {
 		}
 	}
 	strangers(t, append(links, planted)...)
-	defer run(t, "clean", "--path", dir)
+	defer clitest.Run(t, "clean", "--path", dir)
 
 	for _, spec := range []string{"hdd+flash-cache:size=256M,cache_size=64M", "hdd+nv-cache:size=256M,cache_size=64M"} {
-		code, out, stderr := run(t, "lab", "check", "--lab", spec, "--path", dir)
+		code, out, stderr := clitest.Run(t, "lab", "check", "--lab", spec, "--path", dir)
 		if code != 0 {
 			t.Fatalf("lab check --lab %s: exit %d: %s%s", spec, code, out, stderr)
 		}
 		intact()
-		noLabLeft(t, dir)
+		clitest.NoLabLeft(t, dir)
 		for _, l := range links {
 			if st, err := os.Lstat(l); err != nil || st.Mode()&os.ModeSymlink == 0 {
 				t.Fatalf("the planted link %s was replaced or removed: %v", l, err)
@@ -88,7 +89,7 @@ func TestLabCheckIgnoresAPlantedCache(t *testing.T) {
 			t.Fatalf("a clean stop left the cache's record: %v", err)
 		}
 	}
-	if code, _, stderr := run(t, "clean", "--path", dir); code != 0 {
+	if code, _, stderr := clitest.Run(t, "clean", "--path", dir); code != 0 {
 		t.Fatalf("clean: exit %d: %s", code, stderr)
 	}
 	if _, err := os.Lstat(planted); err != nil {
@@ -131,7 +132,7 @@ func TestLabCheckRefusesALabNotItsOwn(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			dir := storageDir(t)
+			dir := clitest.StorageDir(t)
 			canaryDir := filepath.Join(t.TempDir(), "private")
 			if err := os.Mkdir(canaryDir, 0o700); err != nil {
 				t.Fatal(err)
@@ -142,7 +143,7 @@ func TestLabCheckRefusesALabNotItsOwn(t *testing.T) {
 				{"lab", "check", "--lab", "hdd+flash-cache:size=256M,cache_size=64M", "--path", dir},
 				{"clean", "--path", dir},
 			} {
-				code, out, stderr := run(t, args...)
+				code, out, stderr := clitest.Run(t, args...)
 				// clean reports on stderr what it did before the error.
 				if code != fault.ExitInput || strings.Count(stderr, "calibra: ") != 1 {
 					t.Fatalf("%s: exit %d (want %d in one line): %s%q", args[0], code, fault.ExitInput, out, stderr)
@@ -154,7 +155,7 @@ func TestLabCheckRefusesALabNotItsOwn(t *testing.T) {
 					t.Fatalf("%s mounted over the root 0700 directory outside --path", args[0])
 				}
 				intact()
-				noLabLeft(t, dir)
+				clitest.NoLabLeft(t, dir)
 			}
 		})
 	}

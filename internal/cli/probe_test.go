@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,8 +17,8 @@ import (
 // the run ends interrupted (130), not as a broken installation (2).
 func TestCtrlCDuringAProbeIsAnInterruption(t *testing.T) {
 	t.Parallel()
-	requirePostgres(t)
-	path := storageDir(t)
+	clitest.RequirePostgres(t)
+	path := clitest.StorageDir(t)
 	bin := filepath.Join(path, "bin")
 	probing := filepath.Join(path, "probing")
 	if err := os.Mkdir(bin, 0o755); err != nil {

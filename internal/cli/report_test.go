@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/csv"
 	"encoding/json"
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -42,7 +43,7 @@ func copyRun(t *testing.T, name string) string {
 
 func TestReportRebuildsBothFiles(t *testing.T) {
 	dir := copyRun(t, "study-b")
-	code, stdout, stderr := run(t, "report", dir)
+	code, stdout, stderr := clitest.Run(t, "report", dir)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -62,21 +63,21 @@ func TestReportRebuildsBothFiles(t *testing.T) {
 
 func TestCompareTwoRuns(t *testing.T) {
 	a, b := filepath.Join(fixtureRuns, "oltp-base"), filepath.Join(fixtureRuns, "oltp-xss")
-	code, stdout, stderr := run(t, "compare", a, b)
+	code, stdout, stderr := clitest.Run(t, "compare", a, b)
 	if code != 0 || !strings.Contains(stdout, "NOPM ↑") || !strings.Contains(stdout, "+89.26% (n=1, no verdict)") || regexp.MustCompile(`(?m)(better|worse)\s*$`).MatchString(stdout) {
 		t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	code, stdout, _ = run(t, "compare", a, b, "--format", "csv")
+	code, stdout, _ = clitest.Run(t, "compare", a, b, "--format", "csv")
 	if recs, err := csv.NewReader(strings.NewReader(stdout)).ReadAll(); code != 0 || err != nil || len(recs) < 3 {
 		t.Errorf("csv: exit %d, %d records, %v", code, len(recs), err)
 	}
-	code, stdout, _ = run(t, "compare", a, b, "--format", "json")
+	code, stdout, _ = clitest.Run(t, "compare", a, b, "--format", "json")
 	var tab struct{ Rows []any }
 	if err := json.Unmarshal([]byte(stdout), &tab); code != 0 || err != nil || len(tab.Rows) == 0 {
 		t.Errorf("json: exit %d, %v", code, err)
 	}
 	html := filepath.Join(t.TempDir(), "cmp.html")
-	if code, _, stderr := run(t, "compare", a, b, "--format", "md", "--html", html); code != 0 {
+	if code, _, stderr := clitest.Run(t, "compare", a, b, "--format", "md", "--html", html); code != 0 {
 		t.Fatalf("--html: exit %d: %s", code, stderr)
 	}
 	if st, err := os.Stat(html); err != nil || st.Size() < 100_000 {
@@ -129,7 +130,7 @@ func TestReportAndCompareBadInput(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			code, stdout, stderr := run(t, c.args...)
+			code, stdout, stderr := clitest.Run(t, c.args...)
 			if code != 2 || !strings.Contains(stderr, c.want) || stdout != "" {
 				t.Fatalf("exit %d, stdout %q, stderr:\n%s\nwant exit 2 and %q", code, stdout, stderr, c.want)
 			}
@@ -147,7 +148,7 @@ func TestReportAndCompareBadInput(t *testing.T) {
 func TestRunsWriteTheirReport(t *testing.T) {
 	t.Parallel() // real servers and fio: they overlap their waits
 	target, out := t.TempDir(), filepath.Join(t.TempDir(), "failed")
-	code, _, _ := run(t, "device", "--path", target, "--fio", fakeFio(t, "fio-3.33"), "--out", out, "--progress", "none")
+	code, _, _ := clitest.Run(t, "device", "--path", target, "--fio", clitest.FakeFio(t, "fio-3.33"), "--out", out, "--progress", "none")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1", code)
 	}
@@ -156,9 +157,9 @@ func TestRunsWriteTheirReport(t *testing.T) {
 		t.Fatalf("report.md of the failed run: %v\n%s", err, md)
 	}
 
-	requireFio(t)
+	clitest.RequireFio(t)
 	out = filepath.Join(t.TempDir(), "run")
-	code, _, stderr := run(t, "device", "--path", target, "--specs", "4k-randread", "--qd", "1,4",
+	code, _, stderr := clitest.Run(t, "device", "--path", target, "--specs", "4k-randread", "--qd", "1,4",
 		"--runtime", "1s", "--ramp", "0s", "--size", "16MiB", "--out", out, "--progress", "none", "--label", "<script>alert(1)</script>\x1b]0;pwned\x07")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -185,7 +186,7 @@ func TestRunsWriteTheirReport(t *testing.T) {
 // text, from the same results.json.
 func TestReportPrintsTheRunsSummary(t *testing.T) {
 	dir := copyRun(t, "quick")
-	code, stdout, stderr := run(t, "report", dir)
+	code, stdout, stderr := clitest.Run(t, "report", dir)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

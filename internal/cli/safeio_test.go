@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,7 +62,7 @@ func TestReadersRefuseAFIFO(t *testing.T) {
 		"merge":   {"merge", hlog},
 	} {
 		t.Run(name, func(t *testing.T) {
-			code, _, stderr := run(t, args...)
+			code, _, stderr := clitest.Run(t, args...)
 			refusedInOneSentence(t, code, stderr, "is not a regular file")
 		})
 	}
@@ -79,7 +80,7 @@ func TestMergeFollowsNoLinkAndQuotesNothing(t *testing.T) {
 	if err := os.Symlink(secret, filepath.Join(dir, "raw", "oltp-window.hlog")); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := run(t, "merge", dir)
+	code, stdout, stderr := clitest.Run(t, "merge", dir)
 	refusedInOneSentence(t, code, stderr, "is a symbolic link")
 	if strings.Contains(stderr+stdout, "secret-hash") || strings.Contains(stderr+stdout, "root:") {
 		t.Errorf("merge quoted the file the link points at:\n%s", stderr)

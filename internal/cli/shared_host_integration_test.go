@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,7 +32,7 @@ func socketBase(t *testing.T) string {
 // /tmp is, or not, as a careless --path is.
 func sharedDir(t *testing.T, sticky bool) string {
 	t.Helper()
-	dir := storageDir(t)
+	dir := clitest.StorageDir(t)
 	mode := os.FileMode(0o777)
 	if sticky {
 		mode |= os.ModeSticky
@@ -76,14 +77,14 @@ func refusedInOneSentence(t *testing.T, code int, stderr, what string) {
 // calibra's socket directories live in its own private base now, and
 // clean looks nowhere else.
 func TestCleanIgnoresAnotherAccountsSocketDirectories(t *testing.T) {
-	path := storageDir(t)
+	path := clitest.StorageDir(t)
 	tmp := sharedDir(t, true)
 	t.Setenv("TMPDIR", tmp)
 	target, untouched := precious(t)
 	testenv.AsStranger(t, `for d in calibra-sock-planted calibra-mysock-planted; do
 		mkdir -m 0777 "$1/$d"; ln -s "$2" "$1/$d/calibra.lock"; done`, tmp, target)
 
-	code, _, stderr := run(t, "clean", "--path", path)
+	code, _, stderr := clitest.Run(t, "clean", "--path", path)
 	if code != 0 {
 		t.Errorf("clean: exit %d\n%s", code, stderr)
 	}
@@ -105,13 +106,13 @@ func TestCleanRefusesASocketBaseAnotherAccountMade(t *testing.T) {
 		"link":      `mkdir -m 0777 "$1.real"; mkdir -m 0777 "$1.real/calibra-sock-planted"; ln -s "$2" "$1.real/calibra-sock-planted/calibra.lock"; ln -s "$1.real" "$1"`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			path := storageDir(t)
+			path := clitest.StorageDir(t)
 			tmp := sharedDir(t, true)
 			t.Setenv("TMPDIR", tmp)
 			target, untouched := precious(t)
 			base := filepath.Join(tmp, server.SocketBaseName+"0")
 			testenv.AsStranger(t, plant, base, target)
-			code, _, stderr := run(t, "clean", "--path", path)
+			code, _, stderr := clitest.Run(t, "clean", "--path", path)
 			refusedInOneSentence(t, code, stderr, base)
 			untouched()
 		})
@@ -123,13 +124,13 @@ func TestCleanRefusesASocketBaseAnotherAccountMade(t *testing.T) {
 // wrote "pid N, calibra clean" into root's file; now they refuse such a
 // --path before they look inside it.
 func TestALockLinkUnderASharedPathIsRefused(t *testing.T) {
-	requirePostgres(t) // oltp check opens the managed instance first
+	clitest.RequirePostgres(t) // oltp check opens the managed instance first
 	for _, args := range [][]string{{"clean"}, {"oltp", "check"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			path := sharedDir(t, false)
 			target, untouched := precious(t)
 			testenv.AsStranger(t, `ln -s "$2" "$1/calibra.lock"`, path, target)
-			code, _, stderr := run(t, append(args, "--path", path)...)
+			code, _, stderr := clitest.Run(t, append(args, "--path", path)...)
 			refusedInOneSentence(t, code, stderr, path+" is writable by other accounts")
 			untouched()
 		})
@@ -196,7 +197,7 @@ func TestCleanFollowsNoLinkOutOfPath(t *testing.T) {
 			if err := os.Chmod(path, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			code, _, stderr := run(t, "clean", "--path", path)
+			code, _, stderr := clitest.Run(t, "clean", "--path", path)
 			refusedInOneSentence(t, code, stderr, filepath.Join(path, c.name)+" is a symbolic link")
 			untouched()
 		})
@@ -214,7 +215,7 @@ func TestCleanRemovesOnlyWhatTheDataDirectorysOwnerMade(t *testing.T) {
 	if err := os.Chmod(path, 0o755); err != nil { // --path must pass the safefs rule now
 		t.Fatal(err)
 	}
-	code, _, stderr := run(t, "clean", "--path", path)
+	code, _, stderr := clitest.Run(t, "clean", "--path", path)
 	if code != 0 {
 		t.Errorf("clean: exit %d\n%s", code, stderr)
 	}
@@ -227,7 +228,7 @@ func TestCleanRemovesOnlyWhatTheDataDirectorysOwnerMade(t *testing.T) {
 // can write to, and a link planted at --out, are refused in one sentence
 // before anything runs; the link's target is left as it was.
 func TestARunDirectoryAnotherAccountCanSwapIsRefused(t *testing.T) {
-	fio := fakeFio(t, "fio-3.33") // the run would fail later: the refusal comes first
+	fio := clitest.FakeFio(t, "fio-3.33") // the run would fail later: the refusal comes first
 	cases := map[string]struct {
 		plant string // run as nobody in a directory everyone can write ($1), the victim $2
 		out   string // --out under $1, or "" for the default ./calibra-runs/...
@@ -253,7 +254,7 @@ func TestARunDirectoryAnotherAccountCanSwapIsRefused(t *testing.T) {
 			if c.out != "" {
 				args = append(args, "--out", filepath.Join(cwd, c.out))
 			}
-			code, _, stderr := run(t, args...)
+			code, _, stderr := clitest.Run(t, args...)
 			refusedInOneSentence(t, code, stderr, c.want)
 			untouched()
 			if entries, _ := os.ReadDir(victim); len(entries) != 1 {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,7 +19,7 @@ import (
 func TestStoreRecordsRuns(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "store", "r.db")
 	target, out := t.TempDir(), filepath.Join(t.TempDir(), "run")
-	code, _, stderr := run(t, "device", "--path", target, "--fio", fakeFio(t, "fio-3.33"), "--out", out, "--progress", "none", "--store", "sqlite:"+db)
+	code, _, stderr := clitest.Run(t, "device", "--path", target, "--fio", clitest.FakeFio(t, "fio-3.33"), "--out", out, "--progress", "none", "--store", "sqlite:"+db)
 	if code != 1 {
 		t.Fatalf("device with a failing fio: exit %d, want 1:\n%s", code, stderr)
 	}
@@ -30,7 +31,7 @@ func TestStoreRecordsRuns(t *testing.T) {
 	}
 	history := func(args ...string) []store.Row {
 		t.Helper()
-		code, stdout, stderr := run(t, append([]string{"history", "--json", "--store", "sqlite:" + db}, args...)...)
+		code, stdout, stderr := clitest.Run(t, append([]string{"history", "--json", "--store", "sqlite:" + db}, args...)...)
 		if code != 0 {
 			t.Fatalf("history: exit %d:\n%s", code, stderr)
 		}
@@ -63,7 +64,7 @@ func TestStoreRecordsRuns(t *testing.T) {
 		dirs = append(dirs, d)
 	}
 	for range 2 {
-		code, stdout, stderr := run(t, append([]string{"store", "import", "--store", "sqlite:" + db}, dirs...)...)
+		code, stdout, stderr := clitest.Run(t, append([]string{"store", "import", "--store", "sqlite:" + db}, dirs...)...)
 		if code != 0 || strings.Count(stdout, "recorded ") != 2 {
 			t.Fatalf("store import: exit %d\n%s%s", code, stdout, stderr)
 		}
@@ -75,18 +76,18 @@ func TestStoreRecordsRuns(t *testing.T) {
 	if len(rows) != 1 || rows[0].Label != "base" || rows[0].Metric == nil || rows[0].Metric.Value < 19769 || rows[0].Metric.Value > 19770 {
 		t.Errorf("history --metric oltp.nopm --label 'b*': %+v", rows)
 	}
-	code, stdout, _ := run(t, "history", "--metric", "oltp.nopm", "--store", "sqlite:"+db)
+	code, stdout, _ := clitest.Run(t, "history", "--metric", "oltp.nopm", "--store", "sqlite:"+db)
 	if code != 0 || !strings.Contains(stdout, "OLTP.NOPM") || !strings.Contains(stdout, "19769.82") || !strings.Contains(stdout, "lead-a") {
 		t.Errorf("history --metric oltp.nopm: exit %d\n%s", code, stdout)
 	}
 
-	if code, stdout, stderr := run(t, "store", "check", "--store", "sqlite:"+db); code != 0 {
+	if code, stdout, stderr := clitest.Run(t, "store", "check", "--store", "sqlite:"+db); code != 0 {
 		t.Errorf("store check of an agreeing store: exit %d\n%s%s", code, stdout, stderr)
 	}
 	if err := os.RemoveAll(dirs[0]); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr = run(t, "store", "check", "--store", "sqlite:"+db)
+	code, stdout, stderr = clitest.Run(t, "store", "check", "--store", "sqlite:"+db)
 	if code != 1 || !strings.Contains(stdout, dirs[0]+"): the run directory is gone") || !strings.Contains(stderr, "1 of 3 recorded runs disagree") {
 		t.Errorf("store check with a directory gone: exit %d\n%s%s", code, stdout, stderr)
 	}
@@ -104,7 +105,7 @@ func TestStoreUnwritableWarns(t *testing.T) {
 	}
 	db := filepath.Join(shared, "r.db")
 	target, out := t.TempDir(), filepath.Join(t.TempDir(), "run")
-	code, _, stderr := run(t, "device", "--path", target, "--fio", fakeFio(t, "fio-3.33"), "--out", out, "--progress", "none", "--store", "sqlite:"+db)
+	code, _, stderr := clitest.Run(t, "device", "--path", target, "--fio", clitest.FakeFio(t, "fio-3.33"), "--out", out, "--progress", "none", "--store", "sqlite:"+db)
 	if code != 1 {
 		t.Fatalf("exit %d, want the run's own 1:\n%s", code, stderr)
 	}

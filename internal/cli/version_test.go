@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"runtime"
 	"strings"
 	"testing"
@@ -28,7 +29,7 @@ func TestVersionNamesTheCommit(t *testing.T) {
 			}
 		}
 	}
-	code, stdout, _ := run(t, "version")
+	code, stdout, _ := clitest.Run(t, "version")
 	if code != 0 || !strings.Contains(stdout, runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH) || !strings.Contains(stdout, "  commit    ") {
 		t.Errorf("version: exit %d, stdout %q", code, stdout)
 	}
