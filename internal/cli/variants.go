@@ -63,7 +63,7 @@ func (a *app) runVariants(cmd *cobra.Command, flags runner.Config, base string, 
 	}
 	if len(errs) > 0 {
 		for _, d := range made {
-			_ = os.Remove(d) // bad input leaves nothing behind
+			_ = os.Remove(d) // safefs: an empty directory MkdirOwn made above, in a --path that passed the rule
 		}
 		return errors.Join(errs...)
 	}

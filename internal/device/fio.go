@@ -57,7 +57,7 @@ func (f Fio) run(ctx context.Context, env Env, name string, job Job) (*Report, e
 		return nil, err
 	}
 	tmp := filepath.Join(rawDir, "."+name+".json.tmp")
-	defer os.Remove(tmp)
+	defer os.Remove(tmp) // safefs: fio's output in the run directory's raw/, calibra's own
 	cmd := exec.Command(f.Path, "--output-format=json+", "--output="+tmp, "--eta=never", base+".fio")
 	cmd.Dir = rawDir // whatever else fio writes lands in raw/
 	log := &capped{limit: 1 << 20}
@@ -89,7 +89,7 @@ func (f Fio) run(ctx context.Context, env Env, name string, job Job) (*Report, e
 	}
 	data, rerr := os.ReadFile(tmp)
 	if rerr == nil {
-		rerr = os.Rename(tmp, base+".json")
+		rerr = os.Rename(tmp, base+".json") // safefs: both in raw/, calibra's own; rename follows no link
 	}
 	if rerr != nil || len(data) == 0 {
 		return nil, fmt.Errorf("fio %s wrote no report (%s): %s", name, exitText(p.Err()), lastLine(log.String()))

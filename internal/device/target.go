@@ -220,7 +220,7 @@ func CheckDirect(t Target) error {
 		}
 		f.Close()
 		file = f.Name()
-		defer os.Remove(file)
+		defer os.Remove(file) // safefs: a worker file in calibra-device, made by MkdirOwn
 	}
 	fd, err := unix.Open(file, unix.O_RDONLY|unix.O_DIRECT|unix.O_CLOEXEC, 0)
 	if err == nil {

@@ -71,7 +71,7 @@ func Run(ctx context.Context, cfg Config, host Host, out *results.Durability) er
 	out.Clients, out.LoadS, out.Journal = cfg.Clients, cfg.Load.Seconds(), cfg.Journal
 	// A new file, never one found at the name (an --out used again may
 	// hold an earlier audit's): made exclusively, not through a link.
-	if err := os.Remove(cfg.Journal); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := os.Remove(cfg.Journal); err != nil && !errors.Is(err, os.ErrNotExist) { // safefs: unlinks the name in the audit's directory, made by MkdirOwn on the lab
 		return err
 	}
 	jf, err := safefs.CreateFile(cfg.Journal, 0o644)

@@ -29,7 +29,7 @@ func ProbeFlush(ctx context.Context, dir, device string) (*results.FlushProbe, e
 	if err != nil {
 		return nil, err
 	}
-	defer os.Remove(f.Name())
+	defer os.Remove(f.Name()) // safefs: the probe's own CreateTemp file, removed by the name it got
 	defer f.Close()
 	const size = 1 << 20
 	if err := f.Truncate(size); err != nil {

@@ -74,7 +74,7 @@ const maxRecord = 64 << 10
 // checked by safefs.MkdirOwn in Up): any old one removed, the new one made
 // exclusively, 0600, never through a link.
 func writeRecord(path string, data []byte) error {
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) { // safefs: unlinks a record in calibra-lab, made or checked by MkdirOwn
 		return err
 	}
 	f, err := safefs.CreateFile(path, 0o600)
@@ -169,12 +169,12 @@ func Up(ctx context.Context, path string, p Parts, group *proc.Group) (*Stack, e
 	}
 	if lost, err := readRecord(lostPath(s.Root)); err == nil {
 		s.Lost = string(lost)
-		os.Remove(lostPath(s.Root))
+		os.Remove(lostPath(s.Root)) // safefs: a record in calibra-lab, calibra's own
 	}
 	fresh := false
 	if _, err := os.Stat(s.platter()); errors.Is(err, os.ErrNotExist) {
 		if err := s.newPlatter(ctx); err != nil {
-			os.Remove(s.platter())
+			os.Remove(s.platter()) // safefs: the platter just made in calibra-lab, calibra's own
 			return nil, err
 		}
 		fresh = true
@@ -391,7 +391,7 @@ func (s *Stack) Down() error {
 	if s.Parts.flashCache() && s.cacheDir != "" && safefs.Own(s.cacheDir) != nil {
 		// The server destaged everything and removed its cache: the
 		// record would only name a place another account may take next.
-		os.Remove(filepath.Join(s.Root, flashPointer))
+		os.Remove(filepath.Join(s.Root, flashPointer)) // safefs: the cache record in calibra-lab, calibra's own
 	}
 	s.forget()
 	return errors.Join(errs...)
@@ -438,7 +438,7 @@ func (s *Stack) forget() {
 		removeCache(s.cacheDir) // a volatile cache dies with its server
 	}
 	s.fuse, s.loop, s.cacheDir = nil, "", ""
-	os.Remove(statePath(s.Root))
+	os.Remove(statePath(s.Root)) // safefs: the state record in calibra-lab, calibra's own
 }
 
 // Restart brings the stack back on the same platter after a PowerCut:

@@ -233,7 +233,7 @@ func (t *Tier) compact(journalPath string) error {
 	}
 	tmp := journalPath + ".new"
 	// A compaction a power cut interrupted may have left one.
-	if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) { // safefs: in the cache directory checked by Own in openCache
 		return err
 	}
 	// Written sequentially from here on: each record lands at the end.

@@ -108,7 +108,7 @@ func (sys system) removeStale(alive func(pid int) bool) ([]string, error) {
 			if !ok {
 				return nil
 			}
-			if !alive(pid) && os.Remove(path) == nil {
+			if !alive(pid) && os.Remove(path) == nil { // safefs: an empty cgroup in cgroupfs, which only root can change
 				removed = append(removed, path)
 			}
 			return filepath.SkipDir // calibra's cgroups have no children of their own
@@ -256,7 +256,7 @@ func (c *Cgroup) record(spec Spec, dev string) {
 // mkdir creates name under our own cgroup in one hierarchy.
 func (c *Cgroup) mkdir(root, own, name string) (string, error) {
 	dir := filepath.Join(root, own, name)
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	if err := os.Mkdir(dir, 0o755); err != nil { // safefs: a cgroup in cgroupfs, which only root can change
 		return "", fmt.Errorf("create the cgroup %s: %w", dir, err)
 	}
 	c.dirs = append(c.dirs, dir)
@@ -367,7 +367,7 @@ func (c *Cgroup) Close() error {
 	}
 	var errs []error
 	for i := len(c.dirs) - 1; i >= 0; i-- {
-		if err := os.Remove(c.dirs[i]); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := os.Remove(c.dirs[i]); err != nil && !errors.Is(err, os.ErrNotExist) { // safefs: calibra's own cgroup in cgroupfs
 			errs = append(errs, fmt.Errorf("remove the cgroup %s: %w", c.dirs[i], err))
 		}
 	}

@@ -151,7 +151,7 @@ func (l *Lock) Release() {
 		return
 	}
 	if stillNamed(l.f, l.f.Name()) {
-		os.Remove(l.f.Name())
+		os.Remove(l.f.Name()) // safefs: only while the name still names the lock's file (checked above)
 	}
 	l.f.Close()
 	l.f = nil

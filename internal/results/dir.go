@@ -244,7 +244,7 @@ func WriteFileAtomic(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
+	defer os.Remove(tmp.Name()) // safefs: the CreateTemp file in the run directory, calibra's own
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		return err
@@ -259,5 +259,5 @@ func WriteFileAtomic(path string, data []byte) error {
 	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	return os.Rename(tmp.Name(), path) // safefs: in the run directory, calibra's own; rename follows no link
 }

@@ -11,11 +11,12 @@ import (
 )
 
 // unsafeCall is a call that writes, makes or removes by a path string.
-var unsafeCall = regexp.MustCompile(`\bos\.(Create|OpenFile|WriteFile|MkdirAll|RemoveAll)\(`)
+var unsafeCall = regexp.MustCompile(`\bos\.(Create|OpenFile|WriteFile|Mkdir|MkdirAll|Remove|RemoveAll|Rename)\(`)
 
 // TestEveryWriteGoesThroughSafefs fails on every line outside safefs that
-// writes, makes or removes by name with os.Create, os.OpenFile,
-// os.WriteFile, os.MkdirAll or os.RemoveAll, unless the line says why it
+// writes, makes, renames or removes by name with os.Create, os.OpenFile,
+// os.WriteFile, os.Mkdir, os.MkdirAll, os.Remove, os.RemoveAll or
+// os.Rename, unless the line says why it
 // is safe in a "// safefs: <why>" comment (issue 36: one rule, in one
 // package, for where calibra writes).
 func TestEveryWriteGoesThroughSafefs(t *testing.T) {

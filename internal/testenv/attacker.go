@@ -45,7 +45,7 @@ func NewAttacker(t testing.TB) *Attacker {
 	a.Canary, a.canaryIntact = Canary(t)
 	base := filepath.Dir(a.Canary) // root's, 0700: nothing the attacker can reach
 	a.CanaryDir = filepath.Join(base, "private")
-	if err := os.Mkdir(a.CanaryDir, 0o700); err != nil {
+	if err := os.Mkdir(a.CanaryDir, 0o700); err != nil { // safefs: in t.TempDir, root's and private
 		t.Fatal(err)
 	}
 	// The attacker must reach the canaries' names to point links at them

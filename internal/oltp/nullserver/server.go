@@ -46,7 +46,7 @@ type Server struct {
 // Listen starts a server on dir/.s.PGSQL.5432 for a schema of warehouses.
 func Listen(dir string, warehouses int) (*Server, error) {
 	path := filepath.Join(dir, fmt.Sprintf(".s.PGSQL.%d", Port))
-	_ = os.Remove(path)
+	_ = os.Remove(path) // safefs: a test server's socket in the directory its test made
 	ln, err := net.Listen("unix", path)
 	if err != nil {
 		return nil, err
