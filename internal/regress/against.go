@@ -53,7 +53,7 @@ func Against(ctx context.Context, s *store.Store, r *results.Run, id string, o O
 	}
 	for _, run := range runs {
 		b.Runs = append(b.Runs, run.ID)
-		if !slices.Contains(b.Labels, run.Label) {
+		if run.Label != "" && !slices.Contains(b.Labels, run.Label) {
 			b.Labels = append(b.Labels, run.Label)
 		}
 	}

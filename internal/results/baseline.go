@@ -1,5 +1,7 @@
 package results
 
+import "fmt"
+
 // Baseline is a run judged against the results store's earlier runs of
 // the same study on the same target (calibra run --baseline): per headline
 // figure, the medians on each side, the change, the Mann-Whitney U test's
@@ -51,4 +53,50 @@ type BaselineFigure struct {
 	// Verdict is "regressed", "worse within the allowance", "worse within
 	// noise", "better", "~" or "no verdict (...)": the figure's own.
 	Verdict string `json:"verdict"`
+}
+
+// Summary is the verdict in one line: what the run was judged against
+// and what came of it.
+func (b *Baseline) Summary() string {
+	s := fmt.Sprintf("against the baseline %s (%s): %s", b.Spec, Plural(len(b.Runs), "stored run"), b.Verdict)
+	if b.Reason != "" {
+		s += ": " + b.Reason
+	}
+	return s
+}
+
+func Plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// BaselineHead is the header of the figures' table.
+var BaselineHead = []string{"figure", "run", "baseline", "change", "p", "n (run, baseline)", "verdict"}
+
+// Rows are the figures as the table's cells.
+func (b *Baseline) Rows() [][]string {
+	var out [][]string
+	for _, f := range b.Figures {
+		unit := ""
+		if f.Unit != "" {
+			unit = " " + f.Unit
+		}
+		change := "-"
+		if f.DeltaPct != nil {
+			change = fmt.Sprintf("%+.1f%%", *f.DeltaPct)
+		}
+		p := "-"
+		if f.P != nil {
+			p = fmt.Sprintf("%.3f", *f.P)
+		}
+		title := f.Title
+		if f.Step != "" {
+			title += " [" + f.Step + "]"
+		}
+		out = append(out, []string{title, Num(f.RunMedian) + unit, Num(f.BaseMedian) + unit, change, p,
+			fmt.Sprintf("%d, %d", f.RunN, f.BaseN), f.Verdict})
+	}
+	return out
 }
