@@ -140,7 +140,7 @@ func moved(f results.BaselineFigure) string {
 // tooFew says, in a sentence, why no figure could be judged.
 func tooFew(f results.BaselineFigure) string {
 	if f.RunN < MinN || f.BaseN < MinN {
-		return fmt.Sprintf("the run has %s of each figure and its baseline %d: a verdict needs %d a side (repeat the study's steps, e.g. --set KIND.repeat=3, and keep the baseline's runs repeated too)", results.Plural(f.RunN, "value"), f.BaseN, MinN)
+		return fmt.Sprintf("the run has %s of each figure and its baseline %d: a verdict needs %d a side (repeat the study's steps, e.g. --set KIND.repeat=3, or take more stored runs with --baseline-runs)", results.Plural(f.RunN, "value"), f.BaseN, MinN)
 	}
 	return fmt.Sprintf("with %d values against %d the U test's smallest p-value is %.2f, so no change can be significant at %g: repeat more (4 a side, or 3 against 5 or more)",
 		f.RunN, f.BaseN, compare.MinP(f.RunN, f.BaseN), compare.Alpha)
