@@ -63,7 +63,9 @@ func TestBaselineSelectsTheSameTarget(t *testing.T) {
 	if target.Storage != "/mnt/array" {
 		t.Fatalf("a lab under /mnt/array is target %q", target.Storage)
 	}
-	id := func(name string) string { return runs[slices.IndexFunc(runs, func(r record) bool { return r.dir == "/runs/"+name })].id }
+	id := func(name string) string {
+		return runs[slices.IndexFunc(runs, func(r record) bool { return r.dir == "/runs/"+name })].id
+	}
 	key := FigureKey{Step: "device/device", Metric: "4k-randread.iops_at_max_latency"}
 	for _, tc := range []struct {
 		name   string
