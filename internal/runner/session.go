@@ -378,8 +378,8 @@ func (e Env) finish(ctx context.Context, dir *results.Dir, logFile *os.File, pro
 }
 
 // judgeBaseline judges the finished run against its baseline and keeps
-// the verdict in results.json. A store that cannot be read is a warning,
-// as for recording: the run directory stays the truth.
+// the verdict in results.json. A store that cannot be read is a warning
+// and no verdict, as a store that cannot be written is for recording.
 func (e Env) judgeBaseline(ctx context.Context, dir *results.Dir, prog *progress.Printer) error {
 	r, err := results.Load(dir.Path)
 	if err != nil {
@@ -388,7 +388,7 @@ func (e Env) judgeBaseline(ctx context.Context, dir *results.Dir, prog *progress
 	b, err := e.Baseline(ctx, dir.Path, r)
 	if err != nil {
 		prog.Phase("warning: the run was not judged against its baseline: %v", err)
-		return nil
+		b = &results.Baseline{Verdict: results.BaselineNone, Reason: "the results store could not be read: " + strings.Join(strings.Fields(err.Error()), " ")}
 	}
 	if err := dir.Update(func(r *results.Run) { r.Baseline = b }); err != nil {
 		return err
