@@ -19,6 +19,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/proc"
+	"github.com/calibra-bench/calibra/internal/regress"
 	"github.com/calibra-bench/calibra/internal/runner"
 	"github.com/calibra-bench/calibra/internal/safefs"
 	"github.com/calibra-bench/calibra/internal/secret"
@@ -31,6 +32,8 @@ type app struct {
 	stderrTTY      bool
 	group          *proc.Group
 	store          store.Spec // where runs are recorded (--store), set before a command runs
+	// baseline, when set, is what run --baseline judges each run against.
+	baseline *regress.Options
 }
 
 // runError marks errors that come from running a command, as opposed to

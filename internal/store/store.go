@@ -289,7 +289,7 @@ func (rec record) write(ctx context.Context, tx *sql.Tx) error {
 			return err
 		}
 	}
-	return nil
+	return writeBaseline(ctx, tx, rec)
 }
 
 // Disagreement is a recorded run its directory no longer matches.
