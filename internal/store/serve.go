@@ -1,0 +1,123 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"sort"
+	"time"
+)
+
+// The queries calibra serve needs beside History: one run's directory,
+// the figures the store holds, and one figure across runs.
+
+// RunDir is the directory recorded for the run id; found is false when
+// no run has that id.
+func (s *Store) RunDir(ctx context.Context, id string) (dir string, found bool, err error) {
+	err = s.db.QueryRowContext(ctx, `SELECT dir FROM runs WHERE id = ?`, id).Scan(&dir)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	return dir, err == nil, err
+}
+
+// FigureName is one figure the store holds, as --metric names it
+// (Kind.Metric), with the number of runs that measured it.
+type FigureName struct {
+	Kind, Metric, Unit, Better string
+	Runs                       int
+}
+
+// Name is KIND.METRIC.
+func (f FigureName) Name() string { return f.Kind + "." + f.Metric }
+
+// FigureNames lists every figure recorded, by kind and name.
+func (s *Store) FigureNames(ctx context.Context) ([]FigureName, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT kind, metric, max(unit), max(better), count(DISTINCT run_id)
+		FROM figures GROUP BY kind, metric ORDER BY kind, metric`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []FigureName
+	for rows.Next() {
+		var f FigureName
+		if err := rows.Scan(&f.Kind, &f.Metric, &f.Unit, &f.Better, &f.Runs); err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
+// TrendPoint is one run's value of a figure: the median of its steps'
+// values (its repeats), their range and count.
+type TrendPoint struct {
+	ID, Label, Host, Storage, Device, Engine string
+	StartedAt                                time.Time
+	Median, Min, Max                         float64
+	N                                        int
+	Unit                                     string
+}
+
+// Target is where the run measured: the host and the storage path (or
+// device), which a trend follows over time.
+func (p TrendPoint) Target() string {
+	where := p.Storage
+	if where == "" {
+		where = p.Device
+	}
+	if where == "" {
+		return p.Host
+	}
+	return p.Host + ":" + where
+}
+
+// FigureTrend lists the runs that measured the figure kind.metric, oldest
+// first, restricted to labels matching the glob label ("" for all).
+func (s *Store) FigureTrend(ctx context.Context, kind, metric, label string) ([]TrendPoint, error) {
+	q := `SELECT r.id, r.label, r.host, r.storage_path, r.storage_device, r.engine_name, r.started_at, f.value, f.unit
+		FROM figures f JOIN runs r ON r.id = f.run_id WHERE f.kind = ? AND f.metric = ?`
+	args := []any{kind, metric}
+	if label != "" {
+		q, args = q+` AND r.label GLOB ?`, append(args, label)
+	}
+	rows, err := s.db.QueryContext(ctx, q+` ORDER BY r.started_at, r.id`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []TrendPoint
+	var values [][]float64
+	for rows.Next() {
+		var p TrendPoint
+		var started string
+		var v float64
+		if err := rows.Scan(&p.ID, &p.Label, &p.Host, &p.Storage, &p.Device, &p.Engine, &started, &v, &p.Unit); err != nil {
+			return nil, err
+		}
+		if n := len(out); n > 0 && out[n-1].ID == p.ID {
+			values[n-1] = append(values[n-1], v)
+			continue
+		}
+		p.StartedAt, _ = time.Parse(timeFormat, started)
+		out, values = append(out, p), append(values, []float64{v})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for i, vs := range values {
+		sort.Float64s(vs)
+		out[i].Median, out[i].Min, out[i].Max, out[i].N = sortedMedian(vs), vs[0], vs[len(vs)-1], len(vs)
+	}
+	return out, nil
+}
+
+// sortedMedian is the median of sorted values.
+func sortedMedian(vs []float64) float64 {
+	m := vs[len(vs)/2]
+	if len(vs)%2 == 0 {
+		m = (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
+	}
+	return m
+}
