@@ -22,10 +22,10 @@ func (s *Store) RunDir(ctx context.Context, id string) (dir string, found bool, 
 }
 
 // FigureName is one figure the store holds, as --metric names it
-// (Kind.Metric), with the number of runs that measured it.
+// (Kind.Metric), with the number of values recorded (repeats count each).
 type FigureName struct {
 	Kind, Metric, Unit, Better string
-	Runs                       int
+	Values                     int
 }
 
 // Name is KIND.METRIC.
@@ -33,8 +33,12 @@ func (f FigureName) Name() string { return f.Kind + "." + f.Metric }
 
 // FigureNames lists every figure recorded, by kind and name.
 func (s *Store) FigureNames(ctx context.Context) ([]FigureName, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT kind, metric, max(unit), max(better), count(DISTINCT run_id)
-		FROM figures GROUP BY kind, metric ORDER BY kind, metric`)
+	// Counted on the index (kind, metric) alone, and the unit read once a
+	// figure: reading every figure's row takes seconds with 10,000 runs.
+	rows, err := s.db.QueryContext(ctx, `SELECT kind, metric, count(*),
+		(SELECT unit FROM figures u WHERE u.kind = f.kind AND u.metric = f.metric LIMIT 1),
+		(SELECT better FROM figures u WHERE u.kind = f.kind AND u.metric = f.metric LIMIT 1)
+		FROM figures f GROUP BY kind, metric ORDER BY kind, metric`)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +46,7 @@ func (s *Store) FigureNames(ctx context.Context) ([]FigureName, error) {
 	var out []FigureName
 	for rows.Next() {
 		var f FigureName
-		if err := rows.Scan(&f.Kind, &f.Metric, &f.Unit, &f.Better, &f.Runs); err != nil {
+		if err := rows.Scan(&f.Kind, &f.Metric, &f.Values, &f.Unit, &f.Better); err != nil {
 			return nil, err
 		}
 		out = append(out, f)

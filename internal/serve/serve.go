@@ -1,0 +1,112 @@
+// Package serve is calibra serve: a local, read-only web view of the
+// results store. Its pages list the runs (filter, sort, select), open a
+// run's own report.html, compare selected runs (compare's HTML page) and
+// draw a figure's trend across runs. Every request carries a random token
+// (in the URL once, then as a cookie); everything is embedded, so it works
+// offline (docs/store.md).
+package serve
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+
+	"github.com/calibra-bench/calibra/internal/store"
+)
+
+// TokenParam is the query parameter that carries the token.
+const TokenParam = "token"
+
+// NewToken is a random token: 256 bits from crypto/rand, URL-safe.
+func NewToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// Server answers the pages of one store.
+type Server struct {
+	store  *store.Store
+	token  []byte
+	cookie string
+	mux    *http.ServeMux
+}
+
+// New serves st; every request must carry token.
+func New(st *store.Store, token string) *Server {
+	sum := sha256.Sum256([]byte(token))
+	s := &Server{
+		store: st,
+		token: []byte(token),
+		// Named after the token: two servers on one host (cookies ignore
+		// ports) keep theirs apart; the name does not give the token away.
+		cookie: "calibra_" + hex.EncodeToString(sum[:6]),
+		mux:    http.NewServeMux(),
+	}
+	s.mux.HandleFunc("GET /{$}", s.list)
+	s.mux.HandleFunc("GET /runs/{id}/{file...}", s.runFile)
+	s.mux.HandleFunc("GET /compare", s.compare)
+	s.mux.HandleFunc("GET /trend", s.trend)
+	s.mux.HandleFunc("GET /regressions", s.regressions)
+	s.mux.HandleFunc("GET /static/{name}", s.static)
+	return s
+}
+
+// ownPolicy lets calibra serve's own pages run only its embedded scripts
+// and reach nothing outside.
+const ownPolicy = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+// ServeHTTP checks the method and the token, then answers.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", ownPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		h.Set("Allow", "GET, HEAD")
+		http.Error(w, "calibra serve is read-only: it answers GET and HEAD only", http.StatusMethodNotAllowed)
+		return
+	}
+	tok, fromURL := r.URL.Query().Get(TokenParam), true
+	if tok == "" {
+		fromURL = false
+		if c, err := r.Cookie(s.cookie); err == nil {
+			tok = c.Value
+		}
+	}
+	if subtle.ConstantTimeCompare([]byte(tok), s.token) != 1 {
+		http.Error(w, "403: open the URL calibra serve printed, with its token", http.StatusForbidden)
+		return
+	}
+	if fromURL {
+		// Lax, not Strict: a run's report is sandboxed (another origin),
+		// and its links back must still carry the cookie.
+		http.SetCookie(w, &http.Cookie{Name: s.cookie, Value: tok, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// fail answers with a page that says what is wrong in one sentence.
+func (s *Server) fail(w http.ResponseWriter, code int, format string, args ...any) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(code)
+	_ = pages.ExecuteTemplate(w, "error", errorPage{frame: frame{Title: http.StatusText(code), Store: s.store.Path}, Text: fmt.Sprintf(format, args...)})
+}
+
+// internal answers a failure of the store or the disk.
+func (s *Server) internal(w http.ResponseWriter, err error) {
+	s.fail(w, http.StatusInternalServerError, "%v", err)
+}
+
+// regressions is a placeholder until --baseline records regression
+// verdicts (issue 37, item 4).
+func (s *Server) regressions(w http.ResponseWriter, _ *http.Request) {
+	s.render(w, "regressions", frame{Title: "Regressions", Store: s.store.Path})
+}
