@@ -31,7 +31,8 @@ each run's repeats as a range.
 It listens on loopback only (--listen, default 127.0.0.1 on a free port) and
 prints the URL, with a random token every request must carry (in the URL, then
 as a cookie; without it the answer is 403). --socket serves on a Unix socket
-instead (mode 0600). Everything is embedded: the pages work offline.`,
+instead (mode 0600), with the same token. Everything is embedded: the pages
+work offline.`,
 		Example: `  calibra serve
   calibra serve --store sqlite:/srv/bench/results.db --listen 127.0.0.1:8080
   calibra serve --socket /run/user/1000/calibra.sock`,
