@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"database/sql"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -141,5 +142,45 @@ func TestTrend(t *testing.T) {
 	}
 	if resp, _ := f.get(t, "/trend?metric=oltp.nothing", false); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("a figure no run measured: %d, want 404", resp.StatusCode)
+	}
+}
+
+// The regressions page lists the runs calibra run --baseline found
+// regressed (the verdict rows it records), with the figures judged, and
+// says so when there is none.
+func TestRegressions(t *testing.T) {
+	f := newFixture(t)
+	if _, body := f.get(t, "/regressions", false); !strings.Contains(body, "No recorded run regressed against its baseline.") {
+		t.Errorf("a store without verdicts:\n%s", body)
+	}
+	db, err := sql.Open("sqlite", f.store.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, v := range []struct {
+		id, kind, verdict, detail string
+		ok, value                 any
+	}{
+		{f.ids["oltp-xss"], "baseline", "regressed", "against last (3 runs): oltp.nopm regressed", false, nil},
+		{f.ids["oltp-xss"], "baseline_figure", "regressed", "oltp.nopm: median 900 against 1000", false, -10.0},
+		{f.ids["oltp-base"], "baseline", "pass", "against last (3 runs)", true, nil},
+	} {
+		if _, err := db.Exec(`INSERT INTO verdicts (run_id, step, kind, verdict, ok, value, detail) VALUES (?, 'oltp/oltp', ?, ?, ?, ?, ?)`,
+			v.id, v.kind, v.verdict, v.ok, v.value, v.detail); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, body := f.get(t, "/regressions", false)
+	for _, want := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", "oltp.nopm: median 900 against 1000", `<td class="bad">-10.0%</td>`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the regressions page does not show %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, ">base</a>") {
+		t.Errorf("a run that passed is listed among the regressions")
+	}
+	if _, body := f.get(t, "/regressions?all=1", false); !strings.Contains(body, ">base</a>") {
+		t.Errorf("every verdict does not list the run that passed")
 	}
 }

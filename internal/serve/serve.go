@@ -14,6 +14,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/calibra-bench/calibra/internal/store"
 )
@@ -105,8 +107,51 @@ func (s *Server) internal(w http.ResponseWriter, err error) {
 	s.fail(w, http.StatusInternalServerError, "%v", err)
 }
 
-// regressions is a placeholder until --baseline records regression
-// verdicts (issue 37, item 4).
-func (s *Server) regressions(w http.ResponseWriter, _ *http.Request) {
-	s.render(w, "regressions", frame{Title: "Regressions", Store: s.store.Path})
+// MaxRegressions is the most judged runs the regressions page lists.
+const MaxRegressions = 200
+
+type regressionRun struct {
+	URL, Label, Started, Verdict, Class, Detail string
+	Figures                                     []regressionFigure
+}
+
+type regressionFigure struct {
+	Step, Detail, Change, Verdict string
+	Regressed                     bool
+}
+
+type regressionsPage struct {
+	frame
+	All  bool
+	Runs []regressionRun
+}
+
+// regressions lists the runs that regressed against their baseline
+// (calibra run --baseline), newest first, with the figures judged; all=1
+// lists every verdict.
+func (s *Server) regressions(w http.ResponseWriter, r *http.Request) {
+	p := regressionsPage{frame: frame{Title: "Regressions", Store: s.store.Path}, All: r.URL.Query().Get("all") != ""}
+	verdicts, err := s.store.Regressions(r.Context(), p.All, MaxRegressions)
+	if err != nil {
+		s.internal(w, err)
+		return
+	}
+	for _, v := range verdicts {
+		run := regressionRun{URL: runURL(v.ID), Label: orDash(v.Label), Started: v.StartedAt.UTC().Format(time.DateTime), Verdict: v.Verdict, Detail: v.Detail}
+		switch v.Verdict {
+		case "regressed":
+			run.Class = "failed"
+		case "pass":
+			run.Class = "complete"
+		}
+		for _, f := range v.Figures {
+			change := "-"
+			if f.DeltaPct != nil {
+				change = strconv.FormatFloat(*f.DeltaPct, 'f', 1, 64) + "%"
+			}
+			run.Figures = append(run.Figures, regressionFigure{Step: f.Step, Detail: f.Detail, Change: change, Verdict: f.Verdict, Regressed: f.Regressed})
+		}
+		p.Runs = append(p.Runs, run)
+	}
+	s.render(w, "regressions", p)
 }

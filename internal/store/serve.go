@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"sort"
 	"time"
 )
@@ -124,4 +125,91 @@ func sortedMedian(vs []float64) float64 {
 		m = (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
 	}
 	return m
+}
+
+// Verdict kinds calibra run --baseline records: one row for the run's
+// verdict against its baseline, one for each figure judged.
+const (
+	verdictBaseline       = "baseline"
+	verdictBaselineFigure = "baseline_figure"
+	regressed             = "regressed"
+)
+
+// RegressionVerdict is a run judged against its baseline: the verdict
+// ("regressed", "pass" or "no verdict"), its sentence, and its figures.
+type RegressionVerdict struct {
+	ID, Label, Verdict, Detail string
+	StartedAt                  time.Time
+	Figures                    []RegressionFigure
+}
+
+// RegressionFigure is one figure judged against the baseline: its
+// verdict, its change in percent (nil when the base is zero) and its
+// sentence; Regressed when it failed the run.
+type RegressionFigure struct {
+	Step, Verdict, Detail string
+	DeltaPct              *float64
+	Regressed             bool
+}
+
+// Regressions lists the runs judged against a baseline, newest first,
+// only those that regressed unless all; at most limit runs (0: all).
+func (s *Store) Regressions(ctx context.Context, all bool, limit int) ([]RegressionVerdict, error) {
+	q := `SELECT r.id, r.label, r.started_at, v.verdict, v.detail FROM verdicts v JOIN runs r ON r.id = v.run_id WHERE v.kind = ?`
+	args := []any{verdictBaseline}
+	if !all {
+		q, args = q+` AND v.verdict = ?`, append(args, regressed)
+	}
+	q += ` ORDER BY r.started_at DESC, r.id DESC`
+	if limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", limit)
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	var out []RegressionVerdict
+	for rows.Next() {
+		var v RegressionVerdict
+		var started string
+		if err := rows.Scan(&v.ID, &v.Label, &started, &v.Verdict, &v.Detail); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		v.StartedAt, _ = time.Parse(timeFormat, started)
+		out = append(out, v)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		if out[i].Figures, err = s.regressionFigures(ctx, out[i].ID); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) regressionFigures(ctx context.Context, id string) ([]RegressionFigure, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT step, verdict, detail, value, ok FROM verdicts WHERE run_id = ? AND kind = ? ORDER BY rowid`, id, verdictBaselineFigure)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []RegressionFigure
+	for rows.Next() {
+		var f RegressionFigure
+		var delta sql.NullFloat64
+		var ok sql.NullBool
+		if err := rows.Scan(&f.Step, &f.Verdict, &f.Detail, &delta, &ok); err != nil {
+			return nil, err
+		}
+		if delta.Valid {
+			f.DeltaPct = &delta.Float64
+		}
+		f.Regressed = ok.Valid && !ok.Bool
+		out = append(out, f)
+	}
+	return out, rows.Err()
 }
