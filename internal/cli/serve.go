@@ -25,9 +25,9 @@ func (a *app) serveCommand() *cobra.Command {
 read-only, until Ctrl-C: the runs (filter by label glob, engine and status,
 sort, select), each run's own report.html, a compare of the selected runs (the
 page calibra compare --html writes, the oldest run as the base), and any
-figure's trend across runs over time, a line per target (host and storage),
-each run's repeats as a range, and the runs that regressed against their
-baseline (calibra run --baseline).
+figure's trend across runs over time, a line per target (host, storage and
+engine), each run's repeats as a range, and the runs that regressed against
+their baseline (calibra run --baseline).
 
 It listens on loopback only (--listen, default 127.0.0.1 on a free port) and
 prints the URL, with a random token every request must carry (in the URL, then

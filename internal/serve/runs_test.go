@@ -132,12 +132,12 @@ func TestTrend(t *testing.T) {
 			}
 		}
 	}
-	want := map[string][]string{"vm:/var/tmp/report-a": {"repeats-a", "repeats-b", "base", "<script>alert(1)</script>"}, "vm:/var/tmp/calibra": {"lead-a"}}
-	if len(got) != len(want) || strings.Join(got["vm:/var/tmp/report-a"], "|") != strings.Join(want["vm:/var/tmp/report-a"], "|") ||
-		strings.Join(got["vm:/var/tmp/calibra"], "|") != "lead-a" {
+	want := map[string][]string{"vm:/var/tmp/report-a postgresql": {"repeats-a", "repeats-b", "base", "<script>alert(1)</script>"}, "vm:/var/tmp/calibra postgresql": {"lead-a"}}
+	if len(got) != len(want) || strings.Join(got["vm:/var/tmp/report-a postgresql"], "|") != strings.Join(want["vm:/var/tmp/report-a postgresql"], "|") ||
+		strings.Join(got["vm:/var/tmp/calibra postgresql"], "|") != "lead-a" {
 		t.Errorf("the trend's lines: %q, want %q", got, want)
 	}
-	if _, body := f.get(t, "/trend?metric=oltp.nopm&label=repeats-*&target=vm:/var/tmp/report-a", false); strings.Count(body, "<tr><td>2026") != 2 {
+	if _, body := f.get(t, "/trend?metric=oltp.nopm&label=repeats-*&target=vm:/var/tmp/report-a+postgresql", false); strings.Count(body, "<tr><td>2026") != 2 {
 		t.Errorf("label and target narrow the trend to repeats-a and repeats-b:\n%s", body)
 	}
 	if resp, _ := f.get(t, "/trend?metric=oltp.nothing", false); resp.StatusCode != http.StatusNotFound {

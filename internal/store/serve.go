@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -65,17 +66,17 @@ type TrendPoint struct {
 	Unit                                     string
 }
 
-// Target is where the run measured: the host and the storage path (or
-// device), which a trend follows over time.
+// Target is what a trend follows over time: the host, the storage path
+// (or device) and the engine, "host:/path engine".
 func (p TrendPoint) Target() string {
-	where := p.Storage
-	if where == "" {
-		where = p.Device
+	t := p.Host
+	if where := cmp.Or(p.Storage, p.Device); where != "" {
+		t += ":" + where
 	}
-	if where == "" {
-		return p.Host
+	if p.Engine != "" {
+		t += " " + p.Engine
 	}
-	return p.Host + ":" + where
+	return t
 }
 
 // FigureTrend lists the runs that measured the figure kind.metric, oldest

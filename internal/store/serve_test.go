@@ -5,14 +5,14 @@ import (
 	"testing"
 )
 
-// A trend follows a target: the host and the storage path, else the
-// device, else the host alone.
+// A trend follows a target: the host, the storage path (else the
+// device) and the engine.
 func TestTrendPointTarget(t *testing.T) {
 	for _, c := range []struct {
 		p    TrendPoint
 		want string
 	}{
-		{TrendPoint{Host: "vm", Storage: "/mnt/array", Device: "/dev/sdb"}, "vm:/mnt/array"},
+		{TrendPoint{Host: "vm", Storage: "/mnt/array", Device: "/dev/sdb", Engine: "postgresql"}, "vm:/mnt/array postgresql"},
 		{TrendPoint{Host: "vm", Device: "/dev/sdb"}, "vm:/dev/sdb"},
 		{TrendPoint{Host: "vm"}, "vm"},
 	} {
