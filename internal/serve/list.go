@@ -18,12 +18,11 @@ import (
 var pagesTmpl string
 
 // pages are calibra serve's own pages; they share the reports' style sheet.
-var pages = template.Must(template.New("serve").Funcs(template.FuncMap{"css": styleSheet}).Parse(pagesTmpl))
+var pages = template.Must(template.New("serve").Funcs(template.FuncMap{"css": func() template.CSS { return embedded.CSS }}).Parse(pagesTmpl))
 
-func styleSheet() template.CSS {
-	p, _ := assets.NewPage(nil) // nil charts always encode
-	return p.CSS
-}
+// embedded are the reports' style sheet and ECharts (no charts: nothing
+// that could fail to encode).
+var embedded, _ = assets.NewPage(nil)
 
 // frame is what every page's top needs.
 type frame struct {
@@ -41,7 +40,7 @@ const DefaultLimit = 500
 // column is a sortable column of the run list.
 type column struct {
 	Key, Title string
-	less       func(a, b *store.Row) int
+	order      func(a, b *store.Row) int
 }
 
 var columns = []column{
@@ -160,9 +159,9 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	desc := strings.HasPrefix(q.Sort, "-")
 	sort.SliceStable(rows, func(i, j int) bool {
 		if desc {
-			return col.less(rows[j], rows[i]) < 0
+			return col.order(rows[j], rows[i]) < 0
 		}
-		return col.less(rows[i], rows[j]) < 0
+		return col.order(rows[i], rows[j]) < 0
 	})
 	p.Total, p.Matched = len(all), len(rows)
 	if q.Limit > 0 && len(rows) > q.Limit {

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/calibra-bench/calibra/internal/report/assets"
 	"github.com/calibra-bench/calibra/internal/store"
 )
 
@@ -144,12 +143,7 @@ func (s *Server) static(w http.ResponseWriter, r *http.Request) {
 	var body string
 	switch r.PathValue("name") {
 	case "echarts.min.js":
-		a, err := assets.NewPage(nil)
-		if err != nil {
-			s.internal(w, err)
-			return
-		}
-		body = string(a.ECharts)
+		body = string(embedded.ECharts)
 	case "trend.js":
 		body = trendJS
 	default:
