@@ -136,8 +136,8 @@ func writeBaseline(ctx context.Context, tx *sql.Tx, rec record) error {
 		return nil
 	}
 	detail := strings.TrimSpace(fmt.Sprintf("against %s (%d runs): %s", b.Spec, len(b.Runs), b.Reason))
-	if _, err := tx.ExecContext(ctx, `INSERT INTO verdicts (run_id, kind, verdict, ok, detail) VALUES (?, 'baseline', ?, ?, ?)`,
-		rec.id, b.Verdict, nullOK(b.Verdict != results.BaselineNone, !b.Regressed), detail); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO verdicts (run_id, kind, verdict, ok, detail) VALUES (?, ?, ?, ?, ?)`,
+		rec.id, verdictBaseline, b.Verdict, nullOK(b.Verdict != results.BaselineNone, !b.Regressed), detail); err != nil {
 		return err
 	}
 	for _, f := range b.Figures {
@@ -151,8 +151,8 @@ func writeBaseline(ctx context.Context, tx *sql.Tx, rec record) error {
 		if f.DeltaPct != nil {
 			delta = *f.DeltaPct
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO verdicts (run_id, step, kind, verdict, ok, value, detail) VALUES (?, ?, 'baseline_figure', ?, ?, ?, ?)`,
-			rec.id, f.Step, f.Verdict, nullOK(f.P != nil, !f.Regressed), delta, detail); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO verdicts (run_id, step, kind, verdict, ok, value, detail) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			rec.id, f.Step, verdictBaselineFigure, f.Verdict, nullOK(f.P != nil, !f.Regressed), delta, detail); err != nil {
 			return err
 		}
 	}
