@@ -47,7 +47,7 @@ func TestIOCalServerSideReadsAndCommits(t *testing.T) {
 			clitest.RequireEngine(t, engine)
 			path := clitest.StorageDir(t)
 			out := filepath.Join(t.TempDir(), "run")
-			clitest.MustRun(t, 0, "iocal", "--engine", engine, "--path", path, "--out", out, "--progress", "none", "--size", "512MiB",
+			clitest.MustRun(t, 0, "iocal", "--engine", engine, "--path", path, "--out", out, "--progress", "none", "--size", "256MiB",
 				"--jobs", "1,4", "--tests", "random,wal", "--point", "3s", "--warmup", "0s", "--db-cache", "32MB", "--os-cache-limit", "64MiB")
 			clitest.NoServerLeft(t, path)
 			_, io := clitest.LastStep[*results.IOCal](t, out)
