@@ -87,16 +87,26 @@ func Start(t testing.TB, e engine.Engine) *proc.Group {
 // (t.TempDir's parents are private to root), removed when the test ends.
 func StorageDir(t testing.TB) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "calibra-test-")
+	dir, remove, err := NewStorageDir()
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(remove)
+	return dir
+}
+
+// NewStorageDir is StorageDir for what outlives one test (an instance a
+// test binary shares): the caller removes it.
+func NewStorageDir() (dir string, remove func(), err error) {
+	dir, err = os.MkdirTemp("", "calibra-test-")
+	if err != nil {
+		return "", nil, err
+	}
 	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
+		return "", nil, err
 	}
 	// Tests plant other accounts' links in it: removed by handle.
-	t.Cleanup(func() { _ = safefs.RemoveAll(filepath.Dir(dir), filepath.Base(dir)) })
-	return dir
+	return dir, func() { _ = safefs.RemoveAll(filepath.Dir(dir), filepath.Base(dir)) }, nil
 }
 
 // LoopDevice attaches a sparse file of size bytes as a loop device, a disk

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -172,4 +173,43 @@ func RunAudit(t *testing.T, args ...string) (int, *results.Durability) {
 		t.Fatalf("clean: exit %d: %s", code, stderr)
 	}
 	return code, d
+}
+
+// SkipWhenBusy skips a test whose figures hold only on an idle machine
+// (a lab tier served in calibra's own process runs at the speed the CPU
+// gives it) when the machine is at least half busy over a second before
+// the test starts: beside another load the test would run, then skip on
+// the same evidence in its results, its minute of work wasted.
+func SkipWhenBusy(t *testing.T, rerun string) {
+	t.Helper()
+	idle0, total0 := cpuTicks(t)
+	time.Sleep(time.Second)
+	idle1, total1 := cpuTicks(t)
+	if total1 <= total0 {
+		return
+	}
+	if busy := 100 * (1 - float64(idle1-idle0)/float64(total1-total0)); busy >= 50 {
+		t.Skipf("the machine was %.0f%% busy before the test, so the lab's tier would not run at its own speeds; run this test alone: %s", busy, rerun)
+	}
+}
+
+// cpuTicks reads the idle (with iowait) and total ticks of all CPUs.
+func cpuTicks(t *testing.T) (idle, total uint64) {
+	t.Helper()
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	for i, f := range strings.Fields(line)[1:] {
+		v, err := strconv.ParseUint(f, 10, 64)
+		if err != nil {
+			t.Fatalf("/proc/stat: %q: %v", line, err)
+		}
+		total += v
+		if i == 3 || i == 4 {
+			idle += v
+		}
+	}
+	return idle, total
 }

@@ -190,8 +190,8 @@ func (p *Process) Spawn(ctx context.Context, group *proc.Group, h Hooks) error {
 // signal: a Galera node cancelled while bootstrapping did, one start in
 // four, until the SIGKILL five minutes later, so Ctrl-C took five minutes.
 // Killed, it is a crash during startup, which the engine's recovery
-// undoes at the next start.
-const abandonGrace = 10 * time.Second
+// undoes at the next start. A variable, so a test need not wait it out.
+var abandonGrace = 10 * time.Second
 
 // abandon is Stop with at most abandonGrace for the clean shutdown.
 func (p *Process) abandon() error {

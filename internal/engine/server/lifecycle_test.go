@@ -21,6 +21,8 @@ import (
 // A cancelled start does not wait out the grace of a server that ignores
 // its shutdown signal while it starts.
 func TestEveryStartEndsCleanly(t *testing.T) {
+	defer func(g time.Duration) { abandonGrace = g }(abandonGrace)
+	abandonGrace = 500 * time.Millisecond
 	never := func(context.Context) error { return errors.New("not yet") }
 	cases := []struct {
 		name    string

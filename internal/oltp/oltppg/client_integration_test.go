@@ -5,46 +5,108 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/oltp"
 	"github.com/calibra-bench/calibra/internal/oltp/tpcc"
+	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/progress"
 	"github.com/calibra-bench/calibra/internal/testenv"
 )
 
-// builtTarget starts a throwaway managed PostgreSQL with one warehouse
-// built; it skips where PostgreSQL is not installed, unless
+// builtTarget gives the test a managed PostgreSQL with one warehouse
+// built, as loaded: the package's tests take turns on one instance (none
+// runs beside another), built by the first and restored from its template
+// for each after, so a test starts from the data a build leaves without
+// paying for a build. It skips where PostgreSQL is not installed, unless
 // CALIBRA_TEST_REQUIRE names postgres.
 func builtTarget(t testing.TB) (*postgres.Target, *pgx.Conn) {
 	t.Helper()
 	_, missing := postgres.FindBinaries("")
 	testenv.Need(t, "postgres", missing, "apt-get install postgresql")
-	return builtTargetOn(t, "")
+	ctx := context.Background()
+	if shared.target == nil {
+		dir, remove, err := testenv.NewStorageDir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		shared.remove = remove
+		shared.target = build(t, dir, "", &shared.group)
+	} else if err := shared.target.RestoreTemplate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return shared.target, connect(t, shared.target)
 }
 
-// builtTargetOn is builtTarget on the server binaries in pgBin ("" for
-// the default ones).
+// shared is the instance builtTarget shares, stopped and removed when the
+// test binary ends.
+var shared struct {
+	target *postgres.Target
+	group  *proc.Group
+	remove func()
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	// A build that failed half way left a group and no target.
+	if shared.target != nil {
+		_ = shared.target.Stop()
+	}
+	if shared.group != nil {
+		_ = shared.group.StopAll(time.Minute)
+	}
+	if shared.remove != nil {
+		shared.remove()
+	}
+	os.Exit(code)
+}
+
+// builtTargetOn starts a managed PostgreSQL of the test's own, on the
+// server binaries in pgBin ("" for the default ones), with one warehouse
+// built.
 func builtTargetOn(t testing.TB, pgBin string) (*postgres.Target, *pgx.Conn) {
 	t.Helper()
+	target := build(t, testenv.StorageDir(t), pgBin, nil)
+	return target, connect(t, target)
+}
+
+// build prepares and starts a managed instance under dir and builds one
+// warehouse: stopped with the test, or, given group, left to its caller.
+func build(t testing.TB, dir, pgBin string, group **proc.Group) *postgres.Target {
+	t.Helper()
 	ctx := context.Background()
-	target, err := postgres.Prepare(ctx, postgres.TargetConfig{Path: testenv.StorageDir(t), PGBin: pgBin, DBCache: "256MB"})
+	target, err := postgres.Prepare(ctx, postgres.TargetConfig{Path: dir, PGBin: pgBin, DBCache: "256MB"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	testenv.Start(t, target)
+	if group == nil {
+		testenv.Start(t, target)
+	} else {
+		*group = proc.NewGroup()
+		if _, err := target.Start(ctx, *group); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if _, err := oltp.Build(ctx, target, oltp.BuildConfig{Warehouses: 1, Seed: 3, Workers: 2}, progress.New(io.Discard, progress.None, false)); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := target.ConnectSchema(ctx, oltp.Schema, "calibra-test")
+	return target
+}
+
+// connect opens a connection to the benchmark schema, closed with the test.
+func connect(t testing.TB, target *postgres.Target) *pgx.Conn {
+	t.Helper()
+	conn, err := target.ConnectSchema(context.Background(), oltp.Schema, "calibra-test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close(context.Background()) })
-	return target, conn
+	return conn
 }
 
 // The three modes (stored procedures with binary parameters, the pipelined

@@ -33,10 +33,14 @@ type Result struct {
 	Screenshot []byte               // PNG of the whole page
 }
 
-// Require skips the test when Chromium is missing, unless
-// CALIBRA_TEST_REQUIRE names chromium, which turns the skip into a failure.
+// Require skips the test under -short (the unit tests need nothing
+// installed) and when Chromium is missing, unless CALIBRA_TEST_REQUIRE
+// names chromium, which turns the skip into a failure.
 func Require(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("opens report.html in headless Chromium; run without -short")
+	}
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p

@@ -21,6 +21,7 @@ func TestDeviceCliffOnTheLab(t *testing.T) {
 	t.Parallel()
 	clitest.RequireFio(t)
 	clitest.RequireLab(t)
+	clitest.SkipWhenBusy(t, "go test -run TestDeviceCliffOnTheLab ./internal/cli/e2e/lab/")
 	sweep := func(t *testing.T, extra ...string) (*results.Device, string) {
 		dir := clitest.StorageDir(t)
 		defer clitest.Run(t, "clean", "--path", dir)

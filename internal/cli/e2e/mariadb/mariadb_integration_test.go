@@ -36,7 +36,7 @@ func TestOLTPOnManagedMariaDB(t *testing.T) {
 	for _, mode := range []string{"procedures", "client-simple"} {
 		t.Run(mode, func(t *testing.T) {
 			out := filepath.Join(outs, mode)
-			clitest.MustRun(t, 0, append([]string{"oltp", "run", "--reset", "--users", "3", "--rampup", "1s", "--duration", "8s",
+			clitest.MustRun(t, 0, append([]string{"oltp", "run", "--reset", "--users", "3", "--rampup", "1s", "--duration", "3s",
 				"--mode", mode, "--out", out}, common...)...)
 			clitest.NoServerLeft(t, path)
 			clitest.CheckRun(t, out, mode)

@@ -1,12 +1,13 @@
 package oltp
 
 import (
-	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/results"
@@ -36,7 +37,7 @@ func TestWALOnItsOwnStorage(t *testing.T) {
 	}
 	path := clitest.StorageDir(t)
 	out := filepath.Join(t.TempDir(), "run")
-	clitest.MustRun(t, 0, "oltp", "run", "--warehouses", "1", "--users", "2", "--rampup", "0s", "--duration", "5s",
+	clitest.MustRun(t, 0, "oltp", "run", "--warehouses", "1", "--users", "2", "--rampup", "0s", "--duration", "3s",
 		"--wal-path", wal, "--path", path, "--progress", "none", "--out", out)
 
 	link, err := os.Readlink(filepath.Join(path, postgres.DataDirName, "pg_wal"))

@@ -2,18 +2,20 @@ package oltp
 
 import (
 	"fmt"
-	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"math"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
+	"github.com/calibra-bench/calibra/internal/oltp/oltptest"
 
 	"github.com/calibra-bench/calibra/internal/results"
 )
 
 // TestTPMDBStress holds the server's count to the client's over many short
 // windows after a ramp-up: 50 windows of 5 s on each engine, each within 5
-// transactions but for autovacuum's (clitest.TPMAgrees). It takes some 15 minutes, so it runs only when asked:
+// transactions but for autovacuum's (oltptest.TPMAgrees). It takes some 15 minutes, so it runs only when asked:
 // CALIBRA_STRESS=1 go test ./internal/cli/e2e/oltp -run TestTPMDBStress -timeout 40m
 func TestTPMDBStress(t *testing.T) {
 	if os.Getenv("CALIBRA_STRESS") != "1" {
@@ -47,13 +49,13 @@ steps:
 					continue
 				}
 				windows++
-				if err := clitest.TPMAgrees(o); err != nil {
+				if err := oltptest.TPMAgrees(o); err != nil {
 					t.Errorf("%s, repeat %d: %v", st.Name, st.Repeat, err)
 					continue
 				}
 				if av := o.AutovacuumInWindow; av != nil && *av > 0 {
 					t.Logf("repeat %d: autovacuum worked in the window (%d, %s of its transactions left out, %q): %+.0f transactions",
-						st.Repeat, *av, clitest.Show(o.AutovacuumXacts), o.Missing["autovacuum_xacts"], (*o.TPMDB-o.TPMClient)*o.DurationS/60)
+						st.Repeat, *av, oltptest.Show(o.AutovacuumXacts), o.Missing["autovacuum_xacts"], (*o.TPMDB-o.TPMClient)*o.DurationS/60)
 					continue
 				}
 				quiet++

@@ -40,7 +40,7 @@ func TestInstancesOnTheSameStorage(t *testing.T) {
 	}
 
 	dir := filepath.Join(outs, "run")
-	clitest.MustRun(t, 0, append([]string{"oltp", "run", "--users", "4", "--rampup", "1s", "--duration", "8s", "--out", dir}, common...)...)
+	clitest.MustRun(t, 0, append([]string{"oltp", "run", "--users", "4", "--rampup", "1s", "--duration", "3s", "--out", dir}, common...)...)
 	clitest.CheckRun(t, dir, "procedures")
 	_, o := clitest.LastStep[*results.OLTP](t, dir)
 	if len(o.Instances) != 2 {

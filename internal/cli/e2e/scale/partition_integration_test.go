@@ -73,7 +73,7 @@ func TestPartitionsMergeToTheDatabasesCount(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cmd := exec.Command(os.Args[0], "oltp", "run", "--dsn-file", dsnFile, "--users", "6", "--rampup", "0s", "--duration", "6s",
+			cmd := exec.Command(os.Args[0], "oltp", "run", "--dsn-file", dsnFile, "--users", "6", "--rampup", "0s", "--duration", "3s",
 				"--partition", fmt.Sprintf("%d/%d", i, n), "--start-at", startAt, "--progress", "none", "--out", out(fmt.Sprintf("p%d", i)))
 			cmd.Env = append(os.Environ(), "CALIBRA_TEST_AS_CALIBRA=1")
 			var stderr bytes.Buffer

@@ -1,0 +1,95 @@
+// Package oltptest holds the checks every engine's OLTP tests make of a
+// timed run: the server counted what the client completed, and the mix is
+// the deck's.
+package oltptest
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// SpecMix is the spec profile's mix, in percent of the transactions.
+var SpecMix = map[string]float64{"new_order": 45, "payment": 43, "order_status": 4, "delivery": 4, "stock_level": 4}
+
+// MinMixTransactions is the fewest transactions a window must complete
+// for its mix to be judged.
+const MinMixTransactions = 250
+
+// MixTolerance is how far, in percentage points, a window of total
+// transactions may deal a type from its share. Whole decks deal the mix
+// exactly; each user's last, partial deck shifts a type by a few cards, a
+// share that falls as 1/total: 2 points at 1,000 transactions, as much
+// wider below as there are fewer.
+func MixTolerance(total int64) float64 { return 2 * max(1, 1000/float64(total)) }
+
+// CheckMix checks that every type of the spec mix completed without an
+// error the client kept (a deadlock retried is not one) when errorsFail,
+// and that each type's share lies within MixTolerance. It returns the
+// transactions counted.
+func CheckMix(t testing.TB, o *results.OLTP, errorsFail bool) int64 {
+	t.Helper()
+	var total int64
+	for name := range SpecMix {
+		tx := o.Transactions[name]
+		if tx.Count == 0 || errorsFail && tx.Errors != 0 {
+			t.Errorf("%s: count %d errors %d", name, tx.Count, tx.Errors)
+		}
+		total += tx.Count
+	}
+	if total < MinMixTransactions {
+		t.Fatalf("only %d transactions: too few to judge the mix", total)
+	}
+	tolerance := MixTolerance(total)
+	for name, pct := range SpecMix {
+		if math.Abs(o.MixPct[name]-pct) > tolerance {
+			t.Errorf("%s is %.2f%% of the mix, want %.0f%% ± %.1f (%d transactions)", name, o.MixPct[name], pct, tolerance, total)
+		}
+	}
+	return total
+}
+
+// TPMAgrees checks that the server counted the transactions the client
+// completed in the window: the edges are exact and tpm_db leaves out what
+// autovacuum committed in the window (PostgreSQL counts its transactions
+// with calibra's), so within 5 and the transactions that failed (a
+// deadlock is the server's, not the client's; a visit of autovacuum's
+// that found nothing to do commits 2 unseen), except where a worker was
+// at work at an edge: tpm_db then says it could not take out autovacuum's
+// transactions, a few for each table it took, never fewer than the
+// client's.
+func TPMAgrees(o *results.OLTP) error {
+	if o.TPMDB == nil {
+		return fmt.Errorf("no tpm_db: %v", o.Missing)
+	}
+	d := (*o.TPMDB - o.TPMClient) * o.DurationS / 60
+	limit := 5.0
+	for _, tx := range o.Transactions {
+		limit += float64(tx.Errors)
+	}
+	// 2 for each autovacuum visit that found nothing to do, which no
+	// statistic shows (one a naptime, 1 min: docs/metrics.md); a visit's
+	// work is taken out or said to be missing.
+	if d > 0 {
+		limit += 2 * (1 + math.Floor(o.DurationS/60))
+	}
+	av := o.AutovacuumInWindow
+	if why := o.Missing["autovacuum_xacts"]; av != nil && why != "" && d > 0 {
+		limit += 10 * float64(max(*av, 1))
+	}
+	if math.Abs(d) > limit {
+		return fmt.Errorf("tpm_db %.1f and tpm_client %.1f differ by %+.0f transactions over %.1f s, more than %.0f (autovacuum_in_window %s, autovacuum_xacts %s, missing %q)",
+			*o.TPMDB, o.TPMClient, d, o.DurationS, limit, Show(av), Show(o.AutovacuumXacts), o.Missing["autovacuum_xacts"])
+	}
+	return nil
+}
+
+// Show prints a figure that may be absent.
+func Show(v *int64) string {
+	if v == nil {
+		return "absent"
+	}
+	return fmt.Sprint(*v)
+}
