@@ -1,0 +1,115 @@
+package image
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// checkout is the source tree the test runs from, and the image built
+// from it.
+type checkout struct {
+	root, commit string
+	dirty        bool
+	image        string // localhost/calibra:COMMIT[-HASH of the changes]
+}
+
+func git(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", args...).Output()
+	if err != nil {
+		t.Fatalf("git %s: %v", strings.Join(args, " "), err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// build returns this checkout's image, which './release.sh image' builds
+// the first time: podman's store keeps it by commit (and a hash of the
+// uncommitted changes), so another test binary of the same tree reuses it.
+func build(t *testing.T) checkout {
+	t.Helper()
+	c := checkout{root: git(t, "rev-parse", "--show-toplevel"), commit: git(t, "rev-parse", "HEAD")}
+	c.image = "localhost/calibra:" + c.commit
+	if status := git(t, "-C", c.root, "status", "--porcelain"); status != "" {
+		c.dirty = true
+		sum := sha256.Sum256([]byte(status + git(t, "-C", c.root, "diff", "HEAD")))
+		c.image += "-" + hex.EncodeToString(sum[:6])
+	}
+	if podman(t, "image", "exists", c.image).Run() == nil {
+		return c
+	}
+	cmd := exec.Command("./release.sh", "image")
+	cmd.Dir = c.root
+	cmd.Env = append(os.Environ(), "IMAGE_TAGS="+c.image)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("./release.sh image: %v\n%s", err, out)
+	}
+	return c
+}
+
+// podman is podman on the store release.sh builds into (vfs), with runc:
+// crun refuses this kernel's hybrid cgroups.
+func podman(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	return exec.Command("podman", append([]string{"--storage-driver", "vfs", "--runtime", "runc"}, args...)...)
+}
+
+// containers runs the test's containers: no network, limits within the
+// sandbox's hard ones (podman's defaults exceed them), each removed when
+// it exits, and any left by a failed test removed at its end.
+type containers struct {
+	image string
+	mu    sync.Mutex
+	names []string
+}
+
+func newContainers(t *testing.T, image string) *containers {
+	c := &containers{image: image}
+	t.Cleanup(func() {
+		if len(c.names) > 0 {
+			_ = podman(t, append([]string{"rm", "--force", "--ignore"}, c.names...)...).Run()
+		}
+	})
+	return c
+}
+
+// run runs the image with opts (podman's) and args (calibra's, or the
+// entrypoint's), and returns its stdout, failing with its stderr unless it
+// exits 0.
+func (c *containers) run(t *testing.T, name string, opts []string, args ...string) string {
+	t.Helper()
+	name = fmt.Sprintf("calibra-test-%d-%s", os.Getpid(), name)
+	c.mu.Lock()
+	c.names = append(c.names, name)
+	c.mu.Unlock()
+	argv := []string{"run", "--rm", "--name", name, "--network", "none", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024"}
+	argv = append(append(append(argv, opts...), c.image), args...)
+	cmd := podman(t, argv...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Errorf("podman %s: %v\n%s", strings.Join(argv, " "), err, stderr.String())
+	}
+	return stdout.String()
+}
+
+// volume makes a host directory owned by uid (the image's account), to
+// mount into a container.
+func volume(t *testing.T, uid int) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "v")
+	if err := os.Mkdir(dir, 0o700); err != nil { // safefs: in the test's own t.TempDir
+		t.Fatal(err)
+	}
+	if err := os.Chown(dir, uid, uid); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
