@@ -1,4 +1,4 @@
-package examples
+package examples_test
 
 import (
 	"os"
@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"go.yaml.in/yaml/v4"
 
 	"github.com/calibra-bench/calibra/internal/testenv"
 )
@@ -144,11 +142,7 @@ func TestDockerfileBuildsTheExamplesImage(t *testing.T) {
 	if !strings.Contains(string(example), "#   "+documented+"\n") {
 		t.Errorf("the k8s example does not give the Dockerfile's build command %q", documented)
 	}
-	var j job
-	if err := yaml.Unmarshal(example, &j); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range j.Spec.Template.Spec.Containers {
+	for _, c := range loadJob(t).Spec.Template.Spec.Containers {
 		if c.Image != image {
 			t.Errorf("container %s runs image %s, but the documented build tags %s", c.Name, c.Image, image)
 		}
