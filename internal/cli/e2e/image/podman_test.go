@@ -61,9 +61,11 @@ func podman(t *testing.T, args ...string) *exec.Cmd {
 	return exec.Command("podman", append([]string{"--storage-driver", "vfs", "--runtime", "runc"}, args...)...)
 }
 
-// containers runs the test's containers: no network, limits within the
-// sandbox's hard ones (podman's defaults exceed them), each removed when
-// it exits, and any left by a failed test removed at its end.
+// containers runs the test's containers: no network, no capabilities and
+// no privilege escalation (the Kubernetes example's security context),
+// limits within the sandbox's hard ones (podman's defaults exceed them),
+// each removed when it exits, and any left by a failed test removed at its
+// end.
 type containers struct {
 	image string
 	mu    sync.Mutex
@@ -89,7 +91,8 @@ func (c *containers) run(t *testing.T, name string, opts []string, args ...strin
 	c.mu.Lock()
 	c.names = append(c.names, name)
 	c.mu.Unlock()
-	argv := []string{"run", "--rm", "--name", name, "--network", "none", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024"}
+	argv := []string{"run", "--rm", "--name", name, "--network", "none", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024",
+		"--cap-drop", "all", "--security-opt", "no-new-privileges"}
 	argv = append(append(append(argv, opts...), c.image), args...)
 	cmd := podman(t, argv...)
 	var stdout, stderr bytes.Buffer
