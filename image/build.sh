@@ -12,7 +12,10 @@
 
 build_image() {
 	. ./image/spec
-	buildah="buildah --storage-driver ${STORAGE_DRIVER:-vfs}"
+	# The store podman and buildah use by default (overlay where the
+	# kernel mounts it), or IMAGE_STORE's: "--storage-driver vfs" where it
+	# cannot (vfs copies every layer), "--root DIR" for another.
+	buildah="buildah ${IMAGE_STORE:-}"
 	SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}
 	export SOURCE_DATE_EPOCH
 	tags=${IMAGE_TAGS:-localhost/calibra:$version localhost/calibra:latest}

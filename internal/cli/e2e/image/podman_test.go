@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -31,8 +33,9 @@ func git(t *testing.T, args ...string) string {
 }
 
 // build returns this checkout's image, which './release.sh image' builds
-// the first time: podman's store keeps it by commit (and a hash of the
-// uncommitted changes), so another test binary of the same tree reuses it.
+// the first time: the store keeps it by commit (and a hash of the
+// uncommitted changes), so another test binary of the same tree reuses it;
+// the image of the tree tested before is removed then.
 func build(t *testing.T) checkout {
 	t.Helper()
 	c := checkout{root: git(t, "rev-parse", "--show-toplevel"), commit: git(t, "rev-parse", "HEAD")}
@@ -42,23 +45,66 @@ func build(t *testing.T) checkout {
 		sum := sha256.Sum256([]byte(status + git(t, "-C", c.root, "diff", "HEAD")))
 		c.image += "-" + hex.EncodeToString(sum[:6])
 	}
+	pickStore(t)
 	if podman(t, "image", "exists", c.image).Run() == nil {
 		return c
 	}
 	cmd := exec.Command("./release.sh", "image")
 	cmd.Dir = c.root
-	cmd.Env = append(os.Environ(), "IMAGE_TAGS="+c.image)
+	cmd.Env = append(os.Environ(), "IMAGE_TAGS="+c.image, "IMAGE_STORE="+strings.Join(store, " "))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("./release.sh image: %v\n%s", err, out)
+	}
+	out, _ := podman(t, "images", "--format", "{{.Repository}}:{{.Tag}}").Output()
+	for _, name := range strings.Fields(string(out)) {
+		if testImage.MatchString(name) && name != c.image {
+			_ = podman(t, "rmi", name).Run() // in use by another test binary: kept
+		}
 	}
 	return c
 }
 
-// podman is podman on the store release.sh builds into (vfs), with runc:
-// crun refuses this kernel's hybrid cgroups.
+// testImage is the name of an image build gave.
+var testImage = regexp.MustCompile(`^localhost/calibra:[0-9a-f]{40}(-[0-9a-f]{12})?$`)
+
+// store is the test's own image store (podman's and buildah's flags),
+// root's, kept from run to run with the image it built, never the default
+// store a user's podman may keep with another driver: with overlay where
+// the kernel mounts it, in which a container shares the image's files;
+// else with vfs, which copies the image's 276 MB for every container.
+var (
+	store     []string
+	storeOnce sync.Once
+)
+
+func pickStore(t *testing.T) {
+	storeOnce.Do(func() {
+		at := func(driver string) []string {
+			return []string{"--storage-driver", driver, "--root", "/var/cache/calibra-image/test-" + driver, "--runroot", "/run/calibra-image-test-" + driver}
+		}
+		store = at("vfs")
+		probe := func(args ...string) string {
+			out, err := exec.Command("buildah", append(at("overlay"), args...)...).Output()
+			if err != nil {
+				return ""
+			}
+			return strings.TrimSpace(string(out))
+		}
+		if c := probe("from", "scratch"); c != "" {
+			if probe("mount", c) != "" {
+				store = at("overlay")
+			}
+			probe("rm", c)
+		}
+		t.Logf("image store: %s", strings.Join(store, " "))
+	})
+}
+
+// podman is podman on the test's store, with runc: crun refuses this
+// kernel's hybrid cgroups.
 func podman(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
-	return exec.Command("podman", append([]string{"--storage-driver", "vfs", "--runtime", "runc"}, args...)...)
+	return exec.Command("podman", append(append(slices.Clone(store), "--runtime", "runc"), args...)...)
 }
 
 // containers runs the test's containers: no network, no capabilities and
