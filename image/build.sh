@@ -26,6 +26,9 @@ build_image() {
 	if [ -n "${FRESH_BASE:-}" ] || ! $buildah inspect --type image "$base" >/dev/null 2>&1; then
 		echo "building $base (mmdebstrap $SUITE: $PACKAGES)" >&2
 		build_base "$base" "$tmp/rootfs.tar"
+		# The bases of older specs, but those an image still stands on.
+		$buildah images --format '{{.Name}}:{{.Tag}}' | grep '^localhost/calibra-base:' | grep -vxF "$base" |
+			while read -r old; do $buildah rmi "$old" >/dev/null 2>&1 || true; done
 	fi
 
 	echo "building $tags" >&2
