@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -13,14 +14,18 @@ import (
 // CALIBRA_TEST_REQUIRE names image.
 func NeedImage(t testing.TB) {
 	t.Helper()
-	var missing error
+	var absent []string
 	for _, tool := range []string{"buildah", "mmdebstrap", "podman", "runc"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			missing = errors.Join(missing, err)
+			absent = append(absent, tool)
 		}
 	}
-	if missing == nil && os.Geteuid() != 0 {
-		missing = errors.New("building and running the image takes root (podman's and buildah's vfs store)")
+	var missing error
+	switch {
+	case len(absent) > 0:
+		missing = fmt.Errorf("%s not installed: the image cannot be built and run here", strings.Join(absent, ", "))
+	case os.Geteuid() != 0:
+		missing = errors.New("building and running the image takes root (podman's and buildah's stores)")
 	}
 	Need(t, "image", missing, "apt-get install buildah mmdebstrap podman runc, as .ci/setup does")
 }
