@@ -31,12 +31,12 @@ func NewOrders(t *testing.T, db *pgx.Conn) int64 {
 // New-Orders over the whole run: the merged NOPM counts them, as do the
 // partitions' commits, and each transaction's percentiles are those of
 // the union of the partitions' window histograms. It returns the merged
-// step.
+// step's body.
 func CheckMerge(t *testing.T, merged string, parts []string, gained int64) *results.OLTP {
 	t.Helper()
-	_, o := LastStep[*results.OLTP](t, merged)
-	if o.NOPM == nil {
-		t.Fatalf("the merge has no NOPM: %v", o.Missing)
+	st, o := LastStep[*results.OLTP](t, merged)
+	if st.Status != results.StatusComplete || o.NOPM == nil {
+		t.Fatalf("the merge: status %s, nopm %v (%v)", st.Status, o.NOPM, o.Missing)
 	}
 	counted := *o.NOPM * o.DurationS / 60
 	// Partition 1 reads the counters at its own edges; the others begin

@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/calibra-bench/calibra/internal/cli/clitest"
+	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/results"
 	"github.com/calibra-bench/calibra/internal/testenv"
 )
@@ -117,25 +118,8 @@ func partitions(t *testing.T, ctrs *containers, uid int) {
 	password := rand.Text()
 	passwordLogin(t, in.DataDir, peer("postgres"), password)
 
-	// The host's DSN (for the schema's build) and the containers'.
+	hostDSN, secrets := dsnFiles(t, in, password, uid)
 	socket := filepath.Join(in.SocketDir, fmt.Sprintf(".s.PGSQL.%d", in.Port))
-	dsn := func(host string) string {
-		return fmt.Sprintf("postgres://bench:%s@/bench?host=%s&port=%d&sslmode=disable\n", password, host, in.Port)
-	}
-	hostDSN := filepath.Join(t.TempDir(), "dsn")
-	if err := os.WriteFile(hostDSN, []byte(dsn(in.SocketDir)), 0o600); err != nil { // safefs: in the test's own t.TempDir
-		t.Fatal(err)
-	}
-	secrets := volume(t, 0)
-	if err := os.Chmod(secrets, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(secrets, "dsn"), []byte(dsn("/run/postgresql")), 0o600); err != nil { // safefs: in the test's own t.TempDir
-		t.Fatal(err)
-	}
-	if err := os.Chown(filepath.Join(secrets, "dsn"), uid, uid); err != nil {
-		t.Fatal(err)
-	}
 	clitest.MustRun(t, 0, "oltp", "build", "--dsn-file", hostDSN, "--warehouses", "3", "--load-workers", "2", "--progress", "none",
 		"--out", filepath.Join(t.TempDir(), "build"))
 
@@ -185,6 +169,32 @@ func partitions(t *testing.T, ctrs *containers, uid int) {
 		}
 		return nil
 	})
+}
+
+// dsnFiles writes the DSN of the role bench: for the host, in a file of
+// its own, and for the containers, over the socket mounted at
+// /run/postgresql, in dir/dsn, mode 0600 and owned by the image's account.
+func dsnFiles(t *testing.T, in *postgres.Instance, password string, uid int) (host, dir string) {
+	t.Helper()
+	dsn := func(socketDir string) []byte {
+		return fmt.Appendf(nil, "postgres://bench:%s@/bench?host=%s&port=%d&sslmode=disable\n", password, socketDir, in.Port)
+	}
+	host = filepath.Join(t.TempDir(), "dsn")
+	if err := os.WriteFile(host, dsn(in.SocketDir), 0o600); err != nil { // safefs: in the test's own t.TempDir
+		t.Fatal(err)
+	}
+	dir = t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "dsn")
+	if err := os.WriteFile(file, dsn("/run/postgresql"), 0o600); err != nil { // safefs: in the test's own t.TempDir
+		t.Fatal(err)
+	}
+	if err := os.Chown(file, uid, uid); err != nil {
+		t.Fatal(err)
+	}
+	return host, dir
 }
 
 // passwordLogin adds the role bench, owner of the database bench, that
