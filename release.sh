@@ -11,6 +11,10 @@
 #   ./release.sh                       # dist/calibra-VERSION-linux-{amd64,arm64}
 #   VERSION=v0.2.0 ./release.sh
 #   PLATFORMS=linux/arm64 OUT=/tmp/rel ./release.sh
+#
+# './release.sh image' builds the image instead, with buildah and no
+# registry (docs/image.md): localhost/calibra:VERSION and :latest (or the
+# names in $IMAGE_TAGS).
 set -eu
 cd "$(dirname "$0")"
 
@@ -23,17 +27,32 @@ if [ -n "$commit" ]; then
 	[ -z "$(git status --porcelain 2>/dev/null)" ] || modified=true
 fi
 pkg=github.com/calibra-bench/calibra/internal/cli
+
+# build_binary OS ARCH FILE: the static, stamped binary.
+build_binary() {
+	CGO_ENABLED=0 GOOS=$1 GOARCH=$2 go build -trimpath -buildvcs=false \
+		-ldflags "-s -w -X $pkg.Version=$version -X $pkg.Commit=$commit -X $pkg.CommitModified=$modified -X $pkg.CommitTime=$committed" \
+		-o "$3" ./cmd/calibra
+}
+
+if [ "${1:-}" = image ]; then
+	. ./image/build.sh
+	build_image
+	exit
+fi
+if [ $# -gt 0 ]; then
+	echo "release.sh: unknown argument $1; run ./release.sh for the binaries or ./release.sh image for the image" >&2
+	exit 2
+fi
+
 out=${OUT:-dist}
 mkdir -p "$out"
-
 for platform in ${PLATFORMS:-linux/amd64 linux/arm64}; do
 	os=${platform%/*}
 	arch=${platform#*/}
 	bin=calibra-$version-$os-$arch
 	echo "building $out/$bin" >&2
-	CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath -buildvcs=false \
-		-ldflags "-s -w -X $pkg.Version=$version -X $pkg.Commit=$commit -X $pkg.CommitModified=$modified -X $pkg.CommitTime=$committed" \
-		-o "$out/$bin" ./cmd/calibra
+	build_binary "$os" "$arch" "$out/$bin"
 done
 (cd "$out" && sha256sum calibra-"$version"-* >SHA256SUMS-"$version")
 echo "$out/SHA256SUMS-$version" >&2

@@ -1,4 +1,4 @@
-package examples
+package examples_test
 
 import (
 	"os"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"go.yaml.in/yaml/v4"
+	"github.com/calibra-bench/calibra/internal/testenv"
 )
 
 // dockerfile is the Dockerfile's instructions, continuation lines joined,
@@ -96,10 +96,29 @@ func TestDockerfileBuildsTheExamplesImage(t *testing.T) {
 	if !slices.Contains(copies, "--from=build "+binary+" /usr/local/bin/calibra") {
 		t.Errorf("the runtime stage does not copy %s onto PATH: %q", binary, copies)
 	}
-	installed := strings.Join(runs["runtime"], " ")
+	// The runtime stage installs image/spec's packages and account, and
+	// runs as it, as './release.sh image' does.
+	spec := testenv.ReadImageSpec(t, "..")
+	if want := "debian:" + spec.Suite + "-slim"; stages["runtime"] != want {
+		t.Errorf("the runtime stage is %s, image/spec's base is %s", stages["runtime"], want)
+	}
+	install := regexp.MustCompile(`^--mount=type=bind,source=image/spec,target=(\S+) \. (\S+) && .*apt-get install -y --no-install-recommends \$PACKAGES && .*&& make_account$`)
+	if m := install.FindStringSubmatch(strings.Join(runs["runtime"], " ")); m == nil || m[1] != m[2] {
+		t.Errorf("the runtime stage does not install image/spec's $PACKAGES and make_account with the spec mounted: %q", runs["runtime"])
+	}
 	for _, pkg := range []string{"fio", "postgresql-client"} {
-		if !regexp.MustCompile(`apt-get install [^&]*\b` + pkg + `\b`).MatchString(installed) {
-			t.Errorf("the runtime stage does not install %s: %q", pkg, installed)
+		if !slices.Contains(spec.Packages, pkg) {
+			t.Errorf("image/spec's packages %q lack %s", spec.Packages, pkg)
+		}
+	}
+	last := map[string]string{}
+	for _, in := range d.instructions {
+		last[in[0]] = in[1]
+	}
+	want := map[string]string{"USER": spec.ID + ":" + spec.ID, "WORKDIR": spec.Home, "ENTRYPOINT": `["` + spec.Entrypoint + `"]`}
+	for kw, v := range want {
+		if last[kw] != v {
+			t.Errorf("the Dockerfile's %s is %q, image/spec says %q", kw, last[kw], v)
 		}
 	}
 
@@ -123,11 +142,7 @@ func TestDockerfileBuildsTheExamplesImage(t *testing.T) {
 	if !strings.Contains(string(example), "#   "+documented+"\n") {
 		t.Errorf("the k8s example does not give the Dockerfile's build command %q", documented)
 	}
-	var j job
-	if err := yaml.Unmarshal(example, &j); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range j.Spec.Template.Spec.Containers {
+	for _, c := range loadJob(t).Spec.Template.Spec.Containers {
 		if c.Image != image {
 			t.Errorf("container %s runs image %s, but the documented build tags %s", c.Name, c.Image, image)
 		}

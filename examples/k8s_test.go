@@ -1,110 +1,138 @@
-package examples
+package examples_test
 
 import (
+	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
-	"go.yaml.in/yaml/v4"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/calibra-bench/calibra/internal/cli"
 )
 
-// The fields of a batch/v1 Job (Kubernetes API reference) that the example
-// uses: decoding with unknown fields refused catches a misspelt or
-// misplaced key, which kubectl would refuse at apply time.
-type job struct {
-	APIVersion string `yaml:"apiVersion"`
-	Kind       string `yaml:"kind"`
-	Metadata   meta   `yaml:"metadata"`
-	Spec       struct {
-		CompletionMode string `yaml:"completionMode"`
-		Completions    *int   `yaml:"completions"`
-		Parallelism    *int   `yaml:"parallelism"`
-		BackoffLimit   *int   `yaml:"backoffLimit"`
-		Template       struct {
-			Metadata meta `yaml:"metadata"`
-			Spec     struct {
-				RestartPolicy   string `yaml:"restartPolicy"`
-				SecurityContext *struct {
-					RunAsNonRoot *bool `yaml:"runAsNonRoot"`
-					RunAsUser    *int  `yaml:"runAsUser"`
-					FSGroup      *int  `yaml:"fsGroup"`
-				} `yaml:"securityContext"`
-				Containers []container `yaml:"containers"`
-				Volumes    []struct {
-					Name   string `yaml:"name"`
-					Secret *struct {
-						SecretName  string `yaml:"secretName"`
-						DefaultMode *int   `yaml:"defaultMode"`
-					} `yaml:"secret"`
-					PersistentVolumeClaim *struct {
-						ClaimName string `yaml:"claimName"`
-					} `yaml:"persistentVolumeClaim"`
-				} `yaml:"volumes"`
-			} `yaml:"spec"`
-		} `yaml:"template"`
-	} `yaml:"spec"`
-}
-
-type meta struct {
-	Name   string            `yaml:"name"`
-	Labels map[string]string `yaml:"labels"`
-}
-
-type container struct {
-	Name            string   `yaml:"name"`
-	Image           string   `yaml:"image"`
-	ImagePullPolicy string   `yaml:"imagePullPolicy"`
-	Command         []string `yaml:"command"`
-	Args            []string `yaml:"args"`
-	Env             []struct {
-		Name  string `yaml:"name"`
-		Value string `yaml:"value"`
-	} `yaml:"env"`
-	Resources struct {
-		Requests map[string]string `yaml:"requests"`
-	} `yaml:"resources"`
-	VolumeMounts []struct {
-		Name      string `yaml:"name"`
-		MountPath string `yaml:"mountPath"`
-		ReadOnly  bool   `yaml:"readOnly"`
-	} `yaml:"volumeMounts"`
-}
-
-func TestKubernetesPartitionsJob(t *testing.T) {
-	f, err := os.Open("k8s/oltp-partitions-job.yaml")
+// loadJob decodes the Kubernetes example with the API's own types,
+// refusing any field batch/v1 does not define (a misspelt or misplaced
+// key, which kubectl would refuse at apply time).
+func loadJob(t *testing.T) *batchv1.Job {
+	t.Helper()
+	data, err := os.ReadFile("k8s/oltp-partitions-job.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	dec := yaml.NewDecoder(f)
-	dec.KnownFields(true)
-	var j job
-	if err := dec.Decode(&j); err != nil {
+	var j batchv1.Job
+	if err := yaml.UnmarshalStrict(data, &j); err != nil {
 		t.Fatalf("not a Job as batch/v1 defines it: %v", err)
 	}
+	return &j
+}
+
+func TestKubernetesPartitionsJob(t *testing.T) {
+	j := loadJob(t)
 	s := j.Spec
-	if j.APIVersion != "batch/v1" || j.Kind != "Job" || j.Metadata.Name == "" || s.CompletionMode != "Indexed" ||
-		s.Completions == nil || s.Parallelism == nil || *s.Completions != *s.Parallelism || s.Template.Spec.RestartPolicy != "Never" {
+	if j.APIVersion != "batch/v1" || j.Kind != "Job" || j.Name == "" || s.CompletionMode == nil || *s.CompletionMode != batchv1.IndexedCompletion ||
+		s.Completions == nil || s.Parallelism == nil || *s.Completions != *s.Parallelism || s.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
 		t.Fatalf("want an Indexed batch/v1 Job whose pods all run at once and are not restarted: %+v", j)
 	}
-	if len(s.Template.Spec.Containers) != 1 {
-		t.Fatalf("%d containers, want calibra alone", len(s.Template.Spec.Containers))
+	pod := s.Template.Spec
+	if sc := pod.SecurityContext; sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.RunAsUser == nil || *sc.RunAsUser != 10001 {
+		t.Errorf("the pod must run as the image's account 10001, not root: %+v", sc)
 	}
-	c := s.Template.Spec.Containers[0]
-	cmd := strings.Join(append(c.Command, c.Args...), " ")
-	for _, want := range []string{"calibra oltp run", "--dsn-file /etc/calibra/dsn", "$((JOB_COMPLETION_INDEX + 1))/3", "--start-at \"$START_AT\""} {
-		if !strings.Contains(cmd, want) {
-			t.Errorf("the command lacks %q: %s", want, cmd)
+	if len(pod.Containers) != 1 {
+		t.Fatalf("%d containers, want calibra alone", len(pod.Containers))
+	}
+	c := pod.Containers[0]
+	if sc := c.SecurityContext; sc == nil || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation || sc.Capabilities == nil ||
+		!slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
+		t.Errorf("calibra runs with no capability and no privilege escalation, as the image test runs it: %+v", sc)
+	}
+	mounts := map[string]corev1.VolumeMount{}
+	for _, m := range c.VolumeMounts {
+		mounts[m.Name] = m
+	}
+	var dsnDir, runsDir string
+	for _, v := range pod.Volumes {
+		switch {
+		case v.Secret != nil && v.Secret.DefaultMode != nil && *v.Secret.DefaultMode&0o077 == 0:
+			dsnDir = mounts[v.Name].MountPath
+		case v.PersistentVolumeClaim != nil:
+			runsDir = mounts[v.Name].MountPath
 		}
 	}
-	if strings.Contains(cmd, "--dsn ") || strings.Contains(cmd, "PGPASSWORD") {
-		t.Errorf("the DSN must come from the Secret's file, not the command line: %s", cmd)
+	if dsnDir == "" || runsDir == "" {
+		t.Fatalf("want a Secret readable by its owner only and a claim for the runs, each mounted: volumes %+v, mounts %+v", pod.Volumes, c.VolumeMounts)
 	}
-	secret := false
-	for _, v := range s.Template.Spec.Volumes {
-		secret = secret || v.Secret != nil && v.Secret.SecretName != "" && v.Secret.DefaultMode != nil && *v.Secret.DefaultMode&0o077 == 0
+
+	// Each pod's command line, as its shell expands it, parsed by
+	// calibra's own parser: a flag renamed or dropped fails here.
+	startAt := time.Now().Add(3 * time.Minute).UTC().Format(time.RFC3339)
+	outs := map[string]bool{}
+	for i := range int(*s.Completions) {
+		args := podArgs(t, c, i, startAt)
+		if slices.Contains(args, "--dsn") || strings.Contains(strings.Join(args, " "), "PGPASSWORD") {
+			t.Errorf("the DSN must come from the Secret's file, not the command line: %q", args)
+		}
+		path, flags, err := cli.Parse(args)
+		if err != nil {
+			t.Fatalf("pod %d: calibra %s: %v", i, strings.Join(args, " "), err)
+		}
+		value := func(name string) string {
+			if f := flags.Lookup(name); f != nil && f.Changed {
+				return f.Value.String()
+			}
+			return ""
+		}
+		out := value("out")
+		want := map[string]string{"partition": fmt.Sprintf("%d/%d", i+1, *s.Completions), "start-at": startAt}
+		for name, v := range want {
+			if value(name) != v {
+				t.Errorf("pod %d: --%s is %q, want %q", i, name, value(name), v)
+			}
+		}
+		if path != "calibra oltp run" || filepath.Dir(value("dsn-file")) != dsnDir || filepath.Dir(out) != runsDir || outs[out] {
+			t.Errorf("pod %d runs %s with --dsn-file %q and --out %q: want oltp run, the DSN from %s, a run directory of its own in %s",
+				i, path, value("dsn-file"), out, dsnDir, runsDir)
+		}
+		outs[out] = true
 	}
-	if !secret {
-		t.Error("no Secret volume readable by its owner only holds the DSN")
+}
+
+// podArgs is what calibra receives in pod index of the Job: the
+// container's command and args run by sh, with the Job's index and the
+// start in its environment, and a calibra on PATH that prints its
+// arguments.
+func podArgs(t *testing.T, c corev1.Container, index int, startAt string) []string {
+	t.Helper()
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "calibra"), []byte("#!/bin/sh\nprintf '%s\\0' \"$@\"\n"), 0o755); err != nil { // safefs: in t.TempDir
+		t.Fatal(err)
 	}
+	argv := append(slices.Clone(c.Command), c.Args...)
+	if len(argv) == 0 || argv[0] != "sh" {
+		t.Fatalf("the container runs %q; the test expands a sh command line", argv)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", fmt.Sprintf("JOB_COMPLETION_INDEX=%d", index)}
+	for _, e := range c.Env {
+		if e.Name == "START_AT" {
+			e.Value = startAt
+		}
+		cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
+	}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("pod %d's command line: %v", index, err)
+	}
+	args := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+	if len(args) == 0 || bytes.Count(out, []byte{0}) == 0 {
+		t.Fatalf("pod %d's command line does not run calibra: %q", index, argv)
+	}
+	return args
 }

@@ -133,6 +133,16 @@ func NoLabLeft(t *testing.T, path string) {
 // listener); it stops at the end of the test.
 func ExistingServer(t *testing.T, path string) func(userinfo, db string) string {
 	t.Helper()
+	in := ExistingInstance(t, path)
+	return func(userinfo, db string) string {
+		return fmt.Sprintf("postgres://%s@/%s?host=%s&port=%d&sslmode=disable", userinfo, db, in.SocketDir, in.Port)
+	}
+}
+
+// ExistingInstance is ExistingServer's instance itself: its socket, port
+// and data directory.
+func ExistingInstance(t *testing.T, path string) *postgres.Instance {
+	t.Helper()
 	group := proc.NewGroup()
 	t.Cleanup(func() { _ = group.StopAll(time.Minute) })
 	target, err := postgres.Prepare(context.Background(), postgres.TargetConfig{Path: path})
@@ -143,10 +153,7 @@ func ExistingServer(t *testing.T, path string) func(userinfo, db string) string 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = target.Stop() })
-	sock, port := target.Managed.SocketDir, target.Managed.Port
-	return func(userinfo, db string) string {
-		return fmt.Sprintf("postgres://%s@/%s?host=%s&port=%d&sslmode=disable", userinfo, db, sock, port)
-	}
+	return target.Managed
 }
 
 // RunAudit runs a two-cycle durability audit with args on a lab of its

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/calibra-bench/calibra/internal/cli/clitest"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"github.com/calibra-bench/calibra/internal/results"
 )
 
@@ -54,14 +52,7 @@ func TestPartitionsMergeToTheDatabasesCount(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close(ctx)
-	orders := func() int64 {
-		var n int64
-		if err := db.QueryRow(ctx, "SELECT sum(d_next_o_id) FROM calibra_tpcc.district").Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	before := orders()
+	before := clitest.NewOrders(t, db)
 
 	// Separate processes, as on separate hosts; connecting takes well
 	// under the few seconds to the start.
@@ -87,67 +78,14 @@ func TestPartitionsMergeToTheDatabasesCount(t *testing.T) {
 	if msg := strings.Join(errs, ""); msg != "" {
 		t.Fatal(msg)
 	}
-	gained := orders() - before
+	gained := clitest.NewOrders(t, db) - before
 
 	clitest.MustRun(t, 0, "merge", out("p3"), out("p1"), out("p2"), "--out", out("merged"))
 	st, o := clitest.LastStep[*results.OLTP](t, out("merged"))
 	if st.Status != results.StatusComplete || o.Users != 6 || len(o.Partitions) != n || o.NOPM == nil || o.TPMDB == nil {
 		t.Fatalf("merged: status %s, %d users, %d partitions, nopm %v, tpm_db %v (%v)", st.Status, o.Users, len(o.Partitions), o.NOPM, o.TPMDB, o.Missing)
 	}
-	counted := *o.NOPM * o.DurationS / 60
-	// Partition 1 reads the counters at its own edges; the others begin
-	// and end their windows at theirs, a little apart on a busy host. The
-	// orders they could commit in that gap are the tolerance beyond 1%.
-	skew := edgeSkew(t, out("p1"), out("p2"), out("p3"))
-	slack := 0.01*float64(gained) + float64(gained)/o.DurationS*skew.Seconds()
-	t.Logf("database gained %d orders, merged NOPM %.0f over %.2f s counts %.1f; tpm_db %.0f, tpm_client %.0f; edges %s apart",
-		gained, *o.NOPM, o.DurationS, counted, *o.TPMDB, o.TPMClient, skew)
-	if gained < 200 || math.Abs(counted-float64(gained)) > slack {
-		t.Errorf("merged NOPM counts %.1f New-Orders in the window, the database gained %d: more than 1%% apart, and more than the %s between the partitions' edges explains",
-			counted, gained, skew)
-	}
-	if d := math.Abs(float64(o.NewOrderCommits) - float64(gained)); d > 0.01*float64(gained) {
-		t.Errorf("the partitions committed %d New-Orders, the database gained %d", o.NewOrderCommits, gained)
-	}
-
-	// Every partition's window histograms, merged by hand.
-	union := map[string]*hdrhistogram.Histogram{}
-	for i := 1; i <= n; i++ {
-		data, err := os.ReadFile(filepath.Join(out(fmt.Sprintf("p%d", i)), "raw", "oltp-window.hlog"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := hdrhistogram.NewHistogramLogReader(bytes.NewReader(data))
-		for {
-			h, err := r.NextIntervalHistogram()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if h == nil {
-				break
-			}
-			if union[h.Tag()] == nil {
-				union[h.Tag()] = hdrhistogram.New(1, int64(10*time.Minute/time.Microsecond), 3)
-			}
-			union[h.Tag()].Merge(h)
-		}
-	}
-	for name, tx := range o.Transactions {
-		u := union[name]
-		if u == nil || u.TotalCount() != tx.Count {
-			t.Errorf("%s: the union of the logs holds %v values, the merged count is %d", name, u, tx.Count)
-			continue
-		}
-		got := []float64{tx.LatMs.P50, tx.LatMs.P90, tx.LatMs.P95, tx.LatMs.P99, tx.LatMs.Max}
-		want := []float64{float64(u.ValueAtQuantile(50)) / 1000, float64(u.ValueAtQuantile(90)) / 1000, float64(u.ValueAtQuantile(95)) / 1000,
-			float64(u.ValueAtQuantile(99)) / 1000, float64(u.Max()) / 1000}
-		for i := range got {
-			if got[i] != want[i] {
-				t.Errorf("%s: merged percentiles %v, the union of the logs gives %v", name, got, want)
-				break
-			}
-		}
-	}
+	clitest.CheckMerge(t, out("merged"), []string{out("p1"), out("p2"), out("p3")}, gained)
 	for _, f := range []string{"report.html", "report.md", "timeseries.csv", "raw/oltp-latency.hlog", "raw/oltp-window.hlog"} {
 		if _, err := os.Stat(filepath.Join(out("merged"), f)); err != nil {
 			t.Errorf("the merged run lacks %s", f)
@@ -170,21 +108,4 @@ func TestPartitionsMergeToTheDatabasesCount(t *testing.T) {
 	if _, err := os.Stat(out("half")); err == nil {
 		t.Error("a refused merge left its --out behind")
 	}
-}
-
-// edgeSkew is how far the other partitions' window edges were from the
-// counter partition's (the first), start and end added, at the most.
-func edgeSkew(t *testing.T, counter string, others ...string) time.Duration {
-	t.Helper()
-	_, c := clitest.LastStep[*results.OLTP](t, counter)
-	var worst time.Duration
-	for _, dir := range others {
-		_, o := clitest.LastStep[*results.OLTP](t, dir)
-		if c.WindowStart == nil || c.WindowEnd == nil || o.WindowStart == nil || o.WindowEnd == nil {
-			t.Fatalf("%s or %s recorded no window edges", counter, dir)
-		}
-		d := c.WindowStart.Sub(*o.WindowStart).Abs() + c.WindowEnd.Sub(*o.WindowEnd).Abs()
-		worst = max(worst, d)
-	}
-	return worst
 }

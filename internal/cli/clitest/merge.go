@@ -1,0 +1,119 @@
+package clitest
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+// NewOrders is the New-Orders the TPC-C-like schema in db holds: the sum
+// of the districts' next order ids, the counter NOPM is taken from.
+func NewOrders(t *testing.T, db *pgx.Conn) int64 {
+	t.Helper()
+	var n int64
+	if err := db.QueryRow(context.Background(), "SELECT sum(d_next_o_id) FROM calibra_tpcc.district").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// CheckMerge checks the merge of the partitions' run directories (the
+// counter partition, 1/N, first) against the database, which gained
+// New-Orders over the whole run: the merged NOPM counts them, as do the
+// partitions' commits, and each transaction's percentiles are those of
+// the union of the partitions' window histograms. It returns the merged
+// step's body.
+func CheckMerge(t *testing.T, merged string, parts []string, gained int64) *results.OLTP {
+	t.Helper()
+	st, o := LastStep[*results.OLTP](t, merged)
+	if st.Status != results.StatusComplete || o.NOPM == nil {
+		t.Fatalf("the merge: status %s, nopm %v (%v)", st.Status, o.NOPM, o.Missing)
+	}
+	counted := *o.NOPM * o.DurationS / 60
+	// Partition 1 reads the counters at its own edges; the others begin
+	// and end their windows at theirs, a little apart on a busy host. The
+	// orders they could commit in that gap are the tolerance beyond 1%.
+	skew := edgeSkew(t, parts[0], parts[1:]...)
+	slack := 0.01*float64(gained) + float64(gained)/o.DurationS*skew.Seconds()
+	t.Logf("database gained %d orders, merged NOPM %.0f over %.2f s counts %.1f; tpm_client %.0f; edges %s apart",
+		gained, *o.NOPM, o.DurationS, counted, o.TPMClient, skew)
+	if gained < 200 || math.Abs(counted-float64(gained)) > slack {
+		t.Errorf("merged NOPM counts %.1f New-Orders in the window, the database gained %d: more than 1%% apart, and more than the %s between the partitions' edges explains",
+			counted, gained, skew)
+	}
+	if d := math.Abs(float64(o.NewOrderCommits) - float64(gained)); d > 0.01*float64(gained) {
+		t.Errorf("the partitions committed %d New-Orders, the database gained %d", o.NewOrderCommits, gained)
+	}
+	union := windowHistograms(t, parts)
+	for name, tx := range o.Transactions {
+		u := union[name]
+		if u == nil || u.TotalCount() != tx.Count {
+			t.Errorf("%s: the union of the logs holds %v values, the merged count is %d", name, u, tx.Count)
+			continue
+		}
+		got := []float64{tx.LatMs.P50, tx.LatMs.P90, tx.LatMs.P95, tx.LatMs.P99, tx.LatMs.Max}
+		want := []float64{float64(u.ValueAtQuantile(50)) / 1000, float64(u.ValueAtQuantile(90)) / 1000, float64(u.ValueAtQuantile(95)) / 1000,
+			float64(u.ValueAtQuantile(99)) / 1000, float64(u.Max()) / 1000}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Errorf("%s: merged percentiles %v, the union of the logs gives %v", name, got, want)
+				break
+			}
+		}
+	}
+	return o
+}
+
+// windowHistograms merges, by hand, every partition's window histograms
+// (raw/oltp-window.hlog) per transaction type.
+func windowHistograms(t *testing.T, parts []string) map[string]*hdrhistogram.Histogram {
+	t.Helper()
+	union := map[string]*hdrhistogram.Histogram{}
+	for _, dir := range parts {
+		data, err := os.ReadFile(filepath.Join(dir, "raw", "oltp-window.hlog"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := hdrhistogram.NewHistogramLogReader(bytes.NewReader(data))
+		for {
+			h, err := r.NextIntervalHistogram()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h == nil {
+				break
+			}
+			if union[h.Tag()] == nil {
+				union[h.Tag()] = hdrhistogram.New(1, int64(10*time.Minute/time.Microsecond), 3)
+			}
+			union[h.Tag()].Merge(h)
+		}
+	}
+	return union
+}
+
+// edgeSkew is how far the other partitions' window edges were from the
+// counter partition's (the first), start and end added, at the most.
+func edgeSkew(t *testing.T, counter string, others ...string) time.Duration {
+	t.Helper()
+	_, c := LastStep[*results.OLTP](t, counter)
+	var worst time.Duration
+	for _, dir := range others {
+		_, o := LastStep[*results.OLTP](t, dir)
+		if c.WindowStart == nil || c.WindowEnd == nil || o.WindowStart == nil || o.WindowEnd == nil {
+			t.Fatalf("%s or %s recorded no window edges", counter, dir)
+		}
+		d := c.WindowStart.Sub(*o.WindowStart).Abs() + c.WindowEnd.Sub(*o.WindowEnd).Abs()
+		worst = max(worst, d)
+	}
+	return worst
+}
