@@ -88,6 +88,7 @@ and takes it apart.`,
 // spindles, and the flash cache. Not for people: the stack starts it.
 func labServeCommand() *cobra.Command {
 	var cfg lab.TierConfig
+	var tornRecord string
 	cmd := &cobra.Command{
 		Use:    "serve",
 		Short:  "The lab's NBD server on stdin and stdout (started by the lab)",
@@ -101,6 +102,9 @@ func labServeCommand() *cobra.Command {
 			t, err := lab.OpenTier(cfg)
 			if err != nil {
 				return err
+			}
+			if cfg.TornUnit > 0 {
+				tearOnSignal(t, tornRecord)
 			}
 			err = lab.ServeNBD(os.Stdin, os.Stdout, t)
 			if dirty := t.Dirty(); dirty > 0 {
@@ -118,5 +122,27 @@ func labServeCommand() *cobra.Command {
 	f.Int64Var(&cfg.CacheBytes, "cache-size", lab.DefaultCacheBytes, "the flash cache's capacity in bytes")
 	f.BoolVar(&cfg.CacheOnRead, "cache-on-read", false, "keep what is read from the platter in the cache")
 	f.BoolVar(&cfg.Volatile, "volatile", false, "lose the cache at a power cut, still acknowledging FLUSH")
+	f.Int64Var(&cfg.TornUnit, "torn-unit", 0, "at a torn cut (SIGUSR1) keep each write in flight up to a random multiple of this many bytes (0: no torn cut)")
+	f.Uint64Var(&cfg.TornSeed, "torn-seed", 0, "the seed that chooses what a torn cut keeps")
+	f.StringVar(&tornRecord, "torn-record", "", "where a torn cut records the writes it tore")
 	return cmd
+}
+
+// tearOnSignal makes SIGUSR1 the lab's torn power cut: the writes in
+// flight torn, the record written, and an exit with nothing destaged.
+func tearOnSignal(t *lab.Tier, record string) {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGUSR1)
+	go func() {
+		<-sig
+		rec, err := t.TearCut()
+		if err == nil {
+			err = lab.WriteTornRecord(record, rec)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "calibra lab serve: torn cut: %v\n", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}()
 }

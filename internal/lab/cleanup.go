@@ -189,7 +189,11 @@ func loopsOf(file, known string) []string {
 
 // labProcs lists the nbdfuse, nbdkit and 'calibra lab serve' processes
 // serving root.
-func labProcs(root string) []int {
+func labProcs(root string) []int { return procsUnder(root, false) }
+
+// procsUnder is labProcs, or with servesOnly calibra's own NBD servers
+// alone.
+func procsUnder(root string, servesOnly bool) []int {
 	entries, _ := os.ReadDir("/proc")
 	var out []int
 	for _, e := range entries {
@@ -204,7 +208,7 @@ func labProcs(root string) []int {
 		args := strings.Split(strings.TrimRight(string(data), "\x00"), "\x00")
 		name := filepath.Base(args[0])
 		serve := len(args) > 2 && args[1] == "lab" && args[2] == "serve"
-		if name != "nbdfuse" && name != "nbdkit" && !serve {
+		if !serve && (servesOnly || name != "nbdfuse" && name != "nbdkit") {
 			continue
 		}
 		for _, a := range args[1:] {

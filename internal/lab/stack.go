@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -53,6 +54,7 @@ type Stack struct {
 	Lost string
 
 	group    *proc.Group
+	starts   uint64 // each start's torn cut has a seed of its own
 	fuse     *proc.Proc
 	loop     string
 	cacheDir string // the temporary directory holding the cache file
@@ -69,6 +71,7 @@ func (s *Stack) platter() string   { return filepath.Join(s.Root, "platter.img")
 func (s *Stack) fuseDir() string   { return filepath.Join(s.Root, "fuse") }
 func (s *Stack) fuseFile() string  { return filepath.Join(s.Root, "fuse", "disk") }
 func statePath(root string) string { return filepath.Join(root, "lab.json") }
+func (s *Stack) tornPath() string  { return filepath.Join(s.Root, "torn-cut.json") }
 
 // lostPath holds, after a stack that keeps nothing went down, what it lost.
 func lostPath(root string) string { return filepath.Join(root, "kept-nothing") }
@@ -266,6 +269,16 @@ func (s *Stack) start(ctx context.Context) error {
 	}
 	defer log.Close()
 	args := append([]string{s.fuseFile(), "--command"}, s.Parts.serverArgs(exe, s.platter(), s.cacheDir)...)
+	if s.Parts.TornUnit > 0 {
+		// A record found now is an earlier cut's, already read or never
+		// to be: only this start's cut may be read after it.
+		if err := os.Remove(s.tornPath()); err != nil && !errors.Is(err, os.ErrNotExist) { // safefs: a record in calibra-lab, calibra's own
+			return err
+		}
+		args = append(args, "--torn-unit", strconv.FormatInt(s.Parts.TornUnit, 10),
+			"--torn-seed", strconv.FormatUint(s.Parts.TornSeed+s.starts, 10), "--torn-record", s.tornPath())
+	}
+	s.starts++
 	cmd := exec.Command("nbdfuse", args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.Env = os.Environ()
@@ -348,7 +361,7 @@ func (s *Stack) saveState() error {
 func (s *Stack) Record() *results.Lab {
 	p := s.Parts
 	r := &results.Lab{Spec: p.Spec, FS: p.FS, SizeBytes: p.SizeBytes, Rate: p.Rate, ErrorRate: p.ErrorRate,
-		ReadIOPS: p.ReadIOPS, WriteIOPS: p.WriteIOPS, Chain: p.Chain()}
+		ReadIOPS: p.ReadIOPS, WriteIOPS: p.WriteIOPS, Chain: p.Chain(), TornUnit: p.TornUnit, TornSeed: p.TornSeed}
 	if p.RDelay > 0 || p.WDelay > 0 {
 		r.ReadDelay, r.WriteDelay = ms(p.RDelay), ms(p.WDelay)
 	}
@@ -420,6 +433,9 @@ func (s *Stack) Down() error {
 // first matters: given even milliseconds, a destaging cache would write
 // back what a power cut loses.
 func (s *Stack) Kill() {
+	if s.Parts.TornUnit > 0 {
+		s.tearCut()
+	}
 	if s.fuse != nil {
 		s.fuse.Kill()
 	}
@@ -427,6 +443,46 @@ func (s *Stack) Kill() {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
+
+// tearCut asks the lab's server for a torn cut (SIGUSR1: the writes in
+// flight torn, recorded) and waits for it to exit; one that does not
+// within 30 s is killed, its writes whole or absent.
+func (s *Stack) tearCut() {
+	servers := procsUnder(s.Root, true)
+	for _, pid := range servers {
+		_ = syscall.Kill(pid, syscall.SIGUSR1)
+	}
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end) && len(procsUnder(s.Root, true)) > 0; {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TakeTornRecord is what the last torn cut did (nil, nil when the stack
+// tears nothing or its server made no record), removed once read.
+func (s *Stack) TakeTornRecord() (*TornRecord, error) {
+	if s.Parts.TornUnit == 0 {
+		return nil, nil
+	}
+	data, err := safefs.ReadInput(s.tornPath(), maxTornRecord, fmt.Errorf("%s is larger than a torn cut writes it", s.tornPath()))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rec TornRecord
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.tornPath(), err)
+	}
+	os.Remove(s.tornPath()) // safefs: a record in calibra-lab, calibra's own
+	return &rec, nil
+}
+
+// maxTornRecord bounds a torn cut's record: some 200,000 writes in flight.
+const maxTornRecord = 16 << 20
+
+// WriteTornRecord writes a torn cut's record where the stack reads it.
+func WriteTornRecord(path string, rec TornRecord) error { return writeRecord(path, rec.JSON()) }
 
 // PowerCut is a power failure of the stack: nbdkit and nbdfuse die at once
 // (SIGKILL), taking the volatile cache with them; the file system, loop

@@ -27,6 +27,10 @@ type Lab struct {
 	ReadIOPS    int64  `json:"read_iops,omitempty"` // blkio throttle on the loop device
 	WriteIOPS   int64  `json:"write_iops,omitempty"`
 	Chain       string `json:"chain"` // the stack, top to bottom, in words
+	// TornUnit is a torn cut's unit in bytes (0: each write whole or
+	// absent at a cut); TornSeed chose the first cut's tears.
+	TornUnit int64  `json:"torn_unit,omitempty"`
+	TornSeed uint64 `json:"torn_seed,omitempty"`
 }
 
 // Durability is a power-loss audit: cycles of load, power cut and
