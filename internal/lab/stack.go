@@ -619,3 +619,31 @@ func removeCache(dir string) error {
 	}
 	return safefs.RemoveAll(filepath.Dir(dir), filepath.Base(dir))
 }
+
+// WrittenBytes is what the block device dev (a path in /dev) has been
+// sent to write since it was attached: its stat's sectors written.
+func WrittenBytes(dev string) (int64, error) {
+	data, err := os.ReadFile(filepath.Join("/sys/block", filepath.Base(dev), "stat"))
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 7 {
+		return 0, fmt.Errorf("%s's stat has %d fields", dev, len(f))
+	}
+	sectors, err := strconv.ParseInt(f[6], 10, 64)
+	return sectors * 512, err
+}
+
+// WritesInFlight is how many writes the block device dev has in flight.
+func WritesInFlight(dev string) (int, error) {
+	data, err := os.ReadFile(filepath.Join("/sys/block", filepath.Base(dev), "inflight"))
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(data))
+	if len(f) != 2 {
+		return 0, fmt.Errorf("%s's inflight is %q", dev, data)
+	}
+	return strconv.Atoi(f[1])
+}

@@ -125,7 +125,7 @@ func OpenTier(cfg TierConfig) (*Tier, error) {
 	}
 	t := &Tier{cfg: cfg, size: st.Size(), platter: f, disk: make(chan struct{}, cfg.Spindles)}
 	if cfg.TornUnit > 0 {
-		t.torn = &tearer{unit: cfg.TornUnit, seed: cfg.TornSeed}
+		t.torn = newTearer(cfg.TornUnit, cfg.TornSeed)
 	}
 	if cfg.CacheDir == "" {
 		return t, nil
@@ -407,12 +407,11 @@ func (t *Tier) WriteAt(p []byte, off int64) error {
 	}
 	t.torn.power.RLock()
 	defer t.torn.power.RUnlock()
-	old := make([]byte, len(p))
-	if err := t.peek(old, off); err != nil {
+	w, err := t.torn.begin(off, p, t.peek)
+	if err != nil {
 		return err
 	}
-	w := t.torn.begin(off, old, p)
-	err := t.writeAt(p, off, t.cfg.WDelay)
+	err = t.writeAt(p, off, t.cfg.WDelay)
 	t.torn.end(w)
 	return err
 }
@@ -527,6 +526,10 @@ func (t *Tier) nextDue() int64 {
 func (t *Tier) Flush() error {
 	var covered map[*pending]bool
 	if t.torn != nil {
+		// A FLUSH answered once the cut began would acknowledge writes
+		// the cut is tearing.
+		t.torn.power.RLock()
+		defer t.torn.power.RUnlock()
 		covered = t.torn.completed()
 	}
 	err := t.flush()

@@ -18,6 +18,9 @@ type TornWrite struct {
 	Length int64 `json:"length"`
 	Kept   int64 `json:"kept"` // from Offset on; the rest is as before the write
 	Lost   int64 `json:"lost"`
+	// Acknowledged says the device had acknowledged the write (no FLUSH
+	// had covered it since); else it was still running at the cut.
+	Acknowledged bool `json:"acknowledged"`
 }
 
 // Torn says whether the cut kept part of the write: neither whole nor
@@ -56,22 +59,46 @@ type tearer struct {
 	// the cut: from the cut on, no write reaches the medium.
 	power  sync.RWMutex
 	mu     sync.Mutex
+	ended  *sync.Cond // a write ended
 	writes []*pending
 }
 
-// begin records a write about to be made; old is what the device holds
-// there now.
-func (t *tearer) begin(off int64, old, data []byte) *pending {
-	w := &pending{off: off, old: old, data: data}
+func newTearer(unit int64, seed uint64) *tearer {
+	t := &tearer{unit: unit, seed: seed}
+	t.ended = sync.NewCond(&t.mu)
+	return t
+}
+
+// begin records a write about to be made, once no write it overlaps is
+// running (so that what it replaces is what the device holds, not what
+// another write is changing); peek reads what the device holds there.
+func (t *tearer) begin(off int64, data []byte, peek func(p []byte, off int64) error) (*pending, error) {
 	t.mu.Lock()
+	defer t.mu.Unlock()
+	for t.overlapsRunning(off, int64(len(data))) {
+		t.ended.Wait()
+	}
+	w := &pending{off: off, old: make([]byte, len(data)), data: data}
+	if err := peek(w.old, off); err != nil {
+		return nil, err
+	}
 	t.writes = append(t.writes, w)
-	t.mu.Unlock()
-	return w
+	return w, nil
+}
+
+func (t *tearer) overlapsRunning(off, n int64) bool {
+	for _, w := range t.writes {
+		if !w.done && w.off < off+n && off < w.off+int64(len(w.data)) {
+			return true
+		}
+	}
+	return false
 }
 
 func (t *tearer) end(w *pending) {
 	t.mu.Lock()
 	w.done = true
+	t.ended.Broadcast()
 	t.mu.Unlock()
 }
 
@@ -119,7 +146,7 @@ func cut(writes []*pending, unit int64, seed uint64, write func(p []byte, off in
 	for i, w := range writes {
 		n := int64(len(w.data))
 		k := keep(rng, n, unit)
-		rec.Writes[i] = TornWrite{Offset: w.off, Length: n, Kept: k, Lost: n - k}
+		rec.Writes[i] = TornWrite{Offset: w.off, Length: n, Kept: k, Lost: n - k, Acknowledged: w.done}
 		if rec.Writes[i].Torn() {
 			rec.Torn++
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // TestKeepIsAWholeNumberOfUnits: a cut keeps a multiple of the unit from
@@ -106,13 +107,15 @@ func TestCutKeepsWhatItRecords(t *testing.T) {
 // never torn; one completed after the FLUSH began, or still running, is
 // in flight at the cut.
 func TestFlushProtectsFromATornCut(t *testing.T) {
-	tr := &tearer{unit: 512}
-	a := tr.begin(0, nil, make([]byte, 4096))
+	tr := newTearer(512, 0)
+	dev := memDevice(make([]byte, 1<<20))
+	peek := func(p []byte, off int64) error { copy(p, dev[off:]); return nil }
+	a, _ := tr.begin(0, make([]byte, 4096), peek)
 	tr.end(a)
-	b := tr.begin(8192, nil, make([]byte, 4096)) // running when the FLUSH begins
+	b, _ := tr.begin(8192, make([]byte, 4096), peek) // running when the FLUSH begins
 	covered := tr.completed()
 	tr.end(b)
-	c := tr.begin(16384, nil, make([]byte, 4096)) // sent after it
+	c, _ := tr.begin(16384, make([]byte, 4096), peek) // sent after it
 	tr.flushed(covered)
 	if len(tr.writes) != 2 || tr.writes[0] != b || tr.writes[1] != c {
 		t.Fatalf("after the FLUSH the writes in flight are %v, want the two it did not cover", tr.writes)
@@ -169,5 +172,53 @@ func TestTierTearsOnlyWhatWasNotFlushed(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Fatalf("cache %v: after the cut (kept %d) the device does not hold the flushed write and the kept part", withCache, rec.Writes[0].Kept)
 		}
+	}
+}
+
+// TestOverlappingWriteWaits: a write that overlaps one still running
+// waits for it, so that what it records as replaced is what the device
+// held once the first was written.
+func TestOverlappingWriteWaits(t *testing.T) {
+	tr := newTearer(512, 0)
+	dev := memDevice(bytes.Repeat([]byte{'0'}, 8192))
+	peek := func(p []byte, off int64) error { copy(p, dev[off:]); return nil }
+	first, _ := tr.begin(0, bytes.Repeat([]byte{'1'}, 8192), peek)
+	second := make(chan *pending)
+	go func() {
+		w, _ := tr.begin(4096, bytes.Repeat([]byte{'2'}, 4096), peek)
+		second <- w
+	}()
+	time.Sleep(20 * time.Millisecond) // a begin that did not wait would peek now
+	copy(dev, first.data)             // the first write lands, then ends
+	tr.end(first)
+	if w := <-second; !bytes.Equal(w.old, bytes.Repeat([]byte{'1'}, 4096)) {
+		t.Fatalf("the overlapping write recorded %q as replaced, want the first write's data", w.old[:8])
+	}
+}
+
+// TestNoFlushAnsweredAfterTheCut: once the power is out, a FLUSH is never
+// answered: acknowledged, it would tell the database that writes the cut
+// tore are durable.
+func TestNoFlushAnsweredAfterTheCut(t *testing.T) {
+	platter := filepath.Join(t.TempDir(), "platter")
+	if err := os.WriteFile(platter, make([]byte, 1<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tier, err := OpenTier(TierConfig{Platter: platter, Spindles: 1, TornUnit: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tier.WriteAt(make([]byte, 8192), 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tier.TearCut(); err != nil {
+		t.Fatal(err)
+	}
+	answered := make(chan error, 1)
+	go func() { answered <- tier.Flush() }()
+	select {
+	case err := <-answered:
+		t.Fatalf("a FLUSH after the cut was answered (%v)", err)
+	case <-time.After(100 * time.Millisecond):
 	}
 }
