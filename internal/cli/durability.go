@@ -60,6 +60,7 @@ A threshold such as 'durability.lost_acknowledged == 0' makes a loss exit 3.`,
 	f.IntVar(&d.Cycles, "cycles", 3, "load, power cut and recovery cycles")
 	f.IntVar(&d.Warehouses, "warehouses", 1, "TPC-C-like warehouses to build when the instance holds no build")
 	f.DurationVar(&d.Load, "load", 10*time.Second, "commits before each power cut")
+	f.StringVar(&d.PageProtection, "page-protection", "on", "the engine's torn-page protection: on, or off (PostgreSQL's full_page_writes, InnoDB's doublewrite buffer)")
 	f.BoolVar(&d.FsyncOff, "unsafe-fsync-off", false, "calibration: run the server with commits not flushed (fsync=off or its engine's equivalent), which must lose commits on a lab")
 	f.StringArrayVar(&d.Thresholds, "threshold", nil, "e.g. 'durability.lost_acknowledged == 0' (exit 3 when it fails; repeatable)")
 	return cmd

@@ -40,6 +40,35 @@ type Host interface {
 	Durable() error
 }
 
+// CutRecorder is a host whose cuts tear writes (a lab with torn=): what
+// the last cut did, its record kept in the run directory for the cycle.
+type CutRecorder interface {
+	TornCut(cycle int) (*results.TornCut, error)
+}
+
+// WriteCounter is a host that counts the writes sent to its storage:
+// the bytes since it came up, and the writes in flight now.
+type WriteCounter interface {
+	WrittenBytes() (int64, error)
+	WritesInFlight() (int, error)
+}
+
+// checkpointLead is how long after a checkpoint begins the cut comes at
+// the earliest when the audit cuts during one, and checkpointWait the
+// latest: in between it comes once the storage has two writes in flight
+// (a commit's log write and a page of the checkpoint's, say).
+const (
+	checkpointLead = 200 * time.Millisecond
+	checkpointWait = 2 * time.Second
+)
+
+// Protector is an engine whose torn-page protection (PostgreSQL's
+// full_page_writes, InnoDB's doublewrite buffer) can be set for its next
+// start; it returns the setting.
+type Protector interface {
+	PageProtection(on bool) string
+}
+
 // Calibrator is an engine that can run, from its next start, with
 // commits acknowledged before they are durable (PostgreSQL's fsync=off,
 // InnoDB's log written and flushed once a second): the audit's
@@ -59,7 +88,10 @@ type Config struct {
 	Warehouses int
 	Seed       uint64
 	CLastLoad  int // the build's C_LAST constant (oltp.BuildInfo)
-	Phase      func(format string, args ...any)
+	// CutInCheckpoint makes each cut come while a checkpoint writes the
+	// server's pages, the moment torn-page protection exists for.
+	CutInCheckpoint bool
+	Phase           func(format string, args ...any)
 }
 
 // Run runs the audit's cycles and returns what it found. A recovery that
@@ -89,6 +121,13 @@ func Run(ctx context.Context, cfg Config, host Host, out *results.Durability) er
 			return err
 		}
 		add(out, c)
+		if c.Outcome == string(TornPage) {
+			// Later cycles would find the same damaged pages again.
+			if cycle < cfg.Cycles {
+				out.Note = fmt.Sprintf("cycle %d found damaged pages; the audit stopped there (%s unrun): later cycles would count the same pages again", cycle, unrun(cycle+1, cfg.Cycles))
+			}
+			return nil
+		}
 		if c.RecoveryError == "" {
 			continue
 		}
@@ -122,15 +161,25 @@ func runCycle(ctx context.Context, cfg Config, host Host, cycle int, j *journal)
 	if err != nil {
 		return results.DurabilityCycle{}, fmt.Errorf("cycle %d: read the database before the load: %w", cycle, err)
 	}
-	cfg.Phase("cycle %d of %d: %d clients run New-Order and Payment for %s, then the power is cut", cycle, cfg.Cycles, cfg.Clients, cfg.Load)
-	acked, err := load(ctx, cfg, host, cycle, j)
+	during := "under"
+	if cfg.CutInCheckpoint {
+		during = "during a checkpoint under"
+	}
+	cfg.Phase("cycle %d of %d: %d clients run New-Order and Payment for %s, then the power is cut %s them", cycle, cfg.Cycles, cfg.Clients, cfg.Load, during)
+	c := results.DurabilityCycle{Cycle: cycle}
+	acked, err := load(ctx, cfg, host, cycle, j, &c)
 	if ferr := j.flush(); err == nil {
 		err = ferr
 	}
 	if err != nil {
 		return results.DurabilityCycle{}, err
 	}
-	c := results.DurabilityCycle{Cycle: cycle, Acknowledged: acked.count()}
+	c.Acknowledged = acked.count()
+	if r, ok := host.(CutRecorder); ok {
+		if c.Torn, err = r.TornCut(cycle); err != nil {
+			return c, fmt.Errorf("cycle %d: the torn cut's record: %w", cycle, err)
+		}
+	}
 	start := time.Now()
 	fsck, rerr := host.Recover(ctx)
 	took, failed := time.Since(start).Seconds(), Class("")
@@ -144,6 +193,9 @@ func runCycle(ctx context.Context, cfg Config, host Host, cycle int, j *journal)
 	} else {
 		failed = classify(rerr, NoRestart)
 	}
+	if failed == Corrupt {
+		c.PagesDamaged = pagesNamed(rerr.Error())
+	}
 	if rerr != nil {
 		if ctx.Err() != nil {
 			return c, ctx.Err()
@@ -154,8 +206,9 @@ func runCycle(ctx context.Context, cfg Config, host Host, cycle int, j *journal)
 		c.RecoveryS = nil // a failed recovery's time is no recovery time
 	}
 	c.Outcome = string(outcome(&c, failed))
-	cfg.Phase("cycle %d: %s: %d acknowledged, %d lost, %d committed unacknowledged%s%s%s",
-		cycle, c.Outcome, c.Acknowledged, c.LostAcknowledged, c.CommittedUnacknowledged, recoveryNote(c.RecoveryS), errNote(c.RecoveryError), consistencyNote(c.Consistency))
+	cfg.Phase("cycle %d: %s: %d acknowledged, %d lost, %d committed unacknowledged, %d pages damaged%s%s%s%s",
+		cycle, c.Outcome, c.Acknowledged, c.LostAcknowledged, c.CommittedUnacknowledged, c.PagesDamaged, tornNote(c.Torn),
+		recoveryNote(c.RecoveryS), errNote(c.RecoveryError), consistencyNote(c.Consistency))
 	return c, nil
 }
 
@@ -165,6 +218,13 @@ func unrun(from, to int) string {
 		return fmt.Sprintf("cycle %d", from)
 	}
 	return fmt.Sprintf("cycles %d to %d", from, to)
+}
+
+func tornNote(t *results.TornCut) string {
+	if t == nil {
+		return ""
+	}
+	return fmt.Sprintf(", %d of %d writes in flight torn (seed %d, %s)", t.Torn, t.InFlight, t.Seed, t.Record)
 }
 
 func recoveryNote(s *float64) string {
@@ -203,6 +263,10 @@ func add(out *results.Durability, c results.DurabilityCycle) {
 	out.Acknowledged += c.Acknowledged
 	out.LostAcknowledged += c.LostAcknowledged
 	out.CommittedUnacknowledged += c.CommittedUnacknowledged
+	out.PagesDamaged += c.PagesDamaged
+	if c.PageCheck != "" {
+		out.PageCheck = c.PageCheck
+	}
 	if out.Outcomes == nil {
 		out.Outcomes = map[string]int{}
 	}
@@ -272,7 +336,7 @@ func snapshot(ctx context.Context, host Host) (*state, error) {
 
 // load runs the clients for cfg.Load, cuts the power under them, and
 // returns what they were told was committed.
-func load(ctx context.Context, cfg Config, host Host, cycle int, j *journal) (*acks, error) {
+func load(ctx context.Context, cfg Config, host Host, cycle int, j *journal, c *results.DurabilityCycle) (*acks, error) {
 	conns := make([]oltp.Session, cfg.Clients)
 	for i := range conns {
 		c, err := oltp.NewSession(ctx, host.Engine(), oltp.AuditMode)
@@ -285,6 +349,13 @@ func load(ctx context.Context, cfg Config, host Host, cycle int, j *journal) (*a
 		conns[i] = c
 	}
 	a := &acks{orders: map[oltp.District][]int{}, payments: map[oltp.Customer]int64{}}
+	if w, ok := host.(WriteCounter); ok {
+		n, err := w.WrittenBytes()
+		if err != nil {
+			return nil, err
+		}
+		c.WrittenBytes = -n // the cut adds what was written by then
+	}
 	consts := tpcc.RunConstants(tpcc.NewRand(cfg.Seed, 0xD0, uint64(cycle)), tpcc.Constants{CLast: cfg.CLastLoad})
 	lctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -327,7 +398,7 @@ func load(ctx context.Context, cfg Config, host Host, cycle int, j *journal) (*a
 	var cutErr error
 	select {
 	case <-time.After(cfg.Load):
-		cutErr = host.Cut() // the clients are mid-commit
+		cutErr = cutUnder(lctx, cfg, host, c) // the clients are mid-commit
 	case <-ctx.Done():
 	}
 	// After the cut every connection fails; the cancel ends the rest.
@@ -340,6 +411,43 @@ func load(ctx context.Context, cfg Config, host Host, cycle int, j *journal) (*a
 		return nil, ctx.Err()
 	}
 	return a, cutErr
+}
+
+// cutUnder cuts the power, during a checkpoint when the config says,
+// after counting what the load wrote.
+func cutUnder(ctx context.Context, cfg Config, host Host, c *results.DurabilityCycle) error {
+	var ckpt oltp.Control
+	if cfg.CutInCheckpoint {
+		var err error
+		if ckpt, err = oltp.Connect(ctx, host.Engine()); err != nil {
+			return err
+		}
+		defer ckpt.Close()
+		go func() { _ = ckpt.Checkpoint(ctx) }() // fails at the cut
+		time.Sleep(checkpointLead)
+	}
+	w, counts := host.(WriteCounter)
+	if cfg.CutInCheckpoint && counts {
+		for end := time.Now().Add(checkpointWait); time.Now().Before(end); time.Sleep(time.Millisecond) {
+			if n, err := w.WritesInFlight(); err != nil || n > 1 {
+				break
+			}
+		}
+	}
+	if counts {
+		n, err := w.WrittenBytes()
+		if err != nil {
+			return err
+		}
+		c.WrittenBytes += n
+	}
+	return host.Cut()
+}
+
+// pagesNamed counts the pages a server named damaged when it refused to
+// recover: at least one.
+func pagesNamed(msg string) int64 {
+	return max(1, int64(strings.Count(strings.ToLower(msg), "invalid page in block")))
 }
 
 // verify counts the cycle's acknowledged commits that are gone and those
@@ -384,6 +492,27 @@ func verify(ctx context.Context, host Host, before *state, a *acks, c *results.D
 			c.LostAcknowledged += acked - delta
 		}
 	}
-	c.Consistency, err = oltp.CheckConsistency(ctx, ctl)
-	return err
+	if c.Consistency, err = oltp.CheckConsistency(ctx, ctl); err != nil {
+		return err
+	}
+	return checkPages(ctx, ctl, c)
+}
+
+// maxNamedPages bounds the damaged pages a cycle names.
+const maxNamedPages = 20
+
+// checkPages verifies the data files' pages after a recovery, when the
+// engine's workload can.
+func checkPages(ctx context.Context, ctl oltp.Control, c *results.DurabilityCycle) error {
+	pc, ok := ctl.(oltp.PageChecker)
+	if !ok {
+		return nil
+	}
+	found, err := pc.CheckPages(ctx)
+	if err != nil {
+		return err
+	}
+	c.PageCheck, c.PagesDamaged = found.Method, int64(len(found.Damaged))
+	c.DamagedPages = found.Damaged[:min(len(found.Damaged), maxNamedPages)]
+	return nil
 }

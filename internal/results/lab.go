@@ -51,6 +51,18 @@ type Durability struct {
 	// allowed.
 	CommittedUnacknowledged int64    `json:"committed_unacknowledged"`
 	RecoveryS               *float64 `json:"recovery_s"` // the slowest successful recovery's
+	// PagesDamaged are the damaged pages the page checks found after the
+	// recoveries (PageCheck says how they looked), and those a server
+	// named when it refused to recover.
+	PagesDamaged int64  `json:"pages_damaged"`
+	PageCheck    string `json:"page_check,omitempty"`
+	// PageProtection is the engine's torn-page protection in the audit
+	// (full_page_writes, innodb_doublewrite): "on" unless turned off.
+	PageProtection string `json:"page_protection,omitempty"`
+	// CutDuring says when the cut came: "checkpoint" when the lab tears
+	// writes (the cut comes while the server writes its pages), else
+	// "load".
+	CutDuring string `json:"cut_during,omitempty"`
 	// Outcomes counts the cycles of each outcome class
 	// (durability.Classes): durable, in-flight, lost-acknowledged,
 	// corrupt, files-gone, no-restart.
@@ -82,6 +94,28 @@ type DurabilityCycle struct {
 	// Consistency is the TPC-C-like consistency conditions after the
 	// recovery (absent when the database did not come back).
 	Consistency *Consistency `json:"consistency,omitempty"`
+	// PagesDamaged counts the damaged pages found after the recovery;
+	// DamagedPages names the first of them.
+	PagesDamaged int64    `json:"pages_damaged"`
+	DamagedPages []string `json:"damaged_pages,omitempty"`
+	PageCheck    string   `json:"-"` // Durability.PageCheck
+	// WrittenBytes is what the load wrote to the lab's device before the
+	// cut: the price of the settings in writes.
+	WrittenBytes int64 `json:"written_bytes,omitempty"`
+	// Torn is what a torn cut did to the writes in flight (on a lab with
+	// torn=): its seed, how many it tore, and the record of each write.
+	Torn *TornCut `json:"torn,omitempty"`
+}
+
+// TornCut is one torn cut: the writes in flight, those kept in part, the
+// seed that chose, and the record (offset, length kept, length lost of
+// each write) in the run directory.
+type TornCut struct {
+	Seed     uint64 `json:"seed"`
+	Unit     int64  `json:"unit"`
+	InFlight int    `json:"writes_in_flight"`
+	Torn     int    `json:"writes_torn"`
+	Record   string `json:"record"`
 }
 
 // FlushProbe is the rate of small write+fdatasync pairs at queue depth 1

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,7 +32,10 @@ type Durability struct {
 	Clients, Cycles, Warehouses int
 	Load                        time.Duration
 	FsyncOff                    bool
-	Thresholds                  []string
+	// PageProtection is the engine's torn-page protection: "on" (its
+	// default) or "off" (full_page_writes, innodb_doublewrite).
+	PageProtection string
+	Thresholds     []string
 }
 
 // PlanDurability checks the audit and, with --lab, builds the lab where
@@ -55,6 +59,9 @@ func (e Env) PlanDurability(ctx context.Context, c *Config, d Durability) (needs
 	}
 	if warehouses < 1 {
 		p.Add("give a whole number of 1 or more", "--warehouses %d is not positive", warehouses)
+	}
+	if d.PageProtection != "on" && d.PageProtection != "off" {
+		p.Add("give --page-protection on or off", "--page-protection %q is neither on nor off", d.PageProtection)
 	}
 	p.most("--clients", clients, MaxWorkers)
 	p.most("--cycles", cycles, MaxRepeat)
@@ -85,7 +92,8 @@ func (e Env) PlanDurability(ctx context.Context, c *Config, d Durability) (needs
 			return Needs{}, nil, nil, err
 		}
 		done = func() { e.labDown(stack) }
-		c.Lab = "" // built here, where the cuts can reach it
+		c.Lab = ""             // built here, where the cuts can reach it
+		c.DataChecksums = true // the fresh instance's pages checksummed
 		// A fresh instance of its own on the lab (whose platter stays
 		// between commands): a calibration leaves a database its unsafe
 		// commits broke. No server runs there: a lab's servers end
@@ -103,7 +111,7 @@ func (e Env) PlanDurability(ctx context.Context, c *Config, d Durability) (needs
 		needs.Storage.Path = c.Path
 	}
 	return needs, func(ctx context.Context, s *Session) ([]results.Step, error) {
-		return audit(ctx, s, stack, durability.Config{Clients: clients, Load: load, Cycles: cycles, Warehouses: warehouses}, d.FsyncOff, ths)
+		return audit(ctx, s, stack, durability.Config{Clients: clients, Load: load, Cycles: cycles, Warehouses: warehouses}, d, ths)
 	}, done, nil
 }
 
@@ -193,14 +201,54 @@ func (h *auditHost) Recover(ctx context.Context) (string, error) {
 	return fsck, err
 }
 
+// TornCut moves the last torn cut's record into the run directory,
+// raw/torn-cut-CYCLE.json; nil when the lab tears nothing.
+func (h *auditHost) TornCut(cycle int) (*results.TornCut, error) {
+	if h.stack == nil {
+		return nil, nil
+	}
+	rec, err := h.stack.TakeTornRecord()
+	if rec == nil || err != nil {
+		return nil, err
+	}
+	name := fmt.Sprintf("torn-cut-%d.json", cycle)
+	f, err := safefs.CreateFile(h.s.dir.File("raw", name), 0o644)
+	if err != nil {
+		return nil, err
+	}
+	_, err = f.Write(rec.JSON())
+	if err = errors.Join(err, f.Close()); err != nil {
+		return nil, err
+	}
+	return &results.TornCut{Seed: rec.Seed, Unit: rec.Unit, InFlight: len(rec.Writes), Torn: rec.Torn, Record: "raw/" + name}, nil
+}
+
+// WrittenBytes is what the lab's device has been sent to write since it
+// came up (0 without a lab).
+func (h *auditHost) WrittenBytes() (int64, error) {
+	if h.stack == nil {
+		return 0, nil
+	}
+	return lab.WrittenBytes(h.stack.Device())
+}
+
+// WritesInFlight is how many writes the lab's device has in flight (0
+// without a lab).
+func (h *auditHost) WritesInFlight() (int, error) {
+	if h.stack == nil {
+		return 0, nil
+	}
+	return lab.WritesInFlight(h.stack.Device())
+}
+
 func (h *auditHost) Durable() error {
 	unix.Sync()
 	return nil
 }
 
-func audit(ctx context.Context, s *Session, stack *lab.Stack, cfg durability.Config, fsyncOff bool, ths []study.Threshold) ([]results.Step, error) {
+func audit(ctx context.Context, s *Session, stack *lab.Stack, cfg durability.Config, d Durability, ths []study.Threshold) ([]results.Step, error) {
 	started := time.Now()
-	body := &results.Durability{PowerCut: "server+cache", Calibration: fsyncOff}
+	body := &results.Durability{PowerCut: "server+cache", Calibration: d.FsyncOff, CutDuring: "load"}
 	if stack == nil {
 		body.PowerCut = "server"
 		body.Note = "without --lab only the server is killed: the OS page cache survives, so this tests crash recovery, not the storage"
@@ -215,10 +263,16 @@ func audit(ctx context.Context, s *Session, stack *lab.Stack, cfg durability.Con
 	if err != nil {
 		return nil, err
 	}
-	if fsyncOff {
+	if d.FsyncOff {
 		if err := calibrate(ctx, s, body); err != nil {
 			return nil, err
 		}
+	}
+	if body.PageProtection, err = protect(ctx, s, d.PageProtection == "on"); err != nil {
+		return nil, err
+	}
+	if stack != nil && stack.Parts.TornUnit > 0 {
+		cfg.CutInCheckpoint, body.CutDuring = true, "checkpoint"
 	}
 	dev := ""
 	if stack != nil {
@@ -307,6 +361,28 @@ func calibrate(ctx context.Context, s *Session, body *results.Durability) error 
 	}
 	s.prog.Phase("calibration: the server runs with %s; a lab must show losses", body.UnsafeSettings)
 	return nil
+}
+
+// protect turns the engine's torn-page protection off, restarting the
+// server, and returns the setting; on, the engine keeps its own (on unless
+// an engine setting says otherwise).
+func protect(ctx context.Context, s *Session, on bool) (string, error) {
+	if on {
+		return "on", nil
+	}
+	p, ok := s.target.(durability.Protector)
+	if !ok {
+		return "", fault.Input("drop --page-protection off", "%s", engine.NotSupported(s.target, "turning off torn-page protection"))
+	}
+	setting := p.PageProtection(false)
+	if err := s.target.Stop(); err != nil {
+		return "", err
+	}
+	if _, err := s.target.Start(ctx, s.env.Group); err != nil {
+		return "", err
+	}
+	s.prog.Phase("page protection off: the server runs with %s", setting)
+	return setting, s.updateEngine()
 }
 
 // observeDevice is the block device under the session's path, as

@@ -55,7 +55,7 @@ func Descriptor(name, title string, isDefault bool, open engine.Opener) engine.D
 func Open(ctx context.Context, cfg engine.Config) (*Target, error) {
 	return Prepare(ctx, TargetConfig{DSN: cfg.DSN, Path: cfg.Path, PGBin: cfg.Options[binFlag], RunAs: cfg.RunAs, DBCache: cfg.DBCache,
 		MaxConnections: cfg.MaxConnections, ServerLog: cfg.ServerLog, Cgroup: cfg.Cgroup, Settings: cfg.Settings, WALPath: cfg.WALPath,
-		Replicas: ReplicaConfig{N: cfg.Replicas, Sync: cfg.Sync, Path: cfg.ReplicaPath}})
+		Replicas: ReplicaConfig{N: cfg.Replicas, Sync: cfg.Sync, Path: cfg.ReplicaPath}, DataChecksums: cfg.DataChecksums})
 }
 
 // checkSettings refuses the settings calibra owns: the managed
