@@ -63,6 +63,11 @@ type Durability struct {
 	// writes (the cut comes while the server writes its pages), else
 	// "load".
 	CutDuring string `json:"cut_during,omitempty"`
+	// Matrix is the torn-write matrix (durability --matrix): each page
+	// protection setting against each cut; Findings say in a sentence
+	// each what it means for this engine on this storage.
+	Matrix   []DurabilityCell `json:"matrix,omitempty"`
+	Findings []string         `json:"findings,omitempty"`
 	// Outcomes counts the cycles of each outcome class
 	// (durability.Classes): durable, in-flight, lost-acknowledged,
 	// corrupt, files-gone, no-restart.
@@ -94,6 +99,8 @@ type DurabilityCycle struct {
 	// Consistency is the TPC-C-like consistency conditions after the
 	// recovery (absent when the database did not come back).
 	Consistency *Consistency `json:"consistency,omitempty"`
+	// Cell is the matrix's combination the cycle ran in ("" outside one).
+	Cell string `json:"cell,omitempty"`
 	// PagesDamaged counts the damaged pages found after the recovery;
 	// DamagedPages names the first of them.
 	PagesDamaged int64    `json:"pages_damaged"`
@@ -105,6 +112,25 @@ type DurabilityCycle struct {
 	// Torn is what a torn cut did to the writes in flight (on a lab with
 	// torn=): its seed, how many it tore, and the record of each write.
 	Torn *TornCut `json:"torn,omitempty"`
+}
+
+// DurabilityCell is one combination of the torn-write matrix: a page
+// protection setting against a cut, its cycles and what they found, and
+// what its loads wrote to the device.
+type DurabilityCell struct {
+	Protection       string         `json:"protection"` // e.g. full_page_writes=off
+	Cut              string         `json:"cut"`        // e.g. torn 4 KiB
+	TornUnit         int64          `json:"torn_unit"`
+	Cycles           int            `json:"cycles"`
+	Acknowledged     int64          `json:"acknowledged"`
+	LostAcknowledged int64          `json:"lost_acknowledged"`
+	PagesDamaged     int64          `json:"pages_damaged"`
+	Outcomes         map[string]int `json:"outcomes,omitempty"`
+	WrittenBytes     int64          `json:"written_bytes"`
+	// BytesPerCommit is WrittenBytes over the acknowledged commits: the
+	// write volume the setting costs.
+	BytesPerCommit *float64 `json:"bytes_per_commit,omitempty"`
+	Note           string   `json:"note,omitempty"`
 }
 
 // TornCut is one torn cut: the writes in flight, those kept in part, the

@@ -35,7 +35,10 @@ type Durability struct {
 	// PageProtection is the engine's torn-page protection: "on" (its
 	// default) or "off" (full_page_writes, innodb_doublewrite).
 	PageProtection string
-	Thresholds     []string
+	// Matrix runs the torn-write matrix: page protection on and off
+	// against a torn and an atomic cut, Cycles each.
+	Matrix     bool
+	Thresholds []string
 }
 
 // PlanDurability checks the audit and, with --lab, builds the lab where
@@ -63,6 +66,9 @@ func (e Env) PlanDurability(ctx context.Context, c *Config, d Durability) (needs
 	if d.PageProtection != "on" && d.PageProtection != "off" {
 		p.Add("give --page-protection on or off", "--page-protection %q is neither on nor off", d.PageProtection)
 	}
+	if d.Matrix {
+		checkMatrix(&p, c, d)
+	}
 	p.most("--clients", clients, MaxWorkers)
 	p.most("--cycles", cycles, MaxRepeat)
 	p.longest("--load", load, MaxWindow)
@@ -88,6 +94,9 @@ func (e Env) PlanDurability(ctx context.Context, c *Config, d Durability) (needs
 	var stack *lab.Stack
 	if c.Lab != "" {
 		var err error
+		if d.Matrix {
+			c.Lab = withTorn(c.Lab, matrixCuts[0].unit)
+		}
 		if stack, err = e.labUp(ctx, c, &needs); err != nil {
 			return Needs{}, nil, nil, err
 		}
@@ -123,6 +132,8 @@ type auditHost struct {
 	data  engine.Engine // the server the clients commit on (auditData)
 	crash engine.Crasher
 	local *engine.Local
+	// cell names the matrix's combination in the torn cuts' records ("").
+	cell string
 }
 
 func (h *auditHost) Engine() engine.Engine { return h.data }
@@ -211,7 +222,7 @@ func (h *auditHost) TornCut(cycle int) (*results.TornCut, error) {
 	if rec == nil || err != nil {
 		return nil, err
 	}
-	name := fmt.Sprintf("torn-cut-%d.json", cycle)
+	name := fmt.Sprintf("torn-cut-%s%d.json", h.cell, cycle)
 	f, err := safefs.CreateFile(h.s.dir.File("raw", name), 0o644)
 	if err != nil {
 		return nil, err
@@ -287,24 +298,17 @@ func audit(ctx context.Context, s *Session, stack *lab.Stack, cfg durability.Con
 	}
 	body.Flush = fp
 	s.prog.Phase("flush probe: %.0f fsyncs/s (%.2f ms): %s", fp.FsyncsPerS, fp.LatencyMsMean, fp.Verdict)
-	bi, err := oltp.Built(ctx, s.target)
-	if err != nil {
+	if err := auditBuild(ctx, s, &cfg); err != nil {
 		return nil, err
 	}
-	if bi == nil {
-		s.prog.Phase("building the TPC-C-like Database: %d warehouses", cfg.Warehouses)
-		if _, err := oltp.Build(ctx, s.target, oltp.BuildConfig{Warehouses: cfg.Warehouses, Seed: 1, Workers: min(runtime.NumCPU(), cfg.Clients)}, s.prog); err != nil {
-			return nil, fmt.Errorf("build the audit's Database: %w", err)
-		}
-		if bi, err = oltp.Built(ctx, s.target); err != nil || bi == nil {
-			return nil, fmt.Errorf("read the audit's build: %v", err)
-		}
-	}
-	cfg.Warehouses, cfg.Seed, cfg.CLastLoad = bi.Warehouses, bi.Seed, bi.CLastLoad
 	cfg.Journal = s.dir.File("raw", "durability-acks.txt")
 	cfg.Phase = s.prog.Phase
 	h := &auditHost{s: s, stack: stack, data: data, crash: crash, local: local}
-	err = durability.Run(ctx, cfg, h, body)
+	if d.Matrix {
+		err = runMatrix(ctx, h, cfg, body)
+	} else {
+		err = durability.Run(ctx, cfg, h, body)
+	}
 	st := newStep(results.KindDurability, "durability", started, body)
 	if err != nil {
 		return []results.Step{st}, err
@@ -312,6 +316,26 @@ func audit(ctx context.Context, s *Session, stack *lab.Stack, cfg durability.Con
 	st.Status = results.StatusComplete
 	s.prog.Phase("durability: %d cycles, %d acknowledged, %d lost, %d committed unacknowledged", body.Cycles, body.Acknowledged, body.LostAcknowledged, body.CommittedUnacknowledged)
 	return []results.Step{st}, judgeDurability(s, st, ths)
+}
+
+// auditBuild builds the audit's database when the instance holds none,
+// and gives cfg what the build was.
+func auditBuild(ctx context.Context, s *Session, cfg *durability.Config) error {
+	bi, err := oltp.Built(ctx, s.target)
+	if err != nil {
+		return err
+	}
+	if bi == nil {
+		s.prog.Phase("building the TPC-C-like Database: %d warehouses", cfg.Warehouses)
+		if _, err := oltp.Build(ctx, s.target, oltp.BuildConfig{Warehouses: cfg.Warehouses, Seed: 1, Workers: min(runtime.NumCPU(), cfg.Clients)}, s.prog); err != nil {
+			return fmt.Errorf("build the audit's Database: %w", err)
+		}
+		if bi, err = oltp.Built(ctx, s.target); err != nil || bi == nil {
+			return fmt.Errorf("read the audit's build: %v", err)
+		}
+	}
+	cfg.Warehouses, cfg.Seed, cfg.CLastLoad = bi.Warehouses, bi.Seed, bi.CLastLoad
+	return nil
 }
 
 // judgeDurability records the thresholds' verdicts on the audit's step;
