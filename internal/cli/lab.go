@@ -48,7 +48,9 @@ Keys: fs=ext4|xfs, size=8G, delay|rdelay|wdelay=8ms, spindles=4 (platter
 I/Os at once), rate=BITS/s (200M), error_rate=0.1%,
 cache=flash|flash-volatile|writeback|unsafe|none, cache_size=4G,
 cache_on_read=true|false, cache_dir=DIR (the fast tier; default /dev/shm),
-read_iops=N, write_iops=N.
+read_iops=N, write_iops=N, torn=4k|atomic=16k and seed=N (a power cut keeps each
+write in flight only up to a random multiple of the unit, seed choosing; on
+calibra's own server).
 
 cache=flash is study 002's host flash cache: writes and FLUSH acknowledged
 once in a cache file whose block map is journaled (non-volatile: a power cut
