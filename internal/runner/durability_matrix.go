@@ -56,14 +56,15 @@ func runMatrix(ctx context.Context, h *auditHost, cfg durability.Config, body *r
 	if !ok {
 		return fmt.Errorf("%s", engine.NotSupported(h.s.target, "turning off torn-page protection"))
 	}
+	body.Clients, body.LoadS = cfg.Clients, cfg.Load.Seconds()
 	damaged := false
 	for _, on := range []bool{true, false} {
 		for _, cut := range matrixCuts {
 			setting := prot.PageProtection(on)
 			h.cell = fmt.Sprintf("%s-%dk-", strings.ReplaceAll(setting, "=", "-"), cut.unit>>10)
-			h.s.prog.Phase("matrix: %s against a %s cut, %d cycles", setting, cut.name, cfg.Cycles)
+			h.s.prog.Phase("matrix: %s against the %s cut, %d cycles", setting, cut.name, cfg.Cycles)
 			if err := matrixRestart(ctx, h, cut.unit, damaged, &cfg); err != nil {
-				return fmt.Errorf("matrix, %s against a %s cut: %w", setting, cut.name, err)
+				return fmt.Errorf("matrix, %s against the %s cut: %w", setting, cut.name, err)
 			}
 			cell := results.Durability{}
 			cellCfg := cfg
@@ -79,6 +80,7 @@ func runMatrix(ctx context.Context, h *auditHost, cfg durability.Config, body *r
 			}
 			damaged = failed || cell.PagesDamaged > 0
 			addCell(body, &cell, setting, cut.name, cut.unit)
+			body.Journal = cell.Journal
 		}
 	}
 	body.CutDuring = "checkpoint"
