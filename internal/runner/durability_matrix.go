@@ -169,14 +169,16 @@ func matrixFindings(m []results.DurabilityCell) []string {
 		name, _, _ := strings.Cut(off.Protection, "=")
 		switch {
 		case off.PagesDamaged > 0 || off.LostAcknowledged > 0:
-			out = append(out, fmt.Sprintf("Under the %s cut this storage left %d damaged pages and %d lost acknowledged commits in %d cuts with %s: keep %s on.",
-				cut.name, off.PagesDamaged, off.LostAcknowledged, off.Cycles, off.Protection, name))
+			out = append(out, fmt.Sprintf("Under the %s cut this storage left %s and %s lost in %s with %s%s: keep %s on.",
+				cut.name, count(off.PagesDamaged, "damaged page"), count(off.LostAcknowledged, "acknowledged commit"), count(int64(off.Cycles), "cut"),
+				off.Protection, refusals(off), name))
 		default:
 			out = append(out, fmt.Sprintf("Under the %s cut no page was damaged and no acknowledged commit lost in %d cuts with %s: %s did not change the outcome here.",
 				cut.name, off.Cycles, off.Protection, name))
 		}
 		if on.PagesDamaged > 0 || on.LostAcknowledged > 0 {
-			out = append(out, fmt.Sprintf("With %s under the %s cut it still lost %d acknowledged commits and %d pages: the protection did not hold.", on.Protection, cut.name, on.LostAcknowledged, on.PagesDamaged))
+			out = append(out, fmt.Sprintf("With %s under the %s cut it still lost %s and damaged %s%s: the protection did not hold.",
+				on.Protection, cut.name, count(on.LostAcknowledged, "acknowledged commit"), count(on.PagesDamaged, "page"), refusals(on)))
 		}
 	}
 	var onB, offB, onN, offN float64
@@ -200,3 +202,24 @@ func matrixFindings(m []results.DurabilityCell) []string {
 // protected says whether a setting such as full_page_writes=on or
 // innodb_doublewrite=OFF turns the protection on.
 func protected(setting string) bool { return strings.HasSuffix(strings.ToLower(setting), "=on") }
+
+// count is n and what, plural when n is not 1.
+func count(n int64, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// refusals says how many of a combination's recoveries the server
+// refused (their acknowledged commits all count lost), "" when none.
+func refusals(c *results.DurabilityCell) string {
+	n := 0
+	for _, class := range []durability.Class{durability.Corrupt, durability.FilesGone, durability.NoRestart} {
+		n += c.Outcomes[string(class)]
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (the server refused to recover after %s, whose acknowledged commits all count lost)", count(int64(n), "cut"))
+}
