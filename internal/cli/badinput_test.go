@@ -367,9 +367,12 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{name: "device: an argument", args: []string{"device", dir}, want: []string{"calibra device takes no arguments"}},
 
 		// the results store: --store and CALIBRA_STORE, store import and check, history
-		{name: "store: postgres not built yet", args: []string{"history", "--store", "postgres://bench:hunter2@127.0.0.1:1/bench"}, want: []string{"--store names a PostgreSQL store, which is not built yet", "use sqlite:PATH or none"}},
-		{name: "store: postgres in the environment", args: []string{"store", "check"}, env: []string{"CALIBRA_STORE=postgresql://bench:hunter2@127.0.0.1:1/bench"}, want: []string{"CALIBRA_STORE names a PostgreSQL store, which is not built yet"}},
-		{name: "store: unknown store", args: []string{"oltp", "run", "--store", "mysql://127.0.0.1:1/bench", "--path", dir}, want: []string{`--store "mysql://127.0.0.1:1/bench" is not a store calibra knows`, "use sqlite:PATH or none"}},
+		{name: "store: a password on the command line", args: []string{"history", "--store", "postgres://bench:hunter2@127.0.0.1:1/bench"}, want: []string{"--store holds a password, which ps shows to every local account", "give it in PGPASSWORD"}},
+		{name: "store: an unreadable PostgreSQL URL", args: []string{"store", "check"}, env: []string{"CALIBRA_STORE=postgresql://bench:hunter2@127.0.0.1:port/bench"}, want: []string{"CALIBRA_STORE names a PostgreSQL store whose URL calibra cannot read"}},
+		{name: "store: no database", args: []string{"history", "--store", "postgres://bench@127.0.0.1:1"}, want: []string{"--store names no PostgreSQL database"}},
+		{name: "store: --store and --store-file", args: []string{"history", "--store", "none", "--store-file", dsnFile}, want: []string{"--store and --store-file are both given"}},
+		{name: "store: an empty --store-file", args: []string{"history", "--store-file", emptyDSNFile}, want: []string{"--store-file " + emptyDSNFile + " is empty"}},
+		{name: "store: unknown store", args: []string{"oltp", "run", "--store", "mysql://127.0.0.1:1/bench", "--path", dir}, want: []string{`--store "mysql://127.0.0.1:1/bench" is not a store calibra knows`, "use sqlite:PATH, postgres://USER@HOST/DB or none"}},
 		{name: "store: sqlite names no file", args: []string{"device", "--store", "sqlite:", "--path", dir}, want: []string{`--store "sqlite:" names no file`}},
 		{name: "store: sqlite names a directory", args: []string{"history", "--store", "sqlite:" + dir + "/"}, want: []string{"names a directory, not a file", "results.db"}},
 		{name: "store: a store in a shared directory", args: []string{"store", "import", "--store", "sqlite:" + filepath.Join(shared, "r.db"), oltpRun}, want: []string{"writable by other accounts"}},

@@ -14,20 +14,34 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/runner"
 	"github.com/calibra-bench/calibra/internal/store"
 )
 
 // defaultStoreHelp says where the default store is, for --store's help.
 const defaultStoreHelp = "$XDG_DATA_HOME/calibra/results.db or ~/.local/share/calibra/results.db, for root /var/lib/calibra/results.db"
 
-// resolveStore reads --store, else CALIBRA_STORE, else the default file,
-// before the command does anything.
+// resolveStore reads --store, else --store-file, else CALIBRA_STORE, else
+// the default file, before the command does anything.
 func (a *app) resolveStore(cmd *cobra.Command) error {
-	source, value := "--store", ""
-	if f := cmd.Flags().Lookup("store"); f != nil && f.Changed {
-		value = f.Value.String()
-	} else if v, ok := os.LookupEnv(store.EnvVar); ok {
-		source, value = store.EnvVar, v
+	source, value := store.OnCommandLine, ""
+	flag, file := cmd.Flags().Lookup("store"), cmd.Flags().Lookup("store-file")
+	switch {
+	case flag != nil && flag.Changed && file != nil && file.Changed:
+		return fault.Input("give one of them", "--store and --store-file are both given")
+	case flag != nil && flag.Changed:
+		value = flag.Value.String()
+	case file != nil && file.Changed:
+		source = "--store-file " + file.Value.String()
+		warnExposed(a.stderr, file.Value.String(), source)
+		var p runner.Problems
+		if value = runner.ReadDSN(file.Value.String(), source, &p); len(p) > 0 {
+			return p[0]
+		}
+	default:
+		if v, ok := os.LookupEnv(store.EnvVar); ok {
+			source, value = store.EnvVar, v
+		}
 	}
 	spec, err := store.ParseSpec(source, value)
 	if err != nil {
@@ -37,18 +51,16 @@ func (a *app) resolveStore(cmd *cobra.Command) error {
 	return nil
 }
 
-// record records a finished run directory in the store. The run directory
-// is the truth: a store that cannot be opened or written is one warning
-// line, and the command ends as it would have.
-func (a *app) record(ctx context.Context, dir string) {
+// record records a finished run directory in the store and returns the
+// line the command ends with: where the run was recorded. The run
+// directory is the truth: a store that cannot be opened or written makes
+// that line a warning, and the command ends as it would have.
+func (a *app) record(ctx context.Context, dir string) string {
 	if a.store.None {
-		return
+		return ""
 	}
 	err := func() error {
-		if a.store.Err != nil {
-			return a.store.Err
-		}
-		s, err := store.Open(ctx, a.store.Path)
+		s, err := store.OpenSpec(ctx, a.store, true)
 		if err != nil {
 			return err
 		}
@@ -56,14 +68,12 @@ func (a *app) record(ctx context.Context, dir string) {
 		_, err = s.Record(ctx, dir)
 		return err
 	}()
+	where := strings.TrimSpace("the results store " + a.store.Where())
 	if err != nil {
 		msg := strings.Join(strings.Fields(err.Error()), " ")
-		where := "the results store"
-		if a.store.Path != "" {
-			where += " " + a.store.Path
-		}
-		fmt.Fprintf(a.stderr, "calibra: warning: the run was not recorded in %s (%s); record it later with 'calibra store import %s'\n", where, msg, dir)
+		return fmt.Sprintf("calibra: warning: the run was not recorded in %s (%s); record it later with 'calibra store import %s'", where, msg, dir)
 	}
+	return "recorded in " + where + " (calibra history lists it)"
 }
 
 // openStore opens the store for the store and history commands; exists
@@ -72,14 +82,7 @@ func (a *app) openStore(ctx context.Context, create bool) (s *store.Store, exist
 	if a.store.None {
 		return nil, false, fault.Input("give --store sqlite:PATH, or unset CALIBRA_STORE", "the results store is off (--store none)")
 	}
-	if a.store.Err != nil {
-		return nil, false, a.store.Err
-	}
-	if create {
-		s, err = store.Open(ctx, a.store.Path)
-	} else {
-		s, err = store.OpenExisting(ctx, a.store.Path)
-	}
+	s, err = store.OpenSpec(ctx, a.store, create)
 	if errors.Is(err, store.ErrNoStore) {
 		return nil, false, nil
 	}
@@ -142,7 +145,7 @@ Each disagreement is printed; the exit code is 1 when there is any.`,
 				return err
 			}
 			if !ok {
-				fmt.Fprintf(a.stdout, "no runs recorded yet in %s\n", a.store.Path)
+				fmt.Fprintf(a.stdout, "no runs recorded yet in %s\n", a.store.Where())
 				return nil
 			}
 			defer s.Close()
@@ -210,7 +213,7 @@ measured it are listed.`,
 				return enc.Encode(rows)
 			}
 			if len(rows) == 0 {
-				fmt.Fprintf(a.stdout, "no runs recorded in %s match\n", a.store.Path)
+				fmt.Fprintf(a.stdout, "no runs recorded in %s match\n", a.store.Where())
 				return nil
 			}
 			writeHistory(a.stdout, rows, q.Metric)

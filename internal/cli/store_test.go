@@ -23,8 +23,9 @@ func TestStoreRecordsRuns(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("device with a failing fio: exit %d, want 1:\n%s", code, stderr)
 	}
-	if strings.Contains(stderr, "not recorded") {
-		t.Errorf("the run was not recorded:\n%s", stderr)
+	// The run ends saying where it recorded it (then comes the error).
+	if i := strings.Index(stderr, "\nrecorded in the results store "+db+" (calibra history lists it)\n"); i < strings.Index(stderr, "\nresults: ") {
+		t.Errorf("the run does not end saying where it was recorded:\n%s", stderr)
 	}
 	if st, err := os.Stat(filepath.Dir(db)); err != nil || st.Mode().Perm() != 0o700 {
 		t.Fatalf("the store's directory: %v", err)

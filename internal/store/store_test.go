@@ -62,19 +62,29 @@ func TestParseSpec(t *testing.T) {
 		t.Errorf("DefaultPath() = %s", def)
 	}
 	for _, c := range []struct {
-		in, want, bad string
+		source, in, want, bad string
 	}{
 		{in: "", want: "sqlite:" + def},
 		{in: "none", want: "none"},
 		{in: "sqlite:/tmp/r.db", want: "sqlite:/tmp/r.db"},
-		{in: "postgres://u:hunter2@h/db", bad: "a PostgreSQL store, which is not built yet; use sqlite:PATH or none"},
-		{in: "postgresql://h/db", bad: "not built yet"},
+		{in: "postgres://u@h/db", want: "postgres://u@h/db"},
+		{in: "postgresql://h/db?sslmode=disable", want: "postgresql://h/db?sslmode=disable"},
+		{in: "postgres://u@/db?host=/run/pg", want: "postgres://u@/db?host=/run/pg"},
+		// A password: not on the command line; in the environment or a file, hidden.
+		{in: "postgres://u:hunter2@h/db", bad: "--store holds a password, which ps shows to every local account; drop the password from --store and give it in PGPASSWORD"},
+		{in: "postgres://u@h/db?password=hunter2", bad: "--store holds a password"},
+		{source: "CALIBRA_STORE", in: "postgres://u:hunter2@h/db", want: "postgres://u:xxxxx@h/db"},
+		{source: "--store-file /etc/calibra/store", in: "postgres://u:hunter2@h/db", want: "postgres://u:xxxxx@h/db"},
+		{source: "CALIBRA_STORE", in: "postgres://u:hunter2@h:port/db", bad: "names a PostgreSQL store whose URL calibra cannot read"},
 		{in: "sqlite:", bad: "names no file"},
 		{in: "sqlite:/tmp/", bad: "names a directory"},
-		{in: "mysql://h/db", bad: "is not a store calibra knows"},
+		{in: "mysql://u:hunter2@h/db", bad: "is not a store calibra knows"},
 		{in: "/tmp/r.db", bad: "is not a store calibra knows"},
 	} {
-		s, err := ParseSpec("--store", c.in)
+		if c.source == "" {
+			c.source = OnCommandLine
+		}
+		s, err := ParseSpec(c.source, c.in)
 		switch {
 		case c.bad != "":
 			if err == nil || !strings.Contains(err.Error(), c.bad) || fault.Code(err) != fault.ExitInput {
@@ -85,7 +95,7 @@ func TestParseSpec(t *testing.T) {
 			}
 		case err != nil:
 			t.Errorf("ParseSpec(%q): %v", c.in, err)
-		case s.String() != c.want:
+		case s.String() != c.want || !s.None && s.Where() != strings.TrimPrefix(c.want, "sqlite:"):
 			t.Errorf("ParseSpec(%q) = %s, want %s", c.in, s, c.want)
 		}
 	}
