@@ -390,6 +390,12 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{name: "history: limit negative", args: []string{"history", "--limit", "-1"}, want: []string{"--limit -1 is negative"}},
 		{name: "history: limit not a number", args: []string{"history", "--limit", "ten"}, want: []string{`invalid argument "ten" for "--limit"`}},
 		{name: "history: an argument", args: []string{"history", "oltp"}, want: []string{"calibra history takes no arguments"}},
+		{name: "history: unknown format", args: []string{"history", "--format", "html"}, want: []string{`--format "html" is not a history format`, "text, md, csv, json"}},
+		{name: "history: --json and another format", args: []string{"history", "--json", "--format", "csv"}, want: []string{"--json and --format csv are both given"}},
+		{name: "history: storage not a glob", args: []string{"history", "--storage", "/mnt/[x"}, want: []string{`--storage "/mnt/[x" is not a glob`}},
+		{name: "history: unknown status", args: []string{"history", "--status", "done"}, want: []string{`--status "done" is not a run's status`, "complete, failed, interrupted"}},
+		{name: "history: since neither time nor age", args: []string{"history", "--since", "last week"}, want: []string{`--since "last week" is neither a time nor an age`, "7d"}},
+		{name: "history: since after until", args: []string{"history", "--since", "2026-03-02", "--until", "2026-03-01"}, want: []string{"--since 2026-03-02 is not before --until 2026-03-01"}},
 
 		// report and compare
 		{name: "report: no run", args: []string{"report"}, want: []string{"calibra report takes one run directory, but was given 0"}},

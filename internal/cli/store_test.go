@@ -73,12 +73,19 @@ func TestStoreRecordsRuns(t *testing.T) {
 	if rows := history(); len(rows) != 3 {
 		t.Errorf("%d runs after importing two twice beside one, want 3", len(rows))
 	}
-	rows = history("--metric", "oltp.nopm", "--label", "b*")
-	if len(rows) != 1 || rows[0].Label != "base" || rows[0].Metric == nil || rows[0].Metric.Value < 19769 || rows[0].Metric.Value > 19770 {
-		t.Errorf("history --metric oltp.nopm --label 'b*': %+v", rows)
+	if rows := history("--status", "failed", "--since", "1h"); len(rows) != 1 || rows[0].Command != "device" {
+		t.Errorf("history --status failed --since 1h: %+v, want the device run", rows)
 	}
-	code, stdout, _ := clitest.Run(t, "history", "--metric", "oltp.nopm", "--store", "sqlite:"+db)
-	if code != 0 || !strings.Contains(stdout, "OLTP.NOPM") || !strings.Contains(stdout, "19769.82") || !strings.Contains(stdout, "lead-a") {
+	code, stdout, _ := clitest.Run(t, "history", "--metric", "oltp.nopm", "--label", "b*", "--format", "json", "--store", "sqlite:"+db)
+	var trend []store.Series
+	if err := json.Unmarshal([]byte(stdout), &trend); err != nil || code != 0 {
+		t.Fatalf("history --metric --format json: exit %d, %v\n%s", code, err, stdout)
+	}
+	if len(trend) != 1 || trend[0].Label != "base" || len(trend[0].Points) != 1 || trend[0].Points[0].Value.Value < 19769 || trend[0].Points[0].Value.Value > 19770 {
+		t.Errorf("history --metric oltp.nopm --label 'b*': %+v", trend)
+	}
+	code, stdout, _ = clitest.Run(t, "history", "--metric", "oltp.nopm", "--store", "sqlite:"+db)
+	if code != 0 || !strings.Contains(stdout, "oltp.nopm of lead-a on vm") || !strings.Contains(stdout, "19769.82") || !strings.Contains(stdout, "MEDIAN") {
 		t.Errorf("history --metric oltp.nopm: exit %d\n%s", code, stdout)
 	}
 

@@ -52,9 +52,9 @@ func (d dialect) lock() string {
 	return ""
 }
 
-// glob is a condition that col matches the glob pattern (* ? [...], as
-// path.Match and the shell take them), and its argument: SQLite's GLOB
-// is that; PostgreSQL gets the same as an anchored regular expression.
+// glob is a condition that col matches the glob pattern (* ? [...] [^...],
+// as SQLite's GLOB takes it: a backslash is itself), and its argument;
+// PostgreSQL gets the same as an anchored regular expression.
 func (d dialect) glob(col, pattern string) (string, any) {
 	if !d.postgres {
 		return col + " GLOB ?", pattern

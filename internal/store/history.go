@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -219,21 +220,29 @@ func aggregate(vs []float64, unit string) Value {
 
 // headlineOf is a run's headline: for each kind of step, in the order the
 // run first took it, the first figure of its first step, aggregated over
-// every step of that kind that measured it (its repeats).
+// every step of that kind that measured it (its repeats). A build's speed
+// is a headline only in a run that measured nothing else.
 func headlineOf(figures []figure) []Figure {
-	var names []string
+	var names, builds []string
 	first := map[string]int{} // kind: the step index of its first figure
 	vals := map[string][]float64{}
 	units := map[string]string{}
 	for _, f := range figures {
+		name := f.kind + "." + f.Name
 		if at, seen := first[f.kind]; !seen {
 			first[f.kind] = f.stepIndex
-			names = append(names, f.kind+"."+f.Name)
+			if f.kind == results.KindOLTPBuild || f.kind == results.KindDSSBuild {
+				builds = append(builds, name)
+			} else {
+				names = append(names, name)
+			}
 		} else if at == f.stepIndex {
 			continue // the step's other figures
 		}
-		name := f.kind + "." + f.Name
 		vals[name], units[name] = append(vals[name], f.Value), f.Unit
+	}
+	if len(names) == 0 {
+		names = builds
 	}
 	out := make([]Figure, 0, len(names))
 	for _, n := range names {
@@ -316,4 +325,28 @@ func CheckMetric(flag, name string) error {
 		return fault.Input("use one of: "+strings.Join(results.MetricNames[kind], ", "), "%s %q names no metric of %s", flag, name, kind)
 	}
 	return nil
+}
+
+// ParseWhen reads a --since or --until value (flag names it): a time in
+// RFC 3339, a date (midnight UTC), or an age before now (36h, 7d); "" is
+// the zero time, no bound.
+func ParseWhen(flag, value string, now time.Time) (time.Time, error) {
+	if value == "" {
+		return time.Time{}, nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04", "2006-01-02"} {
+		if t, err := time.Parse(layout, value); err == nil {
+			return t, nil
+		}
+	}
+	age := value
+	if n, ok := strings.CutSuffix(value, "d"); ok {
+		if days, err := strconv.ParseFloat(n, 64); err == nil {
+			age = strconv.FormatFloat(days*24, 'f', -1, 64) + "h"
+		}
+	}
+	if d, err := time.ParseDuration(age); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, fault.Input("give a time (2026-03-02, 2026-03-02T14:00:00Z) or an age (36h, 7d)", "%s %q is neither a time nor an age", flag, value)
 }
