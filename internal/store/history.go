@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -132,79 +133,81 @@ func (s *Store) History(ctx context.Context, q Query) ([]Row, error) {
 	if err := rows.Err(); err != nil || len(out) == 0 {
 		return out, err
 	}
-	if err := s.thresholds(ctx, q, out); err != nil {
+	if err := s.thresholds(ctx, out); err != nil {
 		return nil, err
 	}
 	if q.Metric == "" {
 		return out, nil
 	}
-	return out, s.values(ctx, q, out)
+	return out, s.values(ctx, q.Metric, out)
 }
 
-// index maps the rows' ids to their place.
-func index(rows []Row) map[string]int {
-	at := make(map[string]int, len(rows))
-	for i, r := range rows {
+// byID runs query, whose "IN ids" it fills with the rows' ids, a few
+// hundred at a time (an index lookup each, however many runs the store
+// holds), with args before the ids; scan reads each result row and
+// returns the run id it is about, and set is called with the row's place.
+func (s *Store) byID(ctx context.Context, out []Row, query string, args []any, scan func(*sql.Rows) (string, error), set func(i int)) error {
+	const chunk = 500
+	at := make(map[string]int, len(out))
+	for i, r := range out {
 		at[r.ID] = i
 	}
-	return at
-}
-
-// thresholds counts the rows' thresholds judged and failed, in one query
-// for every run q selects.
-func (s *Store) thresholds(ctx context.Context, q Query, out []Row) error {
-	cond, args := s.where(q)
-	rows, err := s.db.QueryContext(ctx, s.d.rebind(`SELECT v.run_id, count(*), sum(1 - v.ok) FROM verdicts v JOIN runs ON runs.id = v.run_id
-		WHERE v.kind = 'threshold' AND `+cond+` GROUP BY v.run_id`), args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	at := index(out)
-	for rows.Next() {
-		var id string
-		var n, failed int
-		if err := rows.Scan(&id, &n, &failed); err != nil {
+	for lo := 0; lo < len(out); lo += chunk {
+		part := out[lo:min(lo+chunk, len(out))]
+		all := append([]any(nil), args...)
+		for _, r := range part {
+			all = append(all, r.ID)
+		}
+		ids := "IN (?" + strings.Repeat(", ?", len(part)-1) + ")"
+		rows, err := s.db.QueryContext(ctx, s.d.rebind(strings.Replace(query, "IN ids", ids, 1)), all...)
+		if err != nil {
 			return err
 		}
-		if i, ok := at[id]; ok {
-			out[i].Thresholds, out[i].Failed = n, failed
+		for rows.Next() {
+			id, err := scan(rows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			set(at[id])
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
 		}
 	}
-	return rows.Err()
+	return nil
 }
 
-// values sets each row's Metric: the median of the run's values of
-// q.Metric, in one query for every run q selects.
-func (s *Store) values(ctx context.Context, q Query, out []Row) error {
-	kind, name, _ := strings.Cut(q.Metric, ".")
-	cond, args := s.where(q)
-	rows, err := s.db.QueryContext(ctx, s.d.rebind(`SELECT f.run_id, f.value, f.unit FROM figures f JOIN runs ON runs.id = f.run_id
-		WHERE f.kind = ? AND f.metric = ? AND `+cond), append([]any{kind, name}, args...)...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	at := index(out)
+// thresholds counts the rows' thresholds judged and failed.
+func (s *Store) thresholds(ctx context.Context, out []Row) error {
+	var n, failed int
+	return s.byID(ctx, out, `SELECT run_id, count(*), sum(1 - ok) FROM verdicts WHERE kind = 'threshold' AND run_id IN ids GROUP BY run_id`, nil,
+		func(rows *sql.Rows) (id string, err error) { return id, rows.Scan(&id, &n, &failed) },
+		func(i int) { out[i].Thresholds, out[i].Failed = n, failed })
+}
+
+// values sets each row's Metric: the median of the run's values of metric
+// (KIND.METRIC), with their range and count.
+func (s *Store) values(ctx context.Context, metric string, out []Row) error {
+	kind, name, _ := strings.Cut(metric, ".")
 	vals := make([][]float64, len(out))
 	units := make([]string, len(out))
-	for rows.Next() {
-		var id, unit string
-		var v float64
-		if err := rows.Scan(&id, &v, &unit); err != nil {
-			return err
-		}
-		if i, ok := at[id]; ok {
-			vals[i], units[i] = append(vals[i], v), unit
-		}
+	var v float64
+	var unit string
+	err := s.byID(ctx, out, `SELECT run_id, value, unit FROM figures WHERE kind = ? AND metric = ? AND run_id IN ids`, []any{kind, name},
+		func(rows *sql.Rows) (id string, err error) { return id, rows.Scan(&id, &v, &unit) },
+		func(i int) { vals[i], units[i] = append(vals[i], v), unit })
+	if err != nil {
+		return err
 	}
 	for i, vs := range vals {
 		if len(vs) > 0 {
-			v := aggregate(vs, units[i])
-			out[i].Metric = &v
+			a := aggregate(vs, units[i])
+			out[i].Metric = &a
 		}
 	}
-	return rows.Err()
+	return nil
 }
 
 // aggregate is the median, range and count of a run's values of one figure.
