@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -479,5 +480,61 @@ func BenchmarkRecord(b *testing.B) {
 			b.Fatal(err)
 		}
 		s.Close()
+	}
+}
+
+// TestImportOldVersions imports run directories that the first calibra
+// versions wrote (testdata/old: built from commit cef3eb1, the first, an
+// oltp run and a failed build, and caef736, the first device layer, and
+// run on this machine): their results.json lacks most of what later
+// versions record, and the store takes them all the same, with their
+// figures.
+func TestImportOldVersions(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	var dirs []string
+	for _, name := range []string{"cef3eb1-oltp-run", "cef3eb1-oltp-build-failed", "caef736-device"} {
+		data, err := os.ReadFile(filepath.Join("testdata", "old", name, "results.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := filepath.Join(dir, name)
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "results.json"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, d)
+	}
+	s := openTemp(t)
+	if _, err := s.Import(ctx, dirs); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := s.History(ctx, Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range rows {
+		var h []string
+		for _, f := range r.Headline {
+			if f.Value.Value <= 0 && r.Status == results.StatusComplete {
+				t.Errorf("%s: %s is %v", r.Label, f.Name, f.Value.Value)
+			}
+			h = append(h, f.Name)
+		}
+		got[r.Label] = r.Status + " " + strings.Join(h, ",")
+	}
+	want := map[string]string{
+		"old-oltp":   "complete oltp.nopm",
+		"old-build":  "failed oltp_build.mb_per_s", // a failed build's 0 MB/s, as results.Metrics gives it
+		"old-device": "complete device.4k-randread.iops_at_max_latency",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("old runs recorded as %v, want %v", got, want)
+	}
+	if n, bad, err := s.Check(ctx); err != nil || n != 3 || len(bad) != 0 {
+		t.Errorf("check of the old runs: %d, %v, %v", n, bad, err)
 	}
 }
