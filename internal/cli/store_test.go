@@ -89,6 +89,22 @@ func TestStoreRecordsRuns(t *testing.T) {
 		t.Errorf("history --metric oltp.nopm: exit %d\n%s", code, stdout)
 	}
 
+	// --store-file names the store too, and says when others can read it.
+	storeFile := filepath.Join(t.TempDir(), "store")
+	if err := os.WriteFile(storeFile, []byte("sqlite:"+db+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []os.FileMode{0o644, 0o600} {
+		if err := os.Chmod(storeFile, mode); err != nil {
+			t.Fatal(err)
+		}
+		code, stdout, stderr := clitest.Run(t, "history", "--store-file", storeFile, "--format", "csv")
+		warned := strings.Contains(stderr, "--store-file "+storeFile+" is readable by its group or others")
+		if code != 0 || strings.Count(stdout, "\n") != 4 || warned != (mode == 0o644) {
+			t.Errorf("history --store-file (mode %o): exit %d, warned %v\n%s%s", mode, code, warned, stdout, stderr)
+		}
+	}
+
 	if code, stdout, stderr := clitest.Run(t, "store", "check", "--store", "sqlite:"+db); code != 0 {
 		t.Errorf("store check of an agreeing store: exit %d\n%s%s", code, stdout, stderr)
 	}
