@@ -94,7 +94,8 @@ func openPostgres(ctx context.Context, dsn string, to int) (*Store, error) {
 		if cfg.Password != "" {
 			text = strings.ReplaceAll(text, cfg.Password, "xxxxx")
 		}
-		return fmt.Errorf("the PostgreSQL store %s: %s", where, text)
+		// pgx gives each address tried a line: one sentence.
+		return fmt.Errorf("the PostgreSQL store %s: %s", where, strings.Join(strings.Fields(text), " "))
 	}
 	if err := migrate(ctx, db, dialect{postgres: true}, to); err != nil {
 		db.Close()
