@@ -1,111 +1,95 @@
-package store
+package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
-	"github.com/calibra-bench/calibra/internal/engine/postgres"
-	"github.com/calibra-bench/calibra/internal/testenv"
+	"github.com/calibra-bench/calibra/internal/cli"
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
+	"github.com/calibra-bench/calibra/internal/store"
 )
 
-// storePassword is the store role's; no message may hold it.
-const storePassword = "st0re-pw-5e1f"
+// TestMain lets the test binary stand in for calibra, whose commands the
+// PostgreSQL test runs as child processes.
+func TestMain(m *testing.M) { clitest.Main(m, cli.Main) }
 
-// pgStore starts a socket-only PostgreSQL server that calibra does not
-// manage (the test starts it by hand), with a role that logs in by
-// password and the databases dbs it owns; it returns a URL maker
-// without the password. One server serves the test and its subtests.
-func pgStore(t *testing.T, dbs ...string) func(db string) string {
-	t.Helper()
-	_, missing := postgres.FindBinaries("")
-	testenv.Need(t, "postgres", missing, "apt-get install postgresql")
-	ctx := context.Background()
-	target, err := postgres.Prepare(ctx, postgres.TargetConfig{Path: testenv.StorageDir(t), DBCache: "32MB"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	testenv.Start(t, target)
-	admin, err := pgx.ConnectConfig(ctx, target.ConnConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(ctx)
-	stmts := []string{`CREATE ROLE bench LOGIN PASSWORD '` + storePassword + `'`}
-	for _, db := range dbs {
-		stmts = append(stmts, `CREATE DATABASE `+db+` OWNER bench`)
-	}
-	for _, s := range stmts {
-		if _, err := admin.Exec(ctx, s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The managed instance lets in only its own accounts, by peer: this
-	// role logs in with its password, as on a team's server.
-	hba := filepath.Join(target.Managed.DataDir, "pg_hba.conf")
-	old, err := os.ReadFile(hba)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(hba, append([]byte("local all bench scram-sha-256\n"), old...), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := admin.Exec(ctx, `SELECT pg_reload_conf()`); err != nil {
-		t.Fatal(err)
-	}
-	sock, port := target.Managed.SocketDir, target.Managed.Port
-	return func(db string) string {
-		return fmt.Sprintf("postgres://bench@/%s?host=%s&port=%d&sslmode=disable", db, sock, port)
-	}
-}
-
-// TestPostgresStore: a team's PostgreSQL store, made on first use by two
-// commands at once that record overlapping runs concurrently; both land,
-// once each; history and a trend list them as SQLite's would; the
-// password never shows; a store at schema version 1 migrates.
+// TestPostgresStore: a team's PostgreSQL store on a server calibra does
+// not manage (one server for the whole test): made on first use by two
+// writers at once that record overlapping runs concurrently, both land,
+// once each; history and a trend list them as SQLite's would; two
+// calibra commands import at once, one with the password in
+// CALIBRA_STORE, the other in PGPASSWORD and --store-file, and show it
+// nowhere; a store at schema version 1 migrates.
 func TestPostgresStore(t *testing.T) {
-	url := pgStore(t, "results", "results_v1")
+	url := store.PGStore(t, "results", "commands", "results_v1")
 	ctx := context.Background()
-	withPassword := strings.Replace(url("results"), "bench@", "bench:"+storePassword+"@", 1)
+	withPassword := func(db string) string {
+		return strings.Replace(url(db), "bench@", "bench:"+store.StorePassword+"@", 1)
+	}
 
 	t.Run("wrong password", func(t *testing.T) {
-		spec, err := ParseSpec("CALIBRA_STORE", strings.Replace(withPassword, storePassword, "wrong-"+storePassword, 1))
+		spec, err := store.ParseSpec("CALIBRA_STORE", strings.Replace(withPassword("results"), store.StorePassword, "wrong-"+store.StorePassword, 1))
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = OpenSpec(ctx, spec, true)
-		if err == nil || strings.Contains(err.Error(), storePassword) || !strings.Contains(err.Error(), "bench:xxxxx@") {
+		_, err = store.OpenSpec(ctx, spec, true)
+		if err == nil || strings.Contains(err.Error(), store.StorePassword) || !strings.Contains(err.Error(), "bench:xxxxx@") {
 			t.Errorf("a wrong password: %v; want a refusal naming the store without its password", err)
 		}
 	})
 
+	// Where the URL has none (the rest of this test), the password comes
+	// from the environment.
+	t.Setenv("PGPASSWORD", store.StorePassword)
+	t.Run("concurrent writers", func(t *testing.T) { concurrentWriters(t, withPassword("results"), url("results")) })
+	t.Run("two commands at once", func(t *testing.T) { twoCommands(t, withPassword("commands"), url("commands")) })
+
+	t.Run("from version 1", func(t *testing.T) {
+		old, err := store.OpenPostgresAt(ctx, url("results_v1"), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old.Close()
+		s, err := store.OpenSpec(ctx, store.Spec{URL: url("results_v1")}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if v := store.Count(t, s, `SELECT max(version) FROM schema_version`); v != store.SchemaVersion {
+			t.Errorf("at version %d, want %d", v, store.SchemaVersion)
+		}
+		if _, err := s.Record(ctx, store.CopyRun(t, t.TempDir(), "quick")); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// concurrentWriters: two stores opened at once on a new database, one
+// with the password in the URL, the other from PGPASSWORD, import
+// overlapping runs three times each.
+func concurrentWriters(t *testing.T, withPassword, noPassword string) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	sets := [][]string{{"quick", "oltp-base", "repeats-a"}, {"repeats-b", "device-a", "quick"}}
-	// One command has the password in CALIBRA_STORE, the other in PGPASSWORD.
-	t.Setenv("PGPASSWORD", storePassword)
-	specs := []string{withPassword, url("results")}
+	specs := []string{withPassword, noPassword}
 	var wg sync.WaitGroup
 	errs := make(chan error, len(sets))
 	for i, set := range sets {
 		sub := filepath.Join(dir, fmt.Sprint(i))
 		var dirs []string
 		for _, name := range set {
-			dirs = append(dirs, copyRun(t, sub, name))
+			dirs = append(dirs, store.CopyRun(t, sub, name))
 		}
 		wg.Go(func() {
-			spec, err := ParseSpec("CALIBRA_STORE", specs[i])
-			if err != nil {
-				errs <- err
-				return
-			}
-			s, err := OpenSpec(ctx, spec, true)
+			s, err := store.OpenSpec(ctx, store.Spec{URL: specs[i]}, true)
 			if err != nil {
 				errs <- err
 				return
@@ -125,12 +109,12 @@ func TestPostgresStore(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s, err := OpenSpec(ctx, Spec{URL: url("results")}, false)
+	s, err := store.OpenSpec(ctx, store.Spec{URL: noPassword}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	rows, err := s.History(ctx, Query{})
+	rows, err := s.History(ctx, store.Query{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,18 +127,21 @@ func TestPostgresStore(t *testing.T) {
 		t.Errorf("history lists %q, want %q", labels, want)
 	}
 	var figures, runs int
-	if err := s.db.QueryRow(`SELECT count(*), count(DISTINCT run_id) FROM figures`).Scan(&figures, &runs); err != nil {
+	if err := store.DB(s).QueryRow(`SELECT count(*), count(DISTINCT run_id) FROM figures`).Scan(&figures, &runs); err != nil {
 		t.Fatal(err)
 	}
-	sqlite := openTemp(t)
-	if _, err := sqlite.Import(ctx, []string{copyRun(t, t.TempDir(), "quick"), copyRun(t, t.TempDir(), "oltp-base"), copyRun(t, t.TempDir(), "repeats-a"),
-		copyRun(t, t.TempDir(), "repeats-b"), copyRun(t, t.TempDir(), "device-a")}); err != nil {
+	sqlite := store.OpenTemp(t)
+	var dirs []string
+	for _, name := range []string{"quick", "oltp-base", "repeats-a", "repeats-b", "device-a"} {
+		dirs = append(dirs, store.CopyRun(t, t.TempDir(), name))
+	}
+	if _, err := sqlite.Import(ctx, dirs); err != nil {
 		t.Fatal(err)
 	}
-	if want := count(t, sqlite, `SELECT count(*) FROM figures`); figures != want || runs != 5 {
+	if want := store.Count(t, sqlite, `SELECT count(*) FROM figures`); figures != want || runs != 5 {
 		t.Errorf("%d figures of %d runs, want %d of 5 (each run once)", figures, runs, want)
 	}
-	q := Query{Metric: "oltp.nopm", Label: "repeats-*"}
+	q := store.Query{Metric: "oltp.nopm", Label: "repeats-*"}
 	pgTrend, err := s.Trend(ctx, q)
 	if err != nil {
 		t.Fatal(err)
@@ -166,23 +153,56 @@ func TestPostgresStore(t *testing.T) {
 	if fmt.Sprint(pgTrend) != fmt.Sprint(liteTrend) || len(pgTrend) != 2 || pgTrend[0].Points[0].N < 3 {
 		t.Errorf("PostgreSQL's trend %+v, SQLite's %+v", pgTrend, liteTrend)
 	}
+}
 
-	t.Run("from version 1", func(t *testing.T) {
-		old, err := openPostgres(ctx, url("results_v1"), 1)
-		if err != nil {
-			t.Fatal(err)
+// twoCommands runs two calibra store imports at once as processes, then
+// history --json, on a new database.
+func twoCommands(t *testing.T, withPassword, noPassword string) {
+	dir := t.TempDir()
+	storeFile := filepath.Join(dir, "store")
+	if err := os.WriteFile(storeFile, []byte(noPassword+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	calibra := func(env []string, args ...string) *exec.Cmd {
+		cmd := exec.Command(os.Args[0], args...) // this binary, standing in for calibra (TestMain)
+		for _, e := range os.Environ() {
+			if !strings.HasPrefix(e, "PGPASSWORD=") {
+				cmd.Env = append(cmd.Env, e)
+			}
 		}
-		old.Close()
-		s, err := OpenSpec(ctx, Spec{URL: url("results_v1")}, true)
-		if err != nil {
-			t.Fatal(err)
+		cmd.Env = append(cmd.Env, env...)
+		return cmd
+	}
+	cmds := []*exec.Cmd{
+		calibra([]string{"CALIBRA_STORE=" + withPassword}, "store", "import", store.CopyRun(t, dir, "device-a"), store.CopyRun(t, dir, "oltp-base")),
+		calibra([]string{"PGPASSWORD=" + store.StorePassword}, "store", "import", "--store-file", storeFile, store.CopyRun(t, dir, "device-b"), store.CopyRun(t, dir, "oltp-xss")),
+	}
+	outs := make([][]byte, len(cmds))
+	var wg sync.WaitGroup
+	for i, cmd := range cmds {
+		wg.Go(func() { outs[i], _ = cmd.CombinedOutput() })
+	}
+	wg.Wait()
+	for i, cmd := range cmds {
+		if cmd.ProcessState.ExitCode() != 0 || strings.Count(string(outs[i]), "recorded ") != 2 {
+			t.Errorf("store import %d: exit %d\n%s", i, cmd.ProcessState.ExitCode(), outs[i])
 		}
-		defer s.Close()
-		if v := count(t, s, `SELECT max(version) FROM schema_version`); v != SchemaVersion {
-			t.Errorf("at version %d, want %d", v, SchemaVersion)
+	}
+	out, err := calibra([]string{"CALIBRA_STORE=" + withPassword}, "history", "--json").CombinedOutput()
+	var rows []store.Row
+	if jerr := json.Unmarshal(out, &rows); err != nil || jerr != nil {
+		t.Fatalf("history --json: %v, %v\n%s", err, jerr, out)
+	}
+	var got []string
+	for _, r := range rows {
+		got = append(got, strings.Split(r.ID, "@")[0]+":"+fmt.Sprint(len(r.Headline)))
+	}
+	if want := "device-b:1,device-a:1,oltp-xss:1,oltp-base:1"; strings.Join(got, ",") != want {
+		t.Errorf("history lists %s, want %s (each with its headline figure)", strings.Join(got, ","), want)
+	}
+	for _, o := range append(outs, out) {
+		if strings.Contains(string(o), store.StorePassword) {
+			t.Errorf("a command shows the password:\n%s", o)
 		}
-		if _, err := s.Record(ctx, copyRun(t, t.TempDir(), "quick")); err != nil {
-			t.Error(err)
-		}
-	})
+	}
 }
