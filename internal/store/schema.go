@@ -68,9 +68,11 @@ var migrations = []string{
 	);
 	CREATE INDEX warnings_run ON warnings (run_id);`,
 	// 2: each run's headline figures, for history without a figure query
-	// (runs recorded at version 1 show theirs once imported again); a
+	// (runs recorded at version 1 show theirs once imported again); the
+	// host that recorded the run, whose file system has its directory; a
 	// figure's runs read from the index alone.
 	`ALTER TABLE runs ADD COLUMN headline TEXT NOT NULL DEFAULT '[]';
+	ALTER TABLE runs ADD COLUMN recorded_on TEXT NOT NULL DEFAULT '';
 	DROP INDEX figures_metric;
 	DROP INDEX runs_started;
 	CREATE INDEX figures_metric ON figures (kind, metric, run_id, value);

@@ -295,7 +295,7 @@ type writer struct {
 // runColumns are the runs table's columns as write fills them, id first.
 var runColumns = []string{"id", "dir", "label", "status", "started_at", "finished_at", "error", "command",
 	"tool_version", "tool_commit", "host", "storage_path", "storage_fs", "storage_device", "engine_name", "engine_version",
-	"engine_settings", "study", "study_json", "figure_count", "recorded_at", "headline"}
+	"engine_settings", "study", "study_json", "figure_count", "recorded_at", "headline", "recorded_on"}
 
 func (s *Store) prepare(ctx context.Context, tx *sql.Tx) (*writer, error) {
 	set := make([]string, 0, len(runColumns)-1)
@@ -354,7 +354,7 @@ func (w *writer) write(ctx context.Context, rec record) error {
 	st := r.Meta.Storage
 	if _, err := w.upsert.ExecContext(ctx, rec.id, rec.dir, r.Meta.Label, r.Status, formatTime(r.StartedAt), finished, r.Error, r.Meta.Command,
 		r.Meta.ToolVersion, r.Meta.ToolCommit, r.Meta.Host.Hostname, st.Path, st.FS, st.Device, engName, engVersion,
-		string(settings), studyName(r.Meta.Study), string(study), len(rec.figures), formatTime(time.Now()), string(headline)); err != nil {
+		string(settings), studyName(r.Meta.Study), string(study), len(rec.figures), formatTime(time.Now()), string(headline), thisHost()); err != nil {
 		return err
 	}
 	for _, del := range w.clear {
@@ -404,11 +404,20 @@ type Disagreement struct {
 
 func (d Disagreement) String() string { return d.ID + " (" + d.Dir + "): " + d.What }
 
-// Check compares every recorded run with its directory: the directory
-// must exist and its results.json must have the recorded status and
-// number of figures.
+// thisHost names the host that records a run: its run directory is on
+// this host's file system.
+func thisHost() string {
+	h, _ := os.Hostname()
+	return h
+}
+
+// Check compares every run recorded on this host with its directory: the
+// directory must exist and its results.json must have the recorded status
+// and number of figures. Runs other hosts recorded (into a shared
+// PostgreSQL store) have their directories there: those hosts check them.
 func (s *Store) Check(ctx context.Context) (checked int, out []Disagreement, err error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, dir, status, figure_count FROM runs ORDER BY started_at, id`)
+	rows, err := s.db.QueryContext(ctx, s.d.rebind(`SELECT id, dir, status, figure_count FROM runs
+		WHERE recorded_on = ? OR recorded_on = '' ORDER BY started_at, id`), thisHost())
 	if err != nil {
 		return 0, nil, err
 	}

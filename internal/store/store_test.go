@@ -296,6 +296,14 @@ func TestCheck(t *testing.T) {
 	if len(bad) != 2 || !strings.Contains(text, gone+"): the run directory is gone") || !strings.Contains(text, "results.json says status failed, the store complete") {
 		t.Errorf("disagreements:\n%s", text)
 	}
+	// A run another host recorded (a shared store) has its directory
+	// there: this host does not check it.
+	if _, err := s.db.Exec(`UPDATE runs SET recorded_on = 'elsewhere' WHERE dir = ?`, gone); err != nil {
+		t.Fatal(err)
+	}
+	if n, bad, err := s.Check(ctx); err != nil || n != 2 || len(bad) != 1 {
+		t.Errorf("Check with another host's run = %d, %v, %v; want 2 checked, 1 disagreeing", n, bad, err)
+	}
 }
 
 func TestHistory(t *testing.T) {
