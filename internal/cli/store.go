@@ -71,6 +71,10 @@ func (a *app) record(ctx context.Context, dir string) string {
 	where := strings.TrimSpace("the results store " + a.store.Where())
 	if err != nil {
 		msg := strings.Join(strings.Fields(err.Error()), " ")
+		// The sentence names the store once.
+		for _, named := range []string{"the PostgreSQL store " + a.store.Where() + ": ", a.store.Where() + ": "} {
+			msg = strings.TrimPrefix(msg, named)
+		}
 		return fmt.Sprintf("calibra: warning: the run was not recorded in %s (%s); record it later with 'calibra store import %s'", where, msg, dir)
 	}
 	return "recorded in " + where + " (calibra history lists it)"
