@@ -206,3 +206,23 @@ func twoCommands(t *testing.T, withPassword, noPassword string) {
 		}
 	}
 }
+
+// BenchmarkPostgresRecord is what a command pays at its end with a
+// PostgreSQL store over a Unix socket: connect, record the quick study's
+// run directory, close.
+func BenchmarkPostgresRecord(b *testing.B) {
+	url := store.PGStore(b, "results")
+	b.Setenv("PGPASSWORD", store.StorePassword)
+	ctx := context.Background()
+	rd := store.CopyRun(b, b.TempDir(), "quick")
+	for b.Loop() {
+		s, err := store.OpenSpec(ctx, store.Spec{URL: url("results")}, true)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Record(ctx, rd); err != nil {
+			b.Fatal(err)
+		}
+		s.Close()
+	}
+}

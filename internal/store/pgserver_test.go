@@ -20,7 +20,7 @@ const StorePassword = "st0re-pw-5e1f"
 // manage (the test starts it by hand), with a role that logs in by
 // password and the databases dbs it owns; it returns a URL maker
 // without the password. One server serves the test and its subtests.
-func pgStore(t *testing.T, dbs ...string) func(db string) string {
+func pgStore(t testing.TB, dbs ...string) func(db string) string {
 	t.Helper()
 	_, missing := postgres.FindBinaries("")
 	testenv.Need(t, "postgres", missing, "apt-get install postgresql")
