@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/results"
@@ -127,11 +128,19 @@ func TestMigrations(t *testing.T) {
 			if err != nil {
 				t.Fatalf("to version %d: %v", from, err)
 			}
+			// A run recorded at that version, in the columns every version has.
+			if _, err := s.db.Exec(`INSERT INTO runs (id, dir, status, started_at, recorded_at) VALUES ('old@1', '/old', 'complete', ?, ?)`,
+				formatTime(time.Unix(0, 0)), formatTime(time.Unix(0, 0))); err != nil {
+				t.Fatal(err)
+			}
 			s.Close()
 		}
 		s, err := Open(ctx, path)
 		if err != nil {
 			t.Fatalf("from version %d: %v", from, err)
+		}
+		if rows, err := s.History(ctx, Query{Status: "complete"}); from > 0 && (err != nil || len(rows) != 1 || rows[0].ID != "old@1") {
+			t.Errorf("from version %d: the old run lists as %+v, %v", from, rows, err)
 		}
 		if v := count(t, s, `SELECT max(version) FROM schema_version`); v != SchemaVersion {
 			t.Errorf("from version %d: at version %d, want %d", from, v, SchemaVersion)
