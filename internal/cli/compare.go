@@ -12,12 +12,14 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/compare"
 	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/regress"
 	"github.com/calibra-bench/calibra/internal/results"
 	"github.com/calibra-bench/calibra/internal/safefs"
 )
 
 func (a *app) compareCommand() *cobra.Command {
 	var format, html string
+	var bl baselineFlags
 	cmd := &cobra.Command{
 		Use:   "compare BASE OTHER...",
 		Short: "Set runs side by side: every shared metric with its delta against the base",
@@ -39,14 +41,34 @@ their median with its spread, and the change is tested as benchstat does
 the runs besides the storage (engine version, warehouses, settings, flags),
 steps whose comparison is doubtful (CPU busy differs by 20 points and 1.5x at
 the same load, what limited them differs, or another load on the host limited
-them), and runs that were interrupted or failed.`,
+them), and runs that were interrupted or failed.
+
+With --baseline last|LABEL, compare judges one run directory against the
+results store's runs of the same study on the same target, as 'calibra run
+--baseline' does (see its help), prints the verdict and exits 3 when a
+headline figure regressed; it writes nothing.`,
 		Example: `  calibra compare calibra-runs/20260302T140511Z_hdd calibra-runs/20260302T151200Z_flash
   calibra compare base/ new/ --format csv > deltas.csv
-  calibra compare base/ new/ --html compare.html`,
-		Args: wantArgs(2, -1, "two or more run directories"),
+  calibra compare base/ new/ --html compare.html
+  calibra compare --baseline last calibra-runs/20260303T020000Z_nightly`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if bl.spec != "" {
+				return wantArgs(1, 1, "one run directory with --baseline")(cmd, args)
+			}
+			return wantArgs(2, -1, "two or more run directories")(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !slices.Contains(compare.Formats, format) {
 				return fault.Input("use "+strings.Join(compare.Formats, ", "), "--format %q is not a compare format", format)
+			}
+			if err := bl.check(cmd, a.store); err != nil {
+				return err
+			}
+			if bl.spec != "" {
+				if html != "" {
+					return fault.Input("drop --html, or compare two run directories", "--html draws a comparison of run directories, and --baseline judges one against the store")
+				}
+				return a.compareBaseline(cmd, bl, args[0], format)
 			}
 			runs, err := compare.Load(args)
 			if err != nil {
@@ -80,7 +102,32 @@ them), and runs that were interrupted or failed.`,
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output on stdout: text, md, csv or json")
 	cmd.Flags().StringVar(&html, "html", "", "also write an HTML page with the table and the runs' curves overlaid")
+	bl.register(cmd)
 	return cmd
+}
+
+// compareBaseline judges the run directory dir against its baseline in
+// the store, prints the verdict and fails with exit 3 on a regression.
+func (a *app) compareBaseline(cmd *cobra.Command, bl baselineFlags, dir, format string) error {
+	r, err := results.Load(dir)
+	if err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	b, err := a.judge(cmd.Context(), bl.options(), abs, r)
+	if err != nil {
+		return err
+	}
+	if err := regress.Write(a.stdout, b, format); err != nil {
+		return err
+	}
+	if b.Regressed {
+		return &fault.RegressionError{Reason: b.Reason}
+	}
+	return nil
 }
 
 func exists(path string) bool {

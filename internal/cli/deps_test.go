@@ -27,6 +27,8 @@ func TestImportsRunnerNotTheLayers(t *testing.T) {
 		"internal/secret":   "the DSN's password kept off the screen",
 		"internal/safefs":   "where calibra writes its reports and profiles",
 		"internal/store":    "the results store: recording, import, check, history",
+		"internal/regress":  "run and compare --baseline: a run judged against the store's runs",
+		"internal/serve":    "calibra serve, the web view of the store",
 	}
 	pkg, err := gobuild.ImportDir(".", 0)
 	if err != nil {

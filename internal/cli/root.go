@@ -19,6 +19,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/proc"
+	"github.com/calibra-bench/calibra/internal/regress"
 	"github.com/calibra-bench/calibra/internal/runner"
 	"github.com/calibra-bench/calibra/internal/safefs"
 	"github.com/calibra-bench/calibra/internal/secret"
@@ -31,6 +32,8 @@ type app struct {
 	stderrTTY      bool
 	group          *proc.Group
 	store          store.Spec // where runs are recorded (--store), set before a command runs
+	// baseline, when set, is what run --baseline judges each run against.
+	baseline *regress.Options
 }
 
 // runError marks errors that come from running a command, as opposed to
@@ -176,7 +179,7 @@ writes results.json and a report to a run directory.`,
 	})
 	root.AddCommand(a.runCommand(), a.planCommand(), a.versionCommand(), a.oltpCommand(), a.cleanCommand(), a.deviceCommand(), a.iocalCommand(),
 		a.dssCommand(), a.reportCommand(), a.compareCommand(), a.mergeCommand())
-	root.AddCommand(a.labCommand(), a.durabilityCommand(), a.storeCommand(), a.historyCommand())
+	root.AddCommand(a.labCommand(), a.durabilityCommand(), a.storeCommand(), a.historyCommand(), a.serveCommand())
 	for _, cmd := range root.Commands() {
 		if cmd.HasSubCommands() && !cmd.Runnable() {
 			group(cmd)

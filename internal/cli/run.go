@@ -87,6 +87,25 @@ environment (CALIBRA_PATH, CALIBRA_DSN, CALIBRA_DB_CACHE,
 CALIBRA_OS_CACHE_LIMIT), then the command line (--path, --db-cache,
 --set KIND.KEY=VALUE, --threshold...). 'calibra plan' prints the result.`
 
+const baselineLong = `
+
+Against a baseline (CI): --baseline last judges the run against the results
+store's most recent earlier runs of the same study on the same target (the
+same host, engine, storage path or device, command and study name; a lab
+tier built with --lab under a path counts as that path's storage, so a
+slower tier is a regression), --baseline LABEL against that label's most
+recent runs; --baseline-runs says how many (3). Each headline figure (those
+compare summarises first) is set against the baseline with compare's
+statistics: the medians, the change, and the Mann-Whitney U test over the
+run's repeats (a step's repeat: n) and every repeat of every baseline run.
+A figure is judged only with 3 or more values a side, and only where the
+test can find a difference at p < 0.05 (3 against 3 cannot: its smallest
+p is 0.1; 3 against 5, or 4 a side, can); below that there is no verdict
+and the run says why. The command exits 3 when a figure moved its bad way
+(throughput down, latency up) beyond --max-regression (5%) and
+significantly. The verdict goes into results.json ("baseline"), the store
+and the report.`
+
 func presetList() string {
 	var b strings.Builder
 	for _, name := range examples.Names() {
@@ -98,10 +117,11 @@ func presetList() string {
 func (a *app) runCommand() *cobra.Command {
 	var c runner.Config
 	var f studyFlags
+	var bl baselineFlags
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a whole study: every layer, repeated and judged (default: the quick preset)",
-		Long:  "Run a study and write its run directory.\n\n" + fmt.Sprintf(studyLong, presetList()),
+		Long:  "Run a study and write its run directory.\n\n" + fmt.Sprintf(studyLong, presetList()) + baselineLong,
 		Example: `  # The quick study (about 5 minutes) on the storage under the current directory
   calibra run
 
@@ -109,9 +129,21 @@ func (a *app) runCommand() *cobra.Command {
   calibra run --preset tprocc --path /mnt/array --set oltp.repeat=3
 
   # Your own study, with a threshold that sets the exit code (3 when it fails)
-  calibra run --study mystudy.yaml --threshold 'oltp.nopm > 20000'`,
+  calibra run --study mystudy.yaml --threshold 'oltp.nopm > 20000'
+
+  # Nightly in CI: three repeats against the last three stored runs (exit 3
+  # when a headline figure fell more than 5%, significantly)
+  calibra run --study nightly.yaml --path /mnt/array --label nightly \
+      --set device.repeat=3 --store sqlite:/var/lib/calibra/ci.db --baseline last`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := bl.check(cmd, a.store); err != nil {
+				return err
+			}
+			if bl.spec != "" {
+				o := bl.options()
+				a.baseline = &o
+			}
 			flags := c // as given, before a resolution fills it in
 			r, err := a.resolveStudy(cmd.Context(), cmd, &c, f, nil)
 			if err != nil {
@@ -125,6 +157,7 @@ func (a *app) runCommand() *cobra.Command {
 	}
 	registerCommon(cmd, &c)
 	f.register(cmd)
+	bl.register(cmd)
 	return cmd
 }
 

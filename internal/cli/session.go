@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/progress"
+	"github.com/calibra-bench/calibra/internal/results"
 	"github.com/calibra-bench/calibra/internal/runner"
 	"github.com/calibra-bench/calibra/internal/secret"
 )
@@ -110,8 +112,14 @@ func (v optionValue) Type() string {
 
 // env is the process state a run needs.
 func (a *app) env() runner.Env {
-	return runner.Env{Stdout: a.stdout, Stderr: a.stderr, StderrTTY: a.stderrTTY, Group: a.group, Version: Version,
+	e := runner.Env{Stdout: a.stdout, Stderr: a.stderr, StderrTTY: a.stderrTTY, Group: a.group, Version: Version,
 		Commit: readBuild().Commit, Record: a.record}
+	if o := a.baseline; o != nil {
+		e.Baseline = func(ctx context.Context, dir string, r *results.Run) (*results.Baseline, error) {
+			return a.judge(ctx, *o, dir, r)
+		}
+	}
+	return e
 }
 
 // run runs cmd's session: the flags are recorded in meta.study unless

@@ -324,12 +324,9 @@ func delta(m Metric, base, other []float64, bv, ov *Value) *Delta {
 	if len(base) < 2 || len(other) < 2 {
 		return d
 	}
-	a := benchmath.NewSample(append([]float64(nil), base...), &benchmath.DefaultThresholds)
-	b := benchmath.NewSample(append([]float64(nil), other...), &benchmath.DefaultThresholds)
-	c := benchmath.AssumeNothing.Compare(a, b)
-	p := c.P
+	p := UTest(base, other)
 	d.P = &p
-	d.Noise = c.P >= Alpha
+	d.Noise = p >= Alpha
 	switch {
 	case d.Noise || d.Pct == nil || *d.Pct == 0:
 		d.Verdict = "~"
@@ -341,6 +338,30 @@ func delta(m Metric, base, other []float64, bv, ov *Value) *Delta {
 		d.Verdict = "worse"
 	}
 	return d
+}
+
+// UTest is benchstat's test of a difference between two samples, the
+// one every delta with repetitions gets: the Mann-Whitney U test,
+// two-sided; it returns the p-value.
+func UTest(base, other []float64) float64 {
+	a := benchmath.NewSample(append([]float64(nil), base...), &benchmath.DefaultThresholds)
+	b := benchmath.NewSample(append([]float64(nil), other...), &benchmath.DefaultThresholds)
+	return benchmath.AssumeNothing.Compare(a, b).P
+}
+
+// MinP is the smallest p-value UTest can give two samples of n1 and n2
+// values (every value of one below every value of the other): when it is
+// not below Alpha, no difference between such samples can be significant
+// (3 a side: 0.1).
+func MinP(n1, n2 int) float64 {
+	a, b := make([]float64, n1), make([]float64, n2)
+	for i := range a {
+		a[i] = float64(i)
+	}
+	for i := range b {
+		b[i] = float64(n1 + i)
+	}
+	return UTest(a, b)
 }
 
 // footnotes name what differs between the runs besides the storage under

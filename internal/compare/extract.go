@@ -31,7 +31,7 @@ func extract(st results.Step, load int) []figure {
 		} else if better == "" || (st.Kind == results.KindRamp && m.Name == "art_at_ms") {
 			continue
 		}
-		f := figure{Metric: Metric{Step: step, Name: m.Name, Title: title(st, m.Name), Unit: m.Unit, Better: better, Headline: headline(st.Kind, m.Name)}, value: m.Value}
+		f := figure{Metric: Metric{Step: step, Name: m.Name, Title: Title(st, m.Name), Unit: m.Unit, Better: better, Headline: Headline(st.Kind, m.Name)}, value: m.Value}
 		if b, ok := st.Body.(*results.Ramp); ok && m.Name == "max_users_within_sla" && b.SLAReached != nil && !*b.SLAReached {
 			f.atLeast = true
 		}
@@ -55,10 +55,10 @@ func extract(st results.Step, load int) []figure {
 // busy or I/O wait may be a faster storage's doing or a slower one's.
 var evidence = map[string]bool{"cpu_busy_pct": true, "cpu_iowait_pct": true}
 
-// headline says whether a metric is one the studies headline: 002's max
+// Headline says whether a metric is one the studies headline: 002's max
 // TPS and users within the SLA (ART at a load is added by extract), NOPM,
 // each device spec's answer, iocal's maxima, QphH.
-func headline(kind, name string) bool {
+func Headline(kind, name string) bool {
 	switch kind {
 	case results.KindRamp:
 		return name == "max_tps" || name == "max_users_within_sla"
@@ -92,8 +92,8 @@ var titles = map[string]string{
 // deviceTitles name the parts of a device metric after its spec.
 var deviceTitles = map[string]string{"iops": "IOPS", "mbps": "MB/s", "p99_us": "p99 latency"}
 
-// title is a metric's readable name; the raw name when it has none.
-func title(st results.Step, name string) string {
+// Title is a metric's readable name; the raw name when it has none.
+func Title(st results.Step, name string) string {
 	if t, ok := titles[name]; ok {
 		return t
 	}

@@ -46,10 +46,19 @@ func (e *ThresholdError) Error() string {
 	return fmt.Sprintf("%d threshold(s) failed", len(e.Failed))
 }
 
+// RegressionError reports a run that regressed against its baseline of
+// stored runs (--baseline): exit 3, as a failed threshold.
+type RegressionError struct{ Reason string }
+
+func (e *RegressionError) Error() string {
+	return "the run regressed against its baseline: " + e.Reason
+}
+
 // Code maps an error to the exit code of the CLI contract.
 func Code(err error) int {
 	var in *InputError
 	var th *ThresholdError
+	var rg *RegressionError
 	switch {
 	case err == nil:
 		return ExitOK
@@ -57,7 +66,7 @@ func Code(err error) int {
 		return ExitInput
 	case errors.Is(err, ErrInterrupted), errors.Is(err, context.Canceled):
 		return ExitInterrupted
-	case errors.As(err, &th):
+	case errors.As(err, &th), errors.As(err, &rg):
 		return ExitThreshold
 	default:
 		return ExitRuntime

@@ -44,7 +44,7 @@ func Cleanup(path string, stopServer func(mount string) error) (bool, error) {
 	}
 	var errs []error
 	mounts := mountsUnder(root)
-	fs := filepath.Join(root, "fs")
+	fs := filepath.Join(root, mountName)
 	for _, m := range mounts {
 		if m == fs && stopServer != nil {
 			// Best effort: the platter, and the database on it, go anyway

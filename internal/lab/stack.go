@@ -24,6 +24,22 @@ import (
 // mount point, the file system's mount point and the state file.
 const DirName = "calibra-lab"
 
+// mountName is the stack's file system's mount point under DirName.
+const mountName = "fs"
+
+// MountUnder is where a lab built under path mounts its file system.
+func MountUnder(path string) string { return filepath.Join(path, DirName, mountName) }
+
+// BuiltUnder is the path a lab's file system mounted at mount was built
+// under (--path), or mount itself when it is no lab's mount: a run on a
+// lab tier measures another tier of the storage at that path.
+func BuiltUnder(mount string) string {
+	if p, ok := strings.CutSuffix(filepath.Clean(mount), string(filepath.Separator)+filepath.Join(DirName, mountName)); ok && p != "" {
+		return p
+	}
+	return mount
+}
+
 // Stack is a built lab: up between Up and Down (or PowerCut).
 type Stack struct {
 	Parts Parts
@@ -147,7 +163,7 @@ func Up(ctx context.Context, path string, p Parts, group *proc.Group) (*Stack, e
 		return nil, err
 	}
 	s := &Stack{Parts: p, Root: filepath.Join(abs, DirName), group: group}
-	s.Mount = filepath.Join(s.Root, "fs")
+	s.Mount = MountUnder(abs)
 	// calibra-lab and its mount points are calibra's own, made fresh or
 	// found so (never a link, never another account's): the platter, the
 	// records and both mounts go there by name. 0755: the server's

@@ -146,6 +146,22 @@ func verdictTable(vs []results.Verdict) *Table {
 	return t
 }
 
+// baselineTable is the run's headline figures against its baseline
+// (--baseline); nil without any.
+func baselineTable(b *results.Baseline) *Table {
+	rows := b.Rows()
+	if len(rows) == 0 {
+		return nil
+	}
+	t := &Table{Caption: "Against the baseline", Headline: true, Head: results.BaselineHead}
+	for _, r := range rows {
+		row := cells(r...)
+		row[0].Class, row[len(row)-1].Class = "t", "t"
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
 // repeatTable is each repeated step's medians with their spread; nil
 // without repeats.
 func repeatTable(reps []results.Repeats) *Table {

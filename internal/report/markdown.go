@@ -39,7 +39,10 @@ func (r *Report) Markdown(w io.Writer) error {
 		}
 		bw.WriteString("\n")
 	}
-	for _, t := range []*Table{r.Verdicts, r.Repeats} {
+	if r.BaselineNote != "" {
+		fmt.Fprintf(bw, "%s\n\n", mdEscape.Replace(r.BaselineNote))
+	}
+	for _, t := range []*Table{r.Baseline, r.Verdicts, r.Repeats} {
 		if t != nil {
 			fmt.Fprintf(bw, "**%s**\n\n", mdEscape.Replace(t.Caption))
 			mdTable(bw, t)

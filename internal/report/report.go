@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/calibra-bench/calibra/internal/report/assets"
@@ -32,9 +33,14 @@ type Report struct {
 	Warnings []string
 	Verdicts *Table
 	Repeats  *Table
-	Sections []Section
-	Env      []Table
-	Defs     []Def
+	// BaselineNote is the run's verdict against its baseline of stored
+	// runs (--baseline) in a sentence, "" without one; Baseline its
+	// figures, nil without any.
+	BaselineNote string
+	Baseline     *Table
+	Sections     []Section
+	Env          []Table
+	Defs         []Def
 
 	charts        []assets.Chart
 	points        int  // the charts' numbers, for the size bound
@@ -150,6 +156,10 @@ func Build(run *results.Run, ts *results.Timeseries) *Report {
 	}
 	r.Warnings = Caveats(run)
 	r.Verdicts, r.Repeats = verdictTable(run.Verdicts), repeatTable(run.Repeats)
+	if b := run.Baseline; b != nil {
+		note := b.Summary()
+		r.BaselineNote, r.Baseline = strings.ToUpper(note[:1])+note[1:]+".", baselineTable(b)
+	}
 	r.environment(run)
 	r.Defs = definitions(r.engine)
 	return r

@@ -33,6 +33,9 @@ type Run struct {
 	// steps that ran more than once.
 	Verdicts []Verdict `json:"verdicts,omitempty"`
 	Repeats  []Repeats `json:"repeats,omitempty"`
+	// Baseline is the run judged against the store's earlier runs of
+	// the same study on the same target (--baseline), when asked.
+	Baseline *Baseline `json:"baseline,omitempty"`
 	// Warnings are the run's caveats that belong to no one step (limits not
 	// applied, another load on the host, an engine counter this server
 	// lacks), each one sentence, said once.

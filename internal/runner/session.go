@@ -44,6 +44,11 @@ type Env struct {
 	// where it recorded the run, or a warning that it could not. It never
 	// changes how the command ends: the run directory is the truth.
 	Record func(ctx context.Context, dir string) string
+	// Baseline, when set, judges a finished run against the results
+	// store's earlier runs of the same target (run --baseline): the
+	// verdict goes into results.json before the run is recorded, and a
+	// regression is exit 3.
+	Baseline func(ctx context.Context, dir string, r *results.Run) (*results.Baseline, error)
 }
 
 // Session is a running command: its run directory, target (nil for
@@ -346,6 +351,11 @@ func (e Env) finish(ctx context.Context, dir *results.Dir, logFile *os.File, pro
 	if ferr := dir.Finish(status, err); ferr != nil && err == nil {
 		err = ferr
 	}
+	if e.Baseline != nil {
+		if berr := e.judgeBaseline(context.WithoutCancel(ctx), dir, prog); err == nil {
+			err = berr
+		}
+	}
 	recorded := ""
 	if e.Record != nil {
 		// However the run ended (complete, failed, interrupted): the
@@ -370,6 +380,28 @@ func (e Env) finish(ctx context.Context, dir *results.Dir, logFile *os.File, pro
 		return fault.ErrInterrupted
 	}
 	return err
+}
+
+// judgeBaseline judges the finished run against its baseline and keeps
+// the verdict in results.json. A store that cannot be read is a warning
+// and no verdict, as a store that cannot be written is for recording.
+func (e Env) judgeBaseline(ctx context.Context, dir *results.Dir, prog *progress.Printer) error {
+	r, err := results.Load(dir.Path)
+	if err != nil {
+		return err
+	}
+	b, err := e.Baseline(ctx, dir.Path, r)
+	if err != nil {
+		prog.Phase("warning: the run was not judged against its baseline: %v", err)
+		b = &results.Baseline{Verdict: results.BaselineNone, Reason: "the results store could not be read: " + strings.Join(strings.Fields(err.Error()), " ")}
+	}
+	if err := dir.Update(func(r *results.Run) { r.Baseline = b }); err != nil {
+		return err
+	}
+	if b.Regressed {
+		return &fault.RegressionError{Reason: b.Reason}
+	}
+	return nil
 }
 
 // openTarget opens the engine, or with --instances N a group of N managed

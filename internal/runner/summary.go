@@ -10,6 +10,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/device"
 	"github.com/calibra-bench/calibra/internal/durability"
 	"github.com/calibra-bench/calibra/internal/progress"
+	"github.com/calibra-bench/calibra/internal/regress"
 	"github.com/calibra-bench/calibra/internal/results"
 )
 
@@ -34,6 +35,9 @@ func SummaryText(r *results.Run, status string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", r.Meta.Command, status)
 	writeVerdicts(&b, r.Verdicts)
+	if r.Baseline != nil {
+		_ = regress.Write(&b, r.Baseline, "text")
+	}
 	for _, st := range r.Steps {
 		switch body := st.Body.(type) {
 		case *results.OLTP:

@@ -393,7 +393,7 @@ func (w *writer) write(ctx context.Context, rec record) error {
 			return err
 		}
 	}
-	return nil
+	return w.writeBaseline(ctx, rec)
 }
 
 // Disagreement is a recorded run its directory no longer matches.

@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/safefs"
+	"github.com/calibra-bench/calibra/internal/serve"
+)
+
+func (a *app) serveCommand() *cobra.Command {
+	var listen, socket string
+	var remote bool
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve a local, read-only web view of the results store: runs, reports, compares, trends",
+		Long: `Serve the results store (--store, CALIBRA_STORE; docs/store.md) as web pages,
+read-only, until Ctrl-C: the runs (filter by label glob, engine and status,
+sort, select), each run's own report.html, a compare of the selected runs (the
+page calibra compare --html writes, the oldest run as the base), and any
+figure's trend across runs over time, a line per target (host, storage and
+engine), each run's repeats as a range, and the runs that regressed against
+their baseline (calibra run --baseline).
+
+It listens on loopback only (--listen, default 127.0.0.1 on a free port) and
+prints the URL, with a random token every request must carry (in the URL, then
+as a cookie; without it the answer is 403). --socket serves on a Unix socket
+instead (mode 0600), with the same token. Everything is embedded: the pages
+work offline.`,
+		Example: `  calibra serve
+  calibra serve --store sqlite:/srv/bench/results.db --listen 127.0.0.1:8080
+  calibra serve --socket /run/user/1000/calibra.sock`,
+		Args: wantArgs(0, 0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if socket != "" && cmd.Flags().Changed("listen") {
+				return fault.Input("give one of them", "--listen and --socket both say where to serve")
+			}
+			s, ok, err := a.openStore(cmd.Context(), false)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return fault.Input("record a run first (every command that writes a run directory does), or calibra store import RUNDIR...", "there is no results store at %s yet", a.store.Path)
+			}
+			defer s.Close()
+			var ln net.Listener
+			if socket != "" {
+				ln, err = safefs.ListenUnix(socket)
+			} else {
+				ln, err = listenTCP(cmd.Context(), listen, remote)
+			}
+			if err != nil {
+				return err
+			}
+			token, err := serve.NewToken()
+			if err != nil {
+				ln.Close()
+				return err
+			}
+			srv := &http.Server{Handler: serve.New(s, token), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
+			done := make(chan error, 1)
+			go func() { done <- srv.Serve(ln) }()
+			query := "/?" + serve.TokenParam + "=" + token
+			if socket != "" {
+				fmt.Fprintf(a.stderr, "calibra serve: http://localhost%s on the Unix socket %s (curl --unix-socket %s 'http://localhost%s')\n", query, ln.Addr(), ln.Addr(), query)
+			} else {
+				fmt.Fprintf(a.stderr, "calibra serve: http://%s%s\n", ln.Addr(), query)
+			}
+			if remote {
+				fmt.Fprintln(a.stderr, "calibra: warning: --allow-remote serves over plain HTTP: the token crosses the network in clear text, so use it only on a network you trust")
+			}
+			fmt.Fprintf(a.stderr, "serving %s read-only; Ctrl-C stops it\n", s.Path)
+			select {
+			case err := <-done:
+				return err
+			case <-cmd.Context().Done():
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := srv.Shutdown(ctx); err != nil {
+				return err
+			}
+			if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:0", "HOST:PORT to serve on, a loopback address (port 0: a free one)")
+	cmd.Flags().StringVar(&socket, "socket", "", "serve on a new Unix socket at this path (mode 0600) instead")
+	cmd.Flags().BoolVar(&remote, "allow-remote", false, "let --listen name an address other hosts reach (plain HTTP: the token crosses the network in clear text)")
+	return cmd
+}
+
+// listenTCP listens on addr, which must be a loopback address unless
+// remote: every address the host name stands for, and the one bound.
+func listenTCP(ctx context.Context, addr string, remote bool) (net.Listener, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fault.Input("give HOST:PORT, e.g. 127.0.0.1:8080 (port 0 picks a free one)", "--listen %q is not HOST:PORT", addr)
+	}
+	notLoopback := fault.Input("give 127.0.0.1 or [::1] (an SSH tunnel reaches them from afar), or add --allow-remote to serve other hosts", "--listen %q is not a loopback address, and calibra serve answers this host only", addr)
+	if !remote {
+		var ips []net.IP
+		if ip := net.ParseIP(host); ip != nil {
+			ips = []net.IP{ip}
+		} else if host != "" {
+			addrs, err := net.DefaultResolver.LookupIPAddr(ctx, host)
+			if err != nil {
+				return nil, fault.Input("give an IP address, e.g. 127.0.0.1:8080", "--listen %q: the host name does not resolve (%v)", addr, err)
+			}
+			for _, a := range addrs {
+				ips = append(ips, a.IP)
+			}
+		}
+		if len(ips) == 0 { // ":8080": every interface
+			return nil, notLoopback
+		}
+		for _, ip := range ips {
+			if !ip.IsLoopback() {
+				return nil, notLoopback
+			}
+		}
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fault.Input("choose another port, or port 0 for a free one", "cannot listen on %s: %v", addr, err)
+	}
+	if a, ok := ln.Addr().(*net.TCPAddr); !remote && (!ok || !a.IP.IsLoopback()) {
+		ln.Close()
+		return nil, notLoopback
+	}
+	return ln, nil
+}

@@ -1,0 +1,66 @@
+package regress
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/calibra-bench/calibra/internal/compare"
+	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/store"
+)
+
+// Last is --baseline's value for the most recent earlier runs.
+const Last = "last"
+
+// DefaultRuns is how many stored runs make a baseline by default.
+const DefaultRuns = 3
+
+// Options are what --baseline, --baseline-runs and --max-regression ask.
+type Options struct {
+	Spec             string // Last or a label
+	Runs             int    // at most this many stored runs, newest first
+	MaxRegressionPct float64
+}
+
+// Against judges run r (recorded in the store under id, or to be) against
+// its baseline in s: with Last, the most recent complete runs of the same
+// target that started before it; with a label, the most recent of that
+// label. s may be nil: a store with no run yet.
+func Against(ctx context.Context, s *store.Store, r *results.Run, id string, o Options) (*results.Baseline, error) {
+	t := store.TargetOf(r)
+	b := &results.Baseline{Spec: o.Spec, Runs: []string{}, Target: t.String(), MaxRegressionPct: o.MaxRegressionPct, Alpha: compare.Alpha}
+	if r.Status != results.StatusComplete {
+		b.Verdict, b.Reason = results.BaselineNone, fmt.Sprintf("the run is %s: only a complete run is judged", r.Status)
+		return b, nil
+	}
+	q := store.BaselineQuery{Target: t, Before: r.StartedAt, Exclude: id, Limit: o.Runs}
+	which := "earlier"
+	if o.Spec != Last {
+		q.Label, which = o.Spec, "labelled "+o.Spec
+	}
+	var runs []store.BaselineRun
+	var values map[store.FigureKey][]float64
+	if s != nil {
+		var err error
+		if runs, values, err = s.Baseline(ctx, q); err != nil {
+			return nil, err
+		}
+	}
+	if len(runs) == 0 {
+		b.Verdict, b.Reason = results.BaselineNone, fmt.Sprintf("the results store holds no complete %s run of the same target (%s)", which, t)
+		return b, nil
+	}
+	for _, run := range runs {
+		b.Runs = append(b.Runs, run.ID)
+		if run.Label != "" && !slices.Contains(b.Labels, run.Label) {
+			b.Labels = append(b.Labels, run.Label)
+		}
+	}
+	samples := RunSamples(r)
+	for i := range samples {
+		samples[i].Base = values[samples[i].Key]
+	}
+	Judge(b, samples)
+	return b, nil
+}

@@ -1,0 +1,103 @@
+package regress
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/store"
+)
+
+func sample(better string, base, run []float64) Sample {
+	return Sample{Key: store.FigureKey{Step: "oltp/oltp", Metric: "nopm"}, Title: "NOPM", Better: better, Base: base, Run: run}
+}
+
+// The verdict of one figure: no verdict below 3 a side or where the test
+// cannot reach significance; a clear fall of a higher-is-better figure (a
+// clear rise of a lower-is-better one) regresses; noise, a change within
+// the allowance and an improvement pass.
+func TestJudgeFigure(t *testing.T) {
+	higher, lower := results.HigherIsBetter, results.LowerIsBetter
+	six := []float64{1000, 1010, 990, 1005, 995, 1002}
+	for _, tc := range []struct {
+		name      string
+		s         Sample
+		maxPct    float64
+		verdict   string
+		regressed bool
+		tested    bool
+	}{
+		{"n=2 on the run's side", sample(higher, six, []float64{500, 510}), 5, "no verdict (n=2 against 6; 3 a side needed)", false, false},
+		{"n=2 on the baseline's side", sample(higher, []float64{1000, 1010}, []float64{500, 510, 505}), 5, "no verdict (n=3 against 2; 3 a side needed)", false, false},
+		{"3 against 3: the test cannot decide", sample(higher, []float64{1000, 1010, 990}, []float64{500, 510, 505}), 5,
+			"no verdict (n=3 against 3: the U test cannot reach p < 0.05)", false, false},
+		{"throughput clearly down", sample(higher, six, []float64{500, 510, 505}), 5, "regressed", true, true},
+		{"throughput clearly up", sample(higher, six, []float64{1500, 1510, 1505}), 5, "better", false, true},
+		{"latency clearly up", sample(lower, six, []float64{1500, 1510, 1505}), 5, "regressed", true, true},
+		{"latency clearly down", sample(lower, six, []float64{500, 510, 505}), 5, "better", false, true},
+		{"down 3%, within a 5% allowance", sample(higher, six, []float64{970, 972, 971}), 5, "worse within the allowance", false, true},
+		{"down 3%, beyond a 2% allowance", sample(higher, six, []float64{970, 972, 971}), 2, "regressed", true, true},
+		{"within noise", sample(higher, six, []float64{1003, 992, 1008}), 5, "~", false, true},
+		{"worse but within noise", sample(higher, []float64{1000, 1300, 700, 1200, 800, 1100}, []float64{900, 1250, 650}), 0, "worse within noise", false, true},
+		{"a zero baseline", sample(higher, []float64{0, 0, 0, 0, 0}, []float64{1, 2, 3}), 5, "no verdict (the baseline's median is zero)", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := judgeFigure(tc.s, tc.maxPct)
+			if f.Verdict != tc.verdict || f.Regressed != tc.regressed || (f.P != nil) != tc.tested {
+				t.Errorf("verdict %q regressed %t tested %t (p %v), want %q %t %t", f.Verdict, f.Regressed, f.P != nil, f.P, tc.verdict, tc.regressed, tc.tested)
+			}
+			if f.BaseN != len(tc.s.Base) || f.RunN != len(tc.s.Run) || f.BaseMedian != results.Median(tc.s.Base) || f.RunMedian != results.Median(tc.s.Run) {
+				t.Errorf("n %d/%d medians %v/%v", f.RunN, f.BaseN, f.RunMedian, f.BaseMedian)
+			}
+		})
+	}
+}
+
+// The run's verdict: regressed when one figure is; no verdict, with the
+// reason in a sentence, when none could be judged or nothing is shared.
+func TestJudge(t *testing.T) {
+	six := []float64{1000, 1010, 990, 1005, 995, 1002}
+	fell := sample(results.HigherIsBetter, six, []float64{500, 510, 505})
+	steady := sample(results.HigherIsBetter, six, []float64{1003, 992, 1008})
+	steady.Key.Metric, steady.Title = "tpm_db", "TPM"
+	unshared := sample(results.HigherIsBetter, nil, []float64{1, 2, 3})
+	for _, tc := range []struct {
+		name      string
+		samples   []Sample
+		verdict   string
+		reason    string
+		regressed bool
+	}{
+		{"one figure fell", []Sample{steady, fell}, results.BaselineRegressed, "NOPM fell 49.6% (p=0.024): beyond the 5% allowed", true},
+		{"every figure steady", []Sample{steady, unshared}, results.BaselinePass, "", false},
+		{"nothing shared", []Sample{unshared}, results.BaselineNone, "share no headline figure", false},
+		{"too few repeats", []Sample{sample(results.HigherIsBetter, six, []float64{500})}, results.BaselineNone,
+			"the run has 1 value of each figure and its baseline 6: a verdict needs 3 a side", false},
+		{"3 against 3", []Sample{sample(results.HigherIsBetter, six[:3], []float64{500, 501, 502})}, results.BaselineNone,
+			"with 3 values against 3 the U test's smallest p-value is 0.10, so no change can be significant at 0.05", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &results.Baseline{MaxRegressionPct: 5}
+			Judge(b, tc.samples)
+			if b.Verdict != tc.verdict || b.Regressed != tc.regressed || !strings.Contains(b.Reason, tc.reason) || (tc.reason == "") != (b.Reason == "") {
+				t.Errorf("verdict %q regressed %t reason %q, want %q %t %q", b.Verdict, b.Regressed, b.Reason, tc.verdict, tc.regressed, tc.reason)
+			}
+		})
+	}
+}
+
+// The run's side: its headline figures only, each step's repeats pooled,
+// incomplete steps left out.
+func TestRunSamples(t *testing.T) {
+	dev := func(iops float64, status string) results.Step {
+		return results.Step{StepHeader: results.StepHeader{Kind: "device", Name: "device", Status: status},
+			Body: &results.Device{MaxLatencyUs: 1000, Specs: []results.DeviceSpec{{Name: "4k-randread", BlockSize: 4096, ReadPct: 100, RandomPct: 100,
+				AtMaxLatency: &results.DeviceBest{IOPS: iops}}}}}
+	}
+	r := &results.Run{Steps: []results.Step{dev(100, results.StatusComplete), dev(110, results.StatusComplete), dev(5, results.StatusFailed), dev(120, results.StatusComplete)}}
+	got := RunSamples(r)
+	if len(got) != 1 || got[0].Key != (store.FigureKey{Step: "device/device", Metric: "4k-randread.iops_at_max_latency"}) ||
+		len(got[0].Run) != 3 || got[0].Better != results.HigherIsBetter || !strings.Contains(got[0].Title, "4k random read IOPS") {
+		t.Fatalf("%+v", got)
+	}
+}

@@ -1,0 +1,124 @@
+package serve
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/calibra-bench/calibra/internal/report/browsertest"
+)
+
+// In headless Chromium (one for the whole test): the list loads with the
+// hostile label as text, a label filter narrows it, two runs ticked open
+// their compare with its charts drawn, and the trend of oltp.nopm draws a
+// symbol at each of its five runs.
+func TestInChromium(t *testing.T) {
+	bin := browsertest.Require(t)
+	f := newFixture(t)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox,
+		chromedp.WindowSize(1280, 900), chromedp.Flag("disable-gpu", true))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	defer cancelTimeout()
+	var dialogs, errs []string
+	chromedp.ListenTarget(ctx, func(ev any) {
+		switch e := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			errs = append(errs, e.ExceptionDetails.Text)
+		case *page.EventJavascriptDialogOpening:
+			dialogs = append(dialogs, e.Message)
+			go func() { _ = chromedp.Run(ctx, page.HandleJavaScriptDialog(false)) }()
+		}
+	})
+	run := func(what string, actions ...chromedp.Action) {
+		t.Helper()
+		if err := chromedp.Run(ctx, actions...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	// navigate runs actions that leave the page (a form sent), and waits
+	// for the next one to load.
+	navigate := func(what string, actions ...chromedp.Action) {
+		t.Helper()
+		resp, err := chromedp.RunResponse(ctx, actions...)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if resp.Status != 200 {
+			t.Fatalf("%s: %d %s", what, resp.Status, resp.URL)
+		}
+	}
+	const rows = `document.querySelectorAll('table.runs tbody tr').length`
+	var n int
+	var text string
+	run("load the list", chromedp.Navigate(f.srv.URL+"/?"+TokenParam+"="+testToken),
+		chromedp.Evaluate(rows, &n), chromedp.Evaluate(`document.body.innerText`, &text))
+	if n != len(fixtureNames) {
+		t.Errorf("the list shows %d runs, want %d", n, len(fixtureNames))
+	}
+	if !strings.Contains(text, "<script>alert(1)</script>") {
+		t.Errorf("the hostile label is not shown as text")
+	}
+
+	navigate("filter by label", chromedp.SetValue(`#filter input[name=label]`, "repeats-*", chromedp.ByQuery), chromedp.Submit(`#filter`, chromedp.ByQuery))
+	run("count the runs", chromedp.Evaluate(rows, &n))
+	if n != 2 {
+		t.Errorf("the label repeats-* leaves %d runs, want 2", n)
+	}
+
+	var title string
+	var charts int
+	navigate("select two runs and compare", chromedp.Click(`table.runs tbody tr:nth-child(1) input[type=checkbox]`, chromedp.ByQuery),
+		chromedp.Click(`table.runs tbody tr:nth-child(2) input[type=checkbox]`, chromedp.ByQuery),
+		chromedp.Click(`#select button[type=submit]`, chromedp.ByQuery))
+	run("read the compare", chromedp.Poll(`document.documentElement.hasAttribute('data-charts')`, nil),
+		chromedp.Evaluate(`document.querySelector('h1').textContent`, &title),
+		chromedp.Evaluate(`Number(document.documentElement.getAttribute('data-charts'))`, &charts),
+		chromedp.Evaluate(`document.body.innerText`, &text))
+	if title != "calibra compare" || !strings.Contains(text, "repeats-a") || !strings.Contains(text, "repeats-b") {
+		t.Errorf("the compare page (%q) does not set repeats-a and repeats-b side by side:\n%.400s", title, text)
+	}
+	if charts == 0 {
+		t.Errorf("the compare page drew no chart")
+	}
+
+	var drawn []bool
+	run("draw the trend", chromedp.Navigate(f.srv.URL+"/trend?metric=oltp.nopm"),
+		chromedp.Poll(`document.documentElement.hasAttribute('data-points')`, nil), chromedp.Evaluate(pointsDrawnJS, &drawn))
+	if len(drawn) != 5 {
+		t.Errorf("the trend has %d points, want 5 (the runs that measured oltp.nopm)", len(drawn))
+	}
+	for i, ok := range drawn {
+		if !ok {
+			t.Errorf("point %d of the trend is not drawn", i)
+		}
+	}
+	if len(dialogs) > 0 || len(errs) > 0 {
+		t.Errorf("a script ran from the data (dialogs %q) or failed (%q)", dialogs, errs)
+	}
+}
+
+// pointsDrawnJS says, for each point of the trend's lines, whether the
+// canvas is painted where ECharts places it.
+const pointsDrawnJS = `(function () {
+  var el = document.getElementById('trend'), chart = echarts.getInstanceByDom(el);
+  var canvas = el.querySelector('canvas'), g = canvas.getContext('2d'), scale = canvas.width / canvas.clientWidth;
+  var out = [];
+  chart.getOption().series.forEach(function (s, i) {
+    if (s.type !== 'line') return;
+    s.data.forEach(function (d) {
+      var p = chart.convertToPixel({seriesIndex: i}, d);
+      var px = g.getImageData(Math.round(p[0] * scale), Math.round(p[1] * scale), 1, 1).data;
+      out.push(px[3] > 0 && (px[0] < 240 || px[1] < 240 || px[2] < 240));
+    });
+  });
+  return out;
+})()`
