@@ -120,11 +120,11 @@ func (s *Server) trend(w http.ResponseWriter, r *http.Request) {
 	s.render(w, "trend", p)
 }
 
-// mostMeasured is the figure with the most values (the first such).
+// mostMeasured is the figure the most runs measured (the first such).
 func mostMeasured(figs []store.FigureName) store.FigureName {
 	best := figs[0]
 	for _, f := range figs[1:] {
-		if f.Values > best.Values {
+		if f.Runs > best.Runs {
 			best = f
 		}
 	}

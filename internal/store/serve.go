@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/calibra-bench/calibra/internal/results"
@@ -26,10 +25,10 @@ func (s *Store) RunDir(ctx context.Context, id string) (dir string, found bool, 
 }
 
 // FigureName is one figure the store holds, as --metric names it
-// (Kind.Metric), with the number of values recorded (repeats count each).
+// (Kind.Metric), with the number of runs that measured it.
 type FigureName struct {
 	Kind, Metric, Unit, Better string
-	Values                     int
+	Runs                       int
 }
 
 // Name is KIND.METRIC.
@@ -37,9 +36,10 @@ func (f FigureName) Name() string { return f.Kind + "." + f.Metric }
 
 // FigureNames lists every figure recorded, by kind and name.
 func (s *Store) FigureNames(ctx context.Context) ([]FigureName, error) {
-	// Counted on the index (kind, metric) alone, and the unit read once a
-	// figure: reading every figure's row takes seconds with 10,000 runs.
-	rows, err := s.db.QueryContext(ctx, `SELECT kind, metric, count(*),
+	// Counted on the index (kind, metric, run_id) alone, and the unit read
+	// once a figure: reading every figure's row takes seconds with 10,000
+	// runs.
+	rows, err := s.db.QueryContext(ctx, `SELECT kind, metric, count(DISTINCT run_id),
 		(SELECT unit FROM figures u WHERE u.kind = f.kind AND u.metric = f.metric LIMIT 1),
 		(SELECT better FROM figures u WHERE u.kind = f.kind AND u.metric = f.metric LIMIT 1)
 		FROM figures f GROUP BY kind, metric ORDER BY kind, metric`)
@@ -50,7 +50,7 @@ func (s *Store) FigureNames(ctx context.Context) ([]FigureName, error) {
 	var out []FigureName
 	for rows.Next() {
 		var f FigureName
-		if err := rows.Scan(&f.Kind, &f.Metric, &f.Values, &f.Unit, &f.Better); err != nil {
+		if err := rows.Scan(&f.Kind, &f.Metric, &f.Runs, &f.Unit, &f.Better); err != nil {
 			return nil, err
 		}
 		out = append(out, f)
@@ -115,19 +115,10 @@ func (s *Store) FigureTrend(ctx context.Context, kind, metric, label string) ([]
 		return nil, err
 	}
 	for i, vs := range values {
-		sort.Float64s(vs)
-		out[i].Median, out[i].Min, out[i].Max, out[i].N = sortedMedian(vs), vs[0], vs[len(vs)-1], len(vs)
+		a := aggregate(vs, out[i].Unit)
+		out[i].Median, out[i].Min, out[i].Max, out[i].N = a.Value, a.Min, a.Max, a.N
 	}
 	return out, nil
-}
-
-// sortedMedian is the median of sorted values.
-func sortedMedian(vs []float64) float64 {
-	m := vs[len(vs)/2]
-	if len(vs)%2 == 0 {
-		m = (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
-	}
-	return m
 }
 
 // Verdict kinds calibra run --baseline records: one row for the run's
