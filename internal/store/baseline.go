@@ -78,8 +78,8 @@ func (s *Store) Baseline(ctx context.Context, q BaselineQuery) ([]BaselineRun, m
 	} else {
 		where, args = append(where, "started_at < ?"), append(args, formatTime(q.Before))
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, label, started_at FROM runs WHERE `+strings.Join(where, " AND ")+
-		fmt.Sprintf(` ORDER BY started_at DESC, id DESC LIMIT %d`, max(q.Limit, 1)), args...)
+	rows, err := s.db.QueryContext(ctx, s.d.rebind(`SELECT id, label, started_at FROM runs WHERE `+strings.Join(where, " AND ")+
+		fmt.Sprintf(` ORDER BY started_at DESC, id DESC LIMIT %d`, max(q.Limit, 1))), args...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -109,7 +109,7 @@ func (s *Store) Baseline(ctx context.Context, q BaselineQuery) ([]BaselineRun, m
 
 // figureValues adds a run's figures to values.
 func (s *Store) figureValues(ctx context.Context, id string, values map[FigureKey][]float64) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT step, metric, value FROM figures WHERE run_id = ? ORDER BY step_index`, id)
+	rows, err := s.db.QueryContext(ctx, s.d.rebind(`SELECT step, metric, value FROM figures WHERE run_id = ? ORDER BY step_index`), id)
 	if err != nil {
 		return err
 	}
@@ -156,10 +156,14 @@ func (w *writer) writeBaseline(ctx context.Context, rec record) error {
 	return nil
 }
 
-// nullOK is a verdict's ok column: NULL when nothing was judged.
+// nullOK is a verdict's ok column, 1 or 0 as for thresholds (PostgreSQL's
+// INTEGER takes no boolean): NULL when nothing was judged.
 func nullOK(judged, ok bool) any {
-	if !judged {
+	switch {
+	case !judged:
 		return nil
+	case ok:
+		return 1
 	}
-	return ok
+	return 0
 }

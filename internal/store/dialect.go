@@ -32,15 +32,20 @@ func (d dialect) rebind(q string) string {
 }
 
 // schema adapts a migration's DDL: SQLite's REAL is PostgreSQL's DOUBLE
-// PRECISION (its REAL is single precision).
+// PRECISION (its REAL is single precision), and a line that starts
+// "-- postgres: " is PostgreSQL's alone (a comment to SQLite).
 func (d dialect) schema(ddl string) string {
 	if !d.postgres {
 		return ddl
 	}
+	ddl = postgresOnly.ReplaceAllString(ddl, "$1")
 	return realType.ReplaceAllString(ddl, "${1}DOUBLE PRECISION")
 }
 
-var realType = regexp.MustCompile(`(\s)REAL\b`)
+var (
+	realType     = regexp.MustCompile(`(\s)REAL\b`)
+	postgresOnly = regexp.MustCompile(`(?m)^\s*-- postgres: (.*)$`)
+)
 
 // lock serialises migrations: SQLite's transactions are immediate (one
 // writer), PostgreSQL's take an advisory lock held to the transaction's

@@ -4,16 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/calibra-bench/calibra/internal/cli"
 	"github.com/calibra-bench/calibra/internal/cli/clitest"
+	"github.com/calibra-bench/calibra/internal/results"
 	"github.com/calibra-bench/calibra/internal/store"
 )
 
@@ -27,9 +31,10 @@ func TestMain(m *testing.M) { clitest.Main(m, cli.Main) }
 // once each; history and a trend list them as SQLite's would; two
 // calibra commands import at once, one with the password in
 // CALIBRA_STORE, the other in PGPASSWORD and --store-file, and show it
-// nowhere; a store at schema version 1 migrates.
+// nowhere; a store at schema version 1 migrates; --baseline's query and
+// calibra serve's answer as on SQLite.
 func TestPostgresStore(t *testing.T) {
-	url := store.PGStore(t, "results", "commands", "results_v1")
+	url := store.PGStore(t, "results", "commands", "results_v1", "queries")
 	ctx := context.Background()
 	withPassword := func(db string) string {
 		return strings.Replace(url(db), "bench@", "bench:"+store.StorePassword+"@", 1)
@@ -51,6 +56,7 @@ func TestPostgresStore(t *testing.T) {
 	t.Setenv("PGPASSWORD", store.StorePassword)
 	t.Run("concurrent writers", func(t *testing.T) { concurrentWriters(t, withPassword("results"), url("results")) })
 	t.Run("two commands at once", func(t *testing.T) { twoCommands(t, withPassword("commands"), url("commands")) })
+	t.Run("baseline and serve", func(t *testing.T) { baselineAndServe(t, url("queries")) })
 
 	t.Run("from version 1", func(t *testing.T) {
 		old, err := store.OpenPostgresAt(ctx, url("results_v1"), 1)
@@ -205,6 +211,125 @@ func twoCommands(t *testing.T, withPassword, noPassword string) {
 			t.Errorf("a command shows the password:\n%s", o)
 		}
 	}
+}
+
+// baselineAndServe records the same run directories, one of them judged
+// regressed against its baseline, in PostgreSQL and SQLite, and asks both
+// --baseline's query and calibra serve's: the answers are the same.
+func baselineAndServe(t *testing.T, url string) {
+	ctx := context.Background()
+	pg, err := store.OpenSpec(ctx, store.Spec{URL: url}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close()
+	sqlite := store.OpenTemp(t)
+	dir := t.TempDir()
+	var dirs []string
+	for _, name := range []string{"device-a", "device-b", "oltp-base", "repeats-a", "repeats-b"} {
+		dirs = append(dirs, store.CopyRun(t, dir, name))
+	}
+	dirs = append(dirs, regressedRun(t, dir))
+	var ids []string
+	for _, s := range []*store.Store{pg, sqlite} {
+		if ids, err = s.Import(ctx, dirs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	same := func(what string, query func(s *store.Store) (any, error)) any {
+		t.Helper()
+		p, perr := query(pg)
+		l, lerr := query(sqlite)
+		if perr != nil || lerr != nil {
+			t.Fatalf("%s: PostgreSQL %v, SQLite %v", what, perr, lerr)
+		}
+		if !reflect.DeepEqual(p, l) {
+			t.Errorf("%s: PostgreSQL answers\n%+v\nSQLite\n%+v", what, p, l)
+		}
+		return p
+	}
+
+	r, err := results.Load(dirs[4]) // repeats-b
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []store.BaselineQuery{
+		{Target: store.TargetOf(r), Before: time.Now(), Limit: 3},
+		{Target: store.TargetOf(r), Label: "repeats-a", Exclude: ids[4], Limit: 3},
+	} {
+		got := same(fmt.Sprintf("the baseline %+v", q), func(s *store.Store) (any, error) {
+			runs, values, err := s.Baseline(ctx, q)
+			return []any{runs, values}, err
+		}).([]any)
+		if len(got[0].([]store.BaselineRun)) == 0 || len(got[1].(map[store.FigureKey][]float64)) == 0 {
+			t.Errorf("the baseline %+v: no runs or no values", q)
+		}
+	}
+
+	type runDir struct {
+		Dir   string
+		Found bool
+	}
+	for _, id := range []string{ids[0], "nosuchrun"} {
+		got := same("RunDir "+id, func(s *store.Store) (any, error) {
+			d, found, err := s.RunDir(ctx, id)
+			return runDir{d, found}, err
+		}).(runDir)
+		if got.Found != (id == ids[0]) {
+			t.Errorf("RunDir %s: %+v", id, got)
+		}
+	}
+	names := same("FigureNames", func(s *store.Store) (any, error) { return s.FigureNames(ctx) }).([]store.FigureName)
+	if i := slices.IndexFunc(names, func(f store.FigureName) bool { return f.Name() == "oltp.nopm" }); i < 0 || names[i].Runs != 3 {
+		t.Errorf("FigureNames: %+v, want oltp.nopm measured by 3 runs", names)
+	}
+	trend := same("FigureTrend", func(s *store.Store) (any, error) { return s.FigureTrend(ctx, "oltp", "nopm", "repeats-*") }).([]store.TrendPoint)
+	if len(trend) != 2 || trend[0].N < 3 {
+		t.Errorf("FigureTrend: %+v, want repeats-a and repeats-b, each with its repeats", trend)
+	}
+	regressed := same("Regressions", func(s *store.Store) (any, error) { return s.Regressions(ctx, false, 0) }).([]store.RegressionVerdict)
+	if len(regressed) != 1 || regressed[0].ID != ids[5] || len(regressed[0].Figures) != 2 ||
+		!regressed[0].Figures[0].Regressed || regressed[0].Figures[1].Regressed {
+		t.Errorf("Regressions: %+v, want the regressed run with its regressed figure first, then the other", regressed)
+	}
+	if all := same("every verdict", func(s *store.Store) (any, error) { return s.Regressions(ctx, true, 0) }).([]store.RegressionVerdict); len(all) != 2 {
+		t.Errorf("every verdict: %+v, want device-b's and the regressed run's", all)
+	}
+}
+
+// regressedRun writes a run directory in dir: device-b an hour later,
+// judged regressed against its baseline in one figure of two.
+func regressedRun(t *testing.T, dir string) string {
+	t.Helper()
+	src := store.CopyRun(t, t.TempDir(), "device-b")
+	data, err := os.ReadFile(filepath.Join(src, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r map[string]any
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	r["started_at"] = "2026-11-21T21:54:21.863458565Z"
+	r["meta"].(map[string]any)["label"] = "regressed"
+	b := r["baseline"].(map[string]any)
+	b["verdict"], b["regressed"], b["reason"] = "regressed", true, "4k random read IOPS fell 12.5%"
+	fig := b["figures"].([]any)[0].(map[string]any)
+	other := maps.Clone(fig)
+	fig["p"], fig["delta_pct"], fig["regressed"], fig["verdict"] = 0.024, -12.5, true, "regressed"
+	other["metric"], other["p"], other["delta_pct"], other["verdict"] = "4k-randread.mbps_at_max_latency", 0.4, 1.5, "~"
+	b["figures"] = []any{fig, other}
+	out := filepath.Join(dir, "device-regressed")
+	if data, err = json.Marshal(r); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "results.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // BenchmarkPostgresRecord is what a command pays at its end with a

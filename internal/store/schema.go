@@ -70,9 +70,11 @@ var migrations = []string{
 	// 2: each run's headline figures, for history without a figure query
 	// (runs recorded at version 1 show theirs once imported again); the
 	// host that recorded the run, whose file system has its directory; a
-	// figure's runs read from the index alone.
+	// figure's runs read from the index alone; PostgreSQL's verdicts in the
+	// order they were written, as SQLite's rowid keeps them.
 	`ALTER TABLE runs ADD COLUMN headline TEXT NOT NULL DEFAULT '[]';
 	ALTER TABLE runs ADD COLUMN recorded_on TEXT NOT NULL DEFAULT '';
+	-- postgres: ALTER TABLE verdicts ADD COLUMN rowid BIGINT GENERATED ALWAYS AS IDENTITY;
 	DROP INDEX figures_metric;
 	DROP INDEX runs_started;
 	CREATE INDEX figures_metric ON figures (kind, metric, run_id, value);

@@ -17,7 +17,7 @@ import (
 // RunDir is the directory recorded for the run id; found is false when
 // no run has that id.
 func (s *Store) RunDir(ctx context.Context, id string) (dir string, found bool, err error) {
-	err = s.db.QueryRowContext(ctx, `SELECT dir FROM runs WHERE id = ?`, id).Scan(&dir)
+	err = s.db.QueryRowContext(ctx, s.d.rebind(`SELECT dir FROM runs WHERE id = ?`), id).Scan(&dir)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}
@@ -82,15 +82,18 @@ func (p TrendPoint) Target() string {
 }
 
 // FigureTrend lists the runs that measured the figure kind.metric, oldest
-// first, restricted to labels matching the glob label ("" for all).
+// first, restricted to labels matching the glob label ("" for all). One
+// join, not History's queries by run id: the page follows a figure across
+// every run.
 func (s *Store) FigureTrend(ctx context.Context, kind, metric, label string) ([]TrendPoint, error) {
 	q := `SELECT r.id, r.label, r.host, r.storage_path, r.storage_device, r.engine_name, r.started_at, f.value, f.unit
 		FROM figures f JOIN runs r ON r.id = f.run_id WHERE f.kind = ? AND f.metric = ?`
 	args := []any{kind, metric}
 	if label != "" {
-		q, args = q+` AND r.label GLOB ?`, append(args, label)
+		cond, arg := s.d.glob("r.label", label)
+		q, args = q+" AND "+cond, append(args, arg)
 	}
-	rows, err := s.db.QueryContext(ctx, q+` ORDER BY r.started_at, r.id`, args...)
+	rows, err := s.db.QueryContext(ctx, s.d.rebind(q+` ORDER BY r.started_at, r.id`), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +160,7 @@ func (s *Store) Regressions(ctx context.Context, all bool, limit int) ([]Regress
 	if limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", limit)
 	}
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	rows, err := s.db.QueryContext(ctx, s.d.rebind(q), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +188,9 @@ func (s *Store) Regressions(ctx context.Context, all bool, limit int) ([]Regress
 }
 
 func (s *Store) regressionFigures(ctx context.Context, id string) ([]RegressionFigure, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT step, verdict, detail, value, ok FROM verdicts WHERE run_id = ? AND kind = ? ORDER BY rowid`, id, verdictBaselineFigure)
+	// rowid: the order the figures were judged in (PostgreSQL's verdicts
+	// have the column from schema version 2).
+	rows, err := s.db.QueryContext(ctx, s.d.rebind(`SELECT step, verdict, detail, value, ok FROM verdicts WHERE run_id = ? AND kind = ? ORDER BY rowid`), id, verdictBaselineFigure)
 	if err != nil {
 		return nil, err
 	}
