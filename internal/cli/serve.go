@@ -47,7 +47,7 @@ work offline.`,
 				return err
 			}
 			if !ok {
-				return fault.Input("record a run first (every command that writes a run directory does), or calibra store import RUNDIR...", "there is no results store at %s yet", a.store.Path)
+				return fault.Input("record a run first (every command that writes a run directory does), or calibra store import RUNDIR...", "there is no results store at %s yet", a.store.Where())
 			}
 			defer s.Close()
 			var ln net.Listener
@@ -76,7 +76,7 @@ work offline.`,
 			if remote {
 				fmt.Fprintln(a.stderr, "calibra: warning: --allow-remote serves over plain HTTP: the token crosses the network in clear text, so use it only on a network you trust")
 			}
-			fmt.Fprintf(a.stderr, "serving %s read-only; Ctrl-C stops it\n", s.Path)
+			fmt.Fprintf(a.stderr, "serving %s read-only; Ctrl-C stops it\n", s.Where)
 			select {
 			case err := <-done:
 				return err

@@ -40,9 +40,10 @@ type Env struct {
 	Version        string
 	Commit         string // the commit calibra was built from, "" when unknown
 	// Record, when set, records a finished run directory in the results
-	// store (internal/store); it says itself when it cannot, and never
+	// store (internal/store) and returns the line the command ends with:
+	// where it recorded the run, or a warning that it could not. It never
 	// changes how the command ends: the run directory is the truth.
-	Record func(ctx context.Context, dir string)
+	Record func(ctx context.Context, dir string) string
 	// Baseline, when set, judges a finished run against the results
 	// store's earlier runs of the same target (run --baseline): the
 	// verdict goes into results.json before the run is recorded, and a
@@ -355,15 +356,19 @@ func (e Env) finish(ctx context.Context, dir *results.Dir, logFile *os.File, pro
 			err = berr
 		}
 	}
+	recorded := ""
 	if e.Record != nil {
 		// However the run ended (complete, failed, interrupted): the
 		// store lists it as results.json says.
-		e.Record(context.WithoutCancel(ctx), dir.Path)
+		recorded = e.Record(context.WithoutCancel(ctx), dir.Path)
 	}
 	if rerr := report.Write(dir.Path); rerr != nil {
 		prog.Phase("warning: report.html and report.md not written: %v (calibra report %s makes them again)", rerr, dir.Path)
 	}
 	e.summary(dir, prog, status)
+	if recorded != "" {
+		fmt.Fprintln(e.Stderr, recorded)
+	}
 	if asJSON {
 		if r, lerr := results.Load(dir.Path); lerr == nil {
 			enc := json.NewEncoder(e.Stdout)
