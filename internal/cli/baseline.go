@@ -41,7 +41,7 @@ func (f *baselineFlags) check(cmd *cobra.Command, s store.Spec) error {
 	}
 	switch {
 	case s.None:
-		return fault.Input("give --store sqlite:PATH or postgres://... (the store the baseline's runs are in), or drop --baseline", "--baseline reads the results store, which is off (--store none)")
+		return fault.Input("give --store "+store.Forms+" (the store the baseline's runs are in), or drop --baseline", "--baseline reads the results store, which is off (--store none)")
 	case f.runs < 1:
 		return fault.Input("give 1 or more", "--baseline-runs %d is not a number of runs", f.runs)
 	case math.IsNaN(f.maxPct) || math.IsInf(f.maxPct, 0) || f.maxPct < 0:

@@ -71,10 +71,7 @@ func (a *app) record(ctx context.Context, dir string) string {
 	where := strings.TrimSpace("the results store " + a.store.Where())
 	if err != nil {
 		msg := strings.Join(strings.Fields(err.Error()), " ")
-		// The sentence names the store once.
-		for _, named := range []string{"the PostgreSQL store " + a.store.Where() + ": ", a.store.Where() + ": "} {
-			msg = strings.TrimPrefix(msg, named)
-		}
+		msg = a.store.Unnamed(msg) // the sentence names the store once
 		return fmt.Sprintf("calibra: warning: the run was not recorded in %s (%s); record it later with 'calibra store import %s'", where, msg, dir)
 	}
 	return "recorded in " + where + " (calibra history lists it)"
@@ -192,7 +189,7 @@ The filters narrow the runs: --label, --storage (the path or its device)
 and --study (its name or preset) are globs (* ? [...]); --since and --until
 take a time (2026-03-02, 2026-03-02T14:00:00Z) or an age (36h, 7d).`,
 		Example: `  calibra history --label 'array-*' --metric oltp.nopm
-  calibra history --engine mariadb --since 7d --status complete
+  calibra history --study quick --since 7d --status complete
   calibra history --storage '/mnt/array*' --format md > runs.md
   calibra history --limit 0 --format csv > runs.csv`,
 		Args: wantArgs(0, 0, "no arguments"),
@@ -243,7 +240,7 @@ take a time (2026-03-02, 2026-03-02T14:00:00Z) or an age (36h, 7d).`,
 	f.StringVar(&q.Label, "label", "", "only runs whose label matches this glob, e.g. 'array-*'")
 	f.StringVar(&q.Metric, "metric", "", "follow this figure across the runs, as --threshold names it (KIND.METRIC, e.g. oltp.nopm)")
 	f.IntVar(&q.Limit, "limit", 20, "at most this many runs, newest first (0: every run)")
-	f.StringVar(&q.Engine, "engine", "", "only runs on this engine, as results.json names it (postgresql, mariadb)")
+	f.StringVar(&q.Engine, "engine", "", "only runs on this engine, as results.json names it ("+strings.Join(runner.EngineNames(), ", ")+")")
 	f.StringVar(&q.Storage, "storage", "", "only runs whose storage path or device matches this glob, e.g. '/mnt/array*' or /dev/nvme0n1")
 	f.StringVar(&q.Study, "study", "", "only runs of a study or preset whose name matches this glob, e.g. quick")
 	f.StringVar(&q.Status, "status", "", "only runs that ended so: complete, failed or interrupted")

@@ -51,7 +51,23 @@ func (s Spec) Where() string {
 	return s.Path
 }
 
+// Forms are the stores --store names, for help and fixes: the store's
+// words, so the command line names no database of its own.
+const Forms = "sqlite:PATH or postgres://USER@HOST/DB"
+
 const specFix = "use sqlite:PATH, postgres://USER@HOST/DB or none"
+
+// StoreFileHelp is --store-file's help.
+const StoreFileHelp = "a file (mode 0600) holding the --store value, e.g. a postgres:// URL with its password"
+
+// Unnamed is msg, an error of the store's, without the name of the store
+// it begins with, for a sentence that names the store once.
+func (s Spec) Unnamed(msg string) string {
+	for _, named := range []string{"the PostgreSQL store " + s.Where() + ": ", s.Where() + ": "} {
+		msg = strings.TrimPrefix(msg, named)
+	}
+	return msg
+}
 
 // OnCommandLine is the source of a --store value: one given there must
 // not hold a password, which ps shows to every local account.
