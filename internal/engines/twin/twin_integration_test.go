@@ -7,11 +7,12 @@ package twin
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/calibra-bench/calibra/internal/cli"
 	"github.com/calibra-bench/calibra/internal/dss"
@@ -64,41 +65,8 @@ func requirePostgres(t *testing.T) {
 
 func TestEngineTwinPassesTheConformanceSuite(t *testing.T) {
 	requirePostgres(t)
-	connect := func(ctx context.Context, e engine.Engine) (*pgx.Conn, error) {
-		return pgx.ConnectConfig(ctx, e.(target).ConnConfig())
-	}
-	enginetest.Run(t, enginetest.Suite{
-		Open: func(t *testing.T, path string) engine.Engine {
-			e, err := engine.Open(context.Background(), name, engine.Config{Path: path})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return e
-		},
-		Exec: func(ctx context.Context, e engine.Engine, sql string) error {
-			conn, err := connect(ctx, e)
-			if err != nil {
-				return err
-			}
-			defer conn.Close(ctx)
-			_, err = conn.Exec(ctx, sql)
-			return err
-		},
-		Count: func(ctx context.Context, e engine.Engine, table string) (int64, error) {
-			conn, err := connect(ctx, e)
-			if err != nil {
-				return 0, err
-			}
-			defer conn.Close(ctx)
-			var n int64
-			return n, conn.QueryRow(ctx, "SELECT count(*) FROM "+table).Scan(&n)
-		},
-		Setting: "shared_buffers",
-		Value:   postgres.DefaultDBCache,
-		OpenDSN: func(password string) (engine.Engine, error) {
-			return engine.Open(context.Background(), name, engine.Config{DSN: "postgres://bench:" + password + "@127.0.0.1:1/bench"})
-		},
-	})
+	enginetest.Run(t, enginetest.Suite{Engine: name, DB: func(e engine.Engine) *sql.DB { return stdlib.OpenDB(*e.(target).ConnConfig()) },
+		Setting: "shared_buffers", Value: postgres.DefaultDBCache, DSN: "postgres://bench:%s@127.0.0.1:1/bench"})
 }
 
 // The command line, the runner and the results take the third engine as
