@@ -604,25 +604,7 @@ func (b *builder) dss(d *results.DSS) {
 		defer b.table(t)
 	}
 	if d.Throughput != nil && len(d.Throughput.StreamRuns) > 0 {
-		tl := assets.Chart{Kind: "timeline", XName: "seconds from the test's start"}
-		for _, s := range d.Throughput.StreamRuns {
-			row := fmt.Sprintf("stream %d", s.Stream)
-			tl.Rows = append(tl.Rows, row)
-			for _, q := range s.Queries {
-				if q.Seconds != nil {
-					tl.Segments = append(tl.Segments, assets.Segment{Row: row, From: q.StartS, To: q.StartS + *q.Seconds, Label: qname(q.Q)})
-				}
-			}
-		}
-		if len(d.Throughput.Refresh) > 0 {
-			tl.Rows = append(tl.Rows, "refresh")
-			for _, q := range d.Throughput.Refresh {
-				if q.Seconds != nil {
-					tl.Segments = append(tl.Segments, assets.Segment{Row: "refresh", From: q.StartS, To: q.StartS + *q.Seconds, Label: q.Q})
-				}
-			}
-		}
-		refs = append(refs, b.chart("Throughput test streams (each bar a query: hover for its name and seconds; the refresh row runs RF1 and RF2)", tl))
+		refs = append(refs, b.chart("Throughput test streams (each bar a query: hover for its name and seconds; the refresh row runs RF1 and RF2)", streamsTimeline(d.Throughput)))
 	}
 	if b.ts != nil && b.ts.Has("disk_r_mbps") {
 		rows := b.window()
@@ -638,6 +620,30 @@ func (b *builder) dss(d *results.DSS) {
 	}
 	b.missing(d.Missing)
 	b.sec.Notes = append(b.sec.Notes, d.Notes...)
+}
+
+// streamsTimeline draws the throughput test's streams and refreshes, each
+// query a bar over its time.
+func streamsTimeline(t *results.DSSThroughput) assets.Chart {
+	tl := assets.Chart{Kind: "timeline", XName: "seconds from the test's start"}
+	for _, s := range t.StreamRuns {
+		row := fmt.Sprintf("stream %d", s.Stream)
+		tl.Rows = append(tl.Rows, row)
+		for _, q := range s.Queries {
+			if q.Seconds != nil {
+				tl.Segments = append(tl.Segments, assets.Segment{Row: row, From: q.StartS, To: q.StartS + *q.Seconds, Label: qname(q.Q)})
+			}
+		}
+	}
+	if len(t.Refresh) > 0 {
+		tl.Rows = append(tl.Rows, "refresh")
+		for _, q := range t.Refresh {
+			if q.Seconds != nil {
+				tl.Segments = append(tl.Segments, assets.Segment{Row: "refresh", From: q.StartS, To: q.StartS + *q.Seconds, Label: q.Q})
+			}
+		}
+	}
+	return tl
 }
 
 // queryNumber orders queries by their number ("9" before "10").
