@@ -382,8 +382,8 @@ func (b *builder) oltpMembers(o *results.OLTP) {
 	}
 	t := Table{Caption: "Servers driven together (users dealt round-robin; NOPM and TPM (db) from each server's own counters)", Headline: true,
 		Head: []string{"server", "users", "NOPM", "TPM (db)", "TPM (client)", "ART ms"}}
-	if b.r.galera > 0 {
-		t.Caption = fmt.Sprintf("Nodes of the %s, one database replicated on all %d (users dealt round-robin; TPM (db) from each node's own counters; NOPM is the database's, counted once)", b.r.words.Cluster, b.r.galera)
+	if b.r.clusterNodes > 0 {
+		t.Caption = fmt.Sprintf("Nodes of the %s, one database replicated on all %d (users dealt round-robin; TPM (db) from each node's own counters; NOPM is the database's, counted once)", b.r.words.Cluster, b.r.clusterNodes)
 		t.Head[0] = "node"
 	}
 	for _, m := range o.Instances {

@@ -48,10 +48,10 @@ type Report struct {
 	tooBig        bool // laid out only in part: past MaxBytes
 	hasTimeseries bool
 	// words are the measured engine's terms (neutral ones for a run of
-	// none, or of an engine that gives none), galera its cluster's nodes
-	// (0: none).
-	words  terms.Words
-	galera int
+	// none, or of an engine that gives none), clusterNodes its cluster's
+	// nodes (0: none).
+	words        terms.Words
+	clusterNodes int
 }
 
 // Card is one headline figure.
@@ -122,7 +122,7 @@ func Build(run *results.Run, ts *results.Timeseries) *Report {
 		Started: run.StartedAt.UTC().Format(time.RFC3339), hasTimeseries: ts != nil}
 	r.words = terms.Neutral
 	if e := run.Meta.Engine; e != nil {
-		r.words, r.galera = terms.Of(e.Name), e.ClusterNodes
+		r.words, r.clusterNodes = terms.Of(e.Name), e.ClusterNodes
 	}
 	if r.Error == r.Status {
 		r.Error = "" // "interrupted" says nothing the status does not
