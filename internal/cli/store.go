@@ -203,37 +203,7 @@ take a time (2026-03-02, 2026-03-02T14:00:00Z) or an age (36h, 7d).`,
 			if err := checkHistory(&q, format, since, until); err != nil {
 				return err
 			}
-			s, ok, err := a.openStore(cmd.Context(), false)
-			if err != nil {
-				return err
-			}
-			if ok {
-				defer s.Close()
-			}
-			if q.Metric != "" {
-				var series []store.Series
-				if ok {
-					if series, err = s.Trend(cmd.Context(), q); err != nil {
-						return err
-					}
-				}
-				if len(series) == 0 && format != "json" {
-					fmt.Fprintf(a.stdout, "no runs recorded in %s match\n", a.store.Where())
-					return nil
-				}
-				return store.WriteTrend(a.stdout, format, series)
-			}
-			var rows []store.Row
-			if ok {
-				if rows, err = s.History(cmd.Context(), q); err != nil {
-					return err
-				}
-			}
-			if len(rows) == 0 && format != "json" {
-				fmt.Fprintf(a.stdout, "no runs recorded in %s match\n", a.store.Where())
-				return nil
-			}
-			return store.WriteRuns(a.stdout, format, rows)
+			return a.printHistory(cmd.Context(), q, format)
 		},
 	}
 	f := cmd.Flags()
@@ -249,6 +219,42 @@ take a time (2026-03-02, 2026-03-02T14:00:00Z) or an age (36h, 7d).`,
 	f.StringVar(&format, "format", "text", "output on stdout: "+strings.Join(store.Formats, ", "))
 	f.BoolVar(&asJSON, "json", false, "the same as --format json")
 	return cmd
+}
+
+// printHistory prints the runs q selects, or with q.Metric that figure's
+// trend, in format.
+func (a *app) printHistory(ctx context.Context, q store.Query, format string) error {
+	s, ok, err := a.openStore(ctx, false)
+	if err != nil {
+		return err
+	}
+	if ok {
+		defer s.Close()
+	}
+	if q.Metric != "" {
+		var series []store.Series
+		if ok {
+			if series, err = s.Trend(ctx, q); err != nil {
+				return err
+			}
+		}
+		if len(series) == 0 && format != "json" {
+			fmt.Fprintf(a.stdout, "no runs recorded in %s match\n", a.store.Where())
+			return nil
+		}
+		return store.WriteTrend(a.stdout, format, series)
+	}
+	var rows []store.Row
+	if ok {
+		if rows, err = s.History(ctx, q); err != nil {
+			return err
+		}
+	}
+	if len(rows) == 0 && format != "json" {
+		fmt.Fprintf(a.stdout, "no runs recorded in %s match\n", a.store.Where())
+		return nil
+	}
+	return store.WriteRuns(a.stdout, format, rows)
 }
 
 // checkHistory checks history's flags and fills q's times.

@@ -382,8 +382,8 @@ func (b *builder) oltpMembers(o *results.OLTP) {
 	}
 	t := Table{Caption: "Servers driven together (users dealt round-robin; NOPM and TPM (db) from each server's own counters)", Headline: true,
 		Head: []string{"server", "users", "NOPM", "TPM (db)", "TPM (client)", "ART ms"}}
-	if b.r.galera > 0 {
-		t.Caption = fmt.Sprintf("Nodes of the Galera cluster, one database replicated on all %d (users dealt round-robin; TPM (db) from each node's own counters; NOPM is the database's, counted once)", b.r.galera)
+	if b.r.clusterNodes > 0 {
+		t.Caption = fmt.Sprintf("Nodes of the %s, one database replicated on all %d (users dealt round-robin; TPM (db) from each node's own counters; NOPM is the database's, counted once)", b.r.words.Cluster, b.r.clusterNodes)
 		t.Head[0] = "node"
 	}
 	for _, m := range o.Instances {
@@ -421,11 +421,7 @@ func (b *builder) oltpValidity(o *results.OLTP) {
 			d.SkippedDistricts, d.Deliveries*10, results.Num(d.SkippedPct)))
 	}
 	if o.CheckpointsInWindow != nil {
-		what := "Checkpoints begun in the timed window"
-		if b.r.engine == "mariadb" {
-			what = "InnoDB checkpoints in the timed window (INNODB_METRICS log_checkpoints; fuzzy, advancing the redo log's checkpoint)"
-		}
-		b.sec.Notes = append(b.sec.Notes, fmt.Sprintf("%s: %d.", what, *o.CheckpointsInWindow))
+		b.sec.Notes = append(b.sec.Notes, fmt.Sprintf("%s: %d.", b.r.words.Checkpoints, *o.CheckpointsInWindow))
 	}
 	for _, w := range o.Warnings {
 		b.sec.Notes = append(b.sec.Notes, "Warning: "+w+".")
@@ -488,7 +484,7 @@ func (b *builder) ramp(r *results.Ramp) {
 	}
 	var x, tps, art, p90, nopm, busy, iowait, await, dfr, wal []float64
 	t := Table{Caption: fmt.Sprintf("Steps (%s loop, %s time; SLA: %s ≤ %s ms)", r.Loop, r.LatencyBasis, r.SLAMetric, results.Num(r.SLAMs)), Headline: true,
-		Head: []string{"users", "TPS", "NOPM", "ART ms", "p90 ms", "CPU busy %", "I/O wait %", "disk await ms", "data-file read ms", "WAL sync ms", "Little's users", "within SLA", "errors", "limited by"}}
+		Head: []string{"users", "TPS", "NOPM", "ART ms", "p90 ms", "CPU busy %", "I/O wait %", "disk await ms", "data-file read ms", b.r.words.Log + " sync ms", "Little's users", "within SLA", "errors", "limited by"}}
 	for _, s := range r.Steps {
 		x, tps, art, p90 = append(x, float64(s.Users)), append(tps, s.TPS), append(art, s.ARTMs), append(p90, s.P90Ms)
 		nopm, busy, iowait = append(nopm, ptrOr(s.NOPM)), append(busy, ptrOr(s.CPUBusyPct)), append(iowait, ptrOr(s.IOWaitPct))
@@ -512,7 +508,7 @@ func (b *builder) ramp(r *results.Ramp) {
 			Series: []assets.Series{{Name: "CPU busy %", Y: assets.Nums(busy)}, {Name: "I/O wait %", Y: assets.Nums(iowait), Dashed: true}}}),
 		b.chart("Storage and database latency", assets.Chart{XName: "users", YName: "ms", X: assets.Nums(x),
 			Series: []assets.Series{{Name: "disk await ms", Y: assets.Nums(await)}, {Name: "data-file read ms", Y: assets.Nums(dfr)},
-				{Name: "WAL sync ms", Y: assets.Nums(wal), Dashed: true}}}))
+				{Name: b.r.words.Log + " sync ms", Y: assets.Nums(wal), Dashed: true}}}))
 	b.table(Table{Caption: "Ramp to the SLA", Headline: true, Head: []string{"max TPS", "max users within SLA", "ART at users", "stop reason"},
 		Rows: [][]Cell{cells(results.NumPtr(r.MaxTPS), users, artAt(r), r.StopReasonText())}})
 	b.table(t)
@@ -526,7 +522,7 @@ func (b *builder) scale(sc *results.Scale) {
 	b.card("max NOPM", results.NumPtr(sc.MaxNOPM), "", "over the points")
 	var x, nopm, tpm, art, p90, busy, await, dfr, wal []float64
 	t := Table{Caption: fmt.Sprintf("Points (%d users in all, dealt round-robin; %d warehouses on each server; %s time)", sc.Users, sc.Warehouses, sc.LatencyBasis), Headline: true,
-		Head: []string{"servers", "NOPM", "TPM (db)", "TPM (client)", "ART ms", "p90 ms", "CPU busy %", "I/O wait %", "disk await ms", "data-file read ms", "WAL sync ms", "errors", "limited by"}}
+		Head: []string{"servers", "NOPM", "TPM (db)", "TPM (client)", "ART ms", "p90 ms", "CPU busy %", "I/O wait %", "disk await ms", "data-file read ms", b.r.words.Log + " sync ms", "errors", "limited by"}}
 	for _, p := range sc.Points {
 		x, nopm, tpm = append(x, float64(p.Servers)), append(nopm, ptrOr(p.NOPM)), append(tpm, ptrOr(p.TPMDB))
 		art, p90, busy = append(art, p.ARTMs), append(p90, p.P90Ms), append(busy, ptrOr(p.CPUBusyPct))
@@ -541,7 +537,7 @@ func (b *builder) scale(sc *results.Scale) {
 			Series: []assets.Series{{Name: "ART ms", Y: assets.Nums(art)}, {Name: "p90 ms", Y: assets.Nums(p90), Dashed: true}}}),
 		b.chart("Storage and database latency", assets.Chart{XName: "servers", YName: "ms", X: assets.Nums(x),
 			Series: []assets.Series{{Name: "disk await ms", Y: assets.Nums(await)}, {Name: "data-file read ms", Y: assets.Nums(dfr)},
-				{Name: "WAL sync ms", Y: assets.Nums(wal), Dashed: true}}}),
+				{Name: b.r.words.Log + " sync ms", Y: assets.Nums(wal), Dashed: true}}}),
 		b.chart("CPU busy", assets.Chart{XName: "servers", YName: "% of all CPUs", X: assets.Nums(x),
 			Series: []assets.Series{{Name: "CPU busy %", Y: assets.Nums(busy)}}}))
 	b.table(t)
@@ -608,25 +604,7 @@ func (b *builder) dss(d *results.DSS) {
 		defer b.table(t)
 	}
 	if d.Throughput != nil && len(d.Throughput.StreamRuns) > 0 {
-		tl := assets.Chart{Kind: "timeline", XName: "seconds from the test's start"}
-		for _, s := range d.Throughput.StreamRuns {
-			row := fmt.Sprintf("stream %d", s.Stream)
-			tl.Rows = append(tl.Rows, row)
-			for _, q := range s.Queries {
-				if q.Seconds != nil {
-					tl.Segments = append(tl.Segments, assets.Segment{Row: row, From: q.StartS, To: q.StartS + *q.Seconds, Label: qname(q.Q)})
-				}
-			}
-		}
-		if len(d.Throughput.Refresh) > 0 {
-			tl.Rows = append(tl.Rows, "refresh")
-			for _, q := range d.Throughput.Refresh {
-				if q.Seconds != nil {
-					tl.Segments = append(tl.Segments, assets.Segment{Row: "refresh", From: q.StartS, To: q.StartS + *q.Seconds, Label: q.Q})
-				}
-			}
-		}
-		refs = append(refs, b.chart("Throughput test streams (each bar a query: hover for its name and seconds; the refresh row runs RF1 and RF2)", tl))
+		refs = append(refs, b.chart("Throughput test streams (each bar a query: hover for its name and seconds; the refresh row runs RF1 and RF2)", streamsTimeline(d.Throughput)))
 	}
 	if b.ts != nil && b.ts.Has("disk_r_mbps") {
 		rows := b.window()
@@ -642,6 +620,30 @@ func (b *builder) dss(d *results.DSS) {
 	}
 	b.missing(d.Missing)
 	b.sec.Notes = append(b.sec.Notes, d.Notes...)
+}
+
+// streamsTimeline draws the throughput test's streams and refreshes, each
+// query a bar over its time.
+func streamsTimeline(t *results.DSSThroughput) assets.Chart {
+	tl := assets.Chart{Kind: "timeline", XName: "seconds from the test's start"}
+	for _, s := range t.StreamRuns {
+		row := fmt.Sprintf("stream %d", s.Stream)
+		tl.Rows = append(tl.Rows, row)
+		for _, q := range s.Queries {
+			if q.Seconds != nil {
+				tl.Segments = append(tl.Segments, assets.Segment{Row: row, From: q.StartS, To: q.StartS + *q.Seconds, Label: qname(q.Q)})
+			}
+		}
+	}
+	if len(t.Refresh) > 0 {
+		tl.Rows = append(tl.Rows, "refresh")
+		for _, q := range t.Refresh {
+			if q.Seconds != nil {
+				tl.Segments = append(tl.Segments, assets.Segment{Row: "refresh", From: q.StartS, To: q.StartS + *q.Seconds, Label: q.Q})
+			}
+		}
+	}
+	return tl
 }
 
 // queryNumber orders queries by their number ("9" before "10").

@@ -14,6 +14,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/report/assets"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/terms"
 )
 
 // Report is a run laid out for reading: headline cards, then one section
@@ -46,11 +47,11 @@ type Report struct {
 	points        int  // the charts' numbers, for the size bound
 	tooBig        bool // laid out only in part: past MaxBytes
 	hasTimeseries bool
-	// engine is the database measured ("postgresql", "mariadb"; "" when
-	// the run had none), galera its cluster's nodes (0: none), for the
-	// words that differ by engine and topology.
-	engine string
-	galera int
+	// words are the measured engine's terms (neutral ones for a run of
+	// none, or of an engine that gives none), clusterNodes its cluster's
+	// nodes (0: none).
+	words        terms.Words
+	clusterNodes int
 }
 
 // Card is one headline figure.
@@ -119,8 +120,9 @@ var layerRank = map[string]int{
 func Build(run *results.Run, ts *results.Timeseries) *Report {
 	r := &Report{Label: run.Meta.Label, Command: run.Meta.Command, Status: run.Status, Error: run.Error,
 		Started: run.StartedAt.UTC().Format(time.RFC3339), hasTimeseries: ts != nil}
+	r.words = terms.Neutral
 	if e := run.Meta.Engine; e != nil {
-		r.engine, r.galera = e.Name, e.ClusterNodes
+		r.words, r.clusterNodes = terms.Of(e.Name), e.ClusterNodes
 	}
 	if r.Error == r.Status {
 		r.Error = "" // "interrupted" says nothing the status does not
@@ -161,7 +163,7 @@ func Build(run *results.Run, ts *results.Timeseries) *Report {
 		r.BaselineNote, r.Baseline = strings.ToUpper(note[:1])+note[1:]+".", baselineTable(b)
 	}
 	r.environment(run)
-	r.Defs = definitions(r.engine)
+	r.Defs = definitions(r.words)
 	return r
 }
 

@@ -137,19 +137,7 @@ func writeOLTPSummary(b *strings.Builder, e *results.Engine, st results.Step, o 
 			"queue", q.Mean, o.Connections, q.P90, q.P99)
 	}
 	if d := o.Driver; d != nil {
-		mem := ""
-		if d.MemPerUserKB > 0 {
-			mem = fmt.Sprintf(", %.0f KB of heap a user", d.MemPerUserKB)
-		}
-		threads := ""
-		if d.Threads > 0 {
-			threads = fmt.Sprintf(", polling on %d thread%s", d.Threads, map[bool]string{true: "s"}[d.Threads > 1])
-		}
-		if d.PollingCPUUsPerTxn > 0 {
-			threads += fmt.Sprintf(" (%.1f µs of it on the polling threads)", d.PollingCPUUsPerTxn)
-		}
-		fmt.Fprintf(b, "  %-10s %4.1f%% of the machine, %.1f µs a transaction%s%s\n",
-			"driver", d.MachineSharePct, d.CPUUsPerTxn, mem, threads)
+		writeDriver(b, d)
 	}
 	if st.Observe != nil {
 		for _, r := range st.Observe.Replicas {
@@ -182,6 +170,24 @@ func writeOLTPSummary(b *strings.Builder, e *results.Engine, st results.Step, o 
 	}
 	writeOLTPValidity(b, o)
 	fmt.Fprintf(b, "  %s\n", o.Workload)
+}
+
+// writeDriver says what the driver cost: its share of the machine, its CPU
+// a transaction, its memory a user and its polling threads.
+func writeDriver(b *strings.Builder, d *results.DriverCPU) {
+	mem := ""
+	if d.MemPerUserKB > 0 {
+		mem = fmt.Sprintf(", %.0f KB of heap a user", d.MemPerUserKB)
+	}
+	threads := ""
+	if d.Threads > 0 {
+		threads = fmt.Sprintf(", polling on %d thread%s", d.Threads, map[bool]string{true: "s"}[d.Threads > 1])
+	}
+	if d.PollingCPUUsPerTxn > 0 {
+		threads += fmt.Sprintf(" (%.1f µs of it on the polling threads)", d.PollingCPUUsPerTxn)
+	}
+	fmt.Fprintf(b, "  %-10s %4.1f%% of the machine, %.1f µs a transaction%s%s\n",
+		"driver", d.MachineSharePct, d.CPUUsPerTxn, mem, threads)
 }
 
 // writeOLTPValidity says whether the mix and inputs met the specification,
