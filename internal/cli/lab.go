@@ -33,8 +33,9 @@ func (a *app) labCommand() *cobra.Command {
 (--lab SPEC) or study (target.lab: SPEC), and runs on it:
 
   file system (ext4 or xfs) -> loop device (direct I/O) -> nbdfuse file
-  -> calibra's NBD server: [flash write-back cache] platter latency, spindles
-     (or nbdkit, for rate, error_rate and its cache filter)
+  -> calibra's NBD server, two connections a spindle on a 0600 socket:
+     [flash write-back cache] platter latency, spindles
+     (or nbdkit, one connection, for rate, error_rate and its cache filter)
   -> the platter (a sparse file PATH/calibra-lab/platter.img)
 
 The platter stays between commands (build once on the lab, run many); the
