@@ -423,9 +423,10 @@ func (s *Stack) Down() error {
 			errs = append(errs, err)
 		}
 	}
-	// The server, nbdfuse's child, finishes its own shutdown after
-	// nbdfuse; a flash cache first destages what the platter lacks. Killed
-	// then, it keeps that for the next start, as flash does.
+	// The server (calibra's, once nbdfuse has closed its connections, or
+	// nbdkit, nbdfuse's child) finishes its own shutdown after nbdfuse; a
+	// flash cache first destages what the platter lacks. Killed then, it
+	// keeps that for the next start, as flash does.
 	wait := 10 * time.Second
 	if s.Parts.flashCache() {
 		wait = 5 * time.Minute
@@ -483,7 +484,7 @@ func (s *Stack) PowerCut() {
 		<-s.server.Done()
 	}
 	if s.fuse != nil {
-		s.fuse.Kill() // its process group: nbdfuse and nbdkit
+		s.fuse.Kill() // its process group: nbdfuse and any nbdkit
 		<-s.fuse.Done()
 	}
 	for _, pid := range labProcs(s.Root) {
