@@ -361,39 +361,49 @@ func check(ctx context.Context, host Host, before *state, a *acks, c *results.Du
 	if !ok || len(cl.Nodes()) < 2 {
 		return verify(ctx, host.Engine(), before, a, c, nil)
 	}
-	agree := results.Check{ID: "nodes", Name: "every node holds node 1's data", OK: true}
-	rejoined := cl.Rejoined()
-	var first []int64
-	var worst *results.Consistency
+	nodes := make([]nodeCheck, len(cl.Nodes()))
 	for i, e := range cl.Nodes() {
-		var nc results.DurabilityCycle
-		var fp []int64
-		if err := verify(ctx, e, before, a, &nc, &fp); err != nil {
+		if err := verify(ctx, e, before, a, &nodes[i].cycle, &nodes[i].fingerprint); err != nil {
 			return fmt.Errorf("node %d: %w", i+1, err)
 		}
-		n := results.DurabilityNode{Node: i + 1, LostAcknowledged: nc.LostAcknowledged,
-			CommittedUnacknowledged: nc.CommittedUnacknowledged, ConsistencyOK: nc.Consistency.OK}
+	}
+	mergeNodes(c, nodes, cl.Rejoined())
+	return nil
+}
+
+// nodeCheck is one node's verification after a recovery.
+type nodeCheck struct {
+	cycle       results.DurabilityCycle
+	fingerprint []int64
+}
+
+// mergeNodes gives the cycle its nodes' figures: the worst node's losses
+// and consistency, with the check that every node holds node 1's data.
+func mergeNodes(c *results.DurabilityCycle, nodes []nodeCheck, rejoined []string) {
+	agree := results.Check{ID: "nodes", Name: "every node holds node 1's data", OK: true}
+	var apart []string
+	worst := nodes[0].cycle.Consistency
+	for i, nc := range nodes {
+		n := results.DurabilityNode{Node: i + 1, LostAcknowledged: nc.cycle.LostAcknowledged,
+			CommittedUnacknowledged: nc.cycle.CommittedUnacknowledged, ConsistencyOK: nc.cycle.Consistency.OK,
+			Differs: differs(nodes[0].fingerprint, nc.fingerprint)}
 		if i < len(rejoined) {
 			n.Rejoined = rejoined[i]
 		}
-		if i == 0 {
-			first = fp
-		} else if n.Differs = differs(first, fp); n.Differs != "" {
-			agree.OK = false
-			agree.Violations++
-			agree.Detail = strings.TrimPrefix(agree.Detail+"; ", "; ") + fmt.Sprintf("node %d: %s", i+1, n.Differs)
+		if n.Differs != "" {
+			apart = append(apart, fmt.Sprintf("node %d: %s", n.Node, n.Differs))
 		}
-		if worst == nil || (worst.OK && !nc.Consistency.OK) {
-			worst = nc.Consistency
+		if worst.OK && !nc.cycle.Consistency.OK {
+			worst = nc.cycle.Consistency
 		}
-		c.LostAcknowledged = max(c.LostAcknowledged, nc.LostAcknowledged)
-		c.CommittedUnacknowledged = max(c.CommittedUnacknowledged, nc.CommittedUnacknowledged)
+		c.LostAcknowledged = max(c.LostAcknowledged, n.LostAcknowledged)
+		c.CommittedUnacknowledged = max(c.CommittedUnacknowledged, n.CommittedUnacknowledged)
 		c.Nodes = append(c.Nodes, n)
 	}
+	agree.OK, agree.Violations, agree.Detail = len(apart) == 0, int64(len(apart)), strings.Join(apart, "; ")
 	worst.Checks = append(worst.Checks, agree)
 	worst.OK = worst.OK && agree.OK
 	c.Consistency = worst
-	return nil
 }
 
 // differs names what fingerprint b has other than a ("" when nothing).
