@@ -20,7 +20,7 @@ import (
 )
 
 // Cleanup removes what a killed calibra left of a lab under path: its
-// mounts, loop devices, nbdfuse and nbdkit processes, cache directory,
+// mounts, loop devices, nbdfuse and NBD server processes, cache directory,
 // then the lab directory itself, platter included. stopServer is called
 // first with the lab's file system while it is still mounted, to stop a
 // database server a killed run left on it. It reports whether there was a

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"sync"
 	"syscall"
 )
@@ -47,6 +48,9 @@ const (
 	transHasFlags  = 1 << 0
 	transSendFlush = 1 << 2
 	transSendFUA   = 1 << 3
+	// transMultiConn: a FLUSH on any connection covers the writes done on
+	// all (one Backend serves them), so a client may open several.
+	transMultiConn = 1 << 8
 
 	cmdRead  = 0
 	cmdWrite = 1
@@ -58,6 +62,44 @@ const (
 )
 
 var be = binary.BigEndian
+
+// ServeListener serves b on every connection l accepts, concurrently, and
+// returns once the last of them has ended (the client unmounted): libnbd
+// keeps about two requests in flight on one connection, so nbdfuse needs
+// several (multi-conn) to keep more spindles busy than that.
+func ServeListener(l net.Listener, b Backend) error {
+	var mu sync.Mutex
+	var errs []error
+	open := 0
+	var wg sync.WaitGroup
+	for {
+		conn, err := l.Accept()
+		if err != nil {
+			wg.Wait()
+			if open == 0 && errors.Is(err, net.ErrClosed) {
+				err = nil // closed by the last connection's end
+			}
+			return errors.Join(append(errs, err)...)
+		}
+		mu.Lock()
+		open++
+		mu.Unlock()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := ServeNBD(conn, conn, b)
+			conn.Close()
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+			}
+			if open--; open == 0 {
+				l.Close() // ends Accept; a connection still in its backlog is refused
+			}
+		}()
+	}
+}
 
 // ServeNBD serves b on one NBD connection until the client disconnects.
 // Requests run concurrently, as a device's queue does; each reply is
@@ -184,7 +226,7 @@ func handshake(r io.Reader, w io.Writer, size int64) error {
 	if err := binary.Read(r, be, &cflags); err != nil {
 		return fmt.Errorf("nbd handshake: %w", err)
 	}
-	trans := uint16(transHasFlags | transSendFlush | transSendFUA)
+	trans := uint16(transHasFlags | transSendFlush | transSendFUA | transMultiConn)
 	optReply := func(opt, typ uint32, data []byte) error {
 		buf := make([]byte, 20, 20+len(data))
 		be.PutUint64(buf[0:], nbdRepMagic)

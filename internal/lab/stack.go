@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -54,6 +56,8 @@ type Stack struct {
 
 	group    *proc.Group
 	fuse     *proc.Proc
+	server   *proc.Proc   // calibra's NBD server, when it serves the stack
+	listener net.Listener // its socket, open until the stack goes
 	loop     string
 	cacheDir string // the temporary directory holding the cache file
 }
@@ -65,6 +69,7 @@ type state struct {
 	CacheDir string `json:"cache_dir,omitempty"`
 }
 
+func (s *Stack) socket() string    { return filepath.Join(s.Root, "nbd.sock") }
 func (s *Stack) platter() string   { return filepath.Join(s.Root, "platter.img") }
 func (s *Stack) fuseDir() string   { return filepath.Join(s.Root, "fuse") }
 func (s *Stack) fuseFile() string  { return filepath.Join(s.Root, "fuse", "disk") }
@@ -266,6 +271,11 @@ func (s *Stack) start(ctx context.Context) error {
 	}
 	defer log.Close()
 	args := append([]string{s.fuseFile(), "--command"}, s.Parts.serverArgs(exe, s.platter(), s.cacheDir)...)
+	if s.Parts.Served() {
+		if args, err = s.startServer(exe, log); err != nil {
+			return err
+		}
+	}
 	cmd := exec.Command("nbdfuse", args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.Env = os.Environ()
@@ -358,6 +368,35 @@ func (s *Stack) Record() *results.Lab {
 	return r
 }
 
+// startServer starts calibra's NBD server on a new socket in calibra-lab
+// (0600, safefs.ListenUnix), the listener passed as its fd 3, and returns
+// nbdfuse's arguments: several connections to it (Parts.Connections).
+func (s *Stack) startServer(exe string, log *os.File) ([]string, error) {
+	// A socket a killed stack left: calibra-lab is calibra's own.
+	if err := os.Remove(s.socket()); err != nil && !errors.Is(err, os.ErrNotExist) { // safefs: in calibra-lab, made or checked by MkdirOwn in Up
+		return nil, err
+	}
+	l, err := safefs.ListenUnix(s.socket())
+	if err != nil {
+		return nil, err
+	}
+	f, err := l.(interface{ File() (*os.File, error) }).File()
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	defer f.Close()
+	args := s.Parts.serverArgs(exe, s.platter(), s.cacheDir)
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdout, cmd.Stderr, cmd.ExtraFiles = log, log, []*os.File{f}
+	if s.server, err = s.group.Start("calibra lab serve", cmd, syscall.SIGTERM); err != nil {
+		l.Close()
+		return nil, err
+	}
+	s.listener = l
+	return []string{"-C", strconv.Itoa(s.Parts.Connections()), s.fuseFile(), "--unix", s.socket()}, nil
+}
+
 // Down takes the stack apart cleanly: unmount (which flushes the file
 // system), flush the cache to the platter, detach the loop device, stop
 // nbdfuse and nbdkit. The platter stays.
@@ -384,9 +423,10 @@ func (s *Stack) Down() error {
 			errs = append(errs, err)
 		}
 	}
-	// The server, nbdfuse's child, finishes its own shutdown after
-	// nbdfuse; a flash cache first destages what the platter lacks. Killed
-	// then, it keeps that for the next start, as flash does.
+	// The server (calibra's, once nbdfuse has closed its connections, or
+	// nbdkit, nbdfuse's child) finishes its own shutdown after nbdfuse; a
+	// flash cache first destages what the platter lacks. Killed then, it
+	// keeps that for the next start, as flash does.
 	wait := 10 * time.Second
 	if s.Parts.flashCache() {
 		wait = 5 * time.Minute
@@ -420,6 +460,11 @@ func (s *Stack) Down() error {
 // first matters: given even milliseconds, a destaging cache would write
 // back what a power cut loses.
 func (s *Stack) Kill() {
+	// The server first: nbdfuse's death ends its connections, after which
+	// it would destage its cache and exit cleanly.
+	if s.server != nil {
+		s.server.Kill()
+	}
 	if s.fuse != nil {
 		s.fuse.Kill()
 	}
@@ -434,8 +479,12 @@ func (s *Stack) Kill() {
 // database server must be killed first. Up again with the same parts is
 // the machine coming back.
 func (s *Stack) PowerCut() {
+	if s.server != nil {
+		s.server.Kill() // first, as in Kill
+		<-s.server.Done()
+	}
 	if s.fuse != nil {
-		s.fuse.Kill() // its process group: nbdfuse and nbdkit
+		s.fuse.Kill() // its process group: nbdfuse and any nbdkit
 		<-s.fuse.Done()
 	}
 	for _, pid := range labProcs(s.Root) {
@@ -453,7 +502,10 @@ func (s *Stack) forget() {
 	if s.cacheDir != "" && !s.Parts.flashCache() {
 		removeCache(s.cacheDir) // a volatile cache dies with its server
 	}
-	s.fuse, s.loop, s.cacheDir = nil, "", ""
+	if s.listener != nil {
+		s.listener.Close() // removes the socket
+	}
+	s.fuse, s.server, s.listener, s.loop, s.cacheDir = nil, nil, nil, "", ""
 	os.Remove(statePath(s.Root)) // safefs: the state record in calibra-lab, calibra's own
 }
 

@@ -629,6 +629,36 @@ func durabilityOutcomes(d *results.Durability) string {
 	return strings.Join(parts, ", ")
 }
 
+// durabilityNodes says, for a cluster, how many nodes were checked after
+// each recovery, whether they agreed, and how the joiners came back; ""
+// for one server.
+func durabilityNodes(d *results.Durability) string {
+	nodes, ist, copies := 0, 0, 0
+	var differ []string
+	for _, c := range d.PerCycle {
+		nodes = max(nodes, len(c.Nodes))
+		for _, n := range c.Nodes {
+			switch {
+			case n.Rejoined == "ist":
+				ist++
+			case strings.HasPrefix(n.Rejoined, "copy"):
+				copies++
+			}
+			if n.Differs != "" {
+				differ = append(differ, fmt.Sprintf("cycle %d node %d", c.Cycle, n.Node))
+			}
+		}
+	}
+	if nodes == 0 {
+		return ""
+	}
+	agree := "each holding node 1's data"
+	if len(differ) > 0 {
+		agree = "differing from node 1: " + strings.Join(differ, ", ")
+	}
+	return fmt.Sprintf("%d checked after each recovery, %s; joiners back by IST %d times, by calibra's copy %d", nodes, agree, ist, copies)
+}
+
 func writeDurabilitySummary(b *strings.Builder, d *results.Durability) {
 	kind := "power cut (the storage and the database server killed)"
 	if d.PowerCut == "server" {
@@ -659,6 +689,9 @@ func writeDurabilitySummary(b *strings.Builder, d *results.Durability) {
 	}
 	if o := durabilityOutcomes(d); o != "" {
 		fmt.Fprintf(b, "  %-10s %s\n", "outcomes", o)
+	}
+	if n := durabilityNodes(d); n != "" {
+		fmt.Fprintf(b, "  %-10s %s\n", "nodes", n)
 	}
 	if d.RecoveryS != nil {
 		fmt.Fprintf(b, "  %-10s %10.1f s   the slowest recovery (file system check, mount, database crash recovery)\n", "recovery", *d.RecoveryS)
