@@ -6,9 +6,13 @@ import (
 	"time"
 )
 
-// commitTable is the commit test's table: its name starts with
-// writePrefix, so that a --keep run drops it with the write test's.
-var commitTable = Schema + "." + writePrefix + "commit"
+// commitTable is the commit test's table and writePool the random bytes
+// the write test's rows are cut from: their names start with writePrefix,
+// so that a --keep run drops them with the write test's tables.
+var (
+	commitTable = Schema + "." + writePrefix + "commit"
+	writePool   = Schema + "." + writePrefix + "pool"
+)
 
 // opFor returns, for a job count, the unit of work of a test.
 func (r *runner) opFor(test string) func(jobs int) op {
@@ -100,7 +104,7 @@ func (r *runner) seqWriteChunk(jobs int) int64 {
 	return max(min(chunk, r.cfg.SizeBytes/int64(jobs), seqWriteMaxChunk), seqWriteMinChunk)
 }
 
-// seqWriteOp has each job load chunks into its own table.
+// seqWriteOp has each job's server write chunks into the job's own table.
 func (r *runner) seqWriteOp(jobs int) op {
 	bs := int64(r.data.blockSize)
 	rows := max(r.seqWriteChunk(jobs)/bs, 1)
@@ -116,7 +120,7 @@ func (r *runner) seqWriteOp(jobs int) op {
 				return done{}, err
 			}
 		}
-		err := j.conn.Load(ctx, writeTable(j.id), create, newRows(j.ops*rows, rows, rowBytes(int(bs)), r.cfg.Seed+uint64(j.id)))
+		err := j.conn.WriteRows(ctx, writePool, Chunk{Table: writeTable(j.id), Create: create, First: j.ops * rows, N: rows, Width: rowBytes(int(bs))})
 		return done{bytes: rows * bs}, err
 	}
 }

@@ -55,6 +55,9 @@ func share(dev []results.DevicePoint, test string, block int64, p *results.IOCal
 	if mbps == nil {
 		return nil
 	}
+	if !read {
+		p.DiskWSharePct = ptr(round(100**mbps/d.MBps, 1))
+	}
 	return &verdict.Load{Pct: round(100**mbps/d.MBps, 1),
 		What: fmt.Sprintf("%.1f MB/s %s the device: %.0f%% of %s (%.1f MB/s)", *mbps, what, 100**mbps/d.MBps, at, d.MBps)}
 }

@@ -108,6 +108,15 @@ type IOCalPoint struct {
 	ServerSyncMs *float64 `json:"server_wal_sync_ms,omitempty"`
 	DiskWIOPS    *float64 `json:"disk_w_iops,omitempty"`
 	DiskWAwaitMs *float64 `json:"disk_w_await_ms,omitempty"`
+	// The write test's view of the device: what the server wrote to its
+	// data files (DataWMBPS) and WAL (WALMBPS, above), the full-page
+	// images among the WAL's records (WALFPIPS, PostgreSQL), all beside
+	// what the device wrote (DiskWMBPS), and that as a share of the
+	// device step's sequential write at the nearest outstanding I/O
+	// (DiskWSharePct, of DeviceShareOf).
+	DataWMBPS     *float64 `json:"data_w_mbps,omitempty"`
+	WALFPIPS      *float64 `json:"wal_fpi_ps,omitempty"`
+	DiskWSharePct *float64 `json:"disk_w_share_pct,omitempty"`
 	// DeviceSharePct is the point's rate as a share of what the run's
 	// device step did at the nearest access spec and concurrency
 	// (DeviceShareOf names that point): reads a second for random reads,

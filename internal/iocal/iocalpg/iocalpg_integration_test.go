@@ -67,7 +67,7 @@ func checkDialect(t *testing.T, b postgres.Binaries) {
 	}
 	const rows = 1000
 	data := iocal.Schema + ".data_0"
-	if err := conn.Load(ctx, data, true, blockRows(rows, blockSize)); err != nil {
+	if err := conn.Load(ctx, data, blockRows(rows, blockSize)); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := conn.Blocks(ctx, data, blockSize); err != nil || n != rows {
@@ -97,13 +97,15 @@ func checkDialect(t *testing.T, b postgres.Binaries) {
 	commits := iocal.Schema + ".w_commit"
 	checkCommits(t, conn, commits)
 
+	checkWrites(t, conn, blockSize)
 	// The write test's tables go, and only they: "wa1" does not start
-	// with "w_" (a LIKE pattern's "_" matches any character); so does the
-	// commit loop.
+	// with "w_" (a LIKE pattern's "_" matches any character); so do the
+	// commit loop, the write test's pool and its procedure.
 	for _, w := range []string{"w_0", "w_1", "wa1"} {
 		for _, create := range []bool{true, false} {
-			if err := conn.Load(ctx, iocal.Schema+"."+w, create, blockRows(2, blockSize)); err != nil {
-				t.Fatalf("load %s (create %v): %v", w, create, err)
+			ch := iocal.Chunk{Table: iocal.Schema + "." + w, Create: create, N: 2, Width: blockSize - 256}
+			if err := conn.WriteRows(ctx, pool, ch); err != nil {
+				t.Fatalf("write %s (create %v): %v", w, create, err)
 			}
 		}
 	}
@@ -118,11 +120,45 @@ func checkDialect(t *testing.T, b postgres.Binaries) {
 	if _, err := conn.Commits(ctx, commits, 0, 0, 1, time.Second); err == nil {
 		t.Error("the commit loop is left after DropTables")
 	}
+	ch := iocal.Chunk{Table: iocal.Schema + ".w_0", Create: true, N: 1, Width: blockSize - 256}
+	if err := conn.WriteRows(ctx, pool, ch); err == nil {
+		t.Error("the write test's procedure is left after DropTables")
+	}
 	if err := conn.DropSchema(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := conn.Meta(ctx); err == nil {
 		t.Error("the schema was dropped, yet its meta reads back")
+	}
+}
+
+// pool is the write test's pool of random bytes, as iocal names it.
+const pool = iocal.Schema + ".w_pool"
+
+// checkWrites has the server write chunks into a table: exactly the
+// chunk's rows, one a block, the table emptied before each, every filler
+// different (cut from random bytes, so the storage cannot shrink them).
+func checkWrites(t *testing.T, c iocal.Conn, blockSize int) {
+	t.Helper()
+	ctx := context.Background()
+	if err := c.PrepareWrites(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	table := iocal.Schema + ".w_9"
+	for _, ch := range []iocal.Chunk{{Table: table, Create: true, N: 300}, {Table: table, First: 300, N: 200}} {
+		ch.Width = blockSize - 256
+		if err := c.WriteRows(ctx, pool, ch); err != nil {
+			t.Fatalf("write %+v: %v", ch, err)
+		}
+		if n, err := c.Blocks(ctx, table, blockSize); err != nil || n != ch.N {
+			t.Errorf("after writing %d rows from %d, %s has %d blocks with rows (%v); want one a row", ch.N, ch.First, table, n, err)
+		}
+		var rows, fillers, first, width int64
+		err := c.(conn).QueryRow(ctx, "SELECT count(*), count(DISTINCT filler), min(id), min(length(filler)) FROM "+table).Scan(&rows, &fillers, &first, &width)
+		if err != nil || rows != ch.N || fillers != ch.N || first != ch.First || width != int64(ch.Width) {
+			t.Errorf("%s holds %d rows from %d, %d distinct fillers of %d bytes (%v); want the chunk's %d from %d of %d",
+				table, rows, first, fillers, width, err, ch.N, ch.First, ch.Width)
+		}
 	}
 }
 

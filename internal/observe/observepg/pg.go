@@ -140,6 +140,7 @@ func (p *source) plan(version int, ioTiming, walTiming bool, limits map[string]s
 		add("wio.fsyncs", func(c *observe.DBCounters) any { return &c.WALSyncs })
 		add("wio.fsync_time", func(c *observe.DBCounters) any { return &c.WALSyncTime })
 		add("w.wal_bytes::bigint", func(c *observe.DBCounters) any { return &c.WALBytes })
+		add("w.wal_fpi", func(c *observe.DBCounters) any { return &c.WALFPI })
 	case version >= 140000:
 		from = append(from, "CROSS JOIN pg_stat_wal w")
 		add("w.wal_write", func(c *observe.DBCounters) any { return &c.WALWrites })
@@ -147,6 +148,7 @@ func (p *source) plan(version int, ioTiming, walTiming bool, limits map[string]s
 		add("w.wal_sync", func(c *observe.DBCounters) any { return &c.WALSyncs })
 		add("w.wal_sync_time", func(c *observe.DBCounters) any { return &c.WALSyncTime })
 		add("w.wal_bytes::bigint", func(c *observe.DBCounters) any { return &c.WALBytes })
+		add("w.wal_fpi", func(c *observe.DBCounters) any { return &c.WALFPI })
 	default:
 		limits["db.wal_writes"] = fmt.Sprintf("PostgreSQL %d has no pg_stat_wal (14+)", version/10000)
 	}
@@ -163,6 +165,19 @@ func (p *source) plan(version int, ioTiming, walTiming bool, limits map[string]s
 		add("b.checkpoints_timed + b.checkpoints_req", func(c *observe.DBCounters) any { return &c.Checkpoints })
 		add("b.buffers_checkpoint", func(c *observe.DBCounters) any { return &c.BuffersCheckpoint })
 	}
+	// The data files' bytes written by every process: pg_stat_io's
+	// relation writes from 16 (in bytes from 18), the buffers written by
+	// checkpoints, the background writer and backends before.
+	dataWrites := "(b.buffers_checkpoint + b.buffers_clean + b.buffers_backend) * current_setting('block_size')::bigint"
+	if version >= 160000 {
+		sum := "sum(writes * op_bytes)"
+		if version >= 180000 {
+			sum = "sum(write_bytes)"
+		}
+		from = append(from, "CROSS JOIN (SELECT "+sum+"::bigint AS bytes FROM pg_stat_io WHERE object = 'relation') dw")
+		dataWrites = "dw.bytes"
+	}
+	add(dataWrites, func(c *observe.DBCounters) any { return &c.DataWriteBytes })
 	p.countersSQL = "SELECT " + strings.Join(cols, ", ") + "\nFROM " + strings.Join(from, "\n")
 	p.scanTargets = func(c *observe.DBCounters) []any {
 		out := make([]any, len(targets))
