@@ -213,6 +213,9 @@ func (b *builder) iocalPoints(c *results.IOCal) {
 			row[5].Class = "t"
 			t.Rows = append(t.Rows, row)
 		}
+		if s.sw == c.SeqWrite {
+			t = withWrites(t, s.sw.Points)
+		}
 		b.table(withShares(t, s.sw.Points))
 	}
 	if cm := c.Commit; cm != nil && len(cm.Points) > 0 {
@@ -264,6 +267,35 @@ func (b *builder) rampCard(name string, s *results.RampStep, figure func(*result
 		return
 	}
 	b.card(name, figure(s), unit, note, s.LimitedBy)
+}
+
+// withWrites puts beside each write point's table MB/s (the second
+// column) what the server wrote to its data files and WAL, the WAL's
+// full-page images and what the device wrote, with its share of the
+// device step's sequential write, each column where any point has it.
+func withWrites(t Table, points []results.IOCalPoint) Table {
+	cols := []struct {
+		head string
+		of   func(p results.IOCalPoint) *float64
+	}{
+		{"data files MB/s", func(p results.IOCalPoint) *float64 { return p.DataWMBPS }},
+		{"WAL MB/s", func(p results.IOCalPoint) *float64 { return p.WALMBPS }},
+		{"full-page images/s", func(p results.IOCalPoint) *float64 { return p.WALFPIPS }},
+		{"device wrote MB/s", func(p results.IOCalPoint) *float64 { return p.DiskWMBPS }},
+		{"device wrote, of device %", func(p results.IOCalPoint) *float64 { return p.DiskWSharePct }},
+	}
+	at := 2
+	for _, c := range cols {
+		if !slices.ContainsFunc(points, func(p results.IOCalPoint) bool { return c.of(p) != nil }) {
+			continue
+		}
+		t.Head = slices.Insert(t.Head, at, c.head)
+		for i, p := range points {
+			t.Rows[i] = slices.Insert(t.Rows[i], at, Cell{Text: results.NumPtr(c.of(p))})
+		}
+		at++
+	}
+	return t
 }
 
 func seqMax(s *results.IOCalSeq) string {
