@@ -8,7 +8,8 @@
 # test (the server generates and inserts its rows, each job its own table)
 # at 1 and JOBS jobs against fio's 1 MiB sequential write, psync, direct,
 # the same jobs, a file each: the device's MB/s during the point (data
-# files, WAL and whatever else the host wrote) against fio's. Each round runs,
+# files, WAL and whatever else the host wrote) and the server's own (WAL
+# and data files, by its counters) against fio's. Each round runs,
 # per engine, fio's jobs and then iocal's, so that the two alternate; it
 # prints each round's pairs and ratios, then each figure's median over the
 # rounds and the median ratio.
@@ -104,6 +105,7 @@ figures() {
 			fio=$(jq '.jobs[0].write.bw_bytes / 1e6' "$1-fio-seqwrite-$n.json")
 			echo "wtable$n $(jq "$j | .seq_write.points[] | select(.jobs == $n) | .mbps" "$1/results.json") $fio"
 			echo "wdevice$n $(jq "$j | .seq_write.points[] | select(.jobs == $n) | .disk_w_mbps // 0" "$1/results.json") $fio"
+			echo "wserver$n $(jq "$j | .seq_write.points[] | select(.jobs == $n) | (.wal_mbps // 0) + (.data_w_mbps // 0)" "$1/results.json") $fio"
 		done
 	fi
 }
@@ -116,6 +118,7 @@ label() {
 	commit_us) echo "  mean commit vs write+fdatasync (us)" ;;
 	wtable*) echo "seqwrite table MB/s, ${1#wtable} jobs vs 1m write" ;;
 	wdevice*) echo "  the device's write MB/s in the point" ;;
+	wserver*) echo "  the server's WAL + data-file MB/s" ;;
 	esac
 }
 
@@ -143,7 +146,7 @@ done
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 printf '%-8s %-44s %10s %10s %8s   %s\n' engine "measure (median of rounds)" iocal fio ratio "rounds' ratios"
 for e in $ENGINES; do
-	for m in reads device commits commit_us wtable1 wdevice1 "wtable$JOBS" "wdevice$JOBS"; do
+	for m in reads device commits commit_us wtable1 wdevice1 wserver1 "wtable$JOBS" "wdevice$JOBS" "wserver$JOBS"; do
 		rows=$(awk -v e="$e" -v m="$m" '$1 == e && $2 == m' "$OUT/figures" 2>/dev/null || true)
 		[ -n "$rows" ] || continue
 		a=$(echo "$rows" | awk '{ print $3 }' | median)
