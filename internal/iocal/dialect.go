@@ -33,12 +33,14 @@ type Methods struct {
 }
 
 // Chunk is one call of the write test: rows First..First+N-1 of Table,
-// each an id and a filler of Width bytes, one block's row (as Load's).
+// each an id and a filler of Width bytes, one block's row (as Load's),
+// appended to the rows before unless Create (the table is new) or Empty
+// (it is emptied first).
 type Chunk struct {
-	Table    string
-	Create   bool
-	First, N int64
-	Width    int
+	Table         string
+	Create, Empty bool
+	First, N      int64
+	Width         int
 }
 
 // IOMethoder is a Conn whose server chooses how it issues its data-file
@@ -72,11 +74,11 @@ type Conn interface {
 	// engine's routine that writes them, named after pool so that
 	// DropTables drops both with it.
 	PrepareWrites(ctx context.Context, pool string) error
-	// WriteRows has the server empty the chunk's table (creating it
-	// first where asked) and write the chunk's rows into it, each of one
-	// block with a filler cut from pool, all generated in the server, in
-	// one transaction committed synchronously: nothing the client does is
-	// on the write path, and N blocks are written. It fails when the
+	// WriteRows has the server write the chunk's rows into its table
+	// (created first, or emptied first, where the chunk says), each of
+	// one block with a filler cut from pool, all generated in the server,
+	// in one transaction committed synchronously: nothing the client does
+	// is on the write path, and N blocks are written. It fails when the
 	// server wrote other than the chunk's rows.
 	WriteRows(ctx context.Context, pool string, c Chunk) error
 	// Checkpoint writes every changed block to the storage.

@@ -88,7 +88,7 @@ func (dialect) Methods() iocal.Methods {
 		Random:     "primary key list: each call is one query, SELECT COUNT(*) WHERE k IN (...) over the middle record of each of reads_per_call uniformly random 16 KiB pages of one table (chosen in proportion to its pages), five records a page; InnoDB looks the keys up in order, one clustered-index lookup and one page read each, so the server issues the reads and the client's share of each is a fraction of a round trip",
 		ClientRead: "primary key: SELECT of the middle record of a uniformly random 16 KiB page of the data, five records a page (a clustered-index point lookup, one page read: a lookup of a page's first or last record reads its sibling too); latency is the query's round trip as the client sees it",
 		SeqRead:    "primary key range: each query counts the records of the next 4 MiB of pages, chunks handed out in order across the tables; InnoDB's linear read-ahead joins in as it would for any scan",
-		SeqWrite:   "server-side insert: each job loops TRUNCATE its own table; INSERT ... SELECT over the sequence engine's seq_FROM_to_TO of one chunk of page-filling records (five a page, each filler cut from a 1 MiB pool of random bytes, one record of a table the optimizer reads once a statement), in one transaction committed with the redo log synced; the server generates every record, so no client work is on the write path; MB/s counts the table pages committed",
+		SeqWrite:   "server-side insert: each job loops INSERT ... SELECT of one chunk of page-filling records over the sequence engine's seq_FROM_to_TO into its own table, TRUNCATEd first when the next chunk would take it past 256 MiB (five records a page, each filler cut from a 1 MiB pool of random bytes, one record of a table the optimizer reads once a statement), in one transaction committed with the redo log synced; the server generates every record, so no client work is on the write path; MB/s counts the table pages committed",
 		Commit:     "server-side committer: each call of a stored procedure loops INSERT of one small row into an InnoDB table; COMMIT; FLUSH LOCAL ENGINE LOGS, for up to 4096 commits or 100 ms; the flush waits for the redo log to be written and synced up to the commit when innodb_flush_log_at_trx_commit is 1 (the managed server's setting), which a COMMIT inside a procedure alone does not; latency is the server's SYSDATE(6) from before the INSERT to after the flush, no round trip in it",
 	}
 }
@@ -222,15 +222,16 @@ func (c conn) PrepareWrites(ctx context.Context, pool string) error {
 		pool, iocal.Schema, poolBytes/16))
 }
 
-// WriteRows has the server insert the chunk's records from the sequence
-// engine's rows, perPage a block, in key order, each filler cut from the
+// WriteRows has the server insert the chunk's records (after a TRUNCATE
+// where it empties the table) from the sequence engine's rows, perPage a block, in key order, each filler cut from the
 // pool. The INSERT is one transaction (autocommit), committed with the
 // redo log synced (innodb_flush_log_at_trx_commit).
 func (c conn) WriteRows(ctx context.Context, pool string, ch iocal.Chunk) error {
 	var err error
-	if ch.Create {
+	switch {
+	case ch.Create:
 		err = c.createTable(ctx, ch.Table)
-	} else {
+	case ch.Empty:
 		err = c.exec(ctx, "TRUNCATE TABLE "+ch.Table)
 	}
 	if err != nil {

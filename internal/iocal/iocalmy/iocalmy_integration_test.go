@@ -139,7 +139,7 @@ func TestDialect(t *testing.T) {
 	// The write test's tables go, and only they, with its pool.
 	for _, w := range []string{"w_0", "w_1", "wa1"} {
 		for _, create := range []bool{true, false} {
-			ch := iocal.Chunk{Table: iocal.Schema + "." + w, Create: create, N: 2, Width: blockSize - 256}
+			ch := iocal.Chunk{Table: iocal.Schema + "." + w, Create: create, Empty: !create, N: 2, Width: blockSize - 256}
 			if err := conn.WriteRows(ctx, pool, ch); err != nil {
 				t.Fatalf("write %s (create %v): %v", w, create, err)
 			}
@@ -170,26 +170,35 @@ func TestDialect(t *testing.T) {
 // pool is the write test's pool of random bytes, as iocal names it.
 const pool = iocal.Schema + ".w_pool"
 
-// checkWrites has the server write chunks into a table: exactly the
-// chunk's records, five a block and a leaf page a block, the table
-// emptied before each, every filler different (cut from random bytes, so
-// the storage cannot shrink them).
-func checkWrites(t *testing.T, c iocal.Conn, db *sql.DB, blockSize int) {
+// checkWrites has the server create a table, append a chunk to it and
+// write one after emptying it: each time the table holds exactly the
+// chunks' records, five a block and a leaf page a block, every filler different (cut from random
+// bytes, so the storage cannot shrink them).
+func checkWrites(t *testing.T, w iocal.Conn, db *sql.DB, blockSize int) {
 	t.Helper()
 	ctx := context.Background()
-	if err := c.PrepareWrites(ctx, pool); err != nil {
+	if err := w.PrepareWrites(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
 	table := iocal.Schema + ".w_9"
-	for _, ch := range []iocal.Chunk{{Table: table, Create: true, N: 300}, {Table: table, First: 300, N: 200}} {
+	// Created, appended to, emptied first.
+	for _, c := range []struct {
+		ch         iocal.Chunk
+		from, rows int64
+	}{
+		{iocal.Chunk{Table: table, Create: true, N: 300}, 0, 300},
+		{iocal.Chunk{Table: table, First: 300, N: 200}, 0, 500},
+		{iocal.Chunk{Table: table, Empty: true, First: 500, N: 100}, 500, 100},
+	} {
+		ch := c.ch
 		ch.Width = blockSize - 256
-		if err := c.WriteRows(ctx, pool, ch); err != nil {
+		if err := w.WriteRows(ctx, pool, ch); err != nil {
 			t.Fatalf("write %+v: %v", ch, err)
 		}
 		var records, fillers, first int64
 		err := db.QueryRowContext(ctx, "SELECT COUNT(*), COUNT(DISTINCT f), MIN(k) FROM "+table).Scan(&records, &fillers, &first)
-		if want := 5 * ch.N; err != nil || records != want || fillers != want || first != 5*ch.First {
-			t.Errorf("%s holds %d records from %d, %d distinct fillers (%v); want the chunk's %d from %d", table, records, first, fillers, err, want, 5*ch.First)
+		if want := 5 * c.rows; err != nil || records != want || fillers != want || first != 5*c.from {
+			t.Errorf("after writing %+v, %s holds %d records from %d, %d distinct fillers (%v); want %d from %d", ch, table, records, first, fillers, err, want, 5*c.from)
 		}
 		var leaves int64
 		if _, err := db.ExecContext(ctx, "ANALYZE TABLE "+table); err != nil {
@@ -197,8 +206,8 @@ func checkWrites(t *testing.T, c iocal.Conn, db *sql.DB, blockSize int) {
 		}
 		err = db.QueryRowContext(ctx, `SELECT stat_value FROM mysql.innodb_index_stats
 			WHERE database_name = ? AND table_name = 'w_9' AND index_name = 'PRIMARY' AND stat_name = 'n_leaf_pages'`, iocal.Schema).Scan(&leaves)
-		if err != nil || leaves < ch.N || leaves > ch.N+ch.N/50 {
-			t.Errorf("after writing %d blocks, %s has %d leaf pages (%v): want a page a block", ch.N, table, leaves, err)
+		if err != nil || leaves < c.rows || leaves > c.rows+c.rows/50 {
+			t.Errorf("after writing %+v, %s has %d leaf pages (%v): want %d, a page a block", ch, table, leaves, err, c.rows)
 		}
 	}
 }

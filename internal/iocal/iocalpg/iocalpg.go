@@ -66,7 +66,7 @@ func (dialect) Methods() iocal.Methods {
 		Random:     "tid array: each call is one query, SELECT count(*) WHERE ctid = ANY($1::tid[]) with the ctids of reads_per_call uniformly random blocks of one table (chosen in proportion to its blocks), one row per block; the backend sorts them and reads each block in turn (TID Scan), so the server issues the reads and the client's share of each is a fraction of a round trip",
 		ClientRead: "tid: SELECT by ctid of a uniformly random block of the data, one row per block, so each query reads exactly one block (TID Scan); latency is the query's round trip as the client sees it",
 		SeqRead:    "tid range: each query counts the rows of the next 4 MiB of the data (TID Range Scan), chunks handed out in order across the tables",
-		SeqWrite:   "server-side bulk insert: each call is one CALL of a PL/pgSQL procedure that, in one transaction, TRUNCATEs the job's own table and INSERTs ... SELECT one chunk of one-block rows over generate_series, each filler 7,936 bytes cut from a 1 MiB pool of random bytes held in the procedure (WAL-logged, synchronous commit); the server generates every row, so no client work is on the write path; MB/s counts the table blocks committed",
+		SeqWrite:   "server-side bulk insert: each call is one CALL of a PL/pgSQL procedure that, in one transaction, INSERTs ... SELECT into the job's own table (TRUNCATEd first when the next chunk would take it past 256 MiB) one chunk of one-block rows over generate_series, each filler 7,936 bytes cut from a 1 MiB pool of random bytes held in the procedure (WAL-logged, synchronous commit); the server generates every row, so no client work is on the write path; MB/s counts the table blocks committed",
 		Commit:     "server-side committer: each call is one CALL of a PL/pgSQL procedure that loops, up to 4096 times or for 100 ms, INSERT of one 16-byte row into a table without index; COMMIT (a real transaction end inside a CALL), synchronous_commit on, so each commit waits for its WAL to be written and flushed; a commit's latency is the backend's clock_timestamp() from before its INSERT to after its COMMIT, no round trip in it",
 	}
 }
@@ -174,13 +174,15 @@ func (c conn) PrepareWrites(ctx context.Context, pool string) error {
 	if err != nil {
 		return err
 	}
-	return c.exec(ctx, `CREATE OR REPLACE PROCEDURE `+writeRows(pool)+`(tbl regclass, first bigint, n bigint, width int)
+	return c.exec(ctx, `CREATE OR REPLACE PROCEDURE `+writeRows(pool)+`(tbl regclass, empty boolean, first bigint, n bigint, width int)
 LANGUAGE plpgsql AS $$
 DECLARE
 	pool bytea := (SELECT p FROM `+pool+`);
 	wrote bigint;
 BEGIN
-	EXECUTE format('TRUNCATE %s', tbl);
+	IF empty THEN
+		EXECUTE format('TRUNCATE %s', tbl);
+	END IF;
 	EXECUTE format('INSERT INTO %s SELECT i, substring($1 FROM (i * 7919 %% $2)::int + 1 FOR $3) FROM generate_series($4, $4 + $5 - 1) i', tbl)
 		USING pool, length(pool) - width, width, first, n;
 	GET DIAGNOSTICS wrote = ROW_COUNT;
@@ -193,8 +195,9 @@ END $$`)
 // writeRows names the write procedure after the pool.
 func writeRows(pool string) string { return pool + "_rows" }
 
-// WriteRows has the procedure write the chunk: the CALL is one
-// transaction, committed synchronously at its end. A new table's filler
+// WriteRows has the procedure write the chunk (after a TRUNCATE where it
+// empties the table): the CALL is one transaction, committed
+// synchronously at its end. A new table's filler
 // is PLAIN, never compressed or moved out of line, so a row is a block.
 func (c conn) WriteRows(ctx context.Context, pool string, ch iocal.Chunk) error {
 	if ch.Create {
@@ -205,7 +208,7 @@ func (c conn) WriteRows(ctx context.Context, pool string, ch iocal.Chunk) error 
 			return err
 		}
 	}
-	_, err := c.Exec(ctx, "CALL "+writeRows(pool)+"($1, $2, $3, $4)", ch.Table, ch.First, ch.N, int32(ch.Width))
+	_, err := c.Exec(ctx, "CALL "+writeRows(pool)+"($1, $2, $3, $4, $5)", ch.Table, ch.Empty, ch.First, ch.N, int32(ch.Width))
 	return err
 }
 

@@ -103,7 +103,7 @@ func checkDialect(t *testing.T, b postgres.Binaries) {
 	// commit loop, the write test's pool and its procedure.
 	for _, w := range []string{"w_0", "w_1", "wa1"} {
 		for _, create := range []bool{true, false} {
-			ch := iocal.Chunk{Table: iocal.Schema + "." + w, Create: create, N: 2, Width: blockSize - 256}
+			ch := iocal.Chunk{Table: iocal.Schema + "." + w, Create: create, Empty: !create, N: 2, Width: blockSize - 256}
 			if err := conn.WriteRows(ctx, pool, ch); err != nil {
 				t.Fatalf("write %s (create %v): %v", w, create, err)
 			}
@@ -135,29 +135,39 @@ func checkDialect(t *testing.T, b postgres.Binaries) {
 // pool is the write test's pool of random bytes, as iocal names it.
 const pool = iocal.Schema + ".w_pool"
 
-// checkWrites has the server write chunks into a table: exactly the
-// chunk's rows, one a block, the table emptied before each, every filler
-// different (cut from random bytes, so the storage cannot shrink them).
-func checkWrites(t *testing.T, c iocal.Conn, blockSize int) {
+// checkWrites has the server create a table, append a chunk to it and
+// write one after emptying it: each time the table holds exactly the
+// chunks' rows, one a block, every filler different (cut from random
+// bytes, so the storage cannot shrink them).
+func checkWrites(t *testing.T, w iocal.Conn, blockSize int) {
 	t.Helper()
 	ctx := context.Background()
-	if err := c.PrepareWrites(ctx, pool); err != nil {
+	if err := w.PrepareWrites(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
 	table := iocal.Schema + ".w_9"
-	for _, ch := range []iocal.Chunk{{Table: table, Create: true, N: 300}, {Table: table, First: 300, N: 200}} {
+	// Created, appended to, emptied first.
+	for _, c := range []struct {
+		ch         iocal.Chunk
+		from, rows int64
+	}{
+		{iocal.Chunk{Table: table, Create: true, N: 300}, 0, 300},
+		{iocal.Chunk{Table: table, First: 300, N: 200}, 0, 500},
+		{iocal.Chunk{Table: table, Empty: true, First: 500, N: 100}, 500, 100},
+	} {
+		ch := c.ch
 		ch.Width = blockSize - 256
-		if err := c.WriteRows(ctx, pool, ch); err != nil {
+		if err := w.WriteRows(ctx, pool, ch); err != nil {
 			t.Fatalf("write %+v: %v", ch, err)
 		}
-		if n, err := c.Blocks(ctx, table, blockSize); err != nil || n != ch.N {
-			t.Errorf("after writing %d rows from %d, %s has %d blocks with rows (%v); want one a row", ch.N, ch.First, table, n, err)
+		if n, err := w.Blocks(ctx, table, blockSize); err != nil || n != c.rows {
+			t.Errorf("after writing %+v, %s has %d blocks with rows (%v); want %d, one a row", ch, table, n, err, c.rows)
 		}
 		var rows, fillers, first, width int64
-		err := c.(conn).QueryRow(ctx, "SELECT count(*), count(DISTINCT filler), min(id), min(length(filler)) FROM "+table).Scan(&rows, &fillers, &first, &width)
-		if err != nil || rows != ch.N || fillers != ch.N || first != ch.First || width != int64(ch.Width) {
-			t.Errorf("%s holds %d rows from %d, %d distinct fillers of %d bytes (%v); want the chunk's %d from %d of %d",
-				table, rows, first, fillers, width, err, ch.N, ch.First, ch.Width)
+		err := w.(conn).QueryRow(ctx, "SELECT count(*), count(DISTINCT filler), min(id), min(length(filler)) FROM "+table).Scan(&rows, &fillers, &first, &width)
+		if err != nil || rows != c.rows || fillers != c.rows || first != c.from || width != int64(ch.Width) {
+			t.Errorf("after writing %+v, %s holds %d rows from %d, %d distinct fillers of %d bytes (%v); want %d from %d",
+				ch, table, rows, first, fillers, width, err, c.rows, c.from)
 		}
 	}
 }
