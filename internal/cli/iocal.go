@@ -41,8 +41,10 @@ read test (restart, OS page cache dropped where permitted):
               (by name only)
   seqread     sequential reads: each query counts the rows of the next
               4 MiB of the data, chunks handed out in order
-  seqwrite    bulk load: each job loops BEGIN; TRUNCATE its table; COPY
-              FREEZE one chunk of rows; COMMIT (WAL-logged)
+  seqwrite    sequential writes made by the server: each call has it
+              generate and append one chunk of one-block rows to the
+              job's own table (INSERT ... SELECT), one transaction
+              committed synchronously; no row passes through calibra
   wal         commit latency: each job is a committer whose one-row
               INSERTs commit synchronously, looped in the server where
               the engine waits for each flush there, else by the client
@@ -61,6 +63,10 @@ Per point, over its timed window (--point, after an unmeasured --warmup):
                 by the server where it loops the commits)
   commits_ps, wal_syncs_ps, disk_w_await_ms  the commit test's rate, the
                 server's WAL syncs and the WAL device's write await
+  data_w_mbps, wal_mbps, disk_w_mbps, disk_w_share_pct  what a write
+                point's server wrote to its data files and WAL, what the
+                device wrote, and that as a share of the device step's
+                sequential write (after a device step)
   cpu_busy_pct, cpu_sys_pct  the host's CPU over the window
   db_hit_pct    share of block requests served by the database cache
 Then for random reads: max_iops, the highest IOPS among the points whose

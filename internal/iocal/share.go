@@ -47,7 +47,7 @@ func share(dev []results.DevicePoint, test string, block int64, p *results.IOCal
 	}
 	p.DeviceSharePct = ptr(round(100*p.MBPS/d.MBps, 1))
 	p.DeviceShareOf = fmt.Sprintf("%s at %d outstanding: %.1f MB/s", d.Spec, d.OutstandingIOs, d.MBps)
-	// The device's own MB/s: a bulk load writes its WAL besides the table.
+	// The device's own MB/s: a write point writes its WAL besides the table.
 	mbps, what := p.DiskRMBPS, "read from"
 	if !read {
 		mbps, what = p.DiskWMBPS, "written to"
