@@ -115,23 +115,31 @@ func (r *runner) seqWriteOp(jobs int) op {
 	bs := int64(r.data.blockSize)
 	rows := max(r.seqWriteChunk(jobs)/bs, 1)
 	keep := max(rows, min(seqWriteKeep, r.cfg.SizeBytes/int64(jobs))/bs)
-	held := map[int]int64{} // the rows in each job's table, once created
+	// Each job's table, once created: the rows it holds, and the rows
+	// written into it since, which number the next chunk's (the warmup's
+	// and the point's ops alike: a key is never written twice).
+	type table struct{ held, written int64 }
+	tables := map[int]*table{}
 	var mu sync.Mutex
 	return func(ctx context.Context, j *job) (done, error) {
 		mu.Lock()
-		n, created := held[j.id]
-		empty := created && n+rows > keep
-		if empty {
-			n = 0
+		t, created := tables[j.id]
+		if !created {
+			t = &table{}
+			tables[j.id] = t
 		}
-		held[j.id] = n + rows
+		empty := created && t.held+rows > keep
+		if empty {
+			t.held = 0
+		}
+		ch := Chunk{Table: writeTable(j.id), Create: !created, Empty: empty, First: t.written, N: rows, Width: rowBytes(int(bs))}
+		t.held, t.written = t.held+rows, t.written+rows
 		mu.Unlock()
 		if !created {
 			if err := j.conn.DropTable(ctx, writeTable(j.id)); err != nil {
 				return done{}, err
 			}
 		}
-		ch := Chunk{Table: writeTable(j.id), Create: !created, Empty: empty, First: j.ops * rows, N: rows, Width: rowBytes(int(bs))}
 		return done{bytes: rows * bs}, j.conn.WriteRows(ctx, writePool, ch)
 	}
 }
