@@ -21,12 +21,8 @@ func (a *app) iocalCommand() *cobra.Command {
 	return cmd
 }
 
-func (a *app) iocalLayer(c *runner.Config) layer {
-	var f runner.IOCal
-	cmd := &cobra.Command{
-		Use:   "iocal",
-		Short: "Layers 2 and 3: I/O through the database (IOPS, MB/s, latency per parallel jobs)",
-		Long: `Calibrate the storage's I/O through the database, the open counterpart of
+// iocalHelp is calibra iocal --help's long text.
+const iocalHelp = `Calibrate the storage's I/O through the database, the open counterpart of
 Oracle's CALIBRATE_IO, SLOB and the peakmarks storage tests: load calibration
 data (one row per database block) on the storage under test, then sweep each
 test over parallel jobs (one connection each), with a cold start before each
@@ -80,7 +76,14 @@ memory cgroup of --db-cache + --os-cache-limit + 3 MiB per connection,
 which bounds its page cache, and --size defaults to 4 times that limit. When
 the data is less than 3 times the caches, or the page cache cannot be
 bounded (no cgroup, or --dsn), results.json says "cache_dominated" and why.
-The calibration data is dropped at the end unless --keep.`,
+The calibration data is dropped at the end unless --keep.`
+
+func (a *app) iocalLayer(c *runner.Config) layer {
+	var f runner.IOCal
+	cmd := &cobra.Command{
+		Use:   "iocal",
+		Short: "Layers 2 and 3: I/O through the database (IOPS, MB/s, latency per parallel jobs)",
+		Long:  iocalHelp,
 		Example: `  # The acceptance sweep: 1 GiB of data, 4 points of 5 s, all three tests
   calibra iocal --path /mnt/array --size 1GiB --jobs 1,2,4,8 --point 5s
 

@@ -332,8 +332,7 @@ func dbRates(a, b dbReading, db *results.ObserveDB, static, missing map[string]s
 		db.WALWriteAvgMs = avg("db.wal_write_avg_ms", db.WALWrites, a.WALWriteTime, b.WALWriteTime, "no WAL write in the window")
 		db.WALSyncs = delta("db.wal_syncs", a.WALSyncs, b.WALSyncs)
 		db.WALSyncAvgMs = avg("db.wal_sync_avg_ms", db.WALSyncs, a.WALSyncTime, b.WALSyncTime, "no WAL sync in the window")
-		db.WALBytes = delta("db.wal_bytes", a.WALBytes, b.WALBytes)
-		db.WALFPI = given("db.wal_fpi", a.WALFPI, b.WALFPI)
+		db.WALBytes, db.WALFPI = delta("db.wal_bytes", a.WALBytes, b.WALBytes), given("db.wal_fpi", a.WALFPI, b.WALFPI)
 	}
 	db.Checkpoints = delta("db.checkpoints", a.Checkpoints, b.Checkpoints)
 	db.BuffersCheckpoint = delta("db.buffers_checkpoint", a.BuffersCheckpoint, b.BuffersCheckpoint)
