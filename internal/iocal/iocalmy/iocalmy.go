@@ -2,8 +2,10 @@
 // analogue of CALIBRATE_IO: a block is an InnoDB page, filled by five
 // records, read by the primary key of its middle record (one page read a
 // lookup), a page at a time or a range of pages, loaded with LOAD DATA
-// LOCAL INFILE from the generator's stream. The calibration data lives in a database of its own beside
-// calibra's, so a template of calibra's database never copies it.
+// LOCAL INFILE from the generator's stream, and written by the server from
+// the sequence engine's rows for the write test. The calibration data lives
+// in a database of its own beside calibra's, so a template of calibra's
+// database never copies it.
 package iocalmy
 
 import (

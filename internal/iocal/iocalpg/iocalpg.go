@@ -1,5 +1,6 @@
 // Package iocalpg is PostgreSQL's part of the iocal calibration: block
-// reads by ctid (TID and TID range scans), COPY FREEZE loads, relation
+// reads by ctid (TID and TID range scans), COPY FREEZE loads, writes the
+// server generates itself (a procedure's INSERT ... SELECT), relation
 // sizes, and statistics published on demand.
 package iocalpg
 
