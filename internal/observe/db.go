@@ -73,8 +73,11 @@ type DBCounters struct {
 	WALWrites, WALSyncs       *int64
 	WALWriteTime, WALSyncTime *float64
 	WALBytes                  *int64
-	Checkpoints               *int64
-	BuffersCheckpoint         *int64 // blocks written by checkpoints
+	// WALFPI are the full-page images written to the WAL (PostgreSQL's
+	// wal_fpi).
+	WALFPI            *int64
+	Checkpoints       *int64
+	BuffersCheckpoint *int64 // blocks written by checkpoints
 	// Every data-file read, write and sync (InnoDB's, read-ahead
 	// included); BlkReadTime times DataReads when they are given, else
 	// BlksRead.
@@ -340,7 +343,7 @@ func dbRates(a, b dbReading, db *results.ObserveDB, static, missing map[string]s
 		db.WALWriteAvgMs = w.avg("db.wal_write_avg_ms", db.WALWrites, a.WALWriteTime, b.WALWriteTime, "no WAL write in the window")
 		db.WALSyncs = w.delta("db.wal_syncs", a.WALSyncs, b.WALSyncs)
 		db.WALSyncAvgMs = w.avg("db.wal_sync_avg_ms", db.WALSyncs, a.WALSyncTime, b.WALSyncTime, "no WAL sync in the window")
-		db.WALBytes = w.delta("db.wal_bytes", a.WALBytes, b.WALBytes)
+		db.WALBytes, db.WALFPI = w.delta("db.wal_bytes", a.WALBytes, b.WALBytes), w.given("db.wal_fpi", a.WALFPI, b.WALFPI)
 	}
 	db.Checkpoints = w.delta("db.checkpoints", a.Checkpoints, b.Checkpoints)
 	db.BuffersCheckpoint = w.delta("db.buffers_checkpoint", a.BuffersCheckpoint, b.BuffersCheckpoint)

@@ -77,9 +77,9 @@ func (b *builder) device(d *results.Device) {
 		row[1].Class, row[6].Class = "t", "t"
 		best.Rows = append(best.Rows, row)
 		if s.JudgedOn == "mbps" {
-			b.card(s.Name+" MB/s", results.Num(a.MBps), "MB/s", fmt.Sprintf("at qd %d", a.QD))
+			b.card(s.Name+" MB/s", results.Num(a.MBps), "MB/s", fmt.Sprintf("at qd %d", a.QD), a.LimitedBy)
 		} else {
-			b.card(s.Name+" IOPS", results.Num(a.IOPS), "IOPS", fmt.Sprintf("at qd %d, p99 %s µs", a.QD, results.Num(a.P99Us)))
+			b.card(s.Name+" IOPS", results.Num(a.IOPS), "IOPS", fmt.Sprintf("at qd %d, p99 %s µs", a.QD, results.Num(a.P99Us)), a.LimitedBy)
 		}
 	}
 	b.table(best)
@@ -139,7 +139,7 @@ func (b *builder) iocal(c *results.IOCal) {
 			ch.MarkX = []assets.Mark{{Label: fmt.Sprintf("saturation at %d jobs", *rr.SaturationJobs), Value: float64(*rr.SaturationJobs)}}
 		}
 		refs := []ChartRef{b.chart("Random single-block reads", ch)}
-		b.card("iocal max IOPS", results.NumPtr(rr.MaxIOPS), "IOPS", fmt.Sprintf("mean latency ≤ %s ms", results.Num(rr.MaxLatencyMs)))
+		b.iocalCard("iocal max IOPS", rr.MaxPoint(), func(p *results.IOCalPoint) float64 { return p.IOPS }, "IOPS", fmt.Sprintf("mean latency ≤ %s ms", results.Num(rr.MaxLatencyMs)))
 		seq := assets.Chart{XName: "parallel jobs", YName: "MB/s", XLog: true}
 		for _, s := range []struct {
 			name string
@@ -154,7 +154,7 @@ func (b *builder) iocal(c *results.IOCal) {
 				y = append(y, p.MBPS)
 			}
 			seq.Series = append(seq.Series, assets.Series{Name: s.name, X: assets.Nums(x), Y: assets.Nums(y)})
-			b.card("iocal max MB/s, "+s.name, results.Num(s.sw.MaxMBPS), "MB/s", "")
+			b.iocalCard("iocal max MB/s, "+s.name, s.sw.MaxPoint(), func(p *results.IOCalPoint) float64 { return p.MBPS }, "MB/s", "")
 		}
 		if len(seq.Series) > 0 {
 			refs = append(refs, b.chart("Sequential MB/s", seq))
@@ -213,6 +213,9 @@ func (b *builder) iocalPoints(c *results.IOCal) {
 			row[5].Class = "t"
 			t.Rows = append(t.Rows, row)
 		}
+		if s.sw == c.SeqWrite {
+			t = withWrites(t, s.sw.Points)
+		}
 		b.table(withShares(t, s.sw.Points))
 	}
 	if cm := c.Commit; cm != nil && len(cm.Points) > 0 {
@@ -246,6 +249,55 @@ func withShares(t Table, points []results.IOCalPoint) Table {
 	return t
 }
 
+// iocalCard is the card of a calibration's headline point: its figure
+// and its verdict, or n/a and none when no point qualified.
+func (b *builder) iocalCard(name string, p *results.IOCalPoint, figure func(*results.IOCalPoint) float64, unit, note string) {
+	if p == nil {
+		b.card(name, "n/a", unit, note, "")
+		return
+	}
+	b.card(name, results.Num(figure(p)), unit, note, p.LimitedBy)
+}
+
+// rampCard is the card of one load of a ramp: its figure and its
+// verdict, or n/a and none when the ramp had no such load.
+func (b *builder) rampCard(name string, s *results.RampStep, figure func(*results.RampStep) string, unit, note string) {
+	if s == nil {
+		b.card(name, "n/a", unit, note, "")
+		return
+	}
+	b.card(name, figure(s), unit, note, s.LimitedBy)
+}
+
+// withWrites puts beside each write point's table MB/s (the second
+// column) what the server wrote to its data files and WAL, the WAL's
+// full-page images and what the device wrote, with its share of the
+// device step's sequential write, each column where any point has it.
+func withWrites(t Table, points []results.IOCalPoint) Table {
+	cols := []struct {
+		head string
+		of   func(p results.IOCalPoint) *float64
+	}{
+		{"data files MB/s", func(p results.IOCalPoint) *float64 { return p.DataWMBPS }},
+		{"WAL MB/s", func(p results.IOCalPoint) *float64 { return p.WALMBPS }},
+		{"full-page images/s", func(p results.IOCalPoint) *float64 { return p.WALFPIPS }},
+		{"device wrote MB/s", func(p results.IOCalPoint) *float64 { return p.DiskWMBPS }},
+		{"device wrote, of device %", func(p results.IOCalPoint) *float64 { return p.DiskWSharePct }},
+	}
+	at := 2
+	for _, c := range cols {
+		if !slices.ContainsFunc(points, func(p results.IOCalPoint) bool { return c.of(p) != nil }) {
+			continue
+		}
+		t.Head = slices.Insert(t.Head, at, c.head)
+		for i, p := range points {
+			t.Rows[i] = slices.Insert(t.Rows[i], at, Cell{Text: results.NumPtr(c.of(p))})
+		}
+		at++
+	}
+	return t
+}
+
 func seqMax(s *results.IOCalSeq) string {
 	if s == nil {
 		return "n/a"
@@ -254,9 +306,9 @@ func seqMax(s *results.IOCalSeq) string {
 }
 
 func (b *builder) oltp(o *results.OLTP) {
-	b.card("NOPM", results.NumPtr(o.NOPM), "", "New-Orders per minute")
-	b.card("TPM (database)", results.NumPtr(o.TPMDB), "", "commits + rollbacks per minute")
-	b.card("ART", results.Num(o.ARTMs), "ms", "mean "+o.LatencyBasis+" time")
+	b.windowCard("NOPM", results.NumPtr(o.NOPM), "", "New-Orders per minute")
+	b.windowCard("TPM (database)", results.NumPtr(o.TPMDB), "", "commits + rollbacks per minute")
+	b.windowCard("ART", results.Num(o.ARTMs), "ms", "mean "+o.LatencyBasis+" time")
 	keying := "keying/thinking off"
 	if o.KeyingThinking != false {
 		keying = fmt.Sprintf("keying/thinking ×%v", o.KeyingThinking)
@@ -472,15 +524,15 @@ func (b *builder) oltpBuild(o *results.OLTPBuild) {
 }
 
 func (b *builder) ramp(r *results.Ramp) {
-	b.card("max TPS", results.NumPtr(r.MaxTPS), "TPS", "over the ramp")
+	b.rampCard("max TPS", r.MaxStep(), func(s *results.RampStep) string { return results.Num(s.TPS) }, "TPS", "over the ramp")
 	users := r.UsersWithinSLA()
 	unit := "users"
 	if r.SLAReached != nil && !*r.SLAReached {
 		unit = "" // "≥ 8 (SLA not reached)" says it
 	}
-	b.card("users within SLA", users, unit, fmt.Sprintf("%s ≤ %s ms", r.SLAMetric, results.Num(r.SLAMs)))
+	b.rampCard("users within SLA", r.StepAt(r.MaxUsersWithinSLA), func(*results.RampStep) string { return users }, unit, fmt.Sprintf("%s ≤ %s ms", r.SLAMetric, results.Num(r.SLAMs)))
 	if r.ARTAtUsers != nil {
-		b.card(fmt.Sprintf("ART at %d users", *r.ARTAtUsers), results.NumPtr(r.ARTAtMs), "ms", "")
+		b.rampCard(fmt.Sprintf("ART at %d users", *r.ARTAtUsers), r.StepAt(r.ARTAtUsers), func(s *results.RampStep) string { return results.Num(s.ARTMs) }, "ms", "")
 	}
 	var x, tps, art, p90, nopm, busy, iowait, await, dfr, wal []float64
 	t := Table{Caption: fmt.Sprintf("Steps (%s loop, %s time; SLA: %s ≤ %s ms)", r.Loop, r.LatencyBasis, r.SLAMetric, results.Num(r.SLAMs)), Headline: true,
@@ -519,7 +571,11 @@ func (b *builder) ramp(r *results.Ramp) {
 // scale draws a load's figures against the servers that carried it, as
 // study 000 draws NOPM against RAC nodes and 004 latency against nodes.
 func (b *builder) scale(sc *results.Scale) {
-	b.card("max NOPM", results.NumPtr(sc.MaxNOPM), "", "over the points")
+	value, by := "n/a", ""
+	if p := sc.MaxPoint(); p != nil {
+		value, by = results.NumPtr(p.NOPM), p.LimitedBy
+	}
+	b.card("max NOPM", value, "", "over the points", by)
 	var x, nopm, tpm, art, p90, busy, await, dfr, wal []float64
 	t := Table{Caption: fmt.Sprintf("Points (%d users in all, dealt round-robin; %d warehouses on each server; %s time)", sc.Users, sc.Warehouses, sc.LatencyBasis), Headline: true,
 		Head: []string{"servers", "NOPM", "TPM (db)", "TPM (client)", "ART ms", "p90 ms", "CPU busy %", "I/O wait %", "disk await ms", "data-file read ms", b.r.words.Log + " sync ms", "errors", "limited by"}}
@@ -564,7 +620,7 @@ func (b *builder) dss(d *results.DSS) {
 	geo, power, thr, streams := "n/a", "n/a", "n/a", "n/a"
 	if d.Power != nil {
 		geo, power = results.NumPtr(d.Power.GeomeanS), results.NumPtr(d.Power.PowerAtSize)
-		b.card("DSS geomean", geo, "s", "power test, per query")
+		b.windowCard("DSS geomean", geo, "s", "power test, per query")
 	}
 	if d.Throughput != nil {
 		thr, streams = results.NumPtr(d.Throughput.ThroughputAtSize), strconv.Itoa(d.Throughput.Streams)
@@ -580,7 +636,7 @@ func (b *builder) dss(d *results.DSS) {
 			b.sec.Notes = append(b.sec.Notes, "Indicative, not a result the specification defines: "+why+".")
 		}
 	}
-	b.card(qphh, results.NumPtr(d.QphH), "", sub)
+	b.windowCard(qphh, results.NumPtr(d.QphH), "", sub)
 	head.Rows = [][]Cell{cells(geo, power, thr, streams, results.NumPtr(d.QphH))}
 	b.table(head)
 

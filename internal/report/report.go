@@ -60,7 +60,8 @@ type Card struct {
 	Value string
 	Unit  string
 	Note  string
-	// LimitedBy is what limited the step the figure comes from.
+	// LimitedBy is what limited the figure: its point's verdict, or the
+	// step's for a figure of the step's whole window.
 	LimitedBy string
 }
 
@@ -235,11 +236,20 @@ func (b *builder) note(format string, args ...any) {
 	b.sec.Blocks = append(b.sec.Blocks, Block{Note: fmt.Sprintf(format, args...)})
 }
 
-func (b *builder) card(name, value, unit, note string) {
+// card adds a headline card: a figure and the verdict of the point it
+// comes from (a sweep's point, a ramp's load), taken from that point by
+// the caller, never the step's, which may be another point's.
+func (b *builder) card(name, value, unit, note, limitedBy string) {
 	if b.step.Status != results.StatusComplete {
 		note = b.step.Status + ": " + note
 	}
-	b.r.Cards = append(b.r.Cards, Card{Name: name, Value: value, Unit: unit, Note: note, LimitedBy: b.step.LimitedBy})
+	b.r.Cards = append(b.r.Cards, Card{Name: name, Value: value, Unit: unit, Note: note, LimitedBy: limitedBy})
+}
+
+// windowCard adds a headline card of a figure over the step's own window
+// (a run's NOPM, a power test's geomean): the step's verdict is its own.
+func (b *builder) windowCard(name, value, unit, note string) {
+	b.card(name, value, unit, note, b.step.LimitedBy)
 }
 
 func (b *builder) missing(m map[string]string) {

@@ -476,6 +476,9 @@ func writeIOCalSummary(b *strings.Builder, st results.Step, o *results.IOCal) {
 		if p.DeviceSharePct != nil {
 			share, of = fmt.Sprintf("%.0f%%", *p.DeviceSharePct), "  (of the device's "+p.DeviceShareOf+")"
 		}
+		if p.DiskWMBPS != nil && p.DiskWSharePct != nil {
+			of += fmt.Sprintf("; the device wrote %.1f MB/s, %.0f%% of it", *p.DiskWMBPS, *p.DiskWSharePct)
+		}
 		fmt.Fprintf(b, "  %-9s %5d %10s %10.0f %10s %9.1f %9s %s  %s%s\n", test, p.Jobs, iops, p.DBPS, dev, p.MBPS, share, lat, p.LimitedBy, of)
 	}
 	fmt.Fprintf(b, "  %-9s %5s %10s %10s %10s %9s %9s %9s %9s  %s  (latency ms)\n", "test", "jobs", "IOPS", "blocks/s", "device r/s", "MB/s", "of device", "mean", "p99", "limited by")
