@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/pathlock"
 )
@@ -125,7 +126,7 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{name: "build: engine setting calibra owns", args: []string{"oltp", "build", "--engine-setting", "listen_addresses=*", "--path", dir}, want: []string{"the engine setting listen_addresses is calibra's own"}},
 		{name: "build: engine setting unknown to the version", args: []string{"oltp", "build", "--pg-bin", "15", "--engine-setting", "io_method=worker", "--path", dir}, want: []string{"has no setting io_method"}},
 		{name: "run: engine setting with a dsn", args: []string{"oltp", "run", "--engine-setting", "work_mem=8MB", "--dsn", "postgres://bench@127.0.0.1:1/bench"}, want: []string{"engine settings apply to the managed instance only"}},
-		{name: "build: an unknown engine", args: []string{"oltp", "build", "--engine", "oracle", "--path", dir}, want: []string{`--engine "oracle" is not an engine calibra knows`, "use one of: mariadb, postgresql"}},
+		{name: "build: an unknown engine", args: []string{"oltp", "build", "--engine", "oracle", "--path", dir}, want: []string{`--engine "oracle" is not an engine calibra knows`, "use one of: " + strings.Join(engine.Names(), ", ")}},
 		{name: "build: pg-bin for mariadb", args: []string{"oltp", "build", "--engine", "mariadb", "--pg-bin", "15", "--path", dir}, want: []string{"--pg-bin names PostgreSQL's binaries, and the engine is MariaDB"}},
 		{name: "run: a mysql dsn with engine postgresql", args: []string{"oltp", "run", "--engine", "postgresql", "--dsn", "mysql://bench@127.0.0.1:1/bench"}, want: []string{"--dsn names a mariadb server, and --engine postgresql"}},
 		{name: "run: a mysql dsn that cannot connect", args: []string{"oltp", "run", "--dsn", "mysql://bench@127.0.0.1:1/bench"}, want: []string{"127.0.0.1:1"}},
@@ -367,9 +368,12 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{name: "device: an argument", args: []string{"device", dir}, want: []string{"calibra device takes no arguments"}},
 
 		// the results store: --store and CALIBRA_STORE, store import and check, history
-		{name: "store: postgres not built yet", args: []string{"history", "--store", "postgres://bench:hunter2@127.0.0.1:1/bench"}, want: []string{"--store names a PostgreSQL store, which is not built yet", "use sqlite:PATH or none"}},
-		{name: "store: postgres in the environment", args: []string{"store", "check"}, env: []string{"CALIBRA_STORE=postgresql://bench:hunter2@127.0.0.1:1/bench"}, want: []string{"CALIBRA_STORE names a PostgreSQL store, which is not built yet"}},
-		{name: "store: unknown store", args: []string{"oltp", "run", "--store", "mysql://127.0.0.1:1/bench", "--path", dir}, want: []string{`--store "mysql://127.0.0.1:1/bench" is not a store calibra knows`, "use sqlite:PATH or none"}},
+		{name: "store: a password on the command line", args: []string{"history", "--store", "postgres://bench:hunter2@127.0.0.1:1/bench"}, want: []string{"--store holds a password, which ps shows to every local account", "give it in PGPASSWORD"}},
+		{name: "store: an unreadable PostgreSQL URL", args: []string{"store", "check"}, env: []string{"CALIBRA_STORE=postgresql://bench:hunter2@127.0.0.1:port/bench"}, want: []string{"CALIBRA_STORE names a PostgreSQL store whose URL calibra cannot read"}},
+		{name: "store: no database", args: []string{"history", "--store", "postgres://bench@127.0.0.1:1"}, want: []string{"--store names no PostgreSQL database"}},
+		{name: "store: --store and --store-file", args: []string{"history", "--store", "none", "--store-file", dsnFile}, want: []string{"--store and --store-file are both given"}},
+		{name: "store: an empty --store-file", args: []string{"history", "--store-file", emptyDSNFile}, want: []string{"--store-file " + emptyDSNFile + " is empty"}},
+		{name: "store: unknown store", args: []string{"oltp", "run", "--store", "mysql://127.0.0.1:1/bench", "--path", dir}, want: []string{`--store "mysql://127.0.0.1:1/bench" is not a store calibra knows`, "use sqlite:PATH, postgres://USER@HOST/DB or none"}},
 		{name: "store: sqlite names no file", args: []string{"device", "--store", "sqlite:", "--path", dir}, want: []string{`--store "sqlite:" names no file`}},
 		{name: "store: sqlite names a directory", args: []string{"history", "--store", "sqlite:" + dir + "/"}, want: []string{"names a directory, not a file", "results.db"}},
 		{name: "store: a store in a shared directory", args: []string{"store", "import", "--store", "sqlite:" + filepath.Join(shared, "r.db"), oltpRun}, want: []string{"writable by other accounts"}},
@@ -387,6 +391,12 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{name: "history: limit negative", args: []string{"history", "--limit", "-1"}, want: []string{"--limit -1 is negative"}},
 		{name: "history: limit not a number", args: []string{"history", "--limit", "ten"}, want: []string{`invalid argument "ten" for "--limit"`}},
 		{name: "history: an argument", args: []string{"history", "oltp"}, want: []string{"calibra history takes no arguments"}},
+		{name: "history: unknown format", args: []string{"history", "--format", "html"}, want: []string{`--format "html" is not a history format`, "text, md, csv, json"}},
+		{name: "history: --json and another format", args: []string{"history", "--json", "--format", "csv"}, want: []string{"--json and --format csv are both given"}},
+		{name: "history: storage not a glob", args: []string{"history", "--storage", "/mnt/[x"}, want: []string{`--storage "/mnt/[x" is not a glob`}},
+		{name: "history: unknown status", args: []string{"history", "--status", "done"}, want: []string{`--status "done" is not a run's status`, "complete, failed, interrupted"}},
+		{name: "history: since neither time nor age", args: []string{"history", "--since", "last week"}, want: []string{`--since "last week" is neither a time nor an age`, "7d"}},
+		{name: "history: since after until", args: []string{"history", "--since", "2026-03-02", "--until", "2026-03-01"}, want: []string{"--since 2026-03-02 is not before --until 2026-03-01"}},
 
 		// report and compare
 		{name: "report: no run", args: []string{"report"}, want: []string{"calibra report takes one run directory, but was given 0"}},

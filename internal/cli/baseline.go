@@ -41,7 +41,7 @@ func (f *baselineFlags) check(cmd *cobra.Command, s store.Spec) error {
 	}
 	switch {
 	case s.None:
-		return fault.Input("give --store sqlite:PATH (the store the baseline's runs are in), or drop --baseline", "--baseline reads the results store, which is off (--store none)")
+		return fault.Input("give --store "+store.Forms+" (the store the baseline's runs are in), or drop --baseline", "--baseline reads the results store, which is off (--store none)")
 	case f.runs < 1:
 		return fault.Input("give 1 or more", "--baseline-runs %d is not a number of runs", f.runs)
 	case math.IsNaN(f.maxPct) || math.IsInf(f.maxPct, 0) || f.maxPct < 0:
@@ -57,10 +57,7 @@ func (f *baselineFlags) options() regress.Options {
 // judge judges the run in dir against its baseline in the results store;
 // a store that does not exist yet holds no baseline.
 func (a *app) judge(ctx context.Context, o regress.Options, dir string, r *results.Run) (*results.Baseline, error) {
-	if a.store.Err != nil {
-		return nil, a.store.Err
-	}
-	s, err := store.OpenExisting(ctx, a.store.Path)
+	s, err := store.OpenSpec(ctx, a.store, false)
 	switch {
 	case errors.Is(err, store.ErrNoStore):
 		s = nil

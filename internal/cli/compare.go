@@ -70,40 +70,46 @@ headline figure regressed; it writes nothing.`,
 				}
 				return a.compareBaseline(cmd, bl, args[0], format)
 			}
-			runs, err := compare.Load(args)
-			if err != nil {
-				return err
-			}
-			t, err := compare.Compare(runs)
-			var nc *compare.NoCommonStepError
-			if errors.As(err, &nc) {
-				return fault.Input("compare runs of the same layers (calibra report RUNDIR shows each run alone)", "%v", err)
-			}
-			if err != nil {
-				return wrap(err)
-			}
-			if html != "" {
-				var b bytes.Buffer
-				if err := compare.HTML(&b, t, runs); err != nil {
-					return wrap(err)
-				}
-				// Written by name: only into a directory no other account can change.
-				if dir := filepath.Dir(html); exists(dir) {
-					if err := safefs.CheckDir(dir, "give a --html file in a directory only calibra's account (or root) can write to"); err != nil {
-						return err
-					}
-				}
-				if err := results.WriteFileAtomic(html, b.Bytes()); err != nil {
-					return fault.Input("choose a --html file in a directory you can write to", "cannot write %s: %v", html, err)
-				}
-			}
-			return wrap(t.Write(a.stdout, format))
+			return a.compareRuns(args, format, html)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output on stdout: text, md, csv or json")
 	cmd.Flags().StringVar(&html, "html", "", "also write an HTML page with the table and the runs' curves overlaid")
 	bl.register(cmd)
 	return cmd
+}
+
+// compareRuns sets the run directories dirs side by side in format on
+// stdout, and draws them in the HTML page html when given.
+func (a *app) compareRuns(dirs []string, format, html string) error {
+	runs, err := compare.Load(dirs)
+	if err != nil {
+		return err
+	}
+	t, err := compare.Compare(runs)
+	var nc *compare.NoCommonStepError
+	if errors.As(err, &nc) {
+		return fault.Input("compare runs of the same layers (calibra report RUNDIR shows each run alone)", "%v", err)
+	}
+	if err != nil {
+		return wrap(err)
+	}
+	if html != "" {
+		var b bytes.Buffer
+		if err := compare.HTML(&b, t, runs); err != nil {
+			return wrap(err)
+		}
+		// Written by name: only into a directory no other account can change.
+		if dir := filepath.Dir(html); exists(dir) {
+			if err := safefs.CheckDir(dir, "give a --html file in a directory only calibra's account (or root) can write to"); err != nil {
+				return err
+			}
+		}
+		if err := results.WriteFileAtomic(html, b.Bytes()); err != nil {
+			return fault.Input("choose a --html file in a directory you can write to", "cannot write %s: %v", html, err)
+		}
+	}
+	return wrap(t.Write(a.stdout, format))
 }
 
 // compareBaseline judges the run directory dir against its baseline in

@@ -21,12 +21,8 @@ func (a *app) iocalCommand() *cobra.Command {
 	return cmd
 }
 
-func (a *app) iocalLayer(c *runner.Config) layer {
-	var f runner.IOCal
-	cmd := &cobra.Command{
-		Use:   "iocal",
-		Short: "Layers 2 and 3: I/O through the database (IOPS, MB/s, latency per parallel jobs)",
-		Long: `Calibrate the storage's I/O through the database, the open counterpart of
+// iocalHelp is calibra iocal --help's long text.
+const iocalHelp = `Calibrate the storage's I/O through the database, the open counterpart of
 Oracle's CALIBRATE_IO, SLOB and the peakmarks storage tests: load calibration
 data (one row per database block) on the storage under test, then sweep each
 test over parallel jobs (one connection each), with a cold start before each
@@ -41,8 +37,10 @@ read test (restart, OS page cache dropped where permitted):
               (by name only)
   seqread     sequential reads: each query counts the rows of the next
               4 MiB of the data, chunks handed out in order
-  seqwrite    bulk load: each job loops BEGIN; TRUNCATE its table; COPY
-              FREEZE one chunk of rows; COMMIT (WAL-logged)
+  seqwrite    sequential writes made by the server: each call has it
+              generate and append one chunk of one-block rows to the
+              job's own table (INSERT ... SELECT), one transaction
+              committed synchronously; no row passes through calibra
   wal         commit latency: each job is a committer whose one-row
               INSERTs commit synchronously, looped in the server where
               the engine waits for each flush there, else by the client
@@ -61,6 +59,10 @@ Per point, over its timed window (--point, after an unmeasured --warmup):
                 by the server where it loops the commits)
   commits_ps, wal_syncs_ps, disk_w_await_ms  the commit test's rate, the
                 server's WAL syncs and the WAL device's write await
+  data_w_mbps, wal_mbps, disk_w_mbps, disk_w_share_pct  what a write
+                point's server wrote to its data files and WAL, what the
+                device wrote, and that as a share of the device step's
+                sequential write (after a device step)
   cpu_busy_pct, cpu_sys_pct  the host's CPU over the window
   db_hit_pct    share of block requests served by the database cache
 Then for random reads: max_iops, the highest IOPS among the points whose
@@ -74,7 +76,14 @@ memory cgroup of --db-cache + --os-cache-limit + 3 MiB per connection,
 which bounds its page cache, and --size defaults to 4 times that limit. When
 the data is less than 3 times the caches, or the page cache cannot be
 bounded (no cgroup, or --dsn), results.json says "cache_dominated" and why.
-The calibration data is dropped at the end unless --keep.`,
+The calibration data is dropped at the end unless --keep.`
+
+func (a *app) iocalLayer(c *runner.Config) layer {
+	var f runner.IOCal
+	cmd := &cobra.Command{
+		Use:   "iocal",
+		Short: "Layers 2 and 3: I/O through the database (IOPS, MB/s, latency per parallel jobs)",
+		Long:  iocalHelp,
 		Example: `  # The acceptance sweep: 1 GiB of data, 4 points of 5 s, all three tests
   calibra iocal --path /mnt/array --size 1GiB --jobs 1,2,4,8 --point 5s
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"sort"
@@ -32,8 +33,9 @@ func (a *app) labCommand() *cobra.Command {
 (--lab SPEC) or study (target.lab: SPEC), and runs on it:
 
   file system (ext4 or xfs) -> loop device (direct I/O) -> nbdfuse file
-  -> calibra's NBD server: [flash write-back cache] platter latency, spindles
-     (or nbdkit, for rate, error_rate and its cache filter)
+  -> calibra's NBD server, two connections a spindle on a 0600 socket:
+     [flash write-back cache] platter latency, spindles
+     (or nbdkit, one connection, for rate, error_rate and its cache filter)
   -> the platter (a sparse file PATH/calibra-lab/platter.img)
 
 The platter stays between commands (build once on the lab, run many); the
@@ -85,22 +87,27 @@ and takes it apart.`,
 	return cmd
 }
 
-// labServeCommand is the lab's NBD server, which nbdfuse runs with the
-// connection on its stdin and stdout: the platter with its latency and
-// spindles, and the flash cache. Not for people: the stack starts it.
+// labServeCommand is the lab's NBD server, on the listening Unix socket
+// the stack passes it as fd 3; nbdfuse opens several connections to it:
+// the platter with its latency and spindles, and the flash cache. Not for
+// people: the stack starts it.
 func labServeCommand() *cobra.Command {
 	var cfg lab.TierConfig
 	var tornRecord string
 	cmd := &cobra.Command{
 		Use:    "serve",
-		Short:  "The lab's NBD server on stdin and stdout (started by the lab)",
+		Short:  "The lab's NBD server on the socket at fd 3 (started by the lab)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			// The stack stops nbdfuse's process group with SIGTERM; this
-			// server ends when nbdfuse closes the connection, after
-			// destaging, or dies at a power cut (SIGKILL).
+			// The stack stops its processes with SIGTERM; this server ends
+			// when nbdfuse has closed every connection, after destaging,
+			// or dies at a power cut (SIGKILL; SIGUSR1 first for a torn one).
 			signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+			l, err := net.FileListener(os.NewFile(3, "listener"))
+			if err != nil {
+				return fmt.Errorf("calibra lab serve takes its socket as fd 3 from the lab: %w", err)
+			}
 			t, err := lab.OpenTier(cfg)
 			if err != nil {
 				return err
@@ -108,7 +115,7 @@ func labServeCommand() *cobra.Command {
 			if cfg.TornUnit > 0 {
 				tearOnSignal(t, tornRecord)
 			}
-			err = lab.ServeNBD(os.Stdin, os.Stdout, t)
+			err = lab.ServeListener(l, t)
 			if dirty := t.Dirty(); dirty > 0 {
 				fmt.Fprintf(os.Stderr, "calibra lab serve: destaging %d blocks to the platter before exiting\n", dirty)
 			}

@@ -47,11 +47,14 @@ server; anything else is refused and nothing is written.`,
 			if err != nil {
 				return err
 			}
-			a.record(cmd.Context(), out)
+			recorded := a.record(cmd.Context(), out)
 			if r, err := results.Load(out); err == nil {
 				fmt.Fprint(a.stdout, runner.SummaryText(r, r.Status))
 			}
 			fmt.Fprintln(a.stdout, filepath.Join(out, "report.html"))
+			if recorded != "" {
+				fmt.Fprintln(a.stderr, recorded)
+			}
 			return nil
 		},
 	}

@@ -155,7 +155,8 @@ writes results.json and a report to a run directory.`,
 		SilenceUsage:  true,
 	}
 	// A password on the command line shows in ps to every local account.
-	root.PersistentFlags().String("store", "", "the results store every run is recorded in: sqlite:PATH or none (default: $"+store.EnvVar+", else "+defaultStoreHelp+"; docs/store.md)")
+	root.PersistentFlags().String("store", "", "the results store every run is recorded in: "+store.Forms+" (its password from "+store.PasswordSources+"), or none (default: $"+store.EnvVar+", else "+defaultStoreHelp+"; docs/store.md)")
+	root.PersistentFlags().String("store-file", "", store.StoreFileHelp)
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		if err := a.resolveStore(cmd); err != nil {
 			return err

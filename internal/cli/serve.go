@@ -13,6 +13,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/safefs"
 	"github.com/calibra-bench/calibra/internal/serve"
+	"github.com/calibra-bench/calibra/internal/store"
 )
 
 func (a *app) serveCommand() *cobra.Command {
@@ -47,7 +48,7 @@ work offline.`,
 				return err
 			}
 			if !ok {
-				return fault.Input("record a run first (every command that writes a run directory does), or calibra store import RUNDIR...", "there is no results store at %s yet", a.store.Path)
+				return fault.Input("record a run first (every command that writes a run directory does), or calibra store import RUNDIR...", "there is no results store at %s yet", a.store.Where())
 			}
 			defer s.Close()
 			var ln net.Listener
@@ -59,44 +60,50 @@ work offline.`,
 			if err != nil {
 				return err
 			}
-			token, err := serve.NewToken()
-			if err != nil {
-				ln.Close()
-				return err
-			}
-			srv := &http.Server{Handler: serve.New(s, token), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
-			done := make(chan error, 1)
-			go func() { done <- srv.Serve(ln) }()
-			query := "/?" + serve.TokenParam + "=" + token
-			if socket != "" {
-				fmt.Fprintf(a.stderr, "calibra serve: http://localhost%s on the Unix socket %s (curl --unix-socket %s 'http://localhost%s')\n", query, ln.Addr(), ln.Addr(), query)
-			} else {
-				fmt.Fprintf(a.stderr, "calibra serve: http://%s%s\n", ln.Addr(), query)
-			}
-			if remote {
-				fmt.Fprintln(a.stderr, "calibra: warning: --allow-remote serves over plain HTTP: the token crosses the network in clear text, so use it only on a network you trust")
-			}
-			fmt.Fprintf(a.stderr, "serving %s read-only; Ctrl-C stops it\n", s.Path)
-			select {
-			case err := <-done:
-				return err
-			case <-cmd.Context().Done():
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			if err := srv.Shutdown(ctx); err != nil {
-				return err
-			}
-			if err := <-done; !errors.Is(err, http.ErrServerClosed) {
-				return err
-			}
-			return nil
+			return a.serveOn(cmd.Context(), s, ln, socket != "", remote)
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:0", "HOST:PORT to serve on, a loopback address (port 0: a free one)")
 	cmd.Flags().StringVar(&socket, "socket", "", "serve on a new Unix socket at this path (mode 0600) instead")
 	cmd.Flags().BoolVar(&remote, "allow-remote", false, "let --listen name an address other hosts reach (plain HTTP: the token crosses the network in clear text)")
 	return cmd
+}
+
+// serveOn serves the store s on ln (a Unix socket when unix) until ctx
+// ends, printing the URL with its token.
+func (a *app) serveOn(ctx context.Context, s *store.Store, ln net.Listener, unix, remote bool) error {
+	token, err := serve.NewToken()
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	srv := &http.Server{Handler: serve.New(s, token), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	query := "/?" + serve.TokenParam + "=" + token
+	if unix {
+		fmt.Fprintf(a.stderr, "calibra serve: http://localhost%s on the Unix socket %s (curl --unix-socket %s 'http://localhost%s')\n", query, ln.Addr(), ln.Addr(), query)
+	} else {
+		fmt.Fprintf(a.stderr, "calibra serve: http://%s%s\n", ln.Addr(), query)
+	}
+	if remote {
+		fmt.Fprintln(a.stderr, "calibra: warning: --allow-remote serves over plain HTTP: the token crosses the network in clear text, so use it only on a network you trust")
+	}
+	fmt.Fprintf(a.stderr, "serving %s read-only; Ctrl-C stops it\n", s.Where)
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	grace, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(grace); err != nil {
+		return err
+	}
+	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
 }
 
 // listenTCP listens on addr, which must be a loopback address unless

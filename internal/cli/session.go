@@ -136,7 +136,7 @@ func studyOf(cmd *cobra.Command, command string) map[string]any {
 	flags := map[string]string{}
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
 		// --store says where the run is listed, not what was measured.
-		if f.Hidden || f.Name == "help" || f.Name == "store" {
+		if f.Hidden || f.Name == "help" || f.Name == "store" || f.Name == "store-file" {
 			return
 		}
 		v := f.Value.String()

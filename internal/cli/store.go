@@ -2,32 +2,46 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path"
-	"strconv"
+	"slices"
 	"strings"
-	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/runner"
 	"github.com/calibra-bench/calibra/internal/store"
 )
 
 // defaultStoreHelp says where the default store is, for --store's help.
 const defaultStoreHelp = "$XDG_DATA_HOME/calibra/results.db or ~/.local/share/calibra/results.db, for root /var/lib/calibra/results.db"
 
-// resolveStore reads --store, else CALIBRA_STORE, else the default file,
-// before the command does anything.
+// resolveStore reads --store, else --store-file, else CALIBRA_STORE, else
+// the default file, before the command does anything.
 func (a *app) resolveStore(cmd *cobra.Command) error {
-	source, value := "--store", ""
-	if f := cmd.Flags().Lookup("store"); f != nil && f.Changed {
-		value = f.Value.String()
-	} else if v, ok := os.LookupEnv(store.EnvVar); ok {
-		source, value = store.EnvVar, v
+	source, value := store.OnCommandLine, ""
+	flag, file := cmd.Flags().Lookup("store"), cmd.Flags().Lookup("store-file")
+	switch {
+	case flag != nil && flag.Changed && file != nil && file.Changed:
+		return fault.Input("give one of them", "--store and --store-file are both given")
+	case flag != nil && flag.Changed:
+		value = flag.Value.String()
+	case file != nil && file.Changed:
+		source = "--store-file " + file.Value.String()
+		warnExposed(a.stderr, file.Value.String(), source)
+		var p runner.Problems
+		if value = runner.ReadDSN(file.Value.String(), source, &p); len(p) > 0 {
+			return p[0]
+		}
+	default:
+		if v, ok := os.LookupEnv(store.EnvVar); ok {
+			source, value = store.EnvVar, v
+		}
 	}
 	spec, err := store.ParseSpec(source, value)
 	if err != nil {
@@ -37,18 +51,16 @@ func (a *app) resolveStore(cmd *cobra.Command) error {
 	return nil
 }
 
-// record records a finished run directory in the store. The run directory
-// is the truth: a store that cannot be opened or written is one warning
-// line, and the command ends as it would have.
-func (a *app) record(ctx context.Context, dir string) {
+// record records a finished run directory in the store and returns the
+// line the command ends with: where the run was recorded. The run
+// directory is the truth: a store that cannot be opened or written makes
+// that line a warning, and the command ends as it would have.
+func (a *app) record(ctx context.Context, dir string) string {
 	if a.store.None {
-		return
+		return ""
 	}
 	err := func() error {
-		if a.store.Err != nil {
-			return a.store.Err
-		}
-		s, err := store.Open(ctx, a.store.Path)
+		s, err := store.OpenSpec(ctx, a.store, true)
 		if err != nil {
 			return err
 		}
@@ -56,14 +68,13 @@ func (a *app) record(ctx context.Context, dir string) {
 		_, err = s.Record(ctx, dir)
 		return err
 	}()
+	where := strings.TrimSpace("the results store " + a.store.Where())
 	if err != nil {
 		msg := strings.Join(strings.Fields(err.Error()), " ")
-		where := "the results store"
-		if a.store.Path != "" {
-			where += " " + a.store.Path
-		}
-		fmt.Fprintf(a.stderr, "calibra: warning: the run was not recorded in %s (%s); record it later with 'calibra store import %s'\n", where, msg, dir)
+		msg = a.store.Unnamed(msg) // the sentence names the store once
+		return fmt.Sprintf("calibra: warning: the run was not recorded in %s (%s); record it later with 'calibra store import %s'", where, msg, dir)
 	}
+	return "recorded in " + where + " (calibra history lists it)"
 }
 
 // openStore opens the store for the store and history commands; exists
@@ -72,14 +83,7 @@ func (a *app) openStore(ctx context.Context, create bool) (s *store.Store, exist
 	if a.store.None {
 		return nil, false, fault.Input("give --store sqlite:PATH, or unset CALIBRA_STORE", "the results store is off (--store none)")
 	}
-	if a.store.Err != nil {
-		return nil, false, a.store.Err
-	}
-	if create {
-		s, err = store.Open(ctx, a.store.Path)
-	} else {
-		s, err = store.OpenExisting(ctx, a.store.Path)
-	}
+	s, err = store.OpenSpec(ctx, a.store, create)
 	if errors.Is(err, store.ErrNoStore) {
 		return nil, false, nil
 	}
@@ -142,7 +146,7 @@ Each disagreement is printed; the exit code is 1 when there is any.`,
 				return err
 			}
 			if !ok {
-				fmt.Fprintf(a.stdout, "no runs recorded yet in %s\n", a.store.Path)
+				fmt.Fprintf(a.stdout, "no runs recorded yet in %s\n", a.store.Where())
 				return nil
 			}
 			defer s.Close()
@@ -167,101 +171,124 @@ Each disagreement is printed; the exit code is 1 when there is any.`,
 func (a *app) historyCommand() *cobra.Command {
 	var q store.Query
 	var asJSON bool
+	var format, since, until string
 	cmd := &cobra.Command{
 		Use:   "history",
-		Short: "List the recorded runs, newest first, with one figure when --metric names it",
+		Short: "List the recorded runs, or follow one figure across them with --metric",
 		Long: `List the runs in the results store, newest first: when each started, its
-label, status, engine and host, and with --metric the named figure (as
---threshold names it: KIND.METRIC, e.g. oltp.nopm), the median of the run's
-steps when it measured it more than once. With --metric only the runs that
-measured it are listed.`,
+label, status, engine, storage and host, its headline figures (each kind of
+step's first, repeats aggregated) and its thresholds.
+
+With --metric (a figure as --threshold names it: KIND.METRIC, e.g.
+oltp.nopm) it prints that figure's trend instead: for each label on each
+target (host and storage path), oldest first, every run's median of its
+repeats with their minimum, maximum and number. Only runs that measured the
+figure are listed.
+
+The filters narrow the runs: --label, --storage (the path or its device)
+and --study (its name or preset) are globs (* ? [...]); --since and --until
+take a time (2026-03-02, 2026-03-02T14:00:00Z) or an age (36h, 7d).`,
 		Example: `  calibra history --label 'array-*' --metric oltp.nopm
-  calibra history --limit 5 --json`,
+  calibra history --study quick --since 7d --status complete
+  calibra history --storage '/mnt/array*' --format md > runs.md
+  calibra history --limit 0 --format csv > runs.csv`,
 		Args: wantArgs(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if _, err := path.Match(q.Label, ""); err != nil {
-				return fault.Input("use * ? and [...] as a shell does, e.g. 'array-*'", "--label %q is not a glob", q.Label)
-			}
-			if q.Metric != "" {
-				if err := store.CheckMetric("--metric", q.Metric); err != nil {
-					return err
+			if asJSON {
+				if cmd.Flags().Changed("format") && format != "json" {
+					return fault.Input("give one of them", "--json and --format %s are both given", format)
 				}
+				format = "json"
 			}
-			if q.Limit < 0 {
-				return fault.Input("give 1 or more, or 0 for every run", "--limit %d is negative", q.Limit)
-			}
-			s, ok, err := a.openStore(cmd.Context(), false)
-			if err != nil {
+			if err := checkHistory(&q, format, since, until); err != nil {
 				return err
 			}
-			var rows []store.Row
-			if ok {
-				defer s.Close()
-				if rows, err = s.History(cmd.Context(), q); err != nil {
-					return err
-				}
-			}
-			if asJSON {
-				if rows == nil {
-					rows = []store.Row{}
-				}
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rows)
-			}
-			if len(rows) == 0 {
-				fmt.Fprintf(a.stdout, "no runs recorded in %s match\n", a.store.Path)
-				return nil
-			}
-			writeHistory(a.stdout, rows, q.Metric)
-			return nil
+			return a.printHistory(cmd.Context(), q, format)
 		},
 	}
-	cmd.Flags().StringVar(&q.Label, "label", "", "only runs whose label matches this glob, e.g. 'array-*'")
-	cmd.Flags().StringVar(&q.Metric, "metric", "", "show this figure, as --threshold names it (KIND.METRIC, e.g. oltp.nopm)")
-	cmd.Flags().IntVar(&q.Limit, "limit", 20, "at most this many runs, newest first (0: every run)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the runs as JSON")
+	f := cmd.Flags()
+	f.StringVar(&q.Label, "label", "", "only runs whose label matches this glob, e.g. 'array-*'")
+	f.StringVar(&q.Metric, "metric", "", "follow this figure across the runs, as --threshold names it (KIND.METRIC, e.g. oltp.nopm)")
+	f.IntVar(&q.Limit, "limit", 20, "at most this many runs, newest first (0: every run)")
+	f.StringVar(&q.Engine, "engine", "", "only runs on this engine, as results.json names it ("+strings.Join(runner.EngineNames(), ", ")+")")
+	f.StringVar(&q.Storage, "storage", "", "only runs whose storage path or device matches this glob, e.g. '/mnt/array*' or /dev/nvme0n1")
+	f.StringVar(&q.Study, "study", "", "only runs of a study or preset whose name matches this glob, e.g. quick")
+	f.StringVar(&q.Status, "status", "", "only runs that ended so: complete, failed or interrupted")
+	f.StringVar(&since, "since", "", "only runs started at or after this time (2026-03-02, 2026-03-02T14:00:00Z) or age (36h, 7d)")
+	f.StringVar(&until, "until", "", "only runs started before this time or age")
+	f.StringVar(&format, "format", "text", "output on stdout: "+strings.Join(store.Formats, ", "))
+	f.BoolVar(&asJSON, "json", false, "the same as --format json")
 	return cmd
 }
 
-// writeHistory prints the runs as a table.
-func writeHistory(w interface{ Write([]byte) (int, error) }, rows []store.Row, metric string) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	head := "STARTED (UTC)\tLABEL\tSTATUS\tENGINE\tHOST"
-	if metric != "" {
-		head += "\t" + strings.ToUpper(metric)
+// printHistory prints the runs q selects, or with q.Metric that figure's
+// trend, in format.
+func (a *app) printHistory(ctx context.Context, q store.Query, format string) error {
+	s, ok, err := a.openStore(ctx, false)
+	if err != nil {
+		return err
 	}
-	fmt.Fprintln(tw, head)
-	dash := func(s string) string {
-		if s == "" {
-			return "-"
-		}
-		return s
+	if ok {
+		defer s.Close()
 	}
-	for _, r := range rows {
-		engine := r.Engine
-		if v := strings.Fields(r.EngineVersion); len(v) > 0 {
-			engine += " " + v[0] // "15.18", without the distribution's words
-		}
-		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s", r.StartedAt.UTC().Format("2006-01-02 15:04:05"), dash(r.Label), r.Status, dash(engine), dash(r.Host))
-		if metric != "" {
-			v := "-"
-			if m := r.Metric; m != nil {
-				v = strings.TrimSpace(formatValue(m.Value) + " " + m.Unit)
-				if m.N > 1 {
-					v += fmt.Sprintf(" (median of %d)", m.N)
-				}
+	if q.Metric != "" {
+		var series []store.Series
+		if ok {
+			if series, err = s.Trend(ctx, q); err != nil {
+				return err
 			}
-			line += "\t" + v
 		}
-		fmt.Fprintln(tw, line)
+		if len(series) == 0 && format != "json" {
+			fmt.Fprintf(a.stdout, "no runs recorded in %s match\n", a.store.Where())
+			return nil
+		}
+		return store.WriteTrend(a.stdout, format, series)
 	}
-	tw.Flush()
+	var rows []store.Row
+	if ok {
+		if rows, err = s.History(ctx, q); err != nil {
+			return err
+		}
+	}
+	if len(rows) == 0 && format != "json" {
+		fmt.Fprintf(a.stdout, "no runs recorded in %s match\n", a.store.Where())
+		return nil
+	}
+	return store.WriteRuns(a.stdout, format, rows)
 }
 
-// formatValue prints a figure with two decimals at most.
-func formatValue(v float64) string {
-	s := strconv.FormatFloat(v, 'f', 2, 64)
-	s = strings.TrimRight(s, "0")
-	return strings.TrimSuffix(s, ".")
+// checkHistory checks history's flags and fills q's times.
+func checkHistory(q *store.Query, format, since, until string) error {
+	if !slices.Contains(store.Formats, format) {
+		return fault.Input("use "+strings.Join(store.Formats, ", "), "--format %q is not a history format", format)
+	}
+	for _, g := range []struct{ flag, value string }{{"--label", q.Label}, {"--storage", q.Storage}, {"--study", q.Study}} {
+		if _, err := path.Match(g.value, ""); err != nil {
+			return fault.Input("use * ? and [...] as a shell does, e.g. 'array-*'", "%s %q is not a glob", g.flag, g.value)
+		}
+	}
+	if q.Metric != "" {
+		if err := store.CheckMetric("--metric", q.Metric); err != nil {
+			return err
+		}
+	}
+	if q.Limit < 0 {
+		return fault.Input("give 1 or more, or 0 for every run", "--limit %d is negative", q.Limit)
+	}
+	statuses := []string{results.StatusComplete, results.StatusFailed, results.StatusInterrupted, results.StatusRunning}
+	if q.Status != "" && !slices.Contains(statuses, q.Status) {
+		return fault.Input("use one of: "+strings.Join(statuses, ", "), "--status %q is not a run's status", q.Status)
+	}
+	now := time.Now()
+	var err error
+	if q.Since, err = store.ParseWhen("--since", since, now); err != nil {
+		return err
+	}
+	if q.Until, err = store.ParseWhen("--until", until, now); err != nil {
+		return err
+	}
+	if !q.Since.IsZero() && !q.Until.IsZero() && !q.Since.Before(q.Until) {
+		return fault.Input("give a --since before the --until", "--since %s is not before --until %s", since, until)
+	}
+	return nil
 }

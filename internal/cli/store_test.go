@@ -23,8 +23,9 @@ func TestStoreRecordsRuns(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("device with a failing fio: exit %d, want 1:\n%s", code, stderr)
 	}
-	if strings.Contains(stderr, "not recorded") {
-		t.Errorf("the run was not recorded:\n%s", stderr)
+	// The run ends saying where it recorded it (then comes the error).
+	if i := strings.Index(stderr, "\nrecorded in the results store "+db+" (calibra history lists it)\n"); i < strings.Index(stderr, "\nresults: ") {
+		t.Errorf("the run does not end saying where it was recorded:\n%s", stderr)
 	}
 	if st, err := os.Stat(filepath.Dir(db)); err != nil || st.Mode().Perm() != 0o700 {
 		t.Fatalf("the store's directory: %v", err)
@@ -72,13 +73,36 @@ func TestStoreRecordsRuns(t *testing.T) {
 	if rows := history(); len(rows) != 3 {
 		t.Errorf("%d runs after importing two twice beside one, want 3", len(rows))
 	}
-	rows = history("--metric", "oltp.nopm", "--label", "b*")
-	if len(rows) != 1 || rows[0].Label != "base" || rows[0].Metric == nil || rows[0].Metric.Value < 19769 || rows[0].Metric.Value > 19770 {
-		t.Errorf("history --metric oltp.nopm --label 'b*': %+v", rows)
+	if rows := history("--status", "failed", "--since", "1h"); len(rows) != 1 || rows[0].Command != "device" {
+		t.Errorf("history --status failed --since 1h: %+v, want the device run", rows)
 	}
-	code, stdout, _ := clitest.Run(t, "history", "--metric", "oltp.nopm", "--store", "sqlite:"+db)
-	if code != 0 || !strings.Contains(stdout, "OLTP.NOPM") || !strings.Contains(stdout, "19769.82") || !strings.Contains(stdout, "lead-a") {
+	code, stdout, _ := clitest.Run(t, "history", "--metric", "oltp.nopm", "--label", "b*", "--format", "json", "--store", "sqlite:"+db)
+	var trend []store.Series
+	if err := json.Unmarshal([]byte(stdout), &trend); err != nil || code != 0 {
+		t.Fatalf("history --metric --format json: exit %d, %v\n%s", code, err, stdout)
+	}
+	if len(trend) != 1 || trend[0].Label != "base" || len(trend[0].Points) != 1 || trend[0].Points[0].Value.Value < 19769 || trend[0].Points[0].Value.Value > 19770 {
+		t.Errorf("history --metric oltp.nopm --label 'b*': %+v", trend)
+	}
+	code, stdout, _ = clitest.Run(t, "history", "--metric", "oltp.nopm", "--store", "sqlite:"+db)
+	if code != 0 || !strings.Contains(stdout, "oltp.nopm of lead-a on vm") || !strings.Contains(stdout, "19769.82") || !strings.Contains(stdout, "MEDIAN") {
 		t.Errorf("history --metric oltp.nopm: exit %d\n%s", code, stdout)
+	}
+
+	// --store-file names the store too, and says when others can read it.
+	storeFile := filepath.Join(t.TempDir(), "store")
+	if err := os.WriteFile(storeFile, []byte("sqlite:"+db+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []os.FileMode{0o644, 0o600} {
+		if err := os.Chmod(storeFile, mode); err != nil {
+			t.Fatal(err)
+		}
+		code, stdout, stderr := clitest.Run(t, "history", "--store-file", storeFile, "--format", "csv")
+		warned := strings.Contains(stderr, "--store-file "+storeFile+" is readable by its group or others")
+		if code != 0 || strings.Count(stdout, "\n") != 4 || warned != (mode == 0o644) {
+			t.Errorf("history --store-file (mode %o): exit %d, warned %v\n%s%s", mode, code, warned, stdout, stderr)
+		}
 	}
 
 	if code, stdout, stderr := clitest.Run(t, "store", "check", "--store", "sqlite:"+db); code != 0 {

@@ -124,22 +124,38 @@ func HTML(w io.Writer, t *Table, runs []Run) error {
 // first step of that kind in each run.
 // The captions are HTML text beside the charts.
 func overlays(runs []Run) ([]assets.Chart, []chartRef) {
-	var out []assets.Chart
-	var refs []chartRef
-	add := func(id, title string, c assets.Chart) {
-		if len(c.Series) < 2 {
-			return // nothing to overlay
-		}
-		c.ID = id
-		out = append(out, c)
-		refs = append(refs, chartRef{ID: id, Title: title})
+	var o overlay
+	for _, draw := range []func([]Run){o.ramps, o.iocal, o.devices, o.dssQueries, o.oltpP90, o.servers} {
+		draw(runs)
 	}
-	first := func(r Run, kind string) any {
-		st, _ := firstStep(r, kind)
-		return st.Body
+	return o.charts, o.refs
+}
+
+// overlay is the charts that overlay runs, and their captions.
+type overlay struct {
+	charts []assets.Chart
+	refs   []chartRef
+}
+
+// add adds c when it has two series or more: something to overlay.
+func (o *overlay) add(id, title string, c assets.Chart) {
+	if len(c.Series) < 2 {
+		return
 	}
-	// Ramps: throughput, response time and the host's CPU busy and I/O
-	// wait against users (002 Figs 6-7): what bent each run's curve.
+	c.ID = id
+	o.charts = append(o.charts, c)
+	o.refs = append(o.refs, chartRef{ID: id, Title: title})
+}
+
+// first is the body of the run's first step of kind; nil when it has none.
+func first(r Run, kind string) any {
+	st, _ := firstStep(r, kind)
+	return st.Body
+}
+
+// ramps: throughput, response time and the host's CPU busy and I/O wait
+// against users (002 Figs 6-7): what bent each run's curve.
+func (o *overlay) ramps(runs []Run) {
 	tps := assets.Chart{XName: "users", YName: "TPS"}
 	art := assets.Chart{XName: "users", YName: "ART ms"}
 	cpu := assets.Chart{XName: "users", YName: "% of all CPUs"}
@@ -162,13 +178,15 @@ func overlays(runs []Run) ([]assets.Chart, []chartRef) {
 			art.MarkY = []assets.Mark{{Label: fmt.Sprintf("SLA %g ms", b.SLAMs), Value: b.SLAMs}}
 		}
 	}
-	add("ramp-tps", "Ramp: TPS against users", tps)
-	add("ramp-art", "Ramp: ART against users", art)
+	o.add("ramp-tps", "Ramp: TPS against users", tps)
+	o.add("ramp-art", "Ramp: ART against users", art)
 	if len(cpu.Series) >= 4 { // two runs, each a pair
-		add("ramp-cpu", "Ramp: CPU busy (solid) and I/O wait (dashed) against users", cpu)
+		o.add("ramp-cpu", "Ramp: CPU busy (solid) and I/O wait (dashed) against users", cpu)
 	}
+}
 
-	// iocal: random IOPS and sequential MB/s against jobs.
+// iocal: random IOPS and sequential MB/s against jobs.
+func (o *overlay) iocal(runs []Run) {
 	iops := assets.Chart{XName: "parallel jobs", YName: "IOPS", XLog: true}
 	seq := assets.Chart{XName: "parallel jobs", YName: "MB/s", XLog: true}
 	for _, r := range runs {
@@ -190,10 +208,12 @@ func overlays(runs []Run) ([]assets.Chart, []chartRef) {
 			}
 		}
 	}
-	add("iocal-iops", "iocal: random read IOPS against jobs", iops)
-	add("iocal-seq", "iocal: sequential MB/s against jobs", seq)
+	o.add("iocal-iops", "iocal: random read IOPS against jobs", iops)
+	o.add("iocal-seq", "iocal: sequential MB/s against jobs", seq)
+}
 
-	// Device: IOPS and p99 against queue depth, per spec.
+// devices: IOPS and p99 against queue depth, per spec.
+func (o *overlay) devices(runs []Run) {
 	dev := map[string]*[2]assets.Chart{}
 	var specs []string
 	for _, r := range runs {
@@ -230,11 +250,13 @@ func overlays(runs []Run) ([]assets.Chart, []chartRef) {
 		}
 	}
 	for i, s := range specs {
-		add(fmt.Sprintf("dev-%d-iops", i), "Device "+s+": IOPS against queue depth", dev[s][0])
-		add(fmt.Sprintf("dev-%d-p99", i), "Device "+s+": p99 latency against queue depth", dev[s][1])
+		o.add(fmt.Sprintf("dev-%d-iops", i), "Device "+s+": IOPS against queue depth", dev[s][0])
+		o.add(fmt.Sprintf("dev-%d-p99", i), "Device "+s+": p99 latency against queue depth", dev[s][1])
 	}
+}
 
-	// DSS: power-test query times side by side.
+// dssQueries: power-test query times side by side.
+func (o *overlay) dssQueries(runs []Run) {
 	q := assets.Chart{YName: "seconds"}
 	for _, r := range runs {
 		b, ok := first(r, results.KindDSS).(*results.DSS)
@@ -258,9 +280,11 @@ func overlays(runs []Run) ([]assets.Chart, []chartRef) {
 			q.Series = append(q.Series, assets.Series{Name: r.Label, Type: "bar", Y: assets.Nums(y)})
 		}
 	}
-	add("dss-queries", "DSS: power test query seconds", q)
+	o.add("dss-queries", "DSS: power test query seconds", q)
+}
 
-	// OLTP: per-transaction p90 side by side.
+// oltpP90: per-transaction p90 side by side.
+func (o *overlay) oltpP90(runs []Run) {
 	tx := assets.Chart{YName: "p90 ms", Categories: results.TxTypes}
 	for _, r := range runs {
 		b, ok := first(r, results.KindOLTP).(*results.OLTP)
@@ -277,11 +301,13 @@ func overlays(runs []Run) ([]assets.Chart, []chartRef) {
 		}
 		tx.Series = append(tx.Series, assets.Series{Name: r.Label, Type: "bar", Y: assets.Nums(y)})
 	}
-	add("oltp-p90", "OLTP: p90 per transaction", tx)
+	o.add("oltp-p90", "OLTP: p90 per transaction", tx)
+}
 
-	// Servers driven together (--instances): NOPM and TPM, then ART and
-	// the data device's read and overall await, against their number, as
-	// study 000 draws NOPM against RAC nodes and 004 latency against nodes.
+// servers driven together (--instances): NOPM and TPM, then ART and the
+// data device's read and overall await, against their number, as study
+// 000 draws NOPM against RAC nodes and 004 latency against nodes.
+func (o *overlay) servers(runs []Run) {
 	var n, nopm, tpm, artMs, rAwait, await []assets.Num
 	seen := map[int]bool{}
 	for _, r := range runs {
@@ -289,11 +315,11 @@ func overlays(runs []Run) ([]assets.Chart, []chartRef) {
 		if !ok {
 			continue
 		}
-		o := st.Body.(*results.OLTP)
+		b := st.Body.(*results.OLTP)
 		k := servers(r)
 		seen[k] = true
 		n = append(n, assets.Num(k))
-		nopm, tpm, artMs = append(nopm, assets.Ptr(o.NOPM)), append(tpm, assets.Ptr(o.TPMDB)), append(artMs, assets.Num(o.ARTMs))
+		nopm, tpm, artMs = append(nopm, assets.Ptr(b.NOPM)), append(tpm, assets.Ptr(b.TPMDB)), append(artMs, assets.Num(b.ARTMs))
 		var ra, a *float64
 		if st.Observe != nil && st.Observe.Disk != nil {
 			ra, a = st.Observe.Disk.RAwaitMs, st.Observe.Disk.AwaitMs
@@ -301,15 +327,14 @@ func overlays(runs []Run) ([]assets.Chart, []chartRef) {
 		rAwait, await = append(rAwait, assets.Ptr(ra)), append(await, assets.Ptr(a))
 	}
 	if len(seen) > 1 {
-		add("servers-rate", "OLTP: NOPM and TPM (db) against the servers driven together",
+		o.add("servers-rate", "OLTP: NOPM and TPM (db) against the servers driven together",
 			assets.Chart{XName: "servers", YName: "per minute", Series: []assets.Series{
 				{Name: "NOPM", X: n, Y: nopm}, {Name: "TPM (db)", X: n, Y: tpm, Dashed: true}}})
-		add("servers-latency", "OLTP: ART and the data device's await against the servers driven together",
+		o.add("servers-latency", "OLTP: ART and the data device's await against the servers driven together",
 			assets.Chart{XName: "servers", YName: "ms", Series: []assets.Series{
 				{Name: "ART", X: n, Y: artMs}, {Name: "device read await", X: n, Y: rAwait, Dashed: true},
 				{Name: "device await", X: n, Y: await, Dashed: true}}})
 	}
-	return out, refs
 }
 
 // firstStep is the run's first step of kind.

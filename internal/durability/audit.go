@@ -69,6 +69,17 @@ type Protector interface {
 	PageProtection(on bool) string
 }
 
+// Cluster is a Host whose database several servers serve (a Galera
+// cluster): after each recovery the acknowledged commits are checked on
+// every node, and the nodes against each other.
+type Cluster interface {
+	// Nodes are the servers, the first the one the clients commit on.
+	Nodes() []engine.Engine
+	// Rejoined says how each node came back at the last recovery (e.g.
+	// "bootstrap", "ist", "copy of node 1"); nil when it cannot say.
+	Rejoined() []string
+}
+
 // Calibrator is an engine that can run, from its next start, with
 // commits acknowledged before they are durable (PostgreSQL's fsync=off,
 // InnoDB's log written and flushed once a second): the audit's
@@ -186,7 +197,7 @@ func runCycle(ctx context.Context, cfg Config, host Host, cycle int, j *journal)
 	c.Fsck = fsck
 	if rerr == nil {
 		c.RecoveryS = &took
-		if rerr = verify(ctx, host, before, acked, &c); rerr != nil {
+		if rerr = check(ctx, host, before, acked, &c); rerr != nil {
 			// The server came back but its data cannot be read.
 			failed = classify(rerr, Corrupt)
 		}
@@ -450,10 +461,85 @@ func pagesNamed(msg string) int64 {
 	return max(1, int64(strings.Count(strings.ToLower(msg), "invalid page in block")))
 }
 
-// verify counts the cycle's acknowledged commits that are gone and those
-// in flight at the cut that survived, and runs the consistency checks.
-func verify(ctx context.Context, host Host, before *state, a *acks, c *results.DurabilityCycle) error {
-	ctl, err := oltp.Connect(ctx, host.Engine())
+// check verifies the host's server or, on a cluster, every node, and
+// compares the nodes: the cycle counts the worst node's losses, and a node
+// whose data differ from node 1's breaks its consistency.
+func check(ctx context.Context, host Host, before *state, a *acks, c *results.DurabilityCycle) error {
+	cl, ok := host.(Cluster)
+	if !ok || len(cl.Nodes()) < 2 {
+		return verify(ctx, host.Engine(), before, a, c, nil)
+	}
+	nodes := make([]nodeCheck, len(cl.Nodes()))
+	for i, e := range cl.Nodes() {
+		if err := verify(ctx, e, before, a, &nodes[i].cycle, &nodes[i].fingerprint); err != nil {
+			return fmt.Errorf("node %d: %w", i+1, err)
+		}
+	}
+	mergeNodes(c, nodes, cl.Rejoined())
+	return nil
+}
+
+// nodeCheck is one node's verification after a recovery.
+type nodeCheck struct {
+	cycle       results.DurabilityCycle
+	fingerprint []int64
+}
+
+// mergeNodes gives the cycle its nodes' figures: the worst node's losses
+// and consistency, with the check that every node holds node 1's data,
+// and every node's damaged pages (each node writes its own files).
+func mergeNodes(c *results.DurabilityCycle, nodes []nodeCheck, rejoined []string) {
+	agree := results.Check{ID: "nodes", Name: "every node holds node 1's data", OK: true}
+	var apart []string
+	worst := nodes[0].cycle.Consistency
+	for i, nc := range nodes {
+		n := results.DurabilityNode{Node: i + 1, LostAcknowledged: nc.cycle.LostAcknowledged,
+			CommittedUnacknowledged: nc.cycle.CommittedUnacknowledged, ConsistencyOK: nc.cycle.Consistency.OK,
+			PagesDamaged: nc.cycle.PagesDamaged, Differs: differs(nodes[0].fingerprint, nc.fingerprint)}
+		if i < len(rejoined) {
+			n.Rejoined = rejoined[i]
+		}
+		if n.Differs != "" {
+			apart = append(apart, fmt.Sprintf("node %d: %s", n.Node, n.Differs))
+		}
+		if worst.OK && !nc.cycle.Consistency.OK {
+			worst = nc.cycle.Consistency
+		}
+		c.LostAcknowledged = max(c.LostAcknowledged, n.LostAcknowledged)
+		c.CommittedUnacknowledged = max(c.CommittedUnacknowledged, n.CommittedUnacknowledged)
+		c.PagesDamaged += n.PagesDamaged
+		if nc.cycle.PageCheck != "" {
+			c.PageCheck = nc.cycle.PageCheck
+		}
+		for _, p := range nc.cycle.DamagedPages {
+			if len(c.DamagedPages) < maxNamedPages {
+				c.DamagedPages = append(c.DamagedPages, fmt.Sprintf("node %d: %s", n.Node, p))
+			}
+		}
+		c.Nodes = append(c.Nodes, n)
+	}
+	agree.OK, agree.Violations, agree.Detail = len(apart) == 0, int64(len(apart)), strings.Join(apart, "; ")
+	worst.Checks = append(worst.Checks, agree)
+	worst.OK = worst.OK && agree.OK
+	c.Consistency = worst
+}
+
+// differs names what fingerprint b has other than a ("" when nothing).
+func differs(a, b []int64) string {
+	var d []string
+	for i, name := range oltp.FingerprintNames {
+		if a[i] != b[i] {
+			d = append(d, fmt.Sprintf("%s %d against node 1's %d", name, b[i], a[i]))
+		}
+	}
+	return strings.Join(d, ", ")
+}
+
+// verify counts the cycle's acknowledged commits that are gone from e and
+// those in flight at the cut that survived, and runs the consistency
+// checks; with fp, it reads e's fingerprint too.
+func verify(ctx context.Context, e engine.Engine, before *state, a *acks, c *results.DurabilityCycle, fp *[]int64) error {
+	ctl, err := oltp.Connect(ctx, e)
 	if err != nil {
 		return err
 	}
@@ -495,7 +581,11 @@ func verify(ctx context.Context, host Host, before *state, a *acks, c *results.D
 	if c.Consistency, err = oltp.CheckConsistency(ctx, ctl); err != nil {
 		return err
 	}
-	return checkPages(ctx, ctl, c)
+	if err := checkPages(ctx, ctl, c); err != nil || fp == nil {
+		return err
+	}
+	*fp, err = oltp.Fingerprint(ctx, ctl)
+	return err
 }
 
 // maxNamedPages bounds the damaged pages a cycle names.

@@ -2,7 +2,12 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
 	"sync"
+	"syscall"
 )
 
 // OpenConns opens n sessions with open, returning those it opened also
@@ -54,4 +59,35 @@ func OnConns[C, J any](ctx context.Context, conns []C, jobs []J, do func(ctx con
 		return err
 	}
 	return ctx.Err()
+}
+
+// Unreachable says in a few words why no server answered a connection,
+// and what to check: a host not known, nothing listening, no socket in
+// socketDir (the Unix socket's directory a DSN names; "" when none), no
+// answer in time; else the innermost cause's first line, with password
+// hidden. Drivers that try each address (and TLS, then not) join errors
+// that repeat each other: the cause is named once.
+func Unreachable(err error, password, socketDir string) (why, fix string) {
+	fix = "check the host and port in --dsn and that the server is running"
+	var dns *net.DNSError
+	var nerr net.Error
+	switch {
+	case errors.As(err, &dns) && dns.IsNotFound:
+		return fmt.Sprintf("the host name %s is not known", dns.Name), "check the host name in --dsn"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "nothing listens there (connection refused)", fix
+	case errors.Is(err, syscall.ENOENT) && socketDir != "":
+		return "no server socket is in " + socketDir, "check the socket directory (host) and port in --dsn and that the server is running"
+	case errors.As(err, &nerr) && nerr.Timeout():
+		return "no answer in time", "check the host, the port and any firewall in between"
+	}
+	for next := errors.Unwrap(err); next != nil; next = errors.Unwrap(err) {
+		err = next
+	}
+	cause := err.Error()
+	if password != "" {
+		cause = strings.ReplaceAll(cause, password, "xxxxx")
+	}
+	first, _, _ := strings.Cut(cause, "\n")
+	return first, fix
 }

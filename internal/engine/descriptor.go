@@ -2,12 +2,14 @@ package engine
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/secret"
+	"github.com/calibra-bench/calibra/internal/terms"
 )
 
 // Descriptor is everything calibra outside an engine's own packages
@@ -64,6 +66,9 @@ type Descriptor struct {
 	// nil: one. ClusterTitle names such a cluster's kind in sentences.
 	Servers      func(options map[string]string) int
 	ClusterTitle string
+	// Words are the engine's own terms in reports: where its waits and
+	// counters come from, its log's and cluster's names.
+	Words terms.Words
 }
 
 // Cache is the engine's data cache (--db-cache) in its own units.
@@ -129,6 +134,9 @@ func Register(d Descriptor) {
 				panic("engines " + o.Name + " and " + d.Name + " both have the option " + opt.Flag)
 			}
 		}
+		if dir, shared := shareADirectory(o.Managed, d.Managed); shared {
+			panic("engines " + o.Name + " and " + d.Name + " would both use PATH/" + dir)
+		}
 	}
 	descriptors[d.Name] = d
 	order = append(order, d.Name)
@@ -136,6 +144,24 @@ func Register(d Descriptor) {
 	if d.RedactDSN != nil {
 		secret.AddDSNForm(d.RedactDSN)
 	}
+	terms.Register(d.Name, d.Words)
+}
+
+// shareADirectory reports a directory one of a's and b's managed
+// instances names that the other's pattern takes too: one engine would
+// open, or clean remove, the other's instance.
+func shareADirectory(a, b []Managed) (string, bool) {
+	for _, x := range a {
+		for _, y := range b {
+			if ok, _ := filepath.Match(x.Pattern, y.Dir); ok {
+				return y.Dir, true
+			}
+			if ok, _ := filepath.Match(y.Pattern, x.Dir); ok {
+				return x.Dir, true
+			}
+		}
+	}
+	return "", false
 }
 
 // Names lists the registered engines.

@@ -79,3 +79,31 @@ func TestRegisterForChecksTheEnginesType(t *testing.T) {
 type other struct{ fake }
 
 func (o *other) Name() string { return "other" }
+
+// Two engines never share a managed directory: one named so that another
+// engine's pattern takes it (a twin of PostgreSQL in calibra-pgtwin, which
+// calibra-pg* matches) is refused at registration, before either could
+// open or clean the other's instance.
+func TestEnginesSharingADirectoryAreRefused(t *testing.T) {
+	pg := []Managed{{Pattern: "calibra-pg*", Dir: "calibra-pg"}}
+	for _, c := range []struct {
+		twin   Managed
+		shared bool
+	}{
+		{Managed{Pattern: "calibra-pg*", Dir: "calibra-pg"}, true},
+		{Managed{Pattern: "calibra-pgtwin*", Dir: "calibra-pgtwin"}, true},
+		{Managed{Pattern: "calibra-*", Dir: "calibra-twin"}, true},
+		{Managed{Pattern: "calibra-twin*", Dir: "calibra-twin"}, false},
+	} {
+		if dir, shared := shareADirectory(pg, []Managed{c.twin}); shared != c.shared {
+			t.Errorf("%+v beside PostgreSQL's: shared %v (%s), want %v", c.twin, shared, dir, c.shared)
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a second engine in fake's directory was registered")
+		}
+	}()
+	Register(Descriptor{Name: "fake-in-pg", Managed: pg})
+	Register(Descriptor{Name: "fake-twin", Managed: []Managed{{Pattern: "calibra-pgtwin*", Dir: "calibra-pgtwin"}}})
+}

@@ -15,7 +15,7 @@ import (
 
 // aboveTheSeam are the packages that consult the engines' descriptors
 // and dialects' declarations, and name no engine.
-var aboveTheSeam = []string{"runner", "cli", "study", "results", "compare", "secret"}
+var aboveTheSeam = []string{"runner", "cli", "study", "results", "compare", "secret", "report"}
 
 // engineImport is an import that belongs to an engine: its package, its
 // driver, or a workload's dialect for it (the internal/engines list, which

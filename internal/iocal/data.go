@@ -92,7 +92,7 @@ func load(ctx context.Context, connect func(context.Context) (Conn, error), size
 			return err
 		}
 		defer conn.Close()
-		return conn.Load(ctx, dataTable(k), true, newRows(first, n, rowBytes(blockSize), seed+uint64(k)))
+		return conn.Load(ctx, dataTable(k), newRows(first, n, rowBytes(blockSize), seed+uint64(k)))
 	})
 	if err != nil {
 		return nil, 0, err

@@ -32,6 +32,17 @@ type Methods struct {
 	Random, ClientRead, SeqRead, SeqWrite, Commit string
 }
 
+// Chunk is one call of the write test: rows First..First+N-1 of Table,
+// each an id and a filler of Width bytes, one block's row (as Load's),
+// appended to the rows before unless Create (the table is new) or Empty
+// (it is emptied first).
+type Chunk struct {
+	Table         string
+	Create, Empty bool
+	First, N      int64
+	Width         int
+}
+
 // IOMethoder is a Conn whose server chooses how it issues its data-file
 // reads (PostgreSQL 18's io_method), recorded with the calibration.
 type IOMethoder interface {
@@ -54,10 +65,22 @@ type Conn interface {
 	DropTables(ctx context.Context, prefix string) error
 	// DropTable drops a table if it exists.
 	DropTable(ctx context.Context, table string) error
-	// Load creates table (create) or empties it, and loads rows, each an
-	// id and a filler of one block, tab-separated, one to a line, all in
-	// one transaction, so that reading them later changes no block.
-	Load(ctx context.Context, table string, create bool, rows io.Reader) error
+	// Load creates table and loads rows, each an id and a filler of one
+	// block, tab-separated, one to a line, all in one transaction, so
+	// that reading them later changes no block.
+	Load(ctx context.Context, table string, rows io.Reader) error
+	// PrepareWrites creates (anew) pool, a table of random bytes the
+	// write test's rows take their fillers from in the server, and the
+	// engine's routine that writes them, named after pool so that
+	// DropTables drops both with it.
+	PrepareWrites(ctx context.Context, pool string) error
+	// WriteRows has the server write the chunk's rows into its table
+	// (created first, or emptied first, where the chunk says), each of
+	// one block with a filler cut from pool, all generated in the server,
+	// in one transaction committed synchronously: nothing the client does
+	// is on the write path, and N blocks are written. It fails when the
+	// server wrote other than the chunk's rows.
+	WriteRows(ctx context.Context, pool string, c Chunk) error
 	// Checkpoint writes every changed block to the storage.
 	Checkpoint(ctx context.Context) error
 	// SaveMeta records what the data is, for a later run to reuse it;

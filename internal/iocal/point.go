@@ -73,11 +73,11 @@ func flushPath(p results.IOCalPoint) *verdict.Flush {
 	return nil
 }
 
-// serverSide are the tests whose work the server issues, many blocks or
-// commits a call (every engine's committer loops in the server): calibra's
-// own CPU cannot set their pace.
+// serverSide are the tests whose work the server issues, many blocks,
+// rows or commits a call: every test but clientread, whose reads are one
+// a query. Calibra's own CPU cannot set their pace.
 func serverSide(test string) bool {
-	return test == TestRandom || test == TestSeqRead || test == TestWAL
+	return test != TestClientRead
 }
 
 // observed adds to p what the observers saw over its window.
@@ -89,8 +89,11 @@ func observed(p *results.IOCalPoint, test string, o *results.Observe) {
 			p.DiskRAwaitMs = d.RAwaitMs
 		}
 	}
-	if test == TestWAL {
+	switch test {
+	case TestWAL:
 		committed(p, o)
+	case TestSeqWrite:
+		written(p, o)
 	}
 	db := o.DB
 	if db == nil {
@@ -140,6 +143,23 @@ func committed(p *results.IOCalPoint, o *results.Observe) {
 	p.ServerSyncMs = db.WALSyncAvgMs
 }
 
+// written adds what the server wrote over a write point's window: its
+// data files' and its WAL's MB/s, and the WAL's full-page images a second,
+// each where the engine counts it.
+func written(p *results.IOCalPoint, o *results.Observe) {
+	db := o.DB
+	if db == nil || o.WindowS <= 0 {
+		return
+	}
+	rate := func(n *int64, per float64, places int) *float64 {
+		if n == nil {
+			return nil
+		}
+		return ptr(round(float64(*n)/per/o.WindowS, places))
+	}
+	p.DataWMBPS, p.WALMBPS, p.WALFPIPS = rate(db.DataWriteBytes, 1e6, 2), rate(db.WALBytes, 1e6, 2), rate(db.WALFPI, 1, 1)
+}
+
 func pointLine(test string, p results.IOCalPoint) string {
 	line := fmt.Sprintf("%s %d jobs: ", test, p.Jobs)
 	switch test {
@@ -154,7 +174,32 @@ func pointLine(test string, p results.IOCalPoint) string {
 		}
 		return line + pointLatencies(p)
 	}
-	return line + fmt.Sprintf("%.1f MB/s", p.MBPS) + pointLatencies(p)
+	line += fmt.Sprintf("%.1f MB/s", p.MBPS)
+	if test == TestSeqWrite {
+		line += pointWrites(p)
+	}
+	return line + pointLatencies(p)
+}
+
+// pointWrites is what a write point's server and device wrote, beside its
+// table's MB/s.
+func pointWrites(p results.IOCalPoint) string {
+	line := ""
+	for _, w := range []struct {
+		what string
+		mbps *float64
+	}{{"data files", p.DataWMBPS}, {"WAL", p.WALMBPS}, {"device", p.DiskWMBPS}} {
+		if w.mbps != nil {
+			line += fmt.Sprintf(", %s %.1f MB/s", w.what, *w.mbps)
+		}
+	}
+	if p.WALFPIPS != nil {
+		line += fmt.Sprintf(", %.0f full-page images/s", *p.WALFPIPS)
+	}
+	if p.DiskWSharePct != nil {
+		line += fmt.Sprintf(" (%.0f%% of the device's %s)", *p.DiskWSharePct, p.DeviceShareOf)
+	}
+	return line
 }
 
 // pointLatencies are a point's latencies as the client, the server and

@@ -168,11 +168,13 @@ func (r *runner) runTest(ctx context.Context, test string) error {
 		summariseSeq(r.out.SeqRead, "seq_read", r.out.Missing)
 	case TestSeqWrite:
 		r.out.SeqWrite = &results.IOCalSeq{Points: []results.IOCalPoint{}}
-		err = r.sweep(ctx, test, &r.out.SeqWrite.Points)
+		if err = r.prepare(ctx, func(c Conn) error { return c.PrepareWrites(ctx, writePool) }); err == nil {
+			err = r.sweep(ctx, test, &r.out.SeqWrite.Points)
+		}
 		summariseSeq(r.out.SeqWrite, "seq_write", r.out.Missing)
 	case TestWAL:
 		r.out.Commit = &results.IOCalCommit{Points: []results.IOCalPoint{}}
-		if err = r.commitTable(ctx); err == nil {
+		if err = r.prepare(ctx, func(c Conn) error { return c.PrepareCommits(ctx, commitTable) }); err == nil {
 			err = r.sweep(ctx, test, &r.out.Commit.Points)
 		}
 		summariseCommit(r.out.Commit, r.out.Missing)
@@ -180,12 +182,12 @@ func (r *runner) runTest(ctx context.Context, test string) error {
 	return err
 }
 
-// commitTable creates the commit test's table anew.
-func (r *runner) commitTable(ctx context.Context) error {
+// prepare has the first connection create what a test writes with.
+func (r *runner) prepare(ctx context.Context, f func(Conn) error) error {
 	if err := r.ensurePool(ctx, 1); err != nil {
 		return err
 	}
-	return r.pool[0].PrepareCommits(ctx, commitTable)
+	return f(r.pool[0])
 }
 
 // cacheVerdict says whether the reads may be served by a cache.

@@ -47,13 +47,16 @@ func share(dev []results.DevicePoint, test string, block int64, p *results.IOCal
 	}
 	p.DeviceSharePct = ptr(round(100*p.MBPS/d.MBps, 1))
 	p.DeviceShareOf = fmt.Sprintf("%s at %d outstanding: %.1f MB/s", d.Spec, d.OutstandingIOs, d.MBps)
-	// The device's own MB/s: a bulk load writes its WAL besides the table.
+	// The device's own MB/s: a write point writes its WAL besides the table.
 	mbps, what := p.DiskRMBPS, "read from"
 	if !read {
 		mbps, what = p.DiskWMBPS, "written to"
 	}
 	if mbps == nil {
 		return nil
+	}
+	if !read {
+		p.DiskWSharePct = ptr(round(100**mbps/d.MBps, 1))
 	}
 	return &verdict.Load{Pct: round(100**mbps/d.MBps, 1),
 		What: fmt.Sprintf("%.1f MB/s %s the device: %.0f%% of %s (%.1f MB/s)", *mbps, what, 100**mbps/d.MBps, at, d.MBps)}

@@ -1,6 +1,7 @@
 package iocal
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -77,5 +78,45 @@ func TestVerdictUsesTheDeviceShare(t *testing.T) {
 			p.DeviceSharePct == nil || *p.DeviceSharePct != 100 || p.LimitedByEvidence.DeviceLoadPct == nil {
 			t.Errorf("device at %.0f reads/s, busy %.0f%%: %s (%s), share %v", c.diskIOPS, c.util, p.LimitedBy, p.LimitedByEvidence.Rule, p.DeviceSharePct)
 		}
+	}
+}
+
+// A write point, written by the server, gives what the server wrote to
+// its data files and WAL and what the device wrote, with its share of
+// the device's sequential write, and is never driver, however much CPU
+// calibra used: storage when the device wrote 90% of its sequential
+// write, wal when WAL writes and syncs took the database's time, else
+// another rule with its evidence.
+func TestWritePointVerdicts(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	n := func(v int64) *int64 { return &v }
+	for _, c := range []struct {
+		name             string
+		deviceMBPS, busy float64
+		waits            []results.Wait
+		want, rule       string
+	}{
+		{"the device full", 470, 60, nil, verdict.Storage, "470.0 MB/s written to the device: 94% of the 1m-seqwrite it did at 1 outstanding (500.0 MB/s)"},
+		{"WAL waits", 200, 60, []results.Wait{{Class: "LWLock", Event: "WALWrite", SharePct: 30}, {Class: "IO", Event: "WALSync", SharePct: 24}},
+			verdict.WAL, "WAL writes and syncs took 54%"},
+		{"the CPUs full", 200, 95, nil, verdict.CPU, "the CPUs were busy 95%"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := &results.Observe{WindowS: 2, CPUBusyPct: f(c.busy), Waits: c.waits, Disk: &results.ObserveDisk{WMBps: f(c.deviceMBPS), UtilPct: f(40)},
+				DB: &results.ObserveDB{DataWriteBytes: n(300e6), WALBytes: n(200e6), WALFPI: n(10)}}
+			r := &runner{data: &data{blockSize: 8192}, env: Env{Device: testDevice, Window: func(time.Time, time.Time) *results.Observe { return o }}}
+			jobs := []*job{{lat: hist.New(), ops: 25, bytes: 200e6, sum: time.Second}}
+			// calibra at 40% of the machine over the 2 s: a client-side
+			// test's driver.
+			self := time.Duration(0.4 * 2 * float64(runtime.NumCPU()) * float64(time.Second))
+			p := r.point(TestSeqWrite, jobs, 2*time.Second, time.Time{}, time.Time{}, self)
+			if p.LimitedBy != c.want || !strings.Contains(p.LimitedByEvidence.Rule, c.rule) {
+				t.Errorf("limited by %s (%s), want %s (%s)", p.LimitedBy, p.LimitedByEvidence.Rule, c.want, c.rule)
+			}
+			if p.MBPS != 100 || *p.DataWMBPS != 150 || *p.WALMBPS != 100 || *p.WALFPIPS != 5 || *p.DiskWMBPS != c.deviceMBPS ||
+				*p.DiskWSharePct != 100*c.deviceMBPS/500 || *p.DeviceSharePct != 20 {
+				t.Errorf("point %+v: want 100 MB/s of table (20%% of the device), 150 of data files, 100 of WAL, 5 images/s, the device's %.0f MB/s and its share", p, c.deviceMBPS)
+			}
+		})
 	}
 }

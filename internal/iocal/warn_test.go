@@ -1,9 +1,13 @@
 package iocal
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/calibra-bench/calibra/internal/hist"
 )
 
 // A point says when its figures are rough: few operations, or operations
@@ -64,6 +68,66 @@ func TestSeqWriteChunk(t *testing.T) {
 			}
 			if got := r.seqWriteChunk(c.jobs); got != c.wantSize {
 				t.Errorf("chunk %d bytes, want %d", got, c.wantSize)
+			}
+		})
+	}
+}
+
+// writes records the chunks the write test asks a server for.
+type writes struct {
+	Conn   // only DropTable and WriteRows are called
+	chunks []Chunk
+}
+
+func (w *writes) DropTable(context.Context, string) error { return nil }
+func (w *writes) WriteRows(_ context.Context, _ string, ch Chunk) error {
+	w.chunks = append(w.chunks, ch)
+	return nil
+}
+
+// A job's table is created by its first chunk of a point, appended to, and
+// emptied before the chunk that would take it past 256 MiB, or past the
+// jobs' share of the data: never a TRUNCATE a chunk, which InnoDB syncs.
+// The chunks' rows are numbered on across the warmup and the point, so
+// that no key is written twice into a table (MariaDB's has a primary key).
+func TestSeqWriteEmptiesTheTableSeldom(t *testing.T) {
+	const mib = 1 << 20
+	for _, c := range []struct {
+		name         string
+		size         int64
+		jobs, calls  int
+		wantEmptyAt  []int // the calls that empty the table first
+		wantChunkMiB int64
+	}{
+		{"1 GiB, one job: 64 chunks of 4 MiB a table", 1 << 30, 1, 130, []int{64, 128}, 4},
+		{"8 MiB, 4 jobs: a chunk is the job's share", 8 * mib, 4, 3, []int{1, 2}, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := &runner{cfg: Config{SizeBytes: c.size, Point: 3 * time.Second}, lastMBPS: map[string]float64{}, data: &data{blockSize: 8192}}
+			w := &writes{}
+			op := r.seqWriteOp(c.jobs)
+			j := &job{id: 0, conn: w, lat: hist.New()}
+			for i := range c.calls {
+				d, err := op(context.Background(), j)
+				if err != nil {
+					t.Fatal(err)
+				}
+				j.record(d, time.Millisecond)
+				if i == 0 {
+					j.ops = 0 // a warmup's end: the point's ops count anew
+				}
+			}
+			var empties []int
+			for i, ch := range w.chunks {
+				if ch.Empty {
+					empties = append(empties, i)
+				}
+				if ch.Create != (i == 0) || ch.N*8192 != c.wantChunkMiB*mib || ch.First != int64(i)*ch.N || ch.Width != 8192-256 {
+					t.Fatalf("chunk %d: %+v; want %d MiB from row %d, created first", i, ch, c.wantChunkMiB, int64(i)*ch.N)
+				}
+			}
+			if !slices.Equal(empties, c.wantEmptyAt) {
+				t.Errorf("the table was emptied before chunks %v, want %v", empties, c.wantEmptyAt)
 			}
 		})
 	}

@@ -20,7 +20,7 @@ import (
 )
 
 // Cleanup removes what a killed calibra left of a lab under path: its
-// mounts, loop devices, nbdfuse and nbdkit processes, cache directory,
+// mounts, loop devices, nbdfuse and NBD server processes, cache directory,
 // then the lab directory itself, platter included. stopServer is called
 // first with the lab's file system while it is still mounted, to stop a
 // database server a killed run left on it. It reports whether there was a
@@ -77,9 +77,23 @@ func Cleanup(path string, stopServer func(mount string) error) (bool, error) {
 			errs = append(errs, err)
 		}
 	}
-	// The cache directories are found only from the lab's own records,
-	// and removed only while they are still calibra's own: never by a
-	// name another account could have chosen.
+	errs = append(errs, removeCaches(root, st)...)
+	// The killed processes are gone once their FUSE mount is; give the
+	// kernel a moment before removing the directory they served.
+	for i := 0; i < 20 && len(labProcs(root)) > 0; i++ {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := safefs.RemoveAll(abs, DirName); err != nil {
+		errs = append(errs, err)
+	}
+	return true, errors.Join(errs...)
+}
+
+// removeCaches removes the lab's cache directories, found only from the
+// lab's own records in root (st among them), and only while they are
+// still calibra's own: never by a name another account could have chosen.
+func removeCaches(root string, st state) []error {
+	var errs []error
 	flash, _ := readRecord(filepath.Join(root, flashPointer))
 	for _, dir := range []string{st.CacheDir, string(flash)} {
 		if dir == "" || !filepath.IsAbs(dir) || filepath.Clean(dir) != dir || !strings.HasPrefix(filepath.Base(dir), cachePrefix) {
@@ -96,15 +110,7 @@ func Cleanup(path string, stopServer func(mount string) error) (bool, error) {
 			errs = append(errs, fmt.Errorf("the lab's cache %s was left: %w", dir, err))
 		}
 	}
-	// The killed processes are gone once their FUSE mount is; give the
-	// kernel a moment before removing the directory they served.
-	for i := 0; i < 20 && len(labProcs(root)) > 0; i++ {
-		time.Sleep(100 * time.Millisecond)
-	}
-	if err := safefs.RemoveAll(abs, DirName); err != nil {
-		errs = append(errs, err)
-	}
-	return true, errors.Join(errs...)
+	return errs
 }
 
 // Leftovers lists what is still live of a lab under path (mounts, loop
@@ -189,11 +195,7 @@ func loopsOf(file, known string) []string {
 
 // labProcs lists the nbdfuse, nbdkit and 'calibra lab serve' processes
 // serving root.
-func labProcs(root string) []int { return procsUnder(root, false) }
-
-// procsUnder is labProcs, or with servesOnly calibra's own NBD servers
-// alone.
-func procsUnder(root string, servesOnly bool) []int {
+func labProcs(root string) []int {
 	entries, _ := os.ReadDir("/proc")
 	var out []int
 	for _, e := range entries {
@@ -208,7 +210,7 @@ func procsUnder(root string, servesOnly bool) []int {
 		args := strings.Split(strings.TrimRight(string(data), "\x00"), "\x00")
 		name := filepath.Base(args[0])
 		serve := len(args) > 2 && args[1] == "lab" && args[2] == "serve"
-		if !serve && (servesOnly || name != "nbdfuse" && name != "nbdkit") {
+		if name != "nbdfuse" && name != "nbdkit" && !serve {
 			continue
 		}
 		for _, a := range args[1:] {

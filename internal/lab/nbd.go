@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"sync"
 	"syscall"
 )
@@ -47,6 +48,9 @@ const (
 	transHasFlags  = 1 << 0
 	transSendFlush = 1 << 2
 	transSendFUA   = 1 << 3
+	// transMultiConn: a FLUSH on any connection covers the writes done on
+	// all (one Backend serves them), so a client may open several.
+	transMultiConn = 1 << 8
 
 	cmdRead  = 0
 	cmdWrite = 1
@@ -59,90 +63,147 @@ const (
 
 var be = binary.BigEndian
 
+// ServeListener serves b on every connection l accepts, concurrently, and
+// returns once the last of them has ended (the client unmounted): libnbd
+// keeps about two requests in flight on one connection, so nbdfuse needs
+// several (multi-conn) to keep more spindles busy than that.
+func ServeListener(l net.Listener, b Backend) error {
+	var mu sync.Mutex
+	var errs []error
+	open := 0
+	var wg sync.WaitGroup
+	for {
+		conn, err := l.Accept()
+		if err != nil {
+			wg.Wait()
+			if open == 0 && errors.Is(err, net.ErrClosed) {
+				err = nil // closed by the last connection's end
+			}
+			return errors.Join(append(errs, err)...)
+		}
+		mu.Lock()
+		open++
+		mu.Unlock()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := ServeNBD(conn, conn, b)
+			conn.Close()
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+			}
+			if open--; open == 0 {
+				l.Close() // ends Accept; a connection still in its backlog is refused
+			}
+		}()
+	}
+}
+
 // ServeNBD serves b on one NBD connection until the client disconnects.
 // Requests run concurrently, as a device's queue does; each reply is
 // written whole.
 func ServeNBD(r io.Reader, w io.Writer, b Backend) error {
-	br := bufio.NewReaderSize(r, 1<<20)
-	if err := handshake(br, w, b.Size()); err != nil {
+	c := &nbdConn{br: bufio.NewReaderSize(r, 1<<20), w: w, b: b}
+	if err := handshake(c.br, w, b.Size()); err != nil {
 		return err
 	}
-	var wmu sync.Mutex
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	reply := func(handle uint64, errno syscall.Errno, data []byte) {
-		buf := make([]byte, 16, 16+len(data))
-		be.PutUint32(buf[0:], nbdSimpleReply)
-		be.PutUint32(buf[4:], uint32(errno))
-		be.PutUint64(buf[8:], handle)
-		buf = append(buf, data...)
-		wmu.Lock()
-		_, _ = w.Write(buf) // a dead client ends the read loop
-		wmu.Unlock()
-	}
+	defer c.wg.Wait()
 	hdr := make([]byte, 28)
 	for {
-		if _, err := io.ReadFull(br, hdr); err != nil {
+		if _, err := io.ReadFull(c.br, hdr); err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 				return nil
 			}
 			return err
 		}
-		if be.Uint32(hdr[0:]) != nbdReqMagic {
-			return fmt.Errorf("nbd: bad request magic %#x", be.Uint32(hdr[0:]))
-		}
-		flags, typ := be.Uint16(hdr[4:]), be.Uint16(hdr[6:])
-		handle, off, n := be.Uint64(hdr[8:]), int64(be.Uint64(hdr[16:])), int64(be.Uint32(hdr[24:]))
-		bad := n > maxRequest || off < 0 || off+n > b.Size()
-		switch typ {
-		case cmdRead:
-			if bad {
-				reply(handle, syscall.EINVAL, nil)
-				continue
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				buf := make([]byte, n)
-				if err := b.ReadAt(buf, off); err != nil {
-					reply(handle, syscall.EIO, nil)
-					return
-				}
-				reply(handle, 0, buf)
-			}()
-		case cmdWrite:
-			if n > maxRequest {
-				return fmt.Errorf("nbd: write of %d bytes", n)
-			}
-			buf := make([]byte, n)
-			if _, err := io.ReadFull(br, buf); err != nil {
-				return err
-			}
-			if bad {
-				reply(handle, syscall.EINVAL, nil)
-				continue
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				err := b.WriteAt(buf, off)
-				if err == nil && flags&cmdFlFUA != 0 {
-					err = b.Flush()
-				}
-				reply(handle, errnoOf(err), nil)
-			}()
-		case cmdFlush:
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				reply(handle, errnoOf(b.Flush()), nil)
-			}()
-		case cmdDisc:
-			return nil
-		default:
-			reply(handle, syscall.EINVAL, nil)
+		if done, err := c.serve(hdr); done || err != nil {
+			return err
 		}
 	}
+}
+
+// nbdConn is one NBD connection to b: requests run side by side, and
+// each reply is written whole.
+type nbdConn struct {
+	br  *bufio.Reader
+	w   io.Writer
+	b   Backend
+	wmu sync.Mutex
+	wg  sync.WaitGroup
+}
+
+func (c *nbdConn) reply(handle uint64, errno syscall.Errno, data []byte) {
+	buf := make([]byte, 16, 16+len(data))
+	be.PutUint32(buf[0:], nbdSimpleReply)
+	be.PutUint32(buf[4:], uint32(errno))
+	be.PutUint64(buf[8:], handle)
+	buf = append(buf, data...)
+	c.wmu.Lock()
+	_, _ = c.w.Write(buf) // a dead client ends the read loop
+	c.wmu.Unlock()
+}
+
+// async runs do beside the connection's other requests.
+func (c *nbdConn) async(do func()) {
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		do()
+	}()
+}
+
+// serve answers the request whose header is hdr (a write's data follows
+// it), reporting whether the client disconnected.
+func (c *nbdConn) serve(hdr []byte) (bool, error) {
+	if be.Uint32(hdr[0:]) != nbdReqMagic {
+		return false, fmt.Errorf("nbd: bad request magic %#x", be.Uint32(hdr[0:]))
+	}
+	flags, typ := be.Uint16(hdr[4:]), be.Uint16(hdr[6:])
+	handle, off, n := be.Uint64(hdr[8:]), int64(be.Uint64(hdr[16:])), int64(be.Uint32(hdr[24:]))
+	bad := n > maxRequest || off < 0 || off+n > c.b.Size()
+	switch typ {
+	case cmdRead:
+		if bad {
+			c.reply(handle, syscall.EINVAL, nil)
+			return false, nil
+		}
+		c.async(func() {
+			buf := make([]byte, n)
+			if err := c.b.ReadAt(buf, off); err != nil {
+				c.reply(handle, syscall.EIO, nil)
+				return
+			}
+			c.reply(handle, 0, buf)
+		})
+	case cmdWrite:
+		if n > maxRequest {
+			return false, fmt.Errorf("nbd: write of %d bytes", n)
+		}
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(c.br, buf); err != nil {
+			return false, err
+		}
+		if bad {
+			c.reply(handle, syscall.EINVAL, nil)
+			return false, nil
+		}
+		c.async(func() {
+			err := c.b.WriteAt(buf, off)
+			if err == nil && flags&cmdFlFUA != 0 {
+				err = c.b.Flush()
+			}
+			c.reply(handle, errnoOf(err), nil)
+		})
+	case cmdFlush:
+		c.async(func() { c.reply(handle, errnoOf(c.b.Flush()), nil) })
+	case cmdDisc:
+		return true, nil
+	default:
+		c.reply(handle, syscall.EINVAL, nil)
+	}
+	return false, nil
 }
 
 func errnoOf(err error) syscall.Errno {
@@ -165,7 +226,7 @@ func handshake(r io.Reader, w io.Writer, size int64) error {
 	if err := binary.Read(r, be, &cflags); err != nil {
 		return fmt.Errorf("nbd handshake: %w", err)
 	}
-	trans := uint16(transHasFlags | transSendFlush | transSendFUA)
+	trans := uint16(transHasFlags | transSendFlush | transSendFUA | transMultiConn)
 	optReply := func(opt, typ uint32, data []byte) error {
 		buf := make([]byte, 20, 20+len(data))
 		be.PutUint64(buf[0:], nbdRepMagic)

@@ -89,6 +89,12 @@ func (p Parts) Served() bool {
 	return p.Cache != CacheWriteback && p.Cache != CacheUnsafe && p.Rate == "" && p.ErrorRate == ""
 }
 
+// Connections is how many NBD connections nbdfuse opens to calibra's
+// server (multi-conn): libnbd keeps about two requests in flight on one,
+// so two a spindle keep every spindle busy; FUSE itself passes on about
+// a dozen requests at once, which bounds the useful number.
+func (p Parts) Connections() int { return min(2*p.Spindles, 16) }
+
 // KeepsNothing says whether a clean stop loses what the stack was given:
 // nbdkit's unsafe cache ignores the FLUSH that writes a cache back.
 func (p Parts) KeepsNothing() bool { return p.Cache == CacheUnsafe }
@@ -314,9 +320,10 @@ func parseSize(s string, least int64) (int64, error) {
 	return n * mult, nil
 }
 
-// serverArgs is the command line of the NBD server nbdfuse runs on its
-// stdin and stdout: calibra's own (exe) when it serves the stack, else
-// nbdkit. cacheDir is where a flash cache keeps its files.
+// serverArgs is the NBD server's command line: calibra's own (exe) when it
+// serves the stack, on the listening socket the stack gives it, else
+// nbdkit, which nbdfuse runs on its stdin and stdout. cacheDir is where a
+// flash cache keeps its files.
 func (p Parts) serverArgs(exe, platter, cacheDir string) []string {
 	if !p.Served() {
 		return p.nbdkitArgs(platter)
@@ -366,6 +373,9 @@ func ms(d time.Duration) string {
 // Chain describes the stack top to bottom, for the record and the report.
 func (p Parts) Chain() string {
 	parts := []string{p.FS, "loop (direct I/O)", "nbdfuse"}
+	if p.Served() {
+		parts[2] = fmt.Sprintf("nbdfuse (%d connections)", p.Connections())
+	}
 	if p.ReadIOPS > 0 || p.WriteIOPS > 0 {
 		parts[1] = fmt.Sprintf("loop (direct I/O, blkio throttle read_iops=%d write_iops=%d)", p.ReadIOPS, p.WriteIOPS)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,6 +57,8 @@ type Stack struct {
 	group    *proc.Group
 	starts   uint64 // each start's torn cut has a seed of its own
 	fuse     *proc.Proc
+	server   *proc.Proc   // calibra's NBD server, when it serves the stack
+	listener net.Listener // its socket, open until the stack goes
 	loop     string
 	cacheDir string // the temporary directory holding the cache file
 }
@@ -67,6 +70,7 @@ type state struct {
 	CacheDir string `json:"cache_dir,omitempty"`
 }
 
+func (s *Stack) socket() string    { return filepath.Join(s.Root, "nbd.sock") }
 func (s *Stack) platter() string   { return filepath.Join(s.Root, "platter.img") }
 func (s *Stack) fuseDir() string   { return filepath.Join(s.Root, "fuse") }
 func (s *Stack) fuseFile() string  { return filepath.Join(s.Root, "fuse", "disk") }
@@ -269,16 +273,11 @@ func (s *Stack) start(ctx context.Context) error {
 	}
 	defer log.Close()
 	args := append([]string{s.fuseFile(), "--command"}, s.Parts.serverArgs(exe, s.platter(), s.cacheDir)...)
-	if s.Parts.TornUnit > 0 {
-		// A record found now is an earlier cut's, already read or never
-		// to be: only this start's cut may be read after it.
-		if err := os.Remove(s.tornPath()); err != nil && !errors.Is(err, os.ErrNotExist) { // safefs: a record in calibra-lab, calibra's own
+	if s.Parts.Served() {
+		if args, err = s.startServer(exe, log); err != nil {
 			return err
 		}
-		args = append(args, "--torn-unit", strconv.FormatInt(s.Parts.TornUnit, 10),
-			"--torn-seed", strconv.FormatUint(s.Parts.TornSeed+s.starts, 10), "--torn-record", s.tornPath())
 	}
-	s.starts++
 	cmd := exec.Command("nbdfuse", args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.Env = os.Environ()
@@ -371,6 +370,58 @@ func (s *Stack) Record() *results.Lab {
 	return r
 }
 
+// startServer starts calibra's NBD server on a new socket in calibra-lab
+// (0600, safefs.ListenUnix), the listener passed as its fd 3, and returns
+// nbdfuse's arguments: several connections to it (Parts.Connections).
+func (s *Stack) startServer(exe string, log *os.File) ([]string, error) {
+	// A socket a killed stack left: calibra-lab is calibra's own.
+	if err := os.Remove(s.socket()); err != nil && !errors.Is(err, os.ErrNotExist) { // safefs: in calibra-lab, made or checked by MkdirOwn in Up
+		return nil, err
+	}
+	l, err := safefs.ListenUnix(s.socket())
+	if err != nil {
+		return nil, err
+	}
+	f, err := l.(interface{ File() (*os.File, error) }).File()
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	defer f.Close()
+	args := s.Parts.serverArgs(exe, s.platter(), s.cacheDir)
+	torn, err := s.tornArgs()
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	args = append(args, torn...)
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdout, cmd.Stderr, cmd.ExtraFiles = log, log, []*os.File{f}
+	if s.server, err = s.group.Start("calibra lab serve", cmd, syscall.SIGTERM); err != nil {
+		l.Close()
+		return nil, err
+	}
+	s.listener = l
+	return []string{"-C", strconv.Itoa(s.Parts.Connections()), s.fuseFile(), "--unix", s.socket()}, nil
+}
+
+// tornArgs are the server's flags for this start's torn cut, each start
+// with a seed of its own (none when the stack tears nothing).
+func (s *Stack) tornArgs() ([]string, error) {
+	if s.Parts.TornUnit == 0 {
+		return nil, nil
+	}
+	// A record found now is an earlier cut's, already read or never to
+	// be: only this start's cut may be read after it.
+	if err := os.Remove(s.tornPath()); err != nil && !errors.Is(err, os.ErrNotExist) { // safefs: a record in calibra-lab, calibra's own
+		return nil, err
+	}
+	seed := s.Parts.TornSeed + s.starts
+	s.starts++
+	return []string{"--torn-unit", strconv.FormatInt(s.Parts.TornUnit, 10),
+		"--torn-seed", strconv.FormatUint(seed, 10), "--torn-record", s.tornPath()}, nil
+}
+
 // Down takes the stack apart cleanly: unmount (which flushes the file
 // system), flush the cache to the platter, detach the loop device, stop
 // nbdfuse and nbdkit. The platter stays.
@@ -397,9 +448,10 @@ func (s *Stack) Down() error {
 			errs = append(errs, err)
 		}
 	}
-	// The server, nbdfuse's child, finishes its own shutdown after
-	// nbdfuse; a flash cache first destages what the platter lacks. Killed
-	// then, it keeps that for the next start, as flash does.
+	// The server (calibra's, once nbdfuse has closed its connections, or
+	// nbdkit, nbdfuse's child) finishes its own shutdown after nbdfuse; a
+	// flash cache first destages what the platter lacks. Killed then, it
+	// keeps that for the next start, as flash does.
 	wait := 10 * time.Second
 	if s.Parts.flashCache() {
 		wait = 5 * time.Minute
@@ -428,13 +480,20 @@ func (s *Stack) Down() error {
 
 // Kill is the instant of a power cut: the stack's server (and with it any
 // cache it holds in memory) and nbdfuse get SIGKILL, and nothing more is
-// written to the platter or a cache. It does not wait; PowerCut, after the
+// written to the platter or a cache. It waits only for a torn cut, which
+// the server makes before it dies (tearCut); PowerCut, after the
 // database server is killed too, takes the rest apart. Killing the storage
 // first matters: given even milliseconds, a destaging cache would write
 // back what a power cut loses.
 func (s *Stack) Kill() {
-	if s.Parts.TornUnit > 0 {
-		s.tearCut()
+	// The server first: nbdfuse's death ends its connections, after which
+	// it would destage its cache and exit cleanly. A torn cut is made in
+	// it, over all its connections at once, before it goes.
+	if s.server != nil {
+		if s.Parts.TornUnit > 0 {
+			s.tearCut()
+		}
+		s.server.Kill()
 	}
 	if s.fuse != nil {
 		s.fuse.Kill()
@@ -446,14 +505,12 @@ func (s *Stack) Kill() {
 
 // tearCut asks the lab's server for a torn cut (SIGUSR1: the writes in
 // flight torn, recorded) and waits for it to exit; one that does not
-// within 30 s is killed, its writes whole or absent.
+// within 30 s is then killed, its writes whole or absent.
 func (s *Stack) tearCut() {
-	servers := procsUnder(s.Root, true)
-	for _, pid := range servers {
-		_ = syscall.Kill(pid, syscall.SIGUSR1)
-	}
-	for end := time.Now().Add(30 * time.Second); time.Now().Before(end) && len(procsUnder(s.Root, true)) > 0; {
-		time.Sleep(10 * time.Millisecond)
+	_ = syscall.Kill(s.server.Pid(), syscall.SIGUSR1)
+	select {
+	case <-s.server.Done():
+	case <-time.After(30 * time.Second):
 	}
 }
 
@@ -490,8 +547,12 @@ func WriteTornRecord(path string, rec TornRecord) error { return writeRecord(pat
 // database server must be killed first. Up again with the same parts is
 // the machine coming back.
 func (s *Stack) PowerCut() {
+	if s.server != nil {
+		s.server.Kill() // first, as in Kill
+		<-s.server.Done()
+	}
 	if s.fuse != nil {
-		s.fuse.Kill() // its process group: nbdfuse and nbdkit
+		s.fuse.Kill() // its process group: nbdfuse and any nbdkit
 		<-s.fuse.Done()
 	}
 	for _, pid := range labProcs(s.Root) {
@@ -509,7 +570,10 @@ func (s *Stack) forget() {
 	if s.cacheDir != "" && !s.Parts.flashCache() {
 		removeCache(s.cacheDir) // a volatile cache dies with its server
 	}
-	s.fuse, s.loop, s.cacheDir = nil, "", ""
+	if s.listener != nil {
+		s.listener.Close() // removes the socket
+	}
+	s.fuse, s.server, s.listener, s.loop, s.cacheDir = nil, nil, nil, "", ""
 	os.Remove(statePath(s.Root)) // safefs: the state record in calibra-lab, calibra's own
 }
 

@@ -73,8 +73,11 @@ type DBCounters struct {
 	WALWrites, WALSyncs       *int64
 	WALWriteTime, WALSyncTime *float64
 	WALBytes                  *int64
-	Checkpoints               *int64
-	BuffersCheckpoint         *int64 // blocks written by checkpoints
+	// WALFPI are the full-page images written to the WAL (PostgreSQL's
+	// wal_fpi).
+	WALFPI            *int64
+	Checkpoints       *int64
+	BuffersCheckpoint *int64 // blocks written by checkpoints
 	// Every data-file read, write and sync (InnoDB's, read-ahead
 	// included); BlkReadTime times DataReads when they are given, else
 	// BlksRead.
@@ -246,6 +249,53 @@ func (d *dbObserver) close() {
 	}
 }
 
+// deltas takes counters' deltas over a window, saying in missing why
+// one is absent.
+type deltas struct{ missing map[string]string }
+
+const countersReset = "the counters were reset in the window (database recreated or statistics reset)"
+
+// delta is y - x, absent when either is or the counter fell.
+func (w deltas) delta(key string, x, y *int64) *int64 {
+	if x == nil || y == nil {
+		if _, known := w.missing[key]; !known {
+			w.missing[key] = "the server returned no value"
+		}
+		return nil
+	}
+	if *y < *x {
+		w.missing[key] = countersReset
+		return nil
+	}
+	return ptr(*y - *x)
+}
+
+// given is delta of a counter only some engines have: absent without a
+// word when neither reading has it.
+func (w deltas) given(key string, x, y *int64) *int64 {
+	if x == nil && y == nil {
+		return nil
+	}
+	return w.delta(key, x, y)
+}
+
+// avg is Δtime / Δcount, absent when nothing happened (none says so) or
+// timing is off.
+func (w deltas) avg(key string, count *int64, x, y *float64, none string) *float64 {
+	if _, known := w.missing[key]; known || count == nil || x == nil || y == nil {
+		return nil
+	}
+	if *count == 0 {
+		w.missing[key] = none
+		return nil
+	}
+	if *y < *x {
+		w.missing[key] = countersReset
+		return nil
+	}
+	return ptr(round3((*y - *x) / float64(*count)))
+}
+
 // dbRates fills db with the counter deltas between a and b. A delta that
 // is negative means the counters were reset in the window (the database
 // recreated from its template, or its statistics reset): it is left absent.
@@ -259,37 +309,9 @@ func dbRates(a, b dbReading, db *results.ObserveDB, static, missing map[string]s
 			return
 		}
 	}
-	reset := "the counters were reset in the window (database recreated or statistics reset)"
-	delta := func(key string, x, y *int64) *int64 {
-		if x == nil || y == nil {
-			if _, known := missing[key]; !known {
-				missing[key] = "the server returned no value"
-			}
-			return nil
-		}
-		if *y < *x {
-			missing[key] = reset
-			return nil
-		}
-		return ptr(*y - *x)
-	}
-	// avg is Δtime / Δcount, absent when nothing happened or timing is off.
-	avg := func(key string, count *int64, x, y *float64, none string) *float64 {
-		if _, known := missing[key]; known || count == nil || x == nil || y == nil {
-			return nil
-		}
-		if *count == 0 {
-			missing[key] = none
-			return nil
-		}
-		if *y < *x {
-			missing[key] = reset
-			return nil
-		}
-		return ptr(round3((*y - *x) / float64(*count)))
-	}
-	db.BlksRead = delta("db.blks_read", a.BlksRead, b.BlksRead)
-	db.BlksHit = delta("db.blks_hit", a.BlksHit, b.BlksHit)
+	w := deltas{missing}
+	db.BlksRead = w.delta("db.blks_read", a.BlksRead, b.BlksRead)
+	db.BlksHit = w.delta("db.blks_hit", a.BlksHit, b.BlksHit)
 	if db.BlksRead != nil && db.BlksHit != nil {
 		if n := *db.BlksRead + *db.BlksHit; n > 0 {
 			db.HitPct = ptr(round3(100 * float64(*db.BlksHit) / float64(n)))
@@ -297,42 +319,34 @@ func dbRates(a, b dbReading, db *results.ObserveDB, static, missing map[string]s
 			missing["db.hit_pct"] = "no block was accessed in the window"
 		}
 	}
-	// The counters only some engines have are absent without a word from
-	// the others.
-	given := func(key string, x, y *int64) *int64 {
-		if x == nil && y == nil {
-			return nil
-		}
-		return delta(key, x, y)
-	}
-	db.DataReads = given("db.data_reads", a.DataReads, b.DataReads)
-	db.DataReadBytes = given("db.data_read_bytes", a.DataReadBytes, b.DataReadBytes)
-	db.DataWrites = given("db.data_writes", a.DataWrites, b.DataWrites)
-	db.DataWriteBytes = given("db.data_write_bytes", a.DataWriteBytes, b.DataWriteBytes)
-	db.DataSyncs = given("db.data_syncs", a.DataSyncs, b.DataSyncs)
+	db.DataReads = w.given("db.data_reads", a.DataReads, b.DataReads)
+	db.DataReadBytes = w.given("db.data_read_bytes", a.DataReadBytes, b.DataReadBytes)
+	db.DataWrites = w.given("db.data_writes", a.DataWrites, b.DataWrites)
+	db.DataWriteBytes = w.given("db.data_write_bytes", a.DataWriteBytes, b.DataWriteBytes)
+	db.DataSyncs = w.given("db.data_syncs", a.DataSyncs, b.DataSyncs)
 	reads := db.BlksRead
 	if a.DataReads != nil || b.DataReads != nil {
 		reads = db.DataReads
 	}
-	db.DataFileReadAvgMs = avg("db.data_file_read_avg_ms", reads, a.BlkReadTime, b.BlkReadTime, "no data-file read in the window")
-	db.RowLockWaits = given("db.row_lock_waits", a.RowLockWaits, b.RowLockWaits)
-	db.RowLockAvgMs = avg("db.row_lock_avg_ms", db.RowLockWaits, a.RowLockTime, b.RowLockTime, "no row lock wait ended in the window")
+	db.DataFileReadAvgMs = w.avg("db.data_file_read_avg_ms", reads, a.BlkReadTime, b.BlkReadTime, "no data-file read in the window")
+	db.RowLockWaits = w.given("db.row_lock_waits", a.RowLockWaits, b.RowLockWaits)
+	db.RowLockAvgMs = w.avg("db.row_lock_avg_ms", db.RowLockWaits, a.RowLockTime, b.RowLockTime, "no row lock wait ended in the window")
 	if a.TimedWaits != nil || b.TimedWaits != nil {
 		db.TimedWaits = timedWaits(a.TimedWaits, b.TimedWaits, missing)
 	}
 	if _, absent := static["db.client_reads"]; !absent {
-		db.ClientReads = delta("db.client_reads", a.ClientReads, b.ClientReads)
-		db.ClientReadAvgMs = avg("db.client_read_avg_ms", db.ClientReads, a.ClientReadTime, b.ClientReadTime, "no client-backend read in the window")
+		db.ClientReads = w.delta("db.client_reads", a.ClientReads, b.ClientReads)
+		db.ClientReadAvgMs = w.avg("db.client_read_avg_ms", db.ClientReads, a.ClientReadTime, b.ClientReadTime, "no client-backend read in the window")
 	}
 	if _, absent := static["db.wal_writes"]; !absent {
-		db.WALWrites = delta("db.wal_writes", a.WALWrites, b.WALWrites)
-		db.WALWriteAvgMs = avg("db.wal_write_avg_ms", db.WALWrites, a.WALWriteTime, b.WALWriteTime, "no WAL write in the window")
-		db.WALSyncs = delta("db.wal_syncs", a.WALSyncs, b.WALSyncs)
-		db.WALSyncAvgMs = avg("db.wal_sync_avg_ms", db.WALSyncs, a.WALSyncTime, b.WALSyncTime, "no WAL sync in the window")
-		db.WALBytes = delta("db.wal_bytes", a.WALBytes, b.WALBytes)
+		db.WALWrites = w.delta("db.wal_writes", a.WALWrites, b.WALWrites)
+		db.WALWriteAvgMs = w.avg("db.wal_write_avg_ms", db.WALWrites, a.WALWriteTime, b.WALWriteTime, "no WAL write in the window")
+		db.WALSyncs = w.delta("db.wal_syncs", a.WALSyncs, b.WALSyncs)
+		db.WALSyncAvgMs = w.avg("db.wal_sync_avg_ms", db.WALSyncs, a.WALSyncTime, b.WALSyncTime, "no WAL sync in the window")
+		db.WALBytes, db.WALFPI = w.delta("db.wal_bytes", a.WALBytes, b.WALBytes), w.given("db.wal_fpi", a.WALFPI, b.WALFPI)
 	}
-	db.Checkpoints = delta("db.checkpoints", a.Checkpoints, b.Checkpoints)
-	db.BuffersCheckpoint = delta("db.buffers_checkpoint", a.BuffersCheckpoint, b.BuffersCheckpoint)
+	db.Checkpoints = w.delta("db.checkpoints", a.Checkpoints, b.Checkpoints)
+	db.BuffersCheckpoint = w.delta("db.buffers_checkpoint", a.BuffersCheckpoint, b.BuffersCheckpoint)
 }
 
 // nodeRates is each node's replication counters over a window of

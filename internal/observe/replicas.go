@@ -143,32 +143,7 @@ func (s *Sampler) replicasBetween(rs []reading, missing map[string]string) []res
 		key := fmt.Sprintf("replicas[%d]", k)
 		o := &out[k]
 		o.Name = w.name
-		var lags [4][]float64 // write, flush, replay ms; replay bytes
-		for _, r := range rs {
-			if r.db == nil || r.db.err != nil {
-				continue
-			}
-			o.Samples++
-			if o.States == nil {
-				o.States = map[string]int{}
-			}
-			st, ok := r.db.Replicas[w.name]
-			if !ok {
-				o.States["absent"]++
-				o.State, o.SyncState = "absent", ""
-				continue
-			}
-			o.States[st.State+"/"+st.SyncState]++
-			o.State, o.SyncState = st.State, st.SyncState
-			for i, v := range []*float64{st.WriteLagMs, st.FlushLagMs, st.ReplayLagMs} {
-				if v != nil {
-					lags[i] = append(lags[i], *v)
-				}
-			}
-			if st.ReplayLagBytes != nil {
-				lags[3] = append(lags[3], float64(*st.ReplayLagBytes))
-			}
-		}
+		lags := sampleStates(o, rs)
 		switch {
 		case s.db == nil:
 			missing[key+".lag"] = "the database's counters are not read: " + s.static["db"]
@@ -213,6 +188,39 @@ func (s *Sampler) replicasBetween(rs []reading, missing map[string]string) []res
 		}
 	}
 	return out
+}
+
+// sampleStates counts the states the standby o was seen in over the
+// readings rs, the last its state at the end, and returns its lags in
+// them: write, flush and replay ms, and replay bytes.
+func sampleStates(o *results.ObserveReplica, rs []reading) [4][]float64 {
+	var lags [4][]float64
+	for _, r := range rs {
+		if r.db == nil || r.db.err != nil {
+			continue
+		}
+		o.Samples++
+		if o.States == nil {
+			o.States = map[string]int{}
+		}
+		st, ok := r.db.Replicas[o.Name]
+		if !ok {
+			o.States["absent"]++
+			o.State, o.SyncState = "absent", ""
+			continue
+		}
+		o.States[st.State+"/"+st.SyncState]++
+		o.State, o.SyncState = st.State, st.SyncState
+		for i, v := range []*float64{st.WriteLagMs, st.FlushLagMs, st.ReplayLagMs} {
+			if v != nil {
+				lags[i] = append(lags[i], *v)
+			}
+		}
+		if st.ReplayLagBytes != nil {
+			lags[3] = append(lags[3], float64(*st.ReplayLagBytes))
+		}
+	}
+	return lags
 }
 
 // spread is the mean and maximum of v (3 decimals); nil when empty.

@@ -88,3 +88,31 @@ type PageCheck struct {
 	// relation the check could not read past a damaged page.
 	Damaged []string
 }
+
+// fingerprint sums what the transactions change, in integer columns only
+// (money's decimals scan differently in each dialect): two servers of one
+// database that agree on it hold the same orders, lines, payments and
+// stock counts.
+const fingerprint = `SELECT
+	(SELECT count(*) FROM orders), (SELECT sum(o_ol_cnt) FROM orders), (SELECT count(*) FROM new_order),
+	(SELECT count(*) FROM order_line), (SELECT sum(ol_quantity) FROM order_line), (SELECT count(*) FROM history),
+	(SELECT sum(c_payment_cnt) FROM customer), (SELECT sum(c_delivery_cnt) FROM customer),
+	(SELECT sum(s_quantity) FROM stock), (SELECT sum(s_order_cnt) FROM stock), (SELECT sum(d_next_o_id) FROM district)`
+
+// FingerprintNames name fingerprint's columns, for a report of where two
+// servers differ.
+var FingerprintNames = []string{"orders", "sum(o_ol_cnt)", "new_order rows", "order_line rows", "sum(ol_quantity)",
+	"history rows", "sum(c_payment_cnt)", "sum(c_delivery_cnt)", "sum(s_quantity)", "sum(s_order_cnt)", "sum(d_next_o_id)"}
+
+// Fingerprint is the database's fingerprint (FingerprintNames): the
+// power-loss audit compares a cluster's nodes with it.
+func Fingerprint(ctx context.Context, ctl Control) ([]int64, error) {
+	rows, err := ctl.Ints(ctx, fingerprint)
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) != 1 || len(rows[0]) != len(FingerprintNames) {
+		return nil, fmt.Errorf("the fingerprint returned %d rows", len(rows))
+	}
+	return rows[0], nil
+}

@@ -16,7 +16,7 @@ func labChain(l *results.Lab) string {
 }
 
 func (b *builder) durability(d *results.Durability) {
-	b.card("acknowledged commits lost", results.Int(d.LostAcknowledged), "", "after "+strconv.Itoa(d.Cycles)+" power cuts")
+	b.windowCard("acknowledged commits lost", results.Int(d.LostAcknowledged), "", "after "+strconv.Itoa(d.Cycles)+" power cuts")
 	switch {
 	case d.PowerCut == "server":
 		b.sec.Notes = append(b.sec.Notes, "Only the server was killed (no --lab): the OS page cache survived, so this tested the database's crash recovery, not the storage.")

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/terms"
 )
 
 // environment lists what was measured with what: host, storage, engine and
@@ -55,28 +56,26 @@ func sortedTable(caption string, m map[string]string) Table {
 // definitions are the metric definitions of docs/design.md (every figure's
 // is in docs/metrics.md), so a reader can check what a number means, in the
 // words of the engine measured.
-func definitions(engine string) []Def {
+func definitions(w terms.Words) []Def {
 	defs := slices.Clone(commonDefs)
 	for i, d := range defs {
-		if d.Term == "Top waits" {
-			defs[i].Text = topWaits[engine]
-			if defs[i].Text == "" {
-				defs[i].Text = topWaits["postgresql"]
+		switch d.Term {
+		case "Top waits":
+			defs[i].Text = w.Waits
+		case "TPM (db)":
+			from := ""
+			if w.Transactions != "" {
+				from = " (" + w.Transactions + ")"
 			}
+			defs[i].Text = fmt.Sprintf(d.Text, from)
 		}
 	}
 	return defs
 }
 
-// topWaits says where each engine's sampled waits come from.
-var topWaits = map[string]string{
-	"postgresql": "Database time per wait event, from pg_stat_activity samples (the ASH idea); seconds = samples × the sampling interval; \"CPU\" is an active backend with no wait event. Avg ms comes from the server's counters where they give it.",
-	"mariadb":    "Database time per wait event, from samples of the workload's sessions in performance_schema.events_waits_current (their states in information_schema.PROCESSLIST where performance_schema is off), an InnoDB row lock wait told by INNODB_TRX (the ASH idea); seconds = samples × the sampling interval; \"CPU\" is an active session in no instrumented wait. Avg ms comes from the waits performance_schema timed over the window.",
-}
-
 var commonDefs = []Def{
 	{"NOPM", "Committed New-Orders in the timed window / minutes (HammerDB takes Δ sum(d_next_o_id)); only the timed window, never the ramp-up."},
-	{"TPM (db)", "Δ(database commits + rollbacks) over the timed window / minutes, from the server's own count (PostgreSQL: pg_stat_database; MariaDB: performance_schema's transactions of calibra's account); database-specific. TPM (client) counts the transactions the driver completed."},
+	{"TPM (db)", "Δ(database commits + rollbacks) over the timed window / minutes, from the server's own count%s; database-specific. TPM (client) counts the transactions the driver completed."},
 	{"ART", "Mean response time of all transactions completed in the timed window. Latency percentiles come from HDR histograms (3 significant digits), per transaction type. The latency basis says whether times run from the actual start (\"service\", closed loop) or the intended start (\"response\": paced or open loop, coordinated omission corrected)."},
 	{"Efficiency", "tpmC-like efficiency (spec mode only): NOPM / (12.86 × warehouses)."},
 	{"Rates", "Computed over the window from counters sampled at its two edges, never from a live monitor. The per-second curves are for shape only."},
@@ -86,6 +85,6 @@ var commonDefs = []Def{
 	{"DSS", "Geometric mean of query seconds; Power@Size, Throughput@Size and QphH as in TPC-H, with each query and refresh time rounded to 0.1 s (clause 5.3.7.5), labelled TPC-H-derived, not comparable with published TPC-H results; indicative below SF 1 or with fewer streams than clause 5.3.4 requires."},
 	{"CPU busy, I/O wait", "Shares of all CPUs' time over the window from /proc/stat: busy = 100 − idle − iowait."},
 	{"Disk await", "Δ(read + write ticks) / Δ(reads + writes) from /proc/diskstats: the mean time an I/O spent queued and in service."},
-	{"Top waits", "Database time per wait event, from pg_stat_activity samples (the ASH idea); seconds = samples × the sampling interval; \"CPU\" is an active backend with no wait event. Avg ms comes from the server's counters where they give it."},
+	{"Top waits", ""}, // the engine's words
 	{"n/a", "Not measured; the reason is listed beside it. A value that could not be measured is never shown as zero."},
 }

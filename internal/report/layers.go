@@ -77,9 +77,9 @@ func (b *builder) device(d *results.Device) {
 		row[1].Class, row[6].Class = "t", "t"
 		best.Rows = append(best.Rows, row)
 		if s.JudgedOn == "mbps" {
-			b.card(s.Name+" MB/s", results.Num(a.MBps), "MB/s", fmt.Sprintf("at qd %d", a.QD))
+			b.card(s.Name+" MB/s", results.Num(a.MBps), "MB/s", fmt.Sprintf("at qd %d", a.QD), a.LimitedBy)
 		} else {
-			b.card(s.Name+" IOPS", results.Num(a.IOPS), "IOPS", fmt.Sprintf("at qd %d, p99 %s µs", a.QD, results.Num(a.P99Us)))
+			b.card(s.Name+" IOPS", results.Num(a.IOPS), "IOPS", fmt.Sprintf("at qd %d, p99 %s µs", a.QD, results.Num(a.P99Us)), a.LimitedBy)
 		}
 	}
 	b.table(best)
@@ -139,7 +139,7 @@ func (b *builder) iocal(c *results.IOCal) {
 			ch.MarkX = []assets.Mark{{Label: fmt.Sprintf("saturation at %d jobs", *rr.SaturationJobs), Value: float64(*rr.SaturationJobs)}}
 		}
 		refs := []ChartRef{b.chart("Random single-block reads", ch)}
-		b.card("iocal max IOPS", results.NumPtr(rr.MaxIOPS), "IOPS", fmt.Sprintf("mean latency ≤ %s ms", results.Num(rr.MaxLatencyMs)))
+		b.iocalCard("iocal max IOPS", rr.MaxPoint(), func(p *results.IOCalPoint) float64 { return p.IOPS }, "IOPS", fmt.Sprintf("mean latency ≤ %s ms", results.Num(rr.MaxLatencyMs)))
 		seq := assets.Chart{XName: "parallel jobs", YName: "MB/s", XLog: true}
 		for _, s := range []struct {
 			name string
@@ -154,7 +154,7 @@ func (b *builder) iocal(c *results.IOCal) {
 				y = append(y, p.MBPS)
 			}
 			seq.Series = append(seq.Series, assets.Series{Name: s.name, X: assets.Nums(x), Y: assets.Nums(y)})
-			b.card("iocal max MB/s, "+s.name, results.Num(s.sw.MaxMBPS), "MB/s", "")
+			b.iocalCard("iocal max MB/s, "+s.name, s.sw.MaxPoint(), func(p *results.IOCalPoint) float64 { return p.MBPS }, "MB/s", "")
 		}
 		if len(seq.Series) > 0 {
 			refs = append(refs, b.chart("Sequential MB/s", seq))
@@ -213,6 +213,9 @@ func (b *builder) iocalPoints(c *results.IOCal) {
 			row[5].Class = "t"
 			t.Rows = append(t.Rows, row)
 		}
+		if s.sw == c.SeqWrite {
+			t = withWrites(t, s.sw.Points)
+		}
 		b.table(withShares(t, s.sw.Points))
 	}
 	if cm := c.Commit; cm != nil && len(cm.Points) > 0 {
@@ -246,6 +249,55 @@ func withShares(t Table, points []results.IOCalPoint) Table {
 	return t
 }
 
+// iocalCard is the card of a calibration's headline point: its figure
+// and its verdict, or n/a and none when no point qualified.
+func (b *builder) iocalCard(name string, p *results.IOCalPoint, figure func(*results.IOCalPoint) float64, unit, note string) {
+	if p == nil {
+		b.card(name, "n/a", unit, note, "")
+		return
+	}
+	b.card(name, results.Num(figure(p)), unit, note, p.LimitedBy)
+}
+
+// rampCard is the card of one load of a ramp: its figure and its
+// verdict, or n/a and none when the ramp had no such load.
+func (b *builder) rampCard(name string, s *results.RampStep, figure func(*results.RampStep) string, unit, note string) {
+	if s == nil {
+		b.card(name, "n/a", unit, note, "")
+		return
+	}
+	b.card(name, figure(s), unit, note, s.LimitedBy)
+}
+
+// withWrites puts beside each write point's table MB/s (the second
+// column) what the server wrote to its data files and WAL, the WAL's
+// full-page images and what the device wrote, with its share of the
+// device step's sequential write, each column where any point has it.
+func withWrites(t Table, points []results.IOCalPoint) Table {
+	cols := []struct {
+		head string
+		of   func(p results.IOCalPoint) *float64
+	}{
+		{"data files MB/s", func(p results.IOCalPoint) *float64 { return p.DataWMBPS }},
+		{"WAL MB/s", func(p results.IOCalPoint) *float64 { return p.WALMBPS }},
+		{"full-page images/s", func(p results.IOCalPoint) *float64 { return p.WALFPIPS }},
+		{"device wrote MB/s", func(p results.IOCalPoint) *float64 { return p.DiskWMBPS }},
+		{"device wrote, of device %", func(p results.IOCalPoint) *float64 { return p.DiskWSharePct }},
+	}
+	at := 2
+	for _, c := range cols {
+		if !slices.ContainsFunc(points, func(p results.IOCalPoint) bool { return c.of(p) != nil }) {
+			continue
+		}
+		t.Head = slices.Insert(t.Head, at, c.head)
+		for i, p := range points {
+			t.Rows[i] = slices.Insert(t.Rows[i], at, Cell{Text: results.NumPtr(c.of(p))})
+		}
+		at++
+	}
+	return t
+}
+
 func seqMax(s *results.IOCalSeq) string {
 	if s == nil {
 		return "n/a"
@@ -254,9 +306,9 @@ func seqMax(s *results.IOCalSeq) string {
 }
 
 func (b *builder) oltp(o *results.OLTP) {
-	b.card("NOPM", results.NumPtr(o.NOPM), "", "New-Orders per minute")
-	b.card("TPM (database)", results.NumPtr(o.TPMDB), "", "commits + rollbacks per minute")
-	b.card("ART", results.Num(o.ARTMs), "ms", "mean "+o.LatencyBasis+" time")
+	b.windowCard("NOPM", results.NumPtr(o.NOPM), "", "New-Orders per minute")
+	b.windowCard("TPM (database)", results.NumPtr(o.TPMDB), "", "commits + rollbacks per minute")
+	b.windowCard("ART", results.Num(o.ARTMs), "ms", "mean "+o.LatencyBasis+" time")
 	keying := "keying/thinking off"
 	if o.KeyingThinking != false {
 		keying = fmt.Sprintf("keying/thinking ×%v", o.KeyingThinking)
@@ -382,8 +434,8 @@ func (b *builder) oltpMembers(o *results.OLTP) {
 	}
 	t := Table{Caption: "Servers driven together (users dealt round-robin; NOPM and TPM (db) from each server's own counters)", Headline: true,
 		Head: []string{"server", "users", "NOPM", "TPM (db)", "TPM (client)", "ART ms"}}
-	if b.r.galera > 0 {
-		t.Caption = fmt.Sprintf("Nodes of the Galera cluster, one database replicated on all %d (users dealt round-robin; TPM (db) from each node's own counters; NOPM is the database's, counted once)", b.r.galera)
+	if b.r.clusterNodes > 0 {
+		t.Caption = fmt.Sprintf("Nodes of the %s, one database replicated on all %d (users dealt round-robin; TPM (db) from each node's own counters; NOPM is the database's, counted once)", b.r.words.Cluster, b.r.clusterNodes)
 		t.Head[0] = "node"
 	}
 	for _, m := range o.Instances {
@@ -421,11 +473,7 @@ func (b *builder) oltpValidity(o *results.OLTP) {
 			d.SkippedDistricts, d.Deliveries*10, results.Num(d.SkippedPct)))
 	}
 	if o.CheckpointsInWindow != nil {
-		what := "Checkpoints begun in the timed window"
-		if b.r.engine == "mariadb" {
-			what = "InnoDB checkpoints in the timed window (INNODB_METRICS log_checkpoints; fuzzy, advancing the redo log's checkpoint)"
-		}
-		b.sec.Notes = append(b.sec.Notes, fmt.Sprintf("%s: %d.", what, *o.CheckpointsInWindow))
+		b.sec.Notes = append(b.sec.Notes, fmt.Sprintf("%s: %d.", b.r.words.Checkpoints, *o.CheckpointsInWindow))
 	}
 	for _, w := range o.Warnings {
 		b.sec.Notes = append(b.sec.Notes, "Warning: "+w+".")
@@ -476,19 +524,19 @@ func (b *builder) oltpBuild(o *results.OLTPBuild) {
 }
 
 func (b *builder) ramp(r *results.Ramp) {
-	b.card("max TPS", results.NumPtr(r.MaxTPS), "TPS", "over the ramp")
+	b.rampCard("max TPS", r.MaxStep(), func(s *results.RampStep) string { return results.Num(s.TPS) }, "TPS", "over the ramp")
 	users := r.UsersWithinSLA()
 	unit := "users"
 	if r.SLAReached != nil && !*r.SLAReached {
 		unit = "" // "≥ 8 (SLA not reached)" says it
 	}
-	b.card("users within SLA", users, unit, fmt.Sprintf("%s ≤ %s ms", r.SLAMetric, results.Num(r.SLAMs)))
+	b.rampCard("users within SLA", r.StepAt(r.MaxUsersWithinSLA), func(*results.RampStep) string { return users }, unit, fmt.Sprintf("%s ≤ %s ms", r.SLAMetric, results.Num(r.SLAMs)))
 	if r.ARTAtUsers != nil {
-		b.card(fmt.Sprintf("ART at %d users", *r.ARTAtUsers), results.NumPtr(r.ARTAtMs), "ms", "")
+		b.rampCard(fmt.Sprintf("ART at %d users", *r.ARTAtUsers), r.StepAt(r.ARTAtUsers), func(s *results.RampStep) string { return results.Num(s.ARTMs) }, "ms", "")
 	}
 	var x, tps, art, p90, nopm, busy, iowait, await, dfr, wal []float64
 	t := Table{Caption: fmt.Sprintf("Steps (%s loop, %s time; SLA: %s ≤ %s ms)", r.Loop, r.LatencyBasis, r.SLAMetric, results.Num(r.SLAMs)), Headline: true,
-		Head: []string{"users", "TPS", "NOPM", "ART ms", "p90 ms", "CPU busy %", "I/O wait %", "disk await ms", "data-file read ms", "WAL sync ms", "Little's users", "within SLA", "errors", "limited by"}}
+		Head: []string{"users", "TPS", "NOPM", "ART ms", "p90 ms", "CPU busy %", "I/O wait %", "disk await ms", "data-file read ms", b.r.words.Log + " sync ms", "Little's users", "within SLA", "errors", "limited by"}}
 	for _, s := range r.Steps {
 		x, tps, art, p90 = append(x, float64(s.Users)), append(tps, s.TPS), append(art, s.ARTMs), append(p90, s.P90Ms)
 		nopm, busy, iowait = append(nopm, ptrOr(s.NOPM)), append(busy, ptrOr(s.CPUBusyPct)), append(iowait, ptrOr(s.IOWaitPct))
@@ -512,7 +560,7 @@ func (b *builder) ramp(r *results.Ramp) {
 			Series: []assets.Series{{Name: "CPU busy %", Y: assets.Nums(busy)}, {Name: "I/O wait %", Y: assets.Nums(iowait), Dashed: true}}}),
 		b.chart("Storage and database latency", assets.Chart{XName: "users", YName: "ms", X: assets.Nums(x),
 			Series: []assets.Series{{Name: "disk await ms", Y: assets.Nums(await)}, {Name: "data-file read ms", Y: assets.Nums(dfr)},
-				{Name: "WAL sync ms", Y: assets.Nums(wal), Dashed: true}}}))
+				{Name: b.r.words.Log + " sync ms", Y: assets.Nums(wal), Dashed: true}}}))
 	b.table(Table{Caption: "Ramp to the SLA", Headline: true, Head: []string{"max TPS", "max users within SLA", "ART at users", "stop reason"},
 		Rows: [][]Cell{cells(results.NumPtr(r.MaxTPS), users, artAt(r), r.StopReasonText())}})
 	b.table(t)
@@ -523,10 +571,14 @@ func (b *builder) ramp(r *results.Ramp) {
 // scale draws a load's figures against the servers that carried it, as
 // study 000 draws NOPM against RAC nodes and 004 latency against nodes.
 func (b *builder) scale(sc *results.Scale) {
-	b.card("max NOPM", results.NumPtr(sc.MaxNOPM), "", "over the points")
+	value, by := "n/a", ""
+	if p := sc.MaxPoint(); p != nil {
+		value, by = results.NumPtr(p.NOPM), p.LimitedBy
+	}
+	b.card("max NOPM", value, "", "over the points", by)
 	var x, nopm, tpm, art, p90, busy, await, dfr, wal []float64
 	t := Table{Caption: fmt.Sprintf("Points (%d users in all, dealt round-robin; %d warehouses on each server; %s time)", sc.Users, sc.Warehouses, sc.LatencyBasis), Headline: true,
-		Head: []string{"servers", "NOPM", "TPM (db)", "TPM (client)", "ART ms", "p90 ms", "CPU busy %", "I/O wait %", "disk await ms", "data-file read ms", "WAL sync ms", "errors", "limited by"}}
+		Head: []string{"servers", "NOPM", "TPM (db)", "TPM (client)", "ART ms", "p90 ms", "CPU busy %", "I/O wait %", "disk await ms", "data-file read ms", b.r.words.Log + " sync ms", "errors", "limited by"}}
 	for _, p := range sc.Points {
 		x, nopm, tpm = append(x, float64(p.Servers)), append(nopm, ptrOr(p.NOPM)), append(tpm, ptrOr(p.TPMDB))
 		art, p90, busy = append(art, p.ARTMs), append(p90, p.P90Ms), append(busy, ptrOr(p.CPUBusyPct))
@@ -541,7 +593,7 @@ func (b *builder) scale(sc *results.Scale) {
 			Series: []assets.Series{{Name: "ART ms", Y: assets.Nums(art)}, {Name: "p90 ms", Y: assets.Nums(p90), Dashed: true}}}),
 		b.chart("Storage and database latency", assets.Chart{XName: "servers", YName: "ms", X: assets.Nums(x),
 			Series: []assets.Series{{Name: "disk await ms", Y: assets.Nums(await)}, {Name: "data-file read ms", Y: assets.Nums(dfr)},
-				{Name: "WAL sync ms", Y: assets.Nums(wal), Dashed: true}}}),
+				{Name: b.r.words.Log + " sync ms", Y: assets.Nums(wal), Dashed: true}}}),
 		b.chart("CPU busy", assets.Chart{XName: "servers", YName: "% of all CPUs", X: assets.Nums(x),
 			Series: []assets.Series{{Name: "CPU busy %", Y: assets.Nums(busy)}}}))
 	b.table(t)
@@ -568,7 +620,7 @@ func (b *builder) dss(d *results.DSS) {
 	geo, power, thr, streams := "n/a", "n/a", "n/a", "n/a"
 	if d.Power != nil {
 		geo, power = results.NumPtr(d.Power.GeomeanS), results.NumPtr(d.Power.PowerAtSize)
-		b.card("DSS geomean", geo, "s", "power test, per query")
+		b.windowCard("DSS geomean", geo, "s", "power test, per query")
 	}
 	if d.Throughput != nil {
 		thr, streams = results.NumPtr(d.Throughput.ThroughputAtSize), strconv.Itoa(d.Throughput.Streams)
@@ -584,7 +636,7 @@ func (b *builder) dss(d *results.DSS) {
 			b.sec.Notes = append(b.sec.Notes, "Indicative, not a result the specification defines: "+why+".")
 		}
 	}
-	b.card(qphh, results.NumPtr(d.QphH), "", sub)
+	b.windowCard(qphh, results.NumPtr(d.QphH), "", sub)
 	head.Rows = [][]Cell{cells(geo, power, thr, streams, results.NumPtr(d.QphH))}
 	b.table(head)
 
@@ -608,25 +660,7 @@ func (b *builder) dss(d *results.DSS) {
 		defer b.table(t)
 	}
 	if d.Throughput != nil && len(d.Throughput.StreamRuns) > 0 {
-		tl := assets.Chart{Kind: "timeline", XName: "seconds from the test's start"}
-		for _, s := range d.Throughput.StreamRuns {
-			row := fmt.Sprintf("stream %d", s.Stream)
-			tl.Rows = append(tl.Rows, row)
-			for _, q := range s.Queries {
-				if q.Seconds != nil {
-					tl.Segments = append(tl.Segments, assets.Segment{Row: row, From: q.StartS, To: q.StartS + *q.Seconds, Label: qname(q.Q)})
-				}
-			}
-		}
-		if len(d.Throughput.Refresh) > 0 {
-			tl.Rows = append(tl.Rows, "refresh")
-			for _, q := range d.Throughput.Refresh {
-				if q.Seconds != nil {
-					tl.Segments = append(tl.Segments, assets.Segment{Row: "refresh", From: q.StartS, To: q.StartS + *q.Seconds, Label: q.Q})
-				}
-			}
-		}
-		refs = append(refs, b.chart("Throughput test streams (each bar a query: hover for its name and seconds; the refresh row runs RF1 and RF2)", tl))
+		refs = append(refs, b.chart("Throughput test streams (each bar a query: hover for its name and seconds; the refresh row runs RF1 and RF2)", streamsTimeline(d.Throughput)))
 	}
 	if b.ts != nil && b.ts.Has("disk_r_mbps") {
 		rows := b.window()
@@ -642,6 +676,30 @@ func (b *builder) dss(d *results.DSS) {
 	}
 	b.missing(d.Missing)
 	b.sec.Notes = append(b.sec.Notes, d.Notes...)
+}
+
+// streamsTimeline draws the throughput test's streams and refreshes, each
+// query a bar over its time.
+func streamsTimeline(t *results.DSSThroughput) assets.Chart {
+	tl := assets.Chart{Kind: "timeline", XName: "seconds from the test's start"}
+	for _, s := range t.StreamRuns {
+		row := fmt.Sprintf("stream %d", s.Stream)
+		tl.Rows = append(tl.Rows, row)
+		for _, q := range s.Queries {
+			if q.Seconds != nil {
+				tl.Segments = append(tl.Segments, assets.Segment{Row: row, From: q.StartS, To: q.StartS + *q.Seconds, Label: qname(q.Q)})
+			}
+		}
+	}
+	if len(t.Refresh) > 0 {
+		tl.Rows = append(tl.Rows, "refresh")
+		for _, q := range t.Refresh {
+			if q.Seconds != nil {
+				tl.Segments = append(tl.Segments, assets.Segment{Row: "refresh", From: q.StartS, To: q.StartS + *q.Seconds, Label: q.Q})
+			}
+		}
+	}
+	return tl
 }
 
 // queryNumber orders queries by their number ("9" before "10").

@@ -49,14 +49,14 @@ func (r *Report) Markdown(w io.Writer) error {
 		}
 	}
 	if len(r.Cards) > 0 {
-		t := Table{Head: []string{"headline", "value", "note"}}
+		t := Table{Head: []string{"headline", "value", "limited by", "note"}}
 		for _, c := range r.Cards {
 			v := c.Value
 			if c.Unit != "" {
 				v += " " + c.Unit
 			}
-			row := cells(c.Name, v, c.Note)
-			row[2].Class = "t"
+			row := cells(c.Name, v, c.LimitedBy, c.Note)
+			row[2].Class, row[3].Class = "t", "t"
 			t.Rows = append(t.Rows, row)
 		}
 		mdTable(bw, &t)

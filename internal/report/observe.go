@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -99,26 +100,7 @@ func (b *builder) observe() {
 	}
 	b.sec.Blocks = append(b.sec.Blocks, Block{Heading: "Host and database over the step"})
 	if b.ts != nil {
-		rows := b.window()
-		if len(rows) < 2 {
-			b.note("Fewer than two samples in this step's window: no time charts.")
-		} else {
-			x := assets.Nums(b.seconds(rows))
-			line := func(col, name string, dashed bool) assets.Series {
-				return assets.Series{Name: name, Y: assets.Nums(pickF(b.ts.Float(col), rows)), Dashed: dashed}
-			}
-			const xn = "seconds from the step's start"
-			b.charts("",
-				b.chart("CPU", assets.Chart{XName: xn, YName: "% of all CPUs", X: x,
-					Series: []assets.Series{line("cpu_busy_pct", "busy %", false), line("cpu_iowait_pct", "I/O wait %", false)}}),
-				b.chart("Disk IOPS", assets.Chart{XName: xn, YName: "IOPS", X: x,
-					Series: []assets.Series{line("disk_r_iops", "read IOPS", false), line("disk_w_iops", "write IOPS", false)}}),
-				b.chart("Disk MB/s", assets.Chart{XName: xn, YName: "MB/s", X: x,
-					Series: []assets.Series{line("disk_r_mbps", "read MB/s", false), line("disk_w_mbps", "write MB/s", false)}}),
-				b.chart("Latency", assets.Chart{XName: xn, YName: "ms", X: x,
-					Series: []assets.Series{line("disk_await_ms", "disk await ms", false), line("db_data_file_read_avg_ms", "data file read ms", true),
-						line("db_wal_sync_avg_ms", "WAL sync ms", true)}}))
-		}
+		b.timeCharts()
 	}
 	if o == nil {
 		return
@@ -126,14 +108,61 @@ func (b *builder) observe() {
 	b.table(Table{Caption: fmt.Sprintf("CPU over the window (%s s)", results.Num(o.WindowS)),
 		Head: []string{"CPU busy %", "user %", "sys %", "I/O wait %", "outside calibra %"},
 		Rows: [][]Cell{cells(results.NumPtr(o.CPUBusyPct), results.NumPtr(o.CPUUserPct), results.NumPtr(o.CPUSysPct), results.NumPtr(o.CPUIOWaitPct), results.NumPtr(o.CPUOutsidePct))}})
-	// The data's storage and, when --wal-path put it apart, the WAL's, side
-	// by side.
+	b.storage(o)
+	if o.DB != nil {
+		b.dbCounters(o.DB)
+	}
+	b.standbys(o.Replicas)
+	if o.DB != nil {
+		b.clusterNodes(o.DB.Nodes)
+	}
+	if len(o.Waits) > 0 {
+		t := Table{Caption: "Top waits (sampled database time; avg ms from the server's counters)", Headline: true,
+			Head: []string{"event", "class", "seconds", "share %", "avg ms", "samples"}}
+		for _, w := range o.Waits {
+			row := cells(w.Event, w.Class, results.Num(w.Seconds), results.Num(w.SharePct), results.NumPtr(w.AvgMs), results.Int(int64(w.Samples)))
+			row[1].Class = "t"
+			t.Rows = append(t.Rows, row)
+		}
+		b.table(t)
+	}
+	b.missing(o.Missing)
+}
+
+// timeCharts draws, from timeseries.csv, the CPU, the disk and the
+// latencies over the step's window.
+func (b *builder) timeCharts() {
+	rows := b.window()
+	if len(rows) < 2 {
+		b.note("Fewer than two samples in this step's window: no time charts.")
+		return
+	}
+	x := assets.Nums(b.seconds(rows))
+	line := func(col, name string, dashed bool) assets.Series {
+		return assets.Series{Name: name, Y: assets.Nums(pickF(b.ts.Float(col), rows)), Dashed: dashed}
+	}
+	const xn = "seconds from the step's start"
+	b.charts("",
+		b.chart("CPU", assets.Chart{XName: xn, YName: "% of all CPUs", X: x,
+			Series: []assets.Series{line("cpu_busy_pct", "busy %", false), line("cpu_iowait_pct", "I/O wait %", false)}}),
+		b.chart("Disk IOPS", assets.Chart{XName: xn, YName: "IOPS", X: x,
+			Series: []assets.Series{line("disk_r_iops", "read IOPS", false), line("disk_w_iops", "write IOPS", false)}}),
+		b.chart("Disk MB/s", assets.Chart{XName: xn, YName: "MB/s", X: x,
+			Series: []assets.Series{line("disk_r_mbps", "read MB/s", false), line("disk_w_mbps", "write MB/s", false)}}),
+		b.chart("Latency", assets.Chart{XName: xn, YName: "ms", X: x,
+			Series: []assets.Series{line("disk_await_ms", "disk await ms", false), line("db_data_file_read_avg_ms", "data file read ms", true),
+				line("db_wal_sync_avg_ms", b.r.words.Log+" sync ms", true)}}))
+}
+
+// storage shows the data's storage and, when --wal-path put it apart,
+// the log's, side by side, and the window's share of the device layer.
+func (b *builder) storage(o *results.Observe) {
 	st := Table{Caption: "Storage over the window", Head: []string{"storage", "device", "read IOPS", "write IOPS", "read MB/s", "write MB/s", "await ms", "util %"}}
 	for _, d := range []struct {
 		role    string
 		devices []string
 		disk    *results.ObserveDisk
-	}{{"data", o.Devices, o.Disk}, {"WAL", o.WALDevices, o.WALDisk}} {
+	}{{"data", o.Devices, o.Disk}, {b.r.words.Log, o.WALDevices, o.WALDisk}} {
 		if d.disk == nil {
 			continue
 		}
@@ -153,34 +182,65 @@ func (b *builder) observe() {
 		}
 		b.table(t)
 	}
-	if db := o.DB; db != nil && b.r.engine == "mariadb" {
-		// InnoDB neither times its redo log nor counts checkpoints here
-		// (the oltp step counts them): its row locks say more.
-		b.table(Table{Caption: "Database counters (" + db.Database + ", InnoDB)",
-			Head: []string{"active sessions", "pages read", "buffer pool hit %", "data file reads", "data file read ms", "data file writes", "row lock waits", "row lock ms"},
-			Rows: [][]Cell{cells(results.NumPtr(db.ActiveSessionsAvg), intPtr(db.BlksRead), results.NumPtr(db.HitPct), intPtr(db.DataReads), results.NumPtr(db.DataFileReadAvgMs),
-				intPtr(db.DataWrites), intPtr(db.RowLockWaits), results.NumPtr(db.RowLockAvgMs))}})
-	} else if db != nil {
-		b.table(Table{Caption: "Database counters (" + db.Database + ")",
-			Head: []string{"active sessions", "blocks read", "hit %", "data file read ms", "WAL write ms", "WAL sync ms", "checkpoints"},
-			Rows: [][]Cell{cells(results.NumPtr(db.ActiveSessionsAvg), intPtr(db.BlksRead), results.NumPtr(db.HitPct), results.NumPtr(db.DataFileReadAvgMs),
-				results.NumPtr(db.WALWriteAvgMs), results.NumPtr(db.WALSyncAvgMs), intPtr(db.Checkpoints))}})
+}
+
+// dbCounter is a database counter the report can show: its name in
+// results.json, a neutral head and its value.
+type dbCounter struct {
+	field, head string
+	value       func(*results.ObserveDB) string
+}
+
+// dbCounterList are the database counters, in the order an engine that
+// names none sees those measured.
+var dbCounterList = []dbCounter{
+	{"active_sessions_avg", "active sessions", func(db *results.ObserveDB) string { return results.NumPtr(db.ActiveSessionsAvg) }},
+	{"blks_read", "blocks read", func(db *results.ObserveDB) string { return intPtr(db.BlksRead) }},
+	{"hit_pct", "cache hit %", func(db *results.ObserveDB) string { return results.NumPtr(db.HitPct) }},
+	{"data_reads", "data file reads", func(db *results.ObserveDB) string { return intPtr(db.DataReads) }},
+	{"data_file_read_avg_ms", "data file read ms", func(db *results.ObserveDB) string { return results.NumPtr(db.DataFileReadAvgMs) }},
+	{"data_writes", "data file writes", func(db *results.ObserveDB) string { return intPtr(db.DataWrites) }},
+	{"wal_write_avg_ms", "log write ms", func(db *results.ObserveDB) string { return results.NumPtr(db.WALWriteAvgMs) }},
+	{"wal_sync_avg_ms", "log sync ms", func(db *results.ObserveDB) string { return results.NumPtr(db.WALSyncAvgMs) }},
+	{"checkpoints", "checkpoints", func(db *results.ObserveDB) string { return intPtr(db.Checkpoints) }},
+	{"row_lock_waits", "row lock waits", func(db *results.ObserveDB) string { return intPtr(db.RowLockWaits) }},
+	{"row_lock_avg_ms", "row lock ms", func(db *results.ObserveDB) string { return results.NumPtr(db.RowLockAvgMs) }},
+}
+
+// dbCounters shows the database's counters over the window: those the
+// engine names, in its words, else every one measured.
+func (b *builder) dbCounters(db *results.ObserveDB) {
+	caption := "Database counters (" + db.Database + ")"
+	if of := b.r.words.CountersOf; of != "" {
+		caption = "Database counters (" + db.Database + ", " + of + ")"
 	}
-	b.standbys(o.Replicas)
-	if o.DB != nil {
-		b.galeraNodes(o.DB.Nodes)
+	t := Table{Caption: caption, Rows: [][]Cell{nil}}
+	for _, c := range b.shownCounters(db) {
+		t.Head = append(t.Head, c.head)
+		t.Rows[0] = append(t.Rows[0], cells(c.value(db))...)
 	}
-	if len(o.Waits) > 0 {
-		t := Table{Caption: "Top waits (sampled database time; avg ms from the server's counters)", Headline: true,
-			Head: []string{"event", "class", "seconds", "share %", "avg ms", "samples"}}
-		for _, w := range o.Waits {
-			row := cells(w.Event, w.Class, results.Num(w.Seconds), results.Num(w.SharePct), results.NumPtr(w.AvgMs), results.Int(int64(w.Samples)))
-			row[1].Class = "t"
-			t.Rows = append(t.Rows, row)
-		}
+	if len(t.Head) > 0 {
 		b.table(t)
 	}
-	b.missing(o.Missing)
+}
+
+func (b *builder) shownCounters(db *results.ObserveDB) []dbCounter {
+	var shown []dbCounter
+	named := b.r.words.Counters
+	for _, c := range dbCounterList {
+		if len(named) == 0 && c.value(db) != "n/a" {
+			shown = append(shown, c)
+		}
+	}
+	for _, n := range named {
+		for _, c := range dbCounterList {
+			if c.field == n.Field {
+				c.head = cmp.Or(n.Head, c.head)
+				shown = append(shown, c)
+			}
+		}
+	}
+	return shown
 }
 
 // standbys shows each standby over the window: how far behind it ran
@@ -190,8 +250,8 @@ func (b *builder) standbys(rs []results.ObserveReplica) {
 	if len(rs) == 0 {
 		return
 	}
-	t := Table{Caption: "Standbys over the window (lag: pg_stat_replication, mean / max of the samples)", Headline: true,
-		Head: []string{"standby", "state at the end", "write lag ms", "flush lag ms", "replay lag ms", "WAL not replayed, bytes", "write MB/s", "samples"}}
+	t := Table{Caption: "Standbys over the window (lag: " + b.r.words.StandbyLag + ", mean / max of the samples)", Headline: true,
+		Head: []string{"standby", "state at the end", "write lag ms", "flush lag ms", "replay lag ms", b.r.words.Log + " not replayed, bytes", "write MB/s", "samples"}}
 	spread := func(s *results.Spread) string {
 		if s == nil {
 			return "n/a"
@@ -207,13 +267,13 @@ func (b *builder) standbys(rs []results.ObserveReplica) {
 	b.table(t)
 }
 
-// galeraNodes shows each node's replication over the window: flow
+// clusterNodes shows each node's replication over the window: flow
 // control and certification.
-func (b *builder) galeraNodes(ns []results.ObserveNode) {
+func (b *builder) clusterNodes(ns []results.ObserveNode) {
 	if len(ns) == 0 {
 		return
 	}
-	t := Table{Caption: "Galera nodes over the window", Headline: true,
+	t := Table{Caption: "Nodes of the " + b.r.words.Cluster + " over the window", Headline: true,
 		Head: []string{"node", "flow control paused %", "flow control sent", "received", "certification failures", "aborted by replication", "write-sets replicated"}}
 	for _, n := range ns {
 		t.Rows = append(t.Rows, cells(results.Int(int64(n.Node)), results.NumPtr(n.FlowControlPausedPct), intPtr(n.FlowControlSent), intPtr(n.FlowControlRecv),

@@ -14,6 +14,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/report/assets"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/terms"
 )
 
 // Report is a run laid out for reading: headline cards, then one section
@@ -46,11 +47,11 @@ type Report struct {
 	points        int  // the charts' numbers, for the size bound
 	tooBig        bool // laid out only in part: past MaxBytes
 	hasTimeseries bool
-	// engine is the database measured ("postgresql", "mariadb"; "" when
-	// the run had none), galera its cluster's nodes (0: none), for the
-	// words that differ by engine and topology.
-	engine string
-	galera int
+	// words are the measured engine's terms (neutral ones for a run of
+	// none, or of an engine that gives none), clusterNodes its cluster's
+	// nodes (0: none).
+	words        terms.Words
+	clusterNodes int
 }
 
 // Card is one headline figure.
@@ -59,7 +60,8 @@ type Card struct {
 	Value string
 	Unit  string
 	Note  string
-	// LimitedBy is what limited the step the figure comes from.
+	// LimitedBy is what limited the figure: its point's verdict, or the
+	// step's for a figure of the step's whole window.
 	LimitedBy string
 }
 
@@ -119,8 +121,9 @@ var layerRank = map[string]int{
 func Build(run *results.Run, ts *results.Timeseries) *Report {
 	r := &Report{Label: run.Meta.Label, Command: run.Meta.Command, Status: run.Status, Error: run.Error,
 		Started: run.StartedAt.UTC().Format(time.RFC3339), hasTimeseries: ts != nil}
+	r.words = terms.Neutral
 	if e := run.Meta.Engine; e != nil {
-		r.engine, r.galera = e.Name, e.ClusterNodes
+		r.words, r.clusterNodes = terms.Of(e.Name), e.ClusterNodes
 	}
 	if r.Error == r.Status {
 		r.Error = "" // "interrupted" says nothing the status does not
@@ -161,7 +164,7 @@ func Build(run *results.Run, ts *results.Timeseries) *Report {
 		r.BaselineNote, r.Baseline = strings.ToUpper(note[:1])+note[1:]+".", baselineTable(b)
 	}
 	r.environment(run)
-	r.Defs = definitions(r.engine)
+	r.Defs = definitions(r.words)
 	return r
 }
 
@@ -233,11 +236,20 @@ func (b *builder) note(format string, args ...any) {
 	b.sec.Blocks = append(b.sec.Blocks, Block{Note: fmt.Sprintf(format, args...)})
 }
 
-func (b *builder) card(name, value, unit, note string) {
+// card adds a headline card: a figure and the verdict of the point it
+// comes from (a sweep's point, a ramp's load), taken from that point by
+// the caller, never the step's, which may be another point's.
+func (b *builder) card(name, value, unit, note, limitedBy string) {
 	if b.step.Status != results.StatusComplete {
 		note = b.step.Status + ": " + note
 	}
-	b.r.Cards = append(b.r.Cards, Card{Name: name, Value: value, Unit: unit, Note: note, LimitedBy: b.step.LimitedBy})
+	b.r.Cards = append(b.r.Cards, Card{Name: name, Value: value, Unit: unit, Note: note, LimitedBy: limitedBy})
+}
+
+// windowCard adds a headline card of a figure over the step's own window
+// (a run's NOPM, a power test's geomean): the step's verdict is its own.
+func (b *builder) windowCard(name, value, unit, note string) {
+	b.card(name, value, unit, note, b.step.LimitedBy)
 }
 
 func (b *builder) missing(m map[string]string) {

@@ -108,6 +108,15 @@ type IOCalPoint struct {
 	ServerSyncMs *float64 `json:"server_wal_sync_ms,omitempty"`
 	DiskWIOPS    *float64 `json:"disk_w_iops,omitempty"`
 	DiskWAwaitMs *float64 `json:"disk_w_await_ms,omitempty"`
+	// The write test's view of the device: what the server wrote to its
+	// data files (DataWMBPS) and WAL (WALMBPS, above), the full-page
+	// images among the WAL's records (WALFPIPS, PostgreSQL), all beside
+	// what the device wrote (DiskWMBPS), and that as a share of the
+	// device step's sequential write at the nearest outstanding I/O
+	// (DiskWSharePct, of DeviceShareOf).
+	DataWMBPS     *float64 `json:"data_w_mbps,omitempty"`
+	WALFPIPS      *float64 `json:"wal_fpi_ps,omitempty"`
+	DiskWSharePct *float64 `json:"disk_w_share_pct,omitempty"`
 	// DeviceSharePct is the point's rate as a share of what the run's
 	// device step did at the nearest access spec and concurrency
 	// (DeviceShareOf names that point): reads a second for random reads,
@@ -125,27 +134,44 @@ type IOCalPoint struct {
 // window mixes its points and would dilute it. ok is false when there is
 // no such point.
 func (c *IOCal) HeadlineLimit() (string, *Evidence, bool) {
-	var best *IOCalPoint
-	what := "max IOPS"
-	if r := c.RandomRead; r != nil && r.MaxIOPS != nil {
-		for i := range r.Points {
-			if p := &r.Points[i]; p.IOPS == *r.MaxIOPS && p.LatMs != nil && p.LatMs.Mean == *r.LatencyMsAtMax {
-				best = p
-			}
-		}
-	}
-	if s := c.SeqRead; best == nil && s != nil {
-		what = "max sequential MB/s"
-		for i := range s.Points {
-			if p := &s.Points[i]; p.MBPS == s.MaxMBPS {
-				best = p
-			}
-		}
+	best, what := c.RandomRead.MaxPoint(), "max IOPS"
+	if best == nil {
+		best, what = c.SeqRead.MaxPoint(), "max sequential MB/s"
 	}
 	if best == nil || best.LimitedBy == "" {
 		return "", nil, false
 	}
 	return best.LimitedBy, best.LimitedByEvidence.At(fmt.Sprintf("the point of %s (%d jobs)", what, best.Jobs)), true
+}
+
+// MaxPoint is the point of max IOPS, whose figure and verdict its
+// headline shows; nil when there is none (or no test).
+func (r *IOCalRandom) MaxPoint() *IOCalPoint {
+	if r == nil || r.MaxIOPS == nil {
+		return nil
+	}
+	var best *IOCalPoint
+	for i := range r.Points {
+		if p := &r.Points[i]; p.IOPS == *r.MaxIOPS && p.LatMs != nil && r.LatencyMsAtMax != nil && p.LatMs.Mean == *r.LatencyMsAtMax {
+			best = p
+		}
+	}
+	return best
+}
+
+// MaxPoint is the point of max MB/s, whose figure and verdict its
+// headline shows; nil when there is none (or no test).
+func (s *IOCalSeq) MaxPoint() *IOCalPoint {
+	if s == nil {
+		return nil
+	}
+	var best *IOCalPoint
+	for i := range s.Points {
+		if p := &s.Points[i]; p.MBPS == s.MaxMBPS {
+			best = p
+		}
+	}
+	return best
 }
 
 // IOCalCommit is the commit sweep over committers (the jobs).

@@ -112,6 +112,28 @@ type DurabilityCycle struct {
 	// Torn is what a torn cut did to the writes in flight (on a lab with
 	// torn=): its seed, how many it tore, and the record of each write.
 	Torn *TornCut `json:"torn,omitempty"`
+	// Nodes are each node's figures on a cluster whose nodes serve one
+	// database (--galera); the cycle's are the worst node's, and its
+	// consistency holds the check that every node holds node 1's data.
+	Nodes []DurabilityNode `json:"nodes,omitempty"`
+}
+
+// DurabilityNode is one cluster node's check after a recovery.
+type DurabilityNode struct {
+	Node                    int   `json:"node"`
+	LostAcknowledged        int64 `json:"lost_acknowledged"`
+	CommittedUnacknowledged int64 `json:"committed_unacknowledged"`
+	ConsistencyOK           bool  `json:"consistency_ok"`
+	// PagesDamaged counts the damaged pages the page check found on the
+	// node after the recovery.
+	PagesDamaged int64 `json:"pages_damaged"`
+	// Rejoined is how the node came back: "bootstrap", "ist" (on its own
+	// data, caught up by IST) or "copy of node K" (calibra's copy, when
+	// its gap was beyond the donor's write-set cache).
+	Rejoined string `json:"rejoined,omitempty"`
+	// Differs is where this node's data differ from node 1's ("" when
+	// they agree).
+	Differs string `json:"differs,omitempty"`
 }
 
 // DurabilityCell is one combination of the torn-write matrix: a page

@@ -27,23 +27,7 @@ func Metrics(st Step) []Metric {
 	var m metricList
 	switch b := st.Body.(type) {
 	case *OLTP:
-		m.opt("nopm", b.NOPM, "", HigherIsBetter)
-		m.opt("tpm_db", b.TPMDB, "", HigherIsBetter)
-		if b.Missing["tpm_client"] == "" {
-			m.add("tpm_client", b.TPMClient, "", HigherIsBetter)
-		}
-		if b.LatMs != nil {
-			m.add("art_ms", b.ARTMs, "ms", LowerIsBetter)
-			m.add("p90_ms", b.LatMs.P90, "ms", LowerIsBetter)
-			m.add("p99_ms", b.LatMs.P99, "ms", LowerIsBetter)
-		}
-		m.opt("efficiency_pct", b.EfficiencyPct, "%", HigherIsBetter)
-		for _, n := range TxTypes {
-			if s, ok := b.Transactions[n]; ok && s.Count > 0 {
-				m.add(n+".p90_ms", s.LatMs.P90, "ms", LowerIsBetter)
-				m.add(n+".p99_ms", s.LatMs.P99, "ms", LowerIsBetter)
-			}
-		}
+		m.oltp(b)
 	case *Ramp:
 		m.opt("max_tps", b.MaxTPS, "tps", HigherIsBetter)
 		if b.MaxUsersWithinSLA != nil {
@@ -51,55 +35,11 @@ func Metrics(st Step) []Metric {
 		}
 		m.opt("art_at_ms", b.ARTAtMs, "ms", LowerIsBetter)
 	case *Device:
-		for _, s := range b.Specs {
-			switch {
-			case s.AtMaxLatency == nil:
-			case s.JudgedOn == "mbps":
-				m.add(s.Name+".max_mbps", s.AtMaxLatency.MBps, "MB/s", HigherIsBetter)
-			default:
-				m.add(s.Name+".iops_at_max_latency", s.AtMaxLatency.IOPS, "IOPS", HigherIsBetter)
-			}
-		}
-		for _, p := range b.Points {
-			pre := fmt.Sprintf("%s.qd%d.", p.Spec, p.QD)
-			m.add(pre+"iops", p.IOPS, "IOPS", HigherIsBetter)
-			m.add(pre+"mbps", p.MBps, "MB/s", HigherIsBetter)
-			if p.LatUs != nil {
-				m.add(pre+"p99_us", p.LatUs.P99, "µs", LowerIsBetter)
-			}
-		}
+		m.device(b)
 	case *IOCal:
-		if r := b.RandomRead; r != nil {
-			m.opt("max_iops", r.MaxIOPS, "IOPS", HigherIsBetter)
-			m.opt("latency_ms_at_max", r.LatencyMsAtMax, "ms", LowerIsBetter)
-			if r.SaturationJobs != nil {
-				m.add("saturation_jobs", float64(*r.SaturationJobs), "jobs", HigherIsBetter)
-			}
-		}
-		if b.SeqRead != nil {
-			m.add("seq_read_max_mbps", b.SeqRead.MaxMBPS, "MB/s", HigherIsBetter)
-		}
-		if b.SeqWrite != nil {
-			m.add("seq_write_max_mbps", b.SeqWrite.MaxMBPS, "MB/s", HigherIsBetter)
-		}
-		if c := b.Commit; c != nil {
-			m.add("max_commits_ps", c.MaxCommitsPS, "commits/s", HigherIsBetter)
-			if l := c.LatencyMsAtOne; l != nil {
-				m.add("commit_ms_at_one", l.Mean, "ms", LowerIsBetter)
-			}
-		}
+		m.iocal(b)
 	case *DSS:
-		m.opt("qphh", b.QphH, "", HigherIsBetter)
-		if p := b.Power; p != nil {
-			m.opt("power_at_size", p.PowerAtSize, "", HigherIsBetter)
-			m.opt("geomean_s", p.GeomeanS, "s", LowerIsBetter)
-			for _, q := range p.Queries {
-				m.opt("power.q"+q.Q+"_s", q.Seconds, "s", LowerIsBetter)
-			}
-		}
-		if t := b.Throughput; t != nil {
-			m.opt("throughput_at_size", t.ThroughputAtSize, "", HigherIsBetter)
-		}
+		m.dss(b)
 	case *Durability:
 		m.add("lost_acknowledged", float64(b.LostAcknowledged), "commits", LowerIsBetter)
 		m.add("cycles", float64(b.Cycles), "", "")
@@ -126,6 +66,87 @@ func Metrics(st Step) []Metric {
 		}
 	}
 	return m
+}
+
+// oltp adds a timed run's rates and latencies, overall and per
+// transaction.
+func (m *metricList) oltp(b *OLTP) {
+	m.opt("nopm", b.NOPM, "", HigherIsBetter)
+	m.opt("tpm_db", b.TPMDB, "", HigherIsBetter)
+	if b.Missing["tpm_client"] == "" {
+		m.add("tpm_client", b.TPMClient, "", HigherIsBetter)
+	}
+	if b.LatMs != nil {
+		m.add("art_ms", b.ARTMs, "ms", LowerIsBetter)
+		m.add("p90_ms", b.LatMs.P90, "ms", LowerIsBetter)
+		m.add("p99_ms", b.LatMs.P99, "ms", LowerIsBetter)
+	}
+	m.opt("efficiency_pct", b.EfficiencyPct, "%", HigherIsBetter)
+	for _, n := range TxTypes {
+		if s, ok := b.Transactions[n]; ok && s.Count > 0 {
+			m.add(n+".p90_ms", s.LatMs.P90, "ms", LowerIsBetter)
+			m.add(n+".p99_ms", s.LatMs.P99, "ms", LowerIsBetter)
+		}
+	}
+}
+
+// device adds each spec's figure at its latency bound, and each point's.
+func (m *metricList) device(b *Device) {
+	for _, s := range b.Specs {
+		switch {
+		case s.AtMaxLatency == nil:
+		case s.JudgedOn == "mbps":
+			m.add(s.Name+".max_mbps", s.AtMaxLatency.MBps, "MB/s", HigherIsBetter)
+		default:
+			m.add(s.Name+".iops_at_max_latency", s.AtMaxLatency.IOPS, "IOPS", HigherIsBetter)
+		}
+	}
+	for _, p := range b.Points {
+		pre := fmt.Sprintf("%s.qd%d.", p.Spec, p.QD)
+		m.add(pre+"iops", p.IOPS, "IOPS", HigherIsBetter)
+		m.add(pre+"mbps", p.MBps, "MB/s", HigherIsBetter)
+		if p.LatUs != nil {
+			m.add(pre+"p99_us", p.LatUs.P99, "µs", LowerIsBetter)
+		}
+	}
+}
+
+// iocal adds the random reads', sequential tests' and commits' figures.
+func (m *metricList) iocal(b *IOCal) {
+	if r := b.RandomRead; r != nil {
+		m.opt("max_iops", r.MaxIOPS, "IOPS", HigherIsBetter)
+		m.opt("latency_ms_at_max", r.LatencyMsAtMax, "ms", LowerIsBetter)
+		if r.SaturationJobs != nil {
+			m.add("saturation_jobs", float64(*r.SaturationJobs), "jobs", HigherIsBetter)
+		}
+	}
+	if b.SeqRead != nil {
+		m.add("seq_read_max_mbps", b.SeqRead.MaxMBPS, "MB/s", HigherIsBetter)
+	}
+	if b.SeqWrite != nil {
+		m.add("seq_write_max_mbps", b.SeqWrite.MaxMBPS, "MB/s", HigherIsBetter)
+	}
+	if c := b.Commit; c != nil {
+		m.add("max_commits_ps", c.MaxCommitsPS, "commits/s", HigherIsBetter)
+		if l := c.LatencyMsAtOne; l != nil {
+			m.add("commit_ms_at_one", l.Mean, "ms", LowerIsBetter)
+		}
+	}
+}
+
+// dss adds the composite figures and each power-test query's time.
+func (m *metricList) dss(b *DSS) {
+	m.opt("qphh", b.QphH, "", HigherIsBetter)
+	if p := b.Power; p != nil {
+		m.opt("power_at_size", p.PowerAtSize, "", HigherIsBetter)
+		m.opt("geomean_s", p.GeomeanS, "s", LowerIsBetter)
+		for _, q := range p.Queries {
+			m.opt("power.q"+q.Q+"_s", q.Seconds, "s", LowerIsBetter)
+		}
+	}
+	if t := b.Throughput; t != nil {
+		m.opt("throughput_at_size", t.ThroughputAtSize, "", HigherIsBetter)
+	}
 }
 
 // TxTypes are the TPC-C-like transactions in the specification's order.

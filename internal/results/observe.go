@@ -137,17 +137,21 @@ type ObserveDB struct {
 
 	// WAL writes and syncs (pg_stat_wal, PostgreSQL 14-17; pg_stat_io
 	// object wal from 18) and their mean times (needs track_wal_io_timing).
-	WALWrites         *int64   `json:"wal_writes,omitempty"`
-	WALWriteAvgMs     *float64 `json:"wal_write_avg_ms,omitempty"`
-	WALSyncs          *int64   `json:"wal_syncs,omitempty"`
-	WALSyncAvgMs      *float64 `json:"wal_sync_avg_ms,omitempty"`
-	WALBytes          *int64   `json:"wal_bytes,omitempty"`
-	Checkpoints       *int64   `json:"checkpoints,omitempty"`
-	BuffersCheckpoint *int64   `json:"buffers_checkpoint,omitempty"`
+	WALWrites     *int64   `json:"wal_writes,omitempty"`
+	WALWriteAvgMs *float64 `json:"wal_write_avg_ms,omitempty"`
+	WALSyncs      *int64   `json:"wal_syncs,omitempty"`
+	WALSyncAvgMs  *float64 `json:"wal_sync_avg_ms,omitempty"`
+	WALBytes      *int64   `json:"wal_bytes,omitempty"`
+	// WALFPI are the full-page images the WAL took (pg_stat_wal.wal_fpi).
+	WALFPI            *int64 `json:"wal_fpi,omitempty"`
+	Checkpoints       *int64 `json:"checkpoints,omitempty"`
+	BuffersCheckpoint *int64 `json:"buffers_checkpoint,omitempty"`
 
 	// Every read, write and sync of the engine's data files, on demand and
 	// read-ahead alike (MariaDB's Innodb_data_*: the data files and the
-	// doublewrite buffer, not the redo log). Where these are given,
+	// doublewrite buffer, not the redo log; PostgreSQL gives the bytes
+	// written alone, by every process, from pg_stat_io from 16, from
+	// pg_stat_bgwriter's buffers before). Where these are given,
 	// DataFileReadAvgMs is the mean time of one such read.
 	DataReads      *int64 `json:"data_reads,omitempty"`
 	DataReadBytes  *int64 `json:"data_read_bytes,omitempty"`

@@ -84,18 +84,36 @@ func (s *LoadEvidence) Observed(o *Observe) {
 }
 
 // HeadlineLimit is what limited the load of the highest TPS, the ramp's
-// headline; ok is false when no load has a verdict.
+// headline; ok is false when that load has no verdict.
 func (r *Ramp) HeadlineLimit() (string, *Evidence, bool) {
-	var best *RampStep
-	for i := range r.Steps {
-		if s := &r.Steps[i]; s.LimitedBy != "" && (best == nil || s.TPS > best.TPS) {
-			best = s
-		}
-	}
-	if best == nil {
+	best := r.MaxStep()
+	if best == nil || best.LimitedBy == "" {
 		return "", nil, false
 	}
 	return best.LimitedBy, best.LimitedByEvidence.At(fmt.Sprintf("the load of the highest TPS (%d users)", best.Users)), true
+}
+
+// MaxStep is the load of the highest TPS (the first of equals); nil
+// without any.
+func (r *Ramp) MaxStep() *RampStep {
+	var best *RampStep
+	for i := range r.Steps {
+		if s := &r.Steps[i]; best == nil || s.TPS > best.TPS {
+			best = s
+		}
+	}
+	return best
+}
+
+// StepAt is the load of users users; nil when the ramp had none (users
+// nil, or no such load).
+func (r *Ramp) StepAt(users *int) *RampStep {
+	for i := range r.Steps {
+		if users != nil && r.Steps[i].Users == *users {
+			return &r.Steps[i]
+		}
+	}
+	return nil
 }
 
 // UsersWithinSLA is max_users_within_sla as a person reads it: "≥ 8 (SLA

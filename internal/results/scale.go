@@ -47,14 +47,21 @@ type ScalePoint struct {
 
 // HeadlineLimit is what limited the point of the highest NOPM.
 func (s *Scale) HeadlineLimit() (string, *Evidence, bool) {
-	var best *ScalePoint
-	for i := range s.Points {
-		if p := &s.Points[i]; p.LimitedBy != "" && p.NOPM != nil && (best == nil || *p.NOPM > *best.NOPM) {
-			best = p
-		}
-	}
-	if best == nil {
+	best := s.MaxPoint()
+	if best == nil || best.LimitedBy == "" {
 		return "", nil, false
 	}
 	return best.LimitedBy, best.LimitedByEvidence.At(fmt.Sprintf("the point of the highest NOPM (%d servers)", best.Servers)), true
+}
+
+// MaxPoint is the point of the highest NOPM (the first of equals); nil
+// when no point has a NOPM.
+func (s *Scale) MaxPoint() *ScalePoint {
+	var best *ScalePoint
+	for i := range s.Points {
+		if p := &s.Points[i]; p.NOPM != nil && (best == nil || *p.NOPM > *best.NOPM) {
+			best = p
+		}
+	}
+	return best
 }

@@ -129,28 +129,50 @@ func (e Env) PlanDurability(ctx context.Context, c *Config, d Durability) (needs
 type auditHost struct {
 	s     *Session
 	stack *lab.Stack
-	data  engine.Engine // the server the clients commit on (auditData)
+	data  engine.Engine // the server the clients commit on, nodes[0]
 	crash engine.Crasher
-	local *engine.Local
+	nodes []engine.Engine // a cluster's, each with a data directory of its own; else data
 	// cell names the matrix's combination in the torn cuts' records ("").
 	cell string
 }
 
 func (h *auditHost) Engine() engine.Engine { return h.data }
 
-// auditData is the server the audit's clients commit on and read back:
-// the engine, or a cluster's first node, as its nodes serve one database
-// (the cut still takes every node, and the recovery restarts the
-// cluster). Independent instances are refused: each is its own database.
-func auditData(e engine.Engine) (engine.Engine, error) {
+// Nodes are the servers of the database: a cluster's nodes, each checked
+// after a recovery (durability.Cluster).
+func (h *auditHost) Nodes() []engine.Engine { return h.nodes }
+
+// Rejoined is how each node of a cluster came back at the last recovery.
+func (h *auditHost) Rejoined() []string {
+	if r, ok := h.s.target.(interface{ Rejoined() []string }); ok {
+		return r.Rejoined()
+	}
+	return nil
+}
+
+// dataDirs are every node's data directory.
+func (h *auditHost) dataDirs() []string {
+	dirs := make([]string, len(h.nodes))
+	for i, n := range h.nodes {
+		dirs[i] = n.Local().DataDir
+	}
+	return dirs
+}
+
+// auditNodes are the servers of the database the audit checks: the
+// engine, or a cluster's nodes, which serve one database (the clients
+// commit on the first, the cut takes every node, the recovery restarts
+// the cluster, and every node is checked). Independent instances are
+// refused: each is its own database.
+func auditNodes(e engine.Engine) ([]engine.Engine, error) {
 	g, ok := e.(engine.Group)
 	if !ok || len(g.Members()) == 1 {
-		return e, nil
+		return []engine.Engine{e}, nil
 	}
 	if !g.SharedData() {
 		return nil, fault.Input("run the audit on one instance (drop --instances)", "the power-loss audit checks one database, and this target has %d independent instances", len(g.Members()))
 	}
-	return g.Members()[0], nil
+	return g.Members(), nil
 }
 
 func (h *auditHost) Cut() error {
@@ -163,7 +185,9 @@ func (h *auditHost) Cut() error {
 	// process of the server: PostgreSQL's backends run in sessions of their
 	// own, and one waiting for a lock a dead one held would wait for ever.
 	h.stack.Kill()
-	killProcessesIn(h.local.DataDir)
+	for _, dir := range h.dataDirs() {
+		killProcessesIn(dir)
+	}
 	h.crash.Kill()
 	h.stack.PowerCut()
 	return nil
@@ -204,9 +228,11 @@ func (h *auditHost) Recover(ctx context.Context) (string, error) {
 		}
 		fsck = h.stack.Fsck
 	}
-	if !server.Initialised(h.local.DataDir) {
-		return fsck, &durability.RecoveryError{Class: durability.FilesGone,
-			Err: fmt.Errorf("the data directory %s, or its record of a complete initialisation, is gone after the cut", h.local.DataDir)}
+	for _, dir := range h.dataDirs() {
+		if !server.Initialised(dir) {
+			return fsck, &durability.RecoveryError{Class: durability.FilesGone,
+				Err: fmt.Errorf("the data directory %s, or its record of a complete initialisation, is gone after the cut", dir)}
+		}
 	}
 	_, err := h.s.target.Start(ctx, h.s.env.Group)
 	return fsck, err
@@ -266,13 +292,15 @@ func audit(ctx context.Context, s *Session, stack *lab.Stack, cfg durability.Con
 		s.prog.Phase("warning: %s", body.Note)
 	}
 	crash, ok := s.target.(engine.Crasher)
-	local := s.target.Local()
-	if !ok || local == nil {
+	if !ok || s.target.Local() == nil {
 		return nil, fault.Input("run the audit on a managed instance", "%s", engine.NotSupported(s.target, "the power-loss audit"))
 	}
-	data, err := auditData(s.target)
+	nodes, err := auditNodes(s.target)
 	if err != nil {
 		return nil, err
+	}
+	if _, ok := s.target.(durability.Protector); d.Matrix && !ok {
+		return nil, fault.Input("drop --matrix", "%s", engine.NotSupported(s.target, "turning off torn-page protection"))
 	}
 	if d.FsyncOff {
 		if err := calibrate(ctx, s, body); err != nil {
@@ -303,7 +331,7 @@ func audit(ctx context.Context, s *Session, stack *lab.Stack, cfg durability.Con
 	}
 	cfg.Journal = s.dir.File("raw", "durability-acks.txt")
 	cfg.Phase = s.prog.Phase
-	h := &auditHost{s: s, stack: stack, data: data, crash: crash, local: local}
+	h := &auditHost{s: s, stack: stack, data: nodes[0], crash: crash, nodes: nodes}
 	if d.Matrix {
 		err = runMatrix(ctx, h, cfg, body)
 	} else {

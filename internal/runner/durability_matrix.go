@@ -103,7 +103,7 @@ func matrixRestart(ctx context.Context, h *auditHost, unit int64, fresh bool, cf
 	}
 	if fresh {
 		h.s.prog.Phase("matrix: the last combination damaged the database: a new one")
-		if err := server.RemoveDir(h.local.DataDir); err != nil {
+		if err := server.RemoveDir(h.data.Local().DataDir); err != nil {
 			return err
 		}
 	}

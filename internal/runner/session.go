@@ -40,9 +40,10 @@ type Env struct {
 	Version        string
 	Commit         string // the commit calibra was built from, "" when unknown
 	// Record, when set, records a finished run directory in the results
-	// store (internal/store); it says itself when it cannot, and never
+	// store (internal/store) and returns the line the command ends with:
+	// where it recorded the run, or a warning that it could not. It never
 	// changes how the command ends: the run directory is the truth.
-	Record func(ctx context.Context, dir string)
+	Record func(ctx context.Context, dir string) string
 	// Baseline, when set, judges a finished run against the results
 	// store's earlier runs of the same target (run --baseline): the
 	// verdict goes into results.json before the run is recorded, and a
@@ -189,13 +190,7 @@ func (l *LimitsNeed) apply(dsn string) (*limits.Cgroup, *results.AppliedLimits, 
 // command needs a database) and the run directory, runs body, records its
 // steps and the final status, and stops the managed server on every path.
 func (e Env) Run(ctx context.Context, command string, c *Config, needs Needs, body StepFunc) error {
-	// A label is printed by compare and report: no terminal escapes.
-	c.Label = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return -1
-		}
-		return r
-	}, c.Label)
+	c.Label = printable(c.Label)
 	if c.Lab != "" {
 		stack, err := e.labUp(ctx, c, &needs)
 		if err != nil {
@@ -203,18 +198,9 @@ func (e Env) Run(ctx context.Context, command string, c *Config, needs Needs, bo
 		}
 		defer e.labDown(stack)
 	}
-	// The storage under test is --path unless the command checked its own
-	// targets, or works only on a --dsn server.
-	onPath := needs.Storage == nil && (c.DSN == "" || !needs.Database)
-	if onPath {
-		need, what := needs.Bytes, command
-		if b := needs.Build; b != nil && needs.Database && c.DSN == "" && !managedDataUnder(c) {
-			// No data directory: the command certainly builds first.
-			need, what = max(need, b.Bytes), b.sentence(command)
-		}
-		if err := CheckPath(c.Path, need, what); err != nil {
-			return err
-		}
+	onPath, err := checkPathFor(command, c, needs)
+	if err != nil {
+		return err
 	}
 	cg, applied, err := needs.applyLimits(c.DSN)
 	if err != nil {
@@ -273,6 +259,32 @@ func (e Env) Run(ctx context.Context, command string, c *Config, needs Needs, bo
 		err = s.observed(ctx, body)
 	}
 	return e.finish(ctx, dir, logFile, prog, c.JSON, err)
+}
+
+// printable is label without terminal escapes: compare and report print
+// it.
+func printable(label string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, label)
+}
+
+// checkPathFor checks --path, and its free space for what command needs,
+// when it is the storage under test: unless the command checked its own
+// targets, or works only on a --dsn server. It reports whether it is.
+func checkPathFor(command string, c *Config, needs Needs) (bool, error) {
+	if needs.Storage != nil || (c.DSN != "" && needs.Database) {
+		return false, nil
+	}
+	need, what := needs.Bytes, command
+	if b := needs.Build; b != nil && needs.Database && c.DSN == "" && !managedDataUnder(c) {
+		// No data directory: the command certainly builds first.
+		need, what = max(need, b.Bytes), b.sentence(command)
+	}
+	return true, CheckPath(c.Path, need, what)
 }
 
 // lockPath takes the path's lock for command, saying who holds it.
@@ -355,15 +367,19 @@ func (e Env) finish(ctx context.Context, dir *results.Dir, logFile *os.File, pro
 			err = berr
 		}
 	}
+	recorded := ""
 	if e.Record != nil {
 		// However the run ended (complete, failed, interrupted): the
 		// store lists it as results.json says.
-		e.Record(context.WithoutCancel(ctx), dir.Path)
+		recorded = e.Record(context.WithoutCancel(ctx), dir.Path)
 	}
 	if rerr := report.Write(dir.Path); rerr != nil {
 		prog.Phase("warning: report.html and report.md not written: %v (calibra report %s makes them again)", rerr, dir.Path)
 	}
 	e.summary(dir, prog, status)
+	if recorded != "" {
+		fmt.Fprintln(e.Stderr, recorded)
+	}
 	if asJSON {
 		if r, lerr := results.Load(dir.Path); lerr == nil {
 			enc := json.NewEncoder(e.Stdout)

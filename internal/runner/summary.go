@@ -137,19 +137,7 @@ func writeOLTPSummary(b *strings.Builder, e *results.Engine, st results.Step, o 
 			"queue", q.Mean, o.Connections, q.P90, q.P99)
 	}
 	if d := o.Driver; d != nil {
-		mem := ""
-		if d.MemPerUserKB > 0 {
-			mem = fmt.Sprintf(", %.0f KB of heap a user", d.MemPerUserKB)
-		}
-		threads := ""
-		if d.Threads > 0 {
-			threads = fmt.Sprintf(", polling on %d thread%s", d.Threads, map[bool]string{true: "s"}[d.Threads > 1])
-		}
-		if d.PollingCPUUsPerTxn > 0 {
-			threads += fmt.Sprintf(" (%.1f µs of it on the polling threads)", d.PollingCPUUsPerTxn)
-		}
-		fmt.Fprintf(b, "  %-10s %4.1f%% of the machine, %.1f µs a transaction%s%s\n",
-			"driver", d.MachineSharePct, d.CPUUsPerTxn, mem, threads)
+		writeDriver(b, d)
 	}
 	if st.Observe != nil {
 		for _, r := range st.Observe.Replicas {
@@ -182,6 +170,24 @@ func writeOLTPSummary(b *strings.Builder, e *results.Engine, st results.Step, o 
 	}
 	writeOLTPValidity(b, o)
 	fmt.Fprintf(b, "  %s\n", o.Workload)
+}
+
+// writeDriver says what the driver cost: its share of the machine, its CPU
+// a transaction, its memory a user and its polling threads.
+func writeDriver(b *strings.Builder, d *results.DriverCPU) {
+	mem := ""
+	if d.MemPerUserKB > 0 {
+		mem = fmt.Sprintf(", %.0f KB of heap a user", d.MemPerUserKB)
+	}
+	threads := ""
+	if d.Threads > 0 {
+		threads = fmt.Sprintf(", polling on %d thread%s", d.Threads, map[bool]string{true: "s"}[d.Threads > 1])
+	}
+	if d.PollingCPUUsPerTxn > 0 {
+		threads += fmt.Sprintf(" (%.1f µs of it on the polling threads)", d.PollingCPUUsPerTxn)
+	}
+	fmt.Fprintf(b, "  %-10s %4.1f%% of the machine, %.1f µs a transaction%s%s\n",
+		"driver", d.MachineSharePct, d.CPUUsPerTxn, mem, threads)
 }
 
 // writeOLTPValidity says whether the mix and inputs met the specification,
@@ -470,6 +476,9 @@ func writeIOCalSummary(b *strings.Builder, st results.Step, o *results.IOCal) {
 		if p.DeviceSharePct != nil {
 			share, of = fmt.Sprintf("%.0f%%", *p.DeviceSharePct), "  (of the device's "+p.DeviceShareOf+")"
 		}
+		if p.DiskWMBPS != nil && p.DiskWSharePct != nil {
+			of += fmt.Sprintf("; the device wrote %.1f MB/s, %.0f%% of it", *p.DiskWMBPS, *p.DiskWSharePct)
+		}
 		fmt.Fprintf(b, "  %-9s %5d %10s %10.0f %10s %9.1f %9s %s  %s%s\n", test, p.Jobs, iops, p.DBPS, dev, p.MBPS, share, lat, p.LimitedBy, of)
 	}
 	fmt.Fprintf(b, "  %-9s %5s %10s %10s %10s %9s %9s %9s %9s  %s  (latency ms)\n", "test", "jobs", "IOPS", "blocks/s", "device r/s", "MB/s", "of device", "mean", "p99", "limited by")
@@ -623,6 +632,36 @@ func durabilityOutcomes(d *results.Durability) string {
 	return strings.Join(parts, ", ")
 }
 
+// durabilityNodes says, for a cluster, how many nodes were checked after
+// each recovery, whether they agreed, and how the joiners came back; ""
+// for one server.
+func durabilityNodes(d *results.Durability) string {
+	nodes, ist, copies := 0, 0, 0
+	var differ []string
+	for _, c := range d.PerCycle {
+		nodes = max(nodes, len(c.Nodes))
+		for _, n := range c.Nodes {
+			switch {
+			case n.Rejoined == "ist":
+				ist++
+			case strings.HasPrefix(n.Rejoined, "copy"):
+				copies++
+			}
+			if n.Differs != "" {
+				differ = append(differ, fmt.Sprintf("cycle %d node %d", c.Cycle, n.Node))
+			}
+		}
+	}
+	if nodes == 0 {
+		return ""
+	}
+	agree := "each holding node 1's data"
+	if len(differ) > 0 {
+		agree = "differing from node 1: " + strings.Join(differ, ", ")
+	}
+	return fmt.Sprintf("%d checked after each recovery, %s; joiners back by IST %d times, by calibra's copy %d", nodes, agree, ist, copies)
+}
+
 func writeDurabilitySummary(b *strings.Builder, d *results.Durability) {
 	kind := "power cut (the storage and the database server killed)"
 	if d.PowerCut == "server" {
@@ -667,6 +706,9 @@ func writeDurabilitySummary(b *strings.Builder, d *results.Durability) {
 	}
 	if o := durabilityOutcomes(d); o != "" {
 		fmt.Fprintf(b, "  %-10s %s\n", "outcomes", o)
+	}
+	if n := durabilityNodes(d); n != "" {
+		fmt.Fprintf(b, "  %-10s %s\n", "nodes", n)
 	}
 	if d.RecoveryS != nil {
 		fmt.Fprintf(b, "  %-10s %10.1f s   the slowest recovery (file system check, mount, database crash recovery)\n", "recovery", *d.RecoveryS)

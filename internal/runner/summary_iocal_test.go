@@ -30,6 +30,9 @@ func TestIOCalSummarySaysTheDeviceShare(t *testing.T) {
 		{"with a device step", &results.IOCal{IOMethod: "worker", RandomRead: &results.IOCalRandom{Points: []results.IOCalPoint{
 			{Jobs: 16, IOPS: 59696, DeviceSharePct: &pct, DeviceShareOf: "4k-randread at 16 outstanding: 84402 IOPS"}}}},
 			[]string{"59696", "71%", "(of the device's 4k-randread at 16 outstanding: 84402 IOPS)", "s points, io_method worker ("}},
+		{"a write point, with what the device wrote", &results.IOCal{SeqWrite: &results.IOCalSeq{Points: []results.IOCalPoint{
+			{Jobs: 1, MBPS: 168.8, DeviceSharePct: ptr1(7.2), DeviceShareOf: "1m-seqwrite at 1 outstanding: 2345.6 MB/s", DiskWMBPS: ptr1(417.06), DiskWSharePct: ptr1(17.8)}}}},
+			[]string{"168.8", "7%", "(of the device's 1m-seqwrite at 1 outstanding: 2345.6 MB/s); the device wrote 417.1 MB/s, 18% of it\n"}},
 		{"without", &results.IOCal{RandomRead: &results.IOCalRandom{Points: []results.IOCalPoint{{Jobs: 1, IOPS: 5}, {Jobs: 2, IOPS: 9}}},
 			Missing: map[string]string{"device_share": "no device step ran before iocal in this run"}},
 			[]string{"of device n/a: no device step ran before iocal in this run\n"}},

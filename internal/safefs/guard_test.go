@@ -2,6 +2,9 @@ package safefs_test
 
 import (
 	"bufio"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -20,29 +23,8 @@ var unsafeCall = regexp.MustCompile(`\bos\.(Create|OpenFile|WriteFile|Mkdir|Mkdi
 // is safe in a "// safefs: <why>" comment (issue 36: one rule, in one
 // package, for where calibra writes).
 func TestEveryWriteGoesThroughSafefs(t *testing.T) {
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("the module root %s has no go.mod: %v", root, err)
-	}
 	var bad []string
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if rel == "internal/safefs" || (rel != "." && strings.HasPrefix(d.Name(), ".")) || d.Name() == "testdata" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
-			return nil
-		}
+	sources(t, "internal/safefs", func(path, rel string) error {
 		f, err := os.Open(path)
 		if err != nil {
 			return err
@@ -58,12 +40,82 @@ func TestEveryWriteGoesThroughSafefs(t *testing.T) {
 		}
 		return sc.Err()
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if len(bad) > 0 {
 		t.Errorf("%d writes by name outside internal/safefs; use safefs (MkdirOwn, CreateFile, OpenWrite, RemoveAll...) or say why the line is safe with a trailing // safefs: <why>:\n%s",
 			len(bad), strings.Join(bad, "\n"))
+	}
+}
+
+// maxFuncLines is the longest a function of the module's own code may be,
+// from its func to its closing brace: one a reader takes in at once.
+const maxFuncLines = 80
+
+// TestNoFunctionIsLonger scans every non-test function of the module
+// (function literals too) and fails on one over maxFuncLines lines.
+func TestNoFunctionIsLonger(t *testing.T) {
+	var long []string
+	sources(t, "", func(path, rel string) error {
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			name := "a function literal"
+			switch n := n.(type) {
+			case *ast.FuncDecl:
+				name = n.Name.Name
+				if n.Body == nil {
+					return true
+				}
+			case *ast.FuncLit:
+			default:
+				return true
+			}
+			from, to := fset.Position(n.Pos()).Line, fset.Position(n.End()).Line
+			if lines := to - from + 1; lines > maxFuncLines {
+				long = append(long, rel+":"+itoa(from)+": "+name+" is "+itoa(lines)+" lines")
+			}
+			return true
+		})
+		return nil
+	})
+	if len(long) > 0 {
+		t.Errorf("%d functions over %d lines; split each into steps that say what they do:\n%s", len(long), maxFuncLines, strings.Join(long, "\n"))
+	}
+}
+
+// sources calls file with the path of each non-test Go file of the
+// module, and that path relative to the module's root, but those under
+// the directory skip.
+func sources(t *testing.T, skip string, file func(path, rel string) error) {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("the module root %s has no go.mod: %v", root, err)
+	}
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if rel == skip || (rel != "." && strings.HasPrefix(d.Name(), ".")) || d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
+			return nil
+		}
+		return file(path, rel)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -144,7 +144,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, err)
 		return
 	}
-	p := listPage{frame: frame{Title: "Runs", Store: s.store.Path}, listQuery: q}
+	p := listPage{frame: frame{Title: "Runs", Store: s.store.Where}, listQuery: q}
 	engines, statuses := map[string]bool{}, map[string]bool{}
 	var rows []*store.Row
 	for i := range all {

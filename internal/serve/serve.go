@@ -100,7 +100,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) fail(w http.ResponseWriter, code int, format string, args ...any) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(code)
-	_ = pages.ExecuteTemplate(w, "error", errorPage{frame: frame{Title: http.StatusText(code), Store: s.store.Path}, Text: fmt.Sprintf(format, args...)})
+	_ = pages.ExecuteTemplate(w, "error", errorPage{frame: frame{Title: http.StatusText(code), Store: s.store.Where}, Text: fmt.Sprintf(format, args...)})
 }
 
 // internal answers a failure of the store or the disk.
@@ -131,7 +131,7 @@ type regressionsPage struct {
 // (calibra run --baseline), newest first, with the figures judged; all=1
 // lists every verdict.
 func (s *Server) regressions(w http.ResponseWriter, r *http.Request) {
-	p := regressionsPage{frame: frame{Title: "Regressions", Store: s.store.Path}, All: r.URL.Query().Get("all") != ""}
+	p := regressionsPage{frame: frame{Title: "Regressions", Store: s.store.Where}, All: r.URL.Query().Get("all") != ""}
 	verdicts, err := s.store.Regressions(r.Context(), p.All, MaxRegressions)
 	if err != nil {
 		s.internal(w, err)

@@ -49,7 +49,7 @@ type trendPage struct {
 // measured it, over time, a line per target; label and target narrow it.
 func (s *Server) trend(w http.ResponseWriter, r *http.Request) {
 	v := r.URL.Query()
-	p := trendPage{frame: frame{Title: "Trend", Store: s.store.Path}, Metric: v.Get("metric"), Label: v.Get("label"), Target: v.Get("target")}
+	p := trendPage{frame: frame{Title: "Trend", Store: s.store.Where}, Metric: v.Get("metric"), Label: v.Get("label"), Target: v.Get("target")}
 	if _, err := path.Match(p.Label, ""); err != nil {
 		s.fail(w, http.StatusBadRequest, "the label %q is not a glob: use * ? and [...] as a shell does, e.g. array-*", p.Label)
 		return
@@ -120,11 +120,11 @@ func (s *Server) trend(w http.ResponseWriter, r *http.Request) {
 	s.render(w, "trend", p)
 }
 
-// mostMeasured is the figure with the most values (the first such).
+// mostMeasured is the figure the most runs measured (the first such).
 func mostMeasured(figs []store.FigureName) store.FigureName {
 	best := figs[0]
 	for _, f := range figs[1:] {
-		if f.Values > best.Values {
+		if f.Runs > best.Runs {
 			best = f
 		}
 	}

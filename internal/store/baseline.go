@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 	"time"
@@ -79,8 +78,8 @@ func (s *Store) Baseline(ctx context.Context, q BaselineQuery) ([]BaselineRun, m
 	} else {
 		where, args = append(where, "started_at < ?"), append(args, formatTime(q.Before))
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, label, started_at FROM runs WHERE `+strings.Join(where, " AND ")+
-		fmt.Sprintf(` ORDER BY started_at DESC, id DESC LIMIT %d`, max(q.Limit, 1)), args...)
+	rows, err := s.db.QueryContext(ctx, s.d.rebind(`SELECT id, label, started_at FROM runs WHERE `+strings.Join(where, " AND ")+
+		fmt.Sprintf(` ORDER BY started_at DESC, id DESC LIMIT %d`, max(q.Limit, 1))), args...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -110,7 +109,7 @@ func (s *Store) Baseline(ctx context.Context, q BaselineQuery) ([]BaselineRun, m
 
 // figureValues adds a run's figures to values.
 func (s *Store) figureValues(ctx context.Context, id string, values map[FigureKey][]float64) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT step, metric, value FROM figures WHERE run_id = ? ORDER BY step_index`, id)
+	rows, err := s.db.QueryContext(ctx, s.d.rebind(`SELECT step, metric, value FROM figures WHERE run_id = ? ORDER BY step_index`), id)
 	if err != nil {
 		return err
 	}
@@ -130,14 +129,13 @@ func (s *Store) figureValues(ctx context.Context, id string, values map[FigureKe
 // has one: a row of kind "baseline" for the whole (its verdict, ok unless
 // it regressed, the reason) and one of kind "baseline_figure" per figure
 // (its verdict, ok unless it regressed, the change in percent).
-func writeBaseline(ctx context.Context, tx *sql.Tx, rec record) error {
+func (w *writer) writeBaseline(ctx context.Context, rec record) error {
 	b := rec.run.Baseline
 	if b == nil {
 		return nil
 	}
 	detail := strings.TrimSpace(fmt.Sprintf("against %s (%d runs): %s", b.Spec, len(b.Runs), b.Reason))
-	if _, err := tx.ExecContext(ctx, `INSERT INTO verdicts (run_id, kind, verdict, ok, detail) VALUES (?, ?, ?, ?, ?)`,
-		rec.id, verdictBaseline, b.Verdict, nullOK(b.Verdict != results.BaselineNone, !b.Regressed), detail); err != nil {
+	if _, err := w.verdict.ExecContext(ctx, rec.id, nil, "", verdictBaseline, b.Verdict, nullOK(b.Verdict != results.BaselineNone, !b.Regressed), nil, detail); err != nil {
 		return err
 	}
 	for _, f := range b.Figures {
@@ -151,18 +149,21 @@ func writeBaseline(ctx context.Context, tx *sql.Tx, rec record) error {
 		if f.DeltaPct != nil {
 			delta = *f.DeltaPct
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO verdicts (run_id, step, kind, verdict, ok, value, detail) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			rec.id, f.Step, verdictBaselineFigure, f.Verdict, nullOK(f.P != nil, !f.Regressed), delta, detail); err != nil {
+		if _, err := w.verdict.ExecContext(ctx, rec.id, nil, f.Step, verdictBaselineFigure, f.Verdict, nullOK(f.P != nil, !f.Regressed), delta, detail); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// nullOK is a verdict's ok column: NULL when nothing was judged.
+// nullOK is a verdict's ok column, 1 or 0 as for thresholds (PostgreSQL's
+// INTEGER takes no boolean): NULL when nothing was judged.
 func nullOK(judged, ok bool) any {
-	if !judged {
+	switch {
+	case !judged:
 		return nil
+	case ok:
+		return 1
 	}
-	return ok
+	return 0
 }

@@ -67,62 +67,79 @@ var migrations = []string{
 		text   TEXT NOT NULL
 	);
 	CREATE INDEX warnings_run ON warnings (run_id);`,
+	// 2: each run's headline figures, for history without a figure query
+	// (runs recorded at version 1 show theirs once imported again); the
+	// host that recorded the run, whose file system has its directory; a
+	// figure's runs read from the index alone; PostgreSQL's verdicts in the
+	// order they were written, as SQLite's rowid keeps them.
+	`ALTER TABLE runs ADD COLUMN headline TEXT NOT NULL DEFAULT '[]';
+	ALTER TABLE runs ADD COLUMN recorded_on TEXT NOT NULL DEFAULT '';
+	-- postgres: ALTER TABLE verdicts ADD COLUMN rowid BIGINT GENERATED ALWAYS AS IDENTITY;
+	DROP INDEX figures_metric;
+	DROP INDEX runs_started;
+	CREATE INDEX figures_metric ON figures (kind, metric, run_id, value);
+	CREATE INDEX runs_started_id ON runs (started_at, id);`,
 }
 
 // SchemaVersion is the version this calibra writes.
 var SchemaVersion = len(migrations)
 
-// version reads the store's schema version: 0 for a new database.
-func version(ctx context.Context, db *sql.DB) (int, error) {
-	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
-		return 0, err
-	}
-	var v sql.NullInt64
-	if err := db.QueryRowContext(ctx, `SELECT max(version) FROM schema_version`).Scan(&v); err != nil {
-		return 0, err
-	}
-	return int(v.Int64), nil
-}
-
 // migrate takes the database to version to, each step in its own
 // transaction with the version it reaches, so a store is always at one
 // version whatever stops the migration. A store newer than this calibra
 // is refused: its schema may mean things this version does not know.
-func migrate(ctx context.Context, db *sql.DB, to int) error {
+func migrate(ctx context.Context, db *sql.DB, d dialect, to int) error {
 	for {
-		tx, err := db.BeginTx(ctx, nil)
-		if err != nil {
-			return err
-		}
-		var v sql.NullInt64
-		// Read inside the transaction: another calibra may have migrated
-		// since (the transaction is immediate: one writer at a time).
-		if err := tx.QueryRowContext(ctx, `SELECT max(version) FROM schema_version`).Scan(&v); err != nil {
-			tx.Rollback()
-			return err
-		}
-		cur := int(v.Int64)
-		if cur > len(migrations) {
-			tx.Rollback()
-			return fmt.Errorf("the store has schema version %d, newer than this calibra's %d; use a newer calibra", cur, len(migrations))
-		}
-		if cur >= to {
-			return tx.Rollback()
-		}
-		if _, err := tx.ExecContext(ctx, migrations[cur]); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("migrate the store to version %d: %w", cur+1, err)
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM schema_version`); err != nil {
-			tx.Rollback()
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (?)`, cur+1); err != nil {
-			tx.Rollback()
-			return err
-		}
-		if err := tx.Commit(); err != nil {
+		done, err := migrateOne(ctx, db, d, to)
+		if err != nil || done {
 			return err
 		}
 	}
+}
+
+// migrateOne takes the store one version on; done is true when it is at
+// version to.
+func migrateOne(ctx context.Context, db *sql.DB, d dialect, to int) (done bool, err error) {
+	unreadable := func(err error) error {
+		if d.postgres {
+			return err // a server that cannot be reached, or a role without rights
+		}
+		return fmt.Errorf("not a results store calibra can read: %w", err)
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, unreadable(err)
+	}
+	defer tx.Rollback()
+	// Read inside the transaction, under the lock: another calibra may
+	// have migrated since.
+	if l := d.lock(); l != "" {
+		if _, err := tx.ExecContext(ctx, l); err != nil {
+			return false, err
+		}
+	}
+	var v sql.NullInt64
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+		return false, unreadable(err)
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT max(version) FROM schema_version`).Scan(&v); err != nil {
+		return false, unreadable(err)
+	}
+	cur := int(v.Int64)
+	if cur > len(migrations) {
+		return false, fmt.Errorf("the store has schema version %d, newer than this calibra's %d; use a newer calibra", cur, len(migrations))
+	}
+	if cur >= to {
+		return true, tx.Commit()
+	}
+	if _, err := tx.ExecContext(ctx, d.schema(migrations[cur])); err != nil {
+		return false, fmt.Errorf("migrate the store to version %d: %w", cur+1, err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM schema_version`); err != nil {
+		return false, err
+	}
+	if _, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO schema_version (version) VALUES (?)`), cur+1); err != nil {
+		return false, err
+	}
+	return false, tx.Commit()
 }

@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/calibra-bench/calibra/internal/results"
@@ -18,7 +17,7 @@ import (
 // RunDir is the directory recorded for the run id; found is false when
 // no run has that id.
 func (s *Store) RunDir(ctx context.Context, id string) (dir string, found bool, err error) {
-	err = s.db.QueryRowContext(ctx, `SELECT dir FROM runs WHERE id = ?`, id).Scan(&dir)
+	err = s.db.QueryRowContext(ctx, s.d.rebind(`SELECT dir FROM runs WHERE id = ?`), id).Scan(&dir)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}
@@ -26,10 +25,10 @@ func (s *Store) RunDir(ctx context.Context, id string) (dir string, found bool, 
 }
 
 // FigureName is one figure the store holds, as --metric names it
-// (Kind.Metric), with the number of values recorded (repeats count each).
+// (Kind.Metric), with the number of runs that measured it.
 type FigureName struct {
 	Kind, Metric, Unit, Better string
-	Values                     int
+	Runs                       int
 }
 
 // Name is KIND.METRIC.
@@ -37,9 +36,10 @@ func (f FigureName) Name() string { return f.Kind + "." + f.Metric }
 
 // FigureNames lists every figure recorded, by kind and name.
 func (s *Store) FigureNames(ctx context.Context) ([]FigureName, error) {
-	// Counted on the index (kind, metric) alone, and the unit read once a
-	// figure: reading every figure's row takes seconds with 10,000 runs.
-	rows, err := s.db.QueryContext(ctx, `SELECT kind, metric, count(*),
+	// Counted on the index (kind, metric, run_id) alone, and the unit read
+	// once a figure: reading every figure's row takes seconds with 10,000
+	// runs.
+	rows, err := s.db.QueryContext(ctx, `SELECT kind, metric, count(DISTINCT run_id),
 		(SELECT unit FROM figures u WHERE u.kind = f.kind AND u.metric = f.metric LIMIT 1),
 		(SELECT better FROM figures u WHERE u.kind = f.kind AND u.metric = f.metric LIMIT 1)
 		FROM figures f GROUP BY kind, metric ORDER BY kind, metric`)
@@ -50,7 +50,7 @@ func (s *Store) FigureNames(ctx context.Context) ([]FigureName, error) {
 	var out []FigureName
 	for rows.Next() {
 		var f FigureName
-		if err := rows.Scan(&f.Kind, &f.Metric, &f.Values, &f.Unit, &f.Better); err != nil {
+		if err := rows.Scan(&f.Kind, &f.Metric, &f.Runs, &f.Unit, &f.Better); err != nil {
 			return nil, err
 		}
 		out = append(out, f)
@@ -82,15 +82,18 @@ func (p TrendPoint) Target() string {
 }
 
 // FigureTrend lists the runs that measured the figure kind.metric, oldest
-// first, restricted to labels matching the glob label ("" for all).
+// first, restricted to labels matching the glob label ("" for all). One
+// join, not History's queries by run id: the page follows a figure across
+// every run.
 func (s *Store) FigureTrend(ctx context.Context, kind, metric, label string) ([]TrendPoint, error) {
 	q := `SELECT r.id, r.label, r.host, r.storage_path, r.storage_device, r.engine_name, r.started_at, f.value, f.unit
 		FROM figures f JOIN runs r ON r.id = f.run_id WHERE f.kind = ? AND f.metric = ?`
 	args := []any{kind, metric}
 	if label != "" {
-		q, args = q+` AND r.label GLOB ?`, append(args, label)
+		cond, arg := s.d.glob("r.label", label)
+		q, args = q+" AND "+cond, append(args, arg)
 	}
-	rows, err := s.db.QueryContext(ctx, q+` ORDER BY r.started_at, r.id`, args...)
+	rows, err := s.db.QueryContext(ctx, s.d.rebind(q+` ORDER BY r.started_at, r.id`), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -115,19 +118,10 @@ func (s *Store) FigureTrend(ctx context.Context, kind, metric, label string) ([]
 		return nil, err
 	}
 	for i, vs := range values {
-		sort.Float64s(vs)
-		out[i].Median, out[i].Min, out[i].Max, out[i].N = sortedMedian(vs), vs[0], vs[len(vs)-1], len(vs)
+		a := aggregate(vs, out[i].Unit)
+		out[i].Median, out[i].Min, out[i].Max, out[i].N = a.Value, a.Min, a.Max, a.N
 	}
 	return out, nil
-}
-
-// sortedMedian is the median of sorted values.
-func sortedMedian(vs []float64) float64 {
-	m := vs[len(vs)/2]
-	if len(vs)%2 == 0 {
-		m = (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
-	}
-	return m
 }
 
 // Verdict kinds calibra run --baseline records: one row for the run's
@@ -166,7 +160,7 @@ func (s *Store) Regressions(ctx context.Context, all bool, limit int) ([]Regress
 	if limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", limit)
 	}
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	rows, err := s.db.QueryContext(ctx, s.d.rebind(q), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +188,9 @@ func (s *Store) Regressions(ctx context.Context, all bool, limit int) ([]Regress
 }
 
 func (s *Store) regressionFigures(ctx context.Context, id string) ([]RegressionFigure, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT step, verdict, detail, value, ok FROM verdicts WHERE run_id = ? AND kind = ? ORDER BY rowid`, id, verdictBaselineFigure)
+	// rowid: the order the figures were judged in (PostgreSQL's verdicts
+	// have the column from schema version 2).
+	rows, err := s.db.QueryContext(ctx, s.d.rebind(`SELECT step, verdict, detail, value, ok FROM verdicts WHERE run_id = ? AND kind = ? ORDER BY rowid`), id, verdictBaselineFigure)
 	if err != nil {
 		return nil, err
 	}

@@ -14,11 +14,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver: no cgo
 
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/results"
 	"github.com/calibra-bench/calibra/internal/safefs"
+	"github.com/calibra-bench/calibra/internal/secret"
 )
 
 // BusyTimeout is how long a write waits for another calibra's to finish.
@@ -29,8 +32,11 @@ var ErrNoStore = errors.New("no results store yet")
 
 // Store is an open results store.
 type Store struct {
-	db   *sql.DB
-	Path string
+	db *sql.DB
+	d  dialect
+	// Path is the SQLite file; Where names the store in a sentence (the
+	// file, or the PostgreSQL URL without its password).
+	Path, Where string
 }
 
 // Open opens the SQLite store at path, making its directory (0700, as
@@ -44,6 +50,58 @@ func Open(ctx context.Context, path string) (*Store, error) {
 // that does not exist yet is ErrNoStore (nothing is made).
 func OpenExisting(ctx context.Context, path string) (*Store, error) {
 	return open(ctx, path, false, SchemaVersion)
+}
+
+// OpenSpec opens the store spec names: a SQLite file as Open does (as
+// OpenExisting without create), or a PostgreSQL database, whose tables
+// are made on first use whatever create says.
+func OpenSpec(ctx context.Context, spec Spec, create bool) (*Store, error) {
+	switch {
+	case spec.None:
+		return nil, errors.New("the results store is off (--store none)")
+	case spec.Err != nil:
+		return nil, spec.Err
+	case spec.URL != "":
+		return openPostgres(ctx, spec.URL, SchemaVersion)
+	case create:
+		return Open(ctx, spec.Path)
+	}
+	return OpenExisting(ctx, spec.Path)
+}
+
+// ConnectTimeout bounds the wait for a PostgreSQL store that does not
+// answer: the run it records is over, and the store is only its index.
+const ConnectTimeout = 10 * time.Second
+
+// openPostgres opens a PostgreSQL store. Its password comes from the URL
+// (CALIBRA_STORE or --store-file), PGPASSWORD or ~/.pgpass, as libpq's
+// do; an error never holds it.
+func openPostgres(ctx context.Context, dsn string, to int) (*Store, error) {
+	where := secret.RedactDSN(dsn)
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("the PostgreSQL store %s: calibra cannot read its URL", where)
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = ConnectTimeout
+	}
+	if cfg.RuntimeParams["application_name"] == "" {
+		cfg.RuntimeParams["application_name"] = "calibra store"
+	}
+	db := stdlib.OpenDB(*cfg)
+	hide := func(err error) error {
+		text := err.Error()
+		if cfg.Password != "" {
+			text = strings.ReplaceAll(text, cfg.Password, "xxxxx")
+		}
+		// pgx gives each address tried a line: one sentence.
+		return fmt.Errorf("the PostgreSQL store %s: %s", where, strings.Join(strings.Fields(text), " "))
+	}
+	if err := migrate(ctx, db, dialect{postgres: true}, to); err != nil {
+		db.Close()
+		return nil, hide(err)
+	}
+	return &Store{db: db, d: dialect{postgres: true}, Where: where}, nil
 }
 
 func open(ctx context.Context, path string, create bool, to int) (*Store, error) {
@@ -81,15 +139,11 @@ func open(ctx context.Context, path string, create bool, to int) (*Store, error)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := version(ctx, db); err != nil {
+	if err := migrate(ctx, db, dialect{}, to); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("%s is not a results store calibra can read: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if err := migrate(ctx, db, to); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return &Store{db: db, Path: path}, nil
+	return &Store{db: db, Path: path, Where: path}, nil
 }
 
 // Close closes the store.
@@ -141,19 +195,31 @@ func Read(dirs []string) (Runs, error) {
 }
 
 // Write records runs in one transaction: all of them or none. A run
-// recorded before is replaced. It returns their ids.
+// recorded before is replaced. It returns their ids, in runs' order.
 func (s *Store) Write(ctx context.Context, runs Runs) ([]string, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Rollback()
+	w, err := s.prepare(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	defer w.close()
+	// Each run's row is locked (PostgreSQL) in the order of its id, so two
+	// imports of the same runs wait for each other and never deadlock.
+	order := make([]int, len(runs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return runs[order[a]].id < runs[order[b]].id })
 	ids := make([]string, len(runs))
-	for i, rec := range runs {
-		if err := rec.write(ctx, tx); err != nil {
+	for _, i := range order {
+		if err := w.write(ctx, runs[i]); err != nil {
 			return nil, err
 		}
-		ids[i] = rec.id
+		ids[i] = runs[i].id
 	}
 	return ids, tx.Commit()
 }
@@ -219,17 +285,53 @@ func studyName(study map[string]any) string {
 	return ""
 }
 
-func (rec record) write(ctx context.Context, tx *sql.Tx) error {
-	r := rec.run
-	for _, t := range []string{"figures", "verdicts", "warnings", "runs"} {
-		col := "run_id"
-		if t == "runs" {
-			col = "id"
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM `+t+` WHERE `+col+` = ?`, rec.id); err != nil {
-			return err
-		}
+// writer is a transaction's prepared statements.
+type writer struct {
+	upsert, figure, verdict, warning *sql.Stmt
+	clear                            []*sql.Stmt // a run's figures, verdicts and warnings
+	all                              []*sql.Stmt
+}
+
+// runColumns are the runs table's columns as write fills them, id first.
+var runColumns = []string{"id", "dir", "label", "status", "started_at", "finished_at", "error", "command",
+	"tool_version", "tool_commit", "host", "storage_path", "storage_fs", "storage_device", "engine_name", "engine_version",
+	"engine_settings", "study", "study_json", "figure_count", "recorded_at", "headline", "recorded_on"}
+
+func (s *Store) prepare(ctx context.Context, tx *sql.Tx) (*writer, error) {
+	set := make([]string, 0, len(runColumns)-1)
+	for _, c := range runColumns[1:] {
+		set = append(set, c+" = excluded."+c)
 	}
+	// An upsert, not a delete and an insert: a second writer of the same
+	// run waits on its row, then replaces it.
+	upsert := `INSERT INTO runs (` + strings.Join(runColumns, ", ") + `) VALUES (?` + strings.Repeat(", ?", len(runColumns)-1) +
+		`) ON CONFLICT (id) DO UPDATE SET ` + strings.Join(set, ", ")
+	texts := []string{upsert,
+		`INSERT INTO figures (run_id, step_index, kind, step, study_step, repeat, point, metric, value, unit, better) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		`INSERT INTO verdicts (run_id, step_index, step, kind, verdict, ok, value, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		`INSERT INTO warnings (run_id, text) VALUES (?, ?)`,
+		`DELETE FROM figures WHERE run_id = ?`, `DELETE FROM verdicts WHERE run_id = ?`, `DELETE FROM warnings WHERE run_id = ?`}
+	w := &writer{}
+	for _, t := range texts {
+		st, err := tx.PrepareContext(ctx, s.d.rebind(t))
+		if err != nil {
+			w.close()
+			return nil, err
+		}
+		w.all = append(w.all, st)
+	}
+	w.upsert, w.figure, w.verdict, w.warning, w.clear = w.all[0], w.all[1], w.all[2], w.all[3], w.all[4:]
+	return w, nil
+}
+
+func (w *writer) close() {
+	for _, st := range w.all {
+		st.Close()
+	}
+}
+
+func (w *writer) write(ctx context.Context, rec record) error {
+	r := rec.run
 	finished := ""
 	if r.FinishedAt != nil {
 		finished = formatTime(*r.FinishedAt)
@@ -248,20 +350,20 @@ func (rec record) write(ctx context.Context, tx *sql.Tx) error {
 			study = b
 		}
 	}
+	headline, _ := json.Marshal(headlineOf(rec.figures))
 	st := r.Meta.Storage
-	if _, err := tx.ExecContext(ctx, `INSERT INTO runs (id, dir, label, status, started_at, finished_at, error, command,
-		tool_version, tool_commit, host, storage_path, storage_fs, storage_device, engine_name, engine_version,
-		engine_settings, study, study_json, figure_count, recorded_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		rec.id, rec.dir, r.Meta.Label, r.Status, formatTime(r.StartedAt), finished, r.Error, r.Meta.Command,
+	if _, err := w.upsert.ExecContext(ctx, rec.id, rec.dir, r.Meta.Label, r.Status, formatTime(r.StartedAt), finished, r.Error, r.Meta.Command,
 		r.Meta.ToolVersion, r.Meta.ToolCommit, r.Meta.Host.Hostname, st.Path, st.FS, st.Device, engName, engVersion,
-		string(settings), studyName(r.Meta.Study), string(study), len(rec.figures), formatTime(time.Now())); err != nil {
+		string(settings), studyName(r.Meta.Study), string(study), len(rec.figures), formatTime(time.Now()), string(headline), thisHost()); err != nil {
 		return err
 	}
+	for _, del := range w.clear {
+		if _, err := del.ExecContext(ctx, rec.id); err != nil {
+			return err
+		}
+	}
 	for _, f := range rec.figures {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO figures (run_id, step_index, kind, step, study_step, repeat, point, metric, value, unit, better)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			rec.id, f.stepIndex, f.kind, f.step, f.studyStep, f.repeat, f.point, f.Name, f.Value, f.Unit, f.Better); err != nil {
+		if _, err := w.figure.ExecContext(ctx, rec.id, f.stepIndex, f.kind, f.step, f.studyStep, f.repeat, f.point, f.Name, f.Value, f.Unit, f.Better); err != nil {
 			return err
 		}
 	}
@@ -273,23 +375,25 @@ func (rec record) write(ctx context.Context, tx *sql.Tx) error {
 		if s.LimitedByEvidence != nil {
 			rule = s.LimitedByEvidence.Rule
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO verdicts (run_id, step_index, step, kind, verdict, detail) VALUES (?, ?, ?, 'limited_by', ?, ?)`,
-			rec.id, i, s.Kind+"/"+s.Name, s.LimitedBy, rule); err != nil {
+		if _, err := w.verdict.ExecContext(ctx, rec.id, i, s.Kind+"/"+s.Name, "limited_by", s.LimitedBy, nil, nil, rule); err != nil {
 			return err
 		}
 	}
 	for _, v := range r.Verdicts {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO verdicts (run_id, step, kind, verdict, ok, value, detail) VALUES (?, ?, 'threshold', ?, ?, ?, ?)`,
-			rec.id, v.Step, v.Threshold, v.OK, v.Value, v.Reason); err != nil {
+		ok := 0
+		if v.OK {
+			ok = 1
+		}
+		if _, err := w.verdict.ExecContext(ctx, rec.id, nil, v.Step, "threshold", v.Threshold, ok, v.Value, v.Reason); err != nil {
 			return err
 		}
 	}
-	for _, w := range r.Warnings {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO warnings (run_id, text) VALUES (?, ?)`, rec.id, w); err != nil {
+	for _, text := range r.Warnings {
+		if _, err := w.warning.ExecContext(ctx, rec.id, text); err != nil {
 			return err
 		}
 	}
-	return writeBaseline(ctx, tx, rec)
+	return w.writeBaseline(ctx, rec)
 }
 
 // Disagreement is a recorded run its directory no longer matches.
@@ -300,11 +404,20 @@ type Disagreement struct {
 
 func (d Disagreement) String() string { return d.ID + " (" + d.Dir + "): " + d.What }
 
-// Check compares every recorded run with its directory: the directory
-// must exist and its results.json must have the recorded status and
-// number of figures.
+// thisHost names the host that records a run: its run directory is on
+// this host's file system.
+func thisHost() string {
+	h, _ := os.Hostname()
+	return h
+}
+
+// Check compares every run recorded on this host with its directory: the
+// directory must exist and its results.json must have the recorded status
+// and number of figures. Runs other hosts recorded (into a shared
+// PostgreSQL store) have their directories there: those hosts check them.
 func (s *Store) Check(ctx context.Context) (checked int, out []Disagreement, err error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, dir, status, figure_count FROM runs ORDER BY started_at, id`)
+	rows, err := s.db.QueryContext(ctx, s.d.rebind(`SELECT id, dir, status, figure_count FROM runs
+		WHERE recorded_on = ? OR recorded_on = '' ORDER BY started_at, id`), thisHost())
 	if err != nil {
 		return 0, nil, err
 	}
@@ -358,133 +471,4 @@ func (s *Store) Check(ctx context.Context) (checked int, out []Disagreement, err
 		}
 	}
 	return checked, out, nil
-}
-
-// Query selects runs for History.
-type Query struct {
-	Label  string // a glob (SQLite GLOB: * ? [...]), "" for every label
-	Metric string // KIND.METRIC, "" for none: then only runs that have it
-	Limit  int    // at most this many runs, newest first; 0 for all
-}
-
-// Value is a metric's value in one run: the median of its steps' values
-// when the run measured it more than once (repeats), with their count.
-type Value struct {
-	Value float64 `json:"value"`
-	Unit  string  `json:"unit,omitempty"`
-	N     int     `json:"n"`
-}
-
-// Row is one run in the history.
-type Row struct {
-	ID            string    `json:"id"`
-	StartedAt     time.Time `json:"started_at"`
-	Label         string    `json:"label"`
-	Status        string    `json:"status"`
-	Command       string    `json:"command"`
-	Engine        string    `json:"engine,omitempty"`
-	EngineVersion string    `json:"engine_version,omitempty"`
-	Host          string    `json:"host"`
-	Storage       string    `json:"storage,omitempty"`
-	Study         string    `json:"study,omitempty"`
-	Dir           string    `json:"dir"`
-	Figures       int       `json:"figures"`
-	Metric        *Value    `json:"metric,omitempty"`
-}
-
-// History lists recorded runs, newest first.
-func (s *Store) History(ctx context.Context, q Query) ([]Row, error) {
-	where, args := []string{"1 = 1"}, []any{}
-	if q.Label != "" {
-		where, args = append(where, "label GLOB ?"), append(args, q.Label)
-	}
-	kind, name, _ := strings.Cut(q.Metric, ".")
-	if q.Metric != "" {
-		where = append(where, "EXISTS (SELECT 1 FROM figures f WHERE f.run_id = runs.id AND f.kind = ? AND f.metric = ?)")
-		args = append(args, kind, name)
-	}
-	sqlText := `SELECT id, started_at, label, status, command, engine_name, engine_version, host, storage_path, study, dir, figure_count
-		FROM runs WHERE ` + strings.Join(where, " AND ") + ` ORDER BY started_at DESC, id DESC`
-	if q.Limit > 0 {
-		sqlText += fmt.Sprintf(" LIMIT %d", q.Limit)
-	}
-	rows, err := s.db.QueryContext(ctx, sqlText, args...)
-	if err != nil {
-		return nil, err
-	}
-	var out []Row
-	for rows.Next() {
-		var r Row
-		var started string
-		if err := rows.Scan(&r.ID, &started, &r.Label, &r.Status, &r.Command, &r.Engine, &r.EngineVersion, &r.Host, &r.Storage, &r.Study, &r.Dir, &r.Figures); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		r.StartedAt, _ = time.Parse(timeFormat, started)
-		out = append(out, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if q.Metric == "" {
-		return out, nil
-	}
-	for i := range out {
-		v, err := s.value(ctx, out[i].ID, kind, name)
-		if err != nil {
-			return nil, err
-		}
-		out[i].Metric = v
-	}
-	return out, nil
-}
-
-// value is a run's figure kind.name: the median over its steps.
-func (s *Store) value(ctx context.Context, id, kind, name string) (*Value, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT value, unit FROM figures WHERE run_id = ? AND kind = ? AND metric = ?`, id, kind, name)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var vs []float64
-	unit := ""
-	for rows.Next() {
-		var v float64
-		if err := rows.Scan(&v, &unit); err != nil {
-			return nil, err
-		}
-		vs = append(vs, v)
-	}
-	if err := rows.Err(); err != nil || len(vs) == 0 {
-		return nil, err
-	}
-	sort.Float64s(vs)
-	m := vs[len(vs)/2]
-	if len(vs)%2 == 0 {
-		m = (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
-	}
-	return &Value{Value: m, Unit: unit, N: len(vs)}, nil
-}
-
-// CheckMetric checks a --metric name: KIND.METRIC as thresholds and
-// compare name figures (oltp.nopm, device.4k-randread.iops_at_max_latency).
-func CheckMetric(flag, name string) error {
-	kind, metric, ok := strings.Cut(name, ".")
-	fix := "write it as KIND.METRIC, as --threshold does, e.g. oltp.nopm"
-	if !ok || kind == "" || metric == "" {
-		return fault.Input(fix, "%s %q names no metric", flag, name)
-	}
-	if _, known := results.MetricNames[kind]; !known {
-		kinds := make([]string, 0, len(results.MetricNames))
-		for k := range results.MetricNames {
-			kinds = append(kinds, k)
-		}
-		sort.Strings(kinds)
-		return fault.Input("use one of: "+strings.Join(kinds, ", "), "%s %q names no kind of step", flag, name)
-	}
-	if !results.KnownMetric(kind, metric) {
-		return fault.Input("use one of: "+strings.Join(results.MetricNames[kind], ", "), "%s %q names no metric of %s", flag, name, kind)
-	}
-	return nil
 }

@@ -2,12 +2,14 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/results"
@@ -62,19 +64,29 @@ func TestParseSpec(t *testing.T) {
 		t.Errorf("DefaultPath() = %s", def)
 	}
 	for _, c := range []struct {
-		in, want, bad string
+		source, in, want, bad string
 	}{
 		{in: "", want: "sqlite:" + def},
 		{in: "none", want: "none"},
 		{in: "sqlite:/tmp/r.db", want: "sqlite:/tmp/r.db"},
-		{in: "postgres://u:hunter2@h/db", bad: "a PostgreSQL store, which is not built yet; use sqlite:PATH or none"},
-		{in: "postgresql://h/db", bad: "not built yet"},
+		{in: "postgres://u@h/db", want: "postgres://u@h/db"},
+		{in: "postgresql://h/db?sslmode=disable", want: "postgresql://h/db?sslmode=disable"},
+		{in: "postgres://u@/db?host=/run/pg", want: "postgres://u@/db?host=/run/pg"},
+		// A password: not on the command line; in the environment or a file, hidden.
+		{in: "postgres://u:hunter2@h/db", bad: "--store holds a password, which ps shows to every local account; drop the password from --store and give it in PGPASSWORD"},
+		{in: "postgres://u@h/db?password=hunter2", bad: "--store holds a password"},
+		{source: "CALIBRA_STORE", in: "postgres://u:hunter2@h/db", want: "postgres://u:xxxxx@h/db"},
+		{source: "--store-file /etc/calibra/store", in: "postgres://u:hunter2@h/db", want: "postgres://u:xxxxx@h/db"},
+		{source: "CALIBRA_STORE", in: "postgres://u:hunter2@h:port/db", bad: "names a PostgreSQL store whose URL calibra cannot read"},
 		{in: "sqlite:", bad: "names no file"},
 		{in: "sqlite:/tmp/", bad: "names a directory"},
-		{in: "mysql://h/db", bad: "is not a store calibra knows"},
+		{in: "mysql://u:hunter2@h/db", bad: "is not a store calibra knows"},
 		{in: "/tmp/r.db", bad: "is not a store calibra knows"},
 	} {
-		s, err := ParseSpec("--store", c.in)
+		if c.source == "" {
+			c.source = OnCommandLine
+		}
+		s, err := ParseSpec(c.source, c.in)
 		switch {
 		case c.bad != "":
 			if err == nil || !strings.Contains(err.Error(), c.bad) || fault.Code(err) != fault.ExitInput {
@@ -85,7 +97,7 @@ func TestParseSpec(t *testing.T) {
 			}
 		case err != nil:
 			t.Errorf("ParseSpec(%q): %v", c.in, err)
-		case s.String() != c.want:
+		case s.String() != c.want || !s.None && s.Where() != strings.TrimPrefix(c.want, "sqlite:"):
 			t.Errorf("ParseSpec(%q) = %s, want %s", c.in, s, c.want)
 		}
 	}
@@ -116,11 +128,19 @@ func TestMigrations(t *testing.T) {
 			if err != nil {
 				t.Fatalf("to version %d: %v", from, err)
 			}
+			// A run recorded at that version, in the columns every version has.
+			if _, err := s.db.Exec(`INSERT INTO runs (id, dir, status, started_at, recorded_at) VALUES ('old@1', '/old', 'complete', ?, ?)`,
+				formatTime(time.Unix(0, 0)), formatTime(time.Unix(0, 0))); err != nil {
+				t.Fatal(err)
+			}
 			s.Close()
 		}
 		s, err := Open(ctx, path)
 		if err != nil {
 			t.Fatalf("from version %d: %v", from, err)
+		}
+		if rows, err := s.History(ctx, Query{Status: "complete"}); from > 0 && (err != nil || len(rows) != 1 || rows[0].ID != "old@1") {
+			t.Errorf("from version %d: the old run lists as %+v, %v", from, rows, err)
 		}
 		if v := count(t, s, `SELECT max(version) FROM schema_version`); v != SchemaVersion {
 			t.Errorf("from version %d: at version %d, want %d", from, v, SchemaVersion)
@@ -284,6 +304,14 @@ func TestCheck(t *testing.T) {
 	text := strings.Join(got, "\n")
 	if len(bad) != 2 || !strings.Contains(text, gone+"): the run directory is gone") || !strings.Contains(text, "results.json says status failed, the store complete") {
 		t.Errorf("disagreements:\n%s", text)
+	}
+	// A run another host recorded (a shared store) has its directory
+	// there: this host does not check it.
+	if _, err := s.db.Exec(`UPDATE runs SET recorded_on = 'elsewhere' WHERE dir = ?`, gone); err != nil {
+		t.Fatal(err)
+	}
+	if n, bad, err := s.Check(ctx); err != nil || n != 2 || len(bad) != 1 {
+		t.Errorf("Check with another host's run = %d, %v, %v; want 2 checked, 1 disagreeing", n, bad, err)
 	}
 }
 
@@ -469,5 +497,61 @@ func BenchmarkRecord(b *testing.B) {
 			b.Fatal(err)
 		}
 		s.Close()
+	}
+}
+
+// TestImportOldVersions imports run directories that the first calibra
+// versions wrote (testdata/old: built from commit cef3eb1, the first, an
+// oltp run and a failed build, and caef736, the first device layer, and
+// run on this machine): their results.json lacks most of what later
+// versions record, and the store takes them all the same, with their
+// figures.
+func TestImportOldVersions(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	var dirs []string
+	for _, name := range []string{"cef3eb1-oltp-run", "cef3eb1-oltp-build-failed", "caef736-device"} {
+		data, err := os.ReadFile(filepath.Join("testdata", "old", name, "results.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := filepath.Join(dir, name)
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "results.json"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, d)
+	}
+	s := openTemp(t)
+	if _, err := s.Import(ctx, dirs); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := s.History(ctx, Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range rows {
+		var h []string
+		for _, f := range r.Headline {
+			if f.Value.Value <= 0 && r.Status == results.StatusComplete {
+				t.Errorf("%s: %s is %v", r.Label, f.Name, f.Value.Value)
+			}
+			h = append(h, f.Name)
+		}
+		got[r.Label] = r.Status + " " + strings.Join(h, ",")
+	}
+	want := map[string]string{
+		"old-oltp":   "complete oltp.nopm",
+		"old-build":  "failed oltp_build.mb_per_s", // a failed build's 0 MB/s, as results.Metrics gives it
+		"old-device": "complete device.4k-randread.iops_at_max_latency",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("old runs recorded as %v, want %v", got, want)
+	}
+	if n, bad, err := s.Check(ctx); err != nil || n != 3 || len(bad) != 0 {
+		t.Errorf("check of the old runs: %d, %v, %v", n, bad, err)
 	}
 }

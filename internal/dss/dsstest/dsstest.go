@@ -80,112 +80,145 @@ func Run(t *testing.T, s Suite) {
 	testenv.Need(t, "tpchgen", err, "no TPC-H generator: "+dss.InstallHint)
 	answers := duckDBAnswers(t, gen, sf)
 	target, group := s.Start(t)
-	ctx := context.Background()
-	prog := progress.New(io.Discard, progress.None, false)
-
-	build, err := dss.Build(ctx, target, dss.BuildConfig{ScaleFactor: sf, Workers: 2, Group: group}, prog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !build.RowCheck.OK || build.Rows["lineitem"] != 60_175 || build.Rows["orders"] != 15_000 {
-		t.Fatalf("row counts %v: %+v", build.Rows, build.RowCheck)
-	}
-	t.Logf("build: load %.2f s, keys and indexes %.2f s, statistics %.2f s, %d bytes", build.LoadS, build.IndexS, build.AnalyzeS, build.DBBytes)
-
+	c := &check{t: t, ctx: context.Background(), target: target, prog: progress.New(io.Discard, progress.None, false)}
+	c.build(sf, group)
 	dialect, err := dss.Dialects.For(target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := dialect.Connect(ctx, -1)
-	if err != nil {
+	if c.conn, err = dialect.Connect(c.ctx, -1); err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer c.conn.Close()
+	c.answers(dialect, answers)
+	c.loaded = c.counts()
+	for i := range 2 {
+		c.refreshPairs(i, s.Serial)
+	}
+	c.interruptedPair()
+	c.timeout()
+}
+
+// check is one run of the check on a server.
+type check struct {
+	t      *testing.T
+	ctx    context.Context
+	target engine.Engine
+	conn   dss.Conn
+	prog   *progress.Printer
+	loaded string // the orders' and lines' counts as built
+}
+
+// build builds sf and checks its row counts.
+func (c *check) build(sf float64, group *proc.Group) {
+	build, err := dss.Build(c.ctx, c.target, dss.BuildConfig{ScaleFactor: sf, Workers: 2, Group: group}, c.prog)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if !build.RowCheck.OK || build.Rows["lineitem"] != 60_175 || build.Rows["orders"] != 15_000 {
+		c.t.Fatalf("row counts %v: %+v", build.Rows, build.RowCheck)
+	}
+	c.t.Logf("build: load %.2f s, keys and indexes %.2f s, statistics %.2f s, %d bytes", build.LoadS, build.IndexS, build.AnalyzeS, build.DBBytes)
+}
+
+// answers checks each query's answer with the validation parameters
+// against DuckDB's.
+func (c *check) answers(dialect dss.Dialect, answers map[string][][]string) {
 	for q := 1; q <= dss.Queries; q++ {
 		var got [][]string
-		if err := conn.Rows(ctx, dialect.Query(q, dss.Text(q, dss.ValidationParams(q))), func(vals [][]byte) {
+		if err := c.conn.Rows(c.ctx, dialect.Query(q, dss.Text(q, dss.ValidationParams(q))), func(vals [][]byte) {
 			row := make([]string, len(vals))
 			for i, v := range vals {
 				row[i] = string(v)
 			}
 			got = append(got, row)
 		}); err != nil {
-			t.Fatalf("Q%d: %v", q, err)
+			c.t.Fatalf("Q%d: %v", q, err)
 		}
 		if diff := compareAnswer(got, answers[strconv.Itoa(q)]); diff != "" {
-			t.Errorf("Q%d differs from DuckDB's answer: %s", q, diff)
+			c.t.Errorf("Q%d differs from DuckDB's answer: %s", q, diff)
 		}
 	}
+}
 
-	counts := func() string {
-		var ol string
-		if err := conn.Rows(ctx, "SELECT (SELECT count(*) FROM orders), (SELECT count(*) FROM lineitem)", func(v [][]byte) {
-			ol = fmt.Sprint(string(v[0]), string(v[1]))
-		}); err != nil {
-			t.Fatal(err)
-		}
-		return ol
+// counts are the orders' and lines' rows.
+func (c *check) counts() string {
+	var ol string
+	if err := c.conn.Rows(c.ctx, "SELECT (SELECT count(*) FROM orders), (SELECT count(*) FROM lineitem)", func(v [][]byte) {
+		ol = fmt.Sprint(string(v[0]), string(v[1]))
+	}); err != nil {
+		c.t.Fatal(err)
 	}
-	loaded := counts()
-	for i := range 2 {
-		out, err := dss.Run(ctx, target, dss.RunConfig{Power: true, Throughput: true, Streams: 2, Seed: uint64(i + 1), DOP: 0}, prog)
-		if err != nil {
-			t.Fatalf("run %d: %v", i, err)
-		}
-		if out.QphH == nil || *out.QphH <= 0 || len(out.Power.Queries) != dss.Queries || len(out.Throughput.Refresh) != 4 {
-			t.Fatalf("run %d: qphh %v, %d power queries, %d refresh runs; missing %v", i, out.QphH, len(out.Power.Queries),
-				len(out.Throughput.Refresh), out.Missing)
-		}
-		if !s.Serial(out.Parallelism) {
-			t.Errorf("--dop 0 was not in force: %v", out.Parallelism)
-		}
-		// The pair moves the same orders: RF1 inserts SF x 1500 = 15 and
-		// their lines, RF2 deletes the originals' lines.
-		if rf1, rf2 := out.Power.Refresh[0], out.Power.Refresh[1]; rf2.Rows == 0 || rf1.Rows != 15+rf2.Rows {
-			t.Errorf("RF1 inserted %d rows, RF2 deleted %d lines; want 15 orders and the lines RF2 deletes", rf1.Rows, rf2.Rows)
-		}
-		if now := counts(); now != loaded {
-			t.Fatalf("after run %d orders and lineitem hold %s rows, loaded %s", i, now, loaded)
-		}
-		t.Logf("run %d: power test %.2f s (queries %.2f s, RF1 %.3f s, RF2 %.3f s), throughput test %.2f s, QphH %.0f", i,
-			out.Power.ElapsedS, sum(out.Power.Queries), *out.Power.Refresh[0].Seconds, *out.Power.Refresh[1].Seconds,
-			out.Throughput.ElapsedS, *out.QphH)
-	}
+	return ol
+}
 
-	// An RF1 whose RF2 never ran (an interrupt between them): the next
-	// test completes the pair first, and the data is as loaded again.
-	bi, err := dss.Built(ctx, target)
+// refreshPairs runs the power and throughput tests, run i, and checks
+// their refresh pairs leave the data as loaded, serially as --dop 0 says.
+func (c *check) refreshPairs(i int, serial func(map[string]string) bool) {
+	out, err := dss.Run(c.ctx, c.target, dss.RunConfig{Power: true, Throughput: true, Streams: 2, Seed: uint64(i + 1), DOP: 0}, c.prog)
 	if err != nil {
-		t.Fatal(err)
+		c.t.Fatalf("run %d: %v", i, err)
 	}
-	if _, err := conn.RF1(ctx, bi.KeyShift, 15); err != nil { // SF x 1500 orders
-		t.Fatal(err)
+	if out.QphH == nil || *out.QphH <= 0 || len(out.Power.Queries) != dss.Queries || len(out.Throughput.Refresh) != 4 {
+		c.t.Fatalf("run %d: qphh %v, %d power queries, %d refresh runs; missing %v", i, out.QphH, len(out.Power.Queries),
+			len(out.Throughput.Refresh), out.Missing)
 	}
-	if counts() == loaded {
-		t.Fatal("RF1 added no rows")
+	if !serial(out.Parallelism) {
+		c.t.Errorf("--dop 0 was not in force: %v", out.Parallelism)
 	}
-	if _, err := dss.Run(ctx, target, dss.RunConfig{Power: true, Seed: 9, DOP: 0}, prog); err != nil {
-		t.Fatal(err)
+	// The pair moves the same orders: RF1 inserts SF x 1500 = 15 and
+	// their lines, RF2 deletes the originals' lines.
+	if rf1, rf2 := out.Power.Refresh[0], out.Power.Refresh[1]; rf2.Rows == 0 || rf1.Rows != 15+rf2.Rows {
+		c.t.Errorf("RF1 inserted %d rows, RF2 deleted %d lines; want 15 orders and the lines RF2 deletes", rf1.Rows, rf2.Rows)
 	}
-	if now := counts(); now != loaded {
-		t.Fatalf("after an interrupted pair and a power test orders and lineitem hold %s rows, loaded %s", now, loaded)
+	if now := c.counts(); now != c.loaded {
+		c.t.Fatalf("after run %d orders and lineitem hold %s rows, loaded %s", i, now, c.loaded)
 	}
+	c.t.Logf("run %d: power test %.2f s (queries %.2f s, RF1 %.3f s, RF2 %.3f s), throughput test %.2f s, QphH %.0f", i,
+		out.Power.ElapsedS, sum(out.Power.Queries), *out.Power.Refresh[0].Seconds, *out.Power.Refresh[1].Seconds,
+		out.Throughput.ElapsedS, *out.QphH)
+}
 
-	out, err := dss.Run(ctx, target, dss.RunConfig{Power: true, QueryTimeout: time.Millisecond, DOP: -1}, prog)
+// interruptedPair runs an RF1 whose RF2 never ran (an interrupt between
+// them): the next test completes the pair first, and the data is as
+// loaded again.
+func (c *check) interruptedPair() {
+	bi, err := dss.Built(c.ctx, c.target)
 	if err != nil {
-		t.Fatal(err)
+		c.t.Fatal(err)
+	}
+	if _, err := c.conn.RF1(c.ctx, bi.KeyShift, 15); err != nil { // SF x 1500 orders
+		c.t.Fatal(err)
+	}
+	if c.counts() == c.loaded {
+		c.t.Fatal("RF1 added no rows")
+	}
+	if _, err := dss.Run(c.ctx, c.target, dss.RunConfig{Power: true, Seed: 9, DOP: 0}, c.prog); err != nil {
+		c.t.Fatal(err)
+	}
+	if now := c.counts(); now != c.loaded {
+		c.t.Fatalf("after an interrupted pair and a power test orders and lineitem hold %s rows, loaded %s", now, c.loaded)
+	}
+}
+
+// timeout runs a power test with a 1 ms statement timeout: each query
+// that hit it is recorded as timed out, with no time.
+func (c *check) timeout() {
+	out, err := dss.Run(c.ctx, c.target, dss.RunConfig{Power: true, QueryTimeout: time.Millisecond, DOP: -1}, c.prog)
+	if err != nil {
+		c.t.Fatal(err)
 	}
 	timedOut := 0
 	for _, q := range out.Power.Queries {
 		if q.TimedOut {
 			timedOut++
 			if q.Seconds != nil {
-				t.Errorf("Q%s timed out but has a time", q.Q)
+				c.t.Errorf("Q%s timed out but has a time", q.Q)
 			}
 		}
 	}
 	if timedOut == 0 || out.Power.PowerAtSize != nil || !strings.Contains(out.Missing["power_at_size"], "timed out") {
-		t.Errorf("a 1 ms timeout: %d queries timed out, power %v, missing %v", timedOut, out.Power.PowerAtSize, out.Missing)
+		c.t.Errorf("a 1 ms timeout: %d queries timed out, power %v, missing %v", timedOut, out.Power.PowerAtSize, out.Missing)
 	}
 }
 

@@ -5,7 +5,10 @@ package enginetest
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -17,30 +20,61 @@ import (
 	"github.com/calibra-bench/calibra/internal/testenv"
 )
 
-// Suite is an engine under test and the few engine-specific means the
-// suite needs to make and check data.
+// Suite is an engine under test, the versions it runs on and the few
+// engine-specific means the suite needs to make and check data: an
+// engine's conformance test is its Suite and a call to Run.
 type Suite struct {
-	// Open prepares a managed instance with its data under path.
-	Open func(t *testing.T, path string) engine.Engine
-	// Exec runs one statement in calibra's database; Count counts a
-	// table's rows there.
-	Exec  func(ctx context.Context, e engine.Engine, sql string) error
-	Count func(ctx context.Context, e engine.Engine, table string) (int64, error)
+	// Engine is the registered engine's name; Config the base of every
+	// managed instance the suite opens (its cache, its options), Path
+	// aside.
+	Engine string
+	Config engine.Config
+	// Versions are the builds to run the suite on, each a subtest whose
+	// options are added to Config's; none: once, on Config's.
+	Versions []Version
+	// DB is a pool on calibra's database of a started instance, closed
+	// after each use.
+	DB func(e engine.Engine) *sql.DB
 	// Setting and Value: a setting the instance starts with, and how the
 	// engine itself prints it (e.g. shared_buffers, "1GB").
 	Setting, Value string
-	// OpenDSN prepares the engine on a DSN, holding password, of a server
-	// that cannot be reached (a closed loopback port).
-	OpenDSN func(password string) (engine.Engine, error)
+	// DSN is a DSN, its password %s, of a server that cannot be reached
+	// (a closed loopback port).
+	DSN string
 	// Shared says the caller runs the tests that neither restart, break
 	// nor reconfigure an instance (the counters, the settings) on a
 	// running instance it shares, with RunShared: Run leaves them out.
 	Shared bool
 }
 
-// Run runs every conformance test of the suite, side by side: each works
-// on storage of its own.
+// Version is one build of the engine: its name and the engine options
+// that choose it (e.g. {"pg-bin": "/opt/pg18/bin"}).
+type Version struct {
+	Name    string
+	Options map[string]string
+}
+
+// Run runs every conformance test of the suite on each version, side by
+// side: each works on storage of its own.
 func Run(t *testing.T, s Suite) {
+	if len(s.Versions) == 0 {
+		s.run(t)
+		return
+	}
+	for _, v := range s.Versions {
+		t.Run(v.Name, func(t *testing.T) {
+			s := s
+			s.Config.Options = maps.Clone(s.Config.Options)
+			if s.Config.Options == nil {
+				s.Config.Options = map[string]string{}
+			}
+			maps.Copy(s.Config.Options, v.Options)
+			s.run(t)
+		})
+	}
+}
+
+func (s Suite) run(t *testing.T) {
 	own := func(on func(*testing.T, engine.Engine)) func(*testing.T) {
 		return func(t *testing.T) {
 			e, _, _ := s.started(t)
@@ -70,6 +104,26 @@ func Run(t *testing.T, s Suite) {
 	}
 }
 
+// open prepares a managed instance with its data under path.
+func (s Suite) open(t *testing.T, path string) engine.Engine {
+	t.Helper()
+	cfg := s.Config
+	cfg.Path = path
+	e, err := engine.Open(context.Background(), s.Engine, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// exec runs one statement in calibra's database.
+func (s Suite) exec(ctx context.Context, e engine.Engine, sql string) error {
+	db := s.DB(e)
+	defer db.Close()
+	_, err := db.ExecContext(ctx, sql)
+	return err
+}
+
 const (
 	counters = "transaction counters only grow"
 	settings = "settings read back in their real units"
@@ -92,7 +146,7 @@ func RunShared(t *testing.T, s Suite, e engine.Engine) {
 func (s Suite) started(t *testing.T) (engine.Engine, *proc.Group, string) {
 	t.Helper()
 	path := testenv.StorageDir(t)
-	e := s.Open(t, path)
+	e := s.open(t, path)
 	group := proc.NewGroup()
 	t.Cleanup(func() { _ = e.Stop(); _ = group.StopAll(time.Minute) })
 	if _, err := e.Start(context.Background(), group); err != nil {
@@ -105,7 +159,7 @@ func (s Suite) table(t *testing.T, e engine.Engine, name string, rows int) {
 	t.Helper()
 	ctx := context.Background()
 	for _, q := range []string{"CREATE TABLE " + name + " (i int)", "INSERT INTO " + name + " VALUES " + values(rows)} {
-		if err := s.Exec(ctx, e, q); err != nil {
+		if err := s.exec(ctx, e, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
@@ -121,8 +175,10 @@ func values(n int) string {
 
 func (s Suite) count(t *testing.T, e engine.Engine, table string) int64 {
 	t.Helper()
-	n, err := s.Count(context.Background(), e, table)
-	if err != nil {
+	db := s.DB(e)
+	defer db.Close()
+	var n int64
+	if err := db.QueryRowContext(context.Background(), "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil {
 		t.Fatalf("count %s: %v", table, err)
 	}
 	return n
@@ -131,7 +187,7 @@ func (s Suite) count(t *testing.T, e engine.Engine, table string) int64 {
 func (s Suite) idempotent(t *testing.T) {
 	ctx := context.Background()
 	path := testenv.StorageDir(t)
-	e := s.Open(t, path)
+	e := s.open(t, path)
 	group := proc.NewGroup()
 	t.Cleanup(func() { _ = group.StopAll(time.Minute) })
 	if err := e.Stop(); err != nil {
@@ -158,7 +214,7 @@ func (s Suite) idempotent(t *testing.T) {
 			}
 		}
 	}
-	if err := s.Exec(ctx, e, "SELECT 1"); err != nil {
+	if err := s.exec(ctx, e, "SELECT 1"); err != nil {
 		t.Fatalf("the instance does not answer after restarts: %v", err)
 	}
 	if err := e.Stop(); err != nil {
@@ -198,7 +254,7 @@ func (s Suite) reset(t *testing.T) {
 	if note, ok, err := r.TemplateNote(ctx); err != nil || !ok || note != "50 rows" {
 		t.Fatalf("the template's note reads %q (exists %v, %v), want the saved one", note, ok, err)
 	}
-	if err := s.Exec(ctx, e, "DELETE FROM loaded WHERE i < 30"); err != nil {
+	if err := s.exec(ctx, e, "DELETE FROM loaded WHERE i < 30"); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.RestoreTemplate(ctx); err != nil {
@@ -230,7 +286,7 @@ func (s Suite) counters(t *testing.T, e engine.Engine) {
 	s.table(t, e, table, 1)
 	before := read()
 	for i := range 20 {
-		if err := s.Exec(ctx, e, "INSERT INTO "+table+" VALUES ("+strconv.Itoa(i)+")"); err != nil {
+		if err := s.exec(ctx, e, "INSERT INTO "+table+" VALUES ("+strconv.Itoa(i)+")"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -260,7 +316,7 @@ func (s Suite) settings(t *testing.T, e engine.Engine) {
 
 func (s Suite) password(t *testing.T) {
 	const password = "s3cret-hunter2"
-	e, err := s.OpenDSN(password)
+	e, err := engine.Open(context.Background(), s.Engine, engine.Config{DSN: fmt.Sprintf(s.DSN, password)})
 	if err == nil {
 		defer e.Stop()
 		if strings.Contains(e.Describe().Target, password) {
@@ -275,7 +331,7 @@ func (s Suite) password(t *testing.T) {
 
 func (s Suite) cancellation(t *testing.T) {
 	path := testenv.StorageDir(t)
-	e := s.Open(t, path)
+	e := s.open(t, path)
 	group := proc.NewGroup()
 	ctx, cancel := context.WithCancel(context.Background())
 	// Cancel while the instance initialises and starts.

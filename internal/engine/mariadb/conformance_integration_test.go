@@ -1,7 +1,7 @@
 package mariadb
 
 import (
-	"context"
+	"database/sql"
 	"testing"
 
 	"github.com/calibra-bench/calibra/internal/engine"
@@ -30,35 +30,11 @@ func requireServer(t *testing.T) {
 	testenv.Need(t, "mariadb", missing, "apt-get install mariadb-server")
 }
 
+// suite is MariaDB's. The tests on instances of their own do not care
+// about the cache: 128MB, whose redo log is written at init in an eighth
+// of the default's time. The settings test reads the shared instance,
+// which has the default (DefaultDBCache, in bytes as MariaDB prints it).
 func suite() enginetest.Suite {
-	return enginetest.Suite{
-		// The tests on instances of their own do not care about the
-		// cache: 128MB, whose redo log is written at init in an eighth
-		// of the default's time. The settings test reads the shared
-		// instance, which has the default.
-		Open: func(t *testing.T, path string) engine.Engine {
-			e, err := engine.Open(context.Background(), Name, engine.Config{Path: path, DBCache: "128MB"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return e
-		},
-		Exec: func(ctx context.Context, e engine.Engine, sql string) error {
-			db := e.(*Target).DB()
-			defer db.Close()
-			_, err := db.ExecContext(ctx, sql)
-			return err
-		},
-		Count: func(ctx context.Context, e engine.Engine, table string) (int64, error) {
-			db := e.(*Target).DB()
-			defer db.Close()
-			var n int64
-			return n, db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+table).Scan(&n)
-		},
-		Setting: "innodb_buffer_pool_size",
-		Value:   "1073741824", // DefaultDBCache, the shared instance's, in bytes as MariaDB prints it
-		OpenDSN: func(password string) (engine.Engine, error) {
-			return engine.Open(context.Background(), Name, engine.Config{DSN: "mysql://bench:" + password + "@127.0.0.1:1/bench"})
-		},
-	}
+	return enginetest.Suite{Engine: Name, Config: engine.Config{DBCache: "128MB"}, DB: func(e engine.Engine) *sql.DB { return e.(*Target).DB() },
+		Setting: "innodb_buffer_pool_size", Value: "1073741824", DSN: "mysql://bench:%s@127.0.0.1:1/bench"}
 }

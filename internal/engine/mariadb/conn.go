@@ -8,11 +8,11 @@ import (
 	"net"
 	"net/url"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/secret"
 )
@@ -97,33 +97,8 @@ func Connect(ctx context.Context, cfg *mysql.Config) (*sql.DB, error) {
 				"%s may not use the database %q", cfg.User, cfg.DBName)
 		}
 	}
-	why, fix := unreachable(err, cfg)
+	why, fix := engine.Unreachable(err, cfg.Passwd, "")
 	return nil, fault.Input(fix, "cannot connect to %s: %s", where, why)
-}
-
-// unreachable says in a few words why no server answered, and what to
-// check.
-func unreachable(err error, cfg *mysql.Config) (why, fix string) {
-	fix = "check the host and port in --dsn and that the server is running"
-	var dns *net.DNSError
-	var nerr net.Error
-	switch {
-	case errors.As(err, &dns) && dns.IsNotFound:
-		return fmt.Sprintf("the host name %s is not known", dns.Name), "check the host name in --dsn"
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return "nothing listens there (connection refused)", fix
-	case errors.As(err, &nerr) && nerr.Timeout():
-		return "no answer in time", "check the host, the port and any firewall in between"
-	}
-	first, _, _ := strings.Cut(redactSecret(err.Error(), cfg.Passwd), "\n")
-	return first, fix
-}
-
-func redactSecret(s, secret string) string {
-	if secret == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, secret, "xxxxx")
 }
 
 // Describe returns the server's version and every global variable set

@@ -12,6 +12,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/terms"
 )
 
 // Name is the engine's name in results.json and --engine.
@@ -53,7 +54,23 @@ func init() {
 		CheckOptions: checkGalera,
 		Servers:      galeraNodes,
 		ClusterTitle: "Galera",
+		Words:        words,
 	})
+}
+
+// words are MariaDB's terms in reports: InnoDB's counters (it neither times
+// its redo log nor counts checkpoints there, the oltp step does; its row
+// locks say more).
+var words = terms.Words{
+	Waits:        "Database time per wait event, from samples of the workload's sessions in performance_schema.events_waits_current (their states in information_schema.PROCESSLIST where performance_schema is off), an InnoDB row lock wait told by INNODB_TRX (the ASH idea); seconds = samples × the sampling interval; \"CPU\" is an active session in no instrumented wait. Avg ms comes from the waits performance_schema timed over the window.",
+	Transactions: "performance_schema's transactions of calibra's account",
+	Checkpoints:  "InnoDB checkpoints in the timed window (INNODB_METRICS log_checkpoints; fuzzy, advancing the redo log's checkpoint)",
+	Log:          "redo log",
+	Counters: []terms.Counter{{Field: "active_sessions_avg", Head: "active sessions"}, {Field: "blks_read", Head: "pages read"},
+		{Field: "hit_pct", Head: "buffer pool hit %"}, {Field: "data_reads", Head: "data file reads"}, {Field: "data_file_read_avg_ms", Head: "data file read ms"},
+		{Field: "data_writes", Head: "data file writes"}, {Field: "row_lock_waits", Head: "row lock waits"}, {Field: "row_lock_avg_ms", Head: "row lock ms"}},
+	CountersOf: "InnoDB",
+	Cluster:    "Galera cluster",
 }
 
 func open(ctx context.Context, cfg engine.Config) (engine.Engine, error) {

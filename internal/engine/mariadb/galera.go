@@ -51,6 +51,8 @@ type Cluster struct {
 	provider string
 	ports    []int  // per node: group communication, IST
 	name     string // wsrep_cluster_name, random per cluster
+	// rejoined is how each node came back at the last Start (Rejoined).
+	rejoined []string
 }
 
 // PrepareCluster checks what --galera needs and prepares each node; it
@@ -179,26 +181,49 @@ func (c *Cluster) Start(ctx context.Context, group *proc.Group) (bool, error) {
 	if err != nil {
 		return initialised, err
 	}
+	c.rejoined = make([]string, len(c.nodes))
 	if err := c.seedJoiners(ctx, group, boot); err != nil {
 		return initialised, err
 	}
 	failed, err := c.startInOrder(ctx, group, boot)
-	if err == nil || failed < 0 || failed == boot || ctx.Err() != nil {
-		return initialised, err
+	// A joiner the bootstrapping node could not catch up by IST (its gap
+	// no longer in the donor's write-set cache, as after a power cut):
+	// copy it from the stopped cluster and start again, once a joiner.
+	for seeded := map[int]bool{}; err != nil && failed >= 0 && failed != boot && !seeded[failed] && needsCopy(err) && ctx.Err() == nil; {
+		seeded[failed] = true
+		if err := c.stopNodes(); err != nil {
+			return initialised, err
+		}
+		if boot, err = c.bootstrapNode(ctx, group); err != nil {
+			return initialised, err
+		}
+		if err := c.seedNode(ctx, group, boot, failed); err != nil {
+			return initialised, err
+		}
+		failed, err = c.startInOrder(ctx, group, boot)
 	}
-	// A joiner the bootstrapping node could not catch up by IST: copy it
-	// from a stopped cluster, and start again once.
-	if err := c.stopNodes(); err != nil {
-		return initialised, err
+	for i := range c.rejoined {
+		switch {
+		case i == boot:
+			c.rejoined[i] = "bootstrap"
+		case c.rejoined[i] == "":
+			c.rejoined[i] = "ist"
+		}
 	}
-	if boot, err = c.bootstrapNode(ctx, group); err != nil {
-		return initialised, err
-	}
-	if err := c.seed(ctx, group, c.nodes[boot].Managed, c.nodes[failed].Managed); err != nil {
-		return initialised, fmt.Errorf("copy the Galera node %d into node %d: %w", boot+1, failed+1, err)
-	}
-	_, err = c.startInOrder(ctx, group, boot)
 	return initialised, err
+}
+
+// Rejoined says how each node came back at the last start: "bootstrap"
+// (it started the cluster), "ist" (on its own data, caught up by IST when
+// behind), or "copy of node K" (calibra's copy, its gap beyond IST).
+func (c *Cluster) Rejoined() []string { return c.rejoined }
+
+// needsCopy says whether a joiner failed for want of a state transfer it
+// could not have by IST (calibra's nodes take no full one over the
+// network), rather than for a fault of its own, which a copy would hide.
+func needsCopy(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Will never receive state") || strings.Contains(msg, "State transfer to")
 }
 
 // startInOrder starts the bootstrapping node, then the others, then waits

@@ -2,6 +2,7 @@ package mariadb
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"os/exec"
@@ -259,19 +260,8 @@ func TestGaleraConformance(t *testing.T) {
 // caches, as prepareCluster makes them.
 func galeraSuite() enginetest.Suite {
 	s := suite()
-	s.Open = func(t *testing.T, path string) engine.Engine {
-		e, err := engine.Open(context.Background(), Name, engine.Config{Path: path, Options: map[string]string{galeraFlag: "2"}, DBCache: "64MB"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
-	}
-	node1 := func(e engine.Engine) *Target { return e.(*Cluster).Nodes()[0] }
-	exec, count := s.Exec, s.Count
-	s.Exec = func(ctx context.Context, e engine.Engine, sql string) error { return exec(ctx, node1(e), sql) }
-	s.Count = func(ctx context.Context, e engine.Engine, table string) (int64, error) {
-		return count(ctx, node1(e), table)
-	}
+	s.Config = engine.Config{Options: map[string]string{galeraFlag: "2"}, DBCache: "64MB"}
+	s.DB = func(e engine.Engine) *sql.DB { return e.(*Cluster).Nodes()[0].DB() }
 	s.Value = "67108864"
 	return s
 }

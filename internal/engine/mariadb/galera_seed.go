@@ -23,7 +23,10 @@ import (
 // and catches up by IST alone (TLS, like the group traffic). A joiner of
 // another history or none (a new cluster's) is copied before the start;
 // one whose IST cannot be had (the donor's write-set cache no longer
-// holds its gap) fails to join, and is copied and started again once.
+// holds its gap, as after a power cut) fails to join, and is copied and
+// started again, once a joiner. A joiner that fails for another reason,
+// or cannot recover its position, is never copied over: its failure, in
+// its own words, is the start's.
 
 // firstStart gives a new cluster its history: the node that bootstraps,
 // initialised if need be, starts once alone and stops, so that its
@@ -58,18 +61,32 @@ func (c *Cluster) seedJoiners(ctx context.Context, group *proc.Group, boot int) 
 				continue
 			}
 			// Killed: its position is in InnoDB, for the IST to start from.
+			// A node that cannot even recover it is broken, and says so:
+			// a copy over it would hide what the kill did.
 			seqno, err := t.Managed.recoverPosition(ctx, group)
-			if err == nil && seqno >= 0 {
+			if err != nil {
+				return fmt.Errorf("the Galera node %d: recover its last position: %w", i+1, err)
+			}
+			if seqno >= 0 {
 				if err := rewriteGrastate(t.Managed, seqno, false); err != nil {
 					return err
 				}
 				continue
 			}
 		}
-		if err := c.seed(ctx, group, c.nodes[boot].Managed, t.Managed); err != nil {
-			return fmt.Errorf("copy the Galera node %d into node %d: %w", boot+1, i+1, err)
+		if err := c.seedNode(ctx, group, boot, i); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// seedNode copies node from into node to (seed) and records it.
+func (c *Cluster) seedNode(ctx context.Context, group *proc.Group, from, to int) error {
+	if err := c.seed(ctx, group, c.nodes[from].Managed, c.nodes[to].Managed); err != nil {
+		return fmt.Errorf("copy the Galera node %d into node %d: %w", from+1, to+1, err)
+	}
+	c.rejoined[to] = fmt.Sprintf("copy of node %d", from+1)
 	return nil
 }
 
@@ -89,7 +106,10 @@ func (c *Cluster) seed(ctx context.Context, group *proc.Group, from, to *Instanc
 		if _, err := to.Account.Mkdir(filepath.Dir(p[1]), filepath.Base(p[1])); err != nil {
 			return err
 		}
-		args := []string{"-a", "--delete"}
+		// -I: every file, not only those whose size or time (to the
+		// second) differ: a joiner's grastate.dat, zeroed when its state
+		// transfer began, has the size of the donor's and often its second.
+		args := []string{"-a", "-I", "--delete"}
 		if p[0] == from.DataDir {
 			for _, x := range seedExcluded {
 				args = append(args, "--exclude="+x)

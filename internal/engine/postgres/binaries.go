@@ -23,14 +23,35 @@ type Binaries struct {
 	Dir     string `json:"dir"`
 	Version string `json:"version"` // e.g. "15.18"
 	Major   int    `json:"major"`
+	// flag is the option that chose them, for fixes; "" when the engine
+	// has none.
+	flag string
 }
 
-const installHint = "install the server package (Debian/Ubuntu: apt-get install postgresql; Fedora: dnf install postgresql-server) or pass --pg-bin DIR"
+const installHint = "install the server package (Debian/Ubuntu: apt-get install postgresql; Fedora: dnf install postgresql-server)"
+
+// orGive is fix, and giving the binaries' option flag where there is one.
+func orGive(fix, flag string) string {
+	if flag == "" {
+		return fix
+	}
+	return fix + " or give --" + flag + " DIR"
+}
 
 // FindBinaries locates initdb and postgres: --pg-bin (a directory, or a
 // major version such as 18 naming an installed build), then pg_config
 // --bindir, then /usr/lib/postgresql/*/bin (highest major), then PATH.
-func FindBinaries(explicit string) (Binaries, error) {
+func FindBinaries(explicit string) (Binaries, error) { return findBinaries(explicit, binFlag) }
+
+// findBinaries is FindBinaries for an engine whose binaries' option is
+// flag ("": none), which its fixes name.
+func findBinaries(explicit, flag string) (Binaries, error) {
+	b, err := locate(explicit, flag)
+	b.flag = flag
+	return b, err
+}
+
+func locate(explicit, flag string) (Binaries, error) {
 	if major, err := strconv.Atoi(explicit); err == nil {
 		var found []string
 		for _, b := range Installed() {
@@ -39,12 +60,12 @@ func FindBinaries(explicit string) (Binaries, error) {
 			}
 			found = append(found, strconv.Itoa(b.Major))
 		}
-		return Binaries{}, fault.Input("install it (sh .ci/setup puts PostgreSQL 18 under /opt/calibra) or give --pg-bin DIR",
+		return Binaries{}, fault.Input(orGive("install it (sh .ci/setup puts PostgreSQL 18 under /opt/calibra)", flag),
 			"no PostgreSQL %d build is installed here (found: %s)", major, strings.Join(append(found, "none")[:max(len(found), 1)], ", "))
 	}
 	if explicit != "" {
 		if !hasServer(explicit) {
-			return Binaries{}, fault.Input(installHint, "--pg-bin %s holds no initdb and postgres", explicit)
+			return Binaries{}, fault.Input(orGive(installHint, flag), "--%s %s holds no initdb and postgres", flag, explicit)
 		}
 		return describe(explicit)
 	}
@@ -61,7 +82,7 @@ func FindBinaries(explicit string) (Binaries, error) {
 			return describe(dir)
 		}
 	}
-	return Binaries{}, fault.Input(installHint, "no PostgreSQL server binaries (initdb, postgres) were found")
+	return Binaries{}, fault.Input(orGive(installHint, flag), "no PostgreSQL server binaries (initdb, postgres) were found")
 }
 
 func hasServer(dir string) bool {
@@ -142,7 +163,11 @@ func (b Binaries) CheckSettingNames(settings map[string]string) error {
 		return nil
 	}
 	sort.Strings(unknown)
-	return fault.Input("check the spelling, or choose --pg-bin of a version that has it",
+	fix := "check the spelling"
+	if b.flag != "" {
+		fix += ", or choose --" + b.flag + " of a version that has it"
+	}
+	return fault.Input(fix,
 		"PostgreSQL %s has no setting %s", b.Version, strings.Join(unknown, ", "))
 }
 

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -59,46 +57,12 @@ func Connect(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) {
 				"the database %q does not exist on %s:%d", cfg.Database, cfg.Host, cfg.Port)
 		}
 	}
-	why, fix := unreachable(err, cfg)
+	socketDir := ""
+	if strings.HasPrefix(cfg.Host, "/") {
+		socketDir = cfg.Host
+	}
+	why, fix := engine.Unreachable(err, cfg.Password, socketDir)
 	return nil, fault.Input(fix, "cannot connect to %s: %s", where, why)
-}
-
-// unreachable says in a few words why no server answered, and what to
-// check. pgx tries each address (and TLS, then not) and joins the errors,
-// which repeat each other: the cause is named once.
-func unreachable(err error, cfg *pgx.ConnConfig) (why, fix string) {
-	fix = "check the host and port in --dsn and that the server is running"
-	var dns *net.DNSError
-	var nerr net.Error
-	switch {
-	case errors.As(err, &dns) && dns.IsNotFound:
-		return fmt.Sprintf("the host name %s is not known", dns.Name), "check the host name in --dsn"
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return "nothing listens there (connection refused)", fix
-	case errors.Is(err, syscall.ENOENT) && strings.HasPrefix(cfg.Host, "/"):
-		return "no server socket is in " + cfg.Host, "check the socket directory (host) and port in --dsn and that the server is running"
-	case errors.As(err, &nerr) && nerr.Timeout():
-		return "no answer in time", "check the host, the port and any firewall in between"
-	}
-	first, _, _ := strings.Cut(redactSecret(innermost(err), cfg.Password), "\n")
-	return first, fix
-}
-
-func innermost(err error) string {
-	for {
-		next := errors.Unwrap(err)
-		if next == nil {
-			return err.Error()
-		}
-		err = next
-	}
-}
-
-func redactSecret(s, secret string) string {
-	if secret == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, secret, "xxxxx")
 }
 
 // Describe returns the server version and every setting not at its

@@ -9,6 +9,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/terms"
 )
 
 // Name is the engine's name in results.json and --engine.
@@ -18,16 +19,31 @@ const Name = "postgresql"
 const binFlag = "pg-bin"
 
 func init() {
-	engine.Register(Descriptor(Name, "PostgreSQL", true, func(ctx context.Context, cfg engine.Config) (engine.Engine, error) {
-		return Open(ctx, cfg)
+	engine.Register(Descriptor(PostgreSQL, func(ctx context.Context, cfg engine.Config) (engine.Engine, error) {
+		return Open(ctx, PostgreSQL, cfg)
 	}))
 }
 
-// Descriptor is PostgreSQL's description under name and title, opened by
-// open: a test engine that wraps this package registers its own.
-func Descriptor(name, title string, isDefault bool, open engine.Opener) engine.Descriptor {
-	return engine.Descriptor{
-		Name: name, Title: title, Default: isDefault, Open: open,
+// Kind is this package's server under a name of its own: PostgreSQL, or
+// an engine that wraps this package (a test's), with its own directories
+// and options, so that neither opens or removes the other's instance nor
+// names the other's options in a fix.
+type Kind struct {
+	Name, Title string
+	Default     bool
+	Dirs        Dirs
+	// BinFlag is the option that names the server binaries; "" when the
+	// kind has none and runs the ones installed here.
+	BinFlag string
+}
+
+// PostgreSQL is the engine this package registers.
+var PostgreSQL = Kind{Name: Name, Title: "PostgreSQL", Default: true, Dirs: PgDirs, BinFlag: binFlag}
+
+// Descriptor is the description of k, opened by open.
+func Descriptor(k Kind, open engine.Opener) engine.Descriptor {
+	d := engine.Descriptor{
+		Name: k.Name, Title: k.Title, Default: k.Default, Open: open,
 		DSNSchemes:  []string{"postgres", "postgresql"},
 		DSNExample:  "postgres://user@host:5432/db",
 		DSNPassword: "PGPASSWORD or ~/.pgpass",
@@ -35,25 +51,40 @@ func Descriptor(name, title string, isDefault bool, open engine.Opener) engine.D
 			Min: 16 * 8 << 10, Example: "256MB or 8GB"},
 		CheckSettings: checkSettings,
 		CheckServer: func(cfg engine.Config) error {
-			bin, err := FindBinaries(cfg.Options[binFlag])
+			bin, err := findBinaries(cfg.Options[k.BinFlag], k.BinFlag)
 			if err != nil {
 				return err
 			}
 			return bin.CheckSettingNames(cfg.Settings)
 		},
-		Managed: []engine.Managed{{Title: title, Pattern: DataDirName + "*", Remove: Remove, Dir: DataDirName,
-			Holds: "the managed " + title + " instance, its standbys in PATH/" + ReplicaDirPrefix + "K"}},
+		Managed: []engine.Managed{{Title: k.Title, Pattern: k.Dirs.Data + "*", Remove: k.Dirs.Remove, Dir: k.Dirs.Data,
+			Holds: "the managed " + k.Title + " instance, its standbys in PATH/" + k.Dirs.Replica + "K"}},
 		RemoveStaleSockets: RemoveStaleSockets,
 		EphemeralSettings:  []string{"port", "unix_socket_directories"},
-		Standbys:           &engine.Standbys{What: title + " streaming replication", SyncModes: SyncModes, Settings: ReplicaSettings},
-		Options: []engine.Option{{Flag: binFlag, Key: "pg_bin", Role: "names " + title + "'s binaries",
-			Usage: "directory of the " + title + " server binaries, or a major version installed here such as 15 (default: pg_config --bindir, /usr/lib/postgresql/*/bin, PATH)"}},
+		Standbys:           &engine.Standbys{What: k.Title + " streaming replication", SyncModes: SyncModes, Settings: ReplicaSettings},
+		Words:              words,
 	}
+	if k.BinFlag != "" {
+		d.Options = []engine.Option{{Flag: k.BinFlag, Key: strings.ReplaceAll(k.BinFlag, "-", "_"), Role: "names " + k.Title + "'s binaries",
+			Usage: "directory of the " + k.Title + " server binaries, or a major version installed here such as 15 (default: pg_config --bindir, /usr/lib/postgresql/*/bin, PATH)"}}
+	}
+	return d
 }
 
-// Open prepares the engine as cfg says; it starts nothing.
-func Open(ctx context.Context, cfg engine.Config) (*Target, error) {
-	return Prepare(ctx, TargetConfig{DSN: cfg.DSN, Path: cfg.Path, PGBin: cfg.Options[binFlag], RunAs: cfg.RunAs, DBCache: cfg.DBCache,
+// words are PostgreSQL's terms in reports.
+var words = terms.Words{
+	Waits:        "Database time per wait event, from pg_stat_activity samples (the ASH idea); seconds = samples × the sampling interval; \"CPU\" is an active backend with no wait event. Avg ms comes from the server's counters where they give it.",
+	Transactions: "pg_stat_database",
+	Log:          "WAL",
+	Counters: []terms.Counter{{Field: "active_sessions_avg", Head: "active sessions"}, {Field: "blks_read", Head: "blocks read"},
+		{Field: "hit_pct", Head: "hit %"}, {Field: "data_file_read_avg_ms", Head: "data file read ms"}, {Field: "wal_write_avg_ms", Head: "WAL write ms"},
+		{Field: "wal_sync_avg_ms", Head: "WAL sync ms"}, {Field: "checkpoints", Head: "checkpoints"}},
+	StandbyLag: "pg_stat_replication",
+}
+
+// Open prepares k's engine as cfg says; it starts nothing.
+func Open(ctx context.Context, k Kind, cfg engine.Config) (*Target, error) {
+	return Prepare(ctx, TargetConfig{Kind: k, DSN: cfg.DSN, Path: cfg.Path, PGBin: cfg.Options[k.BinFlag], RunAs: cfg.RunAs, DBCache: cfg.DBCache,
 		MaxConnections: cfg.MaxConnections, ServerLog: cfg.ServerLog, Cgroup: cfg.Cgroup, Settings: cfg.Settings, WALPath: cfg.WALPath,
 		Replicas: ReplicaConfig{N: cfg.Replicas, Sync: cfg.Sync, Path: cfg.ReplicaPath}, DataChecksums: cfg.DataChecksums})
 }

@@ -26,6 +26,23 @@ import (
 // DataDirName is the managed instance's directory under the storage path.
 const DataDirName = "calibra-pg"
 
+// Dirs name a managed instance's directories: its data's under the
+// storage path, its WAL's under --wal-path and its standbys' (K appended)
+// under --replica-path. PostgreSQL's are PgDirs; an engine that wraps
+// this package names its own, so neither opens nor removes the other's.
+type Dirs struct{ Data, WAL, Replica string }
+
+// PgDirs are PostgreSQL's own directories' names.
+var PgDirs = Dirs{Data: DataDirName, WAL: WALDirName, Replica: ReplicaDirPrefix}
+
+// or is d, or PostgreSQL's when d names none.
+func (d Dirs) or() Dirs {
+	if d.Data == "" {
+		return PgDirs
+	}
+	return d
+}
+
 // Superuser and Database are the role and database of the managed instance.
 const (
 	Superuser = "calibra"
@@ -52,6 +69,8 @@ type InstanceConfig struct {
 	// DataChecksums makes initdb checksum every page (-k): a torn or
 	// corrupt page then fails its read instead of passing for data.
 	DataChecksums bool
+	// Dirs name its directories; PostgreSQL's when empty.
+	Dirs Dirs
 }
 
 // Instance is a throwaway PostgreSQL server calibra creates, starts and stops
@@ -84,8 +103,9 @@ func NewInstance(cfg InstanceConfig) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.Path = abs
-	in := &Instance{cfg: cfg, DataDir: filepath.Join(abs, DataDirName)}
+	cfg.Path, cfg.Dirs = abs, cfg.Dirs.or()
+	cfg.Replicas.prefix = cfg.Dirs.Replica
+	in := &Instance{cfg: cfg, DataDir: filepath.Join(abs, cfg.Dirs.Data)}
 	if in.cfg.Replicas.N > 0 {
 		if in.cfg.Replicas.Path == "" {
 			in.cfg.Replicas.Path = abs
@@ -114,7 +134,7 @@ const WALDirName = "calibra-wal"
 // else pg_wal inside the data directory.
 func (in *Instance) WALDir() string {
 	if in.cfg.WALPath != "" {
-		return filepath.Join(in.cfg.WALPath, WALDirName)
+		return filepath.Join(in.cfg.WALPath, in.cfg.Dirs.WAL)
 	}
 	return in.defaultWALDir()
 }
@@ -405,17 +425,20 @@ func (in *Instance) runningPID() (int, bool) {
 	return server.PIDIn(filepath.Join(in.DataDir, "postmaster.pid"), in.DataDir, "postgres")
 }
 
-// Remove stops any server left running on the data directory under path
-// (a crashed calibra's) and deletes the directory. It reports whether there
-// was anything to remove.
-func Remove(path string) (bool, error) {
+// Remove stops any server left running on PostgreSQL's data directory
+// under path (a crashed calibra's) and deletes the directory. It reports
+// whether there was anything to remove.
+func Remove(path string) (bool, error) { return PgDirs.Remove(path) }
+
+// Remove is Remove of the instance whose directories d names.
+func (d Dirs) Remove(path string) (bool, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return false, err
 	}
-	in := &Instance{DataDir: filepath.Join(abs, DataDirName)}
+	in := &Instance{DataDir: filepath.Join(abs, d.Data)}
 	// The standbys first: the primary's directory records where they are.
-	hadReplicas, err := removeReplicas(abs, in.DataDir)
+	hadReplicas, err := removeReplicas(abs, in.DataDir, d.Replica)
 	if err != nil {
 		return hadReplicas, err
 	}
@@ -430,7 +453,7 @@ func Remove(path string) (bool, error) {
 	// that account's, named as calibra names it, in a directory no other
 	// account can change (RemoveDir), is taken for it.
 	var wal string
-	if target, err := os.Readlink(in.defaultWALDir()); err == nil && filepath.IsAbs(target) && filepath.Base(target) == WALDirName && server.OwnedLike(target, in.DataDir) {
+	if target, err := os.Readlink(in.defaultWALDir()); err == nil && filepath.IsAbs(target) && filepath.Base(target) == d.WAL && server.OwnedLike(target, in.DataDir) {
 		wal = filepath.Clean(target)
 	}
 	if err := server.RemoveDir(in.DataDir); err != nil {

@@ -61,6 +61,8 @@ type ReplicaConfig struct {
 	N    int
 	Sync string // SyncModes; empty is on
 	Path string // the directory the standbys' data directories go in
+	// prefix names each standby's directory, K appended (Dirs.Replica).
+	prefix string
 }
 
 func (rc ReplicaConfig) sync() string {
@@ -102,7 +104,7 @@ func (rc ReplicaConfig) SyncNames() string {
 func replicaName(k int) string { return replicaSlotPrefix + strconv.Itoa(k) }
 
 func (rc ReplicaConfig) dir(k int) string {
-	return filepath.Join(rc.Path, ReplicaDirPrefix+strconv.Itoa(k))
+	return filepath.Join(rc.Path, rc.prefix+strconv.Itoa(k))
 }
 
 // replicaSet runs a primary's standbys; a nil set has none.
@@ -356,7 +358,7 @@ func settleReplication(ctx context.Context, conn *pgx.Conn, in *Instance, r *rep
 		}
 	}
 	var done []string
-	recorded := readReplicaList(in.DataDir)
+	recorded := readReplicaList(in.DataDir, in.cfg.Dirs.Replica)
 	for _, dir := range recorded {
 		// The record is the server account's to change: only that
 		// account's standbys are taken from it.
@@ -452,14 +454,16 @@ func removeStandby(dir string) error {
 	return errors.Join(server.RemoveDir(dir), server.RemoveDir(dir+".partial"))
 }
 
-func readReplicaList(dataDir string) []string {
+// readReplicaList reads the standbys' directories the primary in dataDir
+// recorded, those named with prefix only.
+func readReplicaList(dataDir, prefix string) []string {
 	data, err := server.ReadSmall(filepath.Join(dataDir, replicaList))
 	if err != nil {
 		return nil
 	}
 	var dirs []string
 	for _, line := range strings.Split(string(data), "\n") {
-		if line = strings.TrimSpace(line); filepath.IsAbs(line) && line == filepath.Clean(line) && strings.HasPrefix(filepath.Base(line), ReplicaDirPrefix) {
+		if line = strings.TrimSpace(line); filepath.IsAbs(line) && line == filepath.Clean(line) && strings.HasPrefix(filepath.Base(line), prefix) {
 			dirs = append(dirs, line)
 		}
 	}
@@ -482,16 +486,16 @@ func writeReplicaList(in *Instance, dirs []string) error {
 }
 
 // removeReplicas stops and removes the standbys recorded in dataDir and
-// any under path, reporting whether there were any.
-func removeReplicas(path, dataDir string) (bool, error) {
+// any under path named with prefix, reporting whether there were any.
+func removeReplicas(path, dataDir, prefix string) (bool, error) {
 	var dirs []string
-	for _, d := range readReplicaList(dataDir) {
+	for _, d := range readReplicaList(dataDir, prefix) {
 		// Only the standbys the primary's own account made.
 		if server.OwnedLike(d, dataDir) || server.OwnedLike(d+".partial", dataDir) {
 			dirs = append(dirs, d)
 		}
 	}
-	found, _ := filepath.Glob(filepath.Join(path, ReplicaDirPrefix+"*"))
+	found, _ := filepath.Glob(filepath.Join(path, prefix+"*"))
 	for _, d := range found {
 		if d = strings.TrimSuffix(d, ".partial"); !slices.Contains(dirs, d) {
 			dirs = append(dirs, d)

@@ -40,30 +40,32 @@ func TestReplicaSettingsFollowSync(t *testing.T) {
 // that is not a standby's directory is never taken for one.
 func TestReplicaListKeepsOnlyStandbyDirectories(t *testing.T) {
 	dir := t.TempDir()
-	text := "/mnt/a/calibra-pg-replica-1\n/etc\nrelative/calibra-pg-replica-2\n\n/mnt/b/calibra-pg-replica-2\n"
+	text := "/mnt/a/calibra-pg-replica-1\n/etc\nrelative/calibra-pg-replica-2\n\n/mnt/b/calibra-pg-replica-2\n/mnt/c/calibra-twin-replica-1\n"
 	if err := os.WriteFile(filepath.Join(dir, replicaList), []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	got := readReplicaList(dir)
+	got := readReplicaList(dir, ReplicaDirPrefix)
 	want := []string{"/mnt/a/calibra-pg-replica-1", "/mnt/b/calibra-pg-replica-2"}
 	if !slices.Equal(got, want) {
 		t.Errorf("list %v, want %v", got, want)
 	}
 }
 
+// An engine that wraps this package under other directories' names keeps
+// its standbys when PostgreSQL's are removed.
 func TestRemoveReplicasFindsUnlistedOnes(t *testing.T) {
 	path := t.TempDir()
-	for _, d := range []string{"calibra-pg-replica-1", "calibra-pg-replica-2.partial", "other"} {
+	for _, d := range []string{"calibra-pg-replica-1", "calibra-pg-replica-2.partial", "calibra-twin-replica-1"} {
 		if err := os.MkdirAll(filepath.Join(path, d, "base"), 0o700); err != nil {
 			t.Fatal(err)
 		}
 	}
-	had, err := removeReplicas(path, filepath.Join(path, DataDirName))
+	had, err := removeReplicas(path, filepath.Join(path, DataDirName), ReplicaDirPrefix)
 	if err != nil || !had {
 		t.Fatalf("removeReplicas: %v, %v", had, err)
 	}
 	left, _ := filepath.Glob(filepath.Join(path, "*"))
-	if len(left) != 1 || filepath.Base(left[0]) != "other" {
-		t.Errorf("left %v, want only other", left)
+	if len(left) != 1 || filepath.Base(left[0]) != "calibra-twin-replica-1" {
+		t.Errorf("left %v, want only the other engine's standby", left)
 	}
 }

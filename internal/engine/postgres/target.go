@@ -21,6 +21,8 @@ import (
 // TargetConfig says which server to use: an existing one (DSN) or the
 // managed instance under Path.
 type TargetConfig struct {
+	// Kind is the engine opened; PostgreSQL when empty.
+	Kind           Kind
 	DSN            string
 	Path           string
 	PGBin          string
@@ -53,6 +55,9 @@ type Target struct {
 // Prepare checks everything that can be checked before a run directory
 // exists: binaries, the account and its access, the DSN's syntax and reach.
 func Prepare(ctx context.Context, cfg TargetConfig) (*Target, error) {
+	if cfg.Kind.Name == "" {
+		cfg.Kind = PostgreSQL
+	}
 	if cfg.DSN != "" {
 		if cfg.Replicas.N > 0 {
 			return nil, fault.Input("drop --replicas, or drop --dsn to use the managed instance", "--replicas makes standbys of the managed instance, not of a --dsn server")
@@ -66,13 +71,13 @@ func Prepare(ctx context.Context, cfg TargetConfig) (*Target, error) {
 			return nil, err
 		}
 		defer conn.Close(ctx)
-		t := &Target{conn: cc, Info: results.Engine{Name: "postgresql", Target: secret.RedactDSN(cfg.DSN)}}
+		t := &Target{conn: cc, Info: results.Engine{Name: cfg.Kind.Name, Target: secret.RedactDSN(cfg.DSN)}}
 		if t.Info.Version, t.Info.Settings, err = Describe(ctx, conn); err != nil {
 			return nil, fmt.Errorf("read server settings: %w", err)
 		}
 		return t, nil
 	}
-	bin, err := FindBinaries(cfg.PGBin)
+	bin, err := findBinaries(cfg.PGBin, cfg.Kind.BinFlag)
 	if err != nil {
 		return nil, err
 	}
@@ -81,11 +86,11 @@ func Prepare(ctx context.Context, cfg TargetConfig) (*Target, error) {
 	}
 	in, err := NewInstance(InstanceConfig{Path: cfg.Path, Bin: bin, RunAs: cfg.RunAs, DBCache: cfg.DBCache,
 		MaxConnections: cfg.MaxConnections, LogFile: cfg.ServerLog, Cgroup: cfg.Cgroup, Settings: cfg.Settings, WALPath: cfg.WALPath,
-		Replicas: cfg.Replicas, DataChecksums: cfg.DataChecksums})
+		Replicas: cfg.Replicas, Dirs: cfg.Kind.Dirs, DataChecksums: cfg.DataChecksums})
 	if err != nil {
 		return nil, err
 	}
-	t := &Target{Managed: in, Info: results.Engine{Name: "postgresql", Version: bin.Version, Managed: true, Target: in.DataDir}}
+	t := &Target{Managed: in, Info: results.Engine{Name: cfg.Kind.Name, Version: bin.Version, Managed: true, Target: in.DataDir}}
 	if in.cfg.Replicas.N > 0 {
 		t.replicas = &replicaSet{primary: in}
 	}

@@ -7,11 +7,12 @@ package twin
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/calibra-bench/calibra/internal/cli"
 	"github.com/calibra-bench/calibra/internal/dss"
@@ -34,23 +35,20 @@ type target struct{ *postgres.Target }
 
 func (t target) Name() string { return name }
 
-func (t target) Describe() results.Engine {
-	d := t.Target.Describe()
-	d.Name = name
-	return d
-}
+// kind is PostgreSQL under the third engine's name, in directories of its
+// own and with no options: PostgreSQL keeps --pg-bin.
+var kind = postgres.Kind{Name: name, Title: "PgTwin", Dirs: postgres.Dirs{Data: "calibra-twin", WAL: "calibra-twin-wal", Replica: "calibra-twin-replica-"}}
 
 func init() {
-	d := postgres.Descriptor(name, "PgTwin", false, func(ctx context.Context, cfg engine.Config) (engine.Engine, error) {
-		t, err := postgres.Open(ctx, cfg)
+	d := postgres.Descriptor(kind, func(ctx context.Context, cfg engine.Config) (engine.Engine, error) {
+		t, err := postgres.Open(ctx, kind, cfg)
 		if err != nil {
 			return nil, err
 		}
 		return target{t}, nil
 	})
-	// Its own scheme and no options of its own: PostgreSQL keeps
-	// postgres:// and --pg-bin.
-	d.DSNSchemes, d.Options = []string{name}, nil
+	// Its own scheme: PostgreSQL keeps postgres://.
+	d.DSNSchemes = []string{name}
 	engine.Register(d)
 	// Each workload's dialect is PostgreSQL's, on the wrapped target.
 	engine.RegisterFor(oltp.Dialects, name, func(t target) (oltp.Dialect, error) { return oltp.Dialects.For(t.Target) },
@@ -67,70 +65,52 @@ func requirePostgres(t *testing.T) {
 
 func TestEngineTwinPassesTheConformanceSuite(t *testing.T) {
 	requirePostgres(t)
-	connect := func(ctx context.Context, e engine.Engine) (*pgx.Conn, error) {
-		return pgx.ConnectConfig(ctx, e.(target).ConnConfig())
-	}
-	enginetest.Run(t, enginetest.Suite{
-		Open: func(t *testing.T, path string) engine.Engine {
-			e, err := engine.Open(context.Background(), name, engine.Config{Path: path})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return e
-		},
-		Exec: func(ctx context.Context, e engine.Engine, sql string) error {
-			conn, err := connect(ctx, e)
-			if err != nil {
-				return err
-			}
-			defer conn.Close(ctx)
-			_, err = conn.Exec(ctx, sql)
-			return err
-		},
-		Count: func(ctx context.Context, e engine.Engine, table string) (int64, error) {
-			conn, err := connect(ctx, e)
-			if err != nil {
-				return 0, err
-			}
-			defer conn.Close(ctx)
-			var n int64
-			return n, conn.QueryRow(ctx, "SELECT count(*) FROM "+table).Scan(&n)
-		},
-		Setting: "shared_buffers",
-		Value:   postgres.DefaultDBCache,
-		OpenDSN: func(password string) (engine.Engine, error) {
-			return engine.Open(context.Background(), name, engine.Config{DSN: "postgres://bench:" + password + "@127.0.0.1:1/bench"})
-		},
-	})
+	enginetest.Run(t, enginetest.Suite{Engine: name, DB: func(e engine.Engine) *sql.DB { return stdlib.OpenDB(*e.(target).ConnConfig()) },
+		Setting: "shared_buffers", Value: postgres.DefaultDBCache, DSN: "postgres://bench:%s@127.0.0.1:1/bench"})
 }
 
 // The command line, the runner and the results take the third engine as
 // they take the others: a build and a timed run measure it, and
-// results.json names it.
+// results.json names it. PostgreSQL, built on the same path, gets an
+// instance of its own: neither command opens the other engine's, and
+// clean removes both, each by its name.
 func TestEngineTwinRunsOLTPThroughTheCommandLine(t *testing.T) {
 	requirePostgres(t)
-	dir := testenv.StorageDir(t)
-	out := filepath.Join(t.TempDir(), "run")
-	calibra := func(args ...string) string {
+	dir, runs := testenv.StorageDir(t), t.TempDir()
+	calibra := func(out string, args ...string) string {
 		t.Helper()
 		var stdout, stderr bytes.Buffer
+		if out != "" {
+			args = append(args, "--out", filepath.Join(runs, out))
+		}
 		if code := cli.Main(append(args, "--path", dir), &stdout, &stderr); code != 0 {
 			t.Fatalf("calibra %v: exit %d\n%s", args, code, stderr.String())
 		}
 		return stderr.String()
 	}
-	on := []string{"--engine", name, "--progress", "none", "--db-cache", "64MB", "--warehouses", "1"}
-	calibra(append([]string{"oltp", "build"}, on...)...)
-	calibra(append([]string{"oltp", "run", "--users", "2", "--rampup", "0s", "--duration", "5s", "--out", out}, on...)...)
-	if said := calibra("clean"); !strings.Contains(said, "removed the managed PgTwin instance") {
-		t.Errorf("clean did not say it removed the third engine's instance:\n%s", said)
+	on := func(engine string) []string {
+		return []string{"--engine", engine, "--progress", "none", "--db-cache", "64MB", "--warehouses", "1"}
 	}
-	r, err := results.Load(out)
-	if err != nil {
-		t.Fatal(err)
+	calibra("twin-build", append([]string{"oltp", "build"}, on(name)...)...)
+	calibra("pg-build", append([]string{"oltp", "build"}, on(postgres.Name)...)...)
+	calibra("twin-run", append([]string{"oltp", "run", "--users", "2", "--rampup", "0s", "--duration", "5s"}, on(name)...)...)
+	for out, want := range map[string]string{"pg-build": postgres.DataDirName, "twin-build": kind.Dirs.Data, "twin-run": kind.Dirs.Data} {
+		if got := load(t, filepath.Join(runs, out)).Meta.Engine.Target; got != filepath.Join(dir, want) {
+			t.Errorf("%s ran on the instance in %s, want %s", out, got, filepath.Join(dir, want))
+		}
 	}
-	if r.Meta.Engine == nil || r.Meta.Engine.Name != name {
-		t.Fatalf("results.json's engine is %+v, not %s", r.Meta.Engine, name)
+	said := calibra("", "clean")
+	for _, title := range []string{"PgTwin", "PostgreSQL"} {
+		if !strings.Contains(said, "removed the managed "+title+" instance") {
+			t.Errorf("clean did not say it removed the %s instance:\n%s", title, said)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "calibra-*")); len(left) > 0 {
+		t.Errorf("clean left %v", left)
+	}
+	r := load(t, filepath.Join(runs, "twin-run"))
+	if r.Meta.Engine.Name != name {
+		t.Fatalf("results.json's engine is %s, not %s", r.Meta.Engine.Name, name)
 	}
 	var o *results.OLTP
 	for _, st := range r.Steps {
@@ -141,4 +121,16 @@ func TestEngineTwinRunsOLTPThroughTheCommandLine(t *testing.T) {
 	if o == nil || o.NOPM == nil || !(*o.NOPM > 0) {
 		t.Fatalf("the timed run measured no New-Orders: %+v", o)
 	}
+}
+
+func load(t *testing.T, dir string) *results.Run {
+	t.Helper()
+	r, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Meta.Engine == nil {
+		t.Fatalf("%s names no engine", dir)
+	}
+	return r
 }

@@ -2,8 +2,10 @@
 // analogue of CALIBRATE_IO: a block is an InnoDB page, filled by five
 // records, read by the primary key of its middle record (one page read a
 // lookup), a page at a time or a range of pages, loaded with LOAD DATA
-// LOCAL INFILE from the generator's stream. The calibration data lives in a database of its own beside
-// calibra's, so a template of calibra's database never copies it.
+// LOCAL INFILE from the generator's stream, and written by the server from
+// the sequence engine's rows for the write test. The calibration data lives
+// in a database of its own beside calibra's, so a template of calibra's
+// database never copies it.
 package iocalmy
 
 import (
@@ -88,7 +90,7 @@ func (dialect) Methods() iocal.Methods {
 		Random:     "primary key list: each call is one query, SELECT COUNT(*) WHERE k IN (...) over the middle record of each of reads_per_call uniformly random 16 KiB pages of one table (chosen in proportion to its pages), five records a page; InnoDB looks the keys up in order, one clustered-index lookup and one page read each, so the server issues the reads and the client's share of each is a fraction of a round trip",
 		ClientRead: "primary key: SELECT of the middle record of a uniformly random 16 KiB page of the data, five records a page (a clustered-index point lookup, one page read: a lookup of a page's first or last record reads its sibling too); latency is the query's round trip as the client sees it",
 		SeqRead:    "primary key range: each query counts the records of the next 4 MiB of pages, chunks handed out in order across the tables; InnoDB's linear read-ahead joins in as it would for any scan",
-		SeqWrite:   "bulk load: each job loops TRUNCATE its own table; LOAD DATA LOCAL INFILE of one chunk of page-filling records in one transaction, committed with the redo log synced; MB/s counts the table pages committed",
+		SeqWrite:   "server-side insert: each job loops INSERT ... SELECT of one chunk of page-filling records over the sequence engine's seq_FROM_to_TO into its own table, TRUNCATEd first when the next chunk would take it past 256 MiB (five records a page, each filler cut from a 1 MiB pool of random bytes, one record of a table the optimizer reads once a statement), in one transaction committed with the redo log synced; the server generates every record, so no client work is on the write path; MB/s counts the table pages committed",
 		Commit:     "server-side committer: each call of a stored procedure loops INSERT of one small row into an InnoDB table; COMMIT; FLUSH LOCAL ENGINE LOGS, for up to 4096 commits or 100 ms; the flush waits for the redo log to be written and synced up to the commit when innodb_flush_log_at_trx_commit is 1 (the managed server's setting), which a COMMIT inside a procedure alone does not; latency is the server's SYSDATE(6) from before the INSERT to after the flush, no round trip in it",
 	}
 }
@@ -168,15 +170,8 @@ var loads atomic.Int64
 // DATA LOCAL INFILE in one transaction. In key order InnoDB fills each
 // page before it starts the next: after the first page (see firstPage),
 // each page holds the records of one row.
-func (c conn) Load(ctx context.Context, table string, create bool, rows io.Reader) error {
-	ddl := "TRUNCATE TABLE " + table
-	if create {
-		// VARBINARY: one byte a letter; DYNAMIC keeps a record under half a
-		// page in the page; no statistics recalculated to disturb the
-		// reads.
-		ddl = "CREATE TABLE " + table + " (k BIGINT NOT NULL PRIMARY KEY, f VARBINARY(16384) NOT NULL) ENGINE=InnoDB ROW_FORMAT=DYNAMIC STATS_AUTO_RECALC=0"
-	}
-	if err := c.exec(ctx, ddl); err != nil {
+func (c conn) Load(ctx context.Context, table string, rows io.Reader) error {
+	if err := c.createTable(ctx, table); err != nil {
 		return err
 	}
 	name := fmt.Sprintf("calibra-iocal-%d", loads.Add(1))
@@ -194,6 +189,67 @@ func (c conn) Load(ctx context.Context, table string, create bool, rows io.Reade
 		return fmt.Errorf("load %s: %w", table, err)
 	}
 	return tx.Commit()
+}
+
+// createTable creates a table of the layout below. VARBINARY: one byte a
+// letter; DYNAMIC keeps a record under half a page in the page; no
+// statistics recalculated to disturb the reads.
+func (c conn) createTable(ctx context.Context, table string) error {
+	return c.exec(ctx, "CREATE TABLE "+table+" (k BIGINT NOT NULL PRIMARY KEY, f VARBINARY(16384) NOT NULL) ENGINE=InnoDB ROW_FORMAT=DYNAMIC STATS_AUTO_RECALC=0")
+}
+
+// poolBytes is the size of the write test's pool of random bytes: a
+// filler starts at a moving offset in it, so that neither the storage's
+// compression nor its deduplication shrinks the records much.
+const poolBytes = 1 << 20
+
+// PrepareWrites creates the pool, random bytes from MD5 of RAND() over
+// the sequence engine (which the write test's records come from too), in
+// one record found by its primary key: a const table to the optimizer,
+// read once a statement, whose blob each record's SUBSTRING reads in
+// place. A user variable instead costs a copy of the whole pool a record
+// (36 µs, measured on 10.11).
+func (c conn) PrepareWrites(ctx context.Context, pool string) error {
+	if err := c.DropTable(ctx, pool); err != nil {
+		return err
+	}
+	if err := c.exec(ctx, "CREATE TABLE "+pool+" (id INT NOT NULL PRIMARY KEY, p LONGBLOB NOT NULL) ENGINE=InnoDB"); err != nil {
+		return err
+	}
+	// The hex digits of the pool, before UNHEX, in one GROUP_CONCAT.
+	if err := c.exec(ctx, fmt.Sprintf("SET SESSION group_concat_max_len = %d", 2*poolBytes)); err != nil {
+		return err
+	}
+	return c.exec(ctx, fmt.Sprintf("INSERT INTO %s SELECT 1, UNHEX(GROUP_CONCAT(MD5(RAND()) SEPARATOR '')) FROM %s.seq_1_to_%d",
+		pool, iocal.Schema, poolBytes/16))
+}
+
+// WriteRows has the server insert the chunk's records (after a TRUNCATE
+// where it empties the table) from the sequence engine's rows, perPage a block, in key order, each filler cut from the
+// pool. The INSERT is one transaction (autocommit), committed with the
+// redo log synced (innodb_flush_log_at_trx_commit).
+func (c conn) WriteRows(ctx context.Context, pool string, ch iocal.Chunk) error {
+	var err error
+	switch {
+	case ch.Create:
+		err = c.createTable(ctx, ch.Table)
+	case ch.Empty:
+		err = c.exec(ctx, "TRUNCATE TABLE "+ch.Table)
+	}
+	if err != nil {
+		return err
+	}
+	part := partOfFiller(ch.Width)
+	from, to := perPage*ch.First, perPage*(ch.First+ch.N)-1
+	res, err := c.db.ExecContext(ctx, fmt.Sprintf("INSERT INTO %s (k, f) SELECT seq, SUBSTRING(pool.p, seq * 7919 %% (LENGTH(pool.p) - %d) + 1, %d) FROM %s.seq_%d_to_%d, %s pool WHERE pool.id = 1",
+		ch.Table, part, part, iocal.Schema, from, to, pool))
+	if err != nil {
+		return fmt.Errorf("write %s: %w", ch.Table, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != to-from+1 {
+		return fmt.Errorf("write %s: the server wrote %d records, not %d (%v)", ch.Table, n, to-from+1, err)
+	}
+	return nil
 }
 
 // The layout of a table: perPage records a page, after a first page of

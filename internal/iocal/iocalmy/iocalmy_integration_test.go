@@ -2,6 +2,7 @@ package iocalmy
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -76,7 +77,7 @@ func TestDialect(t *testing.T) {
 	}
 	const rows = 1000
 	data := iocal.Schema + ".data_0"
-	if err := conn.Load(ctx, data, true, blockRows(rows, blockSize)); err != nil {
+	if err := conn.Load(ctx, data, blockRows(rows, blockSize)); err != nil {
 		t.Fatal(err)
 	}
 	if err := conn.Checkpoint(ctx); err != nil {
@@ -134,18 +135,20 @@ func TestDialect(t *testing.T) {
 	if err := db.QueryRowContext(ctx, "SELECT COUNT(DISTINCT n) FROM "+commits+" WHERE committer = 7").Scan(&committed); err != nil || committed != 10 {
 		t.Errorf("the commit table holds %d rows (%v), want the 10 committed", committed, err)
 	}
-	// The write test's tables go, and only they.
+	checkWrites(t, conn, db, blockSize)
+	// The write test's tables go, and only they, with its pool.
 	for _, w := range []string{"w_0", "w_1", "wa1"} {
 		for _, create := range []bool{true, false} {
-			if err := conn.Load(ctx, iocal.Schema+"."+w, create, blockRows(2, blockSize)); err != nil {
-				t.Fatalf("load %s (create %v): %v", w, create, err)
+			ch := iocal.Chunk{Table: iocal.Schema + "." + w, Create: create, Empty: !create, N: 2, Width: blockSize - 256}
+			if err := conn.WriteRows(ctx, pool, ch); err != nil {
+				t.Fatalf("write %s (create %v): %v", w, create, err)
 			}
 		}
 	}
 	if err := conn.DropTables(ctx, "w_"); err != nil {
 		t.Fatal(err)
 	}
-	for w, kept := range map[string]bool{"w_0": false, "w_1": false, "wa1": true, "data_0": true} {
+	for w, kept := range map[string]bool{"w_0": false, "w_1": false, "w_pool": false, "wa1": true, "data_0": true} {
 		if _, err := conn.Blocks(ctx, iocal.Schema+"."+w, blockSize); (err == nil) != kept {
 			t.Errorf("%s kept %v, want %v (%v)", w, err == nil, kept, err)
 		}
@@ -161,6 +164,51 @@ func TestDialect(t *testing.T) {
 	}
 	if _, _, err := conn.Meta(ctx); err == nil {
 		t.Error("the database was dropped, yet its meta reads back")
+	}
+}
+
+// pool is the write test's pool of random bytes, as iocal names it.
+const pool = iocal.Schema + ".w_pool"
+
+// checkWrites has the server create a table, append a chunk to it and
+// write one after emptying it: each time the table holds exactly the
+// chunks' records, five a block and a leaf page a block, every filler different (cut from random
+// bytes, so the storage cannot shrink them).
+func checkWrites(t *testing.T, w iocal.Conn, db *sql.DB, blockSize int) {
+	t.Helper()
+	ctx := context.Background()
+	if err := w.PrepareWrites(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	table := iocal.Schema + ".w_9"
+	// Created, appended to, emptied first.
+	for _, c := range []struct {
+		ch         iocal.Chunk
+		from, rows int64
+	}{
+		{iocal.Chunk{Table: table, Create: true, N: 300}, 0, 300},
+		{iocal.Chunk{Table: table, First: 300, N: 200}, 0, 500},
+		{iocal.Chunk{Table: table, Empty: true, First: 500, N: 100}, 500, 100},
+	} {
+		ch := c.ch
+		ch.Width = blockSize - 256
+		if err := w.WriteRows(ctx, pool, ch); err != nil {
+			t.Fatalf("write %+v: %v", ch, err)
+		}
+		var records, fillers, first int64
+		err := db.QueryRowContext(ctx, "SELECT COUNT(*), COUNT(DISTINCT f), MIN(k) FROM "+table).Scan(&records, &fillers, &first)
+		if want := 5 * c.rows; err != nil || records != want || fillers != want || first != 5*c.from {
+			t.Errorf("after writing %+v, %s holds %d records from %d, %d distinct fillers (%v); want %d from %d", ch, table, records, first, fillers, err, want, 5*c.from)
+		}
+		var leaves int64
+		if _, err := db.ExecContext(ctx, "ANALYZE TABLE "+table); err != nil {
+			t.Fatal(err)
+		}
+		err = db.QueryRowContext(ctx, `SELECT stat_value FROM mysql.innodb_index_stats
+			WHERE database_name = ? AND table_name = 'w_9' AND index_name = 'PRIMARY' AND stat_name = 'n_leaf_pages'`, iocal.Schema).Scan(&leaves)
+		if err != nil || leaves < c.rows || leaves > c.rows+c.rows/50 {
+			t.Errorf("after writing %+v, %s has %d leaf pages (%v): want %d, a page a block", ch, table, leaves, err, c.rows)
+		}
 	}
 }
 
@@ -276,7 +324,9 @@ func TestCalibration(t *testing.T) {
 			})
 			return dropped, err
 		}}
-	cfg := iocal.Config{SizeBytes: 64 << 20, Jobs: []int{1, 4}, Point: time.Second, MaxLatency: time.Second,
+	// A warmup before each point, as by default: the write test's chunks
+	// go on numbering their rows after it, into a table with a primary key.
+	cfg := iocal.Config{SizeBytes: 64 << 20, Jobs: []int{1, 4}, Point: time.Second, Warmup: 200 * time.Millisecond, MaxLatency: time.Second,
 		Tests: iocal.Tests, Seed: 1, Loaders: 2}
 	out, err := iocal.Run(ctx, target, cfg, env)
 	js, _ := json.MarshalIndent(out, "", " ")

@@ -1,5 +1,6 @@
 // Package iocalpg is PostgreSQL's part of the iocal calibration: block
-// reads by ctid (TID and TID range scans), COPY FREEZE loads, relation
+// reads by ctid (TID and TID range scans), COPY FREEZE loads, writes the
+// server generates itself (a procedure's INSERT ... SELECT), relation
 // sizes, and statistics published on demand.
 package iocalpg
 
@@ -66,7 +67,7 @@ func (dialect) Methods() iocal.Methods {
 		Random:     "tid array: each call is one query, SELECT count(*) WHERE ctid = ANY($1::tid[]) with the ctids of reads_per_call uniformly random blocks of one table (chosen in proportion to its blocks), one row per block; the backend sorts them and reads each block in turn (TID Scan), so the server issues the reads and the client's share of each is a fraction of a round trip",
 		ClientRead: "tid: SELECT by ctid of a uniformly random block of the data, one row per block, so each query reads exactly one block (TID Scan); latency is the query's round trip as the client sees it",
 		SeqRead:    "tid range: each query counts the rows of the next 4 MiB of the data (TID Range Scan), chunks handed out in order across the tables",
-		SeqWrite:   "bulk load: each job loops BEGIN; TRUNCATE its own table; COPY ... FREEZE of one chunk of one-block rows; COMMIT (WAL-logged, synchronous commit); MB/s counts the table blocks committed",
+		SeqWrite:   "server-side bulk insert: each call is one CALL of a PL/pgSQL procedure that, in one transaction, INSERTs ... SELECT into the job's own table (TRUNCATEd first when the next chunk would take it past 256 MiB) one chunk of one-block rows over generate_series, each filler 7,936 bytes cut from a 1 MiB pool of random bytes held in the procedure (WAL-logged, synchronous commit); the server generates every row, so no client work is on the write path; MB/s counts the table blocks committed",
 		Commit:     "server-side committer: each call is one CALL of a PL/pgSQL procedure that loops, up to 4096 times or for 100 ms, INSERT of one 16-byte row into a table without index; COMMIT (a real transaction end inside a CALL), synchronous_commit on, so each commit waits for its WAL to be written and flushed; a commit's latency is the backend's clock_timestamp() from before its INSERT to after its COMMIT, no round trip in it",
 	}
 }
@@ -134,32 +135,82 @@ func (c conn) DropTable(ctx context.Context, table string) error {
 	return c.exec(ctx, "DROP TABLE IF EXISTS "+table)
 }
 
-// Load creates (or truncates) the table in the transaction of its COPY,
-// so that COPY FREEZE can write the rows frozen and visible: later reads
-// then never dirty a block to set hint bits.
-func (c conn) Load(ctx context.Context, table string, create bool, rows io.Reader) error {
+// Load creates the table in the transaction of its COPY, so that COPY
+// FREEZE can write the rows frozen and visible: later reads then never
+// dirty a block to set hint bits.
+func (c conn) Load(ctx context.Context, table string, rows io.Reader) error {
 	tx, err := c.Begin(ctx)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback(context.Background())
-	ddl := "TRUNCATE " + table
-	if create {
-		ddl = "CREATE TABLE " + table + " (id bigint NOT NULL, filler text NOT NULL) WITH (autovacuum_enabled = off)"
-	}
-	if _, err := tx.Exec(ctx, ddl); err != nil {
+	if _, err := tx.Exec(ctx, "CREATE TABLE "+table+" (id bigint NOT NULL, filler text NOT NULL) WITH (autovacuum_enabled = off)"); err != nil {
 		return err
 	}
-	if create {
-		// PLAIN: never compressed or moved out of line, so a row is a block.
-		if _, err := tx.Exec(ctx, "ALTER TABLE "+table+" ALTER COLUMN filler SET STORAGE PLAIN"); err != nil {
-			return err
-		}
+	// PLAIN: never compressed or moved out of line, so a row is a block.
+	if _, err := tx.Exec(ctx, "ALTER TABLE "+table+" ALTER COLUMN filler SET STORAGE PLAIN"); err != nil {
+		return err
 	}
 	if _, err := c.PgConn().CopyFrom(ctx, rows, "COPY "+table+" FROM STDIN WITH (FREEZE)"); err != nil {
 		return fmt.Errorf("load %s: %w", table, err)
 	}
 	return tx.Commit(ctx)
+}
+
+// poolBytes is the size of the write test's pool of random bytes: a
+// filler starts at a moving offset in it, so that neither the storage's
+// compression nor its deduplication shrinks the rows much, and the
+// procedure holds it in memory, read once a call.
+const poolBytes = 1 << 20
+
+// PrepareWrites creates the pool, random bytes from md5 of random(), and
+// the procedure that writes a chunk. A plpgsql variable holds the pool
+// detoasted, so each row's filler is a copy from memory, not a read of the
+// pool's TOAST chunks.
+func (c conn) PrepareWrites(ctx context.Context, pool string) error {
+	if err := c.DropTable(ctx, pool); err != nil {
+		return err
+	}
+	err := c.exec(ctx, fmt.Sprintf(`CREATE TABLE %s AS SELECT decode(string_agg(md5(random()::text), ''), 'hex') AS p FROM generate_series(1, %d)`, pool, poolBytes/16))
+	if err != nil {
+		return err
+	}
+	return c.exec(ctx, `CREATE OR REPLACE PROCEDURE `+writeRows(pool)+`(tbl regclass, empty boolean, first bigint, n bigint, width int)
+LANGUAGE plpgsql AS $$
+DECLARE
+	pool bytea := (SELECT p FROM `+pool+`);
+	wrote bigint;
+BEGIN
+	IF empty THEN
+		EXECUTE format('TRUNCATE %s', tbl);
+	END IF;
+	EXECUTE format('INSERT INTO %s SELECT i, substring($1 FROM (i * 7919 %% $2)::int + 1 FOR $3) FROM generate_series($4, $4 + $5 - 1) i', tbl)
+		USING pool, length(pool) - width, width, first, n;
+	GET DIAGNOSTICS wrote = ROW_COUNT;
+	IF wrote <> n THEN
+		RAISE EXCEPTION 'wrote % rows, not %', wrote, n;
+	END IF;
+END $$`)
+}
+
+// writeRows names the write procedure after the pool.
+func writeRows(pool string) string { return pool + "_rows" }
+
+// WriteRows has the procedure write the chunk (after a TRUNCATE where it
+// empties the table): the CALL is one transaction, committed
+// synchronously at its end. A new table's filler
+// is PLAIN, never compressed or moved out of line, so a row is a block.
+func (c conn) WriteRows(ctx context.Context, pool string, ch iocal.Chunk) error {
+	if ch.Create {
+		if err := c.exec(ctx, "CREATE TABLE "+ch.Table+" (id bigint NOT NULL, filler bytea NOT NULL) WITH (autovacuum_enabled = off)"); err != nil {
+			return err
+		}
+		if err := c.exec(ctx, "ALTER TABLE "+ch.Table+" ALTER COLUMN filler SET STORAGE PLAIN"); err != nil {
+			return err
+		}
+	}
+	_, err := c.Exec(ctx, "CALL "+writeRows(pool)+"($1, $2, $3, $4, $5)", ch.Table, ch.Empty, ch.First, ch.N, int32(ch.Width))
+	return err
 }
 
 func (c conn) Checkpoint(ctx context.Context) error { return c.exec(ctx, "CHECKPOINT") }

@@ -67,7 +67,7 @@ func checkDialect(t *testing.T, b postgres.Binaries) {
 	}
 	const rows = 1000
 	data := iocal.Schema + ".data_0"
-	if err := conn.Load(ctx, data, true, blockRows(rows, blockSize)); err != nil {
+	if err := conn.Load(ctx, data, blockRows(rows, blockSize)); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := conn.Blocks(ctx, data, blockSize); err != nil || n != rows {
@@ -97,13 +97,15 @@ func checkDialect(t *testing.T, b postgres.Binaries) {
 	commits := iocal.Schema + ".w_commit"
 	checkCommits(t, conn, commits)
 
+	checkWrites(t, conn, blockSize)
 	// The write test's tables go, and only they: "wa1" does not start
-	// with "w_" (a LIKE pattern's "_" matches any character); so does the
-	// commit loop.
+	// with "w_" (a LIKE pattern's "_" matches any character); so do the
+	// commit loop, the write test's pool and its procedure.
 	for _, w := range []string{"w_0", "w_1", "wa1"} {
 		for _, create := range []bool{true, false} {
-			if err := conn.Load(ctx, iocal.Schema+"."+w, create, blockRows(2, blockSize)); err != nil {
-				t.Fatalf("load %s (create %v): %v", w, create, err)
+			ch := iocal.Chunk{Table: iocal.Schema + "." + w, Create: create, Empty: !create, N: 2, Width: blockSize - 256}
+			if err := conn.WriteRows(ctx, pool, ch); err != nil {
+				t.Fatalf("write %s (create %v): %v", w, create, err)
 			}
 		}
 	}
@@ -118,11 +120,55 @@ func checkDialect(t *testing.T, b postgres.Binaries) {
 	if _, err := conn.Commits(ctx, commits, 0, 0, 1, time.Second); err == nil {
 		t.Error("the commit loop is left after DropTables")
 	}
+	ch := iocal.Chunk{Table: iocal.Schema + ".w_0", Create: true, N: 1, Width: blockSize - 256}
+	if err := conn.WriteRows(ctx, pool, ch); err == nil {
+		t.Error("the write test's procedure is left after DropTables")
+	}
 	if err := conn.DropSchema(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := conn.Meta(ctx); err == nil {
 		t.Error("the schema was dropped, yet its meta reads back")
+	}
+}
+
+// pool is the write test's pool of random bytes, as iocal names it.
+const pool = iocal.Schema + ".w_pool"
+
+// checkWrites has the server create a table, append a chunk to it and
+// write one after emptying it: each time the table holds exactly the
+// chunks' rows, one a block, every filler different (cut from random
+// bytes, so the storage cannot shrink them).
+func checkWrites(t *testing.T, w iocal.Conn, blockSize int) {
+	t.Helper()
+	ctx := context.Background()
+	if err := w.PrepareWrites(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	table := iocal.Schema + ".w_9"
+	// Created, appended to, emptied first.
+	for _, c := range []struct {
+		ch         iocal.Chunk
+		from, rows int64
+	}{
+		{iocal.Chunk{Table: table, Create: true, N: 300}, 0, 300},
+		{iocal.Chunk{Table: table, First: 300, N: 200}, 0, 500},
+		{iocal.Chunk{Table: table, Empty: true, First: 500, N: 100}, 500, 100},
+	} {
+		ch := c.ch
+		ch.Width = blockSize - 256
+		if err := w.WriteRows(ctx, pool, ch); err != nil {
+			t.Fatalf("write %+v: %v", ch, err)
+		}
+		if n, err := w.Blocks(ctx, table, blockSize); err != nil || n != c.rows {
+			t.Errorf("after writing %+v, %s has %d blocks with rows (%v); want %d, one a row", ch, table, n, err, c.rows)
+		}
+		var rows, fillers, first, width int64
+		err := w.(conn).QueryRow(ctx, "SELECT count(*), count(DISTINCT filler), min(id), min(length(filler)) FROM "+table).Scan(&rows, &fillers, &first, &width)
+		if err != nil || rows != c.rows || fillers != c.rows || first != c.from || width != int64(ch.Width) {
+			t.Errorf("after writing %+v, %s holds %d rows from %d, %d distinct fillers of %d bytes (%v); want %d from %d",
+				ch, table, rows, first, fillers, width, err, c.rows, c.from)
+		}
 	}
 }
 

@@ -140,6 +140,7 @@ func (p *source) plan(version int, ioTiming, walTiming bool, limits map[string]s
 		add("wio.fsyncs", func(c *observe.DBCounters) any { return &c.WALSyncs })
 		add("wio.fsync_time", func(c *observe.DBCounters) any { return &c.WALSyncTime })
 		add("w.wal_bytes::bigint", func(c *observe.DBCounters) any { return &c.WALBytes })
+		add("w.wal_fpi", func(c *observe.DBCounters) any { return &c.WALFPI })
 	case version >= 140000:
 		from = append(from, "CROSS JOIN pg_stat_wal w")
 		add("w.wal_write", func(c *observe.DBCounters) any { return &c.WALWrites })
@@ -147,6 +148,7 @@ func (p *source) plan(version int, ioTiming, walTiming bool, limits map[string]s
 		add("w.wal_sync", func(c *observe.DBCounters) any { return &c.WALSyncs })
 		add("w.wal_sync_time", func(c *observe.DBCounters) any { return &c.WALSyncTime })
 		add("w.wal_bytes::bigint", func(c *observe.DBCounters) any { return &c.WALBytes })
+		add("w.wal_fpi", func(c *observe.DBCounters) any { return &c.WALFPI })
 	default:
 		limits["db.wal_writes"] = fmt.Sprintf("PostgreSQL %d has no pg_stat_wal (14+)", version/10000)
 	}
@@ -163,6 +165,11 @@ func (p *source) plan(version int, ioTiming, walTiming bool, limits map[string]s
 		add("b.checkpoints_timed + b.checkpoints_req", func(c *observe.DBCounters) any { return &c.Checkpoints })
 		add("b.buffers_checkpoint", func(c *observe.DBCounters) any { return &c.BuffersCheckpoint })
 	}
+	col, join := dataWrites(version)
+	if join != "" {
+		from = append(from, join)
+	}
+	add(col, func(c *observe.DBCounters) any { return &c.DataWriteBytes })
 	p.countersSQL = "SELECT " + strings.Join(cols, ", ") + "\nFROM " + strings.Join(from, "\n")
 	p.scanTargets = func(c *observe.DBCounters) []any {
 		out := make([]any, len(targets))
@@ -171,6 +178,22 @@ func (p *source) plan(version int, ioTiming, walTiming bool, limits map[string]s
 		}
 		return out
 	}
+}
+
+// dataWrites is the column of the data files' bytes written by every
+// process, and the join it needs ("" for none): pg_stat_io's relation
+// writes from 16 (in bytes from 18); before, the buffers written by
+// checkpoints, the background writer and backends (pg_stat_bgwriter, which
+// plan joins as b before 17), a backend's extension of a file included.
+func dataWrites(version int) (col, join string) {
+	if version < 160000 {
+		return "(b.buffers_checkpoint + b.buffers_clean + b.buffers_backend) * current_setting('block_size')::bigint", ""
+	}
+	sum := "sum(writes * op_bytes)"
+	if version >= 180000 {
+		sum = "sum(write_bytes)"
+	}
+	return "dw.bytes", "CROSS JOIN (SELECT " + sum + "::bigint AS bytes FROM pg_stat_io WHERE object = 'relation') dw"
 }
 
 // localServer finds the server's postmaster when the observer reaches it

@@ -123,6 +123,11 @@ func samplerOnPostgreSQL(t *testing.T, pgBin string) {
 	if o.DB.WALSyncs == nil || *o.DB.WALSyncs < 100 || o.DB.WALSyncAvgMs == nil {
 		t.Errorf("300 commits: wal syncs %v, avg %v, missing %v", o.DB.WALSyncs, o.DB.WALSyncAvgMs, o.Missing)
 	}
+	// What a write point weighs, read from each version's own views
+	// (pg_stat_io's relation writes from 16, pg_stat_bgwriter before).
+	if o.DB.WALFPI == nil || o.DB.DataWriteBytes == nil {
+		t.Errorf("full-page images %v, data files' bytes written %v: want both counted, missing %v", o.DB.WALFPI, o.DB.DataWriteBytes, o.Missing)
+	}
 	if o.CPUBusyPct == nil {
 		t.Errorf("no cpu_busy_pct: %v", o.Missing)
 	}

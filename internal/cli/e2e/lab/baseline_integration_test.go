@@ -2,6 +2,7 @@ package lab
 
 import (
 	"database/sql"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/store"
 )
 
 // baselineStudy is a device study of one point, small and short: the
@@ -63,6 +65,21 @@ func TestBaselineOnASlowerTier(t *testing.T) {
 	}
 	for _, out := range []string{"fast-1", "fast-2", "fast-3"} {
 		run(0, out)
+	}
+	// The store remembers them, each with its headline figure: the
+	// median of its two repeats.
+	var rows []store.Row
+	code, stdout, stderr := clitest.Run(t, "history", "--json", "--label", "nightly", "--store", "sqlite:"+dbFile)
+	if code != 0 {
+		t.Fatalf("history: exit %d: %s", code, stderr)
+	}
+	if err := json.Unmarshal([]byte(stdout), &rows); err != nil || len(rows) != 3 {
+		t.Fatalf("history --json: %d runs (%v):\n%s", len(rows), err, stdout)
+	}
+	for _, row := range rows {
+		if len(row.Headline) == 0 || row.Headline[0].Value.Value <= 0 || row.Headline[0].N != 2 {
+			t.Errorf("run %s in the history: headline %+v, want the IOPS of two repeats", row.Dir, row.Headline)
+		}
 	}
 
 	r := run(3, "hdd", "--lab", "hdd", "--set", "device.repeat=3", "--baseline", "last")

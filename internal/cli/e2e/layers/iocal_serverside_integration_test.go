@@ -30,12 +30,19 @@ const (
 	// it, lies within the time between its commits and at least the
 	// server's mean WAL sync, each give or take this share.
 	commitSpanSlack = 0.1
+	// walOfTable: the server's WAL (redo) took at least this share of the
+	// table's MB/s: each row a write point inserts is logged whole.
+	walOfTable = 0.7
+	// deviceOfWAL: the device wrote at least this share of the WAL the
+	// server wrote (and synced at each commit) in a write point's window.
+	deviceOfWAL = 0.8
 )
 
-// TestIOCalServerSideReadsAndCommits runs the server-side random read and
-// the commit test on each engine and checks that the reads the calls
-// returned, the reads the server counted and the reads that reached the
-// device agree, and so do the commits, the server's WAL syncs and the
+// TestIOCalServerSideReadsAndCommits runs the server-side random read,
+// sequential write and commit tests on each engine and checks that the
+// reads the calls returned, the reads the server counted and the reads
+// that reached the device agree, and so do the table's writes, the WAL's
+// and the device's, and the commits, the server's WAL syncs and the
 // device's writes, within the tolerances above.
 func TestIOCalServerSideReadsAndCommits(t *testing.T) {
 	t.Parallel()
@@ -51,11 +58,14 @@ func TestIOCalServerSideReadsAndCommits(t *testing.T) {
 			path := clitest.StorageDir(t)
 			out := filepath.Join(t.TempDir(), "run")
 			clitest.MustRun(t, 0, "iocal", "--engine", engine, "--path", path, "--out", out, "--progress", "none", "--size", "256MiB",
-				"--jobs", "1,4", "--tests", "random,wal", "--point", "3s", "--warmup", "0s", "--db-cache", "32MB", "--os-cache-limit", "64MiB")
+				"--jobs", "1,4", "--tests", "random,seqwrite,wal", "--point", "3s", "--warmup", "0s", "--db-cache", "32MB", "--os-cache-limit", "64MiB")
 			clitest.NoServerLeft(t, path)
 			_, io := clitest.LastStep[*results.IOCal](t, out)
-			if io.RandomRead == nil || io.Commit == nil || io.ReadsPerCall != 256 {
-				t.Fatalf("random_read %+v, commit %+v, reads per call %d", io.RandomRead, io.Commit, io.ReadsPerCall)
+			if io.RandomRead == nil || io.SeqWrite == nil || io.Commit == nil || io.ReadsPerCall != 256 {
+				t.Fatalf("random_read %+v, seq_write %+v, commit %+v, reads per call %d", io.RandomRead, io.SeqWrite, io.Commit, io.ReadsPerCall)
+			}
+			for _, p := range io.SeqWrite.Points {
+				checkServerWrites(t, engine, p)
 			}
 			for _, p := range io.RandomRead.Points {
 				checkServerReads(t, p)
@@ -86,6 +96,23 @@ func checkServerReads(t *testing.T, p results.IOCalPoint) {
 	}
 	t.Logf("%d jobs: rows %.0f/s, server reads %.0f/s at %.3f ms, device %.0f/s at %.3f ms await",
 		p.Jobs, p.RowsPS, server, *p.ServerReadMs, dev, *p.DiskRAwaitMs)
+}
+
+func checkServerWrites(t *testing.T, engine string, p results.IOCalPoint) {
+	t.Helper()
+	if p.MBPS <= 0 || p.DiskWMBPS == nil || p.WALMBPS == nil || p.DataWMBPS == nil || (engine == "postgresql") != (p.WALFPIPS != nil) {
+		t.Fatalf("seqwrite point at %d jobs lacks a figure (or has full-page images on %s): %+v", p.Jobs, engine, p)
+	}
+	if p.LimitedBy == "driver" {
+		t.Errorf("seqwrite point at %d jobs, written by the server, limited by driver: %s", p.Jobs, p.LimitedByEvidence.Rule)
+	}
+	if *p.WALMBPS < walOfTable*p.MBPS {
+		t.Errorf("%d jobs: the server wrote %.1f MB/s of WAL for %.1f MB/s of table (want ≥ %.0f%%)", p.Jobs, *p.WALMBPS, p.MBPS, 100*walOfTable)
+	}
+	if *p.DiskWMBPS < deviceOfWAL**p.WALMBPS {
+		t.Errorf("%d jobs: the device wrote %.1f MB/s for the server's %.1f MB/s of WAL (want ≥ %.0f%%)", p.Jobs, *p.DiskWMBPS, *p.WALMBPS, 100*deviceOfWAL)
+	}
+	t.Logf("%d jobs: table %.1f MB/s, data files %.1f, WAL %.1f, device %.1f MB/s, limited by %s", p.Jobs, p.MBPS, *p.DataWMBPS, *p.WALMBPS, *p.DiskWMBPS, p.LimitedBy)
 }
 
 func checkCommits(t *testing.T, p results.IOCalPoint) {

@@ -10,6 +10,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"github.com/calibra-bench/calibra/internal/oltp/oltptest"
 
+	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/results"
 )
 
@@ -21,9 +22,9 @@ func TestTPMDBStress(t *testing.T) {
 	if os.Getenv("CALIBRA_STRESS") != "1" {
 		t.Skip("a stress test of 50 windows an engine; set CALIBRA_STRESS=1 to run it")
 	}
-	for _, engine := range []string{"postgresql", "mariadb"} {
-		t.Run(engine, func(t *testing.T) {
-			clitest.RequireEngine(t, engine)
+	for _, name := range engine.Names() {
+		t.Run(name, func(t *testing.T) {
+			clitest.RequireEngine(t, name)
 			dir := clitest.StorageDir(t)
 			study := filepath.Join(t.TempDir(), "stress.yaml")
 			body := fmt.Sprintf(`version: 1
@@ -32,7 +33,7 @@ target: {engine: %s}
 steps:
   - {kind: oltp_build, warehouses: 2}
   - {kind: oltp, users: 4, rampup: 2s, duration: 5s, repeat: 50}
-`, engine)
+`, name)
 			if err := os.WriteFile(study, []byte(body), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -64,7 +65,7 @@ steps:
 			if windows != 50 {
 				t.Fatalf("%d windows, want 50", windows)
 			}
-			t.Logf("%s: 50 windows, %d without autovacuum, the largest difference among them %.0f transactions", engine, quiet, worst)
+			t.Logf("%s: 50 windows, %d without autovacuum, the largest difference among them %.0f transactions", name, quiet, worst)
 		})
 	}
 }

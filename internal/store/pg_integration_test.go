@@ -1,0 +1,353 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/calibra-bench/calibra/internal/cli"
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
+	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/store"
+)
+
+// TestMain lets the test binary stand in for calibra, whose commands the
+// PostgreSQL test runs as child processes.
+func TestMain(m *testing.M) { clitest.Main(m, cli.Main) }
+
+// TestPostgresStore: a team's PostgreSQL store on a server calibra does
+// not manage (one server for the whole test): made on first use by two
+// writers at once that record overlapping runs concurrently, both land,
+// once each; history and a trend list them as SQLite's would; two
+// calibra commands import at once, one with the password in
+// CALIBRA_STORE, the other in PGPASSWORD and --store-file, and show it
+// nowhere; a store at schema version 1 migrates; --baseline's query and
+// calibra serve's answer as on SQLite.
+func TestPostgresStore(t *testing.T) {
+	url := store.PGStore(t, "results", "commands", "results_v1", "queries")
+	ctx := context.Background()
+	withPassword := func(db string) string {
+		return strings.Replace(url(db), "bench@", "bench:"+store.StorePassword+"@", 1)
+	}
+
+	t.Run("wrong password", func(t *testing.T) {
+		spec, err := store.ParseSpec("CALIBRA_STORE", strings.Replace(withPassword("results"), store.StorePassword, "wrong-"+store.StorePassword, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = store.OpenSpec(ctx, spec, true)
+		if err == nil || strings.Contains(err.Error(), store.StorePassword) || !strings.Contains(err.Error(), "bench:xxxxx@") {
+			t.Errorf("a wrong password: %v; want a refusal naming the store without its password", err)
+		}
+	})
+
+	// Where the URL has none (the rest of this test), the password comes
+	// from the environment.
+	t.Setenv("PGPASSWORD", store.StorePassword)
+	t.Run("concurrent writers", func(t *testing.T) { concurrentWriters(t, withPassword("results"), url("results")) })
+	t.Run("two commands at once", func(t *testing.T) { twoCommands(t, withPassword("commands"), url("commands")) })
+	t.Run("baseline and serve", func(t *testing.T) { baselineAndServe(t, url("queries")) })
+
+	t.Run("from version 1", func(t *testing.T) {
+		old, err := store.OpenPostgresAt(ctx, url("results_v1"), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old.Close()
+		s, err := store.OpenSpec(ctx, store.Spec{URL: url("results_v1")}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if v := store.Count(t, s, `SELECT max(version) FROM schema_version`); v != store.SchemaVersion {
+			t.Errorf("at version %d, want %d", v, store.SchemaVersion)
+		}
+		if _, err := s.Record(ctx, store.CopyRun(t, t.TempDir(), "quick")); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// concurrentWriters: two stores opened at once on a new database, one
+// with the password in the URL, the other from PGPASSWORD, import
+// overlapping runs three times each.
+func concurrentWriters(t *testing.T, withPassword, noPassword string) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	sets := [][]string{{"quick", "oltp-base", "repeats-a"}, {"repeats-b", "device-a", "quick"}}
+	specs := []string{withPassword, noPassword}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(sets))
+	for i, set := range sets {
+		sub := filepath.Join(dir, fmt.Sprint(i))
+		var dirs []string
+		for _, name := range set {
+			dirs = append(dirs, store.CopyRun(t, sub, name))
+		}
+		wg.Go(func() {
+			s, err := store.OpenSpec(ctx, store.Spec{URL: specs[i]}, true)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer s.Close()
+			for range 3 {
+				if _, err := s.Import(ctx, dirs); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+
+	s, err := store.OpenSpec(ctx, store.Spec{URL: noPassword}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rows, err := s.History(ctx, store.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	for _, r := range rows {
+		labels = append(labels, r.Label)
+	}
+	// quick is two directories of one name and start time: one run.
+	if want := []string{"lead-a", "", "base", "repeats-b", "repeats-a"}; !slices.Equal(labels, want) {
+		t.Errorf("history lists %q, want %q", labels, want)
+	}
+	var figures, runs int
+	if err := store.DB(s).QueryRow(`SELECT count(*), count(DISTINCT run_id) FROM figures`).Scan(&figures, &runs); err != nil {
+		t.Fatal(err)
+	}
+	sqlite := store.OpenTemp(t)
+	var dirs []string
+	for _, name := range []string{"quick", "oltp-base", "repeats-a", "repeats-b", "device-a"} {
+		dirs = append(dirs, store.CopyRun(t, t.TempDir(), name))
+	}
+	if _, err := sqlite.Import(ctx, dirs); err != nil {
+		t.Fatal(err)
+	}
+	if want := store.Count(t, sqlite, `SELECT count(*) FROM figures`); figures != want || runs != 5 {
+		t.Errorf("%d figures of %d runs, want %d of 5 (each run once)", figures, runs, want)
+	}
+	q := store.Query{Metric: "oltp.nopm", Label: "repeats-*"}
+	pgTrend, err := s.Trend(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	liteTrend, err := sqlite.Trend(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(pgTrend) != fmt.Sprint(liteTrend) || len(pgTrend) != 2 || pgTrend[0].Points[0].N < 3 {
+		t.Errorf("PostgreSQL's trend %+v, SQLite's %+v", pgTrend, liteTrend)
+	}
+}
+
+// twoCommands runs two calibra store imports at once as processes, then
+// history --json, on a new database.
+func twoCommands(t *testing.T, withPassword, noPassword string) {
+	dir := t.TempDir()
+	storeFile := filepath.Join(dir, "store")
+	if err := os.WriteFile(storeFile, []byte(noPassword+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	calibra := func(env []string, args ...string) *exec.Cmd {
+		cmd := exec.Command(os.Args[0], args...) // this binary, standing in for calibra (TestMain)
+		for _, e := range os.Environ() {
+			if !strings.HasPrefix(e, "PGPASSWORD=") {
+				cmd.Env = append(cmd.Env, e)
+			}
+		}
+		cmd.Env = append(cmd.Env, env...)
+		return cmd
+	}
+	cmds := []*exec.Cmd{
+		calibra([]string{"CALIBRA_STORE=" + withPassword}, "store", "import", store.CopyRun(t, dir, "device-a"), store.CopyRun(t, dir, "oltp-base")),
+		calibra([]string{"PGPASSWORD=" + store.StorePassword}, "store", "import", "--store-file", storeFile, store.CopyRun(t, dir, "device-b"), store.CopyRun(t, dir, "oltp-xss")),
+	}
+	outs := make([][]byte, len(cmds))
+	var wg sync.WaitGroup
+	for i, cmd := range cmds {
+		wg.Go(func() { outs[i], _ = cmd.CombinedOutput() })
+	}
+	wg.Wait()
+	for i, cmd := range cmds {
+		if cmd.ProcessState.ExitCode() != 0 || strings.Count(string(outs[i]), "recorded ") != 2 {
+			t.Errorf("store import %d: exit %d\n%s", i, cmd.ProcessState.ExitCode(), outs[i])
+		}
+	}
+	out, err := calibra([]string{"CALIBRA_STORE=" + withPassword}, "history", "--json").CombinedOutput()
+	var rows []store.Row
+	if jerr := json.Unmarshal(out, &rows); err != nil || jerr != nil {
+		t.Fatalf("history --json: %v, %v\n%s", err, jerr, out)
+	}
+	var got []string
+	for _, r := range rows {
+		got = append(got, strings.Split(r.ID, "@")[0]+":"+fmt.Sprint(len(r.Headline)))
+	}
+	if want := "device-b:1,device-a:1,oltp-xss:1,oltp-base:1"; strings.Join(got, ",") != want {
+		t.Errorf("history lists %s, want %s (each with its headline figure)", strings.Join(got, ","), want)
+	}
+	for _, o := range append(outs, out) {
+		if strings.Contains(string(o), store.StorePassword) {
+			t.Errorf("a command shows the password:\n%s", o)
+		}
+	}
+}
+
+// baselineAndServe records the same run directories, one of them judged
+// regressed against its baseline, in PostgreSQL and SQLite, and asks both
+// --baseline's query and calibra serve's: the answers are the same.
+func baselineAndServe(t *testing.T, url string) {
+	ctx := context.Background()
+	pg, err := store.OpenSpec(ctx, store.Spec{URL: url}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close()
+	sqlite := store.OpenTemp(t)
+	dir := t.TempDir()
+	var dirs []string
+	for _, name := range []string{"device-a", "device-b", "oltp-base", "repeats-a", "repeats-b"} {
+		dirs = append(dirs, store.CopyRun(t, dir, name))
+	}
+	dirs = append(dirs, regressedRun(t, dir))
+	var ids []string
+	for _, s := range []*store.Store{pg, sqlite} {
+		if ids, err = s.Import(ctx, dirs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	same := func(what string, query func(s *store.Store) (any, error)) any {
+		t.Helper()
+		p, perr := query(pg)
+		l, lerr := query(sqlite)
+		if perr != nil || lerr != nil {
+			t.Fatalf("%s: PostgreSQL %v, SQLite %v", what, perr, lerr)
+		}
+		if !reflect.DeepEqual(p, l) {
+			t.Errorf("%s: PostgreSQL answers\n%+v\nSQLite\n%+v", what, p, l)
+		}
+		return p
+	}
+
+	r, err := results.Load(dirs[4]) // repeats-b
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []store.BaselineQuery{
+		{Target: store.TargetOf(r), Before: time.Now(), Limit: 3},
+		{Target: store.TargetOf(r), Label: "repeats-a", Exclude: ids[4], Limit: 3},
+	} {
+		got := same(fmt.Sprintf("the baseline %+v", q), func(s *store.Store) (any, error) {
+			runs, values, err := s.Baseline(ctx, q)
+			return []any{runs, values}, err
+		}).([]any)
+		if len(got[0].([]store.BaselineRun)) == 0 || len(got[1].(map[store.FigureKey][]float64)) == 0 {
+			t.Errorf("the baseline %+v: no runs or no values", q)
+		}
+	}
+
+	type runDir struct {
+		Dir   string
+		Found bool
+	}
+	for _, id := range []string{ids[0], "nosuchrun"} {
+		got := same("RunDir "+id, func(s *store.Store) (any, error) {
+			d, found, err := s.RunDir(ctx, id)
+			return runDir{d, found}, err
+		}).(runDir)
+		if got.Found != (id == ids[0]) {
+			t.Errorf("RunDir %s: %+v", id, got)
+		}
+	}
+	names := same("FigureNames", func(s *store.Store) (any, error) { return s.FigureNames(ctx) }).([]store.FigureName)
+	if i := slices.IndexFunc(names, func(f store.FigureName) bool { return f.Name() == "oltp.nopm" }); i < 0 || names[i].Runs != 3 {
+		t.Errorf("FigureNames: %+v, want oltp.nopm measured by 3 runs", names)
+	}
+	trend := same("FigureTrend", func(s *store.Store) (any, error) { return s.FigureTrend(ctx, "oltp", "nopm", "repeats-*") }).([]store.TrendPoint)
+	if len(trend) != 2 || trend[0].N < 3 {
+		t.Errorf("FigureTrend: %+v, want repeats-a and repeats-b, each with its repeats", trend)
+	}
+	regressed := same("Regressions", func(s *store.Store) (any, error) { return s.Regressions(ctx, false, 0) }).([]store.RegressionVerdict)
+	if len(regressed) != 1 || regressed[0].ID != ids[5] || len(regressed[0].Figures) != 2 ||
+		!regressed[0].Figures[0].Regressed || regressed[0].Figures[1].Regressed {
+		t.Errorf("Regressions: %+v, want the regressed run with its regressed figure first, then the other", regressed)
+	}
+	if all := same("every verdict", func(s *store.Store) (any, error) { return s.Regressions(ctx, true, 0) }).([]store.RegressionVerdict); len(all) != 2 {
+		t.Errorf("every verdict: %+v, want device-b's and the regressed run's", all)
+	}
+}
+
+// regressedRun writes a run directory in dir: device-b an hour later,
+// judged regressed against its baseline in one figure of two.
+func regressedRun(t *testing.T, dir string) string {
+	t.Helper()
+	src := store.CopyRun(t, t.TempDir(), "device-b")
+	data, err := os.ReadFile(filepath.Join(src, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r map[string]any
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	r["started_at"] = "2026-11-21T21:54:21.863458565Z"
+	r["meta"].(map[string]any)["label"] = "regressed"
+	b := r["baseline"].(map[string]any)
+	b["verdict"], b["regressed"], b["reason"] = "regressed", true, "4k random read IOPS fell 12.5%"
+	fig := b["figures"].([]any)[0].(map[string]any)
+	other := maps.Clone(fig)
+	fig["p"], fig["delta_pct"], fig["regressed"], fig["verdict"] = 0.024, -12.5, true, "regressed"
+	other["metric"], other["p"], other["delta_pct"], other["verdict"] = "4k-randread.mbps_at_max_latency", 0.4, 1.5, "~"
+	b["figures"] = []any{fig, other}
+	out := filepath.Join(dir, "device-regressed")
+	if data, err = json.Marshal(r); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "results.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// BenchmarkPostgresRecord is what a command pays at its end with a
+// PostgreSQL store over a Unix socket: connect, record the quick study's
+// run directory, close.
+func BenchmarkPostgresRecord(b *testing.B) {
+	url := store.PGStore(b, "results")
+	b.Setenv("PGPASSWORD", store.StorePassword)
+	ctx := context.Background()
+	rd := store.CopyRun(b, b.TempDir(), "quick")
+	for b.Loop() {
+		s, err := store.OpenSpec(ctx, store.Spec{URL: url("results")}, true)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Record(ctx, rd); err != nil {
+			b.Fatal(err)
+		}
+		s.Close()
+	}
+}

@@ -1,0 +1,202 @@
+package store
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Formats are the ways history prints, as compare's --format names them.
+var Formats = []string{"text", "md", "csv", "json"}
+
+// table is what a format prints: a header and rows of cells.
+type table struct {
+	head []string
+	rows [][]string
+}
+
+// write prints t as text (aligned columns), md (a Markdown table) or csv.
+func (t table) write(w io.Writer, format string) error {
+	switch format {
+	case "csv":
+		c := csv.NewWriter(w)
+		if err := c.Write(t.head); err != nil {
+			return err
+		}
+		if err := c.WriteAll(t.rows); err != nil {
+			return err
+		}
+		c.Flush()
+		return c.Error()
+	case "md":
+		line := func(cells []string) string {
+			esc := make([]string, len(cells))
+			for i, c := range cells {
+				esc[i] = strings.ReplaceAll(strings.ReplaceAll(c, `\`, `\\`), "|", `\|`)
+			}
+			return "| " + strings.Join(esc, " | ") + " |\n"
+		}
+		var b strings.Builder
+		b.WriteString(line(t.head))
+		b.WriteString("|" + strings.Repeat(" --- |", len(t.head)) + "\n")
+		for _, r := range t.rows {
+			b.WriteString(line(r))
+		}
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(t.head, "\t"))
+	for _, r := range t.rows {
+		cells := make([]string, len(r))
+		for i, c := range r {
+			cells[i] = dash(strings.ReplaceAll(c, "\t", " "))
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	return tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// FormatValue prints a figure with two decimals at most.
+func FormatValue(v float64) string {
+	s := strconv.FormatFloat(v, 'f', 2, 64)
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
+}
+
+// withUnit is a value and its unit, as a sentence prints it.
+func withUnit(v float64, unit string) string {
+	return strings.TrimSpace(FormatValue(v) + " " + unit)
+}
+
+// tableHeadlines is how many headline figures a run's line shows.
+const tableHeadlines = 3
+
+// WriteRuns prints the history's runs in format (Formats). The text and
+// Markdown tables show each run's headline figures and thresholds; CSV and
+// JSON give every field.
+func WriteRuns(w io.Writer, format string, rows []Row) error {
+	if format == "json" {
+		if rows == nil {
+			rows = []Row{}
+		}
+		return writeJSON(w, rows)
+	}
+	if format == "csv" {
+		return runsCSV(rows).write(w, format)
+	}
+	t := table{head: []string{"STARTED (UTC)", "LABEL", "STATUS", "ENGINE", "STORAGE", "HOST", "HEADLINE", "THRESHOLDS"}}
+	for _, r := range rows {
+		engine := r.Engine
+		if v := strings.Fields(r.EngineVersion); len(v) > 0 {
+			engine += " " + v[0] // "15.18", without the distribution's words
+		}
+		storage := r.Storage
+		if r.Device != "" {
+			storage += " (" + r.Device + ")"
+		}
+		var headline []string
+		for i, f := range r.Headline {
+			if i == tableHeadlines {
+				headline = append(headline, fmt.Sprintf("+%d more", len(r.Headline)-i))
+				break
+			}
+			h := f.Name + " " + withUnit(f.Value.Value, f.Unit)
+			if f.N > 1 {
+				h += fmt.Sprintf(" (median of %d)", f.N)
+			}
+			headline = append(headline, h)
+		}
+		t.rows = append(t.rows, []string{r.StartedAt.UTC().Format(time.DateTime), r.Label, r.Status, engine, strings.TrimSpace(storage), r.Host,
+			strings.Join(headline, "; "), thresholds(r)})
+	}
+	return t.write(w, format)
+}
+
+// thresholds says how a run's thresholds were judged.
+func thresholds(r Row) string {
+	switch {
+	case r.Thresholds == 0:
+		return ""
+	case r.Failed == 0:
+		return fmt.Sprintf("%d passed", r.Thresholds)
+	}
+	return fmt.Sprintf("%d of %d failed", r.Failed, r.Thresholds)
+}
+
+func runsCSV(rows []Row) table {
+	t := table{head: []string{"started_at", "id", "label", "status", "command", "engine", "engine_version", "host", "storage", "device",
+		"study", "dir", "figures", "thresholds", "thresholds_failed", "headline"}}
+	for _, r := range rows {
+		var headline []string
+		for _, f := range r.Headline {
+			headline = append(headline, f.Name+"="+strconv.FormatFloat(f.Value.Value, 'g', -1, 64))
+		}
+		t.rows = append(t.rows, []string{r.StartedAt.UTC().Format(time.RFC3339Nano), r.ID, r.Label, r.Status, r.Command, r.Engine, r.EngineVersion,
+			r.Host, r.Storage, r.Device, r.Study, r.Dir, strconv.Itoa(r.Figures), strconv.Itoa(r.Thresholds), strconv.Itoa(r.Failed),
+			strings.Join(headline, ";")})
+	}
+	return t
+}
+
+// WriteTrend prints a figure's trend in format (Formats): per label and
+// target, each run's median of its repeats with their range and count.
+func WriteTrend(w io.Writer, format string, series []Series) error {
+	switch format {
+	case "json":
+		if series == nil {
+			series = []Series{}
+		}
+		return writeJSON(w, series)
+	case "csv":
+		t := table{head: []string{"metric", "label", "host", "storage", "started_at", "run_id", "status", "median", "min", "max", "n", "unit"}}
+		for _, s := range series {
+			for _, p := range s.Points {
+				f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+				t.rows = append(t.rows, []string{s.Metric, s.Label, s.Host, s.Storage, p.StartedAt.UTC().Format(time.RFC3339Nano), p.RunID, p.Status,
+					f(p.Value.Value), f(p.Min), f(p.Max), strconv.Itoa(p.N), p.Unit})
+			}
+		}
+		return t.write(w, format)
+	}
+	for i, s := range series {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		title := fmt.Sprintf("%s of %s on %s", s.Metric, dash(s.Label), dash(s.Host))
+		if s.Storage != "" {
+			title += ":" + s.Storage
+		}
+		if format == "md" {
+			title = "### " + title
+		}
+		fmt.Fprintf(w, "%s\n\n", title)
+		t := table{head: []string{"STARTED (UTC)", "MEDIAN", "MIN", "MAX", "N", "STATUS"}}
+		for _, p := range s.Points {
+			t.rows = append(t.rows, []string{p.StartedAt.UTC().Format(time.DateTime), withUnit(p.Value.Value, p.Unit), FormatValue(p.Min),
+				FormatValue(p.Max), strconv.Itoa(p.N), p.Status})
+		}
+		if err := t.write(w, format); err != nil {
+			return err
+		}
+	}
+	return nil
+}
