@@ -441,6 +441,11 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{name: "durability: threshold on an unknown metric", args: []string{"durability", "--threshold", "durability.lost == 0", "--path", dir}, want: []string{"names no durability metric"}},
 		{name: "durability: with a dsn", args: []string{"durability", "--dsn", closed}, want: []string{"cannot do to a server it does not manage (--dsn)"}},
 		{name: "durability: an argument", args: []string{"durability", "now"}, want: []string{"calibra durability takes no arguments"}},
+		{name: "durability: page protection neither on nor off", args: []string{"durability", "--page-protection", "maybe", "--path", dir}, want: []string{`--page-protection "maybe" is neither on nor off`}},
+		{name: "durability: matrix without a lab", args: []string{"durability", "--matrix", "--path", dir}, want: []string{"--matrix tears writes at the lab's power cut, and there is no --lab"}},
+		{name: "durability: matrix with page protection off", args: []string{"durability", "--matrix", "--page-protection", "off", "--lab", "hdd", "--path", dir}, want: []string{"--matrix runs page protection on and off itself"}},
+		{name: "lab: torn cut on nbdkit", args: []string{"durability", "--lab", "hdd:cache=writeback,torn=4k", "--path", dir}, want: []string{"a torn cut needs calibra's own server"}},
+		{name: "lab: torn unit not whole sectors", args: []string{"durability", "--lab", "hdd:torn=1000", "--path", dir}, want: []string{"not a multiple of 512"}},
 
 		// plan
 		{name: "plan: unknown preset", args: []string{"plan", "--preset", "quik"}, want: []string{`--preset "quik" is not a built-in study`}},

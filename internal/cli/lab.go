@@ -50,7 +50,9 @@ Keys: fs=ext4|xfs, size=8G, delay|rdelay|wdelay=8ms, spindles=4 (platter
 I/Os at once), rate=BITS/s (200M), error_rate=0.1%,
 cache=flash|flash-volatile|writeback|unsafe|none, cache_size=4G,
 cache_on_read=true|false, cache_dir=DIR (the fast tier; default /dev/shm),
-read_iops=N, write_iops=N.
+read_iops=N, write_iops=N, torn=4k|atomic=16k and seed=N (a power cut keeps each
+write in flight only up to a random multiple of the unit, seed choosing; on
+calibra's own server).
 
 cache=flash is study 002's host flash cache: writes and FLUSH acknowledged
 once in a cache file whose block map is journaled (non-volatile: a power cut
@@ -91,6 +93,7 @@ and takes it apart.`,
 // people: the stack starts it.
 func labServeCommand() *cobra.Command {
 	var cfg lab.TierConfig
+	var tornRecord string
 	cmd := &cobra.Command{
 		Use:    "serve",
 		Short:  "The lab's NBD server on the socket at fd 3 (started by the lab)",
@@ -99,7 +102,7 @@ func labServeCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// The stack stops its processes with SIGTERM; this server ends
 			// when nbdfuse has closed every connection, after destaging,
-			// or dies at a power cut (SIGKILL).
+			// or dies at a power cut (SIGKILL; SIGUSR1 first for a torn one).
 			signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 			l, err := net.FileListener(os.NewFile(3, "listener"))
 			if err != nil {
@@ -108,6 +111,9 @@ func labServeCommand() *cobra.Command {
 			t, err := lab.OpenTier(cfg)
 			if err != nil {
 				return err
+			}
+			if cfg.TornUnit > 0 {
+				tearOnSignal(t, tornRecord)
 			}
 			err = lab.ServeListener(l, t)
 			if dirty := t.Dirty(); dirty > 0 {
@@ -125,5 +131,27 @@ func labServeCommand() *cobra.Command {
 	f.Int64Var(&cfg.CacheBytes, "cache-size", lab.DefaultCacheBytes, "the flash cache's capacity in bytes")
 	f.BoolVar(&cfg.CacheOnRead, "cache-on-read", false, "keep what is read from the platter in the cache")
 	f.BoolVar(&cfg.Volatile, "volatile", false, "lose the cache at a power cut, still acknowledging FLUSH")
+	f.Int64Var(&cfg.TornUnit, "torn-unit", 0, "at a torn cut (SIGUSR1) keep each write in flight up to a random multiple of this many bytes (0: no torn cut)")
+	f.Uint64Var(&cfg.TornSeed, "torn-seed", 0, "the seed that chooses what a torn cut keeps")
+	f.StringVar(&tornRecord, "torn-record", "", "where a torn cut records the writes it tore")
 	return cmd
+}
+
+// tearOnSignal makes SIGUSR1 the lab's torn power cut: the writes in
+// flight torn, the record written, and an exit with nothing destaged.
+func tearOnSignal(t *lab.Tier, record string) {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGUSR1)
+	go func() {
+		<-sig
+		rec, err := t.TearCut()
+		if err == nil {
+			err = lab.WriteTornRecord(record, rec)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "calibra lab serve: torn cut: %v\n", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}()
 }

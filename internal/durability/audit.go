@@ -40,6 +40,35 @@ type Host interface {
 	Durable() error
 }
 
+// CutRecorder is a host whose cuts tear writes (a lab with torn=): what
+// the last cut did, its record kept in the run directory for the cycle.
+type CutRecorder interface {
+	TornCut(cycle int) (*results.TornCut, error)
+}
+
+// WriteCounter is a host that counts the writes sent to its storage:
+// the bytes since it came up, and the writes in flight now.
+type WriteCounter interface {
+	WrittenBytes() (int64, error)
+	WritesInFlight() (int, error)
+}
+
+// checkpointLead is how long after a checkpoint begins the cut comes at
+// the earliest when the audit cuts during one, and checkpointWait the
+// latest: in between it comes once the storage has two writes in flight
+// (a commit's log write and a page of the checkpoint's, say).
+const (
+	checkpointLead = 200 * time.Millisecond
+	checkpointWait = 2 * time.Second
+)
+
+// Protector is an engine whose torn-page protection (PostgreSQL's
+// full_page_writes, InnoDB's doublewrite buffer) can be set for its next
+// start; it returns the setting.
+type Protector interface {
+	PageProtection(on bool) string
+}
+
 // Cluster is a Host whose database several servers serve (a Galera
 // cluster): after each recovery the acknowledged commits are checked on
 // every node, and the nodes against each other.
@@ -70,7 +99,10 @@ type Config struct {
 	Warehouses int
 	Seed       uint64
 	CLastLoad  int // the build's C_LAST constant (oltp.BuildInfo)
-	Phase      func(format string, args ...any)
+	// CutInCheckpoint makes each cut come while a checkpoint writes the
+	// server's pages, the moment torn-page protection exists for.
+	CutInCheckpoint bool
+	Phase           func(format string, args ...any)
 }
 
 // Run runs the audit's cycles and returns what it found. A recovery that
@@ -100,6 +132,13 @@ func Run(ctx context.Context, cfg Config, host Host, out *results.Durability) er
 			return err
 		}
 		add(out, c)
+		if c.Outcome == string(TornPage) {
+			// Later cycles would find the same damaged pages again.
+			if cycle < cfg.Cycles {
+				out.Note = fmt.Sprintf("cycle %d found damaged pages; the audit stopped there (%s unrun): later cycles would count the same pages again", cycle, unrun(cycle+1, cfg.Cycles))
+			}
+			return nil
+		}
 		if c.RecoveryError == "" {
 			continue
 		}
@@ -133,15 +172,25 @@ func runCycle(ctx context.Context, cfg Config, host Host, cycle int, j *journal)
 	if err != nil {
 		return results.DurabilityCycle{}, fmt.Errorf("cycle %d: read the database before the load: %w", cycle, err)
 	}
-	cfg.Phase("cycle %d of %d: %d clients run New-Order and Payment for %s, then the power is cut", cycle, cfg.Cycles, cfg.Clients, cfg.Load)
-	acked, err := load(ctx, cfg, host, cycle, j)
+	during := "under"
+	if cfg.CutInCheckpoint {
+		during = "during a checkpoint under"
+	}
+	cfg.Phase("cycle %d of %d: %d clients run New-Order and Payment for %s, then the power is cut %s them", cycle, cfg.Cycles, cfg.Clients, cfg.Load, during)
+	c := results.DurabilityCycle{Cycle: cycle}
+	acked, err := load(ctx, cfg, host, cycle, j, &c)
 	if ferr := j.flush(); err == nil {
 		err = ferr
 	}
 	if err != nil {
 		return results.DurabilityCycle{}, err
 	}
-	c := results.DurabilityCycle{Cycle: cycle, Acknowledged: acked.count()}
+	c.Acknowledged = acked.count()
+	if r, ok := host.(CutRecorder); ok {
+		if c.Torn, err = r.TornCut(cycle); err != nil {
+			return c, fmt.Errorf("cycle %d: the torn cut's record: %w", cycle, err)
+		}
+	}
 	start := time.Now()
 	fsck, rerr := host.Recover(ctx)
 	took, failed := time.Since(start).Seconds(), Class("")
@@ -155,6 +204,9 @@ func runCycle(ctx context.Context, cfg Config, host Host, cycle int, j *journal)
 	} else {
 		failed = classify(rerr, NoRestart)
 	}
+	if failed == Corrupt {
+		c.PagesDamaged = pagesNamed(rerr.Error())
+	}
 	if rerr != nil {
 		if ctx.Err() != nil {
 			return c, ctx.Err()
@@ -165,8 +217,9 @@ func runCycle(ctx context.Context, cfg Config, host Host, cycle int, j *journal)
 		c.RecoveryS = nil // a failed recovery's time is no recovery time
 	}
 	c.Outcome = string(outcome(&c, failed))
-	cfg.Phase("cycle %d: %s: %d acknowledged, %d lost, %d committed unacknowledged%s%s%s",
-		cycle, c.Outcome, c.Acknowledged, c.LostAcknowledged, c.CommittedUnacknowledged, recoveryNote(c.RecoveryS), errNote(c.RecoveryError), consistencyNote(c.Consistency))
+	cfg.Phase("cycle %d: %s: %d acknowledged, %d lost, %d committed unacknowledged, %d pages damaged%s%s%s%s",
+		cycle, c.Outcome, c.Acknowledged, c.LostAcknowledged, c.CommittedUnacknowledged, c.PagesDamaged, tornNote(c.Torn),
+		recoveryNote(c.RecoveryS), errNote(c.RecoveryError), consistencyNote(c.Consistency))
 	return c, nil
 }
 
@@ -176,6 +229,13 @@ func unrun(from, to int) string {
 		return fmt.Sprintf("cycle %d", from)
 	}
 	return fmt.Sprintf("cycles %d to %d", from, to)
+}
+
+func tornNote(t *results.TornCut) string {
+	if t == nil {
+		return ""
+	}
+	return fmt.Sprintf(", %d of %d writes in flight torn (seed %d, %s)", t.Torn, t.InFlight, t.Seed, t.Record)
 }
 
 func recoveryNote(s *float64) string {
@@ -214,6 +274,10 @@ func add(out *results.Durability, c results.DurabilityCycle) {
 	out.Acknowledged += c.Acknowledged
 	out.LostAcknowledged += c.LostAcknowledged
 	out.CommittedUnacknowledged += c.CommittedUnacknowledged
+	out.PagesDamaged += c.PagesDamaged
+	if c.PageCheck != "" {
+		out.PageCheck = c.PageCheck
+	}
 	if out.Outcomes == nil {
 		out.Outcomes = map[string]int{}
 	}
@@ -283,7 +347,7 @@ func snapshot(ctx context.Context, host Host) (*state, error) {
 
 // load runs the clients for cfg.Load, cuts the power under them, and
 // returns what they were told was committed.
-func load(ctx context.Context, cfg Config, host Host, cycle int, j *journal) (*acks, error) {
+func load(ctx context.Context, cfg Config, host Host, cycle int, j *journal, c *results.DurabilityCycle) (*acks, error) {
 	conns := make([]oltp.Session, cfg.Clients)
 	for i := range conns {
 		c, err := oltp.NewSession(ctx, host.Engine(), oltp.AuditMode)
@@ -296,6 +360,13 @@ func load(ctx context.Context, cfg Config, host Host, cycle int, j *journal) (*a
 		conns[i] = c
 	}
 	a := &acks{orders: map[oltp.District][]int{}, payments: map[oltp.Customer]int64{}}
+	if w, ok := host.(WriteCounter); ok {
+		n, err := w.WrittenBytes()
+		if err != nil {
+			return nil, err
+		}
+		c.WrittenBytes = -n // the cut adds what was written by then
+	}
 	consts := tpcc.RunConstants(tpcc.NewRand(cfg.Seed, 0xD0, uint64(cycle)), tpcc.Constants{CLast: cfg.CLastLoad})
 	lctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -338,7 +409,7 @@ func load(ctx context.Context, cfg Config, host Host, cycle int, j *journal) (*a
 	var cutErr error
 	select {
 	case <-time.After(cfg.Load):
-		cutErr = host.Cut() // the clients are mid-commit
+		cutErr = cutUnder(lctx, cfg, host, c) // the clients are mid-commit
 	case <-ctx.Done():
 	}
 	// After the cut every connection fails; the cancel ends the rest.
@@ -351,6 +422,43 @@ func load(ctx context.Context, cfg Config, host Host, cycle int, j *journal) (*a
 		return nil, ctx.Err()
 	}
 	return a, cutErr
+}
+
+// cutUnder cuts the power, during a checkpoint when the config says,
+// after counting what the load wrote.
+func cutUnder(ctx context.Context, cfg Config, host Host, c *results.DurabilityCycle) error {
+	var ckpt oltp.Control
+	if cfg.CutInCheckpoint {
+		var err error
+		if ckpt, err = oltp.Connect(ctx, host.Engine()); err != nil {
+			return err
+		}
+		defer ckpt.Close()
+		go func() { _ = ckpt.Checkpoint(ctx) }() // fails at the cut
+		time.Sleep(checkpointLead)
+	}
+	w, counts := host.(WriteCounter)
+	if cfg.CutInCheckpoint && counts {
+		for end := time.Now().Add(checkpointWait); time.Now().Before(end); time.Sleep(time.Millisecond) {
+			if n, err := w.WritesInFlight(); err != nil || n > 1 {
+				break
+			}
+		}
+	}
+	if counts {
+		n, err := w.WrittenBytes()
+		if err != nil {
+			return err
+		}
+		c.WrittenBytes += n
+	}
+	return host.Cut()
+}
+
+// pagesNamed counts the pages a server named damaged when it refused to
+// recover: at least one.
+func pagesNamed(msg string) int64 {
+	return max(1, int64(strings.Count(strings.ToLower(msg), "invalid page in block")))
 }
 
 // check verifies the host's server or, on a cluster, every node, and
@@ -378,7 +486,8 @@ type nodeCheck struct {
 }
 
 // mergeNodes gives the cycle its nodes' figures: the worst node's losses
-// and consistency, with the check that every node holds node 1's data.
+// and consistency, with the check that every node holds node 1's data,
+// and every node's damaged pages (each node writes its own files).
 func mergeNodes(c *results.DurabilityCycle, nodes []nodeCheck, rejoined []string) {
 	agree := results.Check{ID: "nodes", Name: "every node holds node 1's data", OK: true}
 	var apart []string
@@ -386,7 +495,7 @@ func mergeNodes(c *results.DurabilityCycle, nodes []nodeCheck, rejoined []string
 	for i, nc := range nodes {
 		n := results.DurabilityNode{Node: i + 1, LostAcknowledged: nc.cycle.LostAcknowledged,
 			CommittedUnacknowledged: nc.cycle.CommittedUnacknowledged, ConsistencyOK: nc.cycle.Consistency.OK,
-			Differs: differs(nodes[0].fingerprint, nc.fingerprint)}
+			PagesDamaged: nc.cycle.PagesDamaged, Differs: differs(nodes[0].fingerprint, nc.fingerprint)}
 		if i < len(rejoined) {
 			n.Rejoined = rejoined[i]
 		}
@@ -398,6 +507,15 @@ func mergeNodes(c *results.DurabilityCycle, nodes []nodeCheck, rejoined []string
 		}
 		c.LostAcknowledged = max(c.LostAcknowledged, n.LostAcknowledged)
 		c.CommittedUnacknowledged = max(c.CommittedUnacknowledged, n.CommittedUnacknowledged)
+		c.PagesDamaged += n.PagesDamaged
+		if nc.cycle.PageCheck != "" {
+			c.PageCheck = nc.cycle.PageCheck
+		}
+		for _, p := range nc.cycle.DamagedPages {
+			if len(c.DamagedPages) < maxNamedPages {
+				c.DamagedPages = append(c.DamagedPages, fmt.Sprintf("node %d: %s", n.Node, p))
+			}
+		}
 		c.Nodes = append(c.Nodes, n)
 	}
 	agree.OK, agree.Violations, agree.Detail = len(apart) == 0, int64(len(apart)), strings.Join(apart, "; ")
@@ -460,9 +578,31 @@ func verify(ctx context.Context, e engine.Engine, before *state, a *acks, c *res
 			c.LostAcknowledged += acked - delta
 		}
 	}
-	if c.Consistency, err = oltp.CheckConsistency(ctx, ctl); err != nil || fp == nil {
+	if c.Consistency, err = oltp.CheckConsistency(ctx, ctl); err != nil {
+		return err
+	}
+	if err := checkPages(ctx, ctl, c); err != nil || fp == nil {
 		return err
 	}
 	*fp, err = oltp.Fingerprint(ctx, ctl)
 	return err
+}
+
+// maxNamedPages bounds the damaged pages a cycle names.
+const maxNamedPages = 20
+
+// checkPages verifies the data files' pages after a recovery, when the
+// engine's workload can.
+func checkPages(ctx context.Context, ctl oltp.Control, c *results.DurabilityCycle) error {
+	pc, ok := ctl.(oltp.PageChecker)
+	if !ok {
+		return nil
+	}
+	found, err := pc.CheckPages(ctx)
+	if err != nil {
+		return err
+	}
+	c.PageCheck, c.PagesDamaged = found.Method, int64(len(found.Damaged))
+	c.DamagedPages = found.Damaged[:min(len(found.Damaged), maxNamedPages)]
+	return nil
 }

@@ -25,6 +25,10 @@ const (
 	// LostAcknowledged: the server recovered, but commits it had
 	// acknowledged are gone: the durability violation.
 	LostAcknowledged Class = "lost-acknowledged"
+	// TornPage: the server recovered and said so, but the page check
+	// found a damaged page (a write torn at the cut, not repaired by the
+	// recovery). Never durable.
+	TornPage Class = "torn-page"
 	// Corrupt: torn or corrupt pages: the server recovered but its data
 	// break the consistency conditions or cannot be read, or it refused
 	// to start naming a corrupt or torn page, log record or control file.
@@ -38,7 +42,7 @@ const (
 )
 
 // Classes lists the classes in order of severity.
-var Classes = []Class{Durable, InFlight, LostAcknowledged, Corrupt, FilesGone, NoRestart}
+var Classes = []Class{Durable, InFlight, LostAcknowledged, TornPage, Corrupt, FilesGone, NoRestart}
 
 // RecoveryError is a recovery that failed for a known class of reason
 // (the host found the data directory gone, say).
@@ -92,6 +96,8 @@ func outcome(c *results.DurabilityCycle, failed Class) Class {
 		return failed
 	case c.Consistency != nil && !c.Consistency.OK:
 		return Corrupt
+	case c.PagesDamaged > 0:
+		return TornPage
 	case c.LostAcknowledged > 0:
 		return LostAcknowledged
 	case c.CommittedUnacknowledged > 0:

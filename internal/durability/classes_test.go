@@ -37,6 +37,18 @@ func TestClassifyFailedRecoveries(t *testing.T) {
 	}
 }
 
+// A server that refused to recover counts the pages it named, at least one.
+func TestPagesNamed(t *testing.T) {
+	for msg, want := range map[string]int64{
+		`FATAL:  incorrect checksum in control file`: 1,
+		`ERROR:  invalid page in block 7 of relation base/16384/16390; CONTEXT: WAL redo; ERROR:  invalid page in block 9 of relation base/16384/16390`: 2,
+	} {
+		if got := pagesNamed(msg); got != want {
+			t.Errorf("pagesNamed(%q) = %d, want %d", msg, got, want)
+		}
+	}
+}
+
 // A cycle's outcome is the worst it found.
 func TestOutcomeIsTheWorstFinding(t *testing.T) {
 	broken := &results.Consistency{OK: false}
@@ -49,6 +61,9 @@ func TestOutcomeIsTheWorstFinding(t *testing.T) {
 		{results.DurabilityCycle{Acknowledged: 10, CommittedUnacknowledged: 2}, "", InFlight},
 		{results.DurabilityCycle{Acknowledged: 10, LostAcknowledged: 1, CommittedUnacknowledged: 2}, "", LostAcknowledged},
 		{results.DurabilityCycle{Acknowledged: 10, LostAcknowledged: 1, Consistency: broken}, "", Corrupt},
+		{results.DurabilityCycle{Acknowledged: 10, PagesDamaged: 1}, "", TornPage},
+		{results.DurabilityCycle{Acknowledged: 10, LostAcknowledged: 1, PagesDamaged: 2}, "", TornPage},
+		{results.DurabilityCycle{Acknowledged: 10, PagesDamaged: 1, Consistency: broken}, "", Corrupt},
 		{results.DurabilityCycle{Acknowledged: 10, LostAcknowledged: 10}, FilesGone, FilesGone},
 	}
 	for _, c := range cases {

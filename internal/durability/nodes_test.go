@@ -50,3 +50,21 @@ func TestAClusterCycleIsItsWorstNode(t *testing.T) {
 		}
 	}
 }
+
+// Each node writes its own files, so a page a cut tore on one node alone
+// is the cycle's: the cycle is torn-page, its damaged pages name the node,
+// and the node's own figures say which one.
+func TestAClusterCycleCountsEveryNodesPages(t *testing.T) {
+	node := func(damaged ...string) nodeCheck {
+		return nodeCheck{cycle: results.DurabilityCycle{Consistency: &results.Consistency{OK: true}, PageCheck: "CHECK TABLE",
+			PagesDamaged: int64(len(damaged)), DamagedPages: damaged}, fingerprint: make([]int64, len(oltp.FingerprintNames))}
+	}
+	var cyc results.DurabilityCycle
+	mergeNodes(&cyc, []nodeCheck{node(), node(), node("table stock: Error: corrupt")}, nil)
+	if got := outcome(&cyc, ""); got != TornPage || cyc.PagesDamaged != 1 || cyc.PageCheck != "CHECK TABLE" {
+		t.Fatalf("outcome %s, %d pages damaged, check %q; want torn-page, 1, CHECK TABLE", got, cyc.PagesDamaged, cyc.PageCheck)
+	}
+	if len(cyc.DamagedPages) != 1 || cyc.DamagedPages[0] != "node 3: table stock: Error: corrupt" || cyc.Nodes[2].PagesDamaged != 1 || cyc.Nodes[0].PagesDamaged != 0 {
+		t.Fatalf("damaged pages %q, nodes %+v", cyc.DamagedPages, cyc.Nodes)
+	}
+}

@@ -106,9 +106,13 @@ type Config struct {
 	Sync        string
 	ReplicaPath string
 	// Options are the engine's own options (Descriptor.Options), by flag.
-	Options   map[string]string
-	ServerLog string
-	Cgroup    *limits.Cgroup
+	Options map[string]string
+	// DataChecksums initialises a new managed instance with page
+	// checksums where the engine makes them optional (PostgreSQL's
+	// initdb -k): the power-loss audit's page check.
+	DataChecksums bool
+	ServerLog     string
+	Cgroup        *limits.Cgroup
 }
 
 // Opener prepares an engine: checks everything that can be checked before

@@ -39,6 +39,13 @@ type Parts struct {
 	// Spindles is how many platter I/Os calibra's server runs at once.
 	Spindles            int
 	ReadIOPS, WriteIOPS int64
+	// TornUnit, when not 0, makes a power cut keep each write in flight
+	// only up to a random multiple of it from the write's start (torn=4k;
+	// atomic=16k says the same of a device that writes 16 KiB whole);
+	// TornSeed chooses, the first cut with it, each later one with the
+	// next seed. 0: every write whole or absent.
+	TornUnit int64
+	TornSeed uint64
 }
 
 // The write-back caches a stack can have.
@@ -109,7 +116,7 @@ var Presets = map[string]string{
 // file is sparse, so only what is written takes room.
 const DefaultSize = 8 << 30
 
-const specFix = "give PRESET[:KEY=VALUE,...] with PRESET plain, hdd, hdd+flash-cache, hdd+nv-cache, cliff or throttled, and keys fs, size, delay, rdelay, wdelay, spindles, rate, error_rate, cache (flash, flash-volatile, writeback, unsafe or none), cache_size, cache_on_read, cache_dir, read_iops, write_iops"
+const specFix = "give PRESET[:KEY=VALUE,...] with PRESET plain, hdd, hdd+flash-cache, hdd+nv-cache, cliff or throttled, and keys fs, size, delay, rdelay, wdelay, spindles, rate, error_rate, cache (flash, flash-volatile, writeback, unsafe or none), cache_size, cache_on_read, cache_dir, read_iops, write_iops, torn, atomic, seed"
 
 // Parse reads a lab spec.
 func Parse(spec string) (Parts, error) {
@@ -135,10 +142,11 @@ func Parse(spec string) (Parts, error) {
 	default:
 		return p, fault.Input(specFix, "--lab %q names no lab preset", spec)
 	}
-	if opts == "" {
-		return p, nil
-	}
+	seeded := false
 	for _, kv := range strings.Split(opts, ",") {
+		if opts == "" {
+			break
+		}
 		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		if !ok || v == "" {
 			return p, fault.Input(specFix, "--lab %q: %q is not KEY=VALUE", spec, kv)
@@ -146,6 +154,13 @@ func Parse(spec string) (Parts, error) {
 		if err := p.set(k, v); err != nil {
 			return p, fault.Input(specFix, "--lab %q: %s=%s: %v", spec, k, v, err)
 		}
+		seeded = seeded || k == "seed"
+	}
+	if p.TornUnit > 0 && !p.Served() {
+		return p, fault.Input("drop rate, error_rate and cache=writeback|unsafe, which nbdkit serves, or drop torn", "--lab %q: a torn cut needs calibra's own server, and this stack is nbdkit's", spec)
+	}
+	if p.TornUnit > 0 && !seeded {
+		p.TornSeed = uint64(time.Now().UnixNano()) // recorded: seed= replays it
 	}
 	return p, nil
 }
@@ -197,6 +212,10 @@ func (p *Parts) set(k, v string) error {
 		p.ReadIOPS, err = parseIOPS(v)
 	case "write_iops":
 		p.WriteIOPS, err = parseIOPS(v)
+	case "torn", "atomic":
+		p.TornUnit, err = parseUnit(v)
+	case "seed":
+		p.TornSeed, err = strconv.ParseUint(v, 10, 64)
 	default:
 		err = fmt.Errorf("unknown key %s", k)
 	}
@@ -216,6 +235,19 @@ func (p *Parts) setCache(v string) error {
 		return fmt.Errorf("cache is flash, flash-volatile, writeback, unsafe or none")
 	}
 	return nil
+}
+
+// maxTornUnit is the largest unit of a torn cut: past it every write a
+// file system sends is whole or absent.
+const maxTornUnit = 1 << 20
+
+// parseUnit reads a torn cut's unit: whole sectors, up to maxTornUnit.
+func parseUnit(s string) (int64, error) {
+	n, err := parseSize(s, 1)
+	if err == nil && (n%512 != 0 || n > maxTornUnit) {
+		err = fmt.Errorf("%s is not a multiple of 512 up to 1M", s)
+	}
+	return n, err
 }
 
 // parseDelay reads a latency such as 4ms: 0 to maxDelay.
@@ -370,6 +402,9 @@ func (p Parts) Chain() string {
 	}
 	if p.RDelay > 0 || p.WDelay > 0 {
 		parts = append(parts, fmt.Sprintf("delay read %s write %s", ms(p.RDelay), ms(p.WDelay)))
+	}
+	if p.TornUnit > 0 {
+		parts = append(parts, fmt.Sprintf("a power cut tears each write in flight at a multiple of %d bytes (seed %d)", p.TornUnit, p.TornSeed))
 	}
 	if p.Rate != "" {
 		parts = append(parts, "rate "+p.Rate+" bit/s")

@@ -55,6 +55,7 @@ type Stack struct {
 	Lost string
 
 	group    *proc.Group
+	starts   uint64 // each start's torn cut has a seed of its own
 	fuse     *proc.Proc
 	server   *proc.Proc   // calibra's NBD server, when it serves the stack
 	listener net.Listener // its socket, open until the stack goes
@@ -74,6 +75,7 @@ func (s *Stack) platter() string   { return filepath.Join(s.Root, "platter.img")
 func (s *Stack) fuseDir() string   { return filepath.Join(s.Root, "fuse") }
 func (s *Stack) fuseFile() string  { return filepath.Join(s.Root, "fuse", "disk") }
 func statePath(root string) string { return filepath.Join(root, "lab.json") }
+func (s *Stack) tornPath() string  { return filepath.Join(s.Root, "torn-cut.json") }
 
 // lostPath holds, after a stack that keeps nothing went down, what it lost.
 func lostPath(root string) string { return filepath.Join(root, "kept-nothing") }
@@ -358,7 +360,7 @@ func (s *Stack) saveState() error {
 func (s *Stack) Record() *results.Lab {
 	p := s.Parts
 	r := &results.Lab{Spec: p.Spec, FS: p.FS, SizeBytes: p.SizeBytes, Rate: p.Rate, ErrorRate: p.ErrorRate,
-		ReadIOPS: p.ReadIOPS, WriteIOPS: p.WriteIOPS, Chain: p.Chain()}
+		ReadIOPS: p.ReadIOPS, WriteIOPS: p.WriteIOPS, Chain: p.Chain(), TornUnit: p.TornUnit, TornSeed: p.TornSeed}
 	if p.RDelay > 0 || p.WDelay > 0 {
 		r.ReadDelay, r.WriteDelay = ms(p.RDelay), ms(p.WDelay)
 	}
@@ -387,6 +389,12 @@ func (s *Stack) startServer(exe string, log *os.File) ([]string, error) {
 	}
 	defer f.Close()
 	args := s.Parts.serverArgs(exe, s.platter(), s.cacheDir)
+	torn, err := s.tornArgs()
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	args = append(args, torn...)
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdout, cmd.Stderr, cmd.ExtraFiles = log, log, []*os.File{f}
 	if s.server, err = s.group.Start("calibra lab serve", cmd, syscall.SIGTERM); err != nil {
@@ -395,6 +403,23 @@ func (s *Stack) startServer(exe string, log *os.File) ([]string, error) {
 	}
 	s.listener = l
 	return []string{"-C", strconv.Itoa(s.Parts.Connections()), s.fuseFile(), "--unix", s.socket()}, nil
+}
+
+// tornArgs are the server's flags for this start's torn cut, each start
+// with a seed of its own (none when the stack tears nothing).
+func (s *Stack) tornArgs() ([]string, error) {
+	if s.Parts.TornUnit == 0 {
+		return nil, nil
+	}
+	// A record found now is an earlier cut's, already read or never to
+	// be: only this start's cut may be read after it.
+	if err := os.Remove(s.tornPath()); err != nil && !errors.Is(err, os.ErrNotExist) { // safefs: a record in calibra-lab, calibra's own
+		return nil, err
+	}
+	seed := s.Parts.TornSeed + s.starts
+	s.starts++
+	return []string{"--torn-unit", strconv.FormatInt(s.Parts.TornUnit, 10),
+		"--torn-seed", strconv.FormatUint(seed, 10), "--torn-record", s.tornPath()}, nil
 }
 
 // Down takes the stack apart cleanly: unmount (which flushes the file
@@ -455,14 +480,19 @@ func (s *Stack) Down() error {
 
 // Kill is the instant of a power cut: the stack's server (and with it any
 // cache it holds in memory) and nbdfuse get SIGKILL, and nothing more is
-// written to the platter or a cache. It does not wait; PowerCut, after the
+// written to the platter or a cache. It waits only for a torn cut, which
+// the server makes before it dies (tearCut); PowerCut, after the
 // database server is killed too, takes the rest apart. Killing the storage
 // first matters: given even milliseconds, a destaging cache would write
 // back what a power cut loses.
 func (s *Stack) Kill() {
 	// The server first: nbdfuse's death ends its connections, after which
-	// it would destage its cache and exit cleanly.
+	// it would destage its cache and exit cleanly. A torn cut is made in
+	// it, over all its connections at once, before it goes.
 	if s.server != nil {
+		if s.Parts.TornUnit > 0 {
+			s.tearCut()
+		}
 		s.server.Kill()
 	}
 	if s.fuse != nil {
@@ -472,6 +502,44 @@ func (s *Stack) Kill() {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
+
+// tearCut asks the lab's server for a torn cut (SIGUSR1: the writes in
+// flight torn, recorded) and waits for it to exit; one that does not
+// within 30 s is then killed, its writes whole or absent.
+func (s *Stack) tearCut() {
+	_ = syscall.Kill(s.server.Pid(), syscall.SIGUSR1)
+	select {
+	case <-s.server.Done():
+	case <-time.After(30 * time.Second):
+	}
+}
+
+// TakeTornRecord is what the last torn cut did (nil, nil when the stack
+// tears nothing or its server made no record), removed once read.
+func (s *Stack) TakeTornRecord() (*TornRecord, error) {
+	if s.Parts.TornUnit == 0 {
+		return nil, nil
+	}
+	data, err := safefs.ReadInput(s.tornPath(), maxTornRecord, fmt.Errorf("%s is larger than a torn cut writes it", s.tornPath()))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rec TornRecord
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.tornPath(), err)
+	}
+	os.Remove(s.tornPath()) // safefs: a record in calibra-lab, calibra's own
+	return &rec, nil
+}
+
+// maxTornRecord bounds a torn cut's record: some 200,000 writes in flight.
+const maxTornRecord = 16 << 20
+
+// WriteTornRecord writes a torn cut's record where the stack reads it.
+func WriteTornRecord(path string, rec TornRecord) error { return writeRecord(path, rec.JSON()) }
 
 // PowerCut is a power failure of the stack: nbdkit and nbdfuse die at once
 // (SIGKILL), taking the volatile cache with them; the file system, loop
@@ -614,4 +682,32 @@ func removeCache(dir string) error {
 		return err
 	}
 	return safefs.RemoveAll(filepath.Dir(dir), filepath.Base(dir))
+}
+
+// WrittenBytes is what the block device dev (a path in /dev) has been
+// sent to write since it was attached: its stat's sectors written.
+func WrittenBytes(dev string) (int64, error) {
+	data, err := os.ReadFile(filepath.Join("/sys/block", filepath.Base(dev), "stat"))
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 7 {
+		return 0, fmt.Errorf("%s's stat has %d fields", dev, len(f))
+	}
+	sectors, err := strconv.ParseInt(f[6], 10, 64)
+	return sectors * 512, err
+}
+
+// WritesInFlight is how many writes the block device dev has in flight.
+func WritesInFlight(dev string) (int, error) {
+	data, err := os.ReadFile(filepath.Join("/sys/block", filepath.Base(dev), "inflight"))
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(data))
+	if len(f) != 2 {
+		return 0, fmt.Errorf("%s's inflight is %q", dev, data)
+	}
+	return strconv.Atoi(f[1])
 }

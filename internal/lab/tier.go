@@ -48,6 +48,10 @@ type TierConfig struct {
 	// Volatile drops the cache at every start (a power cut lost it) while
 	// still acknowledging FLUSH at flash speed: a cache that lies.
 	Volatile bool
+	// TornUnit, when not 0, makes TearCut keep each write in flight only
+	// up to a random multiple of it from its start, chosen by TornSeed.
+	TornUnit int64
+	TornSeed uint64
 }
 
 // Tier is the served device: reads hit the cache or go to the platter;
@@ -62,6 +66,7 @@ type Tier struct {
 	// platterWritten: a write went straight to the platter since the last
 	// FLUSH, which must then sync it.
 	platterWritten atomic.Bool
+	torn           *tearer // nil: a cut keeps each write whole or absent
 
 	cache, journal *os.File
 	mu             sync.Mutex
@@ -119,6 +124,9 @@ func OpenTier(cfg TierConfig) (*Tier, error) {
 		return nil, err
 	}
 	t := &Tier{cfg: cfg, size: st.Size(), platter: f, disk: make(chan struct{}, cfg.Spindles)}
+	if cfg.TornUnit > 0 {
+		t.torn = newTearer(cfg.TornUnit, cfg.TornSeed)
+	}
 	if cfg.CacheDir == "" {
 		return t, nil
 	}
@@ -394,8 +402,24 @@ func (t *Tier) slot() (int32, bool) {
 // a partial block not cached, or a write when the cache is all dirty, goes
 // to the platter (write-through) at the platter's latency.
 func (t *Tier) WriteAt(p []byte, off int64) error {
+	if t.torn == nil {
+		return t.writeAt(p, off, t.cfg.WDelay)
+	}
+	t.torn.power.RLock()
+	defer t.torn.power.RUnlock()
+	w, err := t.torn.begin(off, p, t.peek)
+	if err != nil {
+		return err
+	}
+	err = t.writeAt(p, off, t.cfg.WDelay)
+	t.torn.end(w)
+	return err
+}
+
+// writeAt writes to the cache or, with delay, to the platter.
+func (t *Tier) writeAt(p []byte, off int64, delay time.Duration) error {
 	if t.cache == nil {
-		return t.through(p, off)
+		return t.through(p, off, delay)
 	}
 	end := off + int64(len(p))
 	for b := off / blockSize; b*blockSize < end; b++ {
@@ -408,7 +432,7 @@ func (t *Tier) WriteAt(p []byte, off int64) error {
 			return err
 		}
 		if !cached {
-			if err := t.through(part, lo); err != nil {
+			if err := t.through(part, lo, delay); err != nil {
 				return err
 			}
 		}
@@ -416,8 +440,8 @@ func (t *Tier) WriteAt(p []byte, off int64) error {
 	return nil
 }
 
-func (t *Tier) through(p []byte, off int64) error {
-	err := t.onPlatter(t.cfg.WDelay, func() error { _, err := t.platter.WriteAt(p, off); return err })
+func (t *Tier) through(p []byte, off int64, delay time.Duration) error {
+	err := t.onPlatter(delay, func() error { _, err := t.platter.WriteAt(p, off); return err })
 	t.platterWritten.Store(true)
 	return err
 }
@@ -500,6 +524,22 @@ func (t *Tier) nextDue() int64 {
 // it), and the platter when a write went through to it. A volatile cache
 // acknowledges without doing anything, which is its lie.
 func (t *Tier) Flush() error {
+	var covered map[*pending]bool
+	if t.torn != nil {
+		// A FLUSH answered once the cut began would acknowledge writes
+		// the cut is tearing.
+		t.torn.power.RLock()
+		defer t.torn.power.RUnlock()
+		covered = t.torn.completed()
+	}
+	err := t.flush()
+	if err == nil && t.torn != nil {
+		t.torn.flushed(covered)
+	}
+	return err
+}
+
+func (t *Tier) flush() error {
 	var errs []error
 	if t.cache != nil && !t.cfg.Volatile {
 		errs = append(errs, t.cache.Sync(), t.journal.Sync())
@@ -508,6 +548,38 @@ func (t *Tier) Flush() error {
 		errs = append(errs, t.platter.Sync())
 	}
 	return errors.Join(errs...)
+}
+
+// peek reads what the device holds at off, without a platter's latency:
+// the platter, and over it what the cache holds.
+func (t *Tier) peek(p []byte, off int64) error {
+	if t.cache == nil {
+		return readFull(t.platter, p, off)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := readFull(t.platter, p, off); err != nil {
+		return err
+	}
+	_, err := t.fromCache(p, off, false)
+	return err
+}
+
+// TearCut is a torn power cut: from now on no write reaches the medium,
+// and each write in flight is kept only up to a random multiple of
+// TornUnit from its start (TornSeed chooses), the rest put back as it
+// was. The caller then exits without Close: what the cut left stays.
+func (t *Tier) TearCut() (TornRecord, error) {
+	t.torn.power.Lock() // never released: the power is out
+	t.torn.mu.Lock()
+	writes := t.torn.writes
+	t.torn.writes = nil
+	t.torn.mu.Unlock()
+	rec, err := cut(writes, t.torn.unit, t.torn.seed, func(p []byte, off int64) error { return t.writeAt(p, off, 0) })
+	if err == nil {
+		err = t.flush() // what the medium holds now, on the host's files
+	}
+	return rec, err
 }
 
 // destager writes dirty blocks to the platter, a contiguous run at a time.

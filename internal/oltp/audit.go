@@ -75,6 +75,20 @@ func Dest(row []int64) []any {
 	return dest
 }
 
+// PageChecker is a Control that verifies the workload's data pages, as
+// the power-loss audit does after each recovery.
+type PageChecker interface {
+	CheckPages(ctx context.Context) (PageCheck, error)
+}
+
+// PageCheck is what a page check found.
+type PageCheck struct {
+	Method string // what checked, in words
+	// Damaged names each damaged page found (relation and block), or a
+	// relation the check could not read past a damaged page.
+	Damaged []string
+}
+
 // fingerprint sums what the transactions change, in integer columns only
 // (money's decimals scan differently in each dialect): two servers of one
 // database that agree on it hold the same orders, lines, payments and

@@ -27,6 +27,10 @@ type Lab struct {
 	ReadIOPS    int64  `json:"read_iops,omitempty"` // blkio throttle on the loop device
 	WriteIOPS   int64  `json:"write_iops,omitempty"`
 	Chain       string `json:"chain"` // the stack, top to bottom, in words
+	// TornUnit is a torn cut's unit in bytes (0: each write whole or
+	// absent at a cut); TornSeed chose the first cut's tears.
+	TornUnit int64  `json:"torn_unit,omitempty"`
+	TornSeed uint64 `json:"torn_seed,omitempty"`
 }
 
 // Durability is a power-loss audit: cycles of load, power cut and
@@ -47,6 +51,23 @@ type Durability struct {
 	// allowed.
 	CommittedUnacknowledged int64    `json:"committed_unacknowledged"`
 	RecoveryS               *float64 `json:"recovery_s"` // the slowest successful recovery's
+	// PagesDamaged are the damaged pages the page checks found after the
+	// recoveries (PageCheck says how they looked), and those a server
+	// named when it refused to recover.
+	PagesDamaged int64  `json:"pages_damaged"`
+	PageCheck    string `json:"page_check,omitempty"`
+	// PageProtection is the engine's torn-page protection in the audit
+	// (full_page_writes, innodb_doublewrite): "on" unless turned off.
+	PageProtection string `json:"page_protection,omitempty"`
+	// CutDuring says when the cut came: "checkpoint" when the lab tears
+	// writes (the cut comes while the server writes its pages), else
+	// "load".
+	CutDuring string `json:"cut_during,omitempty"`
+	// Matrix is the torn-write matrix (durability --matrix): each page
+	// protection setting against each cut; Findings say in a sentence
+	// each what it means for this engine on this storage.
+	Matrix   []DurabilityCell `json:"matrix,omitempty"`
+	Findings []string         `json:"findings,omitempty"`
 	// Outcomes counts the cycles of each outcome class
 	// (durability.Classes): durable, in-flight, lost-acknowledged,
 	// corrupt, files-gone, no-restart.
@@ -78,6 +99,19 @@ type DurabilityCycle struct {
 	// Consistency is the TPC-C-like consistency conditions after the
 	// recovery (absent when the database did not come back).
 	Consistency *Consistency `json:"consistency,omitempty"`
+	// Cell is the matrix's combination the cycle ran in ("" outside one).
+	Cell string `json:"cell,omitempty"`
+	// PagesDamaged counts the damaged pages found after the recovery;
+	// DamagedPages names the first of them.
+	PagesDamaged int64    `json:"pages_damaged"`
+	DamagedPages []string `json:"damaged_pages,omitempty"`
+	PageCheck    string   `json:"-"` // Durability.PageCheck
+	// WrittenBytes is what the load wrote to the lab's device before the
+	// cut: the price of the settings in writes.
+	WrittenBytes int64 `json:"written_bytes,omitempty"`
+	// Torn is what a torn cut did to the writes in flight (on a lab with
+	// torn=): its seed, how many it tore, and the record of each write.
+	Torn *TornCut `json:"torn,omitempty"`
 	// Nodes are each node's figures on a cluster whose nodes serve one
 	// database (--galera); the cycle's are the worst node's, and its
 	// consistency holds the check that every node holds node 1's data.
@@ -90,6 +124,9 @@ type DurabilityNode struct {
 	LostAcknowledged        int64 `json:"lost_acknowledged"`
 	CommittedUnacknowledged int64 `json:"committed_unacknowledged"`
 	ConsistencyOK           bool  `json:"consistency_ok"`
+	// PagesDamaged counts the damaged pages the page check found on the
+	// node after the recovery.
+	PagesDamaged int64 `json:"pages_damaged"`
 	// Rejoined is how the node came back: "bootstrap", "ist" (on its own
 	// data, caught up by IST) or "copy of node K" (calibra's copy, when
 	// its gap was beyond the donor's write-set cache).
@@ -97,6 +134,36 @@ type DurabilityNode struct {
 	// Differs is where this node's data differ from node 1's ("" when
 	// they agree).
 	Differs string `json:"differs,omitempty"`
+}
+
+// DurabilityCell is one combination of the torn-write matrix: a page
+// protection setting against a cut, its cycles and what they found, and
+// what its loads wrote to the device.
+type DurabilityCell struct {
+	Protection       string         `json:"protection"` // e.g. full_page_writes=off
+	Cut              string         `json:"cut"`        // e.g. torn 4 KiB
+	TornUnit         int64          `json:"torn_unit"`
+	Cycles           int            `json:"cycles"`
+	Acknowledged     int64          `json:"acknowledged"`
+	LostAcknowledged int64          `json:"lost_acknowledged"`
+	PagesDamaged     int64          `json:"pages_damaged"`
+	Outcomes         map[string]int `json:"outcomes,omitempty"`
+	WrittenBytes     int64          `json:"written_bytes"`
+	// BytesPerCommit is WrittenBytes over the acknowledged commits: the
+	// write volume the setting costs.
+	BytesPerCommit *float64 `json:"bytes_per_commit,omitempty"`
+	Note           string   `json:"note,omitempty"`
+}
+
+// TornCut is one torn cut: the writes in flight, those kept in part, the
+// seed that chose, and the record (offset, length kept, length lost of
+// each write) in the run directory.
+type TornCut struct {
+	Seed     uint64 `json:"seed"`
+	Unit     int64  `json:"unit"`
+	InFlight int    `json:"writes_in_flight"`
+	Torn     int    `json:"writes_torn"`
+	Record   string `json:"record"`
 }
 
 // FlushProbe is the rate of small write+fdatasync pairs at queue depth 1

@@ -45,6 +45,9 @@ type Config struct {
 	// SettingFlags are --engine-setting KEY=VALUE as given; Validate reads
 	// them into EngineSettings, over a study's engine_settings.
 	SettingFlags []string
+	// DataChecksums: engine.Config's, for the power-loss audit's own
+	// instance.
+	DataChecksums bool
 }
 
 // MaxInstances bounds --instances: each is a whole server with its cache.
@@ -130,7 +133,8 @@ func serverMemory(name string) int64 {
 // runner's configuration reaches the engine's.
 func (c *Config) engineConfig() engine.Config {
 	return engine.Config{DSN: c.DSN, Path: c.Path, RunAs: c.RunAs, DBCache: c.DBCache, Settings: c.EngineSettings,
-		WALPath: c.WALPath, Replicas: c.Replicas, Sync: c.Sync, ReplicaPath: c.ReplicaPath, Options: c.Options}
+		WALPath: c.WALPath, Replicas: c.Replicas, Sync: c.Sync, ReplicaPath: c.ReplicaPath, Options: c.Options,
+		DataChecksums: c.DataChecksums}
 }
 
 // parseEngineSettings reads --engine-setting KEY=VALUE over the study's

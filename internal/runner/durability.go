@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,7 +32,13 @@ type Durability struct {
 	Clients, Cycles, Warehouses int
 	Load                        time.Duration
 	FsyncOff                    bool
-	Thresholds                  []string
+	// PageProtection is the engine's torn-page protection: "on" (its
+	// default) or "off" (full_page_writes, innodb_doublewrite).
+	PageProtection string
+	// Matrix runs the torn-write matrix: page protection on and off
+	// against a torn and an atomic cut, Cycles each.
+	Matrix     bool
+	Thresholds []string
 }
 
 // PlanDurability checks the audit and, with --lab, builds the lab where
@@ -55,6 +62,12 @@ func (e Env) PlanDurability(ctx context.Context, c *Config, d Durability) (needs
 	}
 	if warehouses < 1 {
 		p.Add("give a whole number of 1 or more", "--warehouses %d is not positive", warehouses)
+	}
+	if d.PageProtection != "on" && d.PageProtection != "off" {
+		p.Add("give --page-protection on or off", "--page-protection %q is neither on nor off", d.PageProtection)
+	}
+	if d.Matrix {
+		checkMatrix(&p, c, d)
 	}
 	p.most("--clients", clients, MaxWorkers)
 	p.most("--cycles", cycles, MaxRepeat)
@@ -81,11 +94,15 @@ func (e Env) PlanDurability(ctx context.Context, c *Config, d Durability) (needs
 	var stack *lab.Stack
 	if c.Lab != "" {
 		var err error
+		if d.Matrix {
+			c.Lab = withTorn(c.Lab, matrixCuts[0].unit)
+		}
 		if stack, err = e.labUp(ctx, c, &needs); err != nil {
 			return Needs{}, nil, nil, err
 		}
 		done = func() { e.labDown(stack) }
-		c.Lab = "" // built here, where the cuts can reach it
+		c.Lab = ""             // built here, where the cuts can reach it
+		c.DataChecksums = true // the fresh instance's pages checksummed
 		// A fresh instance of its own on the lab (whose platter stays
 		// between commands): a calibration leaves a database its unsafe
 		// commits broke. No server runs there: a lab's servers end
@@ -103,7 +120,7 @@ func (e Env) PlanDurability(ctx context.Context, c *Config, d Durability) (needs
 		needs.Storage.Path = c.Path
 	}
 	return needs, func(ctx context.Context, s *Session) ([]results.Step, error) {
-		return audit(ctx, s, stack, durability.Config{Clients: clients, Load: load, Cycles: cycles, Warehouses: warehouses}, d.FsyncOff, ths)
+		return audit(ctx, s, stack, durability.Config{Clients: clients, Load: load, Cycles: cycles, Warehouses: warehouses}, d, ths)
 	}, done, nil
 }
 
@@ -115,6 +132,8 @@ type auditHost struct {
 	data  engine.Engine // the server the clients commit on, nodes[0]
 	crash engine.Crasher
 	nodes []engine.Engine // a cluster's, each with a data directory of its own; else data
+	// cell names the matrix's combination in the torn cuts' records ("").
+	cell string
 }
 
 func (h *auditHost) Engine() engine.Engine { return h.data }
@@ -219,14 +238,54 @@ func (h *auditHost) Recover(ctx context.Context) (string, error) {
 	return fsck, err
 }
 
+// TornCut moves the last torn cut's record into the run directory,
+// raw/torn-cut-CYCLE.json; nil when the lab tears nothing.
+func (h *auditHost) TornCut(cycle int) (*results.TornCut, error) {
+	if h.stack == nil {
+		return nil, nil
+	}
+	rec, err := h.stack.TakeTornRecord()
+	if rec == nil || err != nil {
+		return nil, err
+	}
+	name := fmt.Sprintf("torn-cut-%s%d.json", h.cell, cycle)
+	f, err := safefs.CreateFile(h.s.dir.File("raw", name), 0o644)
+	if err != nil {
+		return nil, err
+	}
+	_, err = f.Write(rec.JSON())
+	if err = errors.Join(err, f.Close()); err != nil {
+		return nil, err
+	}
+	return &results.TornCut{Seed: rec.Seed, Unit: rec.Unit, InFlight: len(rec.Writes), Torn: rec.Torn, Record: "raw/" + name}, nil
+}
+
+// WrittenBytes is what the lab's device has been sent to write since it
+// came up (0 without a lab).
+func (h *auditHost) WrittenBytes() (int64, error) {
+	if h.stack == nil {
+		return 0, nil
+	}
+	return lab.WrittenBytes(h.stack.Device())
+}
+
+// WritesInFlight is how many writes the lab's device has in flight (0
+// without a lab).
+func (h *auditHost) WritesInFlight() (int, error) {
+	if h.stack == nil {
+		return 0, nil
+	}
+	return lab.WritesInFlight(h.stack.Device())
+}
+
 func (h *auditHost) Durable() error {
 	unix.Sync()
 	return nil
 }
 
-func audit(ctx context.Context, s *Session, stack *lab.Stack, cfg durability.Config, fsyncOff bool, ths []study.Threshold) ([]results.Step, error) {
+func audit(ctx context.Context, s *Session, stack *lab.Stack, cfg durability.Config, d Durability, ths []study.Threshold) ([]results.Step, error) {
 	started := time.Now()
-	body := &results.Durability{PowerCut: "server+cache", Calibration: fsyncOff}
+	body := &results.Durability{PowerCut: "server+cache", Calibration: d.FsyncOff, CutDuring: "load"}
 	if stack == nil {
 		body.PowerCut = "server"
 		body.Note = "without --lab only the server is killed: the OS page cache survives, so this tests crash recovery, not the storage"
@@ -240,10 +299,19 @@ func audit(ctx context.Context, s *Session, stack *lab.Stack, cfg durability.Con
 	if err != nil {
 		return nil, err
 	}
-	if fsyncOff {
+	if _, ok := s.target.(durability.Protector); d.Matrix && !ok {
+		return nil, fault.Input("drop --matrix", "%s", engine.NotSupported(s.target, "turning off torn-page protection"))
+	}
+	if d.FsyncOff {
 		if err := calibrate(ctx, s, body); err != nil {
 			return nil, err
 		}
+	}
+	if body.PageProtection, err = protect(ctx, s, d.PageProtection == "on"); err != nil {
+		return nil, err
+	}
+	if stack != nil && stack.Parts.TornUnit > 0 {
+		cfg.CutInCheckpoint, body.CutDuring = true, "checkpoint"
 	}
 	dev := ""
 	if stack != nil {
@@ -258,24 +326,17 @@ func audit(ctx context.Context, s *Session, stack *lab.Stack, cfg durability.Con
 	}
 	body.Flush = fp
 	s.prog.Phase("flush probe: %.0f fsyncs/s (%.2f ms): %s", fp.FsyncsPerS, fp.LatencyMsMean, fp.Verdict)
-	bi, err := oltp.Built(ctx, s.target)
-	if err != nil {
+	if err := auditBuild(ctx, s, &cfg); err != nil {
 		return nil, err
 	}
-	if bi == nil {
-		s.prog.Phase("building the TPC-C-like Database: %d warehouses", cfg.Warehouses)
-		if _, err := oltp.Build(ctx, s.target, oltp.BuildConfig{Warehouses: cfg.Warehouses, Seed: 1, Workers: min(runtime.NumCPU(), cfg.Clients)}, s.prog); err != nil {
-			return nil, fmt.Errorf("build the audit's Database: %w", err)
-		}
-		if bi, err = oltp.Built(ctx, s.target); err != nil || bi == nil {
-			return nil, fmt.Errorf("read the audit's build: %v", err)
-		}
-	}
-	cfg.Warehouses, cfg.Seed, cfg.CLastLoad = bi.Warehouses, bi.Seed, bi.CLastLoad
 	cfg.Journal = s.dir.File("raw", "durability-acks.txt")
 	cfg.Phase = s.prog.Phase
 	h := &auditHost{s: s, stack: stack, data: nodes[0], crash: crash, nodes: nodes}
-	err = durability.Run(ctx, cfg, h, body)
+	if d.Matrix {
+		err = runMatrix(ctx, h, cfg, body)
+	} else {
+		err = durability.Run(ctx, cfg, h, body)
+	}
 	st := newStep(results.KindDurability, "durability", started, body)
 	if err != nil {
 		return []results.Step{st}, err
@@ -283,6 +344,26 @@ func audit(ctx context.Context, s *Session, stack *lab.Stack, cfg durability.Con
 	st.Status = results.StatusComplete
 	s.prog.Phase("durability: %d cycles, %d acknowledged, %d lost, %d committed unacknowledged", body.Cycles, body.Acknowledged, body.LostAcknowledged, body.CommittedUnacknowledged)
 	return []results.Step{st}, judgeDurability(s, st, ths)
+}
+
+// auditBuild builds the audit's database when the instance holds none,
+// and gives cfg what the build was.
+func auditBuild(ctx context.Context, s *Session, cfg *durability.Config) error {
+	bi, err := oltp.Built(ctx, s.target)
+	if err != nil {
+		return err
+	}
+	if bi == nil {
+		s.prog.Phase("building the TPC-C-like Database: %d warehouses", cfg.Warehouses)
+		if _, err := oltp.Build(ctx, s.target, oltp.BuildConfig{Warehouses: cfg.Warehouses, Seed: 1, Workers: min(runtime.NumCPU(), cfg.Clients)}, s.prog); err != nil {
+			return fmt.Errorf("build the audit's Database: %w", err)
+		}
+		if bi, err = oltp.Built(ctx, s.target); err != nil || bi == nil {
+			return fmt.Errorf("read the audit's build: %v", err)
+		}
+	}
+	cfg.Warehouses, cfg.Seed, cfg.CLastLoad = bi.Warehouses, bi.Seed, bi.CLastLoad
+	return nil
 }
 
 // judgeDurability records the thresholds' verdicts on the audit's step;
@@ -332,6 +413,28 @@ func calibrate(ctx context.Context, s *Session, body *results.Durability) error 
 	}
 	s.prog.Phase("calibration: the server runs with %s; a lab must show losses", body.UnsafeSettings)
 	return nil
+}
+
+// protect turns the engine's torn-page protection off, restarting the
+// server, and returns the setting; on, the engine keeps its own (on unless
+// an engine setting says otherwise).
+func protect(ctx context.Context, s *Session, on bool) (string, error) {
+	if on {
+		return "on", nil
+	}
+	p, ok := s.target.(durability.Protector)
+	if !ok {
+		return "", fault.Input("drop --page-protection off", "%s", engine.NotSupported(s.target, "turning off torn-page protection"))
+	}
+	setting := p.PageProtection(false)
+	if err := s.target.Stop(); err != nil {
+		return "", err
+	}
+	if _, err := s.target.Start(ctx, s.env.Group); err != nil {
+		return "", err
+	}
+	s.prog.Phase("page protection off: the server runs with %s", setting)
+	return setting, s.updateEngine()
 }
 
 // observeDevice is the block device under the session's path, as

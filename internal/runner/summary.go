@@ -673,6 +673,20 @@ func writeDurabilitySummary(b *strings.Builder, d *results.Durability) {
 	fmt.Fprintf(b, "  durability %d cycles of %s, %d clients, %.0f s of commits each\n", d.Cycles, kind, d.Clients, d.LoadS)
 	fmt.Fprintf(b, "  %-10s %10d     acknowledged commits lost (the violation) of %d acknowledged\n", "lost", d.LostAcknowledged, d.Acknowledged)
 	fmt.Fprintf(b, "  %-10s %10d     committed but never acknowledged (in flight at the cut; allowed)\n", "in flight", d.CommittedUnacknowledged)
+	if d.PageCheck != "" {
+		fmt.Fprintf(b, "  %-10s %10d     pages damaged after the recoveries (%s)\n", "pages", d.PagesDamaged, d.PageCheck)
+	}
+	for _, c := range d.Matrix {
+		perCommit := "n/a"
+		if c.BytesPerCommit != nil {
+			perCommit = fmt.Sprintf("%.1f KiB", *c.BytesPerCommit/1024)
+		}
+		fmt.Fprintf(b, "  matrix     %-24s %-14s %d cycles, %d of %d acknowledged lost, %d pages damaged, %s written per commit\n",
+			c.Protection, c.Cut, c.Cycles, c.LostAcknowledged, c.Acknowledged, c.PagesDamaged, perCommit)
+	}
+	for _, f := range d.Findings {
+		fmt.Fprintf(b, "  finding    %s\n", f)
+	}
 	var violated []string
 	checked := 0
 	for _, c := range d.PerCycle {

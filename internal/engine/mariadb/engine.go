@@ -45,6 +45,17 @@ var unsafeCommits = map[string]string{"innodb_flush_log_at_trx_commit": "0"}
 // UnsafeCommits makes the next start run with unsafeCommits: the
 // power-loss audit's calibration (durability.Calibrator).
 func (t *Target) UnsafeCommits() string {
-	t.Managed.overrides = unsafeCommits
+	for k, v := range unsafeCommits {
+		t.Managed.override(k, v)
+	}
 	return "innodb_flush_log_at_trx_commit=0"
+}
+
+// PageProtection makes the next start write each page twice through the
+// doublewrite buffer (the default) or not: the power-loss audit's matrix
+// (durability.Protector).
+func (t *Target) PageProtection(on bool) string {
+	v := map[bool]string{true: "ON", false: "OFF"}[on]
+	t.Managed.override("innodb_doublewrite", v)
+	return "innodb_doublewrite=" + v
 }

@@ -98,6 +98,14 @@ type Instance struct {
 	secrets map[string][]byte
 }
 
+// override sets one of overrides.
+func (in *Instance) override(k, v string) {
+	if in.overrides == nil {
+		in.overrides = map[string]string{}
+	}
+	in.overrides[k] = v
+}
+
 // dirName is the data directory's name under the storage path, and
 // redoName the redo log's under --wal-path, of node (0: the single
 // instance).

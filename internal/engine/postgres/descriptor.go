@@ -86,7 +86,7 @@ var words = terms.Words{
 func Open(ctx context.Context, k Kind, cfg engine.Config) (*Target, error) {
 	return Prepare(ctx, TargetConfig{Kind: k, DSN: cfg.DSN, Path: cfg.Path, PGBin: cfg.Options[k.BinFlag], RunAs: cfg.RunAs, DBCache: cfg.DBCache,
 		MaxConnections: cfg.MaxConnections, ServerLog: cfg.ServerLog, Cgroup: cfg.Cgroup, Settings: cfg.Settings, WALPath: cfg.WALPath,
-		Replicas: ReplicaConfig{N: cfg.Replicas, Sync: cfg.Sync, Path: cfg.ReplicaPath}})
+		Replicas: ReplicaConfig{N: cfg.Replicas, Sync: cfg.Sync, Path: cfg.ReplicaPath}, DataChecksums: cfg.DataChecksums})
 }
 
 // checkSettings refuses the settings calibra owns: the managed

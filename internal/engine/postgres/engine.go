@@ -70,6 +70,14 @@ func (t *Target) Transactions(ctx context.Context) (int64, error) {
 // acknowledges commits the storage may not hold: the power-loss audit's
 // calibration (durability.Calibrator). Describe records it.
 func (t *Target) UnsafeCommits() string {
-	t.Managed.Overrides = map[string]string{"fsync": "off"}
+	t.Managed.override("fsync", "off")
 	return "fsync=off"
+}
+
+// PageProtection makes the next start write full page images (the
+// default) or not: the power-loss audit's matrix (durability.Protector).
+func (t *Target) PageProtection(on bool) string {
+	v := map[bool]string{true: "on", false: "off"}[on]
+	t.Managed.override("full_page_writes", v)
+	return "full_page_writes=" + v
 }

@@ -66,6 +66,9 @@ type InstanceConfig struct {
 	WALPath string
 	// Replicas are the standbys to run beside the instance.
 	Replicas ReplicaConfig
+	// DataChecksums makes initdb checksum every page (-k): a torn or
+	// corrupt page then fails its read instead of passing for data.
+	DataChecksums bool
 	// Dirs name its directories; PostgreSQL's when empty.
 	Dirs Dirs
 }
@@ -83,6 +86,14 @@ type Instance struct {
 	// Overrides replace settings at the next start; only the power-loss
 	// audit's calibration uses one (fsync=off), and Describe records it.
 	Overrides map[string]string
+}
+
+// override sets one of Overrides.
+func (in *Instance) override(k, v string) {
+	if in.Overrides == nil {
+		in.Overrides = map[string]string{}
+	}
+	in.Overrides[k] = v
 }
 
 // NewInstance resolves the account and paths; it starts nothing.
@@ -151,7 +162,14 @@ func (in *Instance) checkWAL() error {
 // shutdown (abort sessions, checkpoint, exit).
 func newProcess(acct server.Account, cgroup *limits.Cgroup) server.Process {
 	return server.Process{Cgroup: cgroup, Spec: server.Spec{Title: "PostgreSQL", Comm: "postgres", Account: acct,
-		SocketPrefix: socketDirPrefix, Shutdown: syscall.SIGINT, Grace: time.Minute, StartTimeout: 2 * time.Minute}}
+		SocketPrefix: socketDirPrefix, Shutdown: syscall.SIGINT, Grace: time.Minute, StartTimeout: 2 * time.Minute, LastWords: serverError}}
+}
+
+// serverError picks the log lines that say why a start failed: the
+// shutdown's own lines come after them ("invalid page in block 7" would
+// otherwise scroll away behind "database system is shut down").
+func serverError(line string) bool {
+	return strings.Contains(line, "FATAL:") || strings.Contains(line, "PANIC:") || strings.Contains(line, "ERROR:")
 }
 
 // Exists reports whether the data directory has been fully initialised.
@@ -167,6 +185,9 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 		return err
 	}
 	args := []string{"-D", in.DataDir, "-U", Superuser, "--auth-local=peer", "--auth-host=reject", "--encoding=UTF8", "--locale=C", "--no-sync"}
+	if in.cfg.DataChecksums {
+		args = append(args, "--data-checksums")
+	}
 	if wal := in.WALDir(); wal != in.defaultWALDir() {
 		// initdb takes an existing empty directory; the account may not
 		// be allowed to create one under the user's path.

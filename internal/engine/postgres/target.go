@@ -37,6 +37,8 @@ type TargetConfig struct {
 	Settings map[string]string
 	WALPath  string
 	Replicas ReplicaConfig
+	// DataChecksums: see InstanceConfig.
+	DataChecksums bool
 }
 
 // Target is the database calibra measures, managed or not.
@@ -84,7 +86,7 @@ func Prepare(ctx context.Context, cfg TargetConfig) (*Target, error) {
 	}
 	in, err := NewInstance(InstanceConfig{Path: cfg.Path, Bin: bin, RunAs: cfg.RunAs, DBCache: cfg.DBCache,
 		MaxConnections: cfg.MaxConnections, LogFile: cfg.ServerLog, Cgroup: cfg.Cgroup, Settings: cfg.Settings, WALPath: cfg.WALPath,
-		Replicas: cfg.Replicas, Dirs: cfg.Kind.Dirs})
+		Replicas: cfg.Replicas, Dirs: cfg.Kind.Dirs, DataChecksums: cfg.DataChecksums})
 	if err != nil {
 		return nil, err
 	}
