@@ -75,10 +75,10 @@ steps:
   - kind: ramp
     name: to the SLA
     from: 1
-    to: 3
+    to: 2
     step: 1
     rampup: 1s
-    duration: 3s
+    duration: 2s
     sla: 10s
     fall: 99
 thresholds:
@@ -123,9 +123,9 @@ thresholds:
 		t.Errorf("verdicts: %+v", r.Verdicts)
 	}
 	ramp := r.Steps[3].Body.(*results.Ramp)
-	if r.Steps[3].Name != "to the SLA" || len(ramp.Steps) != 3 || ramp.MaxTPS == nil || *ramp.MaxTPS <= 0 ||
-		ramp.MaxUsersWithinSLA == nil || *ramp.MaxUsersWithinSLA != 3 || ramp.StopReason != "last_load" || ramp.ARTAtMs != nil ||
-		ramp.SLAReached == nil || *ramp.SLAReached || ramp.UsersWithinSLA() != "≥ 3 (SLA not reached)" {
+	if r.Steps[3].Name != "to the SLA" || len(ramp.Steps) != 2 || ramp.MaxTPS == nil || *ramp.MaxTPS <= 0 ||
+		ramp.MaxUsersWithinSLA == nil || *ramp.MaxUsersWithinSLA != 2 || ramp.StopReason != "last_load" || ramp.ARTAtMs != nil ||
+		ramp.SLAReached == nil || *ramp.SLAReached || ramp.UsersWithinSLA() != "≥ 2 (SLA not reached)" {
 		t.Errorf("ramp: %+v", ramp)
 	}
 	for i, st := range ramp.Steps {
@@ -136,7 +136,7 @@ thresholds:
 	if data, err := os.ReadFile(filepath.Join(out, "study.yaml")); err != nil || !strings.Contains(string(data), "name: to the SLA") {
 		t.Errorf("study.yaml: %v\n%s", err, data)
 	}
-	if _, err := os.Stat(filepath.Join(out, "raw", "step04-ramp-3u-latency.hlog")); err != nil {
+	if _, err := os.Stat(filepath.Join(out, "raw", "step04-ramp-2u-latency.hlog")); err != nil {
 		t.Errorf("the ramp's histograms: %v", err)
 	}
 }
