@@ -82,7 +82,7 @@ func TestDurabilityOnALab(t *testing.T) {
 	audit := func(t *testing.T, spec string, extra ...string) (int, *results.Durability) {
 		return clitest.RunAudit(t, append([]string{"--lab", spec}, extra...)...)
 	}
-	const flash = "hdd+flash-cache:size=1G,cache_size=256M"
+	const flash = "hdd+flash-cache:size=1G,cache_size=256M,delay=1ms" // the cut, not the platter's speed, is the point
 	t.Run("fsync on", func(t *testing.T) {
 		t.Parallel()
 		code, d := audit(t, flash)
