@@ -3,11 +3,13 @@ package mariadb
 import (
 	"context"
 	"fmt"
-	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
+	"github.com/calibra-bench/calibra/internal/oltp/oltptest"
 
 	"github.com/calibra-bench/calibra/internal/engine/mariadb"
 	"github.com/calibra-bench/calibra/internal/results"
@@ -36,8 +38,8 @@ func TestOLTPOnManagedMariaDB(t *testing.T) {
 	for _, mode := range []string{"procedures", "client-simple"} {
 		t.Run(mode, func(t *testing.T) {
 			out := filepath.Join(outs, mode)
-			clitest.MustRun(t, 0, append([]string{"oltp", "run", "--reset", "--users", "3", "--rampup", "1s", "--duration", "3s",
-				"--mode", mode, "--out", out}, common...)...)
+			clitest.MustRun(t, 0, append([]string{"oltp", "run", "--reset", "--users", "3", "--rampup", "1s",
+				"--duration", oltptest.Window(mode).String(), "--mode", mode, "--out", out}, common...)...)
 			clitest.NoServerLeft(t, path)
 			clitest.CheckRun(t, out, mode)
 			r, err := results.Load(out)

@@ -78,14 +78,8 @@ func TestOLTPOnAManagedInstance(t *testing.T) {
 	} {
 		name := c.mode + "-" + c.driver
 		t.Run(name, func(t *testing.T) {
-			// A statement at a time runs a few hundred transactions a
-			// second on a busy machine: a longer window to judge its mix.
-			window := "3s"
-			if c.mode == "client-simple" {
-				window = "6s"
-			}
 			clitest.MustRun(t, 0, append([]string{"oltp", "run", "--warehouses", "1", "--users", "3", "--rampup", "1s",
-				"--duration", window, "--mode", c.mode, "--driver", c.driver, "--out", out(name)}, common...)...)
+				"--duration", oltptest.Window(c.mode).String(), "--mode", c.mode, "--driver", c.driver, "--out", out(name)}, common...)...)
 			clitest.NoServerLeft(t, path)
 			clitest.CheckRun(t, out(name), c.mode)
 			if _, o := clitest.LastStep[*results.OLTP](t, out(name)); o.Driver.Model != c.want {
