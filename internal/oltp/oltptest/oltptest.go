@@ -17,14 +17,17 @@ var SpecMix = map[string]float64{"new_order": 45, "payment": 43, "order_status":
 
 // MinMixTransactions is the fewest transactions a window must complete
 // for its mix to be judged.
-const MinMixTransactions = 250
+const MinMixTransactions = 100
 
 // MixTolerance is how far, in percentage points, a window of total
-// transactions may deal a type from its share. Whole decks deal the mix
-// exactly; each user's last, partial deck shifts a type by a few cards, a
-// share that falls as 1/total: 2 points at 1,000 transactions, as much
-// wider below as there are fewer.
-func MixTolerance(total int64) float64 { return 2 * max(1, 1000/float64(total)) }
+// transactions dealt by users may deal a type from its share. Whole decks
+// deal the mix exactly; each user's last, partial deck of 100 cards shifts
+// a type by some 2.5 cards (one standard deviation, at worst half a deck
+// dealt), independently of the others': four deviations of the sum, 10
+// cards times the root of the users, never below 2 points.
+func MixTolerance(total int64, users int) float64 {
+	return max(2, 100*10*math.Sqrt(float64(max(users, 1)))/float64(total))
+}
 
 // CheckMix checks that every type of the spec mix completed without an
 // error the client kept (a deadlock retried is not one) when errorsFail,
@@ -43,7 +46,7 @@ func CheckMix(t testing.TB, o *results.OLTP, errorsFail bool) int64 {
 	if total < MinMixTransactions {
 		t.Fatalf("only %d transactions: too few to judge the mix", total)
 	}
-	tolerance := MixTolerance(total)
+	tolerance := MixTolerance(total, o.Users)
 	for name, pct := range SpecMix {
 		if math.Abs(o.MixPct[name]-pct) > tolerance {
 			t.Errorf("%s is %.2f%% of the mix, want %.0f%% ± %.1f (%d transactions)", name, o.MixPct[name], pct, tolerance, total)
