@@ -29,15 +29,15 @@ func TestOLTPOnGalera(t *testing.T) {
 	outs := t.TempDir()
 	common := []string{"--engine", "mariadb", "--galera", "3", "--db-cache", "128MB", "--path", path, "--progress", "none"}
 
-	clitest.MustRun(t, 0, append([]string{"oltp", "build", "--warehouses", "1", "--out", filepath.Join(outs, "build")}, common...)...)
+	clitest.MustRun(t, 0, append([]string{"oltp", "build", "--warehouses", "2", "--out", filepath.Join(outs, "build")}, common...)...)
 	clitest.NoServerLeft(t, path)
 	_, b := clitest.LastStep[*results.OLTPBuild](t, filepath.Join(outs, "build"))
-	if b.Rows["warehouse"] != 1 || b.Consistency == nil || !b.Consistency.OK {
+	if b.Rows["warehouse"] != 2 || b.Consistency == nil || !b.Consistency.OK {
 		t.Fatalf("build: rows %v, consistency %+v", b.Rows, b.Consistency)
 	}
 
 	dir := filepath.Join(outs, "run")
-	clitest.MustRun(t, 0, append([]string{"oltp", "run", "--users", "6", "--rampup", "1s", "--duration", "4s", "--out", dir}, common...)...)
+	clitest.MustRun(t, 0, append([]string{"oltp", "run", "--users", "6", "--rampup", "1s", "--duration", "6s", "--out", dir}, common...)...)
 	st, o := clitest.LastStep[*results.OLTP](t, dir)
 	if st.Status != results.StatusComplete || o.NOPM == nil || *o.NOPM <= 0 || o.Consistency == nil || !o.Consistency.OK {
 		t.Fatalf("run: status %s, NOPM %v, consistency %+v (%v)", st.Status, o.NOPM, o.Consistency, o.Missing)
