@@ -101,7 +101,9 @@ func Run(t *testing.T, args ...string) (int, string, string) {
 // returns calibra's stderr.
 func MustRun(t *testing.T, want int, args ...string) string {
 	t.Helper()
+	start := time.Now()
 	code, _, stderr := Run(t, args...)
+	t.Logf("calibra %s: exit %d after %.1f s", args[0], code, time.Since(start).Seconds())
 	if code != want {
 		t.Fatalf("calibra %s: exit %d, want %d\n%s", strings.Join(args, " "), code, want, stderr)
 	}

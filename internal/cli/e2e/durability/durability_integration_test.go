@@ -1,10 +1,11 @@
 package durability
 
 import (
-	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 
 	"github.com/calibra-bench/calibra/internal/durability"
 	"github.com/calibra-bench/calibra/internal/fault"

@@ -1,13 +1,14 @@
 package lab
 
 import (
-	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 
 	"golang.org/x/sys/unix"
 

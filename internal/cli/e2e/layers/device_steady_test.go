@@ -2,11 +2,12 @@ package layers
 
 import (
 	"fmt"
-	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 
 	"github.com/calibra-bench/calibra/internal/report/browsertest"
 	"github.com/calibra-bench/calibra/internal/results"

@@ -2,12 +2,13 @@ package layers
 
 import (
 	"context"
-	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 
 	"github.com/calibra-bench/calibra/internal/dss"
 	"github.com/calibra-bench/calibra/internal/results"

@@ -1,10 +1,11 @@
 package layers
 
 import (
-	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 
 	"github.com/calibra-bench/calibra/internal/results"
 )

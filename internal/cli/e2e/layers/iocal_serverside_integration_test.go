@@ -1,9 +1,10 @@
 package layers
 
 import (
-	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"path/filepath"
 	"testing"
+
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 
 	"github.com/calibra-bench/calibra/internal/results"
 )

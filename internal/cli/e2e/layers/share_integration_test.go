@@ -1,11 +1,12 @@
 package layers
 
 import (
-	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 
 	"github.com/calibra-bench/calibra/internal/results"
 )

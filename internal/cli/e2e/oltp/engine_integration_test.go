@@ -1,6 +1,7 @@
 package oltp
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/calibra-bench/calibra/internal/cli/clitest"
+	"github.com/calibra-bench/calibra/internal/oltp/oltptest"
 
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/results"
@@ -37,7 +39,7 @@ func TestWALOnItsOwnStorage(t *testing.T) {
 	}
 	path := clitest.StorageDir(t)
 	out := filepath.Join(t.TempDir(), "run")
-	clitest.MustRun(t, 0, "oltp", "run", "--warehouses", "1", "--users", "2", "--rampup", "0s", "--duration", "3s",
+	clitest.MustRun(t, 0, "oltp", "run", "--warehouses", "1", "--users", "2", "--rampup", "0s", "--duration", "3s", "--rate-per-user", fmt.Sprint(oltptest.PacedRate),
 		"--wal-path", wal, "--path", path, "--progress", "none", "--out", out)
 
 	link, err := os.Readlink(filepath.Join(path, postgres.DataDirName, "pg_wal"))
@@ -82,7 +84,7 @@ func TestPostgreSQL18WithEngineSettings(t *testing.T) {
 	path := clitest.StorageDir(t)
 	out := filepath.Join(t.TempDir(), "run")
 	clitest.MustRun(t, 0, "oltp", "run", "--pg-bin", pg18.Dir, "--engine-setting", "io_method=sync", "--warehouses", "1", "--users", "2",
-		"--rampup", "0s", "--duration", "3s", "--path", path, "--progress", "none", "--out", out)
+		"--rampup", "0s", "--duration", "3s", "--rate-per-user", fmt.Sprint(oltptest.PacedRate), "--path", path, "--progress", "none", "--out", out)
 	st, _ := clitest.LastStep[*results.OLTP](t, out)
 	r, err := results.Load(out)
 	if err != nil {

@@ -1,12 +1,13 @@
 package oltp
 
 import (
-	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 )
 
 // While a --dsn-file command runs, no process on the machine (calibra, or

@@ -2,12 +2,13 @@ package oltp
 
 import (
 	"context"
-	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 
 	"github.com/jackc/pgx/v5"
 

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/calibra-bench/calibra/internal/cli/clitest"
+	"github.com/calibra-bench/calibra/internal/oltp/oltptest"
 	"github.com/calibra-bench/calibra/internal/results"
 )
 
@@ -64,7 +65,7 @@ func TestPartitionsMergeToTheDatabasesCount(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cmd := exec.Command(os.Args[0], "oltp", "run", "--dsn-file", dsnFile, "--users", "6", "--rampup", "0s", "--duration", "3s",
+			cmd := exec.Command(os.Args[0], "oltp", "run", "--dsn-file", dsnFile, "--users", "6", "--rampup", "0s", "--duration", "3s", "--rate-per-user", fmt.Sprint(oltptest.PacedRate),
 				"--partition", fmt.Sprintf("%d/%d", i, n), "--start-at", startAt, "--progress", "none", "--out", out(fmt.Sprintf("p%d", i)))
 			cmd.Env = append(os.Environ(), "CALIBRA_TEST_AS_CALIBRA=1")
 			var stderr bytes.Buffer

@@ -2,13 +2,16 @@ package scale
 
 import (
 	"context"
-	"github.com/calibra-bench/calibra/internal/cli/clitest"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
+	"github.com/calibra-bench/calibra/internal/oltp/oltptest"
 
 	"github.com/jackc/pgx/v5"
 
@@ -37,7 +40,7 @@ func TestOLTPWithASynchronousStandby(t *testing.T) {
 		t.Errorf("the build did not say it made the standby (%v):\n%s", err, log)
 	}
 	clitest.NoServerLeft(t, path)
-	clitest.MustRun(t, 0, append([]string{"oltp", "run", "--users", "2", "--rampup", "1s", "--duration", "4s", "--out", out("run")}, common...)...)
+	clitest.MustRun(t, 0, append([]string{"oltp", "run", "--users", "2", "--rampup", "1s", "--duration", "3s", "--rate-per-user", fmt.Sprint(oltptest.PacedRate), "--out", out("run")}, common...)...)
 	clitest.NoServerLeft(t, path)
 
 	r, err := results.Load(out("run"))
