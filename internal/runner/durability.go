@@ -319,7 +319,7 @@ func audit(ctx context.Context, s *Session, stack *lab.Stack, cfg durability.Con
 	} else {
 		dev = observeDevice(s)
 	}
-	s.prog.Phase("flush probe: 8 KiB write+fdatasync at queue depth 1 for a few seconds")
+	s.prog.Phase("flush probe: 8 KiB write+fdatasync at queue depth 1 for up to 3 s (1000 flushes are enough)")
 	fp, err := durability.ProbeFlush(ctx, s.path, dev)
 	if err != nil {
 		return nil, fmt.Errorf("flush probe: %w", err)

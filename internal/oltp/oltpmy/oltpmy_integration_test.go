@@ -61,15 +61,16 @@ func TestBuildRunResetBothModes(t *testing.T) {
 	}
 	checkAudit(t, target)
 	// Procedures mode runs on the polling driver, on one thread as on two,
-	// users with connections of their own or terminals on pooled ones.
+	// users with connections of their own or terminals on pooled ones;
+	// the windows that check what was done, not how fast, are paced.
 	for _, c := range []struct {
 		name string
 		cfg  oltp.RunConfig
 	}{
-		{"client-simple", oltp.RunConfig{Mode: oltp.ModeClientSimple}},
+		{"client-simple", oltp.RunConfig{Mode: oltp.ModeClientSimple, RatePerUser: oltptest.PacedRate}},
 		{"procedures-k1", oltp.RunConfig{Mode: oltp.ModeProcedures, DriverThreads: 1}},
 		{"procedures-k2", oltp.RunConfig{Mode: oltp.ModeProcedures, DriverThreads: 2}},
-		{"procedures-pooled-k2", oltp.RunConfig{Mode: oltp.ModeProcedures, DriverThreads: 2, Users: 8, Connections: 3}},
+		{"procedures-pooled-k2", oltp.RunConfig{Mode: oltp.ModeProcedures, DriverThreads: 2, Users: 8, Connections: 3, RatePerUser: oltptest.PacedRate}},
 	} {
 		t.Run(c.name, func(t *testing.T) { runAndCheck(t, target, c.cfg, orders) })
 	}
@@ -79,7 +80,9 @@ func TestBuildRunResetBothModes(t *testing.T) {
 	if n := orders(); n != 60000 {
 		t.Fatalf("%d orders after the reset, want the loaded 60000", n)
 	}
-	t.Run("after reset", func(t *testing.T) { runAndCheck(t, target, oltp.RunConfig{Mode: oltp.ModeProcedures}, orders) })
+	t.Run("after reset", func(t *testing.T) {
+		runAndCheck(t, target, oltp.RunConfig{Mode: oltp.ModeProcedures, RatePerUser: oltptest.PacedRate}, orders)
+	})
 
 	// A server that refuses local files is loaded by INSERTs.
 	if _, err := db.ExecContext(ctx, "SET GLOBAL local_infile = OFF"); err != nil {

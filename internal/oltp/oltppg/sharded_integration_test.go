@@ -30,16 +30,18 @@ func TestPollingDriverOnTwoThreads(t *testing.T) {
 		mode         oltp.Mode
 		users, conns int
 		threads      int
+		rate         float64 // paced (oltptest.PacedRate) or back to back (0)
 	}{
-		{"procedures-own-k2", oltp.ModeProcedures, 4, 0, 2},
-		{"procedures-pooled-k1", oltp.ModeProcedures, 8, 3, 1},
-		{"procedures-pooled-k2", oltp.ModeProcedures, 8, 3, 2},
-		{"client-own-k1", oltp.ModeClient, 4, 0, 1},
-		{"client-own-k2", oltp.ModeClient, 4, 0, 2},
-		{"client-pooled-k2", oltp.ModeClient, 8, 3, 2},
+		{"procedures-own-k2", oltp.ModeProcedures, 4, 0, 2, 0},
+		{"procedures-pooled-k1", oltp.ModeProcedures, 8, 3, 1, oltptest.PacedRate},
+		{"procedures-pooled-k2", oltp.ModeProcedures, 8, 3, 2, 0},
+		{"client-own-k1", oltp.ModeClient, 4, 0, 1, oltptest.PacedRate},
+		{"client-own-k2", oltp.ModeClient, 4, 0, 2, 0},
+		{"client-pooled-k2", oltp.ModeClient, 8, 3, 2, oltptest.PacedRate},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cfg := oltp.RunConfig{Users: c.users, Connections: c.conns, Mode: c.mode, Rampup: 500 * time.Millisecond, Duration: 2 * time.Second, Seed: 3, DriverThreads: c.threads}
+			cfg := oltp.RunConfig{Users: c.users, Connections: c.conns, Mode: c.mode, Rampup: 500 * time.Millisecond, Duration: 2 * time.Second, Seed: 3,
+				DriverThreads: c.threads, RatePerUser: c.rate}
 			o, _, err := oltp.Run(ctx, target, cfg, progress.New(io.Discard, progress.None, false))
 			if err != nil {
 				t.Fatal(err)
