@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -137,14 +138,25 @@ func labServeCommand() *cobra.Command {
 	return cmd
 }
 
+// A torn cut waits for this many writes in flight, at most this long: the
+// audit asks for it during a checkpoint's writes (durability.cutUnder).
+const (
+	tornInFlight = 8
+	tornWait     = 2 * time.Second
+)
+
 // tearOnSignal makes SIGUSR1 the lab's torn power cut: the writes in
-// flight torn, the record written, and an exit with nothing destaged.
+// flight torn, the record written, and an exit with nothing destaged. The
+// cut comes at the first moment tornInFlight writes are in flight, within
+// tornWait of the signal.
 func tearOnSignal(t *lab.Tier, record string) {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGUSR1)
 	go func() {
 		<-sig
+		waited := t.AwaitInFlight(tornInFlight, tornWait)
 		rec, err := t.TearCut()
+		rec.WaitedS = waited.Seconds()
 		if err == nil {
 			err = lab.WriteTornRecord(record, rec)
 		}

@@ -565,6 +565,26 @@ func (t *Tier) peek(p []byte, off int64) error {
 	return err
 }
 
+// AwaitInFlight waits until at least n writes are in flight (not yet
+// covered by a FLUSH), or for at most wait, and returns how long it
+// waited. A cut asked for during a burst of writes lands in it even when
+// the asking took milliseconds on a busy machine: by then a FLUSH (a
+// commit's) had covered most of the burst, and a torn cut found one or
+// two writes in flight where, asked on an idle machine, it found forty.
+func (t *Tier) AwaitInFlight(n int, wait time.Duration) time.Duration {
+	start := time.Now()
+	for time.Since(start) < wait {
+		t.torn.mu.Lock()
+		in := len(t.torn.writes)
+		t.torn.mu.Unlock()
+		if in >= n {
+			break
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	return time.Since(start)
+}
+
 // TearCut is a torn power cut: from now on no write reaches the medium,
 // and each write in flight is kept only up to a random multiple of
 // TornUnit from its start (TornSeed chooses), the rest put back as it

@@ -35,6 +35,9 @@ type TornRecord struct {
 	// were sent; Torn counts those kept in part.
 	Writes []TornWrite `json:"writes"`
 	Torn   int         `json:"torn"`
+	// WaitedS is how long the cut waited, once asked, for writes in
+	// flight (Tier.AwaitInFlight).
+	WaitedS float64 `json:"waited_s"`
 }
 
 // JSON is the record as the lab writes it.

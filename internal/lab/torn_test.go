@@ -222,3 +222,31 @@ func TestNoFlushAnsweredAfterTheCut(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 }
+
+// TestACutWaitsForWritesInFlight: a cut asked for while fewer writes than
+// it waits for are in flight waits the whole wait; one whose writes are in
+// flight does not wait (a cut that waited anyway would hang this test for
+// its hour).
+func TestACutWaitsForWritesInFlight(t *testing.T) {
+	dir := t.TempDir()
+	platter := filepath.Join(dir, "platter")
+	if err := os.WriteFile(platter, make([]byte, 1<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tier, err := OpenTier(TierConfig{Platter: platter, Spindles: 2, TornUnit: 4096, TornSeed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if err := tier.WriteAt(make([]byte, 4096), int64(i)*8192); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if waited := tier.AwaitInFlight(3, 20*time.Millisecond); waited < 20*time.Millisecond {
+		t.Errorf("with 2 writes in flight a cut waiting for 3 waited %v, want its 20ms", waited)
+	}
+	tier.AwaitInFlight(2, time.Hour)
+	if rec, err := tier.TearCut(); err != nil || len(rec.Writes) != 2 {
+		t.Fatalf("the cut found %d writes in flight (%v), want 2", len(rec.Writes), err)
+	}
+}
