@@ -41,8 +41,8 @@ type RunConfig struct {
 	// Profile is whose mix and input draws to follow; "" is the spec's.
 	Profile Profile
 	// Edge, when set, is called at the two edges of the timed window, once
-	// the server's counters hold exactly that edge's transactions; it
-	// returns the time of the observers' reading.
+	// the server's counters hold exactly that edge's transactions and
+	// while no user runs; it returns the time of the observers' reading.
 	Edge func() time.Time
 	// Partition is this process's share of a run split over several
 	// (Users is then the whole run's); the zero value is the whole run.
@@ -305,6 +305,7 @@ func memPerUserKB(heap0, heap1 uint64, users int) (float64, string) {
 type timed struct {
 	measured   bool // the window began
 	t0, t1     time.Time
+	start      *time.Time // the Edge hook's time at the start
 	cpu0, cpu1 time.Duration
 	c0s        []Counters // the servers' counters at the start
 	col        *collector
@@ -355,7 +356,7 @@ loop:
 				break loop
 			}
 			phase = "measure"
-			out.WindowStart = edge(cfg.Edge)
+			out.WindowStart = tw.start
 			window = time.After(cfg.Duration - time.Since(tw.t0))
 		case <-window:
 			break loop
@@ -406,6 +407,9 @@ func (tw *timed) begin(ctx context.Context, tg *members, cfg RunConfig, pool *co
 			return false, fmt.Errorf("read counters at the window start: %w", err)
 		}
 	}
+	// The hook reads its own counters (the observers') before the users
+	// go on, so they too hold exactly this edge's transactions.
+	tw.start = edge(cfg.Edge)
 	if pool != nil {
 		pool.refill(held)
 	}

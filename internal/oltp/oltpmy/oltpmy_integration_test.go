@@ -173,14 +173,14 @@ func runAndCheck(t *testing.T, target *mariadb.Target, cfg oltp.RunConfig, order
 		t.Errorf("no checkpoint count: %v", o.Missing["checkpoints_in_window"])
 	}
 	// NOPM is the window's growth of sum(d_next_o_id): the orders table
-	// grew by as many rows, within 1% (the start edge's read of the
-	// table comes a moment after the counters').
+	// grew by as many rows: the edge hook reads the table while no user
+	// runs (give or take the window's duration rounded to the millisecond).
 	if len(edges) != 2 {
 		t.Fatalf("%d window edges", len(edges))
 	}
 	gained := float64(edges[1] - edges[0])
 	committed := *o.NOPM * o.DurationS / 60
-	if gained <= 0 || math.Abs(committed-gained) > 0.01*gained {
+	if gained <= 0 || math.Abs(committed-gained) > 0.5+0.001*gained {
 		t.Errorf("NOPM %.1f over %.2f s is %.0f orders; the orders table gained %.0f", *o.NOPM, o.DurationS, committed, gained)
 	}
 	t.Logf("%s: %d transactions, nopm %.0f, tpm_db %.0f, tpm_client %.0f, art %.2f ms, orders gained %.0f (nopm says %.1f)",

@@ -3,6 +3,7 @@ package galeradurability
 import (
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"github.com/calibra-bench/calibra/internal/results"
@@ -13,7 +14,8 @@ import (
 // cluster is recovered as an operator would (each node's position,
 // bootstrap from the most advanced, the others by IST or calibra's copy),
 // and every node is checked, against the acknowledged commits and against
-// node 1.
+// node 1. Then Ctrl-C during a run on the cluster the audit built leaves no
+// mariadbd and no node behind.
 func TestDurabilityOnGalera(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -22,8 +24,9 @@ func TestDurabilityOnGalera(t *testing.T) {
 	clitest.RequireGalera(t)
 	path := clitest.StorageDir(t)
 	dir := filepath.Join(t.TempDir(), "audit")
-	clitest.MustRun(t, 0, "durability", "--engine", "mariadb", "--galera", "3", "--db-cache", "128MB", "--path", path, "--progress", "none",
-		"--cycles", "1", "--load", "2s", "--clients", "2", "--out", dir, "--threshold", "durability.lost_acknowledged == 0")
+	cluster := []string{"--engine", "mariadb", "--galera", "3", "--db-cache", "128MB", "--path", path}
+	clitest.MustRun(t, 0, append([]string{"durability", "--progress", "none", "--cycles", "1", "--load", "2s", "--clients", "2", "--out", dir,
+		"--threshold", "durability.lost_acknowledged == 0"}, cluster...)...)
 	_, d := clitest.LastStep[*results.Durability](t, dir)
 	if d.Cycles != 1 || d.Acknowledged == 0 || d.LostAcknowledged != 0 {
 		t.Fatalf("audit: %d cycles, %d acknowledged, %d lost: %s", d.Cycles, d.Acknowledged, d.LostAcknowledged, d.Note)
@@ -38,4 +41,12 @@ func TestDurabilityOnGalera(t *testing.T) {
 		}
 	}
 	clitest.NoServerLeft(t, path)
+
+	code, _ := clitest.InterruptChild(t, "oltp run: 6 users", 2*time.Second, append([]string{"oltp", "run", "--users", "6", "--rampup", "1s",
+		"--duration", "1m", "--progress", "plain", "--out", filepath.Join(t.TempDir(), "cut")}, cluster...)...)
+	if code != 130 {
+		t.Errorf("Ctrl-C: exit %d, want 130", code)
+	}
+	clitest.NoServerLeft(t, path)
+	clitest.MustRun(t, 0, "clean", "--path", path)
 }
