@@ -15,6 +15,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/terms"
 )
 
 // Config says what a Sampler watches and how often.
@@ -40,6 +41,15 @@ type Config struct {
 	// when empty); the database server joins them when it runs on this
 	// machine. The CPU of every other process is another load on the host.
 	Roots []int
+}
+
+// logName is the engine's word for its log of changes ("WAL", "redo
+// log"), the neutral one without an engine.
+func (s *Sampler) logName() string {
+	if s.cfg.Engine == nil {
+		return terms.Neutral.Log
+	}
+	return terms.Of(s.cfg.Engine.Name()).Log
 }
 
 // Sampler reads the OS (and the database) every Interval, and polls the
@@ -128,7 +138,7 @@ func Start(ctx context.Context, cfg Config) (*Sampler, error) {
 		case err != nil:
 			s.static["wal_disk"] = err.Error()
 		case dev == s.devices[0]:
-			s.static["wal_disk"] = "the WAL is on the data's device (" + dev + "): disk holds both"
+			s.static["wal_disk"] = "the " + s.logName() + " is on the data's device (" + dev + "): disk holds both"
 		default:
 			s.walDevices = []string{dev}
 		}
@@ -364,7 +374,7 @@ func (s *Sampler) between(a, b reading, polls []waitPoll) *results.Observe {
 		if a.walDisk != nil && b.walDisk != nil {
 			o.WALDisk = diskRates(*a.walDisk, *b.walDisk, o.WindowS, o.Missing)
 		} else {
-			o.Missing["wal_disk"] = "the WAL device's counters could not be read"
+			o.Missing["wal_disk"] = "the " + s.logName() + " device's counters could not be read"
 		}
 	}
 	switch {

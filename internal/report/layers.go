@@ -214,13 +214,13 @@ func (b *builder) iocalPoints(c *results.IOCal) {
 			t.Rows = append(t.Rows, row)
 		}
 		if s.sw == c.SeqWrite {
-			t = withWrites(t, s.sw.Points)
+			t = withWrites(t, s.sw.Points, b.r.words.Log)
 		}
 		b.table(withShares(t, s.sw.Points))
 	}
 	if cm := c.Commit; cm != nil && len(cm.Points) > 0 {
 		t := Table{Caption: "Points, commit (committers)", Headline: true,
-			Head: []string{"committers", "commits/s", "mean ms", "p99 ms", "WAL syncs/s", "server WAL sync ms", "device write await ms", "CPU busy %", "limited by"}}
+			Head: []string{"committers", "commits/s", "mean ms", "p99 ms", b.r.words.Log + " syncs/s", "server " + b.r.words.Log + " sync ms", "device write await ms", "CPU busy %", "limited by"}}
 		for _, p := range cm.Points {
 			mean, p99 := lat(p)
 			row := cells(strconv.Itoa(p.Jobs), results.Num(p.CommitsPS), mean, p99, results.NumPtr(p.WALSyncsPS), results.NumPtr(p.ServerSyncMs), results.NumPtr(p.DiskWAwaitMs), results.NumPtr(p.CPUBusyPct), p.LimitedBy)
@@ -270,16 +270,17 @@ func (b *builder) rampCard(name string, s *results.RampStep, figure func(*result
 }
 
 // withWrites puts beside each write point's table MB/s (the second
-// column) what the server wrote to its data files and WAL, the WAL's
-// full-page images and what the device wrote, with its share of the
-// device step's sequential write, each column where any point has it.
-func withWrites(t Table, points []results.IOCalPoint) Table {
+// column) what the server wrote to its data files and its log (the
+// engine's word), the log's full-page images and what the device wrote,
+// with its share of the device step's sequential write, each column where
+// any point has it.
+func withWrites(t Table, points []results.IOCalPoint, log string) Table {
 	cols := []struct {
 		head string
 		of   func(p results.IOCalPoint) *float64
 	}{
 		{"data files MB/s", func(p results.IOCalPoint) *float64 { return p.DataWMBPS }},
-		{"WAL MB/s", func(p results.IOCalPoint) *float64 { return p.WALMBPS }},
+		{log + " MB/s", func(p results.IOCalPoint) *float64 { return p.WALMBPS }},
 		{"full-page images/s", func(p results.IOCalPoint) *float64 { return p.WALFPIPS }},
 		{"device wrote MB/s", func(p results.IOCalPoint) *float64 { return p.DiskWMBPS }},
 		{"device wrote, of device %", func(p results.IOCalPoint) *float64 { return p.DiskWSharePct }},

@@ -17,9 +17,9 @@ func TestEachEngineInItsOwnWords(t *testing.T) {
 		engine       string
 		want, absent []string
 	}{
-		{"postgresql", []string{"pg_stat_activity", "(pg_stat_database)", "| blocks read | hit % |", "| WAL |", "lag: pg_stat_replication", "Checkpoints begun in the timed window: 3."},
+		{"postgresql", []string{"pg_stat_activity", "(pg_stat_database)", "| blocks read | hit % |", "| WAL |", "| WAL MB/s |", "| WAL syncs/s | server WAL sync ms |", "lag: pg_stat_replication", "Checkpoints begun in the timed window: 3."},
 			[]string{"InnoDB", "performance_schema", "redo", "Galera"}},
-		{"mariadb", []string{"performance_schema.events_waits_current", "(performance_schema's transactions", "| pages read | buffer pool hit % |", "(calibra, InnoDB)", "| redo log |",
+		{"mariadb", []string{"performance_schema.events_waits_current", "(performance_schema's transactions", "| pages read | buffer pool hit % |", "(calibra, InnoDB)", "| redo log |", "| redo log MB/s |", "| redo log syncs/s |",
 			"InnoDB checkpoints in the timed window", "Nodes of the Galera cluster over the window", "Nodes of the Galera cluster, one database"},
 			[]string{"pg_", "WAL", "blocks read"}},
 		{"thirdengine", []string{"samples of the server's active sessions", "| active sessions | blocks read | cache hit % | log sync ms |\n| 1.50 | 7 | 1.50 | 1.50 |", "| log |", "lag: the primary's view",
@@ -58,7 +58,16 @@ func wordsRun(engine string) *results.Run {
 			Observe: &results.Observe{Disk: disk, WALDisk: disk, WALDevices: []string{"sdb"},
 				DB: &results.ObserveDB{Database: "calibra", ActiveSessionsAvg: &f, BlksRead: &n, HitPct: &f, WALSyncAvgMs: &f,
 					Nodes: []results.ObserveNode{{Node: 1}, {Node: 2}}},
-				Replicas: []results.ObserveReplica{{Name: "calibra_replica_1"}}}}, Body: o}}}
+				Replicas: []results.ObserveReplica{{Name: "calibra_replica_1"}}}}, Body: o},
+			iocalWords(&f)}}
+}
+
+// iocalWords is an iocal step with a write point and a commit point, whose
+// tables name the engine's log.
+func iocalWords(f *float64) results.Step {
+	p := results.IOCalPoint{Jobs: 1, MBPS: *f, WALMBPS: f, WALSyncsPS: f, ServerSyncMs: f}
+	return results.Step{StepHeader: results.StepHeader{Kind: results.KindIOCal, Name: "iocal", Status: results.StatusComplete},
+		Body: &results.IOCal{SeqWrite: &results.IOCalSeq{Points: []results.IOCalPoint{p}}, Commit: &results.IOCalCommit{Points: []results.IOCalPoint{p}}}}
 }
 
 // words are r's definitions, notes, captions and tables, each line as

@@ -28,6 +28,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/report"
 	"github.com/calibra-bench/calibra/internal/results"
 	"github.com/calibra-bench/calibra/internal/safefs"
+	"github.com/calibra-bench/calibra/internal/terms"
 	"github.com/calibra-bench/calibra/internal/verdict"
 )
 
@@ -516,9 +517,10 @@ func (s *Session) observed(ctx context.Context, body StepFunc) error {
 		members := engine.MembersOf(s.target)
 		cfg.Engine = members[0]
 		if len(members) > 1 {
-			evidence := fmt.Sprintf("the database's evidence (waits, cache hits, WAL) is server 1's of %d; the host's and the storage's figures are all of theirs", len(members))
+			log := terms.Of(s.target.Name()).Log
+			evidence := fmt.Sprintf("the database's evidence (waits, cache hits, %s) is server 1's of %d; the host's and the storage's figures are all of theirs", log, len(members))
 			if g, ok := s.target.(engine.Group); ok && g.SharedData() {
-				evidence = fmt.Sprintf("the database's evidence (waits, cache hits, WAL) is node 1's of the %d cluster nodes, their replication counters each node's own; the host's and the storage's figures are all of theirs", len(members))
+				evidence = fmt.Sprintf("the database's evidence (waits, cache hits, %s) is node 1's of the %d cluster nodes, their replication counters each node's own; the host's and the storage's figures are all of theirs", log, len(members))
 			}
 			if err := s.warnOnce(evidence); err != nil {
 				return err
