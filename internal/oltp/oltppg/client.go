@@ -14,10 +14,11 @@ import (
 // clientExec runs the five transactions from the client in few round
 // trips (ModeClient): statements sent together in one pipeline (a pgx
 // batch) and set-oriented where the data allows, as CockroachDB's TPC-C
-// workload does. A New-Order takes two round trips, the others one; the
-// isolation, the unused item's rollback, the by-name selection and the
-// Stock-Level join are simpleExec's. On the polling driver the same round
-// trips go through rawclient.go.
+// workload does, on statements prepared as the connection opened
+// (prepareClient) and run by name. A New-Order takes two round trips, the
+// others one; the isolation, the unused item's rollback, the by-name
+// selection and the Stock-Level join are simpleExec's. On the polling
+// driver the same round trips go through rawclient.go.
 type clientExec struct {
 	rawSocket
 	// Reused between transactions, so the hot path grows no slices.
@@ -87,11 +88,11 @@ func (e *clientExec) NewOrder(ctx context.Context, in *oltp.NewOrderInput) error
 	wanted := e.distinctItems(in)
 
 	var b pgx.Batch
-	b.Queue("BEGIN")
-	b.Queue(newOrderWarehouse, in.W)
-	b.Queue(newOrderDistrict, in.W, in.D)
-	b.Queue(newOrderCustomer, in.W, in.D, in.C)
-	b.Queue(newOrderItems, e.items)
+	b.Queue(csBegin.name())
+	b.Queue(csWarehouse.name(), in.W)
+	b.Queue(csDistrict.name(), in.W, in.D)
+	b.Queue(csCustomer.name(), in.W, in.D, in.C)
+	b.Queue(csItems.name(), e.items)
 	var wTax, dTax, discount float64
 	var oID int
 	var cLast, credit string
@@ -140,16 +141,16 @@ func (e *clientExec) NewOrder(ctx context.Context, in *oltp.NewOrderInput) error
 	b = pgx.Batch{}
 	total := e.orderLines(in)
 	_ = total * (1 - discount) * (1 + wTax + dTax)
-	b.Queue(newOrderOrder, oID, in.D, in.W, in.C, len(in.ItemIDs), allLocal(in))
-	b.Queue(newOrderNewOrder, oID, in.D, in.W)
-	b.Queue(newOrderLines, in.W, in.D, oID, e.lines.number, e.lines.item, e.lines.supplyW, e.lines.qty, e.lines.amount,
+	b.Queue(csOrder.name(), oID, in.D, in.W, in.C, len(in.ItemIDs), allLocal(in))
+	b.Queue(csNewOrder.name(), oID, in.D, in.W)
+	b.Queue(csLines.name(), in.W, in.D, oID, e.lines.number, e.lines.item, e.lines.supplyW, e.lines.qty, e.lines.amount,
 		e.stock.item, e.stock.supplyW, e.stock.qty)
 	for i := 1; i < len(in.ItemIDs); i++ {
 		if repeatsStock(in, i) {
-			b.Queue(newOrderRepeat, in.W, in.ItemIDs[i], in.SupplyW[i], in.Qty[i])
+			b.Queue(csRepeat.name(), in.W, in.ItemIDs[i], in.SupplyW[i], in.Qty[i])
 		}
 	}
-	b.Queue("COMMIT")
+	b.Queue(csCommit.name())
 	if err := e.send(ctx, &b, execAll(b.Len())); err != nil {
 		return err
 	}
@@ -270,11 +271,11 @@ var (
 
 func (e *clientExec) Payment(ctx context.Context, in *oltp.PaymentInput) error {
 	amount := pgtype.Numeric{Int: bigInt(in.AmountCents), Exp: -2, Valid: true}
-	sql, who := paymentByID, any(in.C)
+	s, who := csPaymentByID, any(in.C)
 	if in.C == 0 {
-		sql, who = paymentByName, in.CLast
+		s, who = csPaymentByName, in.CLast
 	}
-	return e.conn.QueryRow(ctx, sql, in.CW, in.CD, who, in.W, in.D, amount).Scan(&in.PaidC)
+	return e.conn.QueryRow(ctx, s.name(), in.CW, in.CD, who, in.W, in.D, amount).Scan(&in.PaidC)
 }
 
 // The Order-Status in one statement: the customer, its last order and
@@ -293,11 +294,11 @@ var (
 )
 
 func (e *clientExec) OrderStatus(ctx context.Context, in *oltp.OrderStatusInput) error {
-	sql, who := orderStatusByID, any(in.C)
+	s, who := csStatusByID, any(in.C)
 	if in.C == 0 {
-		sql, who = orderStatusByName, in.CLast
+		s, who = csStatusByName, in.CLast
 	}
-	rows, err := e.conn.Query(ctx, sql, in.W, in.D, who)
+	rows, err := e.conn.Query(ctx, s.name(), in.W, in.D, who)
 	if err != nil {
 		return err
 	}
@@ -337,7 +338,7 @@ var deliverySQL = fmt.Sprintf(`WITH n AS (DELETE FROM new_order x
 
 func (e *clientExec) Delivery(ctx context.Context, in *oltp.DeliveryInput) error {
 	var done, customers int
-	if err := e.conn.QueryRow(ctx, deliverySQL, in.W, in.Carrier).Scan(&done, &customers); err != nil {
+	if err := e.conn.QueryRow(ctx, csDelivery.name(), in.W, in.Carrier).Scan(&done, &customers); err != nil {
 		return err
 	}
 	in.Skipped = tpcc.DistrictsPerWarehouse - done
@@ -353,5 +354,5 @@ const stockLevelSQL = `SELECT count(DISTINCT s_i_id) FROM district
 
 func (e *clientExec) StockLevel(ctx context.Context, in *oltp.StockLevelInput) error {
 	var low int
-	return e.conn.QueryRow(ctx, stockLevelSQL, in.W, in.D, in.Threshold).Scan(&low)
+	return e.conn.QueryRow(ctx, csStockLevel.name(), in.W, in.D, in.Threshold).Scan(&low)
 }

@@ -40,7 +40,12 @@ func (d dialect) Session(ctx context.Context, mode oltp.Mode) (oltp.Session, err
 	}
 	switch mode {
 	case oltp.ModeClient:
-		return &clientExec{rawSocket: rawSocket{session: session{conn}, pc: conn.PgConn()}}, nil
+		e := &clientExec{rawSocket: rawSocket{session: session{conn}, pc: conn.PgConn()}}
+		if err := e.prepareClient(ctx); err != nil {
+			conn.Close(context.Background())
+			return nil, err
+		}
+		return e, nil
 	case oltp.ModeClientSimple:
 		return newSimpleExec(conn), nil
 	}

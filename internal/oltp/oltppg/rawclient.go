@@ -17,7 +17,7 @@ import (
 )
 
 // Client mode on the polling driver: clientExec's statements, prepared
-// once per connection when the driver takes its socket, each round trip
+// once per connection when it opens (prepareClient), each round trip
 // the Bind and Execute messages of the statements pgx's batch would
 // pipeline, ended by one Sync; the answers are parsed in place. The
 // transaction's state between its round trips (the order id and prices a
@@ -25,7 +25,7 @@ import (
 // connection's polledTxn: a transaction runs on one connection, whichever
 // terminal it serves.
 
-// clientStmt is a statement client mode prepares for the polling driver.
+// clientStmt is a statement client mode prepares, for either driver.
 type clientStmt uint8
 
 const (
@@ -82,6 +82,9 @@ var clientStmtNames = func() (names [clientStmts]string) {
 	return names
 }()
 
+// name is the statement's prepared name.
+func (s clientStmt) name() string { return clientStmtNames[s] }
+
 // paramKinds are the type OIDs each parameter kind is encoded for.
 var paramKinds = map[byte][]uint32{
 	'i': {pgtype.Int2OID, pgtype.Int4OID, pgtype.Int8OID},
@@ -91,11 +94,16 @@ var paramKinds = map[byte][]uint32{
 	'F': {pgtype.Float8ArrayOID},
 }
 
-// prepareClient prepares client mode's statements and keeps the types
-// the server gave their parameters, which their encoders follow.
+// prepareClient prepares client mode's statements as the connection
+// opens and keeps the types the server gave their parameters, which the
+// polling driver's encoders follow. pgx knows them by name (clientExec's
+// methods run them so): its own cache would prepare each on first use,
+// outside BEGIN a transaction of its own that the server counts in the
+// window and the client does not (tpm_db +7 a connection), and again
+// after each failure.
 func (e *clientExec) prepareClient(ctx context.Context) error {
 	for s, st := range clientStatements {
-		sd, err := e.pc.Prepare(ctx, clientStmtNames[s], st.sql, nil)
+		sd, err := e.conn.Prepare(ctx, clientStmtNames[s], st.sql)
 		if err != nil {
 			return fmt.Errorf("prepare %s: %w", clientStmtNames[s], err)
 		}
@@ -119,16 +127,6 @@ func containsOID(s []uint32, v uint32) bool {
 		}
 	}
 	return false
-}
-
-// FD prepares client mode's statements, then hands the socket over.
-func (e *clientExec) FD() (int, error) {
-	if e.raw == 0 {
-		if err := e.prepareClient(context.Background()); err != nil {
-			return 0, err
-		}
-	}
-	return e.rawSocket.FD()
 }
 
 // polledTxn is a transaction of client mode in flight on the polling
@@ -241,7 +239,7 @@ func (e *clientExec) appendRollback(buf []byte, final error) []byte {
 // bind starts statement s's Bind in the request.
 func (e *clientExec) bind(s clientStmt) *bindWriter {
 	w := &e.polled.req
-	w.start(clientStmtNames[s], e.polled.oids[s])
+	w.start(s.name(), e.polled.oids[s])
 	return w
 }
 
