@@ -132,9 +132,6 @@ func runAndCheck(t *testing.T, target *mariadb.Target, cfg oltp.RunConfig, order
 	var edges []int64
 	cfg.Users = max(cfg.Users, 4)
 	cfg.Rampup, cfg.Duration, cfg.Seed = 500*time.Millisecond, oltptest.Window(string(cfg.Mode)), 3
-	if cfg.RatePerUser > 0 {
-		cfg.Duration = oltptest.PacedWindow
-	}
 	cfg.Edge = func() time.Time { edges = append(edges, orders()); return time.Now() }
 	o, _, err := oltp.Run(ctx, target, cfg, progress.New(io.Discard, progress.None, false))
 	if err != nil {

@@ -43,7 +43,7 @@ func TestOLTPOnManagedMariaDB(t *testing.T) {
 			out := filepath.Join(outs, mode)
 			window := []string{"--duration", oltptest.Window(mode).String()}
 			if mode == "client-simple" {
-				window = oltptest.Paced()
+				window = oltptest.Paced(mode)
 			}
 			clitest.MustRun(t, 0, append(append([]string{"oltp", "run", "--reset", "--users", "3", "--rampup", "1s",
 				"--mode", mode, "--out", out}, window...), common...)...)

@@ -85,7 +85,7 @@ func TestOLTPOnAManagedInstance(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			window := []string{"--duration", oltptest.Window(c.mode).String()}
 			if c.paced {
-				window = oltptest.Paced()
+				window = oltptest.Paced(c.mode)
 			}
 			clitest.MustRun(t, 0, append(append([]string{"oltp", "run", "--warehouses", "1", "--users", "3", "--rampup", "1s",
 				"--mode", c.mode, "--driver", c.driver, "--out", out(name)}, window...), common...)...)

@@ -42,7 +42,7 @@ func TestInstancesOnTheSameStorage(t *testing.T) {
 	}
 
 	dir := filepath.Join(outs, "run")
-	clitest.MustRun(t, 0, append(append([]string{"oltp", "run", "--users", "4", "--rampup", "1s", "--out", dir}, oltptest.Paced()...), common...)...)
+	clitest.MustRun(t, 0, append(append([]string{"oltp", "run", "--users", "4", "--rampup", "1s", "--out", dir}, oltptest.Paced("procedures")...), common...)...)
 	clitest.CheckRun(t, dir, "procedures")
 	_, o := clitest.LastStep[*results.OLTP](t, dir)
 	if len(o.Instances) != 2 {
@@ -80,7 +80,7 @@ func TestInstancesOnTheSameStorage(t *testing.T) {
 
 	// A scale step over 1 and 2 of them: a point each, drawn against servers.
 	scale := filepath.Join(outs, "scale")
-	clitest.MustRun(t, 0, append(append([]string{"oltp", "scale", "--servers", "1,2", "--users", "4", "--rampup", "1s", "--out", scale}, oltptest.Paced()...), common...)...)
+	clitest.MustRun(t, 0, append(append([]string{"oltp", "scale", "--servers", "1,2", "--users", "4", "--rampup", "1s", "--out", scale}, oltptest.Paced("procedures")...), common...)...)
 	_, sc := clitest.LastStep[*results.Scale](t, scale)
 	if len(sc.Points) != 2 || sc.Points[0].Servers != 1 || sc.Points[1].Servers != 2 || sc.MaxNOPM == nil {
 		t.Fatalf("scale points %+v, max NOPM %v: want one at 1 server and one at 2", sc.Points, sc.MaxNOPM)
