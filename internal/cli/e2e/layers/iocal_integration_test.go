@@ -23,8 +23,8 @@ func TestIOCalOnAManagedInstance(t *testing.T) {
 	clitest.RequirePostgres(t)
 	path := clitest.StorageDir(t)
 	out := filepath.Join(t.TempDir(), "run")
-	clitest.MustRun(t, 0, "iocal", "--path", path, "--out", out, "--progress", "none", "--size", "512MiB", "--jobs", "1,2",
-		"--point", "2s", "--warmup", "0s", "--db-cache", "32MB", "--os-cache-limit", "64MiB")
+	clitest.MustRun(t, 0, "iocal", "--path", path, "--out", out, "--progress", "none", "--size", "512MiB", "--jobs", "1,4",
+		"--point", "3s", "--warmup", "0s", "--db-cache", "32MB", "--os-cache-limit", "64MiB")
 	clitest.NoServerLeft(t, path)
 	st, io := clitest.LastStep[*results.IOCal](t, out)
 	if st.Kind != results.KindIOCal || st.Status != results.StatusComplete {
@@ -45,9 +45,12 @@ func TestIOCalOnAManagedInstance(t *testing.T) {
 	if r.MaxIOPS == nil || *r.MaxIOPS <= 0 {
 		t.Errorf("max_iops %v (missing %v)", r.MaxIOPS, io.Missing)
 	}
-	if io.SeqRead == nil || io.SeqRead.MaxMBPS <= 0 || io.SeqWrite == nil || io.SeqWrite.MaxMBPS <= 0 {
-		t.Errorf("seq_read %+v seq_write %+v", io.SeqRead, io.SeqWrite)
+	if io.SeqRead == nil || io.SeqRead.MaxMBPS <= 0 || io.SeqWrite == nil || io.SeqWrite.MaxMBPS <= 0 || io.Commit == nil {
+		t.Fatalf("seq_read %+v seq_write %+v commit %+v", io.SeqRead, io.SeqWrite, io.Commit)
 	}
+	// The server's own figures against the device's, as on MariaDB
+	// (TestIOCalServerSideReadsAndCommits).
+	checkServerSide(t, "postgresql", io)
 	if st.Observe == nil || st.Observe.CPUBusyPct == nil || len(st.Observe.Waits) == 0 {
 		t.Errorf("the step has no observations (CPU, waits): %+v", st.Observe)
 	} else if why := st.Observe.Missing["waits.failed_polls"]; why != "" {

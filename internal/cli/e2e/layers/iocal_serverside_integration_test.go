@@ -40,41 +40,42 @@ const (
 )
 
 // TestIOCalServerSideReadsAndCommits runs the server-side random read,
-// sequential write and commit tests on each engine and checks that the
-// reads the calls returned, the reads the server counted and the reads
-// that reached the device agree, and so do the table's writes, the WAL's
-// and the device's, and the commits, the server's WAL syncs and the
-// device's writes, within the tolerances above.
+// sequential write and commit tests on MariaDB and checks that the reads
+// the calls returned, the reads the server counted and the reads that
+// reached the device agree, and so do the table's writes, the redo log's
+// and the device's, and the commits, the server's log syncs and the
+// device's writes, within the tolerances above. PostgreSQL's are checked
+// on TestIOCalOnAManagedInstance's run.
 func TestIOCalServerSideReadsAndCommits(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("real database work; run without -short")
 	}
-	for _, engine := range []string{"postgresql", "mariadb"} {
-		t.Run(engine, func(t *testing.T) {
-			// Side by side: each engine's reads and writes add to the
-			// device's counters, which are bounded from below only.
-			t.Parallel()
-			clitest.RequireEngine(t, engine)
-			path := clitest.StorageDir(t)
-			out := filepath.Join(t.TempDir(), "run")
-			clitest.MustRun(t, 0, "iocal", "--engine", engine, "--path", path, "--out", out, "--progress", "none", "--size", "256MiB",
-				"--jobs", "1,4", "--tests", "random,seqwrite,wal", "--point", "3s", "--warmup", "0s", "--db-cache", "32MB", "--os-cache-limit", "64MiB")
-			clitest.NoServerLeft(t, path)
-			_, io := clitest.LastStep[*results.IOCal](t, out)
-			if io.RandomRead == nil || io.SeqWrite == nil || io.Commit == nil || io.ReadsPerCall != 256 {
-				t.Fatalf("random_read %+v, seq_write %+v, commit %+v, reads per call %d", io.RandomRead, io.SeqWrite, io.Commit, io.ReadsPerCall)
-			}
-			for _, p := range io.SeqWrite.Points {
-				checkServerWrites(t, engine, p)
-			}
-			for _, p := range io.RandomRead.Points {
-				checkServerReads(t, p)
-			}
-			for _, p := range io.Commit.Points {
-				checkCommits(t, p)
-			}
-		})
+	clitest.RequireEngine(t, "mariadb")
+	path := clitest.StorageDir(t)
+	out := filepath.Join(t.TempDir(), "run")
+	clitest.MustRun(t, 0, "iocal", "--engine", "mariadb", "--path", path, "--out", out, "--progress", "none", "--size", "256MiB",
+		"--jobs", "1,4", "--tests", "random,seqwrite,wal", "--point", "3s", "--warmup", "0s", "--db-cache", "32MB", "--os-cache-limit", "64MiB")
+	clitest.NoServerLeft(t, path)
+	_, io := clitest.LastStep[*results.IOCal](t, out)
+	checkServerSide(t, "mariadb", io)
+}
+
+// checkServerSide holds every point of io's random read, sequential write
+// and commit tests to the tolerances above.
+func checkServerSide(t *testing.T, engine string, io *results.IOCal) {
+	t.Helper()
+	if io.RandomRead == nil || io.SeqWrite == nil || io.Commit == nil || io.ReadsPerCall != 256 {
+		t.Fatalf("random_read %+v, seq_write %+v, commit %+v, reads per call %d", io.RandomRead, io.SeqWrite, io.Commit, io.ReadsPerCall)
+	}
+	for _, p := range io.SeqWrite.Points {
+		checkServerWrites(t, engine, p)
+	}
+	for _, p := range io.RandomRead.Points {
+		checkServerReads(t, p)
+	}
+	for _, p := range io.Commit.Points {
+		checkCommits(t, p)
 	}
 }
 
