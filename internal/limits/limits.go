@@ -375,11 +375,14 @@ func (c *Cgroup) Close() error {
 	return errors.Join(errs...)
 }
 
-// DropCaches writes the dirty pages out and empties the OS page cache
-// (echo 3 > /proc/sys/vm/drop_caches). It reports whether it was permitted:
-// only root outside a restricted container may.
-func DropCaches() (bool, error) {
-	unix.Sync()
+// DropCaches writes out the dirty pages of the file systems holding dirs
+// and empties the OS page cache of clean pages (echo 3 >
+// /proc/sys/vm/drop_caches). It reports whether it was permitted: only
+// root outside a restricted container may.
+func DropCaches(dirs ...string) (bool, error) {
+	if err := SyncFS(dirs...); err != nil {
+		return false, err
+	}
 	err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("3"), 0o200) // safefs: a kernel file in procfs, no one's to plant
 	switch {
 	case err == nil:
@@ -389,6 +392,25 @@ func DropCaches() (bool, error) {
 	default:
 		return false, fmt.Errorf("drop the page cache: %w", err)
 	}
+}
+
+// SyncFS writes out the dirty pages of the file systems holding dirs
+// (syncfs), and no other's: sync() would also flush every other file
+// system on the host, and make durable there what another program (a
+// power-loss audit beside this one) had not.
+func SyncFS(dirs ...string) error {
+	for _, dir := range dirs {
+		f, err := os.Open(dir)
+		if err != nil {
+			return fmt.Errorf("sync the file system of %s: %w", dir, err)
+		}
+		err = unix.Syncfs(int(f.Fd()))
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("sync the file system of %s: %w", dir, err)
+		}
+	}
+	return nil
 }
 
 // mounts are the cgroup hierarchies: v1 by controller, and the v2 root.

@@ -156,3 +156,16 @@ cgroup2 ROOT/unified cgroup2 rw 0 0
 		}
 	}
 }
+
+// SyncFS syncs the file system of each directory it is given, and names
+// the one it cannot open.
+func TestSyncFSNamesWhatItCannotSync(t *testing.T) {
+	dir := t.TempDir()
+	if err := SyncFS(dir, dir); err != nil {
+		t.Fatalf("SyncFS(%s): %v", dir, err)
+	}
+	gone := filepath.Join(dir, "gone")
+	if err := SyncFS(dir, gone); err == nil || !strings.Contains(err.Error(), gone) {
+		t.Fatalf("SyncFS of a missing directory: %v, want an error naming %s", err, gone)
+	}
+}

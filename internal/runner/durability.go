@@ -17,6 +17,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/engine/server"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/lab"
+	"github.com/calibra-bench/calibra/internal/limits"
 	"github.com/calibra-bench/calibra/internal/oltp"
 	"github.com/calibra-bench/calibra/internal/results"
 	"github.com/calibra-bench/calibra/internal/safefs"
@@ -278,9 +279,16 @@ func (h *auditHost) WritesInFlight() (int, error) {
 	return lab.WritesInFlight(h.stack.Device())
 }
 
+// Durable writes out what the servers wrote, on their file systems only
+// (another audit on this host keeps what it has not flushed).
 func (h *auditHost) Durable() error {
-	unix.Sync()
-	return nil
+	dirs := h.dataDirs()
+	for _, n := range h.nodes {
+		if l := n.Local(); l.LogDir != "" {
+			dirs = append(dirs, l.LogDir)
+		}
+	}
+	return limits.SyncFS(dirs...)
 }
 
 func audit(ctx context.Context, s *Session, stack *lab.Stack, cfg durability.Config, d Durability, ths []study.Threshold) ([]results.Step, error) {

@@ -7,12 +7,11 @@ import (
 	"slices"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/calibra-bench/calibra/internal/durability"
 	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/engine/server"
 	"github.com/calibra-bench/calibra/internal/lab"
+	"github.com/calibra-bench/calibra/internal/limits"
 	"github.com/calibra-bench/calibra/internal/results"
 )
 
@@ -95,7 +94,10 @@ func matrixRestart(ctx context.Context, h *auditHost, unit int64, fresh bool, cf
 	if err := h.s.target.Stop(); err != nil && !fresh {
 		return err
 	}
-	unix.Sync() // what the server wrote is on the platter: the cut below loses nothing
+	// What the server wrote is on the platter: the cut below loses nothing.
+	if err := limits.SyncFS(h.stack.Mount); err != nil {
+		return err
+	}
 	h.stack.PowerCut()
 	h.stack.Parts.TornUnit = unit
 	if err := h.stack.Restart(ctx); err != nil {

@@ -527,7 +527,11 @@ func (c *Cluster) Restart(ctx context.Context, group *proc.Group) (bool, error) 
 			return false, fmt.Errorf("the Galera node %d: %w", i+1, err)
 		}
 	}
-	dropped, err := limits.DropCaches()
+	dirs := make([]string, len(c.nodes))
+	for i, n := range c.nodes {
+		dirs[i] = n.Managed.DataDir
+	}
+	dropped, err := limits.DropCaches(dirs...)
 	if err != nil {
 		return false, err
 	}

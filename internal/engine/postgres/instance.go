@@ -359,7 +359,7 @@ func (in *Instance) Restart(ctx context.Context, group *proc.Group) (bool, error
 	if err := in.Halt(); err != nil {
 		return false, err
 	}
-	dropped, err := limits.DropCaches()
+	dropped, err := limits.DropCaches(in.DataDir)
 	if err != nil {
 		return false, err
 	}
