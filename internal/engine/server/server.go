@@ -6,6 +6,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -522,12 +523,30 @@ func AwaitExit(ctx context.Context, wait time.Duration, running func() (int, boo
 // StopLeftover stops a server a dead run left: sig (the engine's fast
 // shutdown), then SIGKILL if running still says yes after wait.
 func StopLeftover(pid int, sig syscall.Signal, wait time.Duration, running func() bool) {
+	comm := processName(pid)
+	// A server removes its pid file before it has exited (mariadbd does):
+	// the process itself is waited for too, by its name, so that a pid
+	// reused meanwhile is not.
+	alive := func() bool { return running() || comm != "" && processName(pid) == comm }
 	_ = syscall.Kill(pid, sig)
-	for deadline := time.Now().Add(wait); running() && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(wait); alive() && time.Now().Before(deadline); {
 		time.Sleep(100 * time.Millisecond)
 	}
-	if running() {
+	if alive() {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
-		time.Sleep(200 * time.Millisecond)
+		for deadline := time.Now().Add(5 * time.Second); alive() && time.Now().Before(deadline); {
+			time.Sleep(50 * time.Millisecond)
+		}
 	}
+}
+
+// processName is pid's command name, "" once it has exited (or is a
+// zombie, exited and not yet reaped).
+func processName(pid int) string {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	open, closing := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
+	if err != nil || open < 0 || closing < open || len(stat) < closing+3 || stat[closing+2] == 'Z' {
+		return ""
+	}
+	return string(stat[open+1 : closing])
 }
