@@ -93,11 +93,21 @@ const cachePrefix = "calibra-lab-cache-"
 // maxRecord bounds what is read of the lab's own small files.
 const maxRecord = 64 << 10
 
+// removeOwn unlinks one of the lab's own files in its root (made or
+// checked by safefs.MkdirOwn in Up) by the root's handle; one already
+// gone is no error.
+func removeOwn(path string) error {
+	if err := safefs.Remove(filepath.Dir(path), filepath.Base(path)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
 // writeRecord writes one of the lab's own files in its root (made or
 // checked by safefs.MkdirOwn in Up): any old one removed, the new one made
 // exclusively, 0600, never through a link.
 func writeRecord(path string, data []byte) error {
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) { // safefs: unlinks a record in calibra-lab, made or checked by MkdirOwn
+	if err := removeOwn(path); err != nil {
 		return err
 	}
 	f, err := safefs.CreateFile(path, 0o600)
@@ -192,7 +202,7 @@ func Up(ctx context.Context, path string, p Parts, group *proc.Group) (*Stack, e
 	}
 	if lost, err := readRecord(lostPath(s.Root)); err == nil {
 		s.Lost = string(lost)
-		os.Remove(lostPath(s.Root)) // safefs: a record in calibra-lab, calibra's own
+		_ = removeOwn(lostPath(s.Root))
 	}
 	fresh := false
 	if _, err := os.Stat(s.platter()); errors.Is(err, os.ErrNotExist) {
@@ -375,7 +385,7 @@ func (s *Stack) Record() *results.Lab {
 // nbdfuse's arguments: several connections to it (Parts.Connections).
 func (s *Stack) startServer(exe string, log *os.File) ([]string, error) {
 	// A socket a killed stack left: calibra-lab is calibra's own.
-	if err := os.Remove(s.socket()); err != nil && !errors.Is(err, os.ErrNotExist) { // safefs: in calibra-lab, made or checked by MkdirOwn in Up
+	if err := removeOwn(s.socket()); err != nil {
 		return nil, err
 	}
 	l, err := safefs.ListenUnix(s.socket())
@@ -413,7 +423,7 @@ func (s *Stack) tornArgs() ([]string, error) {
 	}
 	// A record found now is an earlier cut's, already read or never to
 	// be: only this start's cut may be read after it.
-	if err := os.Remove(s.tornPath()); err != nil && !errors.Is(err, os.ErrNotExist) { // safefs: a record in calibra-lab, calibra's own
+	if err := removeOwn(s.tornPath()); err != nil {
 		return nil, err
 	}
 	seed := s.Parts.TornSeed + s.starts
@@ -472,7 +482,7 @@ func (s *Stack) Down() error {
 	if s.Parts.flashCache() && s.cacheDir != "" && safefs.Own(s.cacheDir) != nil {
 		// The server destaged everything and removed its cache: the
 		// record would only name a place another account may take next.
-		os.Remove(filepath.Join(s.Root, flashPointer)) // safefs: the cache record in calibra-lab, calibra's own
+		_ = removeOwn(filepath.Join(s.Root, flashPointer))
 	}
 	s.forget()
 	return errors.Join(errs...)
@@ -531,7 +541,7 @@ func (s *Stack) TakeTornRecord() (*TornRecord, error) {
 	if err := json.Unmarshal(data, &rec); err != nil {
 		return nil, fmt.Errorf("%s: %w", s.tornPath(), err)
 	}
-	os.Remove(s.tornPath()) // safefs: a record in calibra-lab, calibra's own
+	_ = removeOwn(s.tornPath())
 	return &rec, nil
 }
 
@@ -574,7 +584,7 @@ func (s *Stack) forget() {
 		s.listener.Close() // removes the socket
 	}
 	s.fuse, s.server, s.listener, s.loop, s.cacheDir = nil, nil, nil, "", ""
-	os.Remove(statePath(s.Root)) // safefs: the state record in calibra-lab, calibra's own
+	_ = removeOwn(statePath(s.Root))
 }
 
 // Restart brings the stack back on the same platter after a PowerCut:

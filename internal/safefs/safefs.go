@@ -291,6 +291,19 @@ func RemoveAll(parent, name string) error {
 	return root.RemoveAll(name)
 }
 
+// Remove unlinks name inside parent by handle (parent opened once, the
+// unlink relative to it): no "..", no link in name leads outside parent.
+// parent must pass CheckDir, or be calibra's own (Own); a name that is not
+// there is os.ErrNotExist.
+func Remove(parent, name string) error {
+	root, err := os.OpenRoot(parent)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return root.Remove(name)
+}
+
 func or(fix, usual string) string {
 	if fix != "" {
 		return fix
