@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/calibra-bench/calibra/internal/engine/server"
 	"github.com/calibra-bench/calibra/internal/fault"
@@ -169,6 +170,9 @@ func newProcess(acct server.Account, cgroup *limits.Cgroup) server.Process {
 // shutdown's own lines come after them ("invalid page in block 7" would
 // otherwise scroll away behind "database system is shut down").
 func serverError(line string) bool {
+	if strings.Contains(line, "the database system is starting up") || strings.Contains(line, "the database system is not yet accepting connections") {
+		return false // its answer to calibra's readiness probe, not why it failed
+	}
 	return strings.Contains(line, "FATAL:") || strings.Contains(line, "PANIC:") || strings.Contains(line, "ERROR:")
 }
 
@@ -342,11 +346,19 @@ func (in *Instance) command() *exec.Cmd {
 	return exec.Command(in.cfg.Bin.Path("postgres"), args...)
 }
 
-// ready reports whether the server accepts a connection.
+// ready reports whether the server accepts a connection. Any answer but
+// "not yet" (57P03: starting up, recovering) is final: a torn catalog page
+// refuses every connection ("invalid page in block"), and the start waited
+// out its two minutes for it.
 func (in *Instance) ready(ctx context.Context) error {
 	conn, err := pgx.Connect(ctx, in.ConnString("postgres"))
 	if err == nil {
 		conn.Close(ctx)
+		return nil
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code != "57P03" {
+		return server.Refusal(err)
 	}
 	return err
 }

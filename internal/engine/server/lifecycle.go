@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -37,8 +38,22 @@ type Spec struct {
 // from the socket directory, and whether it accepts connections yet.
 type Hooks struct {
 	Command func() *exec.Cmd
-	Ready   func(ctx context.Context) error
+	// Ready reports whether the server accepts a connection; an error
+	// wrapped by Refusal ends the wait at once.
+	Ready func(ctx context.Context) error
 }
+
+// refusal is a server's answer that waiting will not change.
+type refusal struct{ err error }
+
+func (r refusal) Error() string { return r.err.Error() }
+func (r refusal) Unwrap() error { return r.err }
+
+// Refusal marks a readiness error as final: the server is up and answered,
+// but refuses the connection for a reason that lasts (a damaged catalog
+// page after a crash), so Spawn fails with it now rather than at
+// StartTimeout.
+func Refusal(err error) error { return refusal{err} }
 
 // Process is one managed server's lifecycle, whichever the engine: a
 // private socket directory, locked while the server runs so that clean
@@ -165,8 +180,13 @@ func (p *Process) Spawn(ctx context.Context, group *proc.Group, h Hooks) error {
 	}
 	deadline := time.Now().Add(p.StartTimeout)
 	for {
-		if h.Ready(ctx) == nil {
+		err := h.Ready(ctx)
+		if err == nil {
 			return nil
+		}
+		if errors.As(err, new(refusal)) {
+			_ = p.abandon()
+			return fmt.Errorf("the %s server started but refuses connections: %w", p.Title, err)
 		}
 		select {
 		case <-sp.Done():

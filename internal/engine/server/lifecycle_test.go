@@ -19,7 +19,8 @@ import (
 // leaves no process; a server that dies while starting says its last
 // words (its error output, which the log keeps too); a ready one runs until Stop, which cleans up the same way.
 // A cancelled start does not wait out the grace of a server that ignores
-// its shutdown signal while it starts.
+// its shutdown signal while it starts, and a server that answers that it
+// never will is not waited for.
 func TestEveryStartEndsCleanly(t *testing.T) {
 	defer func(g time.Duration) { abandonGrace = g }(abandonGrace)
 	abandonGrace = 500 * time.Millisecond
@@ -40,6 +41,10 @@ func TestEveryStartEndsCleanly(t *testing.T) {
 		{name: "timeout", script: "echo starting >&2; sleep 60", ready: never, timeout: 300 * time.Millisecond, wantErr: "did not accept connections within 300ms: starting"},
 		{name: "dies", script: "echo 'FATAL: no such setting' >&2; exit 1", ready: never, wantErr: "exited while starting: FATAL: no such setting"},
 		{name: "ready", script: "sleep 60", ready: func(context.Context) error { return nil }, running: true},
+		// Up but broken (a torn catalog page refuses every connection):
+		// the start fails with the answer, well before its minute.
+		{name: "refuses", script: "sleep 60", ready: func(context.Context) error { return Refusal(errors.New("FATAL: invalid page in block 7")) },
+			wantErr: "started but refuses connections: FATAL: invalid page in block 7"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
