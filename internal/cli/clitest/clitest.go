@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -95,6 +96,40 @@ func Run(t *testing.T, args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
 	code := calibra(args, &out, &errb)
 	return code, out.String(), errb.String()
+}
+
+// RunTimed is Run with each line calibra writes to stderr prefixed by the
+// seconds since it started, so a test's log shows where a slow run spent
+// its time.
+func RunTimed(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	if calibra == nil {
+		t.Fatal("clitest.RunTimed: the package's TestMain must call clitest.Main(m, cli.Main)")
+	}
+	w := &timedLines{start: time.Now()}
+	code := calibra(args, io.Discard, w)
+	return code, w.b.String()
+}
+
+// timedLines prefixes each line written to it with the seconds since start.
+type timedLines struct {
+	start time.Time
+	b     bytes.Buffer
+	mid   bool // within a line
+}
+
+func (w *timedLines) Write(p []byte) (int, error) {
+	for _, line := range bytes.SplitAfter(p, []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		if !w.mid {
+			fmt.Fprintf(&w.b, "%6.1fs ", time.Since(w.start).Seconds())
+		}
+		w.b.Write(line)
+		w.mid = line[len(line)-1] != '\n'
+	}
+	return len(p), nil
 }
 
 // MustRun runs calibra in-process and fails unless it exits with want; it

@@ -164,8 +164,9 @@ func RunAudit(t *testing.T, args ...string) (int, *results.Durability) {
 	dir := StorageDir(t)
 	out := filepath.Join(dir, "run")
 	args = append([]string{"durability", "--cycles", "2", "--load", "3s", "--clients", "2",
-		"--path", dir, "--out", out, "--progress", "none", "--db-cache", "64MB", "--threshold", "durability.lost_acknowledged == 0"}, args...)
-	code, _, stderr := Run(t, args...)
+		"--path", dir, "--out", out, "--progress", "plain", "--db-cache", "64MB", "--threshold", "durability.lost_acknowledged == 0"}, args...)
+	code, stderr := RunTimed(t, args...)
+	t.Logf("calibra durability: exit %d\n%s", code, stderr)
 	r, err := results.Load(out)
 	if err != nil || len(r.Steps) != 1 {
 		t.Fatalf("exit %d, results %v: %s", code, err, stderr)
