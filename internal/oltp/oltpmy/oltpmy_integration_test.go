@@ -68,7 +68,7 @@ func TestBuildRunResetBothModes(t *testing.T) {
 		cfg  oltp.RunConfig
 	}{
 		{"client-simple", oltp.RunConfig{Mode: oltp.ModeClientSimple, RatePerUser: oltptest.PacedRate}},
-		{"procedures-k1", oltp.RunConfig{Mode: oltp.ModeProcedures, DriverThreads: 1}},
+		{"procedures-k1", oltp.RunConfig{Mode: oltp.ModeProcedures, DriverThreads: 1, RatePerUser: oltptest.PacedRate}},
 		{"procedures-k2", oltp.RunConfig{Mode: oltp.ModeProcedures, DriverThreads: 2}},
 		{"procedures-pooled-k2", oltp.RunConfig{Mode: oltp.ModeProcedures, DriverThreads: 2, Users: 8, Connections: 3, RatePerUser: oltptest.PacedRate}},
 	} {

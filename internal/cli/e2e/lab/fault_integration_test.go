@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/calibra-bench/calibra/internal/cli/clitest"
+	"github.com/calibra-bench/calibra/internal/oltp/oltptest"
 
 	"golang.org/x/sys/unix"
 
@@ -40,8 +42,9 @@ func TestAFullDiskFailsTheRun(t *testing.T) {
 	}
 	done := make(chan outcome, 1)
 	go func() {
+		// Paced: each New-Order still extends the tables within the second.
 		code, _, stderr := clitest.Run(t, "oltp", "run", "--users", "4", "--rampup", "0s", "--duration", "90s",
-			"--path", path, "--progress", "none", "--out", out)
+			"--rate-per-user", fmt.Sprint(oltptest.PacedRate), "--path", path, "--progress", "none", "--out", out)
 		done <- outcome{code, stderr}
 	}()
 	time.Sleep(5 * time.Second)

@@ -58,7 +58,8 @@ func TestOLTPOnManagedMariaDB(t *testing.T) {
 	}
 
 	code, stderr := clitest.InterruptChild(t, "oltp measure", time.Second, append([]string{"oltp", "run", "--users", "2",
-		"--rampup", "1s", "--duration", "5m", "--progress", "plain", "--out", filepath.Join(outs, "cut")}, common[:6]...)...)
+		"--rampup", "1s", "--duration", "5m", "--rate-per-user", fmt.Sprint(oltptest.PacedRate), "--progress", "plain",
+		"--out", filepath.Join(outs, "cut")}, common[:6]...)...)
 	if code != 130 {
 		t.Fatalf("interrupted run: exit %d\n%s", code, stderr)
 	}
@@ -74,7 +75,8 @@ func TestOLTPOnMariaDBByDSN(t *testing.T) {
 		t.Skip("real MariaDB work; run without -short")
 	}
 	clitest.RequireMariaDB(t)
-	target, err := mariadb.Prepare(context.Background(), mariadb.TargetConfig{Path: clitest.StorageDir(t)})
+	// 128 MB: the default 1 GB pool would write a 1 GiB redo log first.
+	target, err := mariadb.Prepare(context.Background(), mariadb.TargetConfig{Path: clitest.StorageDir(t), DBCache: "128MB"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +85,8 @@ func TestOLTPOnMariaDBByDSN(t *testing.T) {
 	dsn := fmt.Sprintf("mysql://%s@localhost/%s?socket=%s", cfg.User, cfg.DBName, cfg.Addr)
 	out := filepath.Join(t.TempDir(), "run")
 	clitest.MustRun(t, 0, "oltp", "build", "--dsn", dsn, "--warehouses", "1", "--progress", "none", "--out", filepath.Join(t.TempDir(), "build"))
-	clitest.MustRun(t, 0, "oltp", "run", "--dsn", dsn, "--users", "2", "--rampup", "1s", "--duration", "3s", "--progress", "none", "--out", out)
+	clitest.MustRun(t, 0, "oltp", "run", "--dsn", dsn, "--users", "2", "--rampup", "1s", "--duration", "3s",
+		"--rate-per-user", fmt.Sprint(oltptest.PacedRate), "--progress", "none", "--out", out)
 	r, err := results.Load(out)
 	if err != nil || r.Meta.Engine == nil || r.Meta.Engine.Name != "mariadb" || r.Meta.Engine.Managed {
 		t.Fatalf("meta.engine %+v (%v): want MariaDB, not managed", r.Meta.Engine, err)

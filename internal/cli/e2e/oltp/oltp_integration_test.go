@@ -175,8 +175,10 @@ func TestOLTPTerminalsAndProfiles(t *testing.T) {
 	})
 
 	t.Run("terminals on few connections", func(t *testing.T) {
+		// Paced: twelve terminals' transactions still queue for three
+		// connections, and the closed loop is the next subtest's.
 		clitest.MustRun(t, 0, append([]string{"oltp", "run", "--users", "12", "--connections", "3", "--rampup", "1s",
-			"--duration", "3s", "--out", out("pooled")}, common...)...)
+			"--duration", "3s", "--rate-per-user", fmt.Sprint(oltptest.PacedRate), "--out", out("pooled")}, common...)...)
 		clitest.CheckRun(t, out("pooled"), "procedures")
 		_, o := clitest.LastStep[*results.OLTP](t, out("pooled"))
 		if o.Users != 12 || o.Connections != 3 || o.QueueMs == nil || o.QueueMs.Mean <= 0 || o.QueueMs.Mean > o.ARTMs {
@@ -291,7 +293,7 @@ func TestOLTPOnAnExistingServer(t *testing.T) {
 			}
 		}
 		code, _, stderr := clitest.Run(t, "oltp", "run", "--dsn", dsn, "--users", "2", "--rampup", "0s", "--duration", "3s",
-			"--progress", "none", "--out", out("dsn-invalid"))
+			"--rate-per-user", fmt.Sprint(oltptest.PacedRate), "--progress", "none", "--out", out("dsn-invalid"))
 		for _, q := range []string{"DROP FUNCTION calibra_tpcc.tpcc_order_status(int, int, int, text)",
 			"ALTER FUNCTION calibra_tpcc.tpcc_order_status_real(int, int, int, text) RENAME TO tpcc_order_status"} {
 			if _, err := admin.Exec(context.Background(), q); err != nil {
@@ -331,8 +333,10 @@ func TestInterruptKeepsWhatWasMeasured(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run")
 	// The first status line comes once the users run; three seconds later
 	// the timed window has begun.
+	// Paced (oltptest.PacedRate): what a signal keeps does not depend on
+	// how fast the users ran.
 	code, stderr := clitest.InterruptChild(t, "oltp run: 2 users", 3*time.Second, "oltp", "run", "--users", "2",
-		"--rampup", "1s", "--duration", "5m", "--path", path, "--out", out, "--progress", "plain")
+		"--rampup", "1s", "--duration", "5m", "--rate-per-user", fmt.Sprint(oltptest.PacedRate), "--path", path, "--out", out, "--progress", "plain")
 	if code != 130 {
 		t.Fatalf("exit %d, want 130\n%s", code, stderr)
 	}
@@ -371,7 +375,7 @@ func TestSecondSignalAndHangupStillFinishTheRun(t *testing.T) {
 			path := clitest.StorageDir(t)
 			out := filepath.Join(t.TempDir(), "run")
 			code, stderr := clitest.SignalChild(t, "oltp run: 2 users", 3*time.Second, sigs, "oltp", "run", "--users", "2",
-				"--rampup", "1s", "--duration", "5m", "--path", path, "--out", out, "--progress", "plain")
+				"--rampup", "1s", "--duration", "5m", "--rate-per-user", fmt.Sprint(oltptest.PacedRate), "--path", path, "--out", out, "--progress", "plain")
 			if code != 130 {
 				t.Fatalf("exit %d, want 130\n%s", code, stderr)
 			}

@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -105,7 +106,7 @@ func TestInstancesOnTheSameStorage(t *testing.T) {
 	}
 
 	code, _ = clitest.InterruptChild(t, "oltp run: 4 users", 2*time.Second, "oltp", "run", "--users", "4", "--rampup", "1s", "--duration", "1m",
-		"--out", filepath.Join(outs, "cut"), "--path", path, "--instances", "2", "--progress", "plain")
+		"--rate-per-user", fmt.Sprint(oltptest.PacedRate), "--out", filepath.Join(outs, "cut"), "--path", path, "--instances", "2", "--progress", "plain")
 	if code != 130 {
 		t.Errorf("Ctrl-C: exit %d, want 130", code)
 	}
