@@ -30,7 +30,8 @@ type Result struct {
 	Text       string               // the page's visible text
 	YMax       map[string][]float64 // chart id -> the top of each y axis as drawn
 	PageWidth  float64              // the page's scroll width: wider than the window scrolls sideways
-	Screenshot []byte               // PNG of the whole page
+	PageHeight float64              // the page's scroll height
+	Screenshot []byte               // PNG of the whole page, taken only with CALIBRA_TEST_SCREENSHOTS
 }
 
 // Require skips the test under -short (the unit tests need nothing
@@ -119,6 +120,12 @@ func (b *Browser) Open(t *testing.T, file string) Result {
 		Drawn float64 `json:"drawn"`
 	}
 	var renderMs string
+	// A full-page PNG is most of a page's CPU: taken only to be kept.
+	shotDir := os.Getenv("CALIBRA_TEST_SCREENSHOTS")
+	var shoot chromedp.Action = chromedp.ActionFunc(func(context.Context) error { return nil })
+	if shotDir != "" {
+		shoot = chromedp.FullScreenshot(&res.Screenshot, 100) // 100: PNG
+	}
 	err = chromedp.Run(ctx,
 		log.Enable(), runtime.Enable(),
 		// The window has a floor (500 px in headless Chromium); the
@@ -132,13 +139,14 @@ func (b *Browser) Open(t *testing.T, file string) Result {
 		chromedp.Evaluate(`document.body.innerText`, &res.Text),
 		chromedp.Evaluate(yMaxJS, &res.YMax),
 		chromedp.Evaluate(`document.documentElement.scrollWidth`, &res.PageWidth),
-		chromedp.FullScreenshot(&res.Screenshot, 100), // 100: PNG,
+		chromedp.Evaluate(`document.documentElement.scrollHeight`, &res.PageHeight),
+		shoot,
 	)
 	if err != nil {
 		t.Fatalf("chromium on %s: %v", file, err)
 	}
 	fmt.Sscan(renderMs, &res.RenderMs)
-	if dir := os.Getenv("CALIBRA_TEST_SCREENSHOTS"); dir != "" {
+	if dir := shotDir; dir != "" {
 		_ = os.WriteFile(filepath.Join(dir, strings.ReplaceAll(t.Name(), "/", "_")+".png"), res.Screenshot, 0o644) // safefs: a test aid, into the directory its developer names
 	}
 	res.Charts = map[string]float64{}
