@@ -72,6 +72,7 @@ steps:
     users: 2
     rampup: 1s
     duration: 3s
+    rate_per_user: 40
     repeat: 2
   - kind: ramp
     name: to the SLA
@@ -113,6 +114,11 @@ thresholds:
 	}
 	if got := strings.Join(kinds, ","); got != "oltp_build,oltp,oltp,ramp" {
 		t.Fatalf("steps %s", got)
+	}
+	// The timed steps ran paced, as the study said (a check of what ran,
+	// not how fast).
+	if o, ok := r.Steps[1].Body.(*results.OLTP); !ok || o.RatePerUser != 40 {
+		t.Errorf("the oltp step's body %+v: want rate_per_user 40", r.Steps[1].Body)
 	}
 	if r.Steps[2].Repeat != 2 || r.Steps[2].Repeats != 2 || r.Steps[1].StudyStep != 2 {
 		t.Errorf("repeat marks: %+v", r.Steps[2].StepHeader)
@@ -185,7 +191,7 @@ func TestStudyInterruptKeepsTheStepsDone(t *testing.T) {
 	clitest.RequirePostgres(t)
 	path := clitest.StorageDir(t)
 	file := filepath.Join(t.TempDir(), "cut.yaml")
-	study := "version: 1\nsteps:\n  - {kind: oltp_build, warehouses: 1}\n  - {kind: oltp, users: 2, rampup: 1s, duration: 5m}\n" +
+	study := "version: 1\nsteps:\n  - {kind: oltp_build, warehouses: 1}\n  - {kind: oltp, users: 2, rampup: 1s, duration: 5m, rate_per_user: 40}\n" +
 		"  - {kind: ramp, from: 1, to: 2, duration: 5s}\n"
 	if err := os.WriteFile(file, []byte(study), 0o644); err != nil {
 		t.Fatal(err)
