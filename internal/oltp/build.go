@@ -35,6 +35,9 @@ type BuildConfig struct {
 	// Implicit is a build a run makes because it found no schema: it never
 	// replaces a larger loaded template (or one of unknown size).
 	Implicit bool
+	// NoTemplate keeps no copy to reset from: the database is used up (the
+	// durability audit's, cut and recovered), never reset.
+	NoTemplate bool
 }
 
 // BuildInfo is what a build records in the schema, read back by run and check.
@@ -119,7 +122,7 @@ func buildOne(ctx context.Context, e engine.Engine, cfg BuildConfig, prog *progr
 	if err := ctl.RecordBuild(ctx, info); err != nil {
 		return nil, err
 	}
-	if tmpl := d.Templates(); tmpl != nil {
+	if tmpl := d.Templates(); tmpl != nil && !cfg.NoTemplate {
 		closeLd()
 		closeCtl()
 		if out.TemplateKept, err = keepTemplate(ctx, tmpl, cfg); err != nil {

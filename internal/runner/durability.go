@@ -363,7 +363,8 @@ func auditBuild(ctx context.Context, s *Session, cfg *durability.Config) error {
 	}
 	if bi == nil {
 		s.prog.Phase("building the TPC-C-like Database: %d warehouses", cfg.Warehouses)
-		if _, err := oltp.Build(ctx, s.target, oltp.BuildConfig{Warehouses: cfg.Warehouses, Seed: 1, Workers: min(runtime.NumCPU(), cfg.Clients)}, s.prog); err != nil {
+		if _, err := oltp.Build(ctx, s.target, oltp.BuildConfig{Warehouses: cfg.Warehouses, Seed: 1, Workers: min(runtime.NumCPU(), cfg.Clients),
+			NoTemplate: true}, s.prog); err != nil {
 			return fmt.Errorf("build the audit's Database: %w", err)
 		}
 		if bi, err = oltp.Built(ctx, s.target); err != nil || bi == nil {

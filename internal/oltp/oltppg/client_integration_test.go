@@ -68,7 +68,7 @@ func TestMain(m *testing.M) {
 
 // builtTargetOn starts a managed PostgreSQL of the test's own, on the
 // server binaries in pgBin ("" for the default ones), with one warehouse
-// built.
+// built and no template kept (nothing resets it).
 func builtTargetOn(t testing.TB, pgBin string) (*postgres.Target, *pgx.Conn) {
 	t.Helper()
 	target := build(t, testenv.StorageDir(t), pgBin, nil)
@@ -76,7 +76,8 @@ func builtTargetOn(t testing.TB, pgBin string) (*postgres.Target, *pgx.Conn) {
 }
 
 // build prepares and starts a managed instance under dir and builds one
-// warehouse: stopped with the test, or, given group, left to its caller.
+// warehouse: stopped with the test, or, given group, left to its caller
+// and kept as a template for the resets of the tests that share it.
 func build(t testing.TB, dir, pgBin string, group **proc.Group) *postgres.Target {
 	t.Helper()
 	ctx := context.Background()
@@ -92,7 +93,8 @@ func build(t testing.TB, dir, pgBin string, group **proc.Group) *postgres.Target
 			t.Fatal(err)
 		}
 	}
-	if _, err := oltp.Build(ctx, target, oltp.BuildConfig{Warehouses: 1, Seed: 3, Workers: 2}, progress.New(io.Discard, progress.None, false)); err != nil {
+	cfg := oltp.BuildConfig{Warehouses: 1, Seed: 3, Workers: 2, NoTemplate: group == nil}
+	if _, err := oltp.Build(ctx, target, cfg, progress.New(io.Discard, progress.None, false)); err != nil {
 		t.Fatal(err)
 	}
 	return target

@@ -31,7 +31,11 @@ func TestLoadLeavesNoEmptyPages(t *testing.T) {
 		t.Fatal("PostgreSQL 18 is required here: .ci/setup installs it under /opt/calibra")
 	}
 	ctx := context.Background()
-	_, conn := builtTargetOn(t, newest.Dir)
+	target, conn := builtTargetOn(t, newest.Dir)
+	// A build told to keep no template (the durability audit's) keeps none.
+	if _, exists, err := target.TemplateNote(ctx); err != nil || exists {
+		t.Errorf("a build with NoTemplate left a template (%v)", err)
+	}
 	for _, tb := range tpcc.Tables() {
 		var pages, used int64
 		if err := conn.QueryRow(ctx, `SELECT pg_relation_size($1::regclass) / current_setting('block_size')::int,
