@@ -1,4 +1,4 @@
-package layers
+package iocal
 
 import (
 	"path/filepath"
