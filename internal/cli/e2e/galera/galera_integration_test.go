@@ -38,10 +38,14 @@ func TestOLTPOnGalera(t *testing.T) {
 	outs := t.TempDir()
 	common := []string{"--engine", "mariadb", "--galera", fmt.Sprint(nodes), "--db-cache", "128MB", "--path", path, "--progress", "none"}
 
-	clitest.MustRun(t, 0, append([]string{"oltp", "build", "--warehouses", "2", "--out", filepath.Join(outs, "build")}, common...)...)
+	// One warehouse: the run is paced, so its Payments, each updating the
+	// one warehouse row from both nodes, conflict now and then, not in a
+	// storm (a closed loop on three nodes once kept node 1 from replicating
+	// anything for 4 s); the build of two took 110 s beside a busy loop.
+	clitest.MustRun(t, 0, append([]string{"oltp", "build", "--warehouses", "1", "--out", filepath.Join(outs, "build")}, common...)...)
 	clitest.NoServerLeft(t, path)
 	_, b := clitest.LastStep[*results.OLTPBuild](t, filepath.Join(outs, "build"))
-	if b.Rows["warehouse"] != 2 || b.Consistency == nil || !b.Consistency.OK {
+	if b.Rows["warehouse"] != 1 || b.Consistency == nil || !b.Consistency.OK {
 		t.Fatalf("build: rows %v, consistency %+v", b.Rows, b.Consistency)
 	}
 
