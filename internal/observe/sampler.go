@@ -403,9 +403,12 @@ func (s *Sampler) between(a, b reading, polls []waitPoll) *results.Observe {
 }
 
 // aggregateWaits turns polls into the top-waits list: each backend seen in
-// an event counts as one WaitInterval of database time in it (the ASH
-// estimate). Failed polls count nothing, so the average active sessions
-// are taken over the polls that succeeded.
+// an event counts as the time one poll stands for in it (the ASH
+// estimate): one WaitInterval, or the polls' mean spacing when the machine
+// kept them further apart (a poll late behind a busy CPU stands for the
+// time since the one before it, not a tenth of a second). Failed polls
+// count nothing, so the average active sessions are taken over the polls
+// that succeeded.
 func (s *Sampler) aggregateWaits(polls []waitPoll, db *results.ObserveDB, missing map[string]string) []results.Wait {
 	perKey := map[int]int{}
 	total := 0
@@ -440,6 +443,9 @@ func (s *Sampler) aggregateWaits(polls []waitPoll, db *results.ObserveDB, missin
 	}
 	db.ActiveSessionsAvg = ptr(round3(float64(total) / float64(db.WaitSamples)))
 	step := s.cfg.WaitInterval.Seconds()
+	if n := len(polls); n > 1 {
+		step = max(step, polls[n-1].at.Sub(polls[0].at).Seconds()/float64(n-1))
+	}
 	waits := make([]results.Wait, 0, len(perKey))
 	for k, n := range perKey {
 		key := s.waitKeys[k]

@@ -135,6 +135,24 @@ func TestWaitsAreSamplesTimesInterval(t *testing.T) {
 	}
 }
 
+// Polls a busy machine kept 250 ms apart stand for 250 ms each: a session
+// seen in all of them over 2 s counts 2 s, not the 0.8 s that a tenth of
+// a second a poll would say.
+func TestLatePollsStandForTheTimeBetweenThem(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s := fakeSampler(t0, 0, 2)
+	s.db = &dbObserver{src: readLatency{}, info: DBInfo{Database: "calibra", WaitView: "the sessions", Limits: map[string]string{}}}
+	s.readings[0].db, s.readings[1].db = &dbReading{}, &dbReading{}
+	s.waitKeys = []WaitKey{{"CPU", "CPU"}}
+	for i := 0; i <= 8; i++ {
+		s.polls = append(s.polls, waitPoll{at: t0.Add(time.Duration(i) * 250 * time.Millisecond), counts: []keyCount{{0, 1}}})
+	}
+	o := s.Window(t0, t0.Add(2*time.Second))
+	if len(o.Waits) != 1 || o.Waits[0].Samples != 8 || o.Waits[0].Seconds != 2 {
+		t.Fatalf("waits %+v: want the 8 polls after the start, 0.25 s each", o.Waits)
+	}
+}
+
 // readLatency is a source whose data-file reads take the mean read time.
 type readLatency struct{ DBSource }
 
