@@ -18,6 +18,7 @@ import (
 // is calibra's, the formula's, and 2 for each visit that found nothing to
 // do (which no statistic shows).
 func TestAutovacuumXactsAsTheServerCountsThem(t *testing.T) {
+	t.Parallel() // instances of its own, beside the shared one's tests
 	if testing.Short() {
 		t.Skip("real PostgreSQL work; run without -short")
 	}

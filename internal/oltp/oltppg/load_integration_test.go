@@ -15,6 +15,7 @@ import (
 // database bigger than its rows (a third of history's and orders' pages
 // on 18) and its MB/s better than the load.
 func TestLoadLeavesNoEmptyPages(t *testing.T) {
+	t.Parallel() // an instance of its own, beside the shared one's tests
 	if testing.Short() {
 		t.Skip("builds on a real PostgreSQL; run without -short")
 	}
