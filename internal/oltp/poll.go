@@ -100,6 +100,9 @@ type poller struct {
 	// cpuBegun and cpuStopped are the thread's own CPU when it saw the
 	// window begin and stop: the load generator's share of the process's.
 	cpuBegun, cpuStopped time.Duration
+	// wakes counts the returns from epoll_wait; wakesBegun and
+	// wakesStopped are its value at the same sights of the window.
+	wakes, wakesBegun, wakesStopped uint64
 }
 
 // newPollers splits the users and their connections (their own, or the
@@ -217,6 +220,7 @@ func (pl *poller) loop(ctx context.Context) error {
 			return nil
 		}
 		r, e := pl.wait()
+		pl.wakes++
 		if e != 0 {
 			if e == syscall.EINTR {
 				continue
@@ -256,13 +260,13 @@ func (pl *poller) edges() error {
 	select {
 	case <-pl.begin:
 		pl.ph.begun, pl.begin, moved = true, nil, true
-		pl.cpuBegun = proc.ThreadCPU()
+		pl.cpuBegun, pl.wakesBegun = proc.ThreadCPU(), pl.wakes
 	default:
 	}
 	select {
 	case <-pl.stop:
 		pl.ph.stopping, pl.stop, moved = true, nil, true
-		pl.cpuStopped = proc.ThreadCPU()
+		pl.cpuStopped, pl.wakesStopped = proc.ThreadCPU(), pl.wakes
 	default:
 	}
 	if !moved {

@@ -498,8 +498,12 @@ func driverFigures(out *results.OLTP, cr *crew, tw *timed, cfg RunConfig) *resul
 	if cr.pollers == nil {
 		d.Reason = unpolledReason(cr.sessions)
 	}
-	if cpu := pollingCPU(cr.pollers); cpu > 0 {
+	if cpu, wakes := pollingCPU(cr.pollers); cpu > 0 {
 		d.PollingCPUUsPerTxn = round(cpu.Seconds()/completed*1e6, 1)
+		if wakes > 0 {
+			d.TxnPerWakeup = round(completed/float64(wakes), 2)
+			d.PollingCPUUsPerWakeup = round(cpu.Seconds()/float64(wakes)*1e6, 1)
+		}
 	}
 	if cfg.KeyingThinking > 0 || cfg.RatePerUser > 0 {
 		lag, ns := hist.New(), int64(0)
@@ -526,17 +530,19 @@ func unpolledReason(sessions []Session) string {
 	return ""
 }
 
-// pollingCPU is the polling threads' own CPU between their sight of the
-// window's start and its end; 0 with goroutines or when a thread saw
-// neither.
-func pollingCPU(pls []*poller) time.Duration {
+// pollingCPU is the polling threads' own CPU, and their returns from
+// epoll_wait, between their sight of the window's start and its end; 0
+// with goroutines or when a thread saw neither.
+func pollingCPU(pls []*poller) (time.Duration, uint64) {
 	var cpu time.Duration
+	var wakes uint64
 	for _, pl := range pls {
 		if pl.cpuBegun > 0 && pl.cpuStopped > pl.cpuBegun {
 			cpu += pl.cpuStopped - pl.cpuBegun
+			wakes += pl.wakesStopped - pl.wakesBegun
 		}
 	}
-	return cpu
+	return cpu, wakes
 }
 
 // startUsers starts the users under wg, failing the run through fail:

@@ -373,6 +373,9 @@ func (b *builder) oltp(o *results.OLTP) {
 		if d.PollingCPUUsPerTxn > 0 {
 			polling = fmt.Sprintf("; the polling threads themselves %s µs", results.Num(d.PollingCPUUsPerTxn))
 		}
+		if d.TxnPerWakeup > 0 {
+			polling += fmt.Sprintf("; %s transactions and %s µs of the polling threads' CPU a wake-up", results.Num(d.TxnPerWakeup), results.Num(d.PollingCPUUsPerWakeup))
+		}
 		b.sec.Notes = append(b.sec.Notes, fmt.Sprintf("Driver CPU: %s s (%s µs per transaction%s, %s %% of the machine).",
 			results.Num(d.CPUS), results.Num(d.CPUUsPerTxn), polling, results.Num(d.MachineSharePct)))
 	}

@@ -226,7 +226,15 @@ type DriverCPU struct {
 	// the load generator alone, without the collector, the observers and
 	// Go's runtime that CPUUsPerTxn includes; absent with goroutines.
 	PollingCPUUsPerTxn float64 `json:"polling_cpu_us_per_txn,omitempty"`
-	MachineSharePct    float64 `json:"machine_share_pct"` // of all CPUs over the window
+	// TxnPerWakeup is the transactions completed for each return of the
+	// polling threads from epoll_wait over the window, and
+	// PollingCPUUsPerWakeup their CPU a return: a thread's cost goes with
+	// its wake-ups, so the cost a transaction falls as answers come
+	// several a wake-up (a faster server, more users); absent with
+	// goroutines.
+	TxnPerWakeup          float64 `json:"txn_per_wakeup,omitempty"`
+	PollingCPUUsPerWakeup float64 `json:"polling_cpu_us_per_wakeup,omitempty"`
+	MachineSharePct       float64 `json:"machine_share_pct"` // of all CPUs over the window
 	// MemPerUserKB is the Go heap the users and their connections took
 	// when connected, per user (terminal).
 	MemPerUserKB float64 `json:"mem_per_user_kb,omitempty"`

@@ -184,7 +184,11 @@ func writeDriver(b *strings.Builder, d *results.DriverCPU) {
 		threads = fmt.Sprintf(", polling on %d thread%s", d.Threads, map[bool]string{true: "s"}[d.Threads > 1])
 	}
 	if d.PollingCPUUsPerTxn > 0 {
-		threads += fmt.Sprintf(" (%.1f µs of it on the polling threads)", d.PollingCPUUsPerTxn)
+		threads += fmt.Sprintf(" (%.1f µs of it on the polling threads", d.PollingCPUUsPerTxn)
+		if d.TxnPerWakeup > 0 {
+			threads += fmt.Sprintf(", %.1f transactions and %.1f µs a wake-up", d.TxnPerWakeup, d.PollingCPUUsPerWakeup)
+		}
+		threads += ")"
 	}
 	fmt.Fprintf(b, "  %-10s %4.1f%% of the machine, %.1f µs a transaction%s%s\n",
 		"driver", d.MachineSharePct, d.CPUUsPerTxn, mem, threads)

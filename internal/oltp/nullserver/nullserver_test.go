@@ -59,6 +59,16 @@ func TestRunOnTheNullServer(t *testing.T) {
 			if d := out.Driver; c.threads > 0 && (d.PollingCPUUsPerTxn <= 0 || d.PollingCPUUsPerTxn > d.CPUUsPerTxn) {
 				t.Errorf("the polling threads' CPU %.1f µs a transaction, of the process's %.1f", d.PollingCPUUsPerTxn, d.CPUUsPerTxn)
 			}
+			// Their CPU a transaction is their CPU a wake-up over the
+			// transactions a wake-up (each figure rounded); goroutines have
+			// no wake-ups to count.
+			if d := out.Driver; c.threads > 0 {
+				if d.TxnPerWakeup <= 0 || math.Abs(d.PollingCPUUsPerWakeup/d.TxnPerWakeup-d.PollingCPUUsPerTxn) > 0.05*d.PollingCPUUsPerTxn+0.1 {
+					t.Errorf("%.2f transactions and %.1f µs a wake-up, %.1f µs a transaction: they do not agree", d.TxnPerWakeup, d.PollingCPUUsPerWakeup, d.PollingCPUUsPerTxn)
+				}
+			} else if d.TxnPerWakeup != 0 || d.PollingCPUUsPerWakeup != 0 {
+				t.Errorf("goroutines reported wake-ups: %+v", d)
+			}
 			if out.TPMClient == 0 || out.TPMDB == nil || out.NOPM == nil {
 				t.Fatalf("no throughput: %+v", out)
 			}
