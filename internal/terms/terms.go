@@ -38,7 +38,7 @@ type Counter struct{ Field, Head string }
 
 // Neutral are the words for an engine that gives none.
 var Neutral = Words{
-	Waits:       "Database time per wait event, from samples of the server's active sessions (the ASH idea); seconds = samples × the sampling interval; \"CPU\" is an active session in no wait. Avg ms comes from the server's counters where they give it.",
+	Waits:       "Database time per wait event, from samples of the server's active sessions (the ASH idea); seconds = samples × the time a sample stands for (the sampling interval, or the samples' mean spacing where a busy machine kept them further apart); \"CPU\" is an active session in no wait. Avg ms comes from the server's counters where they give it.",
 	Checkpoints: "Checkpoints begun in the timed window",
 	Log:         "log",
 	StandbyLag:  "the primary's view",

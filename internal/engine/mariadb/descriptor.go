@@ -62,7 +62,7 @@ func init() {
 // its redo log nor counts checkpoints there, the oltp step does; its row
 // locks say more).
 var words = terms.Words{
-	Waits:        "Database time per wait event, from samples of the workload's sessions in performance_schema.events_waits_current (their states in information_schema.PROCESSLIST where performance_schema is off), an InnoDB row lock wait told by INNODB_TRX (the ASH idea); seconds = samples × the sampling interval; \"CPU\" is an active session in no instrumented wait. Avg ms comes from the waits performance_schema timed over the window.",
+	Waits:        "Database time per wait event, from samples of the workload's sessions in performance_schema.events_waits_current (their states in information_schema.PROCESSLIST where performance_schema is off), an InnoDB row lock wait told by INNODB_TRX (the ASH idea); seconds = samples × the time a sample stands for (the sampling interval, or the samples' mean spacing where a busy machine kept them further apart); \"CPU\" is an active session in no instrumented wait. Avg ms comes from the waits performance_schema timed over the window.",
 	Transactions: "performance_schema's transactions of calibra's account",
 	Checkpoints:  "InnoDB checkpoints in the timed window (INNODB_METRICS log_checkpoints; fuzzy, advancing the redo log's checkpoint)",
 	Log:          "redo log",

@@ -73,7 +73,7 @@ func Descriptor(k Kind, open engine.Opener) engine.Descriptor {
 
 // words are PostgreSQL's terms in reports.
 var words = terms.Words{
-	Waits:        "Database time per wait event, from pg_stat_activity samples (the ASH idea); seconds = samples × the sampling interval; \"CPU\" is an active backend with no wait event. Avg ms comes from the server's counters where they give it.",
+	Waits:        "Database time per wait event, from pg_stat_activity samples (the ASH idea); seconds = samples × the time a sample stands for (the sampling interval, or the samples' mean spacing where a busy machine kept them further apart); \"CPU\" is an active backend with no wait event. Avg ms comes from the server's counters where they give it.",
 	Transactions: "pg_stat_database",
 	Log:          "WAL",
 	Counters: []terms.Counter{{Field: "active_sessions_avg", Head: "active sessions"}, {Field: "blks_read", Head: "blocks read"},
