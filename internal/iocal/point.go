@@ -50,27 +50,37 @@ func (r *runner) point(test string, jobs []*job, elapsed time.Duration, from, to
 	observed(&p, test, o)
 	driver := round(100*selfCPU.Seconds()/(secs*float64(runtime.NumCPU())), 2)
 	opts := verdict.Options{ServerSide: serverSide(test), Nearest: true, Writes: test == TestSeqWrite || test == TestWAL,
-		Load: share(r.env.Device, test, int64(r.data.blockSize), &p)}
+		Load: share(r.env.Device, test, int64(r.data.blockSize), &p), Log: r.logWord()}
 	if test == TestWAL {
-		opts.Flush = flushPath(p)
+		opts.Flush = flushPath(p, r.logWord())
 	}
 	p.LimitedBy, p.LimitedByEvidence = verdict.DecideWith(o, &driver, opts)
 	return p
 }
 
 // flushPath is a commit point's flush against its commit: the server's
-// mean WAL sync, else the device's write await; nil without either.
-func flushPath(p results.IOCalPoint) *verdict.Flush {
+// mean sync of its log (called log), else the device's write await; nil
+// without either.
+func flushPath(p results.IOCalPoint, log string) *verdict.Flush {
 	if p.LatMs == nil {
 		return nil
 	}
 	switch {
 	case p.ServerSyncMs != nil:
-		return &verdict.Flush{FlushMs: *p.ServerSyncMs, CommitMs: p.LatMs.Mean, Source: "the server's mean WAL sync"}
+		return &verdict.Flush{FlushMs: *p.ServerSyncMs, CommitMs: p.LatMs.Mean, Source: "the server's mean " + log + " sync"}
 	case p.DiskWAwaitMs != nil:
 		return &verdict.Flush{FlushMs: *p.DiskWAwaitMs, CommitMs: p.LatMs.Mean, Source: "the device's write await"}
 	}
 	return nil
+}
+
+// logWord is the engine's name for its log of changes, "log" when the
+// run was not told it.
+func (r *runner) logWord() string {
+	if r.env.Log == "" {
+		return "log"
+	}
+	return r.env.Log
 }
 
 // serverSide are the tests whose work the server issues, many blocks,
@@ -160,7 +170,7 @@ func written(p *results.IOCalPoint, o *results.Observe) {
 	p.DataWMBPS, p.WALMBPS, p.WALFPIPS = rate(db.DataWriteBytes, 1e6, 2), rate(db.WALBytes, 1e6, 2), rate(db.WALFPI, 1, 1)
 }
 
-func pointLine(test string, p results.IOCalPoint) string {
+func pointLine(test string, p results.IOCalPoint, log string) string {
 	line := fmt.Sprintf("%s %d jobs: ", test, p.Jobs)
 	switch test {
 	case TestRandom, TestClientRead:
@@ -170,25 +180,25 @@ func pointLine(test string, p results.IOCalPoint) string {
 		// the server counts it, and nothing (not 0) where it does not.
 		line += fmt.Sprintf("%.0f commits/s", p.CommitsPS)
 		if p.WALMBPS != nil {
-			line += fmt.Sprintf(", WAL %.3f MB/s", *p.WALMBPS)
+			line += fmt.Sprintf(", %s %.3f MB/s", log, *p.WALMBPS)
 		}
 		return line + pointLatencies(p)
 	}
 	line += fmt.Sprintf("%.1f MB/s", p.MBPS)
 	if test == TestSeqWrite {
-		line += pointWrites(p)
+		line += pointWrites(p, log)
 	}
 	return line + pointLatencies(p)
 }
 
 // pointWrites is what a write point's server and device wrote, beside its
 // table's MB/s.
-func pointWrites(p results.IOCalPoint) string {
+func pointWrites(p results.IOCalPoint, log string) string {
 	line := ""
 	for _, w := range []struct {
 		what string
 		mbps *float64
-	}{{"data files", p.DataWMBPS}, {"WAL", p.WALMBPS}, {"device", p.DiskWMBPS}} {
+	}{{"data files", p.DataWMBPS}, {log, p.WALMBPS}, {"device", p.DiskWMBPS}} {
 		if w.mbps != nil {
 			line += fmt.Sprintf(", %s %.1f MB/s", w.what, *w.mbps)
 		}

@@ -54,7 +54,7 @@ func TestCommitPointTakesTheWALDevice(t *testing.T) {
 		Disk:    &results.ObserveDisk{WIOPS: f(5), WAwaitMs: f(9)},
 		WALDisk: &results.ObserveDisk{WIOPS: f(1000), WAwaitMs: f(0.5)},
 		DB:      &results.ObserveDB{HitPct: f(100), WALSyncs: ptr(int64(2000)), WALWrites: ptr(int64(2000)), WALBytes: ptr(int64(4e6)), WALSyncAvgMs: f(0.4)}}
-	r := &runner{data: &data{blockSize: 8192}, env: Env{Window: func(time.Time, time.Time) *results.Observe { return o }}}
+	r := &runner{data: &data{blockSize: 8192}, env: Env{Log: "WAL", Window: func(time.Time, time.Time) *results.Observe { return o }}}
 	jobs := []*job{{lat: hist.New(), ops: 2000, units: 2000, sum: time.Second}}
 	p := r.point(TestWAL, jobs, 2*time.Second, time.Time{}, time.Time{}, 0)
 	if p.CommitsPS != 1000 || *p.DiskWIOPS != 1000 || *p.DiskWAwaitMs != 0.5 || *p.WALSyncsPS != 1000 || *p.WALMBPS != 2 || *p.ServerSyncMs != 0.4 {
@@ -62,6 +62,10 @@ func TestCommitPointTakesTheWALDevice(t *testing.T) {
 	}
 	if p.LimitedBy != verdict.Storage || !strings.Contains(p.LimitedByEvidence.Rule, "the WAL flush took 80% of a commit's time") {
 		t.Errorf("a commit spending 0.4 of its 0.5 ms in the WAL sync: %s (%s)", p.LimitedBy, p.LimitedByEvidence.Rule)
+	}
+	// The point's line names the engine's log in its words.
+	if line := pointLine(TestWAL, p, "redo log"); !strings.Contains(line, "1000 commits/s, redo log 2.000 MB/s") {
+		t.Errorf("MariaDB's commit point line: %s", line)
 	}
 	// A commit moves no table data: no mbps, rather than 0 MB/s.
 	js, err := json.Marshal(p)

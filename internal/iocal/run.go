@@ -19,6 +19,9 @@ import (
 // Env is what a calibration runs with, from the session around it.
 type Env struct {
 	Prog *progress.Printer
+	// Log is the engine's name for its log of changes ("WAL", "redo
+	// log"), in the point lines and verdicts; "log" when empty.
+	Log string
 	// Edge reads the observers at a window edge and Window returns what
 	// they saw between two edges; nil without observers.
 	Edge   func() time.Time
@@ -360,7 +363,7 @@ func (r *runner) sweep(ctx context.Context, test string, points *[]results.IOCal
 		r.lastMBPS[test] = p.MBPS
 		r.out.Warnings = append(r.out.Warnings, pointWarnings(test, n, samples(jobs), elapsed.Seconds(), r.cfg.Point.Seconds(), meanOp(jobs))...)
 		*points = append(*points, p)
-		r.env.Prog.Phase("iocal: %s", pointLine(test, p))
+		r.env.Prog.Phase("iocal: %s", pointLine(test, p, r.logWord()))
 	}
 	return nil
 }

@@ -155,7 +155,7 @@ func cacheLimit(p *Problems, flag, s string) int64 {
 func iocalBody(cfg iocal.Config) StepFunc {
 	return func(ctx context.Context, s *Session) ([]results.Step, error) {
 		started := time.Now()
-		env := iocal.Env{Prog: s.prog, CacheBytes: s.cacheBytes, Device: results.DevicePoints(s.dir.Steps())}
+		env := iocal.Env{Prog: s.prog, Log: s.logWord(), CacheBytes: s.cacheBytes, Device: results.DevicePoints(s.dir.Steps())}
 		if s.limits != nil {
 			// The step records its own cold starts in its copy.
 			lim := *s.limits

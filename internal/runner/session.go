@@ -623,7 +623,7 @@ func (s *Session) keep(ctx context.Context, steps []results.Step, err error) err
 		if o, ok := st.Body.(*results.OLTP); ok && o.Driver != nil {
 			driver = &o.Driver.MachineSharePct
 		}
-		st.LimitedBy, st.LimitedByEvidence = judgeWindow(st.Kind, st.Observe, driver, results.DevicePoints(s.dir.Steps()))
+		st.LimitedBy, st.LimitedByEvidence = judgeWindow(st.Kind, st.Observe, driver, results.DevicePoints(s.dir.Steps()), s.logWord())
 		if h, ok := st.Body.(results.HeadlineLimiter); ok {
 			if by, ev, ok := h.HeadlineLimit(); ok {
 				st.LimitedBy, st.LimitedByEvidence = by, ev
@@ -694,4 +694,13 @@ func writeFile(dir *results.Dir, data []byte, parts ...string) error {
 		return err
 	}
 	return results.WriteFileAtomic(path, data)
+}
+
+// logWord is the engine's name for its log of changes, "" (neutral words)
+// for a step with no database (the device's).
+func (s *Session) logWord() string {
+	if s.target == nil {
+		return ""
+	}
+	return terms.Of(s.target.Name()).Log
 }

@@ -71,9 +71,10 @@ func nearestFor(dev []results.DevicePoint, iops, mbps *float64, queue int, match
 }
 
 // judgeWindow is what limited an oltp window (a step's, or a load's of a
-// ramp or scale), with its share of the device layer when kind has one.
-func judgeWindow(kind string, o *results.Observe, driver *float64, dev []results.DevicePoint) (string, *results.Evidence) {
-	opts := verdict.Options{Nearest: true}
+// ramp or scale), with its share of the device layer when kind has one;
+// log is the engine's name for its log of changes.
+func judgeWindow(kind string, o *results.Observe, driver *float64, dev []results.DevicePoint, log string) (string, *results.Evidence) {
+	opts := verdict.Options{Nearest: true, Log: log}
 	if slices.Contains(shareKinds, kind) {
 		opts.Load = windowShare(o, dev)
 	}

@@ -29,14 +29,14 @@ func nearest(ev *results.Evidence, opts Options) (string, string, bool) {
 		// which a parallel device fills long before it is full.
 		add(Storage, ev.DiskUtilPct, DiskUtilPct, "the device was busy %.1f%% of the window")
 	}
-	add(Storage, ev.FlushSharePct, FlushSharePct, "the WAL flush took %.1f%% of a commit's time")
+	add(Storage, ev.FlushSharePct, FlushSharePct, "the "+opts.log()+" flush took %.1f%% of a commit's time")
 	add(Host, ev.CPUOutsidePct, HostSharePct, "processes outside calibra and the database used %.1f%% of the machine")
 	if !opts.ServerSide {
 		add(Driver, ev.DriverCPUPct, DriverSharePct, "calibra itself used %.1f%% of the machine")
 	}
 	switch ev.TopWait {
 	case "WAL":
-		add(WAL, ev.TopWaitSharePct, WaitSharePct, "WAL writes and syncs took %.1f%% of the database's time")
+		add(WAL, ev.TopWaitSharePct, WaitSharePct, opts.log()+" writes and syncs took %.1f%% of the database's time")
 	case "Lock", "LWLock":
 		add(Lock, ev.TopWaitSharePct, WaitSharePct, ev.TopWait+" waits took %.1f%% of the database's time")
 	case "IO":

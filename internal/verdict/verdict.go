@@ -71,6 +71,17 @@ type Options struct {
 	// Flush is a commit point's flush path; nil for other points. A
 	// commit point writes.
 	Flush *Flush
+	// Log is the engine's name for its log of changes ("WAL", "redo
+	// log") in the rules' words; "log" when empty.
+	Log string
+}
+
+// log is the engine's log in its words.
+func (o Options) log() string {
+	if o.Log == "" {
+		return "log"
+	}
+	return o.Log
 }
 
 // Load is the device's own rate over a window against its capability.
@@ -195,12 +206,12 @@ func firstRule(ev *results.Evidence, opts Options) (string, string) {
 	case at(ev.CPUBusyPct, CPUBusyPct):
 		return CPU, fmt.Sprintf("the CPUs were busy %.0f%% of the window (≥ %.0f%%) and the device was not saturated", *ev.CPUBusyPct, CPUBusyPct)
 	case at(ev.FlushSharePct, FlushSharePct):
-		return Storage, fmt.Sprintf("the WAL flush took %.0f%% of a commit's time (%s %.3f ms of %.3f ms; ≥ %.0f%%): the device's flush path set the pace",
-			*ev.FlushSharePct, opts.Flush.Source, opts.Flush.FlushMs, opts.Flush.CommitMs, FlushSharePct)
+		return Storage, fmt.Sprintf("the %s flush took %.0f%% of a commit's time (%s %.3f ms of %.3f ms; ≥ %.0f%%): the device's flush path set the pace",
+			opts.log(), *ev.FlushSharePct, opts.Flush.Source, opts.Flush.FlushMs, opts.Flush.CommitMs, FlushSharePct)
 	case at(ev.TopWaitSharePct, WaitSharePct) && (ev.TopWait == "Lock" || ev.TopWait == "LWLock"):
 		return Lock, fmt.Sprintf("%s waits took %.0f%% of the database's time (≥ %.0f%%)", ev.TopWait, *ev.TopWaitSharePct, WaitSharePct)
 	case at(ev.TopWaitSharePct, WaitSharePct) && ev.TopWait == "WAL":
-		return WAL, fmt.Sprintf("WAL writes and syncs took %.0f%% of the database's time (≥ %.0f%%)", *ev.TopWaitSharePct, WaitSharePct)
+		return WAL, fmt.Sprintf("%s writes and syncs took %.0f%% of the database's time (≥ %.0f%%)", opts.log(), *ev.TopWaitSharePct, WaitSharePct)
 	case at(ev.TopWaitSharePct, WaitSharePct) && ev.TopWait == "IO":
 		return Storage, fmt.Sprintf("data-file I/O took %.0f%% of the database's time (≥ %.0f%%): the device's latency set the pace at this concurrency", *ev.TopWaitSharePct, WaitSharePct) + moreToGive(opts.Load)
 	case at(ev.HitPct, HitPct) && !opts.Writes && opts.Flush == nil:

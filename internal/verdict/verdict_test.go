@@ -42,14 +42,14 @@ func TestDecide(t *testing.T) {
 			Disk: &results.ObserveDisk{UtilPct: f(92)}}, nil, Storage, "device was busy 92%"},
 		{"the driver's own CPU", &results.Observe{CPUBusyPct: f(97)}, f(30), Driver, "calibra itself used 30%"},
 		{"commit flushes", &results.Observe{CPUBusyPct: f(50), DB: &results.ObserveDB{HitPct: f(99.5)},
-			Waits: waits("IO", "WALSync", 45)}, f(5), WAL, "WAL writes and syncs took 45%"},
-		{"commit flushes, as PostgreSQL 17+ names them", &results.Observe{CPUBusyPct: f(50), Waits: waits("IO", "WalSync", 40)}, nil, WAL, "WAL writes and syncs took 40%"},
+			Waits: waits("IO", "WALSync", 45)}, f(5), WAL, "log writes and syncs took 45%"},
+		{"commit flushes, as PostgreSQL 17+ names them", &results.Observe{CPUBusyPct: f(50), Waits: waits("IO", "WalSync", 40)}, nil, WAL, "log writes and syncs took 40%"},
 		{"row locks", &results.Observe{CPUBusyPct: f(40), Waits: waits("Lock", "tuple", 60)}, nil, Lock, "Lock waits took 60%"},
 		{"MariaDB's row locks and latches together", &results.Observe{CPUBusyPct: f(40), Waits: []results.Wait{
 			{Class: "CPU", Event: "CPU", SharePct: 50}, {Class: "lock/row", Event: "innodb/row_lock", SharePct: 20},
 			{Class: "synch/mutex", Event: "innodb/lock_mutex", SharePct: 15}, {Class: "io/file", Event: "innodb/innodb_data_file", SharePct: 15}}},
 			nil, Lock, "Lock waits took 35%"},
-		{"MariaDB's redo log writes", &results.Observe{CPUBusyPct: f(40), Waits: waits("io/file", "innodb/innodb_log_file", 40)}, nil, WAL, "WAL writes and syncs took 40%"},
+		{"MariaDB's redo log writes", &results.Observe{CPUBusyPct: f(40), Waits: waits("io/file", "innodb/innodb_log_file", 40)}, nil, WAL, "log writes and syncs took 40%"},
 		// The quick study's oltp: 99.3% hits, CPU not saturated.
 		{"served from memory", &results.Observe{CPUBusyPct: f(70), DB: &results.ObserveDB{HitPct: f(99.3)},
 			Waits: waits("IO", "DataFileRead", 5)}, f(8), Cache, "99.3% of the blocks"},
@@ -80,7 +80,7 @@ func TestDecideOnARecordedQuickStudy(t *testing.T) {
 		if o, ok := st.Body.(*results.OLTP); ok && o.Driver != nil {
 			driver = &o.Driver.MachineSharePct
 		}
-		by, ev := DecideWith(st.Observe, driver, Options{Nearest: true})
+		by, ev := DecideWith(st.Observe, driver, Options{Nearest: true, Log: "WAL"}) // a PostgreSQL run
 		fmt.Fprintf(&b, "%s %q window: %s: %s\n", st.Kind, st.Name, by, ev.Rule)
 		if h, ok := st.Body.(results.HeadlineLimiter); ok {
 			if by, ev, ok := h.HeadlineLimit(); ok {
@@ -160,14 +160,14 @@ func TestDecideWithTheDeviceAndTheFlush(t *testing.T) {
 			&results.Observe{CPUBusyPct: f(20), Disk: disk(30), Waits: waits("IO", "DataFileRead", 25)},
 			Options{Nearest: true}, Storage, []string{"the nearest: data-file I/O took 25.0%"}},
 		// MariaDB's wal point seen on 2026-11-26: 36% CPU, 30% device busy,
-		// every block a cache hit.
+		// every block a cache hit; its log in its own words.
 		{"a commit point is never cache: its flush path, else the nearest",
 			&results.Observe{CPUBusyPct: f(36), Disk: disk(30), DB: &results.ObserveDB{HitPct: f(100)}},
-			Options{Nearest: true, Flush: &Flush{FlushMs: 0.05, CommitMs: 0.164, Source: "the device's write await"}},
-			Storage, []string{"the nearest: the WAL flush took 30.5% of a commit's time"}},
+			Options{Nearest: true, Flush: &Flush{FlushMs: 0.05, CommitMs: 0.164, Source: "the device's write await"}, Log: "redo log"},
+			Storage, []string{"the nearest: the redo log flush took 30.5% of a commit's time"}},
 		{"a commit point at one committer, its flush most of each commit",
 			&results.Observe{CPUBusyPct: f(40), Disk: disk(60)},
-			Options{Flush: &Flush{FlushMs: 0.080, CommitMs: 0.090, Source: "the server's mean WAL sync"}},
+			Options{Flush: &Flush{FlushMs: 0.080, CommitMs: 0.090, Source: "the server's mean WAL sync"}, Log: "WAL"},
 			Storage, []string{"the WAL flush took 89% of a commit's time", "0.080 ms of 0.090 ms"}},
 		{"a commit point on saturated CPUs",
 			&results.Observe{CPUBusyPct: f(96), Disk: disk(40)},
@@ -182,8 +182,11 @@ func TestDecideWithTheDeviceAndTheFlush(t *testing.T) {
 			Unknown, []string{"neither"}},
 		{"waiting for another backend's WAL flush is the WAL's",
 			&results.Observe{CPUBusyPct: f(50), Waits: []results.Wait{{Class: "CPU", Event: "CPU", SharePct: 60},
-				{Class: "LWLock", Event: "WALWrite", SharePct: 25}, {Class: "IO", Event: "WALSync", SharePct: 15}}}, Options{},
+				{Class: "LWLock", Event: "WALWrite", SharePct: 25}, {Class: "IO", Event: "WALSync", SharePct: 15}}}, Options{Log: "WAL"},
 			WAL, []string{"WAL writes and syncs took 40%"}},
+		{"MariaDB's redo log writes in its words",
+			&results.Observe{CPUBusyPct: f(40), Waits: waits("io/file", "innodb/innodb_log_file", 40)}, Options{Log: "redo log"},
+			WAL, []string{"redo log writes and syncs took 40%"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
