@@ -368,16 +368,7 @@ func (b *builder) oltp(o *results.OLTP) {
 	}
 	b.table(t)
 	if o.Driver != nil {
-		d := o.Driver
-		polling := ""
-		if d.PollingCPUUsPerTxn > 0 {
-			polling = fmt.Sprintf("; the polling threads themselves %s µs", results.Num(d.PollingCPUUsPerTxn))
-		}
-		if d.TxnPerWakeup > 0 {
-			polling += fmt.Sprintf("; %s transactions and %s µs of the polling threads' CPU a wake-up", results.Num(d.TxnPerWakeup), results.Num(d.PollingCPUUsPerWakeup))
-		}
-		b.sec.Notes = append(b.sec.Notes, fmt.Sprintf("Driver CPU: %s s (%s µs per transaction%s, %s %% of the machine).",
-			results.Num(d.CPUS), results.Num(d.CPUUsPerTxn), polling, results.Num(d.MachineSharePct)))
+		b.sec.Notes = append(b.sec.Notes, driverNote(o.Driver))
 	}
 	if line := retried(o); line != "" {
 		b.sec.Notes = append(b.sec.Notes, line)
@@ -737,4 +728,18 @@ func ptrOr(v *float64) float64 {
 		return nan
 	}
 	return *v
+}
+
+// driverNote is the load generator's own cost: its CPU a transaction and,
+// on the polling driver, the polling threads' part and a wake-up's.
+func driverNote(d *results.DriverCPU) string {
+	polling := ""
+	if d.PollingCPUUsPerTxn > 0 {
+		polling = fmt.Sprintf("; the polling threads themselves %s µs", results.Num(d.PollingCPUUsPerTxn))
+	}
+	if d.TxnPerWakeup > 0 {
+		polling += fmt.Sprintf("; %s transactions and %s µs of the polling threads' CPU a wake-up", results.Num(d.TxnPerWakeup), results.Num(d.PollingCPUUsPerWakeup))
+	}
+	return fmt.Sprintf("Driver CPU: %s s (%s µs per transaction%s, %s %% of the machine).",
+		results.Num(d.CPUS), results.Num(d.CPUUsPerTxn), polling, results.Num(d.MachineSharePct))
 }
