@@ -1,12 +1,14 @@
 package iocal
 
 import (
+	"cmp"
 	"fmt"
 	"runtime"
 	"time"
 
 	"github.com/calibra-bench/calibra/internal/hist"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/terms"
 	"github.com/calibra-bench/calibra/internal/verdict"
 )
 
@@ -74,13 +76,10 @@ func flushPath(p results.IOCalPoint, log string) *verdict.Flush {
 	return nil
 }
 
-// logWord is the engine's name for its log of changes, "log" when the
-// run was not told it.
+// logWord is the engine's name for its log of changes, the neutral word
+// when the run was not told it.
 func (r *runner) logWord() string {
-	if r.env.Log == "" {
-		return "log"
-	}
-	return r.env.Log
+	return cmp.Or(r.env.Log, terms.Neutral.Log)
 }
 
 // serverSide are the tests whose work the server issues, many blocks,

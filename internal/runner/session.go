@@ -517,7 +517,7 @@ func (s *Session) observed(ctx context.Context, body StepFunc) error {
 		members := engine.MembersOf(s.target)
 		cfg.Engine = members[0]
 		if len(members) > 1 {
-			log := terms.Of(s.target.Name()).Log
+			log := s.logWord()
 			evidence := fmt.Sprintf("the database's evidence (waits, cache hits, %s) is server 1's of %d; the host's and the storage's figures are all of theirs", log, len(members))
 			if g, ok := s.target.(engine.Group); ok && g.SharedData() {
 				evidence = fmt.Sprintf("the database's evidence (waits, cache hits, %s) is node 1's of the %d cluster nodes, their replication counters each node's own; the host's and the storage's figures are all of theirs", log, len(members))
@@ -696,11 +696,13 @@ func writeFile(dir *results.Dir, data []byte, parts ...string) error {
 	return results.WriteFileAtomic(path, data)
 }
 
-// logWord is the engine's name for its log of changes, "" (neutral words)
-// for a step with no database (the device's).
+// logWord is the engine's name for its log of changes; the neutral word
+// for a step with no database (the device's), as terms gives it for no
+// engine.
 func (s *Session) logWord() string {
-	if s.target == nil {
-		return ""
+	name := ""
+	if s.target != nil {
+		name = s.target.Name()
 	}
-	return terms.Of(s.target.Name()).Log
+	return terms.Of(name).Log
 }

@@ -5,11 +5,13 @@
 package verdict
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strings"
 
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/terms"
 )
 
 // What can limit a step (results.json's limited_by).
@@ -77,12 +79,7 @@ type Options struct {
 }
 
 // log is the engine's log in its words.
-func (o Options) log() string {
-	if o.Log == "" {
-		return "log"
-	}
-	return o.Log
-}
+func (o Options) log() string { return cmp.Or(o.Log, terms.Neutral.Log) }
 
 // Load is the device's own rate over a window against its capability.
 type Load struct {
