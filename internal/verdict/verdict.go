@@ -74,7 +74,7 @@ type Options struct {
 	// commit point writes.
 	Flush *Flush
 	// Log is the engine's name for its log of changes ("WAL", "redo
-	// log") in the rules' words; "log" when empty.
+	// log") in the rules' words; the neutral word when empty.
 	Log string
 }
 
