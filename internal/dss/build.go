@@ -1,11 +1,14 @@
 package dss
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,6 +20,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/progress"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/safefs"
 )
 
 // BuildConfig says what to build and with what.
@@ -26,6 +30,7 @@ type BuildConfig struct {
 	Rebuild     bool        // replace an existing build
 	Tpchgen     string      // the generator program; "" finds tpchgen-cli on PATH
 	Group       *proc.Group // every generator process runs in it
+	TempDir     string      // where the small tables pass (see load); "" is the system's
 }
 
 // BuildInfo is what a build records in the schema, read back by the tests.
@@ -86,7 +91,8 @@ func Built(ctx context.Context, e engine.Engine) (*BuildInfo, error) {
 
 // Build creates the schema, streams every table from the generator straight
 // into the engine's bulk load (COPY) in parallel parts (nothing lands on disk
-// but the database), then adds keys and indexes, gathers statistics
+// but the database; the small tables pass through a private temporary
+// directory, see load), then adds keys and indexes, gathers statistics
 // (vacuum and analyze), and checks the row counts against the specification.
 func Build(ctx context.Context, e engine.Engine, cfg BuildConfig, prog *progress.Printer) (*results.DSSBuild, error) {
 	d, err := Dialects.For(e)
@@ -202,15 +208,21 @@ type loadJob struct {
 	table       table
 	part, parts int
 	bytes       float64
+	together    bool // generated with the other small tables by one generator
 }
 
 // loadJobs cuts every table into generator parts of at most one pipeline's
 // share, biggest first, so the pipelines finish together with few
-// generator starts.
+// generator starts. Tables under minPartBytes are generated together, by
+// one generator, when there are several.
 func loadJobs(sf float64, workers int) []loadJob {
 	var total float64
+	small := 0
 	for _, tb := range tables {
 		total += tb.bytes * sf
+		if tb.bytes*sf < minPartBytes {
+			small++
+		}
 	}
 	partBytes := max(minPartBytes, total/float64(workers))
 	var jobs []loadJob
@@ -218,7 +230,7 @@ func loadJobs(sf float64, workers int) []loadJob {
 		size := tb.bytes * sf
 		parts := max(1, int(math.Ceil(size/partBytes)))
 		for p := 1; p <= parts; p++ {
-			jobs = append(jobs, loadJob{table: tb, part: p, parts: parts, bytes: size / float64(parts)})
+			jobs = append(jobs, loadJob{table: tb, part: p, parts: parts, bytes: size / float64(parts), together: small > 1 && size < minPartBytes})
 		}
 	}
 	sort.SliceStable(jobs, func(a, b int) bool { return jobs[a].bytes > jobs[b].bytes })
@@ -226,27 +238,48 @@ func loadJobs(sf float64, workers int) []loadJob {
 }
 
 // load runs the jobs on the pipelines: each one starts the generator on a
-// part and bulk-loads its output as it comes.
+// part and bulk-loads its output as it comes. The first small table's job
+// generates all of them into files, which the others wait for; being
+// smallest, they come last, after the big tables' streams have started.
 func load(ctx context.Context, conns []Conn, gen Generator, cfg BuildConfig, rows map[string]int64, prog *progress.Printer) error {
 	jobs := loadJobs(cfg.ScaleFactor, len(conns))
-	var total int64
-	for _, tb := range tables {
-		n, ok := tb.expectedRows(cfg.ScaleFactor)
-		if !ok {
-			n = int64(6_000_000 * cfg.ScaleFactor) // lineitem: about four lines per order
+	var together []string
+	for _, j := range jobs {
+		if j.together {
+			together = append(together, j.table.name)
 		}
-		total += n
 	}
-	bar := prog.Bar(total, "loading", "rows")
+	var dir string
+	var made bool
+	generate := sync.OnceValue(func() (err error) {
+		dir, made, err = gen.together(ctx, cfg.Group, cmp.Or(cfg.TempDir, os.TempDir()), cfg.ScaleFactor, together)
+		return err
+	})
+	defer func() {
+		if dir != "" {
+			_ = safefs.RemoveAll(filepath.Dir(dir), filepath.Base(dir))
+		}
+	}()
+	bar := prog.Bar(expectedRows(cfg.ScaleFactor), "loading", "rows")
 	defer bar.Finish()
 	var mu sync.Mutex
 	return engine.OnConns(ctx, conns, jobs, func(ctx context.Context, _ int, conn Conn, j loadJob) error {
 		var n int64
-		err := gen.stream(ctx, cfg.Group, cfg.ScaleFactor, j.table.name, j.part, j.parts, func(r io.Reader) error {
-			var err error
+		copyIn := func(r io.Reader) (err error) {
 			n, err = conn.Load(ctx, j.table.name, r)
 			return err
-		})
+		}
+		var err error
+		switch {
+		case !j.together:
+			err = gen.stream(ctx, cfg.Group, cfg.ScaleFactor, j.table.name, j.part, j.parts, copyIn)
+		case generate() != nil:
+			err = generate()
+		case made:
+			err = loadFile(filepath.Join(dir, j.table.name+".tbl"), copyIn)
+		default: // no private temporary directory: the table streams alone
+			err = gen.stream(ctx, cfg.Group, cfg.ScaleFactor, j.table.name, j.part, j.parts, copyIn)
+		}
 		if err != nil {
 			return fmt.Errorf("load %s part %d/%d: %w", j.table.name, j.part, j.parts, err)
 		}
@@ -256,6 +289,29 @@ func load(ctx context.Context, conns []Conn, gen Generator, cfg BuildConfig, row
 		bar.Add(n)
 		return nil
 	})
+}
+
+// expectedRows is the rows of every table at sf, lineitem's estimated.
+func expectedRows(sf float64) int64 {
+	var total int64
+	for _, tb := range tables {
+		n, ok := tb.expectedRows(sf)
+		if !ok {
+			n = int64(6_000_000 * sf) // lineitem: about four lines per order
+		}
+		total += n
+	}
+	return total
+}
+
+// loadFile hands a generated table's file to copyIn.
+func loadFile(path string, copyIn func(io.Reader) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return copyIn(f)
 }
 
 // count runs a query of one whole number, such as a count(*); NULL is 0.

@@ -123,6 +123,22 @@ func TestLoadJobs(t *testing.T) {
 	if len(parts) != len(tables) || parts["lineitem"] < 2 || parts["region"] != 1 {
 		t.Errorf("parts per table at SF 1: %v", parts)
 	}
+	// One generator makes the small tables: at SF 1 those under 32 MB, at
+	// SF 0.01 all eight; at SF 10 only region, nation and supplier.
+	for _, c := range []struct {
+		sf   float64
+		want string
+	}{{1, "customer part supplier region nation"}, {0.01, "lineitem orders partsupp customer part supplier region nation"}, {10, "supplier region nation"}} {
+		var together []string
+		for _, j := range loadJobs(c.sf, 2) {
+			if j.together {
+				together = append(together, j.table.name)
+			}
+		}
+		if got := strings.Join(together, " "); got != c.want {
+			t.Errorf("SF %g: generated together %q, want %q", c.sf, got, c.want)
+		}
+	}
 }
 
 // Clause 5.3.7.5 on single intervals, then on the times a real power and

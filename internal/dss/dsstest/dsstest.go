@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -111,9 +112,15 @@ type check struct {
 
 // build builds sf and checks its row counts.
 func (c *check) build(sf float64, group *proc.Group) {
-	build, err := dss.Build(c.ctx, c.target, dss.BuildConfig{ScaleFactor: sf, Workers: 2, Group: group}, c.prog)
+	temp := c.t.TempDir()
+	build, err := dss.Build(c.ctx, c.target, dss.BuildConfig{ScaleFactor: sf, Workers: 2, Group: group, TempDir: temp}, c.prog)
 	if err != nil {
 		c.t.Fatal(err)
+	}
+	// The small tables went through temp (all of them at this scale), and
+	// nothing of theirs stays.
+	if left, err := os.ReadDir(temp); err != nil || len(left) != 0 {
+		c.t.Errorf("the build left %d entries in its temporary directory (%v)", len(left), err)
 	}
 	if !build.RowCheck.OK || build.Rows["lineitem"] != 60_175 || build.Rows["orders"] != 15_000 {
 		c.t.Fatalf("row counts %v: %+v", build.Rows, build.RowCheck)
