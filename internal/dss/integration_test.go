@@ -17,7 +17,7 @@ import (
 func startTarget(t *testing.T) (engine.Engine, *proc.Group) {
 	t.Helper()
 	_, missing := postgres.FindBinaries("")
-	testenv.Need(t, "postgres", missing, "apt-get install postgresql")
+	testenv.Need(t, "postgresql", missing, "apt-get install postgresql")
 	target, err := postgres.Prepare(context.Background(), postgres.TargetConfig{Path: testenv.StorageDir(t), MaxConnections: 20})
 	if err != nil {
 		t.Fatal(err)

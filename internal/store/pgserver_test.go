@@ -23,7 +23,7 @@ const StorePassword = "st0re-pw-5e1f"
 func pgStore(t testing.TB, dbs ...string) func(db string) string {
 	t.Helper()
 	_, missing := postgres.FindBinaries("")
-	testenv.Need(t, "postgres", missing, "apt-get install postgresql")
+	testenv.Need(t, "postgresql", missing, "apt-get install postgresql")
 	ctx := context.Background()
 	target, err := postgres.Prepare(ctx, postgres.TargetConfig{Path: testenv.StorageDir(t), DBCache: "32MB"})
 	if err != nil {

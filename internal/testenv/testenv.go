@@ -53,7 +53,7 @@ func Need(t testing.TB, name string, missing error, install string) {
 
 // NeedVersions is Need for a server of which installed are the major
 // versions here: it also fails when CALIBRA_TEST_REQUIRE names a version
-// (postgres18) that is not among them.
+// (postgresql18) that is not among them.
 func NeedVersions(t testing.TB, name string, installed []int, install string) {
 	t.Helper()
 	var missing error

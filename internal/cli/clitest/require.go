@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/engine/mariadb"
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/lab"
@@ -21,15 +22,7 @@ import (
 
 // RequirePostgres skips a test when no PostgreSQL server is installed,
 // saying how to install one, unless CI requires it.
-func RequirePostgres(t *testing.T) {
-	t.Helper()
-	if _, err := postgres.FindBinaries(""); err != nil {
-		if testenv.Required("postgres") {
-			t.Fatalf("PostgreSQL is required here: %v", err)
-		}
-		t.Skipf("no PostgreSQL server installed (apt-get install postgresql): %v", err)
-	}
-}
+func RequirePostgres(t *testing.T) { t.Helper(); RequireEngine(t, postgres.Name) }
 
 // RequirePostgres18 is an installed PostgreSQL 18 or later, or skips the
 // test (fails it where testenv requires one).
@@ -40,7 +33,7 @@ func RequirePostgres18(t *testing.T) *postgres.Binaries {
 			return &b
 		}
 	}
-	if testenv.Required("postgres18") {
+	if testenv.Required("postgresql18") {
 		t.Fatal("PostgreSQL 18 is required here: .ci/setup installs it under /opt/calibra")
 	}
 	t.Skip("no PostgreSQL 18 build installed (.ci/setup puts one under /opt/calibra)")
@@ -49,24 +42,19 @@ func RequirePostgres18(t *testing.T) *postgres.Binaries {
 
 // RequireMariaDB skips a test when no MariaDB server is installed, saying
 // how to install one, unless CI requires it.
-func RequireMariaDB(t *testing.T) {
-	t.Helper()
-	if !mariadb.Installed() {
-		if testenv.Required("mariadb") {
-			t.Fatal("MariaDB is required here: no mariadbd or mariadb-install-db found")
-		}
-		t.Skip("no MariaDB server installed (apt-get install mariadb-server)")
-	}
-}
+func RequireMariaDB(t *testing.T) { t.Helper(); RequireEngine(t, mariadb.Name) }
 
-// RequireEngine is RequirePostgres or RequireMariaDB, by --engine's name.
-func RequireEngine(t *testing.T, engine string) {
+// RequireEngine skips a test when the registered engine's server is not
+// installed, in the words of its descriptor's CheckServer (which say how
+// to install it), unless CALIBRA_TEST_REQUIRE names the engine: then it
+// fails. Any engine registered can be required by name.
+func RequireEngine(t *testing.T, name string) {
 	t.Helper()
-	if engine == "mariadb" {
-		RequireMariaDB(t)
-		return
+	d, ok := engine.Lookup(name)
+	if !ok {
+		t.Fatalf("no engine %q is registered; the engines are %v", name, engine.Names())
 	}
-	RequirePostgres(t)
+	testenv.Need(t, name, d.CheckServer(engine.Config{}), "the test needs "+d.Title+"'s server")
 }
 
 // RequireGalera skips a test when galera-4 (or rsync, its state

@@ -17,7 +17,7 @@ import (
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	builds := Installed()
-	testenv.NeedVersions(t, "postgres", Majors(builds), "apt-get install postgresql")
+	testenv.NeedVersions(t, "postgresql", Majors(builds), "apt-get install postgresql")
 	s := enginetest.Suite{Engine: Name, DB: func(e engine.Engine) *sql.DB { return stdlib.OpenDB(*e.(*Target).ConnConfig()) },
 		Setting: "shared_buffers", Value: DefaultDBCache, DSN: "postgres://bench:%s@127.0.0.1:1/bench"}
 	for _, b := range builds {

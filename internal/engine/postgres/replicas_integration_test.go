@@ -17,7 +17,7 @@ import (
 func startWithReplicas(t *testing.T, n int) *Target {
 	t.Helper()
 	_, missing := FindBinaries("")
-	testenv.Need(t, "postgres", missing, "apt-get install postgresql")
+	testenv.Need(t, "postgresql", missing, "apt-get install postgresql")
 	target, err := Prepare(context.Background(), TargetConfig{Path: testenv.StorageDir(t), DBCache: "64MB",
 		Replicas: ReplicaConfig{N: n, Sync: SyncRemoteApply}})
 	if err != nil {

@@ -139,11 +139,11 @@ func TestSwapsSurviveAnInterruption(t *testing.T) {
 }
 
 // startManaged starts a throwaway managed instance, or skips when no
-// server is installed unless CALIBRA_TEST_REQUIRE names postgres.
+// server is installed unless CALIBRA_TEST_REQUIRE names postgresql.
 func startManaged(t *testing.T) (*Target, *proc.Group) {
 	t.Helper()
 	_, missing := FindBinaries("")
-	testenv.Need(t, "postgres", missing, "apt-get install postgresql")
+	testenv.Need(t, "postgresql", missing, "apt-get install postgresql")
 	target, err := Prepare(context.Background(), TargetConfig{Path: testenv.StorageDir(t)})
 	if err != nil {
 		t.Fatal(err)

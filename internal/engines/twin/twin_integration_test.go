@@ -62,7 +62,7 @@ func init() {
 
 func requirePostgres(t *testing.T) {
 	_, err := postgres.FindBinaries("")
-	testenv.Need(t, "postgres", err, "apt-get install postgresql")
+	testenv.Need(t, "postgresql", err, "apt-get install postgresql")
 }
 
 func TestEngineTwinPassesTheConformanceSuite(t *testing.T) {

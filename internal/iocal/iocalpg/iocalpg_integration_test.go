@@ -19,7 +19,7 @@ import (
 // past.
 func TestDialectOnEveryVersion(t *testing.T) {
 	builds := postgres.Installed()
-	testenv.NeedVersions(t, "postgres", postgres.Majors(builds), "apt-get install postgresql")
+	testenv.NeedVersions(t, "postgresql", postgres.Majors(builds), "apt-get install postgresql")
 	for _, b := range builds {
 		t.Run(fmt.Sprint(b.Major), func(t *testing.T) { checkDialect(t, b) })
 	}

@@ -22,11 +22,11 @@ import (
 )
 
 // startPostgres starts a throwaway managed instance, or skips when no
-// server is installed unless CALIBRA_TEST_REQUIRE names postgres.
+// server is installed unless CALIBRA_TEST_REQUIRE names postgresql.
 func startPostgres(t *testing.T, pgBin string) (*postgres.Target, *proc.Group) {
 	t.Helper()
 	_, missing := postgres.FindBinaries("")
-	testenv.Need(t, "postgres", missing, "apt-get install postgresql")
+	testenv.Need(t, "postgresql", missing, "apt-get install postgresql")
 	target, err := postgres.Prepare(context.Background(), postgres.TargetConfig{Path: testenv.StorageDir(t), PGBin: pgBin})
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +41,7 @@ func startPostgres(t *testing.T, pgBin string) (*postgres.Target, *proc.Group) {
 // 18 .ci/setup adds): 16+ read pg_stat_io, 18 its WAL rows too.
 func TestSamplerOnPostgreSQL(t *testing.T) {
 	builds := postgres.Installed()
-	testenv.NeedVersions(t, "postgres", postgres.Majors(builds), "apt-get install postgresql")
+	testenv.NeedVersions(t, "postgresql", postgres.Majors(builds), "apt-get install postgresql")
 	for _, b := range builds {
 		t.Run(fmt.Sprintf("postgresql%d", b.Major), func(t *testing.T) { samplerOnPostgreSQL(t, b.Dir) })
 	}

@@ -23,7 +23,7 @@ func TestAutovacuumXactsAsTheServerCountsThem(t *testing.T) {
 		t.Skip("real PostgreSQL work; run without -short")
 	}
 	builds := postgres.Installed()
-	testenv.NeedVersions(t, "postgres", postgres.Majors(builds), "apt-get install postgresql")
+	testenv.NeedVersions(t, "postgresql", postgres.Majors(builds), "apt-get install postgresql")
 	for _, b := range builds {
 		t.Run(fmt.Sprint(b.Major), func(t *testing.T) {
 			t.Parallel()

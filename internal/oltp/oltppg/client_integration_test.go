@@ -24,11 +24,11 @@ import (
 // runs beside another), built by the first and restored from its template
 // for each after, so a test starts from the data a build leaves without
 // paying for a build. It skips where PostgreSQL is not installed, unless
-// CALIBRA_TEST_REQUIRE names postgres.
+// CALIBRA_TEST_REQUIRE names postgresql.
 func builtTarget(t testing.TB) (*postgres.Target, *pgx.Conn) {
 	t.Helper()
 	_, missing := postgres.FindBinaries("")
-	testenv.Need(t, "postgres", missing, "apt-get install postgresql")
+	testenv.Need(t, "postgresql", missing, "apt-get install postgresql")
 	ctx := context.Background()
 	if shared.target == nil {
 		dir, remove, err := testenv.NewStorageDir()

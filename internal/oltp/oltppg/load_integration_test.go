@@ -20,7 +20,7 @@ func TestLoadLeavesNoEmptyPages(t *testing.T) {
 		t.Skip("builds on a real PostgreSQL; run without -short")
 	}
 	_, missing := postgres.FindBinaries("")
-	testenv.Need(t, "postgres", missing, "apt-get install postgresql")
+	testenv.Need(t, "postgresql", missing, "apt-get install postgresql")
 	installed := postgres.Installed()
 	newest := installed[0]
 	for _, b := range installed[1:] {
@@ -28,7 +28,7 @@ func TestLoadLeavesNoEmptyPages(t *testing.T) {
 			newest = b
 		}
 	}
-	if newest.Major < 16 && testenv.Required("postgres18") {
+	if newest.Major < 16 && testenv.Required("postgresql18") {
 		t.Fatal("PostgreSQL 18 is required here: .ci/setup installs it under /opt/calibra")
 	}
 	ctx := context.Background()
