@@ -1,0 +1,83 @@
+package torn
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
+	"github.com/calibra-bench/calibra/internal/engine"
+)
+
+// TestTornPagesNeedProtection, on every engine: on an hdd whose power cut
+// tears each write in flight at a 4 KiB boundary (the cut during a
+// checkpoint), the engine without its torn-page protection (PostgreSQL's
+// full_page_writes, InnoDB's doublewrite buffer) is left with a damaged
+// page (seed 1 tore one on each here on 2026-11-28; which writes are in
+// flight varies from run to run, the seed only chooses where each is
+// torn), the torn writes recorded in the run directory; with the
+// protection on it loses no acknowledged commit and no page, and without
+// it neither when the cut keeps 16 KiB writes whole.
+func TestTornPagesNeedProtection(t *testing.T) {
+	t.Parallel()
+	clitest.RequireLab(t)
+	for _, name := range engine.Names() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			clitest.RequireEngine(t, name)
+			// 2 GiB: room for InnoDB's redo log beside the data.
+			torn := []string{"--engine", name, "--lab", "hdd:torn=4k,seed=1,delay=1ms,size=2G"}
+			t.Run("protection off", func(t *testing.T) {
+				t.Parallel()
+				protectionOff(t, torn)
+			})
+			// A device that writes 16 KiB whole tears no page of either
+			// engine's (8 and 16 KiB): without the protection, durable.
+			t.Run("protection off, atomic 16k", func(t *testing.T) {
+				t.Parallel()
+				code, d := clitest.RunAudit(t, "--engine", name, "--lab", "hdd:atomic=16k,seed=1,delay=1ms,size=2G", "--page-protection", "off", "--cycles", "1")
+				if code != 0 || d.Cycles != 1 || d.LostAcknowledged != 0 || d.PagesDamaged != 0 {
+					t.Fatalf("exit %d, %d cycles, %d lost, %d pages damaged: %+v", code, d.Cycles, d.LostAcknowledged, d.PagesDamaged, d.PerCycle)
+				}
+			})
+			t.Run("protection on", func(t *testing.T) {
+				t.Parallel()
+				code, d := clitest.RunAudit(t, append(torn, "--cycles", "1")...)
+				if code != 0 || d.Cycles != 1 || d.LostAcknowledged != 0 || d.PagesDamaged != 0 || d.CutDuring != "checkpoint" || d.PageCheck == "" {
+					t.Fatalf("exit %d, %d cycles, %d lost, %d pages damaged, cut during %q, page check %q: %+v",
+						code, d.Cycles, d.LostAcknowledged, d.PagesDamaged, d.CutDuring, d.PageCheck, d.PerCycle)
+				}
+			})
+		})
+	}
+}
+
+// minTorn are the writes torn over the cuts below which an undamaged run
+// proves nothing either way.
+const minTorn = 10
+
+// protectionOff runs up to three cuts without the protection: the audit
+// stops at the first that damages a page (most runs, the first), and a
+// torn write need not damage one (a log write, whose checksum ends the
+// replay there; a tear at a page's edge), so two durable cycles of five
+// torn writes each happened.
+func protectionOff(t *testing.T, torn []string) {
+	code, d := clitest.RunAudit(t, append(torn, "--page-protection", "off", "--cycles", "3")...)
+	tore := 0
+	for _, c := range d.PerCycle {
+		if c.Torn != nil && c.Torn.Record != "" {
+			tore += c.Torn.Torn
+		}
+	}
+	// Cuts that found few writes in flight tear too little to prove
+	// anything either way: other loads slowed the checkpoint they wait
+	// for (beside a busy loop and three other test packages, 0 and 1
+	// writes torn in two cycles; alone, some 40 in one).
+	if tore < minTorn && d.PagesDamaged == 0 && code == 0 {
+		t.Skipf("%d writes were in flight and torn at the %d cuts, fewer than %d: inconclusive on this busy machine; run alone: go test -run TestTornPagesNeedProtection ./internal/cli/e2e/torn/", tore, d.Cycles, minTorn)
+	}
+	if d.PagesDamaged == 0 || tore == 0 || !strings.HasSuffix(strings.ToLower(d.PageProtection), "=off") {
+		t.Fatalf("exit %d, %d cycles, %d writes torn, %d pages damaged (%s): a torn cut without the protection damaged no page: %+v",
+			code, d.Cycles, tore, d.PagesDamaged, d.PageProtection, d.PerCycle)
+	}
+	t.Logf("%d cycles, %d writes torn, %d pages damaged: %v", d.Cycles, tore, d.PagesDamaged, d.Outcomes)
+}
