@@ -68,8 +68,13 @@ func New(t *testing.T) *Browser { return NewSized(t, 1280, 900) }
 func NewSized(t *testing.T, width, height int) *Browser {
 	t.Helper()
 	bin := Require(t)
+	// Its profile and its temporary files (the singleton socket's
+	// directory, which a killed Chromium leaves in /tmp) in the test's
+	// own directory, removed after the browser stops.
+	dir := t.TempDir()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox,
-		chromedp.WindowSize(width, height), chromedp.Flag("disable-gpu", true))
+		chromedp.WindowSize(width, height), chromedp.Flag("disable-gpu", true),
+		chromedp.UserDataDir(dir), chromedp.Env("TMPDIR="+dir))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancel(); cancelAlloc() })
