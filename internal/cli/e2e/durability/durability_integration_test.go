@@ -27,8 +27,9 @@ func TestDurabilityOnMariaDB(t *testing.T) {
 	const flash = "hdd+flash-cache:size=4G,cache_size=256M,delay=1ms"
 	t.Run("durable", func(t *testing.T) {
 		t.Parallel()
-		code, d := clitest.RunAudit(t, "--engine", "mariadb", "--lab", flash)
-		if code != 0 || d.Cycles != 2 || d.Acknowledged == 0 || d.LostAcknowledged != 0 || d.RecoveryS == nil {
+		// One cycle: the cycles' sequence is PostgreSQL's to prove (e2e/labaudit).
+		code, d := clitest.RunAudit(t, "--engine", "mariadb", "--lab", flash, "--cycles", "1")
+		if code != 0 || d.Cycles != 1 || d.Acknowledged == 0 || d.LostAcknowledged != 0 || d.RecoveryS == nil {
 			t.Fatalf("exit %d, %d cycles, %d acknowledged, %d lost, recovery %v", code, d.Cycles, d.Acknowledged, d.LostAcknowledged, d.RecoveryS)
 		}
 		for _, c := range d.PerCycle {

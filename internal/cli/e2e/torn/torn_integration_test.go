@@ -15,8 +15,10 @@ import (
 // page (seed 1 tore one on each here on 2026-11-28; which writes are in
 // flight varies from run to run, the seed only chooses where each is
 // torn), the torn writes recorded in the run directory; with the
-// protection on it loses no acknowledged commit and no page, and without
-// it neither when the cut keeps 16 KiB writes whole.
+// protection on it loses no acknowledged commit and no page. (Without
+// it under a cut that keeps 16 KiB whole both are durable too: measured
+// with --matrix in docs/lab.md, and the lab's atomic cut unit-tested in
+// internal/lab; a third audit an engine would cost the suite 25 s.)
 func TestTornPagesNeedProtection(t *testing.T) {
 	t.Parallel()
 	clitest.RequireLab(t)
@@ -29,15 +31,6 @@ func TestTornPagesNeedProtection(t *testing.T) {
 			t.Run("protection off", func(t *testing.T) {
 				t.Parallel()
 				protectionOff(t, torn)
-			})
-			// A device that writes 16 KiB whole tears no page of either
-			// engine's (8 and 16 KiB): without the protection, durable.
-			t.Run("protection off, atomic 16k", func(t *testing.T) {
-				t.Parallel()
-				code, d := clitest.RunAudit(t, "--engine", name, "--lab", "hdd:atomic=16k,seed=1,delay=1ms,size=2G", "--page-protection", "off", "--cycles", "1")
-				if code != 0 || d.Cycles != 1 || d.LostAcknowledged != 0 || d.PagesDamaged != 0 {
-					t.Fatalf("exit %d, %d cycles, %d lost, %d pages damaged: %+v", code, d.Cycles, d.LostAcknowledged, d.PagesDamaged, d.PerCycle)
-				}
 			})
 			t.Run("protection on", func(t *testing.T) {
 				t.Parallel()
