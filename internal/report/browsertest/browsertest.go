@@ -68,16 +68,13 @@ func New(t *testing.T) *Browser { return NewSized(t, 1280, 900) }
 func NewSized(t *testing.T, width, height int) *Browser {
 	t.Helper()
 	bin := Require(t)
-	// Its profile and its temporary files (the singleton socket's
-	// directory, which a killed Chromium leaves in /tmp) in the test's
-	// own directory, removed after the browser stops.
-	dir := t.TempDir()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox,
-		chromedp.WindowSize(width, height), chromedp.Flag("disable-gpu", true),
-		chromedp.UserDataDir(dir), chromedp.Env("TMPDIR="+dir))
+		chromedp.WindowSize(width, height), chromedp.Flag("disable-gpu", true))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
+	ctx, _ := chromedp.NewContext(actx)
+	// Closed, not killed, and waited for: a killed Chromium leaves its
+	// singleton socket's directory in /tmp (824 of them here).
+	t.Cleanup(func() { _ = chromedp.Cancel(ctx); cancelAlloc() })
 	if err := chromedp.Run(ctx); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
