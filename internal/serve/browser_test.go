@@ -18,13 +18,9 @@ import (
 // their compare with its charts drawn, and the trend of oltp.nopm draws a
 // symbol at each of its five runs.
 func TestInChromium(t *testing.T) {
-	bin := browsertest.Require(t)
+	browser := browsertest.New(t)
 	f := newFixture(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox,
-		chromedp.WindowSize(1280, 900), chromedp.Flag("disable-gpu", true))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(actx)
+	ctx, cancel := chromedp.NewContext(browser.Context()) // a tab
 	defer cancel()
 	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
 	defer cancelTimeout()

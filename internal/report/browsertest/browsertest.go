@@ -81,6 +81,10 @@ func NewSized(t *testing.T, width, height int) *Browser {
 	return &Browser{ctx: ctx, width: int64(width), height: int64(height)}
 }
 
+// Context is the browser's: chromedp.NewContext(b.Context()) is a new tab
+// for a test that drives a page itself.
+func (b *Browser) Context() context.Context { return b.ctx }
+
 // Open loads file in a new tab and waits for its charts. With
 // CALIBRA_TEST_SCREENSHOTS=DIR it keeps a screenshot there, named after
 // the test.
