@@ -50,8 +50,10 @@ func (g *Group) Start(name string, cmd *exec.Cmd, stopSig syscall.Signal) (*Proc
 	}
 	go func() {
 		p.err = cmd.Wait()
-		close(p.done)
+		// Out of the group before Done: whoever waited on Done (StopAll)
+		// finds the group without it.
 		g.forget(p)
+		close(p.done)
 	}()
 	return p, nil
 }
