@@ -26,8 +26,7 @@ func TestTornPagesNeedProtection(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			clitest.RequireEngine(t, name)
-			// 2 GiB: room for InnoDB's redo log beside the data.
-			torn := []string{"--engine", name, "--lab", "hdd:torn=4k,seed=1,delay=1ms,size=2G"}
+			torn := []string{"--engine", name, "--lab", "hdd:torn=4k,seed=1,delay=1ms,size=1G"}
 			t.Run("protection off", func(t *testing.T) {
 				t.Parallel()
 				protectionOff(t, torn)
