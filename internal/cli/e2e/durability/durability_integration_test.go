@@ -13,31 +13,19 @@ import (
 )
 
 // TestDurabilityOnMariaDB: the audit reaches MariaDB through the engine
-// seam as it does PostgreSQL. On the non-volatile flash cache it loses no
-// acknowledged commit and every cycle is durable or in flight; with
-// InnoDB's log flushed about once a second (the calibration) it loses
-// some, or the harness could not see a loss on this engine.
+// seam as it does PostgreSQL. With InnoDB's log flushed about once a
+// second (the calibration) it loses some acknowledged commits, or the
+// harness could not see a loss on this engine. (That MariaDB loses none
+// with its commits flushed is e2e/torn's, under a harsher cut: a flash
+// cache audit here as well cost the suite a MariaDB made on a lab.)
 func TestDurabilityOnMariaDB(t *testing.T) {
 	t.Parallel()
 	clitest.RequireLab(t)
 	clitest.RequireMariaDB(t)
-	// Room for InnoDB's 1 GiB redo log; a 1 ms platter, as the cut and not
-	// the platter's speed is the point (the 8 ms one tripled the audit's
-	// time, its page checks reading the tables back from the platter).
-	const flash = "hdd+flash-cache:size=4G,cache_size=256M,delay=1ms"
-	t.Run("durable", func(t *testing.T) {
-		t.Parallel()
-		// One cycle: the cycles' sequence is PostgreSQL's to prove (e2e/labaudit).
-		code, d := clitest.RunAudit(t, "--engine", "mariadb", "--lab", flash, "--cycles", "1")
-		if code != 0 || d.Cycles != 1 || d.Acknowledged == 0 || d.LostAcknowledged != 0 || d.RecoveryS == nil {
-			t.Fatalf("exit %d, %d cycles, %d acknowledged, %d lost, recovery %v", code, d.Cycles, d.Acknowledged, d.LostAcknowledged, d.RecoveryS)
-		}
-		for _, c := range d.PerCycle {
-			if c.Outcome != string(durability.Durable) && c.Outcome != string(durability.InFlight) || c.Consistency == nil || !c.Consistency.OK {
-				t.Fatalf("cycle %d: outcome %s, consistency %+v", c.Cycle, c.Outcome, c.Consistency)
-			}
-		}
-	})
+	// A 1 ms platter, as the cut and not the platter's speed is the point
+	// (the 8 ms one tripled the audit's time, its page checks reading the
+	// tables back from the platter); 1 GiB holds the 96 MiB redo log.
+	const flash = "hdd+flash-cache:size=1G,cache_size=256M,delay=1ms"
 	t.Run("calibration", func(t *testing.T) {
 		t.Parallel()
 		code, d := clitest.RunAudit(t, "--engine", "mariadb", "--lab", flash, "--unsafe-fsync-off")
