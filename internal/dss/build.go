@@ -250,9 +250,8 @@ func load(ctx context.Context, conns []Conn, gen Generator, cfg BuildConfig, row
 		}
 	}
 	var dir string
-	var made bool
 	generate := sync.OnceValue(func() (err error) {
-		dir, made, err = gen.together(ctx, cfg.Group, cmp.Or(cfg.TempDir, os.TempDir()), cfg.ScaleFactor, together)
+		dir, err = gen.together(ctx, cfg.Group, cmp.Or(cfg.TempDir, os.TempDir()), cfg.ScaleFactor, together)
 		return err
 	})
 	defer func() {
@@ -275,7 +274,7 @@ func load(ctx context.Context, conns []Conn, gen Generator, cfg BuildConfig, row
 			err = gen.stream(ctx, cfg.Group, cfg.ScaleFactor, j.table.name, j.part, j.parts, copyIn)
 		case generate() != nil:
 			err = generate()
-		case made:
+		case dir != "":
 			err = loadFile(filepath.Join(dir, j.table.name+".tbl"), copyIn)
 		default: // no private temporary directory: the table streams alone
 			err = gen.stream(ctx, cfg.Group, cfg.ScaleFactor, j.table.name, j.part, j.parts, copyIn)

@@ -77,15 +77,14 @@ func (g Generator) args(sf float64, tbl string, part, parts int) []string {
 }
 
 // together generates the small tables, whole, into files of a new private
-// directory under temp, all in one generator: each
-// generator starts with its text pool, about 0.75 s of CPU, more than a
-// small table's rows cost. It returns the directory (the caller removes
-// it) and whether it made one; an unusable temporary directory leaves the
-// tables to stream on their own.
-func (g Generator) together(ctx context.Context, group *proc.Group, temp string, sf float64, tbls []string) (string, bool, error) {
+// directory under temp, all in one generator: each generator starts with
+// its text pool, about 0.75 s of CPU, more than a small table's rows cost.
+// It returns the directory, which the caller removes; "" when temp cannot
+// hold one, and the tables stream on their own.
+func (g Generator) together(ctx context.Context, group *proc.Group, temp string, sf float64, tbls []string) (string, error) {
 	dir, err := safefs.PrivateTemp(temp, "calibra-tpch-")
 	if err != nil {
-		return "", false, nil
+		return "", nil
 	}
 	cmd := exec.Command(g.Path, "tbl", "--scale-factor", strconv.FormatFloat(sf, 'f', -1, 64), "--tables", strings.Join(tbls, ","),
 		"--output-dir", dir, "--num-threads", "1", "--quiet")
@@ -93,16 +92,22 @@ func (g Generator) together(ctx context.Context, group *proc.Group, temp string,
 	cmd.Stderr = &stderr
 	p, err := group.Start("tpchgen-cli", cmd, syscall.SIGTERM)
 	if err != nil {
-		return dir, true, fmt.Errorf("start %s: %w", g.Path, err)
+		return dir, fmt.Errorf("start %s: %w", g.Path, err)
 	}
 	<-p.Done()
+	return dir, g.exited(ctx, p, strings.Join(tbls, ","), &stderr)
+}
+
+// exited is a generator's end, once Done: nil, the cancellation that
+// stopped it, or its failure in its own last words.
+func (g Generator) exited(ctx context.Context, p *proc.Proc, what string, stderr *tail) error {
 	if err := p.Err(); err != nil {
 		if ctx.Err() != nil {
-			return dir, true, ctx.Err()
+			return ctx.Err()
 		}
-		return dir, true, fmt.Errorf("%s %s: %v: %s", g.Path, strings.Join(tbls, ","), err, stderr.String())
+		return fmt.Errorf("%s %s: %v: %s", g.Path, what, err, stderr.String())
 	}
-	return dir, true, nil
+	return nil
 }
 
 // stream starts the generator on one part and hands its output to consume;
@@ -135,13 +140,7 @@ func (g Generator) stream(ctx context.Context, group *proc.Group, sf float64, tb
 	if cerr != nil {
 		return cerr
 	}
-	if err := p.Err(); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return fmt.Errorf("%s %s part %d/%d: %v: %s", g.Path, tbl, part, parts, err, stderr.String())
-	}
-	return nil
+	return g.exited(ctx, p, fmt.Sprintf("%s part %d/%d", tbl, part, parts), &stderr)
 }
 
 // tail keeps the last KiB of the generator's stderr: where it says why.
