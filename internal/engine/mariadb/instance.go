@@ -211,6 +211,7 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 	args := []string{"--no-defaults", "--datadir=" + in.DataDir,
 		"--auth-root-authentication-method=socket", "--auth-root-socket-user=" + in.client,
 		"--skip-test-db", "--skip-name-resolve", "--tmpdir=" + in.TmpDir(),
+		"--debug-no-sync", // mark flushes it all at once
 		"--innodb-log-group-home-dir=" + in.RedoDir(), "--innodb-log-file-size=" + in.Settings()["innodb_log_file_size"]}
 	if in.cfg.Bin.Basedir != "" {
 		args = append(args, "--basedir="+in.cfg.Bin.Basedir)
@@ -238,7 +239,7 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 // file's contents stay as they were; 1 GiB took 0.9-3.4 s here.
 func (in *Instance) writeRedoLog(ctx context.Context, group *proc.Group) error {
 	log := filepath.Join(in.RedoDir(), "ib_logfile0")
-	cmd := exec.Command("dd", "if="+log, "of="+log, "bs=1M", "conv=notrunc,fdatasync", "status=none")
+	cmd := exec.Command("dd", "if="+log, "of="+log, "bs=1M", "conv=notrunc", "status=none")
 	if out, err := in.Account.Run(ctx, group, "dd", cmd); err != nil {
 		return fmt.Errorf("write the new redo log %s: %w: %s", log, err, server.LastLines(out, 2, " | "))
 	}
@@ -248,8 +249,7 @@ func (in *Instance) writeRedoLog(ctx context.Context, group *proc.Group) error {
 // mark writes the marker of a complete data directory; a Galera node
 // writes it again after a state transfer, which brings the donor's.
 func (in *Instance) mark() error {
-	// In the account's directory: made anew, never through a link.
-	return server.WriteNew(filepath.Join(in.DataDir, server.InitialisedMarker), []byte(in.RedoDir()+"\n"), 0o644)
+	return server.MarkInitialised([]byte(in.RedoDir()+"\n"), in.DataDir, in.RedoDir())
 }
 
 // Settings are the server settings calibra starts the instance with, as

@@ -208,8 +208,7 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 	if err != nil {
 		return fmt.Errorf("initdb into %s: %w: %s", in.DataDir, err, server.LastLines(out, 1, "\n"))
 	}
-	// In the account's directory: made anew, never through a link.
-	return server.WriteNew(filepath.Join(in.DataDir, server.InitialisedMarker), nil, 0o644)
+	return server.MarkInitialised(nil, in.DataDir, in.WALDir())
 }
 
 // Settings are the server settings calibra starts the instance with: sane
