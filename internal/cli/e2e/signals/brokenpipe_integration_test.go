@@ -1,4 +1,4 @@
-package oltp
+package signals
 
 import (
 	"bufio"
