@@ -38,6 +38,7 @@ func Merge(parts []MergePart) *results.OLTP {
 	if out.Missing == nil {
 		out.Missing = map[string]string{}
 	}
+	out.TPMDB = withoutOthersOwn(ctr, parts)
 	m := merger{out: out, all: hist.New()}
 	for i := range m.lats {
 		m.lats[i] = hist.New()
@@ -50,6 +51,24 @@ func Merge(parts []MergePart) *results.OLTP {
 	out.Missing["driver"] = "each partition's driver ran in its own process, maybe on its own host: see driver in the partitions' run directories"
 	m.finish()
 	return out
+}
+
+// withoutOthersOwn is the counter partition's tpm_db less what the other
+// partitions' own sessions committed inside the window (OwnXacts), known
+// when every partition held at the window's edges; otherwise as it was.
+func withoutOthersOwn(ctr *results.OLTP, parts []MergePart) *float64 {
+	if ctr.TPMDB == nil || ctr.DurationS <= 0 {
+		return ctr.TPMDB
+	}
+	var own int64
+	for _, p := range parts {
+		if p.Out.Partition == nil || !p.Out.Partition.EdgesHeld {
+			return ctr.TPMDB
+		}
+		own += p.Out.Partition.OwnXacts
+	}
+	v := *ctr.TPMDB - float64(own)*60/ctr.DurationS
+	return &v
 }
 
 // merger sums the partitions' client figures into out.

@@ -135,16 +135,21 @@ func Run(ctx context.Context, e engine.Engine, cfg RunConfig, prog *progress.Pri
 	if cfg.pooled() {
 		out.Connections = cfg.Connections
 	}
+	gs, why := newGates(tg.ctls[0], cfg)
+	if why != "" {
+		out.Warnings = append(out.Warnings, why)
+	}
 	if !cfg.StartAt.IsZero() {
-		if err := waitStart(ctx, cfg.StartAt, cr.users, prog); err != nil {
+		if err := waitStart(ctx, cfg.StartAt, cr.users, gs, prog); err != nil {
 			return nil, nil, err
 		}
 	}
-	tw, err := drive(ctx, tg, cfg, cr, ed, out, prog)
+	tw, err := drive(ctx, tg, cfg, cr, ed, gs, out, prog)
 	if err != nil {
 		return nil, nil, err
 	}
 	userErr := tw.userErr
+	gs.record(out, tw.measured && ctx.Err() == nil && userErr == nil, ed.stopFlushes.Load())
 	if !tw.measured {
 		for _, k := range []string{"nopm", "tpm_db", "tpm_client", "art_ms"} {
 			out.Missing[k] = "the run stopped before the timed window began"
@@ -307,7 +312,8 @@ type timed struct {
 	t0, t1     time.Time
 	start      *time.Time // the Edge hook's time at the start
 	cpu0, cpu1 time.Duration
-	c0s        []Counters // the servers' counters at the start
+	c0s, c1s   []Counters // the servers' counters at the edges (c1s read here only past a gate)
+	gates      *gates     // a split run's partitions held together at the edges
 	col        *collector
 	model      string
 	threads    int
@@ -316,7 +322,7 @@ type timed struct {
 
 // drive runs the users through the ramp-up and the window, collecting
 // their ticks; its error leaves no results.
-func drive(ctx context.Context, tg *members, cfg RunConfig, cr *crew, ed *edges, out *results.OLTP, prog *progress.Printer) (*timed, error) {
+func drive(ctx context.Context, tg *members, cfg RunConfig, cr *crew, ed *edges, gs *gates, out *results.OLTP, prog *progress.Printer) (*timed, error) {
 	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
 	var wg sync.WaitGroup
@@ -328,7 +334,7 @@ func drive(ctx context.Context, tg *members, cfg RunConfig, cr *crew, ed *edges,
 			cancelRun()
 		}
 	}
-	tw := &timed{col: &collector{recs: cr.recs, users: len(cr.users), began: began, prog: prog, out: out, tick: tickStats{lat: hist.New()},
+	tw := &timed{gates: gs, col: &collector{recs: cr.recs, users: len(cr.users), began: began, prog: prog, out: out, tick: tickStats{lat: hist.New()},
 		log: hist.NewLog(began, "calibra oltp: latency of all transaction types per 1 s tick, tagged by phase")}}
 	tw.model, tw.threads = startUsers(runCtx, cr, ed, &wg, fail)
 	allDone := make(chan struct{})
@@ -371,6 +377,9 @@ loop:
 		ls, _ := cr.pool.drain(ctx)
 		ed.stopFlushes.Add(int64(flushLeases(ctx, ls, ed.flushStats)))
 	}
+	if err := tw.end(runCtx, tg, cfg, ed.flushStats); err != nil {
+		return nil, err
+	}
 	if out.WindowStart != nil {
 		out.WindowEnd = edge(cfg.Edge)
 	}
@@ -401,11 +410,14 @@ func (tw *timed) begin(ctx context.Context, tg *members, cfg RunConfig, pool *co
 	if !waitGroupOrDone(&ed.startAck, ctx) {
 		return false, nil
 	}
-	if cfg.Partition.Counters() {
-		var err error
-		if tw.c0s, err = tg.counters(ctx, ed.flushStats); err != nil {
-			return false, fmt.Errorf("read counters at the window start: %w", err)
+	err := tw.gates.hold(ctx, "start", func() (err error) {
+		if cfg.Partition.Counters() {
+			tw.c0s, err = tg.counters(ctx, ed.flushStats)
 		}
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("read counters at the window start: %w", err)
 	}
 	// The hook reads its own counters (the observers') before the users
 	// go on, so they too hold exactly this edge's transactions.
@@ -440,9 +452,12 @@ func serverFigures(ctx context.Context, tg *members, cfg RunConfig, ed *edges, o
 		}
 		return nil
 	}
-	c1s, err := tg.counters(ctx, false)
-	if err != nil {
-		return fmt.Errorf("read counters at the window end: %w", err)
+	c1s := tw.c1s
+	if c1s == nil {
+		var err error
+		if c1s, err = tg.counters(ctx, false); err != nil {
+			return fmt.Errorf("read counters at the window end: %w", err)
+		}
 	}
 	c0, c1 := tg.sum(tw.c0s), tg.sum(c1s)
 	n := nopm(c0, c1, win)
@@ -452,7 +467,7 @@ func serverFigures(ctx context.Context, tg *members, cfg RunConfig, ed *edges, o
 	if ed.flushStats {
 		perRead++
 	}
-	own := perRead*int64(len(tw.c0s)) + ed.stopFlushes.Load()
+	own := perRead*int64(len(tw.c0s)) + ed.stopFlushes.Load() + tw.gates.own()
 	// and autovacuum's, each server's apart (a visit costs each its own).
 	var av int64
 	avKnown := true
@@ -714,10 +729,14 @@ func newUsers(ctx context.Context, tg *members, cfg RunConfig, driven []int, bi 
 	return &crew{users: users, sessions: sessions, recs: recs, pool: pool}, nil
 }
 
-// waitStart holds the connected users until at; an open loop's schedules
-// and the terminals' spread starts move with the wait, so they do not
-// start with a burst of late transactions.
-func waitStart(ctx context.Context, at time.Time, users []*user, prog *progress.Printer) error {
+// waitStart shuts a split run's gates (the counter partition, before any
+// other can reach them), then holds the connected users until at; an open
+// loop's schedules and the terminals' spread starts move with the wait, so
+// they do not start with a burst of late transactions.
+func waitStart(ctx context.Context, at time.Time, users []*user, gs *gates, prog *progress.Printer) error {
+	if err := gs.shut(ctx); err != nil {
+		return err
+	}
 	wait := time.Until(at)
 	if wait <= 0 {
 		return fault.Input("give a --start-at further ahead: every partition must have connected its users by then",

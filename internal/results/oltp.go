@@ -148,6 +148,15 @@ type Partition struct {
 	// Counters says this process read the database's counters at the
 	// window edges (partition 1): its nopm and tpm_db are the whole run's.
 	Counters bool `json:"counters"`
+	// EdgesHeld says every partition waited at each window edge, through
+	// the database, until partition 1 had read the counters there: its
+	// counts hold every partition's commits in the window and no other.
+	EdgesHeld bool `json:"edges_held,omitempty"`
+	// OwnXacts is what calibra's own sessions in a partition other than
+	// the first committed inside the held window (its pass of the start
+	// edge, its users' statistics flushes at the end): partition 1's
+	// tpm_db counts them, and the merge takes them out.
+	OwnXacts int64 `json:"own_xacts,omitempty"`
 }
 
 // PartitionPart is one partition of a merged run, as its own run directory

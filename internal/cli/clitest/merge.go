@@ -28,29 +28,29 @@ func NewOrders(t *testing.T, db *pgx.Conn) int64 {
 
 // CheckMerge checks the merge of the partitions' run directories (the
 // counter partition, 1/N, first) against the database, which gained
-// New-Orders over the whole run: the merged NOPM counts them, as do the
-// partitions' commits, and each transaction's percentiles are those of
-// the union of the partitions' window histograms. It returns the merged
-// step's body.
+// New-Orders over the whole run: every partition held at both window
+// edges until the counter partition had read the counters, the merged
+// NOPM counts them exactly, as do the partitions' commits, and each
+// transaction's percentiles are those of the union of the partitions'
+// window histograms. It returns the merged step's body.
 func CheckMerge(t *testing.T, merged string, parts []string, gained int64) *results.OLTP {
 	t.Helper()
 	st, o := LastStep[*results.OLTP](t, merged)
 	if st.Status != results.StatusComplete || o.NOPM == nil {
 		t.Fatalf("the merge: status %s, nopm %v (%v)", st.Status, o.NOPM, o.Missing)
 	}
-	counted := *o.NOPM * o.DurationS / 60
-	// Partition 1 reads the counters at its own edges; the others begin
-	// and end their windows at theirs, a little apart on a busy host. The
-	// orders they could commit in that gap are the tolerance beyond 1%.
-	skew := edgeSkew(t, parts[0], parts[1:]...)
-	slack := 0.01*float64(gained) + float64(gained)/o.DurationS*skew.Seconds()
-	t.Logf("database gained %d orders, merged NOPM %.0f over %.2f s counts %.1f; tpm_client %.0f; edges %s apart",
-		gained, *o.NOPM, o.DurationS, counted, o.TPMClient, skew)
-	if gained < 200 || math.Abs(counted-float64(gained)) > slack {
-		t.Errorf("merged NOPM counts %.1f New-Orders in the window, the database gained %d: more than 1%% apart, and more than the %s between the partitions' edges explains",
-			counted, gained, skew)
+	for _, dir := range parts {
+		if _, p := LastStep[*results.OLTP](t, dir); p.Partition == nil || !p.Partition.EdgesHeld {
+			t.Errorf("%s: the partitions were not held together at the window's edges: %v", dir, p.Warnings)
+		}
 	}
-	if d := math.Abs(float64(o.NewOrderCommits) - float64(gained)); d > 0.01*float64(gained) {
+	counted := *o.NOPM * o.DurationS / 60
+	t.Logf("database gained %d orders, merged NOPM %.0f over %.2f s counts %.3f; partitions committed %d; tpm_client %.0f, tpm_db %.0f (%s)",
+		gained, *o.NOPM, o.DurationS, counted, o.NewOrderCommits, o.TPMClient, deref(o.TPMDB), o.Missing["tpm_db"])
+	if gained < 200 || math.Round(counted) != float64(gained) {
+		t.Errorf("merged NOPM counts %.3f New-Orders in the window, the database gained %d", counted, gained)
+	}
+	if o.NewOrderCommits != gained {
 		t.Errorf("the partitions committed %d New-Orders, the database gained %d", o.NewOrderCommits, gained)
 	}
 	union := windowHistograms(t, parts)
@@ -101,19 +101,10 @@ func windowHistograms(t *testing.T, parts []string) map[string]*hdrhistogram.His
 	return union
 }
 
-// edgeSkew is how far the other partitions' window edges were from the
-// counter partition's (the first), start and end added, at the most.
-func edgeSkew(t *testing.T, counter string, others ...string) time.Duration {
-	t.Helper()
-	_, c := LastStep[*results.OLTP](t, counter)
-	var worst time.Duration
-	for _, dir := range others {
-		_, o := LastStep[*results.OLTP](t, dir)
-		if c.WindowStart == nil || c.WindowEnd == nil || o.WindowStart == nil || o.WindowEnd == nil {
-			t.Fatalf("%s or %s recorded no window edges", counter, dir)
-		}
-		d := c.WindowStart.Sub(*o.WindowStart).Abs() + c.WindowEnd.Sub(*o.WindowEnd).Abs()
-		worst = max(worst, d)
+// deref is *p, or NaN for an absent figure.
+func deref(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
 	}
-	return worst
+	return *p
 }

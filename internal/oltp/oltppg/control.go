@@ -122,7 +122,6 @@ func (c *control) Counters(ctx context.Context, flush bool) (oltp.Counters, erro
 	if err != nil {
 		return oltp.Counters{}, err
 	}
-	simple := pgx.QueryExecModeSimpleProtocol
 	if flush {
 		if _, err := c.conn.Exec(ctx, flushStatsSQL, simple); err != nil {
 			return oltp.Counters{}, err

@@ -1,0 +1,55 @@
+package oltppg
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// A split run's gates are advisory locks on the benchmark database, keyed
+// by calibra's class and the gate's name: the counter partition holds one
+// exclusively; the others wait for it shared, which pg_locks shows as not
+// granted. Each call is one statement by the simple protocol, so one
+// transaction (see Counters).
+const gateClass = 0x63616c69 // "cali"
+
+var simple = pgx.QueryExecModeSimpleProtocol
+
+func (c *control) ShutGate(ctx context.Context, gate string) error {
+	_, err := c.conn.Exec(ctx, "SELECT pg_advisory_lock($1, hashtext($2))", simple, gateClass, gate)
+	return err
+}
+
+func (c *control) AtGate(ctx context.Context, gate string) (int, error) {
+	var n int
+	err := c.conn.QueryRow(ctx, `SELECT count(*) FROM pg_locks
+		WHERE locktype = 'advisory' AND NOT granted AND objsubid = 2
+		AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+		AND classid = $1::int4::oid AND objid = hashtext($2)::oid`, simple, gateClass, gate).Scan(&n)
+	return n, err
+}
+
+func (c *control) OpenGate(ctx context.Context, gate string) error {
+	_, err := c.conn.Exec(ctx, "SELECT pg_advisory_unlock($1, hashtext($2))", simple, gateClass, gate)
+	return err
+}
+
+// PassGate takes the gate's lock shared and lets it go in one statement
+// (the subquery first: OFFSET 0 keeps it apart); on 15 and later it also
+// publishes its statistics at once, so the pass's commit, which comes
+// after the counter partition's read, is in the window's end read.
+func (c *control) PassGate(ctx context.Context, gate string) error {
+	v, err := c.serverVersion(ctx)
+	if err != nil {
+		return err
+	}
+	flush := ""
+	if v >= 150000 {
+		flush = ", pg_stat_force_next_flush()"
+	}
+	_, err = c.conn.Exec(ctx, `SELECT pg_advisory_unlock_shared($1, hashtext($2))`+flush+`
+		FROM (SELECT pg_advisory_lock_shared($1, hashtext($2)) OFFSET 0) AS pass`, simple, gateClass, gate)
+	return err
+}
+
+func (c *control) GateXacts() int64 { return 1 }
