@@ -157,6 +157,13 @@ func (pl *poller) run(ctx context.Context) error {
 		return fmt.Errorf("polling driver: %w", err)
 	}
 	defer pl.close()
+	// A window that starts at once (no ramp-up) holds every connection
+	// before its first transaction: the releases below flush and hold.
+	select {
+	case <-pl.start:
+		pl.ph.started, pl.start = true, nil
+	default:
+	}
 	for i := range pl.conns {
 		if err := pl.release(&pl.conns[i]); err != nil {
 			return err

@@ -336,6 +336,11 @@ func drive(ctx context.Context, tg *members, cfg RunConfig, cr *crew, ed *edges,
 	}
 	tw := &timed{gates: gs, col: &collector{recs: cr.recs, users: len(cr.users), began: began, prog: prog, out: out, tick: tickStats{lat: hist.New()},
 		log: hist.NewLog(began, "calibra oltp: latency of all transaction types per 1 s tick, tagged by phase")}}
+	if cfg.Rampup <= 0 {
+		// No ramp-up: every user holds at the window's start before its
+		// first transaction, so no commit comes before the window.
+		close(ed.start)
+	}
 	tw.model, tw.threads = startUsers(runCtx, cr, ed, &wg, fail)
 	allDone := make(chan struct{})
 	go func() { wg.Wait(); close(allDone) }()
@@ -406,7 +411,9 @@ func (tw *timed) begin(ctx context.Context, tg *members, cfg RunConfig, pool *co
 		flushLeases(ctx, held, ed.flushStats)
 	}
 	tw.t0, tw.cpu0 = time.Now(), proc.SelfCPU()
-	close(ed.start)
+	if cfg.Rampup > 0 {
+		close(ed.start)
+	}
 	if !waitGroupOrDone(&ed.startAck, ctx) {
 		return false, nil
 	}
