@@ -53,6 +53,17 @@ func CheckMerge(t *testing.T, merged string, parts []string, gained int64) *resu
 	if o.NewOrderCommits != gained {
 		t.Errorf("the partitions committed %d New-Orders, the database gained %d", o.NewOrderCommits, gained)
 	}
+	// The database's transactions in the window, calibra's own taken out,
+	// are the partitions' (each ended, rolled back or failed, is one).
+	if o.TPMDB != nil {
+		var client int64
+		for _, tx := range o.Transactions {
+			client += tx.Count + tx.Errors
+		}
+		if db := math.Round(*o.TPMDB * o.DurationS / 60); db != float64(client) {
+			t.Errorf("tpm_db counts %.0f transactions in the window, the partitions ran %d", db, client)
+		}
+	}
 	union := windowHistograms(t, parts)
 	for name, tx := range o.Transactions {
 		u := union[name]

@@ -35,9 +35,11 @@ func (c *control) OpenGate(ctx context.Context, gate string) error {
 }
 
 // PassGate takes the gate's lock shared and lets it go in one statement
-// (the subquery first: OFFSET 0 keeps it apart); on 15 and later it also
-// publishes its statistics at once, so the pass's commit, which comes
-// after the counter partition's read, is in the window's end read.
+// (the subquery first: OFFSET 0 keeps it apart). On 15 and later it
+// publishes the session's statistics first, so that what it did before
+// (a second or less apart, the server holds them back) falls before the
+// counter partition's read, and again with the pass, so that the pass's
+// commit, which comes after that read, is in the window's end read.
 func (c *control) PassGate(ctx context.Context, gate string) error {
 	v, err := c.serverVersion(ctx)
 	if err != nil {
@@ -46,6 +48,9 @@ func (c *control) PassGate(ctx context.Context, gate string) error {
 	flush := ""
 	if v >= 150000 {
 		flush = ", pg_stat_force_next_flush()"
+		if _, err := c.conn.Exec(ctx, "SELECT pg_stat_force_next_flush()", simple); err != nil {
+			return err
+		}
 	}
 	_, err = c.conn.Exec(ctx, `SELECT pg_advisory_unlock_shared($1, hashtext($2))`+flush+`
 		FROM (SELECT pg_advisory_lock_shared($1, hashtext($2)) OFFSET 0) AS pass`, simple, gateClass, gate)
