@@ -87,6 +87,7 @@ func TestPartitionsMergeToTheDatabasesCount(t *testing.T) {
 		t.Fatalf("merged: status %s, %d users, %d partitions, nopm %v, tpm_db %v (%v)", st.Status, o.Users, len(o.Partitions), o.NOPM, o.TPMDB, o.Missing)
 	}
 	clitest.CheckMerge(t, out("merged"), []string{out("p1"), out("p2"), out("p3")}, gained)
+	clitest.CheckMergedTPMDB(t, out("merged"))
 	for _, f := range []string{"report.html", "report.md", "timeseries.csv", "raw/oltp-latency.hlog", "raw/oltp-window.hlog"} {
 		if _, err := os.Stat(filepath.Join(out("merged"), f)); err != nil {
 			t.Errorf("the merged run lacks %s", f)
