@@ -3,9 +3,13 @@ package clitest
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -127,4 +131,34 @@ func deref(p *float64) float64 {
 		return math.NaN()
 	}
 	return *p
+}
+
+// RunPartitions runs calibra oltp run with args as n partitions of one
+// run, each its own process (as on separate hosts) from one --start-at a
+// few seconds ahead, the run directory of partition i in out(i); it fails
+// the test if any fails.
+func RunPartitions(t *testing.T, n int, out func(i int) string, args ...string) {
+	t.Helper()
+	// Connecting takes well under the few seconds to the start.
+	startAt := time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339Nano)
+	var wg sync.WaitGroup
+	errs := make([]string, n)
+	for i := 1; i <= n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(os.Args[0], append(append([]string{"oltp", "run"}, args...),
+				"--partition", fmt.Sprintf("%d/%d", i, n), "--start-at", startAt, "--progress", "none", "--out", out(i))...)
+			cmd.Env = append(os.Environ(), "CALIBRA_TEST_AS_CALIBRA=1")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Run(); err != nil {
+				errs[i-1] = fmt.Sprintf("partition %d/%d: %v\n%s", i, n, err, stderr.String())
+			}
+		}()
+	}
+	wg.Wait()
+	if msg := strings.Join(errs, ""); msg != "" {
+		t.Fatal(msg)
+	}
 }

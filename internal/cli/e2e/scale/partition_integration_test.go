@@ -1,16 +1,13 @@
 package scale
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -55,30 +52,9 @@ func TestPartitionsMergeToTheDatabasesCount(t *testing.T) {
 	defer db.Close(ctx)
 	before := clitest.NewOrders(t, db)
 
-	// Separate processes, as on separate hosts; connecting takes well
-	// under the few seconds to the start.
 	const n = 3
-	startAt := time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339Nano)
-	var wg sync.WaitGroup
-	errs := make([]string, n)
-	for i := 1; i <= n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cmd := exec.Command(os.Args[0], "oltp", "run", "--dsn-file", dsnFile, "--users", "6", "--rampup", "0s", "--duration", "3s", "--rate-per-user", fmt.Sprint(oltptest.PacedRate),
-				"--partition", fmt.Sprintf("%d/%d", i, n), "--start-at", startAt, "--progress", "none", "--out", out(fmt.Sprintf("p%d", i)))
-			cmd.Env = append(os.Environ(), "CALIBRA_TEST_AS_CALIBRA=1")
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			if err := cmd.Run(); err != nil {
-				errs[i-1] = fmt.Sprintf("partition %d/%d: %v\n%s", i, n, err, stderr.String())
-			}
-		}()
-	}
-	wg.Wait()
-	if msg := strings.Join(errs, ""); msg != "" {
-		t.Fatal(msg)
-	}
+	clitest.RunPartitions(t, n, func(i int) string { return out(fmt.Sprintf("p%d", i)) }, "--dsn-file", dsnFile,
+		"--users", "6", "--rampup", "0s", "--duration", "3s", "--rate-per-user", fmt.Sprint(oltptest.PacedRate))
 	gained := clitest.NewOrders(t, db) - before
 
 	clitest.MustRun(t, 0, "merge", out("p3"), out("p1"), out("p2"), "--out", out("merged"))
