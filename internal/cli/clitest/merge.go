@@ -51,7 +51,10 @@ func CheckMerge(t *testing.T, merged string, parts []string, gained int64) *resu
 	counted := *o.NOPM * o.DurationS / 60
 	t.Logf("database gained %d orders, merged NOPM %.0f over %.2f s counts %.3f; partitions committed %d; tpm_client %.0f, tpm_db %.0f (%s)",
 		gained, *o.NOPM, o.DurationS, counted, o.NewOrderCommits, o.TPMClient, deref(o.TPMDB), o.Missing["tpm_db"])
-	if gained < 200 || math.Round(counted) != float64(gained) {
+	if gained < 20 {
+		t.Errorf("the database gained %d New-Orders: too few to check the merge by", gained)
+	}
+	if math.Round(counted) != float64(gained) {
 		t.Errorf("merged NOPM counts %.3f New-Orders in the window, the database gained %d", counted, gained)
 	}
 	if o.NewOrderCommits != gained {
