@@ -19,7 +19,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/calibra-bench/calibra/internal/cli/clitest"
+	"github.com/calibra-bench/calibra/internal/engine/mariadb"
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	"github.com/calibra-bench/calibra/internal/oltp/oltptest"
 	"github.com/calibra-bench/calibra/internal/results"
 	"github.com/calibra-bench/calibra/internal/testenv"
 )
@@ -80,6 +82,10 @@ func TestImage(t *testing.T) {
 		t.Parallel()
 		partitions(t, ctrs, uid)
 	})
+	t.Run("partitions on MariaDB", func(t *testing.T) {
+		t.Parallel()
+		partitionsMariaDB(t, ctrs, uid)
+	})
 }
 
 // device runs fio through calibra device as the image's account, on a
@@ -132,29 +138,8 @@ func partitions(t *testing.T, ctrs *containers, uid int) {
 
 	runs := volume(t, uid)
 	mounts := []string{"-v", secrets + ":/etc/calibra:ro", "-v", socket + ":/run/postgresql/" + filepath.Base(socket), "-v", runs + ":/runs"}
-	// Each container starts in well under a second on overlay, and copies
-	// the image's files first on vfs, before calibra connects its users:
-	// the start leaves them the time.
 	const n = 3
-	lead := 5 * time.Second
-	if slices.Contains(store, "vfs") {
-		lead = 15 * time.Second
-	}
-	startAt := time.Now().Add(lead).UTC().Format(time.RFC3339Nano)
-	var wg sync.WaitGroup
-	for i := 1; i <= n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ctrs.run(t, fmt.Sprintf("p%d", i), mounts, "oltp", "run", "--dsn-file", "/etc/calibra/dsn", "--users", "6", "--rampup", "0s",
-				"--duration", "5s", "--partition", fmt.Sprintf("%d/%d", i, n), "--start-at", startAt, "--progress", "none",
-				"--out", fmt.Sprintf("/runs/p%d", i))
-		}()
-	}
-	wg.Wait()
-	if t.Failed() {
-		t.FailNow()
-	}
+	runPartitions(t, ctrs, n, mounts, "--users", "6", "--duration", "5s")
 	gained := clitest.NewOrders(t, db) - before
 
 	ctrs.run(t, "merge", mounts, "merge", "/runs/p2", "/runs/p3", "/runs/p1", "--out", "/runs/merged")
@@ -171,6 +156,80 @@ func partitions(t *testing.T, ctrs *containers, uid int) {
 	})
 }
 
+// partitionsMariaDB runs two partitions of one oltp run as containers
+// against a MariaDB on the host reached through its socket, as an account
+// with a password (the containers' account has no name on the host for
+// unix_socket's login), and merges them to the database's count.
+func partitionsMariaDB(t *testing.T, ctrs *containers, uid int) {
+	clitest.RequireMariaDB(t)
+	ctx := context.Background()
+	target, err := mariadb.Prepare(ctx, mariadb.TargetConfig{Path: clitest.StorageDir(t), DBCache: "128MB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.Start(t, target)
+	cfg := target.Config()
+	db, err := mariadb.Connect(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	password := rand.Text()
+	for _, q := range []string{"CREATE USER bench@localhost IDENTIFIED BY '" + password + "'",
+		"GRANT ALL ON `" + cfg.DBName + "`.* TO bench@localhost", "GRANT SELECT ON performance_schema.* TO bench@localhost"} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", strings.SplitN(q, " IDENTIFIED", 2)[0], err)
+		}
+	}
+	clitest.MustRun(t, 0, "oltp", "build", "--dsn", fmt.Sprintf("mysql://%s@localhost/%s?socket=%s", cfg.User, cfg.DBName, cfg.Addr),
+		"--warehouses", "2", "--progress", "none", "--out", filepath.Join(t.TempDir(), "build"))
+	newOrders := func() int64 {
+		var n int64
+		if err := db.QueryRowContext(ctx, "SELECT SUM(d_next_o_id) FROM district").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := newOrders()
+	secrets := secretDir(t, uid, fmt.Appendf(nil, "mysql://bench:%s@localhost/%s?socket=/run/mysqld/mysqld.sock\n", password, cfg.DBName))
+	runs := volume(t, uid)
+	mounts := []string{"-v", secrets + ":/etc/calibra:ro", "-v", cfg.Addr + ":/run/mysqld/mysqld.sock", "-v", runs + ":/runs"}
+	runPartitions(t, ctrs, 2, mounts, "--users", "4", "--duration", "3s", "--rate-per-user", fmt.Sprint(oltptest.PacedRate))
+	gained := newOrders() - before
+	ctrs.run(t, "merge-mariadb", mounts, "merge", "/runs/p2", "/runs/p1", "--out", "/runs/merged")
+	clitest.CheckMerge(t, filepath.Join(runs, "merged"), []string{filepath.Join(runs, "p1"), filepath.Join(runs, "p2")}, gained)
+}
+
+// runPartitions runs n partitions of one oltp run as n containers started
+// together with one --start-at, each reading its DSN from the mounted
+// /etc/calibra/dsn and writing its run directory to /runs/pI.
+func runPartitions(t *testing.T, ctrs *containers, n int, mounts []string, args ...string) {
+	t.Helper()
+	// Each container starts in well under a second on overlay, and copies
+	// the image's files first on vfs, before calibra connects its users:
+	// the start leaves them the time.
+	lead := 5 * time.Second
+	if slices.Contains(store, "vfs") {
+		lead = 15 * time.Second
+	}
+	startAt := time.Now().Add(lead).UTC().Format(time.RFC3339Nano)
+	var wg sync.WaitGroup
+	for i := 1; i <= n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name := fmt.Sprintf("p%d-%s", i, strings.ReplaceAll(t.Name(), "/", "-"))
+			ctrs.run(t, name, mounts, append([]string{"oltp", "run", "--dsn-file", "/etc/calibra/dsn", "--rampup", "0s",
+				"--partition", fmt.Sprintf("%d/%d", i, n), "--start-at", startAt, "--progress", "none",
+				"--out", fmt.Sprintf("/runs/p%d", i)}, args...)...)
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+}
+
 // dsnFiles writes the DSN of the role bench: for the host, in a file of
 // its own, and for the containers, over the socket mounted at
 // /run/postgresql, in dir/dsn, mode 0600 and owned by the image's account.
@@ -183,18 +242,25 @@ func dsnFiles(t *testing.T, in *postgres.Instance, password string, uid int) (ho
 	if err := os.WriteFile(host, dsn(in.SocketDir), 0o600); err != nil { // safefs: in the test's own t.TempDir
 		t.Fatal(err)
 	}
-	dir = t.TempDir()
+	return host, secretDir(t, uid, dsn("/run/postgresql"))
+}
+
+// secretDir is a directory holding dsn in a file dsn, mode 0600 and owned
+// by the image's account, to mount at /etc/calibra.
+func secretDir(t *testing.T, uid int, dsn []byte) string {
+	t.Helper()
+	dir := t.TempDir()
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	file := filepath.Join(dir, "dsn")
-	if err := os.WriteFile(file, dsn("/run/postgresql"), 0o600); err != nil { // safefs: in the test's own t.TempDir
+	if err := os.WriteFile(file, dsn, 0o600); err != nil { // safefs: in the test's own t.TempDir
 		t.Fatal(err)
 	}
 	if err := os.Chown(file, uid, uid); err != nil {
 		t.Fatal(err)
 	}
-	return host, dir
+	return dir
 }
 
 // passwordLogin adds the role bench, owner of the database bench, that
