@@ -100,6 +100,9 @@ func TestKubernetesPartitionsJob(t *testing.T) {
 			t.Errorf("pod %d runs %s with --dsn-file %q and --out %q: want oltp run, the DSN from %s, a run directory of its own in %s",
 				i, path, value("dsn-file"), out, dsnDir, runsDir)
 		}
+		if store := value("store-file"); filepath.Dir(store) != dsnDir || slices.Contains(args, "--store") {
+			t.Errorf("pod %d records its run in the store named by --store-file %q: want the Secret's file in %s, never --store", i, store, dsnDir)
+		}
 		outs[out] = true
 	}
 }
