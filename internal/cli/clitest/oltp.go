@@ -1,6 +1,7 @@
 package clitest
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,6 +34,12 @@ func CheckRun(t *testing.T, dir, mode string) {
 	}
 	if err := oltptest.TPMAgrees(o); err != nil {
 		t.Error(err)
+	}
+	// NOPM is the database's count of New-Orders between the window's
+	// edges, where every user holds: the clients' commits in the window
+	// are the same ones, each acknowledged as what it was.
+	if n := math.Round(*o.NOPM * o.DurationS / 60); n != float64(o.NewOrderCommits) {
+		t.Errorf("nopm counts %.0f New-Orders in the window, the users committed %d", n, o.NewOrderCommits)
 	}
 	oltptest.CheckMix(t, o, true)
 	// The delivery figures come with a Delivery in the window (a starved

@@ -72,14 +72,16 @@ func TestOLTPOnAManagedInstance(t *testing.T) {
 	// loop; the other windows are paced (oltptest.Paced), as cheap and as
 	// strict on what they check (MariaDB's procedures keep the goroutine
 	// driver's closed loop, in e2e/mariadb).
+	// The closed loop starts its window at once (no ramp-up: every
+	// connection holds before its first transaction), the others after one.
 	for _, c := range []struct {
-		mode, driver, want string
-		paced              bool
+		mode, driver, want, rampup string
+		paced                      bool
 	}{
-		{"procedures", runner.DriverAuto, oltp.DriverPolling, false},
-		{"client", runner.DriverAuto, oltp.DriverPolling, true},
-		{"client", oltp.DriverGoroutines, oltp.DriverGoroutines, true},
-		{"client-simple", runner.DriverAuto, oltp.DriverGoroutines, true},
+		{"procedures", runner.DriverAuto, oltp.DriverPolling, "0s", false},
+		{"client", runner.DriverAuto, oltp.DriverPolling, "1s", true},
+		{"client", oltp.DriverGoroutines, oltp.DriverGoroutines, "1s", true},
+		{"client-simple", runner.DriverAuto, oltp.DriverGoroutines, "1s", true},
 	} {
 		name := c.mode + "-" + c.driver
 		t.Run(name, func(t *testing.T) {
@@ -87,7 +89,7 @@ func TestOLTPOnAManagedInstance(t *testing.T) {
 			if c.paced {
 				window = oltptest.Paced(c.mode)
 			}
-			clitest.MustRun(t, 0, append(append([]string{"oltp", "run", "--warehouses", "1", "--users", "3", "--rampup", "1s",
+			clitest.MustRun(t, 0, append(append([]string{"oltp", "run", "--warehouses", "1", "--users", "3", "--rampup", c.rampup,
 				"--mode", c.mode, "--driver", c.driver, "--out", out(name)}, window...), common...)...)
 			clitest.NoServerLeft(t, path)
 			clitest.CheckRun(t, out(name), c.mode)
