@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -82,34 +81,4 @@ func TestSecondSignalAndHangupStillFinishTheRun(t *testing.T) {
 			clitest.NoServerLeft(t, path)
 		})
 	}
-}
-
-// A first build interrupted while it keeps its template leaves the data and
-// no template: a reset then says to rebuild with --rebuild (never the plain
-// build, which would answer "already built"), and that rebuild keeps one.
-func TestABuildInterruptedBeforeItsTemplateSaysHowToMendIt(t *testing.T) {
-	t.Parallel()
-	if testing.Short() {
-		t.Skip("builds on a real PostgreSQL; run without -short")
-	}
-	clitest.RequirePostgres(t)
-	path := clitest.StorageDir(t)
-	outs := t.TempDir()
-	out := func(name string) string { return filepath.Join(outs, name) }
-	code, stderr := clitest.InterruptChild(t, "oltp build: keeping the loaded database as a template", 0, "oltp", "build", "--warehouses", "1",
-		"--path", path, "--progress", "plain", "--out", out("cut"))
-	if code != 130 {
-		t.Fatalf("the interrupted build: exit %d\n%s", code, stderr)
-	}
-	reset := []string{"oltp", "run", "--reset", "--users", "1", "--rampup", "0s", "--duration", "1s", "--path", path, "--progress", "none"}
-	code, _, stderr = clitest.Run(t, append(reset, "--out", out("reset"))...)
-	if code == 0 {
-		t.Skip("the template copy finished before the signal landed: nothing to mend")
-	}
-	if code != 2 || !strings.Contains(stderr, "no loaded template to reset from") || !strings.Contains(stderr, "'calibra oltp build --rebuild'") {
-		t.Fatalf("a reset with no template: exit %d, want 2 and the advice to rebuild with --rebuild\n%s", code, stderr)
-	}
-	clitest.MustRun(t, 0, "oltp", "build", "--rebuild", "--warehouses", "1", "--path", path, "--progress", "none", "--out", out("rebuild"))
-	clitest.MustRun(t, 0, append(reset, "--out", out("reset-again"))...)
-	clitest.NoServerLeft(t, path)
 }
