@@ -38,11 +38,11 @@ const gateWait = 30 * time.Second
 // before --start-at, waits at each edge until every other partition waits
 // at its gate, reads the counters, and opens it.
 type gates struct {
-	g    Gater
-	wait time.Duration // gateWait
-	p    Partition
-	run  string // the gates' names' stem, the same in every partition
-	note string // why an edge was not held, for the results
+	g     Gater
+	wait  time.Duration // gateWait
+	p     Partition
+	run   string   // the gates' names' stem, the same in every partition
+	notes []string // why an edge was not held, for the results
 	// calls is the counter partition's statements inside the window: the
 	// start gate's opening, the polls for the others at the end, and the
 	// end read's flush.
@@ -92,7 +92,7 @@ func (gs *gates) hold(ctx context.Context, edge string, read func() error) error
 	defer cancel()
 	if !gs.p.Counters() {
 		if err := gs.g.PassGate(wctx, name); err != nil && ctx.Err() == nil {
-			gs.note = fmt.Sprintf("the counter partition, 1/%d, did not open the window %s's gate within %s: %v", gs.p.Of, edge, gs.wait, err)
+			gs.notes = append(gs.notes, fmt.Sprintf("the counter partition, 1/%d, did not open the window %s's gate within %s: %v", gs.p.Of, edge, gs.wait, err))
 		}
 		return read()
 	}
@@ -101,7 +101,7 @@ func (gs *gates) hold(ctx context.Context, edge string, read func() error) error
 		gs.calls += polls
 	}
 	if err != nil && ctx.Err() == nil {
-		gs.note = fmt.Sprintf("%d of the %d other partitions reached the window %s within %s (%v): the counters there may miss or count some of their commits", at, gs.p.Of-1, edge, gs.wait, err)
+		gs.notes = append(gs.notes, fmt.Sprintf("%d of the %d other partitions reached the window %s within %s (%v): the counters there may miss or count some of their commits", at, gs.p.Of-1, edge, gs.wait, err))
 	}
 	if err := read(); err != nil {
 		return err
@@ -144,14 +144,6 @@ func (gs *gates) own() int64 {
 	return gs.calls * gs.g.GateXacts()
 }
 
-// othersOwn is what another partition's calibra sessions committed inside
-// the held window: its pass of the start gate, which returns after the
-// counters were read, and its users' statistics flushes at the end,
-// before its pass of the end gate.
-func (gs *gates) othersOwn(stopFlushes int64) int64 {
-	return gs.g.GateXacts() + stopFlushes
-}
-
 // end holds a split run's partitions at the window's end, once this
 // one's users have stopped: the counter partition reads the counters there
 // after every other's last commit, flushing its own statistics first (its
@@ -162,33 +154,32 @@ func (tw *timed) end(ctx context.Context, tg *members, cfg RunConfig, flush bool
 	if tw.gates == nil || !tw.measured || ctx.Err() != nil {
 		return nil
 	}
-	err := tw.gates.hold(ctx, "end", func() (err error) {
-		if cfg.Partition.Counters() {
-			tw.c1s, err = tg.counters(ctx, flush)
-			if flush {
-				tw.gates.calls++
-			}
+	return tw.gates.hold(ctx, "end", func() (err error) {
+		if !cfg.Partition.Counters() {
+			return nil
 		}
-		return err
+		if flush {
+			tw.gates.calls++
+		}
+		if tw.c1s, err = tg.counters(ctx, flush); err != nil {
+			return fmt.Errorf("read counters at the window end: %w", err)
+		}
+		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("read counters at the window end: %w", err)
-	}
-	return nil
 }
 
 // record says in the results whether the edges were held (a run that
 // went to its end with no partition missing), and, for a partition other
-// than the first, its own commits inside the window.
+// than the first, its own commits inside the window: its pass of the
+// start gate, which returns after the counters were read, and its users'
+// statistics flushes at the end, before its pass of the end gate.
 func (gs *gates) record(out *results.OLTP, ended bool, stopFlushes int64) {
 	if gs == nil || out.Partition == nil {
 		return
 	}
-	if gs.note != "" {
-		out.Warnings = append(out.Warnings, gs.note)
-	}
-	out.Partition.EdgesHeld = gs.note == "" && ended
+	out.Warnings = append(out.Warnings, gs.notes...)
+	out.Partition.EdgesHeld = len(gs.notes) == 0 && ended
 	if out.Partition.EdgesHeld && !gs.p.Counters() {
-		out.Partition.OwnXacts = gs.othersOwn(stopFlushes)
+		out.Partition.OwnXacts = gs.g.GateXacts() + stopFlushes
 	}
 }

@@ -128,8 +128,8 @@ func TestGatesHoldThePartitionsUntilTheCountersAreRead(t *testing.T) {
 		order = nil
 	}
 	for i, g := range gs {
-		if g.note != "" {
-			t.Errorf("partition %d: %s", i+1, g.note)
+		if len(g.notes) > 0 {
+			t.Errorf("partition %d: %q", i+1, g.notes)
 		}
 	}
 	// Inside the window: the start gate's opening and the polls at the end.
@@ -161,8 +161,8 @@ func TestGatesGoOnWithoutAMissingPartition(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(first.note, "1 of the 2 other partitions reached the window start") || second.note != "" {
-		t.Errorf("notes: %q and %q", first.note, second.note)
+	if len(first.notes) != 1 || !strings.Contains(first.notes[0], "1 of the 2 other partitions reached the window start") || len(second.notes) > 0 {
+		t.Errorf("notes: %q and %q", first.notes, second.notes)
 	}
 	// A run not split, or split without --start-at, has no gates.
 	for _, cfg := range []RunConfig{{}, {Partition: Partition{Index: 1, Of: 2}}} {

@@ -418,13 +418,16 @@ func (tw *timed) begin(ctx context.Context, tg *members, cfg RunConfig, pool *co
 		return false, nil
 	}
 	err := tw.gates.hold(ctx, "start", func() (err error) {
-		if cfg.Partition.Counters() {
-			tw.c0s, err = tg.counters(ctx, ed.flushStats)
+		if !cfg.Partition.Counters() {
+			return nil
 		}
-		return err
+		if tw.c0s, err = tg.counters(ctx, ed.flushStats); err != nil {
+			return fmt.Errorf("read counters at the window start: %w", err)
+		}
+		return nil
 	})
 	if err != nil {
-		return false, fmt.Errorf("read counters at the window start: %w", err)
+		return false, err
 	}
 	// The hook reads its own counters (the observers') before the users
 	// go on, so they too hold exactly this edge's transactions.
