@@ -63,6 +63,7 @@ func newWindow() *window {
 // own. stop closes at the window's end.
 type edges struct {
 	start, begin, stop chan struct{}
+	openStart          sync.Once // start closes once: before the users start, or at the ramp-up's end
 	startAck           sync.WaitGroup
 	flushStats         bool         // flush the statistics at the edges (Control.StatsFlush)
 	stopFlushes        atomic.Int64 // flush calls made at the end edge: they commit too
@@ -71,6 +72,9 @@ type edges struct {
 func newEdges(flushStats bool) *edges {
 	return &edges{start: make(chan struct{}), begin: make(chan struct{}), stop: make(chan struct{}), flushStats: flushStats}
 }
+
+// startWindow closes start: the users flush, acknowledge and hold.
+func (ed *edges) startWindow() { ed.openStart.Do(func() { close(ed.start) }) }
 
 // hold waits, after the start edge, for the window to begin or the run
 // to end (which the user's loop then sees).

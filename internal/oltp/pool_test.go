@@ -50,7 +50,7 @@ func TestTerminalsShareTheirConnections(t *testing.T) {
 	recs := []*recorder{newRecorder(true, false), newRecorder(true, false)}
 	pool := newConnPool([]Session{busySession{&inUse, &maxInUse}, busySession{&inUse, &maxInUse}}, recs, func(int) memberAt { return memberAt{} })
 	ed := newEdges(false)
-	close(ed.start)
+	ed.startWindow()
 	close(ed.begin)
 	ed.startAck.Add(users)
 	us := make([]*user, users)

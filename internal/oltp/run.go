@@ -339,7 +339,7 @@ func drive(ctx context.Context, tg *members, cfg RunConfig, cr *crew, ed *edges,
 	if cfg.Rampup <= 0 {
 		// No ramp-up: every user holds at the window's start before its
 		// first transaction, so no commit comes before the window.
-		close(ed.start)
+		ed.startWindow()
 	}
 	tw.model, tw.threads = startUsers(runCtx, cr, ed, &wg, fail)
 	allDone := make(chan struct{})
@@ -411,9 +411,7 @@ func (tw *timed) begin(ctx context.Context, tg *members, cfg RunConfig, pool *co
 		flushLeases(ctx, held, ed.flushStats)
 	}
 	tw.t0, tw.cpu0 = time.Now(), proc.SelfCPU()
-	if cfg.Rampup > 0 {
-		close(ed.start)
-	}
+	ed.startWindow()
 	if !waitGroupOrDone(&ed.startAck, ctx) {
 		return false, nil
 	}
