@@ -22,8 +22,9 @@ type Gater interface {
 	// OpenGate lets the sessions waiting at the named gate through.
 	OpenGate(ctx context.Context, gate string) error
 	// PassGate returns once the named gate is open (at once if it is),
-	// or with ctx's error.
-	PassGate(ctx context.Context, gate string) error
+	// or with ctx's error, and the statements it made before it waited
+	// (each adding GateXacts to Counters.Xacts).
+	PassGate(ctx context.Context, gate string) (before int64, err error)
 	// GateXacts is what each of these calls adds to Counters.Xacts.
 	GateXacts() int64
 }
@@ -43,6 +44,10 @@ type gates struct {
 	p     Partition
 	run   string   // the gates' names' stem, the same in every partition
 	notes []string // why an edge was not held, for the results
+	// endBefore is what another partition's pass of the end gate did
+	// before it waited: inside the window, as the counter partition reads
+	// only once every partition waits.
+	endBefore int64
 	// calls is the counter partition's statements inside the window: the
 	// start gate's opening, the polls for the others at the end, and the
 	// end read's flush.
@@ -91,7 +96,11 @@ func (gs *gates) hold(ctx context.Context, edge string, read func() error) error
 	wctx, cancel := context.WithTimeout(ctx, gs.wait)
 	defer cancel()
 	if !gs.p.Counters() {
-		if err := gs.g.PassGate(wctx, name); err != nil && ctx.Err() == nil {
+		before, err := gs.g.PassGate(wctx, name)
+		if edge == "end" {
+			gs.endBefore = before
+		}
+		if err != nil && ctx.Err() == nil {
 			gs.notes = append(gs.notes, fmt.Sprintf("the counter partition, 1/%d, did not open the window %s's gate within %s: %v", gs.p.Of, edge, gs.wait, err))
 		}
 		return read()
@@ -171,8 +180,9 @@ func (tw *timed) end(ctx context.Context, tg *members, cfg RunConfig, flush bool
 // record says in the results whether the edges were held (a run that
 // went to its end with no partition missing), and, for a partition other
 // than the first, its own commits inside the window: its pass of the
-// start gate, which returns after the counters were read, and its users'
-// statistics flushes at the end, before its pass of the end gate.
+// start gate, which returns after the counters were read, its users'
+// statistics flushes at the end, and what its pass of the end gate did
+// before it waited there.
 func (gs *gates) record(out *results.OLTP, ended bool, stopFlushes int64) {
 	if gs == nil || out.Partition == nil {
 		return
@@ -180,6 +190,6 @@ func (gs *gates) record(out *results.OLTP, ended bool, stopFlushes int64) {
 	out.Warnings = append(out.Warnings, gs.notes...)
 	out.Partition.EdgesHeld = len(gs.notes) == 0 && ended
 	if out.Partition.EdgesHeld && !gs.p.Counters() {
-		out.Partition.OwnXacts = gs.g.GateXacts() + stopFlushes
+		out.Partition.OwnXacts = (1+gs.endBefore)*gs.g.GateXacts() + stopFlushes
 	}
 }

@@ -51,7 +51,7 @@ func (g *gateSession) OpenGate(_ context.Context, gate string) error {
 	return nil
 }
 
-func (g *gateSession) PassGate(ctx context.Context, gate string) error {
+func (g *gateSession) PassGate(ctx context.Context, gate string) (int64, error) {
 	g.s.mu.Lock()
 	ch := g.s.shut[gate]
 	g.s.waiting[gate]++
@@ -62,13 +62,13 @@ func (g *gateSession) PassGate(ctx context.Context, gate string) error {
 		g.s.mu.Unlock()
 	}()
 	if ch == nil {
-		return nil
+		return 0, nil
 	}
 	select {
 	case <-ch:
-		return nil
+		return 0, nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return 0, ctx.Err()
 	}
 }
 

@@ -40,7 +40,7 @@ func (c *control) OpenGate(ctx context.Context, gate string) error {
 
 // PassGate takes the gate's lock, waiting up to ctx's deadline, and lets
 // it go, in one statement: the others pass one after the other.
-func (c *control) PassGate(ctx context.Context, gate string) error {
+func (c *control) PassGate(ctx context.Context, gate string) (before int64, err error) {
 	wait := 3600.0
 	if d, ok := ctx.Deadline(); ok {
 		wait = math.Max(1, math.Ceil(time.Until(d).Seconds()))
@@ -49,12 +49,12 @@ func (c *control) PassGate(ctx context.Context, gate string) error {
 	var released sql.NullInt64
 	q := fmt.Sprintf("SELECT GET_LOCK(%s, %.0f), RELEASE_LOCK(%[1]s)", quoted(gate), wait)
 	if err := c.conn.QueryRowContext(ctx, q).Scan(&got, &released); err != nil {
-		return err
+		return 0, err
 	}
 	if got != 1 {
-		return fmt.Errorf("the lock %s was not released within %.0f s", gate, wait)
+		return 0, fmt.Errorf("the lock %s was not released within %.0f s", gate, wait)
 	}
-	return nil
+	return 0, nil
 }
 
 // GateXacts: performance_schema counts each statement as a transaction;
