@@ -3,6 +3,7 @@ package clitest
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"math"
 	"os"
@@ -25,6 +26,17 @@ func NewOrders(t *testing.T, db *pgx.Conn) int64 {
 	t.Helper()
 	var n int64
 	if err := db.QueryRow(context.Background(), "SELECT sum(d_next_o_id) FROM calibra_tpcc.district").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// NewOrdersSQL is NewOrders for a MariaDB connection on calibra's
+// database.
+func NewOrdersSQL(t *testing.T, db *sql.DB) int64 {
+	t.Helper()
+	var n int64
+	if err := db.QueryRow("SELECT SUM(d_next_o_id) FROM district").Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n

@@ -183,19 +183,12 @@ func partitionsMariaDB(t *testing.T, ctrs *containers, uid int) {
 	}
 	clitest.MustRun(t, 0, "oltp", "build", "--dsn", fmt.Sprintf("mysql://%s@localhost/%s?socket=%s", cfg.User, cfg.DBName, cfg.Addr),
 		"--warehouses", "2", "--progress", "none", "--out", filepath.Join(t.TempDir(), "build"))
-	newOrders := func() int64 {
-		var n int64
-		if err := db.QueryRowContext(ctx, "SELECT SUM(d_next_o_id) FROM district").Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	before := newOrders()
+	before := clitest.NewOrdersSQL(t, db)
 	secrets := secretDir(t, uid, fmt.Appendf(nil, "mysql://bench:%s@localhost/%s?socket=/run/mysqld/mysqld.sock\n", password, cfg.DBName))
 	runs := volume(t, uid)
 	mounts := []string{"-v", secrets + ":/etc/calibra:ro", "-v", cfg.Addr + ":/run/mysqld/mysqld.sock", "-v", runs + ":/runs"}
 	runPartitions(t, ctrs, 2, mounts, "--users", "4", "--duration", "3s", "--rate-per-user", fmt.Sprint(oltptest.PacedRate))
-	gained := newOrders() - before
+	gained := clitest.NewOrdersSQL(t, db) - before
 	ctrs.run(t, "merge-mariadb", mounts, "merge", "/runs/p2", "/runs/p1", "--out", "/runs/merged")
 	clitest.CheckMerge(t, filepath.Join(runs, "merged"), []string{filepath.Join(runs, "p1"), filepath.Join(runs, "p2")}, gained)
 }

@@ -101,19 +101,12 @@ func TestOLTPOnMariaDBByDSN(t *testing.T) {
 	}
 	defer db.Close()
 
-	newOrders := func() int64 {
-		var n int64
-		if err := db.QueryRow("SELECT SUM(d_next_o_id) FROM district").Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
 	outs := t.TempDir()
 	part := func(i int) string { return filepath.Join(outs, fmt.Sprintf("p%d", i)) }
-	before := newOrders()
+	before := clitest.NewOrdersSQL(t, db)
 	clitest.RunPartitions(t, 2, part, "--dsn", dsn, "--users", "4", "--rampup", "0s", "--duration", "3s",
 		"--rate-per-user", fmt.Sprint(oltptest.PacedRate))
-	gained := newOrders() - before
+	gained := clitest.NewOrdersSQL(t, db) - before
 	merged := filepath.Join(outs, "merged")
 	clitest.MustRun(t, 0, "merge", part(2), part(1), "--out", merged)
 	// tpm_db is not checked here: a MariaDB session's first calls, in the
