@@ -1,13 +1,14 @@
-package secret_test
+package engines
 
 import (
 	"strings"
 	"testing"
 
-	_ "github.com/calibra-bench/calibra/internal/engines" // each engine's own DSN forms
 	"github.com/calibra-bench/calibra/internal/secret"
 )
 
+// Every engine registered here teaches secret its DSN forms; each form
+// comes out with its password hidden.
 func TestRedactDSNHidesEveryPassword(t *testing.T) {
 	cases := []struct{ dsn, want string }{
 		{"postgres://bench:s3cret@db1:5432/bench", "postgres://bench:xxxxx@db1:5432/bench"},
