@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -61,24 +62,70 @@ type Browser struct {
 }
 
 // New starts Chromium (or skips, see Require); it stops when the test ends.
-func New(t *testing.T) *Browser { return NewSized(t, 1280, 900) }
-
-// NewSized is New with a window of width x height pixels: 400 wide is a
-// phone.
-func NewSized(t *testing.T, width, height int) *Browser {
+func New(t *testing.T) *Browser {
 	t.Helper()
-	bin := Require(t)
+	b, stop, err := start(Require(t), 1280, 900)
+	t.Cleanup(stop)
+	if err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return b
+}
+
+// start starts Chromium and returns what closes it.
+func start(bin string, width, height int) (*Browser, func(), error) {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox,
 		chromedp.WindowSize(width, height), chromedp.Flag("disable-gpu", true))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, _ := chromedp.NewContext(actx)
 	// Closed, not killed, and waited for: a killed Chromium leaves its
 	// singleton socket's directory in /tmp (824 of them here).
-	t.Cleanup(func() { _ = chromedp.Cancel(ctx); cancelAlloc() })
-	if err := chromedp.Run(ctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
+	stop := func() { _ = chromedp.Cancel(ctx); cancelAlloc() }
+	return &Browser{ctx: ctx, width: int64(width), height: int64(height)}, stop, chromedp.Run(ctx)
+}
+
+// shared is the one Chromium of a test binary whose tests open pages one
+// after another (Shared): a start costs about as much CPU as a page.
+var shared struct {
+	sync.Mutex
+	b    *Browser
+	stop func()
+}
+
+// Shared is New's Chromium, started by the first test that asks and kept
+// for the others; the package's TestMain calls Close after its tests.
+func Shared(t *testing.T) *Browser {
+	t.Helper()
+	bin := Require(t)
+	shared.Lock()
+	defer shared.Unlock()
+	if shared.b == nil {
+		b, stop, err := start(bin, 1280, 900)
+		if err != nil {
+			stop()
+			t.Fatalf("start chromium: %v", err)
+		}
+		shared.b, shared.stop = b, stop
 	}
-	return &Browser{ctx: ctx, width: int64(width), height: int64(height)}
+	return shared.b
+}
+
+// Close closes the Chromium Shared started, if it did.
+func Close() {
+	shared.Lock()
+	defer shared.Unlock()
+	if shared.stop != nil {
+		shared.stop()
+		shared.b, shared.stop = nil, nil
+	}
+}
+
+// Sized is b's Chromium showing its pages in a viewport of width x height
+// pixels: 400 wide is a phone.
+func (b *Browser) Sized(width, height int) *Browser {
+	c := *b
+	c.width, c.height = int64(width), int64(height)
+	return &c
 }
 
 // Context is the browser's: chromedp.NewContext(b.Context()) is a new tab
