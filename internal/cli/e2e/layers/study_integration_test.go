@@ -53,19 +53,36 @@ func TestStudyPrecedence(t *testing.T) {
 
 // TestStudyOnAManagedInstance runs a small study with a repeated timed run
 // started cold, a ramp and thresholds, one of which fails: exit 3, and
-// every repetition, the repeats' medians and the verdicts are kept.
+// every repetition, the repeats' medians and the verdicts are kept. A
+// device step comes first: iocal's points and the oltp windows state
+// their share of it, the verdict weighs what reached the device, and the
+// summary puts the share beside the figure (checkDeviceShare).
 func TestStudyOnAManagedInstance(t *testing.T) {
 	t.Parallel() // real servers and fio: they overlap their waits
 	if testing.Short() {
 		t.Skip("a minute of real PostgreSQL work; run without -short")
 	}
 	clitest.RequirePostgres(t)
+	clitest.RequireFio(t)
 	path := clitest.StorageDir(t)
 	file := filepath.Join(t.TempDir(), "small.yaml")
 	study := `version: 1
 name: small
 cold_start: true
+target: {db_cache: 16MB}
 steps:
+  - kind: device
+    specs: [8k-randread, 1m-seqwrite]
+    qd: [1]
+    size: 64MiB
+    ramp: 0s
+    runtime: 1s
+  - kind: iocal
+    size: 64MiB
+    jobs: [1]
+    tests: [random]
+    warmup: 0s
+    point: 1s
   - kind: oltp_build
     warehouses: 1
   - kind: oltp
@@ -106,22 +123,20 @@ thresholds:
 	var kinds []string
 	for _, st := range r.Steps {
 		kinds = append(kinds, st.Kind)
-		if st.Status != results.StatusComplete || st.Observe == nil {
+		if st.Status != results.StatusComplete || st.Kind != results.KindDevice && st.Observe == nil {
 			t.Errorf("step %s: status %s, observe %v", st.Name, st.Status, st.Observe != nil)
-		} else if st.Kind != results.KindOLTPBuild && !strings.Contains(st.Observe.Missing["device_share"], "no device step ran") {
-			t.Errorf("step %s does not say it has no device step to be a share of: %v", st.Name, st.Observe.Missing)
 		}
 	}
-	if got := strings.Join(kinds, ","); got != "oltp_build,oltp,oltp,ramp" {
+	if got := strings.Join(kinds, ","); got != "device,iocal,oltp_build,oltp,oltp,ramp" {
 		t.Fatalf("steps %s", got)
 	}
 	// The timed steps ran paced, as the study said (a check of what ran,
 	// not how fast).
-	if o, ok := r.Steps[1].Body.(*results.OLTP); !ok || o.RatePerUser != 40 {
-		t.Errorf("the oltp step's body %+v: want rate_per_user 40", r.Steps[1].Body)
+	if o, ok := r.Steps[3].Body.(*results.OLTP); !ok || o.RatePerUser != 40 {
+		t.Errorf("the oltp step's body %+v: want rate_per_user 40", r.Steps[3].Body)
 	}
-	if r.Steps[2].Repeat != 2 || r.Steps[2].Repeats != 2 || r.Steps[1].StudyStep != 2 {
-		t.Errorf("repeat marks: %+v", r.Steps[2].StepHeader)
+	if r.Steps[4].Repeat != 2 || r.Steps[4].Repeats != 2 || r.Steps[3].StudyStep != 4 {
+		t.Errorf("repeat marks: %+v", r.Steps[4].StepHeader)
 	}
 	if len(r.Repeats) != 1 || r.Repeats[0].N != 2 || r.Repeats[0].Metrics[0].Name != "nopm" || len(r.Repeats[0].Metrics[0].Values) != 2 {
 		t.Errorf("repeats: %+v", r.Repeats)
@@ -129,8 +144,8 @@ thresholds:
 	if len(r.Verdicts) != 2 || !r.Verdicts[0].OK || r.Verdicts[1].OK || r.Verdicts[0].Reason != "median of 2 repeats" {
 		t.Errorf("verdicts: %+v", r.Verdicts)
 	}
-	ramp := r.Steps[3].Body.(*results.Ramp)
-	if r.Steps[3].Name != "to the SLA" || len(ramp.Steps) != 2 || ramp.MaxTPS == nil || *ramp.MaxTPS <= 0 ||
+	ramp := r.Steps[5].Body.(*results.Ramp)
+	if r.Steps[5].Name != "to the SLA" || len(ramp.Steps) != 2 || ramp.MaxTPS == nil || *ramp.MaxTPS <= 0 ||
 		ramp.MaxUsersWithinSLA == nil || *ramp.MaxUsersWithinSLA != 2 || ramp.StopReason != "last_load" || ramp.ARTAtMs != nil ||
 		ramp.SLAReached == nil || *ramp.SLAReached || ramp.UsersWithinSLA() != "≥ 2 (SLA not reached)" {
 		t.Errorf("ramp: %+v", ramp)
@@ -143,9 +158,10 @@ thresholds:
 	if data, err := os.ReadFile(filepath.Join(out, "study.yaml")); err != nil || !strings.Contains(string(data), "name: to the SLA") {
 		t.Errorf("study.yaml: %v\n%s", err, data)
 	}
-	if _, err := os.Stat(filepath.Join(out, "raw", "step04-ramp-2u-latency.hlog")); err != nil {
+	if _, err := os.Stat(filepath.Join(out, "raw", "step06-ramp-2u-latency.hlog")); err != nil {
 		t.Errorf("the ramp's histograms: %v", err)
 	}
+	checkDeviceShare(t, r, stderr)
 }
 
 // A study's storage limit throttles fio as it would the server: 4 KiB
