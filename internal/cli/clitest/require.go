@@ -2,6 +2,7 @@ package clitest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -163,12 +164,39 @@ func RunAudit(t *testing.T, args ...string) (int, *results.Durability) {
 	if !ok || r.Meta.Storage.Lab == nil {
 		t.Fatalf("no durability step or no lab in meta.storage: %+v", r.Meta.Storage)
 	}
+	logTornWrites(t, out, d)
 	NoLabLeft(t, dir)
 	NoServerLeft(t, dir)
 	if code, _, stderr := Run(t, "clean", "--path", dir); code != 0 {
 		t.Fatalf("clean: exit %d: %s", code, stderr)
 	}
 	return code, d
+}
+
+// logTornWrites logs each torn cut's writes in flight as the cut left them
+// (offset+length, bytes kept): what tells a cut that tore only log or
+// journal writes from one that tore a page and left it whole.
+func logTornWrites(t *testing.T, out string, d *results.Durability) {
+	t.Helper()
+	for _, c := range d.PerCycle {
+		if c.Torn == nil || c.Torn.Record == "" {
+			continue
+		}
+		var rec lab.TornRecord
+		data, err := os.ReadFile(filepath.Join(out, c.Torn.Record))
+		if err == nil {
+			err = json.Unmarshal(data, &rec)
+		}
+		if err != nil {
+			t.Logf("cycle %d: the torn cut's record: %v", c.Cycle, err)
+			continue
+		}
+		var b strings.Builder
+		for _, w := range rec.Writes {
+			fmt.Fprintf(&b, " %d+%d kept %d", w.Offset, w.Length, w.Kept)
+		}
+		t.Logf("cycle %d: %d writes in flight at the cut (waited %.2f s for them):%s", c.Cycle, len(rec.Writes), rec.WaitedS, b.String())
+	}
 }
 
 // SkipWhenBusy skips a test whose figures hold only on an idle machine
