@@ -1,3 +1,5 @@
+//go:build integration
+
 // Package twin proves the seam: a third engine, defined only here, is
 // PostgreSQL under another name, registered with its own descriptor and
 // dialects. It passes the conformance suite and a whole oltp build and

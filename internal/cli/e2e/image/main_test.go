@@ -1,3 +1,5 @@
+//go:build integration
+
 // Package image builds calibra's image with './release.sh image' (buildah,
 // no registry) and runs it with podman, as a user of the Dockerfile or
 // the Kubernetes example would: docs/image.md.

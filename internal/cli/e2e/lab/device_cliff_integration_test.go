@@ -1,3 +1,5 @@
+//go:build integration
+
 package lab
 
 import (
@@ -22,7 +24,7 @@ func TestDeviceCliffOnTheLab(t *testing.T) {
 	t.Parallel()
 	clitest.RequireFio(t)
 	clitest.RequireLab(t)
-	clitest.SkipWhenBusy(t, "go test -run TestDeviceCliffOnTheLab ./internal/cli/e2e/lab/")
+	clitest.SkipWhenBusy(t, "go test -tags integration -run TestDeviceCliffOnTheLab ./internal/cli/e2e/lab/")
 	sweep := func(t *testing.T, extra ...string) (*results.Device, string) {
 		dir := clitest.StorageDir(t)
 		defer clitest.Run(t, "clean", "--path", dir)
@@ -110,7 +112,7 @@ func skipWhenShared(t *testing.T, p results.DevicePoint) {
 	// Tests beside this one in the same process count as calibra's own
 	// CPU, not another load's: a busy machine is evidence too.
 	if ev := p.LimitedByEvidence; ev != nil && (ev.CPUOutsidePct != nil && *ev.CPUOutsidePct >= 20 || ev.CPUBusyPct != nil && *ev.CPUBusyPct >= 80) {
-		t.Skipf("other work kept the machine busy over the point (busy %s%%, other loads %s%%), so the lab's tier did not run at its own speeds (IOPS each second %v); run this test alone: go test -run TestDeviceCliffOnTheLab ./internal/cli/e2e/lab/",
+		t.Skipf("other work kept the machine busy over the point (busy %s%%, other loads %s%%), so the lab's tier did not run at its own speeds (IOPS each second %v); run this test alone: go test -tags integration -run TestDeviceCliffOnTheLab ./internal/cli/e2e/lab/",
 			results.NumPtr(ev.CPUBusyPct), results.NumPtr(ev.CPUOutsidePct), p.IOPSPerS)
 	}
 	for _, f := range []*results.DeviceBurst{p.Burst, p.HostLimitedFall} {
@@ -118,7 +120,7 @@ func skipWhenShared(t *testing.T, p results.DevicePoint) {
 			continue
 		}
 		if h := f.Host; max(h.OutsidePctBefore, h.OutsidePctAfter) >= 20 {
-			t.Skipf("another load used %.0f%% then %.0f%% of the machine, so the lab's tier did not run at its own speeds (IOPS each second %v); run this test alone: go test -run TestDeviceCliffOnTheLab ./internal/cli/e2e/lab/",
+			t.Skipf("another load used %.0f%% then %.0f%% of the machine, so the lab's tier did not run at its own speeds (IOPS each second %v); run this test alone: go test -tags integration -run TestDeviceCliffOnTheLab ./internal/cli/e2e/lab/",
 				h.OutsidePctBefore, h.OutsidePctAfter, p.IOPSPerS)
 		}
 	}

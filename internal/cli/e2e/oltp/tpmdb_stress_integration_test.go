@@ -1,3 +1,5 @@
+//go:build integration
+
 package oltp
 
 import (
@@ -17,7 +19,7 @@ import (
 // TestTPMDBStress holds the server's count to the client's over many short
 // windows after a ramp-up: 50 windows of 5 s on each engine, each within 5
 // transactions but for autovacuum's (oltptest.TPMAgrees). It takes some 15 minutes, so it runs only when asked:
-// CALIBRA_STRESS=1 go test ./internal/cli/e2e/oltp -run TestTPMDBStress -timeout 40m
+// CALIBRA_STRESS=1 go test -tags integration ./internal/cli/e2e/oltp -run TestTPMDBStress -timeout 40m
 func TestTPMDBStress(t *testing.T) {
 	if os.Getenv("CALIBRA_STRESS") != "1" {
 		t.Skip("a stress test of 50 windows an engine; set CALIBRA_STRESS=1 to run it")

@@ -1,3 +1,5 @@
+//go:build integration
+
 package torn
 
 import (
@@ -65,7 +67,7 @@ func protectionOff(t *testing.T, torn []string) {
 	// for (beside a busy loop and three other test packages, 0 and 1
 	// writes torn in two cycles; alone, some 40 in one).
 	if tore < minTorn && d.PagesDamaged == 0 && code == 0 {
-		t.Skipf("%d writes were in flight and torn at the %d cuts, fewer than %d: inconclusive on this busy machine; run alone: go test -run TestTornPagesNeedProtection ./internal/cli/e2e/torn/", tore, d.Cycles, minTorn)
+		t.Skipf("%d writes were in flight and torn at the %d cuts, fewer than %d: inconclusive on this busy machine; run alone: go test -tags integration -run TestTornPagesNeedProtection ./internal/cli/e2e/torn/", tore, d.Cycles, minTorn)
 	}
 	if d.PagesDamaged == 0 || tore == 0 || !strings.HasSuffix(strings.ToLower(d.PageProtection), "=off") {
 		t.Fatalf("exit %d, %d cycles, %d writes torn, %d pages damaged (%s): a torn cut without the protection damaged no page: %+v",
