@@ -1,7 +1,9 @@
-package cli
+// Package badinput holds calibra's bad-input matrix, apart from
+// internal/cli's other tests: it changes directory, so its cases run one
+// at a time, and in a package of its own they run beside those tests.
+package badinput
 
 import (
-	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -10,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/calibra-bench/calibra/internal/cli"
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 
 	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
@@ -27,6 +32,13 @@ type badCase struct {
 	env   []string // KEY=VALUE set for the case
 	needs string   // "root": the answer needs root and a PostgreSQL server
 }
+
+// fixtureRuns are the golden run directories.
+const fixtureRuns = "../../results/testdata/runs"
+
+// TestMain lets the test binary stand in for calibra when a case runs it as
+// a child process.
+func TestMain(m *testing.M) { clitest.Main(m, cli.Main) }
 
 // The bad-input matrix: every flag of every command, and the cases
 // (sizes that overflow, NaN and Inf, values the server would refuse,
