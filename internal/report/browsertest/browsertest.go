@@ -64,7 +64,7 @@ type Browser struct {
 // New starts Chromium (or skips, see Require); it stops when the test ends.
 func New(t *testing.T) *Browser {
 	t.Helper()
-	b, stop, err := start(Require(t), 1280, 900)
+	b, stop, err := start(Require(t))
 	t.Cleanup(stop)
 	if err != nil {
 		t.Fatalf("start chromium: %v", err)
@@ -72,16 +72,20 @@ func New(t *testing.T) *Browser {
 	return b
 }
 
+// windowWidth and windowHeight are the window's and the pages' viewport in
+// pixels (Sized shows a page in another).
+const windowWidth, windowHeight = 1280, 900
+
 // start starts Chromium and returns what closes it.
-func start(bin string, width, height int) (*Browser, func(), error) {
+func start(bin string) (*Browser, func(), error) {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox,
-		chromedp.WindowSize(width, height), chromedp.Flag("disable-gpu", true))
+		chromedp.WindowSize(windowWidth, windowHeight), chromedp.Flag("disable-gpu", true))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, _ := chromedp.NewContext(actx)
 	// Closed, not killed, and waited for: a killed Chromium leaves its
 	// singleton socket's directory in /tmp (824 of them here).
 	stop := func() { _ = chromedp.Cancel(ctx); cancelAlloc() }
-	return &Browser{ctx: ctx, width: int64(width), height: int64(height)}, stop, chromedp.Run(ctx)
+	return &Browser{ctx: ctx, width: windowWidth, height: windowHeight}, stop, chromedp.Run(ctx)
 }
 
 // shared is the one Chromium of a test binary whose tests open pages one
@@ -100,7 +104,7 @@ func Shared(t *testing.T) *Browser {
 	shared.Lock()
 	defer shared.Unlock()
 	if shared.b == nil {
-		b, stop, err := start(bin, 1280, 900)
+		b, stop, err := start(bin)
 		if err != nil {
 			stop()
 			t.Fatalf("start chromium: %v", err)
