@@ -168,6 +168,14 @@ func LastStep[T any](t *testing.T, out string) (results.Step, T) {
 // t.TempDir's parents are private to root.
 func StorageDir(t *testing.T) string { return testenv.StorageDir(t) }
 
+// Dirs are a test's storage path (StorageDir) and its runs' directories:
+// out(name) is the run directory name, under a temporary directory.
+func Dirs(t *testing.T) (path string, out func(name string) string) {
+	t.Helper()
+	path, outs := StorageDir(t), t.TempDir()
+	return path, func(name string) string { return filepath.Join(outs, name) }
+}
+
 // NoServerLeft fails if a server still runs on the managed data directory.
 func NoServerLeft(t *testing.T, path string) {
 	t.Helper()

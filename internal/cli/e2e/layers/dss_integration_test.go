@@ -38,9 +38,7 @@ func TestDSSOnAManagedInstance(t *testing.T) {
 	}
 	clitest.RequirePostgres(t)
 	requireTpchgen(t)
-	path := clitest.StorageDir(t)
-	outs := t.TempDir()
-	out := func(name string) string { return filepath.Join(outs, name) }
+	path, out := clitest.Dirs(t)
 
 	stderr := clitest.MustRun(t, 0, "dss", "run", "--sf", "0.01", "--streams", "2", "--dop", "1", "--path", path,
 		"--progress", "none", "--out", out("run"))

@@ -31,9 +31,7 @@ func TestOLTPOnAManagedInstance(t *testing.T) {
 		t.Skip("a minute of real PostgreSQL work; run without -short")
 	}
 	clitest.RequirePostgres(t)
-	path := clitest.StorageDir(t)
-	outs := t.TempDir()
-	out := func(name string) string { return filepath.Join(outs, name) }
+	path, out := clitest.Dirs(t)
 	common := []string{"--path", path, "--progress", "none"}
 
 	// A run on an empty instance builds first, says so, and then runs; a
@@ -149,8 +147,7 @@ func builtInstance(t *testing.T) (string, func(string) string) {
 		t.Skip("real PostgreSQL work; run without -short")
 	}
 	clitest.RequirePostgres(t)
-	path, outs := clitest.StorageDir(t), t.TempDir()
-	out := func(name string) string { return filepath.Join(outs, name) }
+	path, out := clitest.Dirs(t)
 	clitest.MustRun(t, 0, "oltp", "build", "--warehouses", "1", "--path", path, "--progress", "none", "--out", out("build"))
 	return path, out
 }

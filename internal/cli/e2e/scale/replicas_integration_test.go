@@ -30,9 +30,7 @@ func TestOLTPWithASynchronousStandby(t *testing.T) {
 		t.Skip("builds and runs on a real PostgreSQL with a standby; run without -short")
 	}
 	clitest.RequirePostgres(t)
-	path := clitest.StorageDir(t)
-	outs := t.TempDir()
-	out := func(name string) string { return filepath.Join(outs, name) }
+	path, out := clitest.Dirs(t)
 	common := []string{"--replicas", "1", "--sync", "remote_apply", "--db-cache", "64MB", "--path", path, "--progress", "none"}
 
 	clitest.MustRun(t, 0, append([]string{"oltp", "build", "--warehouses", "1", "--out", out("build")}, common...)...)

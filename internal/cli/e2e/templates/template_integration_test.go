@@ -5,7 +5,6 @@ package templates
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -28,9 +27,7 @@ func TestAnImplicitBuildNeverReplacesALargerTemplate(t *testing.T) {
 		t.Skip("two builds on a real PostgreSQL; run without -short")
 	}
 	clitest.RequirePostgres(t)
-	path := clitest.StorageDir(t)
-	outs := t.TempDir()
-	out := func(name string) string { return filepath.Join(outs, name) }
+	path, out := clitest.Dirs(t)
 	common := []string{"--path", path, "--progress", "none"}
 	clitest.MustRun(t, 0, append([]string{"oltp", "build", "--warehouses", "2", "--out", out("build")}, common...)...)
 	// A second build without --rebuild is bad input, found once the server
@@ -98,9 +95,7 @@ func TestABuildInterruptedBeforeItsTemplateSaysHowToMendIt(t *testing.T) {
 		t.Skip("builds on a real PostgreSQL; run without -short")
 	}
 	clitest.RequirePostgres(t)
-	path := clitest.StorageDir(t)
-	outs := t.TempDir()
-	out := func(name string) string { return filepath.Join(outs, name) }
+	path, out := clitest.Dirs(t)
 	code, stderr := clitest.InterruptChild(t, "oltp build: keeping the loaded database as a template", 0, "oltp", "build", "--warehouses", "1",
 		"--path", path, "--progress", "plain", "--out", out("cut"))
 	if code != 130 {
