@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
 )
 
 // A Ctrl-C at the terminal goes to the whole foreground process group.
@@ -34,8 +35,7 @@ func TestCtrlCDuringAProbeIsAnInterruption(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.Command(os.Args[0], "oltp", "check", "--path", path, "--pg-bin", bin, "--progress", "none", "--out", filepath.Join(path, "run"))
-	cmd.Env = append(os.Environ(), "CALIBRA_TEST_AS_CALIBRA=1")
+	cmd := clitest.Command("oltp", "check", "--path", path, "--pg-bin", bin, "--progress", "none", "--out", filepath.Join(path, "run"))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a terminal's foreground job
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

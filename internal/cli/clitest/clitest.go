@@ -221,14 +221,21 @@ func SignalChild(t *testing.T, ready string, after time.Duration, sigs []syscall
 	return code, strings.Join(seen, "\n")
 }
 
+// Command is calibra as a child process: the test binary, told to stand in
+// for it (Main).
+func Command(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), asCalibra+"=1")
+	return cmd
+}
+
 // RunIn runs calibra as a child process in dir (a test's working
 // directory is the process's, which parallel tests share) and returns its
 // exit code and stderr.
 func RunIn(t *testing.T, dir string, args ...string) (int, string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
+	cmd := Command(args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), asCalibra+"=1")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err := cmd.Run()
@@ -244,8 +251,7 @@ func RunIn(t *testing.T, dir string, args ...string) (int, string) {
 // the end of the test.
 func StartUntil(t *testing.T, ready string, args ...string) (*exec.Cmd, *bufio.Scanner, []string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), asCalibra+"=1")
+	cmd := Command(args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -162,9 +161,8 @@ func RunPartitions(t *testing.T, n int, out func(i int) string, args ...string) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cmd := exec.Command(os.Args[0], append(append([]string{"oltp", "run"}, args...),
+			cmd := Command(append(append([]string{"oltp", "run"}, args...),
 				"--partition", fmt.Sprintf("%d/%d", i, n), "--start-at", startAt, "--progress", "none", "--out", out(i))...)
-			cmd.Env = append(os.Environ(), "CALIBRA_TEST_AS_CALIBRA=1")
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			if err := cmd.Run(); err != nil {

@@ -4,7 +4,6 @@ package lab
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -43,9 +42,8 @@ func TestCleanRemovesAKilledLab(t *testing.T) {
 	t.Parallel()
 	clitest.RequireLab(t)
 	dir := clitest.StorageDir(t)
-	cmd := exec.Command(os.Args[0], "oltp", "build", "--warehouses", "1", "--lab", "hdd", "--path", dir,
+	cmd := clitest.Command("oltp", "build", "--warehouses", "1", "--lab", "hdd", "--path", dir,
 		"--out", filepath.Join(dir, "run"), "--progress", "plain", "--db-cache", "64MB")
-	cmd.Env = append(os.Environ(), "CALIBRA_TEST_AS_CALIBRA=1")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

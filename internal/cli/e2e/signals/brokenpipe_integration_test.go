@@ -26,9 +26,8 @@ func TestABrokenPipeDoesNotEndTheRun(t *testing.T) {
 		t.Skip("runs fio (-short)")
 	}
 	target, out := t.TempDir(), filepath.Join(t.TempDir(), "run")
-	cmd := exec.Command(os.Args[0], "device", "--path", target, "--specs", "4k-randread", "--qd", "1,2",
+	cmd := clitest.Command("device", "--path", target, "--specs", "4k-randread", "--qd", "1,2",
 		"--runtime", "1s", "--ramp", "0s", "--size", "16MiB", "--out", out, "--progress", "plain")
-	cmd.Env = append(os.Environ(), "CALIBRA_TEST_AS_CALIBRA=1")
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
