@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/proc"
-	"github.com/calibra-bench/calibra/internal/safefs"
 	"github.com/calibra-bench/calibra/internal/testenv"
 )
 
@@ -24,6 +22,7 @@ import (
 var shared struct {
 	once   sync.Once
 	path   string
+	remove func() // the path's, made by testenv.NewStorageDir
 	target *Target
 	group  *proc.Group
 	err    error
@@ -47,14 +46,11 @@ func sharedManaged(t *testing.T) *Target {
 }
 
 func startShared() error {
-	dir, err := os.MkdirTemp("", "calibra-test-shared-")
+	dir, remove, err := testenv.NewStorageDir()
 	if err != nil {
 		return err
 	}
-	shared.path = dir
-	if err := os.Chmod(dir, 0o755); err != nil {
-		return err
-	}
+	shared.path, shared.remove = dir, remove
 	e, err := engine.Open(context.Background(), Name, engine.Config{Path: dir})
 	if err != nil {
 		return err
@@ -85,7 +81,7 @@ func stopShared() error {
 	if pids := testenv.ProcessesUnder(shared.path); len(pids) > 0 {
 		errs = append(errs, fmt.Errorf("processes still work under %s: %v", shared.path, pids))
 	}
-	_ = safefs.RemoveAll(filepath.Dir(shared.path), filepath.Base(shared.path))
+	shared.remove()
 	if len(errs) > 0 {
 		return fmt.Errorf("the shared instance: %v", errs)
 	}
