@@ -48,7 +48,7 @@ func TestRunOnTheNullServer(t *testing.T) {
 	}{{oltp.ModeProcedures, 1, ""}, {oltp.ModeProcedures, 2, ""}, {oltp.ModeClient, 1, ""}, {oltp.ModeClient, 2, ""}, {oltp.ModeClient, 0, oltp.DriverGoroutines}} {
 		mode := c.mode
 		t.Run(fmt.Sprint(mode, c.threads, c.driver), func(t *testing.T) {
-			out := nullRun(t, oltp.RunConfig{Users: 4, Mode: mode, Rampup: 300 * time.Millisecond, Duration: time.Second, Seed: 1, DriverThreads: c.threads, Driver: c.driver})
+			out := nullRun(t, oltp.RunConfig{Users: 4, Mode: mode, Rampup: 100 * time.Millisecond, Duration: 500 * time.Millisecond, Seed: 1, DriverThreads: c.threads, Driver: c.driver})
 			if c.threads > 0 && (out.Driver.Model != oltp.DriverPolling || out.Driver.Threads != c.threads) {
 				t.Errorf("driver %+v, want polling on %d threads", out.Driver, c.threads)
 			}
