@@ -1,3 +1,5 @@
+//go:build integration
+
 package observemy
 
 import (
@@ -233,18 +235,5 @@ func TestSamplerOnMariaDB(t *testing.T) {
 	}
 	if _, reset := w.Missing["db.blks_hit"]; !reset {
 		t.Errorf("the restart reset the counters, yet blks_hit is %v", w.DB.BlksHit)
-	}
-}
-
-func TestWaitKey(t *testing.T) {
-	for name, want := range map[string]observe.WaitKey{
-		"wait/io/file/innodb/innodb_data_file":      {Class: "io/file", Event: "innodb/innodb_data_file"},
-		"wait/synch/cond/sql/Item_func_sleep::cond": {Class: "synch/cond", Event: "sql/Item_func_sleep::cond"},
-		"wait/lock/table/sql/handler":               {Class: "lock/table", Event: "sql/handler"},
-		"idle":                                      {Class: "other", Event: "idle"},
-	} {
-		if got := waitKey(name); got != want {
-			t.Errorf("%s: %+v, want %+v", name, got, want)
-		}
 	}
 }

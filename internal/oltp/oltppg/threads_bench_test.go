@@ -1,3 +1,5 @@
+//go:build integration
+
 package oltppg
 
 import (
@@ -14,7 +16,7 @@ import (
 // PostgreSQL (one warehouse, 8 users, 6 s windows) on 1 and then 2
 // polling threads in each iteration, so both see the same load of the
 // machine, and reports the driver's CPU a transaction and the throughput
-// of each: go test ./internal/oltp/oltppg -run XXX -bench PollingThreads
+// of each: go test -tags integration ./internal/oltp/oltppg -run XXX -bench PollingThreads
 // -benchtime 4x.
 func BenchmarkPollingThreads(b *testing.B) {
 	target, _ := builtTarget(b)
