@@ -121,6 +121,9 @@ func NewStorageDir() (dir string, remove func(), err error) {
 	return dir, remove, nil
 }
 
+// topDirFlag is FS_TOPDIR_FL in linux/fs.h, which x/sys/unix lacks.
+const topDirFlag = 0x00020000
+
 // spreadDirectories marks dir the top of directory hierarchies (chattr
 // +T), so that ext4 puts each directory made in it, and that directory's
 // files, in a block group of its own choosing rather than beside dir.
@@ -132,7 +135,6 @@ func NewStorageDir() (dir string, remove func(), err error) {
 // its CPU-seconds creating files (perf). Best effort: other file systems
 // have no such flag.
 func spreadDirectories(dir string) {
-	const topDirFlag = 0x00020000 // FS_TOPDIR_FL in linux/fs.h
 	f, err := os.Open(dir)
 	if err != nil {
 		return
