@@ -98,21 +98,21 @@ func StorageDir(t testing.TB) string {
 }
 
 // NewStorageDir is StorageDir for what outlives one test (an instance a
-// test binary shares): the caller removes it.
+// test binary shares): the caller removes it. Both levels are made as
+// calibra makes a directory in a shared place (safefs.PrivateTemp: a
+// random name, made exclusively) and opened to the server's account
+// through their handles.
 func NewStorageDir() (dir string, remove func(), err error) {
-	top, err := os.MkdirTemp("", "calibra-test-")
+	top, err := safefs.PrivateTemp(os.TempDir(), "calibra-test-")
 	if err != nil {
 		return "", nil, err
 	}
 	// Tests plant other accounts' links in it: removed by handle.
 	remove = func() { _ = safefs.RemoveAll(filepath.Dir(top), filepath.Base(top)) }
-	if err := os.Chmod(top, 0o755); err != nil {
-		remove()
-		return "", nil, err
-	}
-	spreadDirectories(top)
-	if dir, err = os.MkdirTemp(top, "s"); err == nil {
-		err = os.Chmod(dir, 0o755)
+	if err = reachable(top, true); err == nil {
+		if dir, err = safefs.PrivateTemp(top, "s"); err == nil {
+			err = reachable(dir, false)
+		}
 	}
 	if err != nil {
 		remove()
@@ -124,26 +124,34 @@ func NewStorageDir() (dir string, remove func(), err error) {
 // topDirFlag is FS_TOPDIR_FL in linux/fs.h, which x/sys/unix lacks.
 const topDirFlag = 0x00020000
 
-// spreadDirectories marks dir the top of directory hierarchies (chattr
-// +T), so that ext4 puts each directory made in it, and that directory's
-// files, in a block group of its own choosing rather than beside dir.
-// Without a journal (this machine's root file system) ext4 passes over
-// each inode freed in the last minutes at every create (recently_deleted):
-// in the groups beside the temporary directory, churned by every earlier
-// test's data directories, an initdb took 0.78 CPU-seconds against 0.32
-// in a group of its own (2026-11-29), and a run of the suite spent 24 of
-// its CPU-seconds creating files (perf). Best effort: other file systems
-// have no such flag.
-func spreadDirectories(dir string) {
+// reachable lets the server's account into dir (0755), which the caller
+// has just made, through a handle on it; spread also marks it the top of
+// directory hierarchies (chattr +T), so that ext4 puts each directory made
+// in it, and that directory's files, in a block group of its own choosing
+// rather than beside dir. Without a journal (this machine's root file
+// system) ext4 passes over each inode freed in the last minutes at every
+// create (recently_deleted): in the groups beside the temporary directory,
+// churned by every earlier test's data directories, an initdb took 0.78
+// CPU-seconds against 0.32 in a group of its own (2026-11-29), and a run
+// of the suite spent 24 of its CPU-seconds creating files (perf). The
+// flag is best effort: other file systems have none.
+func reachable(dir string, spread bool) error {
 	f, err := os.Open(dir)
 	if err != nil {
-		return
+		return err
 	}
 	defer f.Close()
+	if err := f.Chmod(0o755); err != nil {
+		return err
+	}
+	if !spread {
+		return nil
+	}
 	fd := int(f.Fd())
 	if flags, err := unix.IoctlGetUint32(fd, unix.FS_IOC_GETFLAGS); err == nil {
 		_ = unix.IoctlSetPointerInt(fd, unix.FS_IOC_SETFLAGS, int(flags|topDirFlag))
 	}
+	return nil
 }
 
 // LoopDevice attaches a sparse file of size bytes as a loop device, a disk
