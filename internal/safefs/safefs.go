@@ -72,14 +72,20 @@ func Owner(uid uint32) string {
 // directory path: it and every parent pass the rule, and path itself is
 // writable by no other account even if sticky. fix is the cure the error
 // gives; "" gives the usual one for what failed.
-func CheckDir(path, fix string) error { return check(path, fix, false) }
+func CheckDir(path, fix string) error { return check(path, fix, false, swapHarm) }
 
 // CheckParent checks that calibra may create its own entries in path: as
 // CheckDir, but path itself may be a sticky directory any account can
 // write (/tmp, /dev/shm), whose entries calibra made stay calibra's.
-func CheckParent(path, fix string) error { return check(path, fix, true) }
+func CheckParent(path, fix string) error { return check(path, fix, true, swapHarm) }
 
-func check(path, fix string, stickyOK bool) error {
+// swapHarm is what another account could do through a directory that
+// fails the rule for writes.
+const swapHarm = "swap what calibra writes there for a link"
+
+// check applies the rule to path; harm says, in the refusal, what another
+// account could do through it.
+func check(path, fix string, stickyOK bool, harm string) error {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return err
@@ -95,7 +101,7 @@ func check(path, fix string, stickyOK bool) error {
 		if !ours(st.uid) {
 			return fault.Input(or(fix, "give the path the link leads to"), "%s is a symbolic link of %s, who could point it elsewhere", p, Owner(st.uid))
 		}
-		if err := check(filepath.Dir(p), fix, true); err != nil {
+		if err := check(filepath.Dir(p), fix, true, harm); err != nil {
 			return err
 		}
 	}
@@ -113,11 +119,11 @@ func check(path, fix string, stickyOK bool) error {
 		case !st.dir:
 			return fault.Input("give a directory", "%s is not a directory", dir)
 		case !ours(st.uid):
-			return fault.Input(or(fix, "run calibra as that account, or choose a directory only calibra's account (or root) can change"), "%s belongs to %s, who could swap what calibra writes there for a link", dir, Owner(st.uid))
+			return fault.Input(or(fix, "run calibra as that account, or choose a directory only calibra's account (or root) can change"), "%s belongs to %s, who could %s", dir, Owner(st.uid), harm)
 		case st.othersWrite() && !(st.sticky && (stickyOK || !first)):
 			// Below a sticky parent only the child's owner, checked
 			// already, can rename the child.
-			return fault.Input(or(fix, "take other accounts' write permission away (chmod go-w "+dir+"), or choose another directory"), "%s is writable by other accounts, who could swap what calibra writes there for a link", dir)
+			return fault.Input(or(fix, "take other accounts' write permission away (chmod go-w "+dir+"), or choose another directory"), "%s is writable by other accounts, who could %s", dir, harm)
 		}
 		if dir == "/" || dir == filepath.Dir(dir) {
 			return nil
