@@ -537,3 +537,23 @@ func TestTheRedoLogIsWritten(t *testing.T) {
 		t.Errorf("%d of the redo log's extents are unwritten:\n%s", n, out)
 	}
 }
+
+// A server that has run for a while counts past a million commits, and past
+// 2^31: the fallback transaction count (performance_schema's transaction
+// instruments off, as distributions ship MariaDB) must read such counters
+// as integers, exactly.
+func TestTheHandlerCountReadsLargeCounters(t *testing.T) {
+	target := sharedManaged(t)
+	db := Open(target.Managed.Config(""))
+	defer db.Close()
+	status := `(SELECT 'HANDLER_COMMIT' AS VARIABLE_NAME, '3000000001' AS VARIABLE_VALUE
+		UNION ALL SELECT 'HANDLER_ROLLBACK', '2173537'
+		UNION ALL SELECT 'HANDLER_READ_KEY', '99') AS status`
+	var n int64
+	if err := db.QueryRowContext(context.Background(), fmt.Sprintf(handlerTotal, status)).Scan(&n); err != nil {
+		t.Fatalf("the fallback count of commits past 2^31: %v", err)
+	}
+	if n != 3002173538 {
+		t.Errorf("the fallback count read %d, want 3002173538", n)
+	}
+}

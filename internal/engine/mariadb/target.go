@@ -255,9 +255,15 @@ func (t *Target) TransactionsQuery() (string, []any) {
 		return `(SELECT COALESCE(SUM(COUNT_STAR), 0) FROM performance_schema.events_transactions_summary_by_user_by_event_name
 			WHERE USER = ?)`, []any{t.cfg.User}
 	}
-	return `(SELECT COALESCE(SUM(VARIABLE_VALUE), 0) FROM information_schema.GLOBAL_STATUS
-			WHERE VARIABLE_NAME IN ('HANDLER_COMMIT', 'HANDLER_ROLLBACK'))`, nil
+	return "(" + fmt.Sprintf(handlerTotal, "information_schema.GLOBAL_STATUS") + ")", nil
 }
+
+// handlerTotal sums Handler_commit and Handler_rollback from a status
+// table (%s). The values are text: a bare SUM adds them as doubles, which
+// the driver returns as "2.173537e+06" once past a million, and which no
+// integer scan takes (nor could a double hold a counter past 2^53).
+const handlerTotal = `SELECT COALESCE(SUM(CAST(VARIABLE_VALUE AS UNSIGNED)), 0) FROM %s
+			WHERE VARIABLE_NAME IN ('HANDLER_COMMIT', 'HANDLER_ROLLBACK')`
 
 // The loaded template. The managed instance keeps it as a copy of every
 // base table of calibra's database in one of two schemas, used in turn;
