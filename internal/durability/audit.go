@@ -102,7 +102,11 @@ type Config struct {
 	// CutInCheckpoint makes each cut come while a checkpoint writes the
 	// server's pages, the moment torn-page protection exists for.
 	CutInCheckpoint bool
-	Phase           func(format string, args ...any)
+	// Places are the directories the audit's servers work in (--path, the
+	// run directory): a message that quotes them says nothing of the
+	// data by the words in their names.
+	Places []string
+	Phase  func(format string, args ...any)
 }
 
 // Run runs the audit's cycles and returns what it found. A recovery that
@@ -199,10 +203,10 @@ func runCycle(ctx context.Context, cfg Config, host Host, cycle int, j *journal)
 		c.RecoveryS = &took
 		if rerr = check(ctx, host, before, acked, &c); rerr != nil {
 			// The server came back but its data cannot be read.
-			failed = classify(rerr, Corrupt)
+			failed = classify(rerr, Corrupt, cfg.Places...)
 		}
 	} else {
-		failed = classify(rerr, NoRestart)
+		failed = classify(rerr, NoRestart, cfg.Places...)
 	}
 	if failed == Corrupt {
 		c.PagesDamaged = pagesNamed(rerr.Error())

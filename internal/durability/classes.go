@@ -2,6 +2,7 @@ package durability
 
 import (
 	"errors"
+	"regexp"
 	"strings"
 
 	"github.com/calibra-bench/calibra/internal/results"
@@ -66,15 +67,16 @@ var (
 )
 
 // classify names the class of a failed recovery: the host's own when it
-// gave one, else what the error says, else fallback (NoRestart for a
-// server that would not start, Corrupt for one whose data could not be
-// read).
-func classify(err error, fallback Class) Class {
+// gave one, else what the error says (without places, the audit's
+// directories, and the other names it quotes), else fallback (NoRestart
+// for a server that would not start, Corrupt for one whose data could not
+// be read).
+func classify(err error, fallback Class, places ...string) Class {
 	var re *RecoveryError
 	if errors.As(err, &re) {
 		return re.Class
 	}
-	msg := strings.ToLower(err.Error())
+	msg := strings.ToLower(messageWords(err.Error(), places))
 	for _, s := range corruptSigns {
 		if strings.Contains(msg, s) {
 			return Corrupt
@@ -86,6 +88,23 @@ func classify(err error, fallback Class) Class {
 		}
 	}
 	return fallback
+}
+
+// named matches what a message names rather than says: a quoted name
+// ("..." as PostgreSQL quotes, '...' as MariaDB does, not the apostrophe
+// inside a word) and an unquoted path (/..., ./...).
+var named = regexp.MustCompile(`"[^"]*"|(^|[^\pL\pN])'[^']*'|(^|\s)\.{0,2}/\S*`)
+
+// messageWords is what a message says without places (removed first, as
+// they may hold spaces) and the other names and paths it quotes: a --path
+// with "torn" or "corrupt" in it says nothing of the data.
+func messageWords(msg string, places []string) string {
+	for _, p := range places {
+		if p != "" {
+			msg = strings.ReplaceAll(msg, p, "/")
+		}
+	}
+	return named.ReplaceAllString(msg, "$1$2")
 }
 
 // outcome is the worst class a cycle found: failed when its recovery

@@ -11,6 +11,8 @@ import (
 // A failed recovery is named by what the server said: the messages are
 // PostgreSQL's and InnoDB's own.
 func TestClassifyFailedRecoveries(t *testing.T) {
+	// A --path with a space and the words of a finding in it.
+	place := "/srv/a-torn-page/checksum corrupt"
 	cases := []struct {
 		err      error
 		fallback Class
@@ -29,9 +31,17 @@ func TestClassifyFailedRecoveries(t *testing.T) {
 		{errors.New(`initdb: could not change permissions of directory: Permission denied`), NoRestart, NoRestart},
 		{errors.New(`the MariaDB server did not accept connections within 5m0s`), NoRestart, NoRestart},
 		{errors.New(`read tcp: connection reset by peer`), Corrupt, Corrupt},
+		// The words of a path (a --path, a socket, a file name) are no
+		// finding: only what the server says of them.
+		{errors.New(`the PostgreSQL server exited while starting: FATAL:  could not create lock file "/srv/torn-corrupt-checksum/calibra-pg/.s.PGSQL.5432.lock": Permission denied`), NoRestart, NoRestart},
+		{errors.New(`the MariaDB server exited while starting: [ERROR] Can't start server : Bind on unix socket: File name too long [ERROR] Do you already have another server running on socket: /srv/a-torn-page/checksum corrupt/calibra-mariadb-galera-1-tmp/mysqld.sock ?`), NoRestart, NoRestart},
+		{errors.New(`the MariaDB server exited while starting: [ERROR] InnoDB: Operating system error number 2 in a file operation. [ERROR] InnoDB: The error means the system cannot find the path specified. [ERROR] InnoDB: Cannot open datafile for read-only: '/srv/torn dir/calibra/orders.ibd'`), NoRestart, FilesGone},
+		{errors.New(`mariadbd --wsrep-recover: exit status 1: [ERROR] mariadbd: File './torn/corrupt.ibd' not found (Errcode: 13 "Permission denied")`), NoRestart, NoRestart},
+		{errors.New(`mkdir /lab/torn-checksum/x: invalid page size`), NoRestart, Corrupt},
+		{errors.New(`FATAL:  invalid page in block 7 of relation "/srv/torn/base/16384/16390"`), NoRestart, Corrupt},
 	}
 	for _, c := range cases {
-		if got := classify(c.err, c.fallback); got != c.want {
+		if got := classify(c.err, c.fallback, place); got != c.want {
 			t.Errorf("%v (fallback %s): %s, want %s", c.err, c.fallback, got, c.want)
 		}
 	}

@@ -121,7 +121,7 @@ func (e Env) PlanDurability(ctx context.Context, c *Config, d Durability) (needs
 		needs.Storage.Path = c.Path
 	}
 	return needs, func(ctx context.Context, s *Session) ([]results.Step, error) {
-		return audit(ctx, s, stack, durability.Config{Clients: clients, Load: load, Cycles: cycles, Warehouses: warehouses}, d, ths)
+		return audit(ctx, s, stack, durability.Config{Clients: clients, Load: load, Cycles: cycles, Warehouses: warehouses, Places: []string{s.path, s.dir.Path}}, d, ths)
 	}, done, nil
 }
 
