@@ -121,7 +121,7 @@ func writeRecord(path string, data []byte) error {
 // readRecord reads one of the lab's own files, refusing a link or
 // anything but a regular file.
 func readRecord(path string) ([]byte, error) {
-	return safefs.ReadInput(path, maxRecord, fmt.Errorf("%s is larger than the lab ever writes it", path))
+	return safefs.ReadInput(context.Background(), path, maxRecord, fmt.Errorf("%s is larger than the lab ever writes it", path))
 }
 
 // Check says, in one sentence, why a stack cannot be built on this
@@ -530,7 +530,7 @@ func (s *Stack) TakeTornRecord() (*TornRecord, error) {
 	if s.Parts.TornUnit == 0 {
 		return nil, nil
 	}
-	data, err := safefs.ReadInput(s.tornPath(), maxTornRecord, fmt.Errorf("%s is larger than a torn cut writes it", s.tornPath()))
+	data, err := safefs.ReadInput(context.Background(), s.tornPath(), maxTornRecord, fmt.Errorf("%s is larger than a torn cut writes it", s.tornPath()))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

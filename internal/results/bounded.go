@@ -1,6 +1,7 @@
 package results
 
 import (
+	"context"
 	"errors"
 
 	"github.com/calibra-bench/calibra/internal/fault"
@@ -26,10 +27,11 @@ var maxRows = MaxTimeseriesRows
 
 // ReadBounded reads the file at path, refusing one larger than most bytes
 // before reading it whole. A run directory may be another account's: the
-// file is opened as safefs.OpenInput does (no final link followed, no
-// FIFO waited on, a regular file only).
+// file is read by safefs.ReadInput, the one reader of inputs (no final
+// link followed, no FIFO waited on, a regular file only).
 func ReadBounded(path string, most int64) ([]byte, error) {
-	return safefs.ReadInput(path, most, tooLarge(path, most))
+	// A path in a run directory is never standard input: nothing to cancel.
+	return safefs.ReadInput(context.Background(), path, most, tooLarge(path, most))
 }
 
 // tooLarge is the one sentence for a file past its bound.

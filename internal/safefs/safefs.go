@@ -18,7 +18,6 @@ package safefs
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -228,14 +227,6 @@ func CreateFile(path string, perm os.FileMode) (*os.File, error) {
 	return os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, perm)
 }
 
-// OpenInput opens a file calibra reads but may not have written (a run
-// directory given to report, compare or merge): a final symbolic link is
-// refused, a FIFO does not block, and anything but a regular file is
-// refused in one sentence that never quotes the file's content.
-func OpenInput(path string) (*os.File, error) {
-	return openRegular(path, unix.O_RDONLY, 0, "give the file itself", "calibra does not follow as an input", "give a regular file")
-}
-
 // openRegular opens path with flag, never through a final link and
 // never blocking on a FIFO, and keeps it only when it is a regular file;
 // the refusals are one sentence each, with the fixes given.
@@ -264,24 +255,6 @@ func openRegular(path string, flag int, perm os.FileMode, linkFix, linkWhy, othe
 		return nil, err
 	}
 	return os.NewFile(uintptr(fd), path), nil
-}
-
-// ReadInput reads at most most bytes of the input path (as OpenInput);
-// tooLarge is returned when the file holds more.
-func ReadInput(path string, most int64, tooLarge error) ([]byte, error) {
-	f, err := OpenInput(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, most+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > most {
-		return nil, tooLarge
-	}
-	return data, nil
 }
 
 // RemoveAll removes name inside parent by handle: parent is opened once

@@ -230,7 +230,7 @@ const maxSmallFile = 1 << 20
 // owns): a final link is not followed, a FIFO does not block, and
 // anything but a regular file of at most 1 MiB is an error.
 func ReadSmall(path string) ([]byte, error) {
-	return safefs.ReadInput(path, maxSmallFile, fmt.Errorf("%s is larger than calibra's records are", path))
+	return safefs.ReadInput(context.Background(), path, maxSmallFile, fmt.Errorf("%s is larger than calibra's records are", path))
 }
 
 // Run runs a tool (initdb, mariadb-install-db) as the account in group,
