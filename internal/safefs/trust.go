@@ -37,7 +37,7 @@ func CheckTrusted(path, what string) (string, error) {
 		if hop == maxHops {
 			return "", fault.Input("give the file itself", "%s: too many symbolic links on the way to the file", what)
 		}
-		if err := trustedDir(filepath.Dir(p), what); err != nil {
+		if err := trustedDir(filepath.Dir(p), what, true); err != nil {
 			return "", err
 		}
 		st, err := lstat(p)
@@ -69,9 +69,11 @@ func CheckTrusted(path, what string) (string, error) {
 
 // CheckTrustedDir is CheckTrusted for a directory of programs (--pg-bin,
 // a study's target.pg_bin): it and every directory above it belong to root
-// or calibra's account and are writable by no other account.
+// or calibra's account and are writable by no other account. The directory
+// itself may not be sticky and open to all (as /tmp is): another account
+// could add a program calibra, or a program it runs, looks for there.
 func CheckTrustedDir(path, what string) error {
-	return trustedDir(path, what)
+	return trustedDir(path, what, false)
 }
 
 // runHarm is what another account could do through a program or study
@@ -82,10 +84,10 @@ const runHarm = "change what calibra runs or reads from it"
 const trustFix = "copy it to a directory only root (or calibra's account) can write and give that copy, or run calibra as the account that owns it (docs/security.md, \"What calibra runs\")"
 
 // trustedDir checks a directory holding something calibra runs or obeys:
-// CheckParent's rule (sticky directories allowed, links on the way
-// checked), its refusal naming what.
-func trustedDir(dir, what string) error {
-	err := check(dir, trustFix, true, runHarm)
+// CheckParent's rule (links on the way checked; dir itself sticky only
+// when stickyOK), its refusal naming what.
+func trustedDir(dir, what string, stickyOK bool) error {
+	err := check(dir, trustFix, stickyOK, runHarm)
 	var in *fault.InputError
 	if errors.As(err, &in) {
 		return fault.Input(in.Fix, "%s: %s", what, in.Msg)

@@ -85,10 +85,15 @@ func TestCheckTrustedDir(t *testing.T) {
 	base := t.TempDir()
 	mine := mkdir(t, filepath.Join(base, "bin"), 0o755, 0)
 	theirs := mkdir(t, filepath.Join(base, "theirs"), 0o755, nobody)
+	// Sticky keeps others from replacing a program, not from adding one
+	// that calibra (or initdb, beside itself) looks for.
+	sticky := mkdir(t, filepath.Join(base, "sticky"), 0o777|os.ModeSticky, 0)
 	if err := CheckTrustedDir(mine, "--pg-bin "+mine); err != nil {
 		t.Errorf("root's directory refused: %v", err)
 	}
-	if err := CheckTrustedDir(theirs, "--pg-bin "+theirs); err == nil || !isInput(err) {
-		t.Errorf("another account's directory: got %v, want a refusal", err)
+	for _, dir := range []string{theirs, sticky} {
+		if err := CheckTrustedDir(dir, "--pg-bin "+dir); err == nil || !isInput(err) {
+			t.Errorf("%s: got %v, want a refusal", dir, err)
+		}
 	}
 }
