@@ -2,6 +2,7 @@ package dss
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -47,26 +48,30 @@ func FindGenerator(ctx context.Context, explicit string) (Generator, error) {
 
 // unshim resolves a pyenv shim (where 'pip install' puts the generator
 // under pyenv) to the program itself: the shim starts pyenv's shell
-// scripts, about 2 s on each of the build's many starts.
-func unshim(ctx context.Context, path string) string {
+// scripts, about 2 s on each of the build's many starts. pyenv, which
+// calibra runs to ask, passes the rule for what calibra runs first.
+func unshim(ctx context.Context, path string) (string, error) {
 	shims := filepath.Dir(path)
 	if filepath.Base(shims) != "shims" {
-		return path
+		return path, nil
 	}
 	root := filepath.Dir(shims) // PYENV_ROOT
 	for _, pyenv := range []string{"pyenv", filepath.Join(root, "bin", "pyenv"), filepath.Join(root, "libexec", "pyenv")} {
-		bin, err := exec.LookPath(pyenv)
-		if err != nil {
+		prog, err := proc.Find(pyenv, "pyenv, which finds the program behind the shim "+path)
+		if errors.Is(err, exec.ErrNotFound) {
 			continue
 		}
-		cmd := proc.Probe(exec.CommandContext(ctx, bin, "which", filepath.Base(path)))
+		if err != nil {
+			return "", err
+		}
+		cmd := proc.Probe(prog.CommandContext(ctx, "which", filepath.Base(path)))
 		cmd.Env = append(os.Environ(), "PYENV_ROOT="+root)
 		out, err := cmd.Output()
 		if real := strings.TrimSpace(string(out)); err == nil && filepath.IsAbs(real) {
-			return real
+			return real, nil
 		}
 	}
-	return path
+	return path, nil
 }
 
 // args are the generator's arguments for one part of a table in dbgen's

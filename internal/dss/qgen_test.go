@@ -108,14 +108,14 @@ func TestMinStreams(t *testing.T) {
 
 // A pyenv shim resolves to the program it stands for; anything else stays.
 func TestUnshim(t *testing.T) {
-	if got := unshim(t.Context(), "/usr/bin/tpchgen-cli"); got != "/usr/bin/tpchgen-cli" {
-		t.Errorf("a plain path became %s", got)
+	if got, err := unshim(t.Context(), "/usr/bin/tpchgen-cli"); got != "/usr/bin/tpchgen-cli" || err != nil {
+		t.Errorf("a plain path became %s (%v)", got, err)
 	}
 	shim, err := exec.LookPath("tpchgen-cli")
 	if err != nil || filepath.Base(filepath.Dir(shim)) != "shims" {
 		t.Skip("tpchgen-cli is not behind a pyenv shim here")
 	}
-	if got := unshim(t.Context(), shim); got == shim || filepath.Base(got) != "tpchgen-cli" {
-		t.Errorf("the shim %s resolved to %s", shim, got)
+	if got, err := unshim(t.Context(), shim); got == shim || filepath.Base(got) != "tpchgen-cli" || err != nil {
+		t.Errorf("the shim %s resolved to %s (%v)", shim, got, err)
 	}
 }

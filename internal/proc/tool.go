@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/safefs"
 )
 
 // Tool is an external program calibra drives (fio, tpchgen-cli): found on
@@ -20,27 +21,36 @@ type Tool struct {
 	Version  *regexp.Regexp // matches --version's output; group 1 is the major version
 	MinMajor int
 	Hint     string // how to install it: the fix of every error
-	// Resolve, when set, maps the found path to the program to run.
-	Resolve func(ctx context.Context, path string) string
+	// Resolve, when set, maps the found path to the program to run; what
+	// it maps to, and any program it runs to find it, pass the rule too.
+	Resolve func(ctx context.Context, path string) (string, error)
 }
 
-// Find locates the tool (explicit, else on PATH) and checks its version;
-// every failure is an input error naming the fix.
+// Find locates the tool (explicit, else on PATH), checks it with the rule
+// for what calibra runs before it runs it, and checks its version; it
+// returns the checked real path. Every failure is an input error naming
+// the fix.
 func (t Tool) Find(ctx context.Context, explicit string) (path, version string, err error) {
-	name := explicit
-	if name == "" {
-		name = t.Name
+	name, what := t.Name, t.Name+" on PATH"
+	missing := fault.Input(t.Hint, "%s was not found on PATH", t.What)
+	if explicit != "" {
+		name, what = explicit, t.Flag+" "+explicit
+		missing = fault.Input(t.Hint, "%s %s is not an executable program", t.Flag, explicit)
 	}
-	if path, err = exec.LookPath(name); err != nil {
-		if explicit != "" {
-			return "", "", fault.Input(t.Hint, "%s %s is not an executable program", t.Flag, explicit)
-		}
-		return "", "", fault.Input(t.Hint, "%s was not found on PATH", t.What)
+	prog, err := Need(name, what, missing)
+	if err != nil {
+		return "", "", err
 	}
+	path = prog.Path
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if t.Resolve != nil {
-		path = t.Resolve(ctx, path)
+		if path, err = t.Resolve(ctx, path); err != nil {
+			return "", "", err
+		}
+		if path, err = safefs.CheckTrusted(path, what); err != nil {
+			return "", "", err
+		}
 	}
 	out, err := Probe(exec.CommandContext(ctx, path, "--version")).Output()
 	if err != nil {
