@@ -12,6 +12,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/proc"
+	"github.com/calibra-bench/calibra/internal/safefs"
 )
 
 // Binaries is one MariaDB server installation.
@@ -20,18 +21,27 @@ type Binaries struct {
 	InstallDB string // mariadb-install-db
 	Basedir   string // given to both when the installation is not the system's
 	Version   string // e.g. "10.11.19"
+	// DD is dd, with which the server's account writes the new redo log
+	// over (writeRedoLog).
+	DD proc.Program
 }
 
 const installHint = "install the server package (Debian/Ubuntu: apt-get install mariadb-server) or pass the directory holding mariadbd and mariadb-install-db"
 
 // FindBinaries locates mariadbd and mariadb-install-db: in dir when given
 // (a bin directory, or an installation's base directory), else where the
-// system's package puts them.
+// system's package puts them. Each, dir and dd pass the rule for what
+// calibra runs before any runs; Server and InstallDB are their real paths.
 func FindBinaries(dir string) (Binaries, error) {
 	var b Binaries
+	what := "the MariaDB server found here"
 	if dir != "" {
 		abs, err := filepath.Abs(dir)
 		if err != nil {
+			return b, err
+		}
+		what = "the MariaDB installation " + dir
+		if err := safefs.CheckTrustedDir(abs, what); err != nil {
 			return b, err
 		}
 		b.Server = firstExecutable(filepath.Join(abs, "mariadbd"), filepath.Join(abs, "bin", "mariadbd"), filepath.Join(abs, "sbin", "mariadbd"), filepath.Join(abs, "..", "sbin", "mariadbd"))
@@ -49,6 +59,15 @@ func FindBinaries(dir string) (Binaries, error) {
 		if b.Server == "" || b.InstallDB == "" {
 			return b, fault.Input(installHint, "no MariaDB server (mariadbd, mariadb-install-db) was found")
 		}
+	}
+	var err error
+	for _, p := range []*string{&b.Server, &b.InstallDB} {
+		if *p, err = safefs.CheckTrusted(*p, what); err != nil {
+			return b, err
+		}
+	}
+	if b.DD, err = proc.Need("dd", "dd on PATH", fault.Input("install coreutils", "dd, with which calibra writes MariaDB's new redo log, is not on PATH")); err != nil {
+		return b, err
 	}
 	out, err := proc.Probe(exec.Command(b.Server, "--version")).Output()
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/limits"
 	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/safefs"
 )
 
 // MaxClusterNodes bounds --galera: each node is a whole server on this
@@ -30,11 +31,12 @@ const MaxClusterNodes = 9
 var providerPaths = []string{"/usr/lib/galera/libgalera_smm.so", "/usr/lib/galera-4/libgalera_smm.so",
 	"/usr/lib64/galera-4/libgalera_smm.so", "/usr/lib/libgalera_smm.so"}
 
-// FindProvider locates Galera's replication library.
+// FindProvider locates Galera's replication library, which each node's
+// mariadbd loads: it passes the rule for what calibra runs, as a program.
 func FindProvider() (string, error) {
 	for _, p := range providerPaths {
 		if st, err := os.Stat(p); err == nil && !st.IsDir() {
-			return p, nil
+			return safefs.CheckTrusted(p, "the Galera provider")
 		}
 	}
 	return "", fault.Input("install it: apt-get install galera-4", "--galera needs the Galera provider (libgalera_smm.so), which is not installed")
@@ -49,8 +51,9 @@ func FindProvider() (string, error) {
 type Cluster struct {
 	nodes    []*Target
 	provider string
-	ports    []int  // per node: group communication, IST
-	name     string // wsrep_cluster_name, random per cluster
+	rsync    proc.Program // copies a node's data into the others (seed)
+	ports    []int        // per node: group communication, IST
+	name     string       // wsrep_cluster_name, random per cluster
 	// rejoined is how each node came back at the last Start (Rejoined).
 	rejoined []string
 }
@@ -68,10 +71,13 @@ func PrepareCluster(ctx context.Context, cfg TargetConfig) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := exec.LookPath("rsync"); err != nil && cfg.Galera > 1 {
-		return nil, fault.Input("install it: apt-get install rsync", "--galera copies the data into its joining nodes by rsync, which is not installed")
-	}
 	c := &Cluster{provider: provider}
+	if cfg.Galera > 1 {
+		if c.rsync, err = proc.Need("rsync", "rsync on PATH",
+			fault.Input("install it: apt-get install rsync", "--galera copies the data into its joining nodes by rsync, which is not installed")); err != nil {
+			return nil, err
+		}
+	}
 	for k := 1; k <= cfg.Galera; k++ {
 		nc := cfg
 		nc.Galera, nc.node = 0, k

@@ -3,7 +3,6 @@ package mariadb
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -117,7 +116,7 @@ func (c *Cluster) seed(ctx context.Context, group *proc.Group, from, to *Instanc
 		} else {
 			args = append(args, "--include=/ib_logfile*", "--exclude=*")
 		}
-		cmd := exec.Command("rsync", append(args, p[0]+"/", p[1]+"/")...)
+		cmd := c.rsync.Command(append(args, p[0]+"/", p[1]+"/")...)
 		if out, err := to.Account.Run(ctx, group, "rsync", cmd); err != nil {
 			return fmt.Errorf("%w: %s", err, strings.TrimSpace(out))
 		}

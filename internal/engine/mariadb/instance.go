@@ -239,7 +239,7 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 // file's contents stay as they were; 1 GiB took 0.9-3.4 s here.
 func (in *Instance) writeRedoLog(ctx context.Context, group *proc.Group) error {
 	log := filepath.Join(in.RedoDir(), "ib_logfile0")
-	cmd := exec.Command("dd", "if="+log, "of="+log, "bs=1M", "conv=notrunc", "status=none")
+	cmd := in.cfg.Bin.DD.Command("if="+log, "of="+log, "bs=1M", "conv=notrunc", "status=none")
 	if out, err := in.Account.Run(ctx, group, "dd", cmd); err != nil {
 		return fmt.Errorf("write the new redo log %s: %w: %s", log, err, server.LastLines(out, 2, " | "))
 	}

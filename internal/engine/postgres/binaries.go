@@ -5,6 +5,7 @@ package postgres
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/proc"
+	"github.com/calibra-bench/calibra/internal/safefs"
 )
 
 // Binaries is one PostgreSQL server installation.
@@ -26,7 +28,14 @@ type Binaries struct {
 	// flag is the option that chose them, for fixes; "" when the engine
 	// has none.
 	flag string
+	// programs are the real paths of the programs calibra runs from Dir,
+	// each checked by describe with the rule for what calibra runs.
+	programs map[string]string
 }
+
+// programs are the installation's programs calibra runs (pg_basebackup
+// only for standbys, and only where the installation has it).
+var programs = []string{"initdb", "postgres", "pg_basebackup"}
 
 const installHint = "install the server package (Debian/Ubuntu: apt-get install postgresql; Fedora: dnf install postgresql-server)"
 
@@ -64,14 +73,24 @@ func locate(explicit, flag string) (Binaries, error) {
 			"no PostgreSQL %d build is installed here (found: %s)", major, strings.Join(append(found, "none")[:max(len(found), 1)], ", "))
 	}
 	if explicit != "" {
+		what := "--" + flag + " " + explicit
+		if flag == "" {
+			what = "the PostgreSQL binaries in " + explicit
+		}
 		if !hasServer(explicit) {
 			return Binaries{}, fault.Input(orGive(installHint, flag), "--%s %s holds no initdb and postgres", flag, explicit)
 		}
-		return describe(explicit)
+		return describe(explicit, what)
 	}
 	var candidates []string
-	if out, err := proc.Probe(exec.Command("pg_config", "--bindir")).Output(); err == nil {
-		candidates = append(candidates, strings.TrimSpace(string(out)))
+	pgConfig, err := proc.Find("pg_config", "pg_config on PATH")
+	if err != nil && !errors.Is(err, exec.ErrNotFound) {
+		return Binaries{}, err
+	}
+	if err == nil {
+		if out, err := proc.Probe(pgConfig.Command("--bindir")).Output(); err == nil {
+			candidates = append(candidates, strings.TrimSpace(string(out)))
+		}
 	}
 	candidates = append(candidates, debianBinDirs()...)
 	if p, err := exec.LookPath("postgres"); err == nil {
@@ -79,7 +98,7 @@ func locate(explicit, flag string) (Binaries, error) {
 	}
 	for _, dir := range candidates {
 		if hasServer(dir) {
-			return describe(dir)
+			return describe(dir, "the PostgreSQL binaries found in "+dir)
 		}
 	}
 	return Binaries{}, fault.Input(orGive(installHint, flag), "no PostgreSQL server binaries (initdb, postgres) were found")
@@ -108,16 +127,33 @@ func debianBinDirs() []string {
 
 var versionRE = regexp.MustCompile(`\(PostgreSQL\) (\d+)(?:\.(\d+))?`)
 
-func describe(dir string) (Binaries, error) {
-	out, err := proc.Probe(exec.Command(filepath.Join(dir, "postgres"), "--version")).Output()
+// describe checks the installation in dir with the rule for what calibra
+// runs (the directory, and each program calibra runs from it: what names
+// them in a refusal) before it runs its postgres for the version.
+func describe(dir, what string) (Binaries, error) {
+	if err := safefs.CheckTrustedDir(dir, what); err != nil {
+		return Binaries{}, err
+	}
+	b := Binaries{Dir: dir, programs: map[string]string{}}
+	for _, name := range programs {
+		p := filepath.Join(dir, name)
+		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+			continue // hasServer saw initdb and postgres
+		}
+		real, err := safefs.CheckTrusted(p, what)
+		if err != nil {
+			return Binaries{}, err
+		}
+		b.programs[name] = real
+	}
+	out, err := proc.Probe(exec.Command(b.Path("postgres"), "--version")).Output()
 	if err != nil {
 		return Binaries{}, fault.Input(installHint, "%s/postgres --version failed: %v", dir, err)
 	}
-	v, major, err := parseVersion(out)
-	if err != nil {
+	if b.Version, b.Major, err = parseVersion(out); err != nil {
 		return Binaries{}, err
 	}
-	return Binaries{Dir: dir, Version: v, Major: major}, nil
+	return b, nil
 }
 
 func parseVersion(out []byte) (string, int, error) {
@@ -133,8 +169,14 @@ func parseVersion(out []byte) (string, int, error) {
 	return v, major, nil
 }
 
-// Path returns the full path of one of the installation's programs.
-func (b Binaries) Path(name string) string { return filepath.Join(b.Dir, name) }
+// Path returns the checked real path of one of the installation's
+// programs; one the installation lacks is named in Dir, where it fails.
+func (b Binaries) Path(name string) string {
+	if p, ok := b.programs[name]; ok {
+		return p
+	}
+	return filepath.Join(b.Dir, name)
+}
 
 // CheckSettingNames refuses, before anything runs, a setting this server
 // version does not know (a typo, or io_method before 18); a known setting
@@ -188,7 +230,7 @@ func Installed() []Binaries {
 		if !hasServer(dir) {
 			continue
 		}
-		if b, err := describe(dir); err == nil && !seen[b.Major] {
+		if b, err := describe(dir, "the PostgreSQL binaries in "+dir); err == nil && !seen[b.Major] {
 			seen[b.Major] = true
 			out = append(out, b)
 		}
