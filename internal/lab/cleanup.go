@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/safefs"
 )
 
@@ -66,8 +67,14 @@ func Cleanup(path string, stopServer func(mount string) error) (bool, error) {
 			errs = append(errs, err)
 		}
 	}
-	for _, loop := range loopsOf(filepath.Join(root, "fuse", "disk"), st.Loop) {
-		_, _ = run(context.Background(), "losetup", "-d", loop)
+	if loops := loopsOf(filepath.Join(root, "fuse", "disk"), st.Loop); len(loops) > 0 {
+		losetup, err := proc.Find("losetup", "losetup on PATH")
+		if err != nil {
+			errs, loops = append(errs, err), nil
+		}
+		for _, loop := range loops {
+			_, _ = run(context.Background(), losetup, "-d", loop)
+		}
 	}
 	for _, pid := range labProcs(root) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)

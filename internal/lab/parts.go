@@ -322,11 +322,11 @@ func parseSize(s string, least int64) (int64, error) {
 
 // serverArgs is the NBD server's command line: calibra's own (exe) when it
 // serves the stack, on the listening socket the stack gives it, else
-// nbdkit, which nbdfuse runs on its stdin and stdout. cacheDir is where a
-// flash cache keeps its files.
-func (p Parts) serverArgs(exe, platter, cacheDir string) []string {
+// nbdkit (the program at nbdkit), which nbdfuse runs on its stdin and
+// stdout. cacheDir is where a flash cache keeps its files.
+func (p Parts) serverArgs(exe, nbdkit, platter, cacheDir string) []string {
 	if !p.Served() {
-		return p.nbdkitArgs(platter)
+		return p.nbdkitArgs(nbdkit, platter)
 	}
 	args := []string{exe, "lab", "serve", "--platter", platter, "--rdelay", ms(p.RDelay), "--wdelay", ms(p.WDelay),
 		"--spindles", strconv.Itoa(p.Spindles)}
@@ -343,8 +343,8 @@ func (p Parts) serverArgs(exe, platter, cacheDir string) []string {
 // nbdkitArgs is the nbdkit command line serving the platter: the cache
 // closest to the client (it absorbs writes), then delay, rate and error in
 // front of the file plugin.
-func (p Parts) nbdkitArgs(platter string) []string {
-	args := []string{"nbdkit", "-s", "--exit-with-parent"}
+func (p Parts) nbdkitArgs(nbdkit, platter string) []string {
+	args := []string{nbdkit, "-s", "--exit-with-parent"}
 	var params []string
 	if p.Cache != "" {
 		args = append(args, "--filter=cache")

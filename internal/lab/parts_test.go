@@ -67,7 +67,7 @@ func TestParse(t *testing.T) {
 		if got != c.want {
 			t.Errorf("Parse(%q) = %+v, want %+v", c.spec, got, c.want)
 		}
-		if nbd := strings.Join(p.serverArgs("calibra", "P", "C"), " "); nbd != c.nbd {
+		if nbd := strings.Join(p.serverArgs("calibra", "nbdkit", "P", "C"), " "); nbd != c.nbd {
 			t.Errorf("Parse(%q): nbdkit %s, want %s", c.spec, nbd, c.nbd)
 		}
 	}

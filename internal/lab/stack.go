@@ -55,6 +55,7 @@ type Stack struct {
 	Lost string
 
 	group    *proc.Group
+	tools    tools
 	starts   uint64 // each start's torn cut has a seed of its own
 	fuse     *proc.Proc
 	server   *proc.Proc   // calibra's NBD server, when it serves the stack
@@ -127,44 +128,57 @@ func readRecord(path string) ([]byte, error) {
 // Check says, in one sentence, why a stack cannot be built on this
 // machine, or nil.
 func Check(p Parts) error {
+	_, err := ready(p)
+	return err
+}
+
+// tools are the programs a stack runs, by name, each found once and
+// checked with the rule for what calibra runs (proc.Find).
+type tools map[string]proc.Program
+
+// ready is Check, giving the stack's tools.
+func ready(p Parts) (tools, error) {
 	if os.Geteuid() != 0 {
-		return fault.Input("run calibra as root (loop devices and mounts need it), or drop --lab", "the storage lab needs root")
+		return nil, fault.Input("run calibra as root (loop devices and mounts need it), or drop --lab", "the storage lab needs root")
 	}
 	if f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0); err != nil { // safefs: a device node in root's /dev, opened to see that it can be, nothing written
-		return fault.Input("load FUSE (modprobe fuse) or run where /dev/fuse exists, or drop --lab", "the storage lab needs FUSE and /dev/fuse cannot be opened: %v", errors.Unwrap(err))
+		return nil, fault.Input("load FUSE (modprobe fuse) or run where /dev/fuse exists, or drop --lab", "the storage lab needs FUSE and /dev/fuse cannot be opened: %v", errors.Unwrap(err))
 	} else {
 		f.Close()
 	}
 	if _, err := os.Stat("/dev/loop-control"); err != nil {
-		return fault.Input("load the loop module (modprobe loop) or run where /dev/loop-control exists, or drop --lab", "the storage lab needs loop devices and this machine has none")
+		return nil, fault.Input("load the loop module (modprobe loop) or run where /dev/loop-control exists, or drop --lab", "the storage lab needs loop devices and this machine has none")
 	}
-	tools := []string{"nbdfuse", "fusermount3", "losetup", "mount", "umount"}
+	names := []string{"nbdfuse", "fusermount3", "losetup", "mount", "umount"}
 	if !p.Served() {
-		tools = append(tools, "nbdkit")
+		names = append(names, "nbdkit")
 	}
 	if p.FS == "xfs" {
-		tools = append(tools, "mkfs.xfs")
+		names = append(names, "mkfs.xfs")
 	} else {
-		tools = append(tools, "mkfs.ext4", "e2fsck")
+		names = append(names, "mkfs.ext4", "e2fsck")
 	}
-	for _, t := range tools {
-		if _, err := exec.LookPath(t); err != nil {
-			pkg := toolPackage[t]
-			return fault.Input(fmt.Sprintf("install it: apt-get install %s (sh .ci/setup installs every tool of the lab)", pkg),
-				"the storage lab needs %s (Debian package %s), which is not installed", t, pkg)
+	found := tools{}
+	for _, t := range names {
+		pkg := toolPackage[t]
+		prog, err := proc.Need(t, t+" on PATH", fault.Input(fmt.Sprintf("install it: apt-get install %s (sh .ci/setup installs every tool of the lab)", pkg),
+			"the storage lab needs %s (Debian package %s), which is not installed", t, pkg))
+		if err != nil {
+			return nil, err
 		}
+		found[t] = prog
 	}
 	if p.Cache != "" {
 		if st, err := os.Stat(p.CacheDir); err != nil || !st.IsDir() {
-			return fault.Input("give cache_dir=DIR on a fast device or tmpfs", "the lab's cache directory %s is not a directory", p.CacheDir)
+			return nil, fault.Input("give cache_dir=DIR on a fast device or tmpfs", "the lab's cache directory %s is not a directory", p.CacheDir)
 		}
 		// The cache gets a private directory of a random name there;
 		// its parents must still be out of other accounts' reach.
 		if err := safefs.CheckParent(p.CacheDir, "give cache_dir=DIR owned by root and writable by no other account, or sticky as /dev/shm is"); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return found, nil
 }
 
 // Up builds the stack under path: a new platter with a new file system
@@ -172,14 +186,15 @@ func Check(p Parts) error {
 // database built on the lab stays there between commands. The caller must
 // call Down (or PowerCut) on every path.
 func Up(ctx context.Context, path string, p Parts, group *proc.Group) (*Stack, error) {
-	if err := Check(p); err != nil {
+	tools, err := ready(p)
+	if err != nil {
 		return nil, err
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
 	}
-	s := &Stack{Parts: p, Root: filepath.Join(abs, DirName), group: group}
+	s := &Stack{Parts: p, Root: filepath.Join(abs, DirName), group: group, tools: tools}
 	s.Mount = MountUnder(abs)
 	// calibra-lab and its mount points are calibra's own, made fresh or
 	// found so (never a link, never another account's): the platter, the
@@ -241,11 +256,11 @@ func (s *Stack) newPlatter(ctx context.Context) error {
 		return err
 	}
 	if s.Parts.FS == "xfs" {
-		_, err = run(ctx, "mkfs.xfs", "-q", "-f", s.platter())
+		_, err = s.run(ctx, "mkfs.xfs", "-q", "-f", s.platter())
 	} else {
 		// Initialise the inode tables and journal now, so no background
 		// initialisation writes through the emulated tier later.
-		_, err = run(ctx, "mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", s.platter())
+		_, err = s.run(ctx, "mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", s.platter())
 	}
 	return err
 }
@@ -282,13 +297,13 @@ func (s *Stack) start(ctx context.Context) error {
 		return err
 	}
 	defer log.Close()
-	args := append([]string{s.fuseFile(), "--command"}, s.Parts.serverArgs(exe, s.platter(), s.cacheDir)...)
+	args := append([]string{s.fuseFile(), "--command"}, s.Parts.serverArgs(exe, s.tools["nbdkit"].Path, s.platter(), s.cacheDir)...)
 	if s.Parts.Served() {
 		if args, err = s.startServer(exe, log); err != nil {
 			return err
 		}
 	}
-	cmd := exec.Command("nbdfuse", args...)
+	cmd := s.tools["nbdfuse"].Command(args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.Env = os.Environ()
 	if s.cacheDir != "" && !s.Parts.Served() {
@@ -318,7 +333,7 @@ func (s *Stack) start(ctx context.Context) error {
 			return fmt.Errorf("nbdfuse did not expose %s within 20 s", s.fuseFile())
 		}
 	}
-	loop, err := run(ctx, "losetup", "--find", "--show", "--direct-io=on", s.fuseFile())
+	loop, err := s.run(ctx, "losetup", "--find", "--show", "--direct-io=on", s.fuseFile())
 	if err != nil {
 		return err
 	}
@@ -332,7 +347,7 @@ func (s *Stack) check(ctx context.Context) (string, error) {
 	if s.Parts.FS == "xfs" {
 		return "xfs replays its log at mount", nil
 	}
-	out, err := run(ctx, "e2fsck", "-p", s.loop)
+	out, err := s.run(ctx, "e2fsck", "-p", s.loop)
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ee.ExitCode() == 1 {
 		return "e2fsck corrected errors: " + lastLine(out), nil
@@ -347,7 +362,7 @@ func (s *Stack) mount(ctx context.Context) error {
 	if err := safefs.Own(s.Mount); err != nil { // the mount point, checked again just before the mount
 		return err
 	}
-	if _, err := run(ctx, "mount", "-t", s.Parts.FS, s.loop, s.Mount); err != nil {
+	if _, err := s.run(ctx, "mount", "-t", s.Parts.FS, s.loop, s.Mount); err != nil {
 		return err
 	}
 	// The managed server runs unprivileged and creates its directory here.
@@ -398,7 +413,7 @@ func (s *Stack) startServer(exe string, log *os.File) ([]string, error) {
 		return nil, err
 	}
 	defer f.Close()
-	args := s.Parts.serverArgs(exe, s.platter(), s.cacheDir)
+	args := s.Parts.serverArgs(exe, s.tools["nbdkit"].Path, s.platter(), s.cacheDir)
 	torn, err := s.tornArgs()
 	if err != nil {
 		l.Close()
@@ -448,12 +463,12 @@ func (s *Stack) Down() error {
 		f.Close()
 	}
 	if s.loop != "" {
-		if _, err := run(context.Background(), "losetup", "-d", s.loop); err != nil {
+		if _, err := s.run(context.Background(), "losetup", "-d", s.loop); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if s.fuse != nil {
-		_, _ = run(context.Background(), "fusermount3", "-u", s.fuseDir())
+		_, _ = s.run(context.Background(), "fusermount3", "-u", s.fuseDir())
 		if err := s.fuse.Stop(30 * time.Second); err != nil {
 			errs = append(errs, err)
 		}
@@ -568,11 +583,11 @@ func (s *Stack) PowerCut() {
 	for _, pid := range labProcs(s.Root) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
-	_, _ = run(context.Background(), "umount", "-l", s.Mount)
+	_, _ = s.run(context.Background(), "umount", "-l", s.Mount)
 	if s.loop != "" {
-		_, _ = run(context.Background(), "losetup", "-d", s.loop)
+		_, _ = s.run(context.Background(), "losetup", "-d", s.loop)
 	}
-	_, _ = run(context.Background(), "fusermount3", "-u", "-z", s.fuseDir())
+	_, _ = s.run(context.Background(), "fusermount3", "-u", "-z", s.fuseDir())
 	s.forget()
 }
 
@@ -625,11 +640,16 @@ func unmount(dir string) error {
 	return fmt.Errorf("unmount %s: %w", dir, err)
 }
 
+// run runs one of the stack's tools, as the package's run.
+func (s *Stack) run(ctx context.Context, name string, args ...string) (string, error) {
+	return run(ctx, s.tools[name], args...)
+}
+
 // run runs a tool and returns its output; an error quotes its last line.
-func run(ctx context.Context, name string, args ...string) (string, error) {
-	out, err := proc.Probe(exec.CommandContext(ctx, name, args...)).CombinedOutput()
+func run(ctx context.Context, prog proc.Program, args ...string) (string, error) {
+	out, err := proc.Probe(prog.CommandContext(ctx, args...)).CombinedOutput()
 	if err != nil {
-		return string(out), fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, lastLine(string(out)))
+		return string(out), fmt.Errorf("%s %s: %w: %s", filepath.Base(prog.Name), strings.Join(args, " "), err, lastLine(string(out)))
 	}
 	return string(out), nil
 }
