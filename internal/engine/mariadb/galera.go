@@ -463,11 +463,12 @@ func (c *Cluster) bootstrapNode(ctx context.Context, group *proc.Group) (int, er
 // recoverPosition runs mariadbd --wsrep-recover, which reads InnoDB's last
 // committed replication position and exits.
 func (in *Instance) recoverPosition(ctx context.Context, group *proc.Group) (int64, error) {
-	if in.SocketDir == "" {
-		// The recovery opens no socket, but its option must name a place
-		// that is calibra's.
-		in.SocketDir = in.TmpDir()
-		defer func() { in.SocketDir = "" }()
+	// The recovery listens on no socket, yet mariadbd checks that the
+	// socket's path fits the kernel's 107 bytes and aborts otherwise: the
+	// node's own private socket directory (the one its start uses), never
+	// one under --path, whose length is the user's.
+	if err := in.Prepare(""); err != nil {
+		return -1, err
 	}
 	if err := in.makeTmpDir(); err != nil {
 		return -1, err
