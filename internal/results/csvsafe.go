@@ -10,10 +10,11 @@ import (
 // (CSV injection), so it gets a leading ' as OWASP advises. Numbers, such
 // as -1.5 or +Inf, stay as they are: they are data, not formulas.
 //
-// Its control characters but newlines are escaped too (TerminalText): a
-// CSV is printed on a terminal as often as it is opened in a spreadsheet.
+// Its control characters are escaped too, newlines included (TerminalLine):
+// a CSV is printed on a terminal as often as it is opened in a spreadsheet,
+// and a reader that splits lines must find one record a line.
 func CSVCell(s string) string {
-	s = TerminalText(s)
+	s = TerminalLine(s)
 	if s == "" || !strings.ContainsRune("=+-@\t\r", rune(s[0])) {
 		return s
 	}

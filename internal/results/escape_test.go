@@ -1,6 +1,11 @@
 package results
 
-import "testing"
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
 
 func TestEscapers(t *testing.T) {
 	for _, c := range []struct{ in, csv, term, md string }{
@@ -15,7 +20,9 @@ func TestEscapers(t *testing.T) {
 		{"+Inf", "+Inf", "+Inf", "+Inf"},
 		{"", "", "", ""},
 		{"a|b`c`\\|[l](u)", "a|b`c`\\|[l](u)", "a|b`c`\\|[l](u)", "a\\|b\\`c\\`\\\\\\|\\[l\\](u)"},
-		{"\x1b[2Jx\ny", "\\x1b[2Jx\ny", "\\x1b[2Jx\ny", " \\[2Jx y"},
+		// A CSV cell stays on its line: readers that split lines find one
+		// record a line.
+		{"\x1b[2Jx\ny", "\\x1b[2Jx\\ny", "\\x1b[2Jx\ny", " \\[2Jx y"},
 		// Bidirectional controls and other invisible format characters
 		// are written as their code points, so the text shows in the
 		// order it is written.
@@ -39,5 +46,43 @@ func TestEscapers(t *testing.T) {
 	}
 	if got := TerminalLine("a\nb\u009b"); got != `a\nb\x9b` {
 		t.Errorf("TerminalLine = %q", got)
+	}
+}
+
+// An HTML page keeps its markup, newlines and tabs, and shows every other
+// control and Hidden character as its code point, however html/template
+// cuts its writes: here one byte at a time, splitting every character.
+func TestHTMLWriter(t *testing.T) {
+	page := "<p title=\"a\u202eb\">\x1b]0;pwned\x07 日本語\u2066\u009b\x7f</p>\n\t<br>\U000e0001"
+	want := "<p title=\"a\\u202eb\">\\x1b]0;pwned\\x07 日本語\\u2066\\x9b\\x7f</p>\n\t<br>\\U000e0001"
+	var b bytes.Buffer
+	h := NewHTMLWriter(&b)
+	for i := range len(page) {
+		if _, err := h.Write([]byte{page[i]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := h.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != want {
+		t.Errorf("HTMLWriter wrote %q, want %q", b.String(), want)
+	}
+}
+
+// WriteJSON's output shows no control or format character on a terminal,
+// and a JSON reader gets every string back as it was.
+func TestWriteJSON(t *testing.T) {
+	in := map[string]string{"label": "a\x1b]0;x\x07\n\u009b\x7f\u202e\u2028\U000e0001<b>"}
+	var b bytes.Buffer
+	if err := WriteJSON(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	if i := strings.IndexFunc(b.String(), textUnseen); i >= 0 {
+		t.Errorf("WriteJSON left %q raw: %s", []rune(b.String()[i:])[0], b.String())
+	}
+	var out map[string]string
+	if err := json.Unmarshal(b.Bytes(), &out); err != nil || out["label"] != in["label"] {
+		t.Errorf("WriteJSON's %s reads back as %q (%v)", b.String(), out["label"], err)
 	}
 }
