@@ -1,78 +1,23 @@
 package store
 
 import (
-	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
+
+	"github.com/calibra-bench/calibra/internal/results"
 )
 
 // Formats are the ways history prints, as compare's --format names them.
 var Formats = []string{"text", "md", "csv", "json"}
-
-// table is what a format prints: a header and rows of cells.
-type table struct {
-	head []string
-	rows [][]string
-}
-
-// write prints t as text (aligned columns), md (a Markdown table) or csv.
-func (t table) write(w io.Writer, format string) error {
-	switch format {
-	case "csv":
-		c := csv.NewWriter(w)
-		if err := c.Write(t.head); err != nil {
-			return err
-		}
-		if err := c.WriteAll(t.rows); err != nil {
-			return err
-		}
-		c.Flush()
-		return c.Error()
-	case "md":
-		line := func(cells []string) string {
-			esc := make([]string, len(cells))
-			for i, c := range cells {
-				esc[i] = strings.ReplaceAll(strings.ReplaceAll(c, `\`, `\\`), "|", `\|`)
-			}
-			return "| " + strings.Join(esc, " | ") + " |\n"
-		}
-		var b strings.Builder
-		b.WriteString(line(t.head))
-		b.WriteString("|" + strings.Repeat(" --- |", len(t.head)) + "\n")
-		for _, r := range t.rows {
-			b.WriteString(line(r))
-		}
-		_, err := io.WriteString(w, b.String())
-		return err
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(t.head, "\t"))
-	for _, r := range t.rows {
-		cells := make([]string, len(r))
-		for i, c := range r {
-			cells[i] = dash(strings.ReplaceAll(c, "\t", " "))
-		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
-	}
-	return tw.Flush()
-}
 
 func dash(s string) string {
 	if s == "" {
 		return "-"
 	}
 	return s
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // FormatValue prints a figure with two decimals at most.
@@ -98,12 +43,12 @@ func WriteRuns(w io.Writer, format string, rows []Row) error {
 		if rows == nil {
 			rows = []Row{}
 		}
-		return writeJSON(w, rows)
+		return results.WriteJSON(w, rows)
 	}
 	if format == "csv" {
-		return runsCSV(rows).write(w, format)
+		return runsCSV(rows).Write(w, format)
 	}
-	t := table{head: []string{"STARTED (UTC)", "LABEL", "STATUS", "ENGINE", "STORAGE", "HOST", "HEADLINE", "THRESHOLDS"}}
+	t := results.Table{Head: []string{"STARTED (UTC)", "LABEL", "STATUS", "ENGINE", "STORAGE", "HOST", "HEADLINE", "THRESHOLDS"}}
 	for _, r := range rows {
 		engine := r.Engine
 		if v := strings.Fields(r.EngineVersion); len(v) > 0 {
@@ -125,10 +70,10 @@ func WriteRuns(w io.Writer, format string, rows []Row) error {
 			}
 			headline = append(headline, h)
 		}
-		t.rows = append(t.rows, []string{r.StartedAt.UTC().Format(time.DateTime), r.Label, r.Status, engine, strings.TrimSpace(storage), r.Host,
+		t.Rows = append(t.Rows, []string{r.StartedAt.UTC().Format(time.DateTime), r.Label, r.Status, engine, strings.TrimSpace(storage), r.Host,
 			strings.Join(headline, "; "), thresholds(r)})
 	}
-	return t.write(w, format)
+	return t.Write(w, format)
 }
 
 // thresholds says how a run's thresholds were judged.
@@ -142,15 +87,15 @@ func thresholds(r Row) string {
 	return fmt.Sprintf("%d of %d failed", r.Failed, r.Thresholds)
 }
 
-func runsCSV(rows []Row) table {
-	t := table{head: []string{"started_at", "id", "label", "status", "command", "engine", "engine_version", "host", "storage", "device",
+func runsCSV(rows []Row) results.Table {
+	t := results.Table{Head: []string{"started_at", "id", "label", "status", "command", "engine", "engine_version", "host", "storage", "device",
 		"study", "dir", "figures", "thresholds", "thresholds_failed", "headline"}}
 	for _, r := range rows {
 		var headline []string
 		for _, f := range r.Headline {
 			headline = append(headline, f.Name+"="+strconv.FormatFloat(f.Value.Value, 'g', -1, 64))
 		}
-		t.rows = append(t.rows, []string{r.StartedAt.UTC().Format(time.RFC3339Nano), r.ID, r.Label, r.Status, r.Command, r.Engine, r.EngineVersion,
+		t.Rows = append(t.Rows, []string{r.StartedAt.UTC().Format(time.RFC3339Nano), r.ID, r.Label, r.Status, r.Command, r.Engine, r.EngineVersion,
 			r.Host, r.Storage, r.Device, r.Study, r.Dir, strconv.Itoa(r.Figures), strconv.Itoa(r.Thresholds), strconv.Itoa(r.Failed),
 			strings.Join(headline, ";")})
 	}
@@ -165,17 +110,17 @@ func WriteTrend(w io.Writer, format string, series []Series) error {
 		if series == nil {
 			series = []Series{}
 		}
-		return writeJSON(w, series)
+		return results.WriteJSON(w, series)
 	case "csv":
-		t := table{head: []string{"metric", "label", "host", "storage", "started_at", "run_id", "status", "median", "min", "max", "n", "unit"}}
+		t := results.Table{Head: []string{"metric", "label", "host", "storage", "started_at", "run_id", "status", "median", "min", "max", "n", "unit"}}
 		for _, s := range series {
 			for _, p := range s.Points {
 				f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-				t.rows = append(t.rows, []string{s.Metric, s.Label, s.Host, s.Storage, p.StartedAt.UTC().Format(time.RFC3339Nano), p.RunID, p.Status,
+				t.Rows = append(t.Rows, []string{s.Metric, s.Label, s.Host, s.Storage, p.StartedAt.UTC().Format(time.RFC3339Nano), p.RunID, p.Status,
 					f(p.Value.Value), f(p.Min), f(p.Max), strconv.Itoa(p.N), p.Unit})
 			}
 		}
-		return t.write(w, format)
+		return t.Write(w, format)
 	}
 	for i, s := range series {
 		if i > 0 {
@@ -186,15 +131,17 @@ func WriteTrend(w io.Writer, format string, series []Series) error {
 			title += ":" + s.Storage
 		}
 		if format == "md" {
-			title = "### " + title
+			title = "### " + results.MarkdownEscaper.Replace(title)
+		} else {
+			title = results.TerminalLine(title)
 		}
 		fmt.Fprintf(w, "%s\n\n", title)
-		t := table{head: []string{"STARTED (UTC)", "MEDIAN", "MIN", "MAX", "N", "STATUS"}}
+		t := results.Table{Head: []string{"STARTED (UTC)", "MEDIAN", "MIN", "MAX", "N", "STATUS"}}
 		for _, p := range s.Points {
-			t.rows = append(t.rows, []string{p.StartedAt.UTC().Format(time.DateTime), withUnit(p.Value.Value, p.Unit), FormatValue(p.Min),
+			t.Rows = append(t.Rows, []string{p.StartedAt.UTC().Format(time.DateTime), withUnit(p.Value.Value, p.Unit), FormatValue(p.Min),
 				FormatValue(p.Max), strconv.Itoa(p.N), p.Status})
 		}
-		if err := t.write(w, format); err != nil {
+		if err := t.Write(w, format); err != nil {
 			return err
 		}
 	}
