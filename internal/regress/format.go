@@ -1,56 +1,27 @@
 package regress
 
 import (
-	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/calibra-bench/calibra/internal/results"
 )
 
 // Write prints the verdict: text (aligned), md, csv or json.
 func Write(w io.Writer, b *results.Baseline, format string) error {
+	t := results.Table{Head: results.BaselineHead, Rows: b.Rows()}
 	switch format {
 	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(b)
+		return results.WriteJSON(w, b)
 	case "csv":
-		cw := csv.NewWriter(w)
-		cw.Write(results.CSVRecord(results.BaselineHead))
-		for _, r := range b.Rows() {
-			cw.Write(results.CSVRecord(r))
-		}
-		cw.Flush()
-		return cw.Error()
+		return t.Write(w, format)
 	case "md":
 		fmt.Fprintf(w, "%s\n\n", results.MarkdownEscaper.Replace(b.Summary()))
-		if len(b.Figures) == 0 {
-			return nil
-		}
-		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(results.BaselineHead, " | "), strings.Repeat(" --- |", len(results.BaselineHead)))
-		for _, r := range b.Rows() {
-			for i := range r {
-				r[i] = results.MarkdownEscaper.Replace(r[i])
-			}
-			fmt.Fprintf(w, "| %s |\n", strings.Join(r, " | "))
-		}
-		return nil
+	default:
+		fmt.Fprintln(w, results.TerminalLine(b.Summary()))
 	}
-	fmt.Fprintln(w, results.TerminalLine(b.Summary()))
 	if len(b.Figures) == 0 {
 		return nil
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(results.BaselineHead, "\t"))
-	for _, r := range b.Rows() {
-		for i := range r {
-			r[i] = results.TerminalLine(r[i])
-		}
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
-	}
-	return tw.Flush()
+	return t.Write(w, format)
 }
