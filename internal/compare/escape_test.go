@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/calibra-bench/calibra/internal/golden"
+	"github.com/calibra-bench/calibra/internal/hostiletest"
 )
 
 // hostileLabel is a label no calibra writes but a results.json from
@@ -111,6 +112,43 @@ func TestBidiControlsAreEscapedInEveryFormat(t *testing.T) {
 		}
 		if !strings.Contains(b.String(), `u202e`) {
 			t.Errorf("%s: the override is not shown as its code point", f)
+		}
+	}
+}
+
+// A run another account wrote, every field hostile (hostiletest.Text),
+// compared in every format and drawn in the HTML page: no terminal
+// escape, control or bidirectional character reaches the reader raw, in
+// the page's text, attributes or chart data; each shows as its code point.
+func TestHostileRunIsEscapedInEveryFormat(t *testing.T) {
+	for _, base := range []string{"oltp-base", "study-a"} {
+		hostile := hostiletest.Run(t, t.TempDir(), filepath.Join(runs, base))
+		rs, err := Load([]string{filepath.Join(runs, base), hostile})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tab, err := Compare(rs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range append(Formats, "html") {
+			var b bytes.Buffer
+			if f == "html" {
+				err = HTML(&b, tab, rs)
+			} else {
+				err = tab.Write(&b, f)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			what := "compare " + base + " --format " + f
+			hostiletest.Check(t, what, b.String(), f == "html")
+			if !strings.Contains(b.String(), `u202e`) {
+				t.Errorf("%s does not show the override as its code point", what)
+			}
+			if f == "html" && strings.Contains(b.String(), "<img src=x>") {
+				t.Errorf("%s holds the run's HTML", what)
+			}
 		}
 	}
 }

@@ -3,7 +3,6 @@ package compare
 import (
 	"bytes"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -51,9 +50,7 @@ func (t *Table) Write(w io.Writer, format string) error {
 	case "csv":
 		return t.csv(w)
 	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(t)
+		return results.WriteJSON(w, t)
 	}
 	return fmt.Errorf("unknown format %q", format)
 }

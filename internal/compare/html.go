@@ -109,7 +109,7 @@ func HTML(w io.Writer, t *Table, runs []Run) error {
 		}
 		blocks = append(blocks, b)
 	}
-	return page.ExecuteTemplate(w, "page", struct {
+	return assets.Execute(w, page, struct {
 		T       *Table
 		Assets  assets.Page
 		Charts  []chartRef

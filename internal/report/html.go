@@ -42,7 +42,7 @@ func (r *Report) HTML(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return page.ExecuteTemplate(w, "page", struct {
+	return assets.Execute(w, page, struct {
 		R             *Report
 		Assets        assets.Page
 		HasTimeseries bool

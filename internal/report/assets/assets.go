@@ -6,11 +6,15 @@
 package assets
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"html/template"
+	"io"
 	"math"
 	"strconv"
+
+	"github.com/calibra-bench/calibra/internal/results"
 )
 
 var (
@@ -33,7 +37,8 @@ type Page struct {
 }
 
 // NewPage encodes the charts for the page. encoding/json escapes <, > and
-// & (and U+2028/9), so no value can close the script element it sits in.
+// & (and U+2028/9), so no value can close the script element it sits in;
+// visibleJSON then shows the control and Hidden characters of its text.
 func NewPage(charts []Chart) (Page, error) {
 	if charts == nil {
 		charts = []Chart{}
@@ -41,14 +46,57 @@ func NewPage(charts []Chart) (Page, error) {
 	data, err := json.Marshal(struct {
 		Charts []Chart `json:"charts"`
 	}{charts})
+	if err == nil {
+		data, err = visibleJSON(data)
+	}
 	if err != nil {
 		return Page{}, err
 	}
 	return Page{CSS: template.CSS(css), ECharts: template.JS(echartsJS), Renderer: template.JS(rendererJS), Data: template.JS(data)}, nil
 }
 
+// visibleJSON writes the control and Hidden characters of data's strings
+// as text (\u202e, results.TerminalLine): the charts draw their names on a
+// canvas, where an override would reorder a legend and its figures, and
+// JSON.parse would turn an escape in the page back into the character.
+func visibleJSON(data []byte) ([]byte, error) {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber() // the numbers stay as Num wrote them
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	var visible func(v any) any
+	visible = func(v any) any {
+		switch v := v.(type) {
+		case string:
+			return results.TerminalLine(v)
+		case []any:
+			for i := range v {
+				v[i] = visible(v[i])
+			}
+		case map[string]any:
+			for k := range v {
+				v[k] = visible(v[k])
+			}
+		}
+		return v
+	}
+	return json.Marshal(visible(v))
+}
+
+// Execute executes t's "page" with data into w, its control and Hidden
+// characters written as code points (results.HTMLWriter).
+func Execute(w io.Writer, t *template.Template, data any) error {
+	h := results.NewHTMLWriter(w)
+	if err := t.ExecuteTemplate(h, "page", data); err != nil {
+		return err
+	}
+	return h.Flush()
+}
+
 // Template returns the page skeleton; the caller adds the templates
-// "title" and "body" and executes "page" with data that has an Assets
+// "title" and "body" and executes it (Execute) with data that has an Assets
 // field of type Page.
 func Template(funcs template.FuncMap) *template.Template {
 	return template.Must(template.New("page").Funcs(funcs).Parse(pageTmpl))
