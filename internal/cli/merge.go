@@ -51,7 +51,7 @@ server; anything else is refused and nothing is written.`,
 			if r, err := results.Load(out); err == nil {
 				fmt.Fprint(a.stdout, runner.SummaryText(r, r.Status))
 			}
-			fmt.Fprintln(a.stdout, filepath.Join(out, "report.html"))
+			fmt.Fprintln(a.stdout, results.TerminalLine(filepath.Join(out, "report.html")))
 			if recorded != "" {
 				fmt.Fprintln(a.stderr, recorded)
 			}

@@ -41,8 +41,8 @@ after an upgrade of calibra or to make them again.`,
 			if r, err := results.Load(args[0]); err == nil {
 				fmt.Fprint(a.stdout, runner.SummaryText(r, r.Status))
 			}
-			fmt.Fprintln(a.stdout, filepath.Join(args[0], "report.html"))
-			fmt.Fprintln(a.stdout, filepath.Join(args[0], "report.md"))
+			fmt.Fprintln(a.stdout, results.TerminalLine(filepath.Join(args[0], "report.html")))
+			fmt.Fprintln(a.stdout, results.TerminalLine(filepath.Join(args[0], "report.md")))
 			return nil
 		},
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/regress"
+	"github.com/calibra-bench/calibra/internal/results"
 	"github.com/calibra-bench/calibra/internal/runner"
 	"github.com/calibra-bench/calibra/internal/safefs"
 	"github.com/calibra-bench/calibra/internal/secret"
@@ -112,8 +113,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		code = fault.ExitInterrupted
 	}
 	if code != fault.ExitInterrupted {
+		// An error may quote a label, a path or a directory's name a run
+		// from elsewhere holds.
 		for _, line := range strings.Split(err.Error(), "\n") {
-			fmt.Fprintf(stderr, "calibra: %s\n", line)
+			fmt.Fprintf(stderr, "calibra: %s\n", results.TerminalLine(line))
 		}
 	}
 	return code

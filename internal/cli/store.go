@@ -72,7 +72,7 @@ func (a *app) record(ctx context.Context, dir string) string {
 	if err != nil {
 		msg := strings.Join(strings.Fields(err.Error()), " ")
 		msg = a.store.Unnamed(msg) // the sentence names the store once
-		return fmt.Sprintf("calibra: warning: the run was not recorded in %s (%s); record it later with 'calibra store import %s'", where, msg, dir)
+		return results.TerminalLine(fmt.Sprintf("calibra: warning: the run was not recorded in %s (%s); record it later with 'calibra store import %s'", where, msg, dir))
 	}
 	return "recorded in " + where + " (calibra history lists it)"
 }
@@ -127,7 +127,8 @@ and nothing is recorded.`,
 				return err
 			}
 			for i, id := range ids {
-				fmt.Fprintf(a.stdout, "recorded %s (%s)\n", id, args[i])
+				// A run's id and directory are named by whoever wrote it.
+				fmt.Fprintln(a.stdout, results.TerminalLine(fmt.Sprintf("recorded %s (%s)", id, args[i])))
 			}
 			return nil
 		},
@@ -155,7 +156,7 @@ Each disagreement is printed; the exit code is 1 when there is any.`,
 				return err
 			}
 			for _, d := range bad {
-				fmt.Fprintln(a.stdout, d)
+				fmt.Fprintln(a.stdout, results.TerminalLine(d.String()))
 			}
 			if len(bad) > 0 {
 				return fmt.Errorf("%d of %d recorded runs disagree with their run directories", len(bad), n)
