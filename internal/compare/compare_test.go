@@ -224,7 +224,7 @@ func TestRepeatsAreTested(t *testing.T) {
 	if err := HTML(&page, tab, load(t, "repeats-a", "repeats-b")); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(page.String(), `<span class="good"`) {
+	if !strings.Contains(page.String(), `<rect class="good"`) {
 		t.Error("a significant better is not drawn green")
 	}
 }

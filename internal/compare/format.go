@@ -19,13 +19,25 @@ var Formats = []string{"text", "md", "csv", "json"}
 
 // Load reads the run directories; the first is the base.
 func Load(dirs []string) ([]Run, error) {
-	var runs []Run
-	seen := map[string]int{}
-	for _, d := range dirs {
+	loaded := make([]*results.Run, len(dirs))
+	for i, d := range dirs {
 		r, err := results.Load(d)
 		if err != nil {
 			return nil, err
 		}
+		loaded[i] = r
+	}
+	return Named(dirs, loaded), nil
+}
+
+// Named names runs read already (calibra serve reads them from the
+// results store), loaded[i] from dirs[i]: by label, else by directory,
+// a name that repeats numbered.
+func Named(dirs []string, loaded []*results.Run) []Run {
+	var runs []Run
+	seen := map[string]int{}
+	for i, d := range dirs {
+		r := loaded[i]
 		label := r.Meta.Label
 		if label == "" {
 			label = filepath.Base(filepath.Clean(d))
@@ -36,7 +48,7 @@ func Load(dirs []string) ([]Run, error) {
 		seen[label]++
 		runs = append(runs, Run{Dir: d, Label: label, Run: r})
 	}
-	return runs, nil
+	return runs
 }
 
 // Write renders the table in a format: text (aligned columns), md, csv or

@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/calibra-bench/calibra/internal/report/assets"
@@ -362,4 +363,12 @@ func points(ps []results.IOCalPoint, f func(results.IOCalPoint) float64) ([]asse
 		x, y = append(x, float64(p.Jobs)), append(y, f(p))
 	}
 	return assets.Nums(x), assets.Nums(y)
+}
+
+// StyleHashes allow the page's inline styles in a Content-Security-Policy
+// (assets.Hash): the skeleton's and the page's own, which has no action.
+func StyleHashes() []string {
+	_, rest, _ := strings.Cut(compareTmpl, "<style>")
+	own, _, _ := strings.Cut(rest, "</style>")
+	return append(slices.Clone(assets.StyleHashes), assets.Hash(own))
 }

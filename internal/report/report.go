@@ -7,6 +7,7 @@ package report
 import (
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -45,6 +46,7 @@ type Report struct {
 
 	charts        []assets.Chart
 	points        int  // the charts' numbers, for the size bound
+	steps         int  // the run's steps, for the size bound's sentence
 	tooBig        bool // laid out only in part: past MaxBytes
 	hasTimeseries bool
 	// words are the measured engine's terms (neutral ones for a run of
@@ -274,30 +276,59 @@ func Write(dir string) error {
 	if err != nil {
 		return err
 	}
-	// Estimated from the counts first, then while laid out, then bounded
-	// as written: a report past MaxBytes is refused, never half written.
+	rep, err := bounded(dir, run, ts)
+	if err != nil {
+		return err
+	}
+	h, err := rep.render(dir, rep.HTML)
+	if err != nil {
+		return err
+	}
+	m, err := rep.render(dir, rep.Markdown)
+	if err != nil {
+		return err
+	}
+	if err := results.WriteFileAtomic(filepath.Join(dir, "report.html"), h); err != nil {
+		return err
+	}
+	return results.WriteFileAtomic(filepath.Join(dir, "report.md"), m)
+}
+
+// Page is report.html of a run read already (calibra serve renders it
+// from the results store), bounded as Write bounds it; name names the run
+// in a refusal.
+func Page(name string, run *results.Run, ts *results.Timeseries) ([]byte, error) {
+	rep, err := bounded(name, run, ts)
+	if err != nil {
+		return nil, err
+	}
+	return rep.render(name, rep.HTML)
+}
+
+// bounded is Build, estimated from the counts first, then while laid
+// out: a report past MaxBytes is refused (render bounds it as written),
+// never half written.
+func bounded(name string, run *results.Run, ts *results.Timeseries) (*Report, error) {
 	if len(run.Steps) > MaxBytes/minStepBytes {
-		return tooBig(dir, len(run.Steps), 0)
+		return nil, tooBig(name, len(run.Steps), 0)
 	}
 	rep := Build(run, ts)
 	if rep.tooBig {
-		return tooBig(dir, len(run.Steps), rep.points)
+		return nil, tooBig(name, len(run.Steps), rep.points)
 	}
-	h, m := &boundedBuffer{max: MaxBytes}, &boundedBuffer{max: MaxBytes}
-	if err := rep.HTML(h); err != nil {
+	rep.steps = len(run.Steps)
+	return rep, nil
+}
+
+// render writes one of the report's files (write: HTML or Markdown) into
+// memory, up to MaxBytes.
+func (r *Report) render(name string, write func(io.Writer) error) ([]byte, error) {
+	b := &boundedBuffer{max: MaxBytes}
+	if err := write(b); err != nil {
 		if errors.Is(err, errTooBig) {
-			return tooBig(dir, len(run.Steps), rep.points)
+			return nil, tooBig(name, r.steps, r.points)
 		}
-		return err
+		return nil, err
 	}
-	if err := rep.Markdown(m); err != nil {
-		if errors.Is(err, errTooBig) {
-			return tooBig(dir, len(run.Steps), rep.points)
-		}
-		return err
-	}
-	if err := results.WriteFileAtomic(filepath.Join(dir, "report.html"), h.Bytes()); err != nil {
-		return err
-	}
-	return results.WriteFileAtomic(filepath.Join(dir, "report.md"), m.Bytes())
+	return b.Bytes(), nil
 }

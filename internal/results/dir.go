@@ -220,6 +220,12 @@ func Load(path string) (*Run, error) {
 	if err != nil {
 		return nil, fault.Input("check the path and its permissions", "cannot read %s: %v", file, unwrapPathError(err))
 	}
+	return Decode(data, file)
+}
+
+// Decode reads results.json's content, data, read from file (the store
+// keeps it); its errors are Load's, naming file.
+func Decode(data []byte, file string) (*Run, error) {
 	var head struct {
 		Schema string `json:"schema"`
 	}

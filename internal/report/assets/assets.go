@@ -7,7 +7,9 @@ package assets
 
 import (
 	"bytes"
+	"crypto/sha256"
 	_ "embed"
+	"encoding/base64"
 	"encoding/json"
 	"html/template"
 	"io"
@@ -186,3 +188,19 @@ func Ptr(v *float64) Num {
 	}
 	return Num(*v)
 }
+
+// Hash is the Content-Security-Policy source that allows an inline script
+// or style element whose content is text.
+func Hash(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+}
+
+// ScriptHashes and StyleHashes allow the page skeleton's inline scripts
+// (ECharts, the renderer) and its style sheet, and nothing else inline, in
+// a page's Content-Security-Policy; the JSON data script is never run, so
+// it needs none.
+var (
+	ScriptHashes = []string{Hash(echartsJS), Hash(rendererJS)}
+	StyleHashes  = []string{Hash(css)}
+)
