@@ -49,7 +49,7 @@ server; anything else is refused and nothing is written.`,
 			}
 			recorded := a.record(cmd.Context(), out)
 			if r, err := results.Load(out); err == nil {
-				fmt.Fprint(a.stdout, runner.SummaryText(r, r.Status))
+				fmt.Fprint(a.stdout, results.TerminalText(runner.SummaryText(r, r.Status))) // as the run printed it
 			}
 			fmt.Fprintln(a.stdout, results.TerminalLine(filepath.Join(out, "report.html")))
 			if recorded != "" {

@@ -39,7 +39,7 @@ after an upgrade of calibra or to make them again.`,
 				return wrap(err)
 			}
 			if r, err := results.Load(args[0]); err == nil {
-				fmt.Fprint(a.stdout, runner.SummaryText(r, r.Status))
+				fmt.Fprint(a.stdout, results.TerminalText(runner.SummaryText(r, r.Status))) // as the run printed it
 			}
 			fmt.Fprintln(a.stdout, results.TerminalLine(filepath.Join(args[0], "report.html")))
 			fmt.Fprintln(a.stdout, results.TerminalLine(filepath.Join(args[0], "report.md")))

@@ -38,8 +38,8 @@ func Check(t testing.TB, what, out string, tab bool) {
 // Run writes a copy of the fixture run directory fixture (its
 // results.json) under root, in a directory whose name holds Text, with
 // Text in every field calibra prints from a run: the label, the host,
-// the storage, the engine, the study, the error and each step's name and
-// error. It returns the directory.
+// the storage, the engine, the study, the error, a threshold's verdict and
+// each step's name and error. It returns the directory.
 func Run(t testing.TB, root, fixture string) string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(fixture, "results.json"))
@@ -54,6 +54,7 @@ func Run(t testing.TB, root, fixture string) string {
 	r.Meta.Label, r.Meta.Host.Hostname, r.Meta.Storage.Path, r.Meta.Storage.Device = Text, Text, Text, Text
 	r.Meta.Study = map[string]any{"name": Text}
 	r.Warnings = append(r.Warnings, Text)
+	r.Verdicts = append(r.Verdicts, results.Verdict{Threshold: Text, Step: Text, Reason: Text})
 	if r.Meta.Engine != nil {
 		r.Meta.Engine.Name, r.Meta.Engine.Version = Text, Text
 	}
