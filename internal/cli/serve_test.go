@@ -80,7 +80,7 @@ func TestServeAnswers(t *testing.T) {
 			cmd, _, seen := clitest.StartUntil(t, "calibra serve: http://", args...)
 			line := seen[len(seen)-1]
 			url, _, _ := strings.Cut(strings.TrimPrefix(line, "calibra serve: "), " ")
-			if !strings.HasPrefix(url, "http://") || !strings.Contains(url, "/?token=") {
+			if !strings.HasPrefix(url, "http://") || !strings.Contains(url, "/t/") {
 				t.Fatalf("no URL with a token printed:\n%s", strings.Join(seen, "\n"))
 			}
 			if via == "tcp" && !strings.HasPrefix(url, "http://127.0.0.1:") {
@@ -100,7 +100,7 @@ func TestServeAnswers(t *testing.T) {
 				body, _ := io.ReadAll(resp.Body)
 				return resp.StatusCode, string(body)
 			}
-			if code, body := get(strings.Split(url, "?")[0]); code != http.StatusForbidden || strings.Contains(body, "base") {
+			if code, body := get(url[:strings.Index(url, "/t/")+1]); code != http.StatusForbidden || strings.Contains(body, "base") {
 				t.Errorf("without the token: %d, want 403", code)
 			}
 			if code, body := get(url); code != http.StatusOK || !strings.Contains(body, ">base</a>") {

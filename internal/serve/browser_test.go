@@ -2,10 +2,12 @@ package serve
 
 import (
 	"context"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -15,8 +17,9 @@ import (
 
 // In headless Chromium (one for the whole test): the list loads with the
 // hostile label as text, a label filter narrows it, two runs ticked open
-// their compare with its charts drawn, and the trend of oltp.nopm draws a
-// symbol at each of its five runs.
+// their compare with its charts drawn, the trend of oltp.nopm draws a
+// symbol at each of its five runs, and a run's report draws its charts;
+// no page's policy refuses anything of its own (a console error).
 func TestInChromium(t *testing.T) {
 	browser := browsertest.New(t)
 	f := newFixture(t)
@@ -29,6 +32,10 @@ func TestInChromium(t *testing.T) {
 		switch e := ev.(type) {
 		case *runtime.EventExceptionThrown:
 			errs = append(errs, e.ExceptionDetails.Text)
+		case *log.EventEntryAdded: // a Content-Security-Policy refusal among them
+			if e.Entry.Level == log.LevelError {
+				errs = append(errs, e.Entry.Text)
+			}
 		case *page.EventJavascriptDialogOpening:
 			dialogs = append(dialogs, e.Message)
 			go func() { _ = chromedp.Run(ctx, page.HandleJavaScriptDialog(false)) }()
@@ -55,7 +62,7 @@ func TestInChromium(t *testing.T) {
 	const rows = `document.querySelectorAll('table.runs tbody tr').length`
 	var n int
 	var text string
-	run("load the list", chromedp.Navigate(f.srv.URL+"/?"+TokenParam+"="+testToken),
+	run("load the list", log.Enable(), chromedp.Navigate(f.srv.URL+base+"/"),
 		chromedp.Evaluate(rows, &n), chromedp.Evaluate(`document.body.innerText`, &text))
 	if n != len(fixtureNames) {
 		t.Errorf("the list shows %d runs, want %d", n, len(fixtureNames))
@@ -87,7 +94,7 @@ func TestInChromium(t *testing.T) {
 	}
 
 	var drawn []bool
-	run("draw the trend", chromedp.Navigate(f.srv.URL+"/trend?metric=oltp.nopm"),
+	run("draw the trend", chromedp.Navigate(f.srv.URL+base+"/trend?metric=oltp.nopm"),
 		chromedp.Poll(`document.documentElement.hasAttribute('data-points')`, nil), chromedp.Evaluate(pointsDrawnJS, &drawn))
 	if len(drawn) != 5 {
 		t.Errorf("the trend has %d points, want 5 (the runs that measured oltp.nopm)", len(drawn))
@@ -96,6 +103,13 @@ func TestInChromium(t *testing.T) {
 		if !ok {
 			t.Errorf("point %d of the trend is not drawn", i)
 		}
+	}
+	run("draw a run's report", chromedp.Navigate(f.srv.URL+base+"/runs/"+url.PathEscape(f.ids["oltp-base"])+"/"),
+		chromedp.Poll(`document.documentElement.hasAttribute('data-charts')`, nil),
+		chromedp.Evaluate(`Number(document.documentElement.getAttribute('data-charts'))`, &charts),
+		chromedp.Evaluate(`document.querySelectorAll('.chart canvas').length`, &n))
+	if charts == 0 || n != charts {
+		t.Errorf("the run's report drew %d of its %d charts", n, charts)
 	}
 	if len(dialogs) > 0 || len(errs) > 0 {
 		t.Errorf("a script ran from the data (dialogs %q) or failed (%q)", dialogs, errs)

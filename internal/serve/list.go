@@ -11,22 +11,34 @@ import (
 	"strings"
 
 	"github.com/calibra-bench/calibra/internal/report/assets"
+	"github.com/calibra-bench/calibra/internal/results"
 	"github.com/calibra-bench/calibra/internal/store"
 )
 
 //go:embed serve.tmpl
 var pagesTmpl string
 
-// pages are calibra serve's own pages; they share the reports' style sheet.
-var pages = template.Must(template.New("serve").Funcs(template.FuncMap{"css": func() template.CSS { return embedded.CSS }}).Parse(pagesTmpl))
+//go:embed serve.css
+var serveCSS string
+
+// pages are calibra serve's own pages. Every text from the store goes
+// through line (results.TerminalLine) before html/template escapes it:
+// a control or bidi character shows as its code point, and cannot
+// reorder or hide what a page says.
+var pages = template.Must(template.New("serve").Funcs(template.FuncMap{"line": results.TerminalLine}).Parse(pagesTmpl))
 
 // embedded are the reports' style sheet and ECharts (no charts: nothing
 // that could fail to encode).
 var embedded, _ = assets.NewPage(nil)
 
-// frame is what every page's top needs.
+// frame is what every page's top needs: its title, the store, and the
+// path before every address (the token's).
 type frame struct {
-	Title, Store string
+	Title, Store, Base string
+}
+
+func (s *Server) frame(title string) frame {
+	return frame{Title: title, Store: s.store.Where, Base: s.base}
 }
 
 type errorPage struct {
@@ -144,7 +156,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, err)
 		return
 	}
-	p := listPage{frame: frame{Title: "Runs", Store: s.store.Where}, listQuery: q}
+	p := listPage{frame: s.frame("Runs"), listQuery: q}
 	engines, statuses := map[string]bool{}, map[string]bool{}
 	var rows []*store.Row
 	for i := range all {
@@ -166,7 +178,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	p.Total, p.Matched = len(all), len(rows)
 	if q.Limit > 0 && len(rows) > q.Limit {
 		rows = rows[:q.Limit]
-		p.AllURL = q.url(func(c *listQuery) { c.Limit = 0 })
+		p.AllURL = s.base + q.url(func(c *listQuery) { c.Limit = 0 })
 	}
 	p.Shown = len(rows)
 	for _, c := range columns {
@@ -178,7 +190,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 		case "-" + c.Key:
 			h.Arrow = " ↓"
 		}
-		h.URL = q.url(func(c *listQuery) { c.Sort = next })
+		h.URL = s.base + q.url(func(c *listQuery) { c.Sort = next })
 		p.Columns = append(p.Columns, h)
 	}
 	p.Rows = make([]listRow, len(rows))
@@ -187,14 +199,14 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 		if v := strings.Fields(row.EngineVersion); len(v) > 0 {
 			engine += " " + v[0]
 		}
-		p.Rows[i] = listRow{ID: row.ID, URL: runURL(row.ID), Started: row.StartedAt.UTC().Format("2006-01-02 15:04:05"), Label: orDash(row.Label),
+		p.Rows[i] = listRow{ID: row.ID, URL: s.runURL(row.ID), Started: row.StartedAt.UTC().Format("2006-01-02 15:04:05"), Label: orDash(row.Label),
 			Status: row.Status, Engine: orDash(engine), Host: orDash(row.Host), Storage: orDash(row.Storage), Study: orDash(row.Study), Figures: row.Figures}
 	}
 	s.render(w, "list", p)
 }
 
 // runURL is a run's report.
-func runURL(id string) string { return "/runs/" + url.PathEscape(id) + "/" }
+func (s *Server) runURL(id string) string { return s.base + "/runs/" + url.PathEscape(id) + "/" }
 
 func orDash(s string) string {
 	if s == "" {

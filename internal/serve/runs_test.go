@@ -11,77 +11,72 @@ import (
 	"testing"
 )
 
-// A run's page is its report.html as written, sandboxed; its other files
-// are text; nothing outside a recorded run directory is served: not by
-// "..", not through a link, not a directory, not a run the store lacks,
-// and not a directory that now holds another run.
+// A run's page is calibra's report rendered from the store's copy of its
+// results, never the report.html (or any file) of its directory, which
+// serve does not open: the directory changed, or gone, changes nothing.
+// results.json and timeseries.csv are downloads; every other name is
+// refused; a run recorded by an older calibra says how to store it.
 func TestRunFiles(t *testing.T) {
 	f := newFixture(t)
-	base := "/runs/" + url.PathEscape(f.ids["oltp-base"]) + "/"
-	want, err := os.ReadFile(filepath.Join(f.dirs["oltp-base"], "report.html"))
+	dir := f.dirs["oltp-base"]
+	run := "/runs/" + url.PathEscape(f.ids["oltp-base"]) + "/"
+	ts, err := os.ReadFile(filepath.Join(dir, "timeseries.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, body := f.get(t, base, false)
-	if resp.StatusCode != http.StatusOK || body != string(want) {
-		t.Fatalf("GET %s: %d, %d bytes; want report.html as is (%d bytes)", base, resp.StatusCode, len(body), len(want))
-	}
-	if ct, csp := resp.Header.Get("Content-Type"), resp.Header.Get("Content-Security-Policy"); ct != "text/html; charset=utf-8" || !strings.HasPrefix(csp, "sandbox allow-scripts;") {
-		t.Errorf("report.html served as %q with the policy %q", ct, csp)
-	}
-	if resp, body := f.get(t, base+"results.json", false); resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/plain; charset=utf-8" || !strings.Contains(body, `"schema"`) {
-		t.Errorf("GET results.json: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
-	}
-
-	// Outside the run directory: the store's file, a secret beside it.
-	secret := filepath.Join(filepath.Dir(f.dirs["oltp-base"]), "secret.txt")
-	if err := os.WriteFile(secret, []byte("the secret"), 0o600); err != nil {
+	const planted = "<script>planted()</script>"
+	if err := os.WriteFile(filepath.Join(dir, "report.html"), []byte(planted), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(secret, filepath.Join(f.dirs["oltp-base"], "link.txt")); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "secret.txt"), []byte("the secret"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink("..", filepath.Join(f.dirs["oltp-base"], "up")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Mkdir(filepath.Join(f.dirs["oltp-base"], "sub"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, path := range []string{
-		base + "..%2Fsecret.txt", base + "%2E%2E/secret.txt", base + "up/secret.txt", base + "link.txt", base + "sub",
-		"/runs/" + url.PathEscape(f.ids["oltp-base"]) + "%2F..%2F..%2Fsecret.txt/", "/runs/..%2Fsecret.txt/",
-	} {
-		resp, body := f.get(t, path, false)
-		if resp.StatusCode == http.StatusOK || strings.Contains(body, "the secret") {
-			t.Errorf("GET %s: %d, want a refusal", path, resp.StatusCode)
-		}
-	}
-	// Raw "..": the client would clean it; send it as is.
-	req, _ := http.NewRequest("GET", f.srv.URL+"/", nil)
-	req.URL.Opaque = base + "../../secret.txt"
-	req.URL.RawQuery = TokenParam + "=" + testToken
-	resp, err = http.DefaultTransport.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode == http.StatusOK {
-		t.Errorf("GET %s: 200", req.URL.Opaque)
-	}
-
-	if resp, _ := f.get(t, "/runs/nosuchrun/", false); resp.StatusCode != http.StatusNotFound {
-		t.Errorf("a run the store lacks: %d, want 404", resp.StatusCode)
-	}
-	// The directory now holds another run: refused, not served.
 	other, err := os.ReadFile(filepath.Join(fixtures, "quick", "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(f.dirs["oltp-base"], "results.json"), other, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), other, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if resp, body := f.get(t, base, false); resp.StatusCode != http.StatusGone || !strings.Contains(body, "now holds another run") {
-		t.Errorf("a directory that holds another run now: %d\n%.300s", resp.StatusCode, body)
+	resp, body := f.get(t, run, false)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `<meta name="generator" content="calibra">`) || !strings.Contains(body, "base") || strings.Contains(body, "planted()") {
+		t.Fatalf("GET %s: %d, want calibra's report of oltp-base:\n%.300s", run, resp.StatusCode, body)
+	}
+	if ct, csp := resp.Header.Get("Content-Type"), resp.Header.Get("Content-Security-Policy"); ct != "text/html; charset=utf-8" || !strings.HasPrefix(csp, "sandbox allow-scripts;") || strings.Contains(csp, "unsafe") {
+		t.Errorf("the report served as %q with the policy %q", ct, csp)
+	}
+	for name, want := range map[string]string{"results.json": `"label": "base"`, "timeseries.csv": string(ts)} {
+		resp, body := f.get(t, run+name, false)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(body, want) || resp.Header.Get("Content-Type") != "text/plain; charset=utf-8" ||
+			resp.Header.Get("Content-Disposition") != `attachment; filename="`+name+`"` || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("GET %s: %d %q %q", name, resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("Content-Disposition"))
+		}
+	}
+	for _, path := range []string{run + "report.html", run + "secret.txt", run + "logs/calibra.log", run + "..%2Fsecret.txt", run + "%2E%2E/secret.txt",
+		"/runs/" + url.PathEscape(f.ids["oltp-base"]) + "%2F..%2Fsecret.txt/", "/runs/nosuchrun/"} {
+		resp, body := f.get(t, path, false)
+		if resp.StatusCode != http.StatusNotFound || strings.Contains(body, "the secret") || strings.Contains(body, "planted()") {
+			t.Errorf("GET %s: %d, want 404", path, resp.StatusCode)
+		}
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if resp, _ := f.get(t, run, false); resp.StatusCode != http.StatusOK {
+		t.Errorf("the report of a run whose directory is gone: %d, want 200", resp.StatusCode)
+	}
+
+	db, err := sql.Open("sqlite", f.store.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`UPDATE runs SET results_gz = NULL, timeseries_gz = NULL WHERE id = ?`, f.ids["quick"]); err != nil {
+		t.Fatal(err)
+	}
+	old := "/runs/" + url.PathEscape(f.ids["quick"]) + "/"
+	if resp, body := f.get(t, old, false); resp.StatusCode != http.StatusNotFound || !strings.Contains(body, "was recorded by an older calibra") || !strings.Contains(body, "calibra store import "+f.dirs["quick"]) {
+		t.Errorf("a run recorded without its results: %d\n%.300s", resp.StatusCode, body)
 	}
 }
 

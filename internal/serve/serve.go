@@ -1,28 +1,27 @@
 // Package serve is calibra serve: a local, read-only web view of the
-// results store. Its pages list the runs (filter, sort, select), open a
-// run's own report.html, compare selected runs (compare's HTML page) and
-// draw a figure's trend across runs. Every request carries a random token
-// (in the URL once, then as a cookie); everything is embedded, so it works
-// offline (docs/store.md).
+// results store. Its pages list the runs (filter, sort, select), show a
+// run's report, compare selected runs (compare's HTML page) and draw a
+// figure's trend across runs, all from what the store keeps: serve never
+// opens a run directory. Every address carries a random token in its
+// path (/t/TOKEN/...), never a cookie, which every port of the host would
+// receive; everything is embedded, so it works offline (docs/store.md).
 package serve
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
-	"encoding/hex"
 	"fmt"
+	"net"
 	"net/http"
+	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/calibra-bench/calibra/internal/results"
 	"github.com/calibra-bench/calibra/internal/store"
 )
-
-// TokenParam is the query parameter that carries the token.
-const TokenParam = "token"
 
 // NewToken is a random token: 256 bits from crypto/rand, URL-safe.
 func NewToken() (string, error) {
@@ -33,74 +32,112 @@ func NewToken() (string, error) {
 	return base64.RawURLEncoding.EncodeToString(b), nil
 }
 
+// Path is the address of the run list with token: the one serve prints.
+func Path(token string) string { return "/t/" + token + "/" }
+
 // Server answers the pages of one store.
 type Server struct {
-	store  *store.Store
-	token  []byte
-	cookie string
-	mux    *http.ServeMux
+	store *store.Store
+	token []byte
+	base  string          // /t/TOKEN, before every address serve makes
+	hosts map[string]bool // the Host headers it answers
+	pages http.Handler
 }
 
-// New serves st; every request must carry token.
-func New(st *store.Store, token string) *Server {
-	sum := sha256.Sum256([]byte(token))
-	s := &Server{
-		store: st,
-		token: []byte(token),
-		// Named after the token: two servers on one host (cookies ignore
-		// ports) keep theirs apart; the name does not give the token away.
-		cookie: "calibra_" + hex.EncodeToString(sum[:6]),
-		mux:    http.NewServeMux(),
-	}
-	s.mux.HandleFunc("GET /{$}", s.list)
-	s.mux.HandleFunc("GET /runs/{id}/{file...}", s.runFile)
-	s.mux.HandleFunc("GET /compare", s.compare)
-	s.mux.HandleFunc("GET /trend", s.trend)
-	s.mux.HandleFunc("GET /regressions", s.regressions)
-	s.mux.HandleFunc("GET /static/{name}", s.static)
+// New serves st on the listener at addr; every request must carry token
+// in its path and name addr in its Host header (or localhost, or, when
+// listening on every interface, this host's name, or one of names).
+func New(st *store.Store, token string, addr net.Addr, names ...string) *Server {
+	s := &Server{store: st, token: []byte(token), base: strings.TrimSuffix(Path(token), "/"), hosts: hostsOf(addr, names)}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", s.list)
+	mux.HandleFunc("GET /runs/{id}/{file...}", s.runFile)
+	mux.HandleFunc("GET /compare", s.compare)
+	mux.HandleFunc("GET /trend", s.trend)
+	mux.HandleFunc("GET /regressions", s.regressions)
+	mux.HandleFunc("GET /static/{name}", s.static)
+	s.pages = http.StripPrefix(s.base, mux)
 	return s
 }
 
-// ownPolicy lets calibra serve's own pages run only its embedded scripts
-// and reach nothing outside.
-const ownPolicy = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+// hostsOf is every Host header that names addr: its address, localhost
+// (a Unix socket's only name), and names, each with addr's port (a
+// browser leaves out port 80).
+func hostsOf(addr net.Addr, names []string) map[string]bool {
+	hosts := map[string]bool{}
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok {
+		hosts["localhost"] = true
+		return hosts
+	}
+	names = append(names, "localhost", tcp.IP.String())
+	if tcp.IP.IsUnspecified() {
+		if h, err := os.Hostname(); err == nil {
+			names = append(names, h)
+		}
+	}
+	port := strconv.Itoa(tcp.Port)
+	for _, n := range names {
+		hp := strings.ToLower(net.JoinHostPort(strings.Trim(n, "[]"), port))
+		hosts[hp] = true
+		if port == "80" {
+			hosts[strings.TrimSuffix(hp, ":80")] = true
+		}
+	}
+	return hosts
+}
 
-// ServeHTTP checks the method and the token, then answers.
+// ownPolicy lets calibra serve's own pages run and style only its
+// embedded files, and reach nothing outside.
+const ownPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+// ServeHTTP checks the Host, where the request comes from, the method and
+// the token, then answers.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", ownPolicy)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cross-Origin-Resource-Policy", "same-origin")
 	h.Set("Cache-Control", "no-store")
+	// Another name for this address is a page of another site that a DNS
+	// answer pointed here (rebinding).
+	if !s.hosts[strings.ToLower(r.Host)] {
+		http.Error(w, "421: calibra serve answers only the address it printed, not "+strconv.Quote(results.TerminalLine(r.Host)), http.StatusMisdirectedRequest)
+		return
+	}
+	// Another site's page (another port of this host among them) may
+	// guess no token, but is refused before it is read.
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
+		http.Error(w, "403: calibra serve answers its own pages and the URL it printed, not another site's ("+strconv.Quote(results.TerminalLine(site))+")", http.StatusForbidden)
+		return
+	}
+	if o := r.Header.Get("Origin"); o != "" && o != "http://"+r.Host {
+		http.Error(w, "403: calibra serve answers its own pages, not another origin's", http.StatusForbidden)
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		h.Set("Allow", "GET, HEAD")
 		http.Error(w, "calibra serve is read-only: it answers GET and HEAD only", http.StatusMethodNotAllowed)
 		return
 	}
-	tok, fromURL := r.URL.Query().Get(TokenParam), true
-	if tok == "" {
-		fromURL = false
-		if c, err := r.Cookie(s.cookie); err == nil {
-			tok = c.Value
-		}
-	}
-	if subtle.ConstantTimeCompare([]byte(tok), s.token) != 1 {
+	tok, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/t/"), "/")
+	if !strings.HasPrefix(r.URL.Path, "/t/") || subtle.ConstantTimeCompare([]byte(tok), s.token) != 1 {
 		http.Error(w, "403: open the URL calibra serve printed, with its token", http.StatusForbidden)
 		return
 	}
-	if fromURL {
-		// Lax, not Strict: a run's report is sandboxed (another origin),
-		// and its links back must still carry the cookie.
-		http.SetCookie(w, &http.Cookie{Name: s.cookie, Value: tok, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	if r.URL.Path == s.base {
+		http.Redirect(w, r, s.base+"/", http.StatusSeeOther)
+		return
 	}
-	s.mux.ServeHTTP(w, r)
+	s.pages.ServeHTTP(w, r)
 }
 
 // fail answers with a page that says what is wrong in one sentence.
 func (s *Server) fail(w http.ResponseWriter, code int, format string, args ...any) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(code)
-	_ = pages.ExecuteTemplate(w, "error", errorPage{frame: frame{Title: http.StatusText(code), Store: s.store.Where}, Text: fmt.Sprintf(format, args...)})
+	_ = pages.ExecuteTemplate(w, "error", errorPage{frame: s.frame(http.StatusText(code)), Text: fmt.Sprintf(format, args...)})
 }
 
 // internal answers a failure of the store or the disk.
@@ -131,14 +168,14 @@ type regressionsPage struct {
 // (calibra run --baseline), newest first, with the figures judged; all=1
 // lists every verdict.
 func (s *Server) regressions(w http.ResponseWriter, r *http.Request) {
-	p := regressionsPage{frame: frame{Title: "Regressions", Store: s.store.Where}, All: r.URL.Query().Get("all") != ""}
+	p := regressionsPage{frame: s.frame("Regressions"), All: r.URL.Query().Get("all") != ""}
 	verdicts, err := s.store.Regressions(r.Context(), p.All, MaxRegressions)
 	if err != nil {
 		s.internal(w, err)
 		return
 	}
 	for _, v := range verdicts {
-		run := regressionRun{URL: runURL(v.ID), Label: orDash(v.Label), Started: v.StartedAt.UTC().Format(time.DateTime), Verdict: v.Verdict, Detail: v.Detail}
+		run := regressionRun{URL: s.runURL(v.ID), Label: orDash(v.Label), Started: v.StartedAt.UTC().Format(time.DateTime), Verdict: v.Verdict, Detail: v.Detail}
 		switch v.Verdict {
 		case results.BaselineRegressed:
 			run.Class = "failed"

@@ -3,11 +3,13 @@ package serve
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -74,28 +76,111 @@ func newFixture(t testing.TB) *fixture {
 		f.ids[name] = ids[i]
 	}
 	f.store = st
-	f.srv = httptest.NewServer(New(st, testToken))
+	f.srv = httptest.NewUnstartedServer(nil)
+	f.srv.Config.Handler = New(st, testToken, f.srv.Listener.Addr())
+	f.srv.Start()
 	t.Cleanup(f.srv.Close)
 	return f
 }
 
-// get fetches path (with the token unless noToken) and returns the status
-// and body.
+// base is the path before every address serve makes: the token's.
+const base = "/t/" + testToken
+
+// get fetches path (below the token's unless noToken) and returns the
+// status and body.
 func (f *fixture) get(t *testing.T, path string, noToken bool) (*http.Response, string) {
 	t.Helper()
 	if !noToken {
-		sep := "?"
-		if strings.Contains(path, "?") {
-			sep = "&"
-		}
-		path += sep + TokenParam + "=" + testToken
+		path = base + path
 	}
-	return fetch(t, http.DefaultClient, f.srv.URL+path)
+	req, err := http.NewRequest("GET", f.srv.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return do(t, req)
 }
 
-func fetch(t *testing.T, c *http.Client, url string) (*http.Response, string) {
+// Without the token every page is refused (403), with a wrong one too,
+// and in the query, where serve no longer takes it; no answer sets a
+// cookie (every port of the host would receive it); a write method is
+// refused.
+func TestTokenRequired(t *testing.T) {
+	f := newFixture(t)
+	for _, path := range []string{"/", "/trend", "/runs/" + f.ids["oltp-base"] + "/", "/static/echarts.min.js", "/?token=" + testToken,
+		"/t/wrong/", "/t/" + testToken[:len(testToken)-1] + "/", "/t/" + testToken + "x/", "/t//", "/nothing"} {
+		resp, body := f.get(t, path, true)
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("GET %s without the token: %d, want 403", path, resp.StatusCode)
+		}
+		if strings.Contains(body, "repeats-a") {
+			t.Errorf("GET %s without the token shows the runs", path)
+		}
+	}
+	for _, path := range []string{"/", "/trend", "/regressions", "/runs/" + url.PathEscape(f.ids["oltp-base"]) + "/", "/static/serve.css"} {
+		resp, _ := f.get(t, path, false)
+		if resp.StatusCode != http.StatusOK || len(resp.Cookies()) != 0 {
+			t.Errorf("GET %s with the token: %d, cookies %v; want 200 and none", path, resp.StatusCode, resp.Cookies())
+		}
+	}
+	if resp, _ := f.get(t, "/t/"+testToken, true); resp.StatusCode != http.StatusOK || resp.Request.URL.Path != base+"/" {
+		t.Errorf("GET the token's path without its slash: %d at %s, want the run list", resp.StatusCode, resp.Request.URL.Path)
+	}
+	resp, err := http.Post(f.srv.URL+base+"/", "text/plain", strings.NewReader("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST with the token: %d, want 405", resp.StatusCode)
+	}
+}
+
+// Only the address serve listens on is answered (DNS rebinding names it
+// otherwise), and only its own pages or a URL typed or clicked, never
+// another site's page: another port of this host is another site.
+func TestRequestOrigin(t *testing.T) {
+	f := newFixture(t)
+	port := f.srv.Listener.Addr().(*net.TCPAddr).Port
+	for _, c := range []struct {
+		host, site, origin string
+		want               int
+	}{
+		{"", "", "", http.StatusOK},
+		{"localhost:" + strconv.Itoa(port), "", "", http.StatusOK},
+		{"LocalHost:" + strconv.Itoa(port), "none", "", http.StatusOK},
+		{"", "same-origin", f.srv.URL, http.StatusOK},
+		{"attacker.example", "", "", http.StatusMisdirectedRequest},
+		{"attacker.example:" + strconv.Itoa(port), "", "", http.StatusMisdirectedRequest},
+		{"127.0.0.1", "", "", http.StatusMisdirectedRequest},
+		{"127.0.0.1:" + strconv.Itoa(port+1), "", "", http.StatusMisdirectedRequest},
+		{"", "cross-site", "", http.StatusForbidden},
+		{"", "same-site", "", http.StatusForbidden},
+		{"", "", "http://127.0.0.1:" + strconv.Itoa(port+1), http.StatusForbidden},
+		{"", "", "null", http.StatusForbidden},
+	} {
+		req, err := http.NewRequest("GET", f.srv.URL+base+"/", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.host != "" {
+			req.Host = c.host
+		}
+		if c.site != "" {
+			req.Header.Set("Sec-Fetch-Site", c.site)
+		}
+		if c.origin != "" {
+			req.Header.Set("Origin", c.origin)
+		}
+		resp, body := do(t, req)
+		if resp.StatusCode != c.want || c.want != http.StatusOK && strings.Contains(body, "repeats-a") {
+			t.Errorf("Host %q, Sec-Fetch-Site %q, Origin %q: %d, want %d", c.host, c.site, c.origin, resp.StatusCode, c.want)
+		}
+	}
+}
+
+func do(t *testing.T, req *http.Request) (*http.Response, string) {
 	t.Helper()
-	resp, err := c.Get(url)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,39 +190,6 @@ func fetch(t *testing.T, c *http.Client, url string) (*http.Response, string) {
 		t.Fatal(err)
 	}
 	return resp, string(body)
-}
-
-// Without the token every page is refused (403), with a wrong one too;
-// the token in the URL sets a cookie that then suffices; a write method
-// is refused.
-func TestTokenRequired(t *testing.T) {
-	f := newFixture(t)
-	for _, path := range []string{"/", "/trend", "/runs/" + f.ids["oltp-base"] + "/", "/static/echarts.min.js", "/?token=wrong", "/nothing"} {
-		resp, body := f.get(t, path, true)
-		if resp.StatusCode != http.StatusForbidden {
-			t.Errorf("GET %s without the token: %d, want 403", path, resp.StatusCode)
-		}
-		if strings.Contains(body, "repeats-a") {
-			t.Errorf("GET %s without the token shows the runs", path)
-		}
-	}
-	jar, _ := cookiejar.New(nil)
-	c := &http.Client{Jar: jar}
-	resp, body := fetch(t, c, f.srv.URL+"/?"+TokenParam+"="+testToken)
-	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "repeats-a") {
-		t.Fatalf("GET / with the token: %d\n%.300s", resp.StatusCode, body)
-	}
-	if resp, _ := fetch(t, c, f.srv.URL+"/trend"); resp.StatusCode != http.StatusOK {
-		t.Errorf("GET /trend with the cookie alone: %d, want 200", resp.StatusCode)
-	}
-	resp, err := http.Post(f.srv.URL+"/?"+TokenParam+"="+testToken, "text/plain", strings.NewReader("x"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusMethodNotAllowed {
-		t.Errorf("POST with the token: %d, want 405", resp.StatusCode)
-	}
 }
 
 // The list shows every run, filters by label glob, engine and status,
@@ -182,7 +234,7 @@ func labels(body string) []string {
 		if !strings.HasPrefix(line, `<tr><td><input type="checkbox"`) {
 			continue
 		}
-		_, rest, _ := strings.Cut(line, `<td><a href="/runs/`)
+		_, rest, _ := strings.Cut(line, `<td><a href="`+base+`/runs/`)
 		_, rest, _ = strings.Cut(rest, `">`)
 		label, _, _ := strings.Cut(rest, "</a>")
 		out = append(out, label)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/calibra-bench/calibra/internal/results"
 	"github.com/calibra-bench/calibra/internal/store"
 )
 
@@ -49,7 +50,7 @@ type trendPage struct {
 // measured it, over time, a line per target; label and target narrow it.
 func (s *Server) trend(w http.ResponseWriter, r *http.Request) {
 	v := r.URL.Query()
-	p := trendPage{frame: frame{Title: "Trend", Store: s.store.Where}, Metric: v.Get("metric"), Label: v.Get("label"), Target: v.Get("target")}
+	p := trendPage{frame: s.frame("Trend"), Metric: v.Get("metric"), Label: v.Get("label"), Target: v.Get("target")}
 	if _, err := path.Match(p.Label, ""); err != nil {
 		s.fail(w, http.StatusBadRequest, "the label %q is not a glob: use * ? and [...] as a shell does, e.g. array-*", p.Label)
 		return
@@ -92,15 +93,15 @@ func (s *Server) trend(w http.ResponseWriter, r *http.Request) {
 			i = len(data.Series)
 			seen[target] = i
 			p.Targets = append(p.Targets, target)
-			data.Series = append(data.Series, trendSeries{Name: target})
+			data.Series = append(data.Series, trendSeries{Name: results.TerminalLine(target)})
 		}
 		if p.Target != "" && target != p.Target {
 			continue
 		}
 		sr := &data.Series[i]
 		sr.Points = append(sr.Points, [5]float64{float64(pt.StartedAt.UnixMilli()), pt.Median, pt.Min, pt.Max, float64(pt.N)})
-		sr.Labels = append(sr.Labels, pt.Label)
-		p.Points = append(p.Points, trendRow{Started: pt.StartedAt.UTC().Format(time.DateTime), Label: orDash(pt.Label), URL: runURL(pt.ID), Target: target,
+		sr.Labels = append(sr.Labels, results.TerminalLine(pt.Label))
+		p.Points = append(p.Points, trendRow{Started: pt.StartedAt.UTC().Format(time.DateTime), Label: orDash(pt.Label), URL: s.runURL(pt.ID), Target: target,
 			Median: number(pt.Median), Min: number(pt.Min), Max: number(pt.Max), N: pt.N})
 	}
 	kept := data.Series[:0]
@@ -137,20 +138,23 @@ func number(v float64) string {
 	return strings.TrimSuffix(strings.TrimRight(s, "0"), ".")
 }
 
-// static answers the embedded scripts: ECharts (the reports' copy) and the
-// trend chart's renderer.
+// static answers the embedded files: ECharts (the reports' copy), the
+// trend chart's renderer and the style sheet.
 func (s *Server) static(w http.ResponseWriter, r *http.Request) {
-	var body string
+	body, ctype := "", "text/javascript; charset=utf-8"
 	switch r.PathValue("name") {
 	case "echarts.min.js":
 		body = string(embedded.ECharts)
 	case "trend.js":
 		body = trendJS
+	case "serve.css":
+		// The reports' style sheet, then serve's own.
+		body, ctype = string(embedded.CSS)+"\n"+serveCSS, "text/css; charset=utf-8"
 	default:
 		s.fail(w, http.StatusNotFound, "no such file")
 		return
 	}
-	w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+	w.Header().Set("Content-Type", ctype)
 	w.Header().Set("Cache-Control", "private, max-age=3600")
 	http.ServeContent(w, r, "", time.Time{}, strings.NewReader(body))
 }

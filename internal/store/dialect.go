@@ -32,18 +32,21 @@ func (d dialect) rebind(q string) string {
 }
 
 // schema adapts a migration's DDL: SQLite's REAL is PostgreSQL's DOUBLE
-// PRECISION (its REAL is single precision), and a line that starts
-// "-- postgres: " is PostgreSQL's alone (a comment to SQLite).
+// PRECISION (its REAL is single precision), its BLOB PostgreSQL's BYTEA,
+// and a line that starts "-- postgres: " is PostgreSQL's alone (a comment
+// to SQLite).
 func (d dialect) schema(ddl string) string {
 	if !d.postgres {
 		return ddl
 	}
 	ddl = postgresOnly.ReplaceAllString(ddl, "$1")
+	ddl = blobType.ReplaceAllString(ddl, "${1}BYTEA")
 	return realType.ReplaceAllString(ddl, "${1}DOUBLE PRECISION")
 }
 
 var (
 	realType     = regexp.MustCompile(`(\s)REAL\b`)
+	blobType     = regexp.MustCompile(`(\s)BLOB\b`)
 	postgresOnly = regexp.MustCompile(`(?m)^\s*-- postgres: (.*)$`)
 )
 

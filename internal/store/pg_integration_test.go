@@ -3,6 +3,7 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -268,17 +269,17 @@ func baselineAndServe(t *testing.T, url string) {
 		}
 	}
 
-	type runDir struct {
-		Dir   string
+	type stored struct {
+		Run   store.StoredRun
 		Found bool
 	}
 	for _, id := range []string{ids[0], "nosuchrun"} {
-		got := same("RunDir "+id, func(s *store.Store) (any, error) {
-			d, found, err := s.RunDir(ctx, id)
-			return runDir{d, found}, err
-		}).(runDir)
-		if got.Found != (id == ids[0]) {
-			t.Errorf("RunDir %s: %+v", id, got)
+		got := same("Stored "+id, func(s *store.Store) (any, error) {
+			r, found, err := s.Stored(ctx, id)
+			return stored{r, found}, err
+		}).(stored)
+		if got.Found != (id == ids[0]) || got.Found && !bytes.Contains(got.Run.Results, []byte(`"schema"`)) {
+			t.Errorf("Stored %s: found %v, %d bytes of results.json", id, got.Found, len(got.Run.Results))
 		}
 	}
 	names := same("FigureNames", func(s *store.Store) (any, error) { return s.FigureNames(ctx) }).([]store.FigureName)

@@ -79,6 +79,12 @@ var migrations = []string{
 	DROP INDEX runs_started;
 	CREATE INDEX figures_metric ON figures (kind, metric, run_id, value);
 	CREATE INDEX runs_started_id ON runs (started_at, id);`,
+	// 3: each run's results.json and timeseries.csv, gzip-compressed, as
+	// read when it was recorded: calibra serve shows them and never opens
+	// a run directory (runs recorded earlier have none until imported
+	// again).
+	`ALTER TABLE runs ADD COLUMN results_gz BLOB;
+	ALTER TABLE runs ADD COLUMN timeseries_gz BLOB;`,
 }
 
 // SchemaVersion is the version this calibra writes.

@@ -11,17 +11,43 @@ import (
 	"github.com/calibra-bench/calibra/internal/results"
 )
 
-// The queries calibra serve needs beside History: one run's directory,
-// the figures the store holds, and one figure across runs.
+// The queries calibra serve needs beside History: one run as the store
+// keeps it, the figures the store holds, and one figure across runs.
 
-// RunDir is the directory recorded for the run id; found is false when
-// no run has that id.
-func (s *Store) RunDir(ctx context.Context, id string) (dir string, found bool, err error) {
-	err = s.db.QueryRowContext(ctx, s.d.rebind(`SELECT dir FROM runs WHERE id = ?`), id).Scan(&dir)
+// StoredRun is a run as the store keeps it for calibra serve: the
+// directory it was recorded from (a name only: serve never opens it) and
+// its results.json and timeseries.csv as read then.
+type StoredRun struct {
+	Dir string
+	// Results is nil for a run an older calibra recorded (schema version
+	// 2 or earlier), until calibra store import records it again.
+	Results []byte
+	// Timeseries is nil when the run had none, or one too large to keep.
+	Timeseries []byte
+}
+
+// Stored is the run id as the store keeps it; found is false when no run
+// has that id.
+func (s *Store) Stored(ctx context.Context, id string) (run StoredRun, found bool, err error) {
+	var res, ts []byte
+	err = s.db.QueryRowContext(ctx, s.d.rebind(`SELECT dir, results_gz, timeseries_gz FROM runs WHERE id = ?`), id).Scan(&run.Dir, &res, &ts)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, nil
+		return StoredRun{}, false, nil
 	}
-	return dir, err == nil, err
+	if err != nil {
+		return StoredRun{}, false, err
+	}
+	if len(res) > 0 {
+		if run.Results, err = decompress(res, results.MaxResultsBytes, id+"'s results.json"); err != nil {
+			return StoredRun{}, true, err
+		}
+	}
+	if len(ts) > 0 {
+		if run.Timeseries, err = decompress(ts, results.MaxTimeseriesBytes, id+"'s timeseries.csv"); err != nil {
+			return StoredRun{}, true, err
+		}
+	}
+	return run, true, nil
 }
 
 // FigureName is one figure the store holds, as --metric names it

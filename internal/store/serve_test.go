@@ -1,7 +1,10 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -22,8 +25,8 @@ func TestTrendPointTarget(t *testing.T) {
 	}
 }
 
-// RunDir finds a recorded run's directory by id, and says when there is
-// no such run; FigureNames counts the runs that measured each figure, a
+// Stored gives a recorded run's results.json as it was recorded, and
+// says when there is no such run; FigureNames counts the runs that measured each figure, a
 // run's repeats once.
 func TestServeQueries(t *testing.T) {
 	s := openTemp(t)
@@ -36,11 +39,20 @@ func TestServeQueries(t *testing.T) {
 	if _, err := s.Record(ctx, copyRun(t, t.TempDir(), "repeats-b")); err != nil {
 		t.Fatal(err)
 	}
-	if got, found, err := s.RunDir(ctx, id); err != nil || !found || got != dir {
-		t.Errorf("RunDir(%s) = %q, %v, %v; want %s", id, got, found, err, dir)
+	want, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, found, err := s.RunDir(ctx, "nosuchrun"); err != nil || found {
-		t.Errorf("RunDir of no run: found %v, %v", found, err)
+	// Kept as recorded: the directory changing or going later changes
+	// nothing the store gives serve.
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if got, found, err := s.Stored(ctx, id); err != nil || !found || got.Dir != dir || !bytes.Equal(got.Results, want) {
+		t.Errorf("Stored(%s) = %q with %d bytes of results.json, %v, %v; want %s with its %d bytes", id, got.Dir, len(got.Results), found, err, dir, len(want))
+	}
+	if _, found, err := s.Stored(ctx, "nosuchrun"); err != nil || found {
+		t.Errorf("Stored of no run: found %v, %v", found, err)
 	}
 	figs, err := s.FigureNames(ctx)
 	if err != nil {

@@ -182,14 +182,16 @@ func Read(dirs []string) (Runs, error) {
 		if err != nil {
 			return nil, err
 		}
-		r, err := results.Load(abs)
+		r, files, err := readRunDir(abs)
 		if err != nil {
 			return nil, err
 		}
 		if r.StartedAt.IsZero() || r.Status == "" {
 			return nil, fault.Input("give a run directory calibra wrote, or rerun the command that wrote it", "%s/results.json has no status or start time", abs)
 		}
-		recs = append(recs, newRecord(abs, r))
+		rec := newRecord(abs, r)
+		rec.files = files
+		recs = append(recs, rec)
 	}
 	return recs, nil
 }
@@ -266,6 +268,7 @@ type record struct {
 	id, dir string
 	run     *results.Run
 	figures []figure
+	files   stored
 }
 
 func newRecord(dir string, r *results.Run) record {
@@ -295,7 +298,7 @@ type writer struct {
 // runColumns are the runs table's columns as write fills them, id first.
 var runColumns = []string{"id", "dir", "label", "status", "started_at", "finished_at", "error", "command",
 	"tool_version", "tool_commit", "host", "storage_path", "storage_fs", "storage_device", "engine_name", "engine_version",
-	"engine_settings", "study", "study_json", "figure_count", "recorded_at", "headline", "recorded_on"}
+	"engine_settings", "study", "study_json", "figure_count", "recorded_at", "headline", "recorded_on", "results_gz", "timeseries_gz"}
 
 func (s *Store) prepare(ctx context.Context, tx *sql.Tx) (*writer, error) {
 	set := make([]string, 0, len(runColumns)-1)
@@ -354,7 +357,7 @@ func (w *writer) write(ctx context.Context, rec record) error {
 	st := r.Meta.Storage
 	if _, err := w.upsert.ExecContext(ctx, rec.id, rec.dir, r.Meta.Label, r.Status, formatTime(r.StartedAt), finished, r.Error, r.Meta.Command,
 		r.Meta.ToolVersion, r.Meta.ToolCommit, r.Meta.Host.Hostname, st.Path, st.FS, st.Device, engName, engVersion,
-		string(settings), studyName(r.Meta.Study), string(study), len(rec.figures), formatTime(time.Now()), string(headline), thisHost()); err != nil {
+		string(settings), studyName(r.Meta.Study), string(study), len(rec.figures), formatTime(time.Now()), string(headline), thisHost(), rec.files.results, rec.files.timeseries); err != nil {
 		return err
 	}
 	for _, del := range w.clear {

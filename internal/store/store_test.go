@@ -142,6 +142,11 @@ func TestMigrations(t *testing.T) {
 		if rows, err := s.History(ctx, Query{Status: "complete"}); from > 0 && (err != nil || len(rows) != 1 || rows[0].ID != "old@1") {
 			t.Errorf("from version %d: the old run lists as %+v, %v", from, rows, err)
 		}
+		// Recorded before the store kept results.json: found, with none,
+		// which serve says in a sentence.
+		if r, found, err := s.Stored(ctx, "old@1"); from > 0 && (err != nil || !found || r.Results != nil) {
+			t.Errorf("from version %d: the old run is stored as %d bytes, %v, %v", from, len(r.Results), found, err)
+		}
 		if v := count(t, s, `SELECT max(version) FROM schema_version`); v != SchemaVersion {
 			t.Errorf("from version %d: at version %d, want %d", from, v, SchemaVersion)
 		}

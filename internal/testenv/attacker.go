@@ -138,9 +138,34 @@ while time.time() < deadline:
 // rest of the test (at most ten minutes: every loop of a test ends).
 func (a *Attacker) Race(dirs []string, names ...string) {
 	a.t.Helper()
+	a.loop(race, "600", a.Canary, a.CanaryDir, strings.Join(dirs, "\n"), strings.Join(names, "\n"))
+}
+
+// swap is the attacker's loop that exchanges its directory with a link
+// to another (renameat2(RENAME_EXCHANGE)) as fast as it can, so that a
+// reader by name finds either, whenever it looks.
+const swap = `
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+deadline = time.time() + float(sys.argv[1])
+dir, link = sys.argv[2], sys.argv[2] + ".swap"
+os.symlink(sys.argv[3], link)
+while time.time() < deadline:
+    libc.renameat2(-100, link.encode(), -100, dir.encode(), 2)
+`
+
+// Swap starts the attacker's loop exchanging dir, its own, with a link to
+// target for the rest of the test (at most ten minutes).
+func (a *Attacker) Swap(dir, target string) {
+	a.t.Helper()
+	a.loop(swap, "600", dir, target)
+}
+
+// loop runs a python script as the attacker until the test ends.
+func (a *Attacker) loop(script string, args ...string) {
+	a.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, systemPython, "-c", race, "600", a.Canary, a.CanaryDir,
-		strings.Join(dirs, "\n"), strings.Join(names, "\n"))
+	cmd := exec.CommandContext(ctx, systemPython, append([]string{"-c", script}, args...)...)
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/", "LC_ALL=C"}
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(a.uid), Gid: uint32(a.gid)}}
