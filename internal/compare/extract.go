@@ -85,7 +85,7 @@ var titles = map[string]string{
 	"max_commits_ps":     "Max commits/s through the database", "commit_ms_at_one": "Commit latency, one committer",
 	"qphh": "QphH", "power_at_size": "Power@Size", "geomean_s": "Power test query geomean",
 	"throughput_at_size": "Throughput@Size", "mb_per_s": "Load MB/s", "total_s": "Build time",
-	"lost_acknowledged": "Lost acknowledged commits", "recovery_s": "Recovery time", "pages_damaged": "Pages damaged",
+	"lost_acknowledged": "Lost acknowledged commits", "unverifiable_acknowledged": "Unverifiable acknowledged commits", "recovery_s": "Recovery time", "pages_damaged": "Pages damaged",
 	"cpu_busy_pct": "CPU busy", "cpu_iowait_pct": "I/O wait", "disk_await_ms": "Disk await",
 }
 

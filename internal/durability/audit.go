@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -110,10 +111,10 @@ type Config struct {
 }
 
 // Run runs the audit's cycles and returns what it found. A recovery that
-// fails is a finding of its class (the cycle's acknowledged commits are
-// then counted lost, and it has no recovery time); it ends the audit, and
-// when cycles remain unrun Run says so as its error, so the run fails
-// rather than pass for a complete audit.
+// fails is a finding of its class (the cycle's acknowledged commits could
+// then not be verified; without a server that came back, it has no
+// recovery time); it ends the audit, and out.Note says which cycles did
+// not run. The findings, not the cycles run, decide the exit (Failures).
 func Run(ctx context.Context, cfg Config, host Host, out *results.Durability) error {
 	out.Clients, out.LoadS, out.Journal = cfg.Clients, cfg.Load.Seconds(), cfg.Journal
 	// A new file, never one found at the name (an --out used again may
@@ -146,13 +147,42 @@ func Run(ctx context.Context, cfg Config, host Host, out *results.Durability) er
 		if c.RecoveryError == "" {
 			continue
 		}
-		out.Note = fmt.Sprintf("cycle %d did not recover (%s: %s); its acknowledged commits are counted lost", cycle, c.Outcome, c.RecoveryError)
-		if cycle < cfg.Cycles {
-			out.Note += ", and " + unrun(cycle+1, cfg.Cycles) + " did not run"
-			return fmt.Errorf("the audit ran %d of %d cycles: %s", cycle, cfg.Cycles, out.Note)
+		what := "did not recover"
+		if c.RecoveryS != nil {
+			what = "recovered, but its data could not be read"
 		}
+		out.Note = fmt.Sprintf("cycle %d %s (%s: %s), so its %d acknowledged commits could not be verified", cycle, what, c.Outcome, c.RecoveryError, c.UnverifiableAcknowledged)
+		if cycle < cfg.Cycles {
+			out.Note += "; the audit stopped there, and " + unrun(cycle+1, cfg.Cycles) + " did not run"
+		}
+		return nil
 	}
 	return nil
+}
+
+// Failures says, a phrase each, what the audit found that fails a run:
+// acknowledged commits missing or not verifiable, and damaged pages;
+// those of metrics a threshold names are left to its verdict.
+func Failures(d *results.Durability, named func(metric string) bool) []string {
+	var out []string
+	for _, f := range []struct {
+		metric    string
+		n         int64
+		one, many string
+	}{
+		{"lost_acknowledged", d.LostAcknowledged, "acknowledged commit missing after its recovery", "acknowledged commits missing after their recovery"},
+		{"unverifiable_acknowledged", d.UnverifiableAcknowledged, "acknowledged commit that could not be verified", "acknowledged commits that could not be verified"},
+		{"pages_damaged", d.PagesDamaged, "damaged page", "damaged pages"},
+	} {
+		switch {
+		case f.n == 0 || named(f.metric):
+		case f.n == 1:
+			out = append(out, "1 "+f.one)
+		default:
+			out = append(out, fmt.Sprintf("%d %s", f.n, f.many))
+		}
+	}
+	return out
 }
 
 // durableStart makes the starting state durable: a checkpoint, then a
@@ -200,6 +230,7 @@ func runCycle(ctx context.Context, cfg Config, host Host, cycle int, j *journal)
 	took, failed := time.Since(start).Seconds(), Class("")
 	c.Fsck = fsck
 	if rerr == nil {
+		// The server came back: its recovery time, whatever the check says.
 		c.RecoveryS = &took
 		if rerr = check(ctx, host, before, acked, &c); rerr != nil {
 			// The server came back but its data cannot be read.
@@ -208,21 +239,22 @@ func runCycle(ctx context.Context, cfg Config, host Host, cycle int, j *journal)
 	} else {
 		failed = classify(rerr, NoRestart, cfg.Places...)
 	}
-	if failed == Corrupt {
-		c.PagesDamaged = pagesNamed(rerr.Error())
-	}
 	if rerr != nil {
 		if ctx.Err() != nil {
 			return c, ctx.Err()
 		}
 		c.RecoveryError = rerr.Error()
-		c.LostAcknowledged = c.Acknowledged
-		c.CommittedUnacknowledged = 0
-		c.RecoveryS = nil // a failed recovery's time is no recovery time
+		if n := pagesNamed(messageWords(rerr.Error(), cfg.Places)); n > 0 {
+			c.PagesDamaged, c.PageCheck = n, serverCheck
+		}
+		// Nothing was verified: no commit is known missing or present.
+		c.LostAcknowledged, c.CommittedUnacknowledged = 0, 0
+		c.UnverifiableAcknowledged = c.Acknowledged
 	}
+	c.PresentAcknowledged = c.Acknowledged - c.LostAcknowledged - c.UnverifiableAcknowledged
 	c.Outcome = string(outcome(&c, failed))
-	cfg.Phase("cycle %d: %s: %d acknowledged, %d lost, %d committed unacknowledged, %d pages damaged%s%s%s%s",
-		cycle, c.Outcome, c.Acknowledged, c.LostAcknowledged, c.CommittedUnacknowledged, c.PagesDamaged, tornNote(c.Torn),
+	cfg.Phase("cycle %d: %s: %d acknowledged (%d present, %d missing, %d unverifiable), %d committed unacknowledged, %d pages damaged%s%s%s%s",
+		cycle, c.Outcome, c.Acknowledged, c.PresentAcknowledged, c.LostAcknowledged, c.UnverifiableAcknowledged, c.CommittedUnacknowledged, c.PagesDamaged, tornNote(c.Torn),
 		recoveryNote(c.RecoveryS), errNote(c.RecoveryError), consistencyNote(c.Consistency))
 	return c, nil
 }
@@ -277,6 +309,8 @@ func add(out *results.Durability, c results.DurabilityCycle) {
 	out.Cycles++
 	out.Acknowledged += c.Acknowledged
 	out.LostAcknowledged += c.LostAcknowledged
+	out.UnverifiableAcknowledged += c.UnverifiableAcknowledged
+	out.PresentAcknowledged += c.PresentAcknowledged
 	out.CommittedUnacknowledged += c.CommittedUnacknowledged
 	out.PagesDamaged += c.PagesDamaged
 	if c.PageCheck != "" {
@@ -459,10 +493,30 @@ func cutUnder(ctx context.Context, cfg Config, host Host, c *results.DurabilityC
 	return host.Cut()
 }
 
+// serverCheck is the page check of a cycle whose server named the damaged
+// pages itself, refusing to recover or to read them.
+const serverCheck = "the server's own page checksums"
+
+// pageSigns are what PostgreSQL and InnoDB say of a damaged page (or
+// control file), lower-cased; InnoDB words it many ways ("corrupted page
+// 896", "[page id: space=9, page number=0] of corrupted file"), so a
+// message that speaks of a page and of corruption counts too.
+var pageSigns = []string{"invalid page in block", "page verification failed", "incorrect checksum in control file", "could not read block"}
+
 // pagesNamed counts the pages a server named damaged when it refused to
-// recover: at least one.
+// recover or to read them: each invalid block it names, else one for a
+// damaged page it names without a number, else none (a message of a log
+// record or a missing file names no page).
 func pagesNamed(msg string) int64 {
-	return max(1, int64(strings.Count(strings.ToLower(msg), "invalid page in block")))
+	msg = strings.ToLower(msg)
+	if n := strings.Count(msg, "invalid page in block"); n > 0 {
+		return int64(n)
+	}
+	if slices.ContainsFunc(pageSigns, func(s string) bool { return strings.Contains(msg, s) }) ||
+		strings.Contains(msg, "page") && strings.Contains(msg, "corrupt") {
+		return 1
+	}
+	return 0
 }
 
 // check verifies the host's server or, on a cluster, every node, and

@@ -108,9 +108,14 @@ func messageWords(msg string, places []string) string {
 }
 
 // outcome is the worst class a cycle found: failed when its recovery
-// failed, else from what verification counted.
+// failed, else from what verification counted. A cut that tore writes
+// and left a page the server or the page check names damaged is TornPage,
+// whatever else the damage broke.
 func outcome(c *results.DurabilityCycle, failed Class) Class {
+	tornDamage := c.Torn != nil && c.Torn.Torn > 0 && c.PagesDamaged > 0
 	switch {
+	case tornDamage && (failed == "" || failed == Corrupt):
+		return TornPage
 	case failed != "":
 		return failed
 	case c.Consistency != nil && !c.Consistency.OK:

@@ -3,6 +3,7 @@ package durability
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/calibra-bench/calibra/internal/results"
@@ -47,11 +48,19 @@ func TestClassifyFailedRecoveries(t *testing.T) {
 	}
 }
 
-// A server that refused to recover counts the pages it named, at least one.
+// A server that refused to recover or to read its data counts the pages it
+// named: each invalid block, one for a page named without a number, none
+// when it named a log record or a missing file.
 func TestPagesNamed(t *testing.T) {
 	for msg, want := range map[string]int64{
 		`FATAL:  incorrect checksum in control file`: 1,
-		`ERROR:  invalid page in block 7 of relation base/16384/16390; CONTEXT: WAL redo; ERROR:  invalid page in block 9 of relation base/16384/16390`: 2,
+		`[ERROR] InnoDB: Database page corruption on disk or a failed read of file './calibra/stock.ibd' page [page id: space=7, page number=40]`:                                      1,
+		`[ERROR] InnoDB: Cannot apply log to [page id: space=9, page number=0] of corrupted file | [ERROR] InnoDB: Plugin initialization aborted with error Data structure corruption`: 1,
+		`[ERROR] InnoDB: Plugin initialization aborted with error Data structure corruption`:                                                                                           0,
+		`PANIC:  could not locate a valid checkpoint record`:                                                                                                                           0,
+		`[ERROR] InnoDB: Unable to apply log to corrupted page 659 in file ./calibra/stock.ibd`:                                                                                        1,
+		`FATAL:  could not open file "global/pg_control": No such file or directory`:                                                                                                   0,
+		`ERROR:  invalid page in block 7 of relation base/16384/16390; CONTEXT: WAL redo; ERROR:  invalid page in block 9 of relation base/16384/16390`:                                2,
 	} {
 		if got := pagesNamed(msg); got != want {
 			t.Errorf("pagesNamed(%q) = %d, want %d", msg, got, want)
@@ -62,6 +71,7 @@ func TestPagesNamed(t *testing.T) {
 // A cycle's outcome is the worst it found.
 func TestOutcomeIsTheWorstFinding(t *testing.T) {
 	broken := &results.Consistency{OK: false}
+	tore := &results.TornCut{InFlight: 3, Torn: 2}
 	cases := []struct {
 		c      results.DurabilityCycle
 		failed Class
@@ -75,10 +85,36 @@ func TestOutcomeIsTheWorstFinding(t *testing.T) {
 		{results.DurabilityCycle{Acknowledged: 10, LostAcknowledged: 1, PagesDamaged: 2}, "", TornPage},
 		{results.DurabilityCycle{Acknowledged: 10, PagesDamaged: 1, Consistency: broken}, "", Corrupt},
 		{results.DurabilityCycle{Acknowledged: 10, LostAcknowledged: 10}, FilesGone, FilesGone},
+		// A cut that tore writes and left a named damaged page is torn-page,
+		// whether the server then refused its data or broke a condition.
+		{results.DurabilityCycle{Acknowledged: 10, UnverifiableAcknowledged: 10, PagesDamaged: 1, Torn: tore}, Corrupt, TornPage},
+		{results.DurabilityCycle{Acknowledged: 10, PagesDamaged: 1, Consistency: broken, Torn: tore}, "", TornPage},
+		{results.DurabilityCycle{Acknowledged: 10, UnverifiableAcknowledged: 10, Torn: tore}, Corrupt, Corrupt},
+		{results.DurabilityCycle{Acknowledged: 10, UnverifiableAcknowledged: 10, PagesDamaged: 1, Torn: tore}, NoRestart, NoRestart},
+		{results.DurabilityCycle{Acknowledged: 10, UnverifiableAcknowledged: 10, PagesDamaged: 1, Torn: &results.TornCut{InFlight: 3}}, Corrupt, Corrupt},
 	}
 	for _, c := range cases {
 		if got := outcome(&c.c, c.failed); got != c.want {
 			t.Errorf("%+v, failed %q: %s, want %s", c.c, c.failed, got, c.want)
 		}
+	}
+}
+
+// What fails a run: missing and unverifiable acknowledged commits and
+// damaged pages, each unless a threshold names its figure.
+func TestFailures(t *testing.T) {
+	d := &results.Durability{Acknowledged: 30, LostAcknowledged: 1, UnverifiableAcknowledged: 12, PagesDamaged: 2}
+	none := func(string) bool { return false }
+	got := Failures(d, none)
+	want := []string{"1 acknowledged commit missing after its recovery", "12 acknowledged commits that could not be verified", "2 damaged pages"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("Failures = %q, want %q", got, want)
+	}
+	lost := func(m string) bool { return m == "lost_acknowledged" }
+	if got := Failures(d, lost); len(got) != 2 || strings.Contains(strings.Join(got, " "), "missing") {
+		t.Errorf("with a threshold on lost_acknowledged: %q, want the other two only", got)
+	}
+	if got := Failures(&results.Durability{Acknowledged: 30, PresentAcknowledged: 30}, none); len(got) != 0 {
+		t.Errorf("a clean audit: %q, want nothing", got)
 	}
 }

@@ -17,6 +17,9 @@ func labChain(l *results.Lab) string {
 
 func (b *builder) durability(d *results.Durability) {
 	b.windowCard("acknowledged commits lost", results.Int(d.LostAcknowledged), "", "after "+strconv.Itoa(d.Cycles)+" power cuts")
+	if d.UnverifiableAcknowledged > 0 {
+		b.windowCard("acknowledged commits not verifiable", results.Int(d.UnverifiableAcknowledged), "", "the database did not come back, or could not be read")
+	}
 	switch {
 	case d.PowerCut == "server":
 		b.sec.Notes = append(b.sec.Notes, "Only the server was killed (no --lab): the OS page cache survived, so this tested the database's crash recovery, not the storage.")
@@ -35,10 +38,12 @@ func (b *builder) durability(d *results.Durability) {
 		if c.Cell != "" {
 			cycle = c.Cell + ": " + cycle
 		}
-		rows = append(rows, cells(cycle, c.Outcome, results.Int(c.Acknowledged), results.Int(c.LostAcknowledged), results.Int(c.CommittedUnacknowledged),
+		rows = append(rows, cells(cycle, c.Outcome, results.Int(c.Acknowledged), results.Int(c.PresentAcknowledged), results.Int(c.LostAcknowledged),
+			results.Int(c.UnverifiableAcknowledged), results.Int(c.CommittedUnacknowledged),
 			results.Int(c.PagesDamaged), tornCell(c.Torn), results.NumPtr(c.RecoveryS), c.Fsck+c.RecoveryError))
 	}
-	b.table(Table{Caption: "Power cuts", Headline: len(d.Matrix) == 0, Head: []string{"cycle", "outcome", "acknowledged", "lost (violation)", "in flight, kept",
+	b.table(Table{Caption: "Power cuts", Headline: len(d.Matrix) == 0, Head: []string{"cycle", "outcome", "acknowledged", "present", "missing (violation)",
+		"not verifiable", "in flight, kept",
 		"pages damaged", "writes torn (seed, record)", "recovery s", "file system check / recovery error"}, Rows: rows})
 	if d.PageCheck != "" {
 		b.note("Pages checked after each recovery: %s.", d.PageCheck)

@@ -44,9 +44,15 @@ type Durability struct {
 	LoadS       float64 `json:"load_s"`
 	Cycles      int     `json:"cycles"` // completed cycles
 	// LostAcknowledged are commits the client saw succeed that were
-	// gone after recovery: the violation.
+	// checked and gone after recovery (missing): the violation.
 	LostAcknowledged int64 `json:"lost_acknowledged"`
 	Acknowledged     int64 `json:"acknowledged"`
+	// UnverifiableAcknowledged are acknowledged commits that could not be
+	// checked, as the database did not come back or could not be read;
+	// PresentAcknowledged those checked and found. With the missing ones
+	// they add up to Acknowledged.
+	UnverifiableAcknowledged int64 `json:"unverifiable_acknowledged"`
+	PresentAcknowledged      int64 `json:"present_acknowledged"`
 	// CommittedUnacknowledged were in flight at the cut and survived:
 	// allowed.
 	CommittedUnacknowledged int64    `json:"committed_unacknowledged"`
@@ -84,15 +90,19 @@ type Durability struct {
 
 // DurabilityCycle is one load, cut and recovery.
 type DurabilityCycle struct {
-	Cycle                   int   `json:"cycle"`
-	Acknowledged            int64 `json:"acknowledged"`
-	LostAcknowledged        int64 `json:"lost_acknowledged"`
-	CommittedUnacknowledged int64 `json:"committed_unacknowledged"`
+	Cycle        int   `json:"cycle"`
+	Acknowledged int64 `json:"acknowledged"`
+	// LostAcknowledged were checked and missing, UnverifiableAcknowledged
+	// could not be checked, PresentAcknowledged were found (Durability's).
+	LostAcknowledged         int64 `json:"lost_acknowledged"`
+	UnverifiableAcknowledged int64 `json:"unverifiable_acknowledged"`
+	PresentAcknowledged      int64 `json:"present_acknowledged"`
+	CommittedUnacknowledged  int64 `json:"committed_unacknowledged"`
 	// Outcome is the cycle's class in the power-fault literature's
 	// terms (durability.Classes), the worst of what it found.
 	Outcome string `json:"outcome"`
 	// RecoveryS is the time from the cut to a server that answered;
-	// absent when the recovery failed.
+	// absent when the server did not come back.
 	RecoveryS     *float64 `json:"recovery_s,omitempty"`
 	Fsck          string   `json:"fsck,omitempty"` // what the file system check said
 	RecoveryError string   `json:"recovery_error,omitempty"`
@@ -140,15 +150,17 @@ type DurabilityNode struct {
 // protection setting against a cut, its cycles and what they found, and
 // what its loads wrote to the device.
 type DurabilityCell struct {
-	Protection       string         `json:"protection"` // e.g. full_page_writes=off
-	Cut              string         `json:"cut"`        // e.g. torn 4 KiB
-	TornUnit         int64          `json:"torn_unit"`
-	Cycles           int            `json:"cycles"`
-	Acknowledged     int64          `json:"acknowledged"`
-	LostAcknowledged int64          `json:"lost_acknowledged"`
-	PagesDamaged     int64          `json:"pages_damaged"`
-	Outcomes         map[string]int `json:"outcomes,omitempty"`
-	WrittenBytes     int64          `json:"written_bytes"`
+	Protection       string `json:"protection"` // e.g. full_page_writes=off
+	Cut              string `json:"cut"`        // e.g. torn 4 KiB
+	TornUnit         int64  `json:"torn_unit"`
+	Cycles           int    `json:"cycles"`
+	Acknowledged     int64  `json:"acknowledged"`
+	LostAcknowledged int64  `json:"lost_acknowledged"`
+	// UnverifiableAcknowledged could not be checked (Durability's).
+	UnverifiableAcknowledged int64          `json:"unverifiable_acknowledged"`
+	PagesDamaged             int64          `json:"pages_damaged"`
+	Outcomes                 map[string]int `json:"outcomes,omitempty"`
+	WrittenBytes             int64          `json:"written_bytes"`
 	// BytesPerCommit is WrittenBytes over the acknowledged commits: the
 	// write volume the setting costs.
 	BytesPerCommit *float64 `json:"bytes_per_commit,omitempty"`

@@ -42,6 +42,7 @@ func Metrics(st Step) []Metric {
 		m.dss(b)
 	case *Durability:
 		m.add("lost_acknowledged", float64(b.LostAcknowledged), "commits", LowerIsBetter)
+		m.add("unverifiable_acknowledged", float64(b.UnverifiableAcknowledged), "commits", LowerIsBetter)
 		m.add("cycles", float64(b.Cycles), "", "")
 		m.add("pages_damaged", float64(b.PagesDamaged), "pages", LowerIsBetter)
 		m.opt("recovery_s", b.RecoveryS, "s", LowerIsBetter)
@@ -163,7 +164,7 @@ var MetricNames = map[string][]string{
 	KindDSS:        {"qphh", "power_at_size", "geomean_s", "throughput_at_size", "power.*"},
 	KindOLTPBuild:  {"mb_per_s", "total_s"},
 	KindDSSBuild:   {"mb_per_s", "total_s"},
-	KindDurability: {"lost_acknowledged", "pages_damaged", "cycles", "recovery_s", "fsyncs_per_s"},
+	KindDurability: {"lost_acknowledged", "unverifiable_acknowledged", "pages_damaged", "cycles", "recovery_s", "fsyncs_per_s"},
 }
 
 // KnownMetric reports whether name is a metric of kind (observe's CPU

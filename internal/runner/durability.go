@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -350,8 +352,36 @@ func audit(ctx context.Context, s *Session, stack *lab.Stack, cfg durability.Con
 		return []results.Step{st}, err
 	}
 	st.Status = results.StatusComplete
-	s.prog.Phase("durability: %d cycles, %d acknowledged, %d lost, %d committed unacknowledged", body.Cycles, body.Acknowledged, body.LostAcknowledged, body.CommittedUnacknowledged)
-	return []results.Step{st}, judgeDurability(s, st, ths)
+	s.prog.Phase("durability: %d cycles, %d acknowledged (%d present, %d missing, %d unverifiable), %d committed unacknowledged, %d pages damaged",
+		body.Cycles, body.Acknowledged, body.PresentAcknowledged, body.LostAcknowledged, body.UnverifiableAcknowledged, body.CommittedUnacknowledged, body.PagesDamaged)
+	if err := judgeDurability(s, st, ths); err != nil {
+		return []results.Step{st}, err
+	}
+	return []results.Step{st}, auditFailed(body, d, ths)
+}
+
+// auditFailed fails the run on what the audit found, whatever the number
+// of cycles: an acknowledged commit missing or not verifiable, a damaged
+// page. A threshold that names such a figure judges it instead (exit 3 on
+// a failure, with its verdict). The calibration and the matrix are
+// experiments whose losses and damage are what they show: thresholds
+// alone judge them.
+func auditFailed(body *results.Durability, d Durability, ths []study.Threshold) error {
+	if d.FsyncOff || d.Matrix {
+		return nil
+	}
+	named := func(metric string) bool {
+		return slices.ContainsFunc(ths, func(t study.Threshold) bool { return t.Kind == results.KindDurability && t.Metric == metric })
+	}
+	found := durability.Failures(body, named)
+	if len(found) == 0 {
+		return nil
+	}
+	msg := "the audit found " + strings.Join(found, " and ")
+	if body.Note != "" {
+		msg += " (" + body.Note + ")"
+	}
+	return errors.New(msg)
 }
 
 // auditBuild builds the audit's database when the instance holds none,

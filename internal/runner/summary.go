@@ -675,7 +675,9 @@ func writeDurabilitySummary(b *strings.Builder, d *results.Durability) {
 		kind += ", calibration with commits not flushed (" + d.UnsafeSettings + ")"
 	}
 	fmt.Fprintf(b, "  durability %d cycles of %s, %d clients, %.0f s of commits each\n", d.Cycles, kind, d.Clients, d.LoadS)
-	fmt.Fprintf(b, "  %-10s %10d     acknowledged commits lost (the violation) of %d acknowledged\n", "lost", d.LostAcknowledged, d.Acknowledged)
+	fmt.Fprintf(b, "  %-10s %10d     acknowledged commits missing after a recovery (the violation) of %d acknowledged\n", "lost", d.LostAcknowledged, d.Acknowledged)
+	fmt.Fprintf(b, "  %-10s %10d     acknowledged commits that could not be verified (the database did not come back, or could not be read)\n", "unverified", d.UnverifiableAcknowledged)
+	fmt.Fprintf(b, "  %-10s %10d     acknowledged commits checked and present\n", "present", d.PresentAcknowledged)
 	fmt.Fprintf(b, "  %-10s %10d     committed but never acknowledged (in flight at the cut; allowed)\n", "in flight", d.CommittedUnacknowledged)
 	if d.PageCheck != "" {
 		fmt.Fprintf(b, "  %-10s %10d     pages damaged after the recoveries (%s)\n", "pages", d.PagesDamaged, d.PageCheck)

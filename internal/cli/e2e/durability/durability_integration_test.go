@@ -41,9 +41,11 @@ func TestDurabilityOnMariaDB(t *testing.T) {
 
 // TestAFailedRecoveryIsAFinding: a cache that ignores FLUSH and dies at
 // the cut takes what the server wrote since the lab was built. The
-// recovery that fails is a finding of its class, with no recovery time;
-// the audit does not make a new database in its place, and with a cycle
-// left unrun the run fails rather than pass for complete.
+// recovery that fails is a finding of its class, its acknowledged commits
+// not verifiable (not counted missing); the audit does not make a new
+// database in its place, stops there saying so, and the run fails on the
+// finding (exit 1: the threshold names only missing commits), not on the
+// cycle left unrun.
 func TestAFailedRecoveryIsAFinding(t *testing.T) {
 	t.Parallel()
 	clitest.RequireLab(t)
@@ -53,10 +55,11 @@ func TestAFailedRecoveryIsAFinding(t *testing.T) {
 		t.Fatalf("exit %d (want %d), %d cycles (want 1 of 2): %s", code, fault.ExitRuntime, d.Cycles, d.Note)
 	}
 	c := d.PerCycle[0]
-	if !slices.Contains(failed, c.Outcome) || c.RecoveryError == "" || c.RecoveryS != nil || d.RecoveryS != nil ||
-		c.LostAcknowledged != c.Acknowledged || !strings.Contains(d.Note, "cycle 2 did not run") {
-		t.Fatalf("outcome %q, error %q, recovery %v (step %v), %d of %d lost, note %q", c.Outcome, c.RecoveryError, c.RecoveryS, d.RecoveryS,
-			c.LostAcknowledged, c.Acknowledged, d.Note)
+	if !slices.Contains(failed, c.Outcome) || c.RecoveryError == "" || (c.RecoveryS == nil) != strings.Contains(d.Note, "did not recover") ||
+		c.LostAcknowledged != 0 || c.UnverifiableAcknowledged != c.Acknowledged || c.PresentAcknowledged != 0 ||
+		!strings.Contains(d.Note, "cycle 2 did not run") {
+		t.Fatalf("outcome %q, error %q, recovery %v, %d of %d missing, %d not verifiable, %d present, note %q", c.Outcome, c.RecoveryError, c.RecoveryS,
+			c.LostAcknowledged, c.Acknowledged, c.UnverifiableAcknowledged, c.PresentAcknowledged, d.Note)
 	}
 	t.Logf("cycle 1: %s: %s", c.Outcome, c.RecoveryError)
 }

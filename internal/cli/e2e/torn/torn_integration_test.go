@@ -8,6 +8,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"github.com/calibra-bench/calibra/internal/engine"
+	"github.com/calibra-bench/calibra/internal/fault"
 )
 
 // TestTornPagesNeedProtection, on every engine: on an hdd whose power cut
@@ -57,7 +58,7 @@ const minTorn = 10
 // over three cuts, one of which came before the checkpoint wrote, and
 // damaged nothing.
 func protectionOff(t *testing.T, torn []string) {
-	code, d := clitest.RunAudit(t, append(torn, "--page-protection", "off", "--cycles", "5")...)
+	code, d := clitest.RunAudit(t, append(torn, "--page-protection", "off", "--cycles", "5", "--threshold", "durability.pages_damaged == 0")...)
 	tore := 0
 	for _, c := range d.PerCycle {
 		if c.Torn != nil && c.Torn.Record != "" {
@@ -74,6 +75,20 @@ func protectionOff(t *testing.T, torn []string) {
 	if d.PagesDamaged == 0 || tore == 0 || !strings.HasSuffix(strings.ToLower(d.PageProtection), "=off") {
 		t.Fatalf("exit %d, %d cycles, %d writes torn, %d pages damaged (%s): a torn cut without the protection damaged no page: %+v",
 			code, d.Cycles, tore, d.PagesDamaged, d.PageProtection, d.PerCycle)
+	}
+	// The damage is named as such, its commits split by what could be
+	// checked, and the threshold on it fails the run whatever the cycles
+	// left (the audit stops at the damage).
+	for _, c := range d.PerCycle {
+		if c.PresentAcknowledged+c.LostAcknowledged+c.UnverifiableAcknowledged != c.Acknowledged {
+			t.Errorf("cycle %d: %d present, %d missing, %d not verifiable of %d acknowledged", c.Cycle, c.PresentAcknowledged, c.LostAcknowledged, c.UnverifiableAcknowledged, c.Acknowledged)
+		}
+		if c.PagesDamaged > 0 && c.Torn != nil && c.Torn.Torn > 0 && c.Outcome != "torn-page" {
+			t.Errorf("cycle %d tore %d writes and damaged %d pages, but is %q, not torn-page", c.Cycle, c.Torn.Torn, c.PagesDamaged, c.Outcome)
+		}
+	}
+	if code != fault.ExitThreshold {
+		t.Errorf("exit %d with %d pages damaged and a threshold on them, want %d", code, d.PagesDamaged, fault.ExitThreshold)
 	}
 	t.Logf("%d cycles, %d writes torn, %d pages damaged: %v", d.Cycles, tore, d.PagesDamaged, d.Outcomes)
 }
