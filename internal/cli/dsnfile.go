@@ -1,11 +1,12 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
+	"github.com/calibra-bench/calibra/internal/safefs"
 	"github.com/calibra-bench/calibra/internal/secret"
 )
 
@@ -15,10 +16,12 @@ import (
 // empty or unreadable file is refused elsewhere, so it says nothing then.
 func warnExposed(w io.Writer, path, what string) {
 	mode, exposed := secret.Exposed(path)
-	if !exposed {
+	if !exposed || safefs.IsStdin(path) {
 		return
 	}
-	if data, err := os.ReadFile(path); err != nil || strings.TrimSpace(string(data)) == "" {
+	// Through the one reader: a FIFO, a device or a kernel file is not
+	// waited on here, and runner.ReadDSN refuses it.
+	if data, err := safefs.ReadInput(context.Background(), path, safefs.MaxSecretBytes, nil); err != nil || strings.TrimSpace(string(data)) == "" {
 		return
 	}
 	fmt.Fprintf(w, "calibra: warning: %s is readable by its group or others (mode %04o), and its DSN may hold a password; chmod 600 %s\n", what, mode, path)

@@ -206,7 +206,7 @@ func (a *app) layers() map[string]newLayer {
 // it resolves the study as that variant runs: its target settings over
 // the study's (flags still win), under PATH/NAME, labelled with its name.
 func (a *app) resolveStudy(ctx context.Context, cmd *cobra.Command, c *runner.Config, f studyFlags, variant *study.Variant) (*runner.Study, error) {
-	st, name, err := runner.ReadStudy(f.preset, f.file)
+	st, name, err := runner.ReadStudy(ctx, f.preset, f.file)
 	if st == nil {
 		return nil, err
 	}
@@ -222,7 +222,7 @@ func (a *app) resolveStudy(ctx context.Context, cmd *cobra.Command, c *runner.Co
 		p.Add("give one of them", "%s: target has both dsn and dsn_file", name)
 	} else if t.DSNFile != "" && !fromFile && !cmd.Flags().Changed("dsn") && os.Getenv(studyEnv["dsn"]) == "" {
 		warnExposed(a.stderr, t.DSNFile, name+": target.dsn_file "+t.DSNFile)
-		c.DSN, fromFile = runner.ReadDSN(t.DSNFile, name+": target.dsn_file "+t.DSNFile, &p), true
+		c.DSN, fromFile = runner.ReadServerDSN(t.DSNFile, name+": target.dsn_file "+t.DSNFile, &p), true
 	}
 	if fromFile && c.DSN != "" {
 		_ = cmd.Flags().Set("dsn", c.DSN)

@@ -6,6 +6,7 @@
 package runner
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -15,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"golang.org/x/sys/unix"
 
@@ -24,6 +26,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/progress"
 	"github.com/calibra-bench/calibra/internal/results"
 	"github.com/calibra-bench/calibra/internal/safefs"
+	"github.com/calibra-bench/calibra/internal/secret"
 	"github.com/calibra-bench/calibra/internal/study"
 )
 
@@ -288,20 +291,49 @@ func (c *Config) ReadDSNFile(p *Problems) {
 		p.Add("give one of them", "--dsn and --dsn-file are both given")
 		return
 	}
-	c.DSN = ReadDSN(c.DSNFile, "--dsn-file "+c.DSNFile, p)
+	c.DSN = ReadServerDSN(c.DSNFile, "--dsn-file "+c.DSNFile, p)
 	c.DSNFile = "" // read once: a study's steps share these flags
 }
 
-// ReadDSN reads a DSN from the file at path (what names it in problems).
+// ReadServerDSN reads a server's DSN from the file at path (what names it
+// in problems), as ReadDSN does, and refuses what is not a DSN's shape:
+// the engines' own refusals quote the DSN, and that would print a file
+// that holds something else (a token, a key).
+func ReadServerDSN(path, what string, p *Problems) string {
+	n := len(*p)
+	dsn := ReadDSN(path, what, p)
+	if len(*p) == n && !secret.IsDSN(dsn) {
+		p.Add("write the DSN in it, e.g. "+ExampleDSN(), "%s holds no DSN (a URL such as postgres://... or key=value pairs)", what)
+		return ""
+	}
+	return dsn
+}
+
+// ReadDSN reads a DSN, or a results store's URL, from the file at path
+// (what names it in problems): one line of at most safefs.MaxSecretBytes,
+// read by the one reader of inputs. A problem never quotes the file: it
+// may be any file root can read (/etc/shadow, a key).
 func ReadDSN(path, what string, p *Problems) string {
-	data, err := os.ReadFile(path)
+	if safefs.IsStdin(path) {
+		p.Add("write it in a file (mode 0600) and name that file", "%s: calibra reads a DSN from a file, not from standard input", what)
+		return ""
+	}
+	// A file, never standard input: nothing to cancel.
+	data, err := safefs.ReadInput(context.Background(), path, safefs.MaxSecretBytes,
+		fault.Input("give the file holding the DSN alone, on one line", "%s is larger than the %d KiB a DSN file holds", what, safefs.MaxSecretBytes>>10))
 	dsn := strings.TrimSpace(string(data))
+	var in *fault.InputError
 	switch {
+	case errors.As(err, &in):
+		*p = append(*p, fault.Input(in.Fix, "%s: %s", what, in.Msg))
 	case err != nil:
 		p.Add("name a readable file holding the DSN", "%s cannot be read (%v)", what, errors.Unwrap(err))
 	case dsn == "":
 		// Not the managed instance in the current directory by surprise.
 		p.Add("write the DSN in it, e.g. "+ExampleDSN(), "%s is empty", what)
+	case strings.ContainsFunc(dsn, unicode.IsControl):
+		p.Add("write the DSN alone, on one line", "%s holds more than one line, or control characters", what)
+		dsn = ""
 	}
 	return dsn
 }

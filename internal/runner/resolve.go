@@ -1,32 +1,44 @@
 package runner
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/calibra-bench/calibra/examples"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/safefs"
 	"github.com/calibra-bench/calibra/internal/study"
 )
 
-// ReadStudy reads the study file, or else the built-in preset (quick when
-// neither is given), and parses it; name is what its problems call it. A
-// study with problems comes with them; none comes with what stopped it.
-func ReadStudy(preset, file string) (st *study.Study, name string, err error) {
+// ReadStudy reads the study file ("-" for standard input), or else the
+// built-in preset (quick when neither is given), and parses it; name is
+// what its problems call it. A study with problems comes with them; none
+// comes with what stopped it. A study file tells root what to run: it
+// must pass safefs.CheckTrusted, as OpenSSH asks of authorized_keys.
+func ReadStudy(ctx context.Context, preset, file string) (st *study.Study, name string, err error) {
 	if preset != "" && file != "" {
 		return nil, "", fault.Input("give one of them", "--preset and --study both choose the study")
 	}
 	var data []byte
 	switch {
-	case file != "":
-		if data, err = os.ReadFile(file); err != nil {
-			return nil, "", fault.Input("give the path of a study file (YAML)", "cannot read the study %s: %v", file, errors.Unwrap(err))
+	case safefs.IsStdin(file):
+		name = "the study on standard input"
+		if data, err = safefs.ReadInput(ctx, file, safefs.MaxStudyBytes, studyTooLarge(name)); err != nil {
+			return nil, "", err
 		}
+	case file != "":
 		name = file
+		var real string
+		if real, err = safefs.CheckTrusted(file, "the study file "+file); err != nil {
+			return nil, "", err
+		}
+		if data, err = safefs.ReadInput(ctx, real, safefs.MaxStudyBytes, studyTooLarge(file)); err != nil {
+			return nil, "", unreadable(file, err)
+		}
 	default:
 		if preset == "" {
 			preset = "quick"
@@ -39,6 +51,20 @@ func ReadStudy(preset, file string) (st *study.Study, name string, err error) {
 	}
 	st, err = study.Parse(data, name)
 	return st, name, err
+}
+
+func studyTooLarge(name string) error {
+	return fault.Input("give the study itself: one is a few KiB", "%s is larger than the %d MiB calibra reads as a study", name, safefs.MaxStudyBytes>>20)
+}
+
+// unreadable is a read error of the input file (what names it), kept when
+// it is already one sentence with its fix.
+func unreadable(what string, err error) error {
+	var in *fault.InputError
+	if errors.As(err, &in) {
+		return err
+	}
+	return fault.Input("give the path of a readable file", "%s cannot be read: %v", what, errors.Unwrap(err))
 }
 
 // AddThresholds adds --threshold expressions to the study's.

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"unicode"
 )
 
 var (
@@ -56,6 +57,23 @@ func RedactDSN(dsn string) string {
 	}
 	// Not a URL we can parse (or key=value): mask anything password-shaped.
 	return kvPassword.ReplaceAllString(urlPassword.ReplaceAllString(dsn, "${1}xxxxx@"), "${1}xxxxx")
+}
+
+// kvDSN is libpq's key=value form: one or more key=value pairs, a value
+// bare or in single quotes.
+var kvDSN = regexp.MustCompile(`^\s*\w+\s*=\s*(?:'(?:[^'\\]|\\.)*'|[^\s']+)(?:\s+\w+\s*=\s*(?:'(?:[^'\\]|\\.)*'|[^\s']+))*\s*$`)
+
+// IsDSN says whether s has the shape of a DSN calibra takes: a URL with a
+// scheme (postgres://, mysql://...) or key=value pairs. What comes from a
+// file and has neither shape is refused without being quoted.
+func IsDSN(s string) bool {
+	if strings.ContainsFunc(s, unicode.IsControl) {
+		return false
+	}
+	if u, err := url.Parse(s); err == nil && u.Scheme != "" && strings.Contains(s, "://") {
+		return true
+	}
+	return kvDSN.MatchString(s)
 }
 
 // Exposed reports whether the file at path, which holds a secret, is

@@ -5,6 +5,7 @@
 package store
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,18 +92,29 @@ func ParseSpec(source, value string) (Spec, error) {
 	case strings.HasPrefix(value, "sqlite:"):
 		p := strings.TrimPrefix(value, "sqlite:")
 		if p == "" {
-			return Spec{}, fault.Input("use sqlite:PATH, e.g. sqlite:/var/lib/calibra/results.db", "%s %q names no file", source, value)
+			return Spec{}, fault.Input("use sqlite:PATH, e.g. sqlite:/var/lib/calibra/results.db", "%s names no file", shown(source, value))
 		}
 		if strings.HasSuffix(p, "/") {
-			return Spec{}, fault.Input("name the file, e.g. sqlite:"+filepath.Join(p, "results.db"), "%s %q names a directory, not a file", source, value)
+			return Spec{}, fault.Input("name the file, e.g. sqlite:DIR/results.db", "%s names a directory, not a file", shown(source, value))
 		}
 		abs, err := filepath.Abs(p)
 		if err != nil {
-			return Spec{}, fault.Input(specFix, "%s %q cannot be made absolute: %v", source, value, err)
+			return Spec{}, fault.Input(specFix, "%s cannot be made absolute: %v", shown(source, value), err)
 		}
 		return Spec{Path: abs}, nil
 	}
-	return Spec{}, fault.Input(specFix, "%s %q is not a store calibra knows", source, secret.RedactDSN(value))
+	return Spec{}, fault.Input(specFix, "%s is not a store calibra knows", shown(source, value))
+}
+
+// shown is source with the value it gave, for a sentence: quoted when
+// typed on the command line, never when read from a file or the
+// environment, which may hold anything (a --store-file of
+// /proc/self/environ, /etc/shadow).
+func shown(source, value string) string {
+	if source != OnCommandLine {
+		return "what " + source + " holds"
+	}
+	return fmt.Sprintf("%s %q", source, secret.RedactDSN(value))
 }
 
 // PasswordSources says where a PostgreSQL store's password may come from.

@@ -206,7 +206,7 @@ func Problem(pos Pos, fix, format string, args ...any) error {
 func Parse(data []byte, file string) (*Study, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fault.Input("fix the YAML syntax", "%s: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, syntaxError(file, err)
 	}
 	p := &parser{file: file}
 	s := &Study{}
@@ -217,7 +217,7 @@ func Parse(data []byte, file string) (*Study, error) {
 	seen := p.mapping(root, "the study", map[string]func(v *yaml.Node){
 		"version": func(v *yaml.Node) {
 			if s.Version = p.int(v); s.Version != Version {
-				p.add(p.pos(v), "write 'version: 1'", "version %s is not a study format this calibra reads (it reads %d)", v.Value, Version)
+				p.add(p.pos(v), "write 'version: 1'", "this version is not a study format this calibra reads (it reads %d)", Version)
 			}
 		},
 		"name":        func(v *yaml.Node) { s.Name = p.str(v) },
@@ -238,6 +238,24 @@ func Parse(data []byte, file string) (*Study, error) {
 	}
 	return s, errors.Join(p.errs...)
 }
+
+// syntaxError is a YAML syntax error of file as one sentence with its line
+// and column, without the bytes the YAML parser may quote (the file may be
+// any file root can read, /etc/shadow given as a study).
+func syntaxError(file string, err error) error {
+	var le *yaml.LoadError
+	if errors.As(err, &le) && le.Mark.Line > 0 {
+		return fault.Input("fix the YAML syntax", "%s: line %d, column %d: %s", file, le.Mark.Line, le.Mark.Column, unquote(le.Message))
+	}
+	return fault.Input("fix the YAML syntax", "%s is not YAML", file)
+}
+
+// quoted is what a message quotes from the file: an anchor's name, a
+// threshold, a value. A quoted single character (a ':') is the parser's.
+var quoted = regexp.MustCompile("'[^']{2,}'|\"[^\"]{2,}\"|`[^`]+`")
+
+// unquote is msg without what it quotes from the file.
+func unquote(msg string) string { return quoted.ReplaceAllString(msg, "...") }
 
 type parser struct {
 	file string
@@ -263,9 +281,9 @@ func (p *parser) mapping(n *yaml.Node, what string, keys map[string]func(v *yaml
 		h, ok := keys[k.Value]
 		switch {
 		case !ok:
-			p.add(p.pos(k), "use one of: "+keyList(keys), "%q is not a key of %s", k.Value, what)
+			p.add(p.pos(k), "use one of: "+keyList(keys), "this is not a key of %s", what)
 		case seen[k.Value]:
-			p.add(p.pos(k), "give it once", "%q is given twice in %s", k.Value, what)
+			p.add(p.pos(k), "give it once", "this key is given twice in %s", what)
 		default:
 			seen[k.Value] = true
 			h(v)
@@ -304,7 +322,7 @@ func (p *parser) int(n *yaml.Node) int {
 	}
 	v, err := strconv.Atoi(n.Value)
 	if err != nil {
-		p.add(p.pos(n), "give a whole number", "%q is not a whole number", n.Value)
+		p.add(p.pos(n), "give a whole number", "this is not a whole number")
 	}
 	return v
 }
@@ -315,7 +333,7 @@ func (p *parser) int64(n *yaml.Node) int64 {
 	}
 	v, err := strconv.ParseInt(n.Value, 10, 64)
 	if err != nil || v < 0 {
-		p.add(p.pos(n), "give a whole number of 0 or more", "%q is not a whole number of 0 or more", n.Value)
+		p.add(p.pos(n), "give a whole number of 0 or more", "this is not a whole number of 0 or more")
 	}
 	return v
 }
@@ -324,7 +342,7 @@ func (p *parser) int64(n *yaml.Node) int64 {
 func (p *parser) upTo(n *yaml.Node, what string, most int64) int64 {
 	v := p.int64(n)
 	if v > most {
-		p.add(p.pos(n), fmt.Sprintf("%s must be at most %d", what, most), "%s %d is too high", what, v)
+		p.add(p.pos(n), fmt.Sprintf("%s must be at most %d", what, most), "%s is too high", what)
 	}
 	return v
 }
@@ -345,7 +363,7 @@ func (p *parser) bool(n *yaml.Node) bool {
 	}
 	v, err := strconv.ParseBool(n.Value)
 	if err != nil {
-		p.add(p.pos(n), "give true or false", "%q is not true or false", n.Value)
+		p.add(p.pos(n), "give true or false", "this is not true or false")
 	}
 	return v
 }
@@ -420,7 +438,7 @@ func (p *parser) variants(n *yaml.Node) []Variant {
 		})
 		switch {
 		case !validVariantName.MatchString(v.Name):
-			p.add(v.Pos, "name it with letters, digits, '.', '_' or '-', e.g. pg18-worker", "a variant's name %q cannot name a directory", v.Name)
+			p.add(v.Pos, "name it with letters, digits, '.', '_' or '-', e.g. pg18-worker", "a variant's name cannot name a directory")
 		case names[v.Name]:
 			p.add(v.Pos, "give each variant its own name", "the variant %s is named twice", v.Name)
 		}
@@ -454,9 +472,9 @@ func (p *parser) steps(n *yaml.Node) []Step {
 				st.Name = p.str(v)
 			case "repeat":
 				if st.Repeat = p.int(v); st.Repeat <= 0 {
-					p.add(p.pos(v), "give a whole number of 1 or more", "repeat %s is not positive", v.Value)
+					p.add(p.pos(v), "give a whole number of 1 or more", "repeat is not positive")
 				} else if st.Repeat > MaxRepeat {
-					p.add(p.pos(v), fmt.Sprintf("repeat must be at most %d", MaxRepeat), "repeat %d is too many", st.Repeat)
+					p.add(p.pos(v), fmt.Sprintf("repeat must be at most %d", MaxRepeat), "repeat is too many")
 				}
 			case "cold_start":
 				b := p.bool(v)
@@ -508,7 +526,7 @@ func (p *parser) thresholds(n *yaml.Node) []Threshold {
 		}
 		t, err := ParseThreshold(item.Value)
 		if err != nil {
-			p.errs = append(p.errs, Problem(p.pos(item), "write it as 'kind.metric OP number', e.g. 'oltp.nopm > 20000'", "%v", err))
+			p.errs = append(p.errs, Problem(p.pos(item), "write it as 'kind.metric OP number', e.g. 'oltp.nopm > 20000'", "%s", unquote(err.Error())))
 			continue
 		}
 		t.Pos = p.pos(item)

@@ -461,7 +461,7 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 
 		// plan
 		{name: "plan: unknown preset", args: []string{"plan", "--preset", "quik"}, want: []string{`--preset "quik" is not a built-in study`}},
-		{name: "plan: missing study", args: []string{"plan", "--study", missing}, want: []string{"cannot read the study " + missing}},
+		{name: "plan: missing study", args: []string{"plan", "--study", missing}, want: []string{"the study file " + missing + " cannot be read"}},
 		{name: "plan: bad set", args: []string{"plan", "--set", "x"}, want: []string{`--set "x" is not KIND.KEY=VALUE`}},
 		{name: "plan: threshold unparsable", args: []string{"plan", "--threshold", "oltp.nopm is big"}, want: []string{"has no comparison"}},
 		{name: "plan: db cache not a size", args: []string{"plan", "--db-cache", "lots"}, want: []string{`--db-cache "lots" is not a memory size`}},
@@ -472,10 +472,10 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 
 		// run: a study
 		{name: "study: unknown preset", args: []string{"run", "--preset", "quik", "--path", dir}, want: []string{`--preset "quik" is not a built-in study`, "quick"}},
-		{name: "study: missing study file", args: []string{"run", "--study", missing, "--path", dir}, want: []string{"cannot read the study " + missing}},
+		{name: "study: missing study file", args: []string{"run", "--study", missing, "--path", dir}, want: []string{"the study file " + missing + " cannot be read"}},
 		{name: "study: broken study", args: []string{"run", "--study", brokenStudy, "--path", dir},
 			want: []string{"broken.yaml:4:5: \"userz\" is not a setting of kind oltp", "broken.yaml:5:5: \"rampp\" is not a step kind"}, lines: 2},
-		{name: "study: future version", args: []string{"run", "--study", futureStudy, "--path", dir}, want: []string{"version 2 is not a study format this calibra reads"}},
+		{name: "study: future version", args: []string{"run", "--study", futureStudy, "--path", dir}, want: []string{"future.yaml:1:10: this version is not a study format this calibra reads"}},
 		{name: "study: yaml syntax", args: []string{"run", "--study", yamlError, "--path", dir}, want: []string{"syntax.yaml: line 5", "fix the YAML syntax"}},
 		{name: "study: empty file", args: []string{"run", "--study", emptyStudy, "--path", dir}, want: []string{"empty.yaml is empty"}},
 		{name: "study: target path missing", args: []string{"run", "--study", missingPathStudy}, want: []string{"the path " + missing + " does not exist"}},
@@ -565,9 +565,9 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{name: "study: set repeat past the bound", args: []string{"run", "--set", "oltp.repeat=5000", "--path", dir}, want: []string{"repeat 5000 is too many", "at most 1000"}},
 		{name: "study: set a duration past a week", args: []string{"run", "--set", "oltp.duration=200h", "--path", dir}, want: []string{"--duration 200h0m0s is too long"}},
 		{name: "study: set keying infinite", args: []string{"run", "--set", "oltp.keying_thinking=Inf", "--path", dir}, want: []string{`--keying-thinking "Inf" is not off, on or a scale`}},
-		{name: "study: repeat past the bound", args: []string{"run", "--study", write("repeat.yaml", "version: 1\nsteps:\n  - kind: oltp\n    repeat: 5000\n"), "--path", dir}, want: []string{"repeat 5000 is too many"}},
+		{name: "study: repeat past the bound", args: []string{"run", "--study", write("repeat.yaml", "version: 1\nsteps:\n  - kind: oltp\n    repeat: 5000\n"), "--path", dir}, want: []string{"repeat.yaml:4:13: repeat is too many", "at most 1000"}},
 		{name: "study: storage limit past the bound", args: []string{"run", "--study", write("mbps.yaml", "version: 1\ntarget:\n  storage_limit: {read_mbps: 9223372036854}\nsteps:\n  - kind: oltp\n"), "--path", dir},
-			want: []string{"storage_limit.read_mbps 9223372036854 is too high"}},
+			want: []string{"mbps.yaml:3:30: storage_limit.read_mbps is too high"}},
 		{name: "study: os cache limit past memory", args: []string{"run", "--os-cache-limit", "1000TiB", "--path", dir}, want: []string{"os_cache_limit 1000TiB bounds nothing"}},
 		{name: "lab check: rate NaN", args: []string{"lab", "check", "--lab", "plain:rate=NaN", "--path", dir}, want: []string{`"NaN" is not a rate`}},
 		{name: "lab check: rate infinite", args: []string{"lab", "check", "--lab", "plain:rate=Inf", "--path", dir}, want: []string{`"Inf" is not a rate`}},
