@@ -3,10 +3,11 @@ package device
 import (
 	"bufio"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/calibra-bench/calibra/internal/safefs"
 )
 
 // IntervalIOPS is a run's IOPS per second from fio's IOPS logs (one file
@@ -38,7 +39,9 @@ func readIOPSLogs(dir, name string) (IntervalIOPS, error) {
 }
 
 func (iv *IntervalIOPS) add(file string) error {
-	fh, err := os.Open(file)
+	// fio wrote it in calibra's own directory; read all the same as any
+	// input is: a link or a FIFO there is refused, not followed or waited on.
+	fh, err := safefs.OpenInput(file)
 	if err != nil {
 		return err
 	}
