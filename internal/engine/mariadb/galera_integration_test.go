@@ -56,7 +56,7 @@ func prepareCluster(t *testing.T, path string, n int) *Cluster {
 func TestGaleraCluster(t *testing.T) {
 	t.Parallel()
 	requireGalera(t)
-	path := longPath(t, testenv.StorageDir(t), 100)
+	path := testenv.LongPath(t, 100)
 	c := prepareCluster(t, path, 3)
 	runDir := runDirectory(t)
 	c.SetServerLog(filepath.Join(runDir, "logs", "server.log"))
@@ -153,20 +153,6 @@ func TestGaleraCluster(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(path, "calibra-mariadb*")); len(left) > 0 {
 		t.Errorf("left after removal: %v", left)
 	}
-}
-
-// longPath makes a directory of exactly n bytes' path under dir, as a
-// --path deep in a user's tree.
-func longPath(t *testing.T, dir string, n int) string {
-	t.Helper()
-	if len(dir)+2 > n {
-		t.Fatalf("%s is already longer than %d bytes", dir, n)
-	}
-	path := filepath.Join(dir, strings.Repeat("d", n-len(dir)-1))
-	if err := os.Mkdir(path, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 // runDirectory is a run directory as the runner makes it: readable by

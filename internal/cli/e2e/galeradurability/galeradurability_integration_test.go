@@ -11,10 +11,14 @@ import (
 	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"github.com/calibra-bench/calibra/internal/oltp/oltptest"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/testenv"
 )
 
 // TestDurabilityOnGalera: the power-loss audit on a 2-node cluster it
-// builds itself (no lab: every node killed, the OS page cache kept). The
+// builds itself (no lab: every node killed, the OS page cache kept), on a
+// --path of 80 bytes, for two cycles (the recovery's sockets must not grow
+// with --path: they did, and one a few bytes longer counted every commit
+// of a cycle lost). The
 // cluster is recovered as an operator would (each node's position,
 // bootstrap from the most advanced, the others by IST or calibra's copy),
 // and every node is checked, against the acknowledged commits and against
@@ -26,24 +30,25 @@ func TestDurabilityOnGalera(t *testing.T) {
 		t.Skip("real MariaDB work; run without -short")
 	}
 	clitest.RequireGalera(t)
-	path := clitest.StorageDir(t)
+	path := testenv.LongPath(t, 80)
 	dir := filepath.Join(t.TempDir(), "audit")
 	// Two nodes: one bootstraps after the cut, the other rejoins, as on
 	// three (TestGaleraCluster keeps three), for two thirds of the work.
 	cluster := []string{"--engine", "mariadb", "--galera", "2", "--db-cache", "128MB", "--path", path}
-	clitest.MustRun(t, 0, append([]string{"durability", "--progress", "none", "--cycles", "1", "--load", "2s", "--clients", "2", "--out", dir,
+	clitest.MustRun(t, 0, append([]string{"durability", "--progress", "none", "--cycles", "2", "--load", "2s", "--clients", "2", "--out", dir,
 		"--threshold", "durability.lost_acknowledged == 0"}, cluster...)...)
 	_, d := clitest.LastStep[*results.Durability](t, dir)
-	if d.Cycles != 1 || d.Acknowledged == 0 || d.LostAcknowledged != 0 {
-		t.Fatalf("audit: %d cycles, %d acknowledged, %d lost: %s", d.Cycles, d.Acknowledged, d.LostAcknowledged, d.Note)
+	if d.Cycles != 2 || d.Acknowledged == 0 || d.LostAcknowledged != 0 || d.UnverifiableAcknowledged != 0 {
+		t.Fatalf("audit: %d cycles, %d acknowledged, %d missing, %d not verifiable: %s", d.Cycles, d.Acknowledged, d.LostAcknowledged, d.UnverifiableAcknowledged, d.Note)
 	}
-	c := d.PerCycle[0]
-	if c.Outcome != "durable" && c.Outcome != "in-flight" || c.Consistency == nil || !c.Consistency.OK || len(c.Nodes) != 2 {
-		t.Fatalf("audit: outcome %s, consistency %+v, %d nodes checked (want 2)", c.Outcome, c.Consistency, len(c.Nodes))
-	}
-	for _, n := range c.Nodes {
-		if n.LostAcknowledged != 0 || !n.ConsistencyOK || n.Differs != "" {
-			t.Errorf("node %d after the recovery: %+v", n.Node, n)
+	for _, c := range d.PerCycle {
+		if c.Outcome != "durable" && c.Outcome != "in-flight" || c.Consistency == nil || !c.Consistency.OK || len(c.Nodes) != 2 {
+			t.Fatalf("audit cycle %d: outcome %s, consistency %+v, %d nodes checked (want 2)", c.Cycle, c.Outcome, c.Consistency, len(c.Nodes))
+		}
+		for _, n := range c.Nodes {
+			if n.LostAcknowledged != 0 || !n.ConsistencyOK || n.Differs != "" {
+				t.Errorf("cycle %d, node %d after the recovery: %+v", c.Cycle, n.Node, n)
+			}
 		}
 	}
 	clitest.NoServerLeft(t, path)
