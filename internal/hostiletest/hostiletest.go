@@ -65,10 +65,10 @@ func Run(t testing.TB, root, fixture string) string {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(root, "run-"+Text)
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	if err := os.Mkdir(dir, 0o755); err != nil { // safefs: in the test's own temporary directory
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "results.json"), data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), data, 0o644); err != nil { // safefs: in the directory made just above
 		t.Fatal(err)
 	}
 	return dir

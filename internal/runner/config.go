@@ -303,7 +303,7 @@ func ReadServerDSN(path, what string, p *Problems) string {
 	n := len(*p)
 	dsn := ReadDSN(path, what, p)
 	if len(*p) == n && !secret.IsDSN(dsn) {
-		p.Add("write the DSN in it, e.g. "+ExampleDSN(), "%s holds no DSN (a URL such as postgres://... or key=value pairs)", what)
+		p.Add("write the DSN in it, e.g. "+ExampleDSN(), "%s holds no DSN (a URL or key=value pairs)", what)
 		return ""
 	}
 	return dsn

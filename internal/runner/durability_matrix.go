@@ -175,7 +175,7 @@ func matrixFindings(m []results.DurabilityCell) []string {
 				cut.name, count(off.PagesDamaged, "damaged page"), count(off.LostAcknowledged, "acknowledged commit"), count(int64(off.Cycles), "cut"),
 				off.Protection, refusals(off), name))
 		case off.Cycles < conclusiveCuts:
-			out = append(out, fmt.Sprintf("Under the %s cut no page was damaged and no acknowledged commit lost in %s with %s, too few to tell: damage that comes in %d of 10 cuts (as PostgreSQL's did without full_page_writes on this lab, docs/lab.md) shows in %s with a chance of %.0f%% only; run --cycles %d or more to see it at %.0f%%.",
+			out = append(out, fmt.Sprintf("Under the %s cut no page was damaged and no acknowledged commit lost in %s with %s, too few to tell: damage that comes in %d of 10 cuts (as a page damage did without the protection on this lab, docs/lab.md) shows in %s with a chance of %.0f%% only; run --cycles %d or more to see it at %.0f%%.",
 				cut.name, count(int64(off.Cycles), "cut"), off.Protection, damageIn10, count(int64(off.Cycles), "cut"), 100*seen(off.Cycles), conclusiveCuts, 100*seen(conclusiveCuts)))
 		default:
 			out = append(out, fmt.Sprintf("Under the %s cut no page was damaged and no acknowledged commit lost in %d cuts with %s, which would show damage that comes in %d of 10 cuts with a chance of %.0f%%: %s did not change the outcome here.",

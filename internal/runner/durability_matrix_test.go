@@ -46,7 +46,7 @@ func TestMatrixFindings(t *testing.T) {
 			cell("full_page_writes=on", 4096, 0, 0, 30<<20, 1000), cell("full_page_writes=on", 16384, 0, 0, 30<<20, 1000),
 			cell("full_page_writes=off", 4096, 2, 0, 20<<20, 1000), cell("full_page_writes=off", 16384, 0, 0, 20<<20, 1000)},
 			[]string{"Under the torn 4 KiB cut this storage left 2 damaged pages and 0 acknowledged commits lost in 3 cuts with full_page_writes=off: keep full_page_writes on.",
-				"Under the atomic 16 KiB cut no page was damaged and no acknowledged commit lost in 3 cuts with full_page_writes=off, too few to tell: damage that comes in 6 of 10 cuts (as PostgreSQL's did without full_page_writes on this lab, docs/lab.md) shows in 3 cuts with a chance of 94% only; run --cycles 4 or more to see it at 97%.",
+				"Under the atomic 16 KiB cut no page was damaged and no acknowledged commit lost in 3 cuts with full_page_writes=off, too few to tell: damage that comes in 6 of 10 cuts (as a page damage did without the protection on this lab, docs/lab.md) shows in 3 cuts with a chance of 94% only; run --cycles 4 or more to see it at 97%.",
 				"30.7 KiB written per acknowledged commit against 20.5 KiB without it (+50%)"}},
 		{"a refused recovery", []results.DurabilityCell{
 			cell("full_page_writes=on", 4096, 0, 0, 10, 10), refused(cell("full_page_writes=off", 4096, 1, 154, 5, 154))},
