@@ -38,7 +38,13 @@ type TornRecord struct {
 	// WaitedS is how long the cut waited, once asked, for writes in
 	// flight (Tier.AwaitInFlight).
 	WaitedS float64 `json:"waited_s"`
+	// Replay says what the seed fixes, so that no one reads it as a way
+	// to replay the cut: this record is the cut's only account.
+	Replay string `json:"replay"`
 }
+
+// seedFixes is every record's Replay.
+const seedFixes = "the seed fixes where each write in flight tears, not which writes were in flight (that follows the load's timing): the same seed does not replay this cut; the writes above, with the bytes each kept, are what it did"
 
 // JSON is the record as the lab writes it.
 func (r TornRecord) JSON() []byte {
@@ -144,7 +150,7 @@ func keep(rng *rand.Rand, n, unit int64) int64 {
 // first, then its kept part written again, oldest first, so that where
 // writes overlap the newer kept part wins.
 func cut(writes []*pending, unit int64, seed uint64, write func(p []byte, off int64) error) (TornRecord, error) {
-	rec := TornRecord{Unit: unit, Seed: seed, Writes: make([]TornWrite, len(writes))}
+	rec := TornRecord{Unit: unit, Seed: seed, Writes: make([]TornWrite, len(writes)), Replay: seedFixes}
 	rng := rand.New(rand.NewPCG(seed, 0x7041))
 	for i, w := range writes {
 		n := int64(len(w.data))

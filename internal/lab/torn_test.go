@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -99,6 +100,9 @@ func TestCutKeepsWhatItRecords(t *testing.T) {
 		}
 		if torn != rec.Torn {
 			t.Fatalf("seed %d: %d writes torn, the record says %d", seed, torn, rec.Torn)
+		}
+		if !strings.Contains(string(rec.JSON()), `"replay": "the seed fixes where each write in flight tears, not which writes were in flight`) {
+			t.Fatalf("seed %d: the record does not say what its seed fixes: %s", seed, rec.JSON())
 		}
 	}
 }
