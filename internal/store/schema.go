@@ -85,6 +85,22 @@ var migrations = []string{
 	// again).
 	`ALTER TABLE runs ADD COLUMN results_gz BLOB;
 	ALTER TABLE runs ADD COLUMN timeseries_gz BLOB;`,
+	// 4: a person's acceptance of a regressed run into later baselines
+	// (who, when); the runs each baseline verdict was made against; the
+	// rule that made each run's headline, so that an older rule's are
+	// rebuilt (rebuildHeadlines).
+	`CREATE TABLE accepted (
+		run_id      TEXT PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+		accepted_by TEXT NOT NULL,
+		accepted_at TEXT NOT NULL
+	);
+	CREATE TABLE baseline_runs (
+		run_id   TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+		position INTEGER NOT NULL,
+		base_id  TEXT NOT NULL
+	);
+	CREATE INDEX baseline_runs_run ON baseline_runs (run_id);
+	ALTER TABLE runs ADD COLUMN headline_rule INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // SchemaVersion is the version this calibra writes.
