@@ -10,9 +10,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// maxSocketPath is the longest path a Unix socket can be bound at
+// MaxSocketPath is the longest path a Unix socket can be bound at
 // (sun_path holds 108 bytes with its NUL).
-const maxSocketPath = 107
+const MaxSocketPath = 107
 
 // ListenUnix listens on a new Unix socket at path, mode 0600, in a
 // directory that passes CheckDir. The socket is made in a private (0700)
@@ -27,8 +27,8 @@ func ListenUnix(path string) (net.Listener, error) {
 	taken := func() error {
 		return fault.Input("remove it (a calibra serve that was killed leaves its socket) or choose another path", "%s already exists", abs)
 	}
-	if len(abs) > maxSocketPath {
-		return nil, fault.Input("choose a shorter path", "the socket path %s is %d bytes long, over the %d a Unix socket allows", abs, len(abs), maxSocketPath)
+	if len(abs) > MaxSocketPath {
+		return nil, fault.Input("choose a shorter path", "the socket path %s is %d bytes long, over the %d a Unix socket allows", abs, len(abs), MaxSocketPath)
 	}
 	dir := filepath.Dir(abs)
 	if err := CheckDir(dir, "give --socket a path in a directory only calibra's account (or root) can change"); err != nil {
@@ -43,8 +43,8 @@ func ListenUnix(path string) (net.Listener, error) {
 	}
 	defer os.RemoveAll(tmp)
 	bound := filepath.Join(tmp, "s")
-	if len(bound) > maxSocketPath {
-		return nil, fault.Input("choose a shorter path", "the socket path %s leaves no room for the private name it is made at first (%d bytes at most)", abs, maxSocketPath-len(bound)+len(abs))
+	if len(bound) > MaxSocketPath {
+		return nil, fault.Input("choose a shorter path", "the socket path %s leaves no room for the private name it is made at first (%d bytes at most)", abs, MaxSocketPath-len(bound)+len(abs))
 	}
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: bound, Net: "unix"})
 	if err != nil {

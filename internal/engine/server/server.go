@@ -7,7 +7,6 @@ package server
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -256,13 +255,24 @@ func (a Account) Run(ctx context.Context, group *proc.Group, name string, cmd *e
 // socket directories, one per account that runs calibra (its UID follows).
 const SocketBaseName = "calibra-sockets-"
 
-// socketParent is where the socket base goes: TMPDIR when it is set; else
-// a directory where no other account can make a name first, which in the
-// shared /tmp another could (calibra would then refuse to run until it
-// was removed): /run for root, XDG_RUNTIME_DIR for another account; else
-// /tmp.
+// SocketParentMax is the longest TMPDIR (or XDG_RUNTIME_DIR) that holds
+// the socket base: beneath it go the base, a socket directory (an
+// engine's prefix of at most 16 bytes and mkdtemp's at most 10 digits)
+// and a socket's name (at most 16 bytes, as .s.PGSQL.65535 is).
+func SocketParentMax() int {
+	return safefs.MaxSocketPath - len("/"+SocketBaseName+strconv.Itoa(os.Geteuid())) - (1 + 16 + 10) - (1 + 16)
+}
+
+// socketParent is where the socket base goes: TMPDIR when it is set and
+// short enough (SocketParentMax) that a socket beneath it stays within
+// safefs.MaxSocketPath (a server refuses a longer one, in words a user
+// cannot act on); else a directory where no other account can make a
+// name first, which in the shared /tmp another could (calibra would then
+// refuse to run until it was removed): /run for root, XDG_RUNTIME_DIR
+// for another account; else /tmp.
 func socketParent() string {
-	if os.Getenv("TMPDIR") != "" {
+	fits := func(dir string) bool { return dir != "" && len(dir) <= SocketParentMax() }
+	if os.Getenv("TMPDIR") != "" && fits(os.TempDir()) {
 		return os.TempDir()
 	}
 	if os.Geteuid() == 0 {
@@ -270,7 +280,10 @@ func socketParent() string {
 			return "/run"
 		}
 	}
-	return cmp.Or(os.Getenv("XDG_RUNTIME_DIR"), os.TempDir())
+	if dir := os.Getenv("XDG_RUNTIME_DIR"); fits(dir) {
+		return dir
+	}
+	return "/tmp"
 }
 
 // SocketBase is the private directory that holds calibra's socket

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -96,5 +97,26 @@ func TestPIDInOwnsOnlyItsDataDirectory(t *testing.T) {
 	})
 	if err := cmd.Wait(); err == nil {
 		t.Error("the leftover was not stopped")
+	}
+}
+
+// The socket base's parent: TMPDIR when a server's socket beneath it stays
+// within 107 bytes, else root's /run, as with no TMPDIR.
+func TestALongTMPDIRIsPassedOverForSockets(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the fallback for root is /run; run as root")
+	}
+	fits := "/" + strings.Repeat("t", SocketParentMax()-1)
+	cases := []struct{ tmpdir, want string }{
+		{"", "/run"},
+		{"/var/tmp", "/var/tmp"},
+		{fits, fits},
+		{fits + "t", "/run"},
+	}
+	for _, c := range cases {
+		t.Setenv("TMPDIR", c.tmpdir)
+		if got := socketParent(); got != c.want {
+			t.Errorf("TMPDIR %q (%d bytes): sockets under %s, want %s", c.tmpdir, len(c.tmpdir), got, c.want)
+		}
 	}
 }
