@@ -11,7 +11,7 @@ import (
 // the database: deal a card, draw the inputs, record the outcome.
 func BenchmarkTransactionLoop(b *testing.B) {
 	u := &user{term: *newTerminal(4), deck: NewDeck(tpcc.NewRand(1, 2), ProfileSpec), edges: &edges{}}
-	l := lease{rec: newRecorder(false, false)}
+	l := lease{rec: newRecorder(false, false, false)}
 	var in TxInputs
 	b.ReportAllocs()
 	for b.Loop() {

@@ -29,6 +29,7 @@ func (s *typeStats) add(o typeStats) {
 type tickStats struct {
 	types [numTxTypes]typeStats
 	lat   *hist.Histogram // all types together
+	txs   []TxLatency     // each latency, only for a Watcher (RunConfig.Watch)
 }
 
 // window is a user's record of the timed window, merged once at the end.
@@ -91,13 +92,14 @@ func (ed *edges) hold(ctx context.Context) {
 // memory (some 160 KB each), so a thousand terminals on 32 connections
 // keep 32 sets, not a thousand.
 type recorder struct {
-	mu   sync.Mutex
-	tick tickStats
-	win  *window
+	mu      sync.Mutex
+	tick    tickStats
+	win     *window
+	watched bool // keep each latency for a Watcher
 }
 
-func newRecorder(pooled, paced bool) *recorder {
-	r := &recorder{tick: tickStats{lat: hist.New()}, win: newWindow()}
+func newRecorder(pooled, paced, watched bool) *recorder {
+	r := &recorder{tick: tickStats{lat: hist.New()}, win: newWindow(), watched: watched}
 	if pooled {
 		r.win.queue = hist.New()
 	}
@@ -453,6 +455,9 @@ func (u *user) record(l lease, in *TxInputs, o outcome) {
 	r.tick.types[t].add(s)
 	if s.count > 0 {
 		r.tick.lat.Record(lat)
+		if r.watched {
+			r.tick.txs = append(r.tick.txs, TxLatency{t, lat})
+		}
 	}
 	r.mu.Unlock()
 	if o.inWindow {
@@ -491,7 +496,10 @@ func (u *user) record(l lease, in *TxInputs, o outcome) {
 func (r *recorder) takeTick(into *tickStats, spare *hist.Histogram) *hist.Histogram {
 	r.mu.Lock()
 	t := r.tick
-	r.tick = tickStats{lat: spare}
+	// The latencies are copied under the lock: their array stays the
+	// recorder's, for the next second.
+	into.txs = append(into.txs, t.txs...)
+	r.tick = tickStats{lat: spare, txs: t.txs[:0]}
 	r.mu.Unlock()
 	for i := range t.types {
 		into.types[i].add(t.types[i])

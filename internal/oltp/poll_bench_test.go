@@ -47,7 +47,7 @@ func benchPoller(b testing.TB, terms []*user, pooled bool) (*poller, int) {
 	}
 	b.Cleanup(func() { syscall.Close(fds[0]); syscall.Close(fds[1]) })
 	ed := newEdges(false)
-	rec := newRecorder(pooled, terms[0].paced())
+	rec := newRecorder(pooled, terms[0].paced(), false)
 	pl := newPollers(terms, []lease{{sess: &fakeRaw{fd: fds[0]}, rec: rec}}, pooled, 1, ed)[0]
 	pl.conns[0].fd, pl.conns[0].sawStart = fds[0], true
 	pl.ph = pollPhase{started: true, begun: true}

@@ -47,7 +47,7 @@ func (busySession) Close()                                                 {}
 func TestTerminalsShareTheirConnections(t *testing.T) {
 	var inUse, maxInUse atomic.Int64
 	const users, conns = 6, 2
-	recs := []*recorder{newRecorder(true, false), newRecorder(true, false)}
+	recs := []*recorder{newRecorder(true, false, false), newRecorder(true, false, false)}
 	pool := newConnPool([]Session{busySession{&inUse, &maxInUse}, busySession{&inUse, &maxInUse}}, recs, func(int) memberAt { return memberAt{} })
 	ed := newEdges(false)
 	ed.startWindow()

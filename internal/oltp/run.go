@@ -57,6 +57,8 @@ type RunConfig struct {
 	// Driver, when DriverGoroutines, runs a goroutine a user even where
 	// the dialect polls (to compare the two); "" polls where it can.
 	Driver string
+	// Watch, when set, follows the run second by second (--metrics-listen).
+	Watch Watcher
 }
 
 // pooled says the users share fewer connections than there are users.
@@ -334,7 +336,7 @@ func drive(ctx context.Context, tg *members, cfg RunConfig, cr *crew, ed *edges,
 			cancelRun()
 		}
 	}
-	tw := &timed{gates: gs, col: &collector{recs: cr.recs, users: len(cr.users), began: began, prog: prog, out: out, tick: tickStats{lat: hist.New()},
+	tw := &timed{gates: gs, col: &collector{recs: cr.recs, users: len(cr.users), began: began, prog: prog, out: out, tick: tickStats{lat: hist.New()}, watch: cfg.Watch,
 		log: hist.NewLog(began, "calibra oltp: latency of all transaction types per 1 s tick, tagged by phase")}}
 	if cfg.Rampup <= 0 {
 		// No ramp-up: every user holds at the window's start before its
@@ -701,7 +703,7 @@ func newUsers(ctx context.Context, tg *members, cfg RunConfig, driven []int, bi 
 	}
 	recs := make([]*recorder, len(sessions))
 	for i := range recs {
-		recs[i] = newRecorder(cfg.pooled(), cfg.KeyingThinking > 0 || cfg.RatePerUser > 0)
+		recs[i] = newRecorder(cfg.pooled(), cfg.KeyingThinking > 0 || cfg.RatePerUser > 0, cfg.Watch != nil)
 	}
 	if cfg.pooled() {
 		pool = newConnPool(sessions, recs, tg.at)
@@ -909,12 +911,14 @@ type collector struct {
 	log   *hist.Log
 	last  time.Time
 	spare *hist.Histogram // an empty tick histogram to swap into a recorder
+	watch Watcher
+	sec   Second
 }
 
 func (c *collector) record() *Record { return &Record{Ticks: c.ticks, Histograms: c.log.Bytes()} }
 
 func (c *collector) collect(now time.Time, phase string) {
-	c.tick = tickStats{lat: c.tick.lat}
+	c.tick = tickStats{lat: c.tick.lat, txs: c.tick.txs[:0]}
 	c.tick.lat.Reset()
 	if c.spare == nil {
 		c.spare = hist.New()
@@ -941,6 +945,10 @@ func (c *collector) collect(now time.Time, phase string) {
 	}
 	c.ticks = append(c.ticks, tk)
 	_ = c.log.Add(c.tick.lat, prev, now, phase)
+	if c.watch != nil {
+		c.tick.second(&c.sec, phase, c.users)
+		c.watch.Second(&c.sec)
+	}
 	c.prog.Status(fmt.Sprintf("oltp %-7s %5.0fs  tpm %8.0f  nopm %8.0f  art %7.2f ms  p90 %7.2f ms  errors %d",
 		phase, tk.ElapsedS, tk.TPM, tk.NOPMClient, tk.ARTMs, tk.P90Ms, errs))
 }
