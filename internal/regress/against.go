@@ -24,9 +24,9 @@ type Options struct {
 }
 
 // Against judges run r (recorded in the store under id, or to be) against
-// its baseline in s: with Last, the most recent complete runs of the same
-// target that started before it; with a label, the most recent of that
-// label. s may be nil: a store with no run yet.
+// its baseline in s: with Last, the most recent good runs of the same
+// target that started before it (store.Baseline); with a label, the most
+// recent good runs of that label. s may be nil: a store with no run yet.
 func Against(ctx context.Context, s *store.Store, r *results.Run, id string, o Options) (*results.Baseline, error) {
 	t := store.TargetOf(r)
 	b := &results.Baseline{Spec: o.Spec, Runs: []string{}, Target: t.String(), MaxRegressionPct: o.MaxRegressionPct, Alpha: compare.Alpha}
@@ -40,26 +40,27 @@ func Against(ctx context.Context, s *store.Store, r *results.Run, id string, o O
 		q.Label, which = o.Spec, "labelled "+o.Spec
 	}
 	var runs []store.BaselineRun
-	var values map[store.FigureKey][]float64
 	if s != nil {
 		var err error
-		if runs, values, err = s.Baseline(ctx, q); err != nil {
+		if runs, b.LeftOut, err = s.Baseline(ctx, q); err != nil {
 			return nil, err
 		}
 	}
 	if len(runs) == 0 {
-		b.Verdict, b.Reason = results.BaselineNone, fmt.Sprintf("the results store holds no complete %s run of the same target (%s)", which, t)
+		b.Verdict, b.Reason = results.BaselineNone, fmt.Sprintf("the results store holds no complete %s run of the same target (%s) that did not regress", which, t)
 		return b, nil
 	}
+	samples := RunSamples(r)
 	for _, run := range runs {
+		base, err := results.Decode(run.Results, "the store's copy of "+run.ID+"'s results.json")
+		if err != nil {
+			return nil, err
+		}
 		b.Runs = append(b.Runs, run.ID)
 		if run.Label != "" && !slices.Contains(b.Labels, run.Label) {
 			b.Labels = append(b.Labels, run.Label)
 		}
-	}
-	samples := RunSamples(r)
-	for i := range samples {
-		samples[i].Base = values[samples[i].Key]
+		AddBase(samples, base)
 	}
 	Judge(b, samples)
 	return b, nil

@@ -1,15 +1,21 @@
 // Package regress judges a run against a baseline, for CI: the results
-// store's earlier runs of the same study on the same target. Per headline
-// figure (those compare's summary puts first), it sets the run's values
-// (its repeats) against the baseline's (every repeat of every baseline
-// run) with compare's statistics, benchstat's: medians and the
-// Mann-Whitney U test at compare.Alpha. A figure regressed when it moved
-// its bad way beyond the allowed share and significantly.
+// store's earlier good runs of the same study on the same target. Per
+// headline figure (those compare's summary puts first), it sets the run's
+// values (its repeats) against the baseline's (every repeat of every
+// baseline run) with compare's statistics, benchstat's: medians and the
+// Mann-Whitney U test, its p-values adjusted for the figures tested
+// together (Holm). A figure regressed when it moved its bad way
+// significantly and beyond the allowance: --max-regression, or what the
+// baseline runs' own run-to-run spread lets one more good run do, if
+// more. A repeat with no point under a figure's bound ranks below every
+// value that met it: slower storage never makes a figure vanish.
 package regress
 
 import (
 	"fmt"
 	"math"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/calibra-bench/calibra/internal/compare"
@@ -25,11 +31,83 @@ const DefaultMaxRegressionPct = 5.0
 
 // Sample is one figure's values on both sides.
 type Sample struct {
-	Key       store.FigureKey
-	Title     string
-	Unit      string
-	Better    string // results.HigherIsBetter or LowerIsBetter
-	Base, Run []float64
+	Key    store.FigureKey
+	Title  string
+	Unit   string
+	Better string // results.HigherIsBetter or LowerIsBetter
+	// Cond is what the figure was measured under (a device spec's shape
+	// and bound): only values measured under the same are compared.
+	Cond string
+	// Bound is the bound a value had to meet, in words ("p99 ≤ 1 ms").
+	Bound string
+	// Run and Base are the values that met the bound; the Missed counts
+	// the repeats that did not.
+	Run, Base             []float64
+	RunMissed, BaseMissed int
+	// BaseAt is the p99 (µs) of each baseline value's point, for the
+	// sentence of a run that missed the bound.
+	BaseAt []float64
+	// BaseRuns is each baseline run's median, for their spread.
+	BaseRuns []float64
+	// OtherCond is a baseline run's Cond that differed from the run's.
+	OtherCond string
+}
+
+// value is one repeat of a headline figure in one run.
+type value struct {
+	key                 store.FigureKey
+	title, unit, better string
+	cond, bound         string
+	v, at               float64
+	missed              bool
+}
+
+// headlineValues are a run's headline figures over its complete steps,
+// in the run's order: a device spec's figure at its bound even where no
+// point met it (missed), so that the figure is there in every run of the
+// same study step.
+func headlineValues(r *results.Run) []value {
+	var out []value
+	for _, st := range r.Steps {
+		if st.Status != results.StatusComplete {
+			continue
+		}
+		step := st.Kind + "/" + st.Name
+		if d, ok := st.Body.(*results.Device); ok {
+			for _, sp := range d.Specs {
+				out = append(out, deviceValue(st, step, d, sp))
+			}
+			continue
+		}
+		for _, m := range results.Metrics(st) {
+			if compare.Headline(st.Kind, m.Name) && m.Better != "" {
+				out = append(out, value{key: store.FigureKey{Step: step, Metric: m.Name}, title: compare.Title(st, m.Name), unit: m.Unit, better: m.Better, v: m.Value})
+			}
+		}
+	}
+	return out
+}
+
+// deviceValue is a device spec's headline figure: IOPS with p99 under the
+// step's bound, or for a sequential spec its highest MB/s.
+func deviceValue(st results.Step, step string, d *results.Device, sp results.DeviceSpec) value {
+	v := value{key: store.FigureKey{Step: step, Metric: sp.Name + ".iops_at_max_latency"}, unit: "IOPS", better: results.HigherIsBetter,
+		bound: "p99 ≤ " + results.Micros(d.MaxLatencyUs)}
+	shape := fmt.Sprintf("%d B blocks, %d%% reads, %d%% random", sp.BlockSize, sp.ReadPct, sp.RandomPct)
+	if sp.JudgedOn == "mbps" {
+		v.key.Metric, v.unit, v.bound = sp.Name+".max_mbps", "MB/s", "no I/O errors"
+	}
+	v.cond = shape + ", " + v.bound
+	v.title = compare.Title(st, v.key.Metric)
+	switch b := sp.AtMaxLatency; {
+	case b == nil:
+		v.missed = true
+	case sp.JudgedOn == "mbps":
+		v.v, v.at = b.MBps, b.P99Us
+	default:
+		v.v, v.at = b.IOPS, b.P99Us
+	}
+	return v
 }
 
 // RunSamples are a run's headline figures, each with its values over the
@@ -38,24 +116,44 @@ type Sample struct {
 func RunSamples(r *results.Run) []Sample {
 	var out []Sample
 	at := map[store.FigureKey]int{}
-	for _, st := range r.Steps {
-		if st.Status != results.StatusComplete {
-			continue
+	for _, v := range headlineValues(r) {
+		i, ok := at[v.key]
+		if !ok {
+			i, at[v.key] = len(out), len(out)
+			out = append(out, Sample{Key: v.key, Title: v.title, Unit: v.unit, Better: v.better, Cond: v.cond, Bound: v.bound})
 		}
-		for _, m := range results.Metrics(st) {
-			if !compare.Headline(st.Kind, m.Name) || m.Better == "" {
-				continue
-			}
-			k := store.FigureKey{Step: st.Kind + "/" + st.Name, Metric: m.Name}
-			i, ok := at[k]
-			if !ok {
-				i, at[k] = len(out), len(out)
-				out = append(out, Sample{Key: k, Title: compare.Title(st, m.Name), Unit: m.Unit, Better: m.Better})
-			}
-			out[i].Run = append(out[i].Run, m.Value)
+		if v.missed {
+			out[i].RunMissed++
+		} else {
+			out[i].Run = append(out[i].Run, v.v)
 		}
 	}
 	return out
+}
+
+// AddBase adds a baseline run's values to the samples of the same figure
+// measured under the same condition; a figure measured under another is
+// noted, not mixed in.
+func AddBase(samples []Sample, base *results.Run) {
+	own := map[int][]float64{} // this run's values of each sample
+	for _, v := range headlineValues(base) {
+		i := slices.IndexFunc(samples, func(s Sample) bool { return s.Key == v.key })
+		if i < 0 {
+			continue
+		}
+		s := &samples[i]
+		switch {
+		case v.cond != s.Cond:
+			s.OtherCond = v.cond
+		case v.missed:
+			s.BaseMissed++
+		default:
+			s.Base, s.BaseAt, own[i] = append(s.Base, v.v), append(s.BaseAt, v.at), append(own[i], v.v)
+		}
+	}
+	for i, vs := range own {
+		samples[i].BaseRuns = append(samples[i].BaseRuns, results.Median(vs))
+	}
 }
 
 // Judge fills b's figures and verdict from the samples, each with its
@@ -63,18 +161,24 @@ func RunSamples(r *results.Run) []Sample {
 func Judge(b *results.Baseline, samples []Sample) {
 	b.Alpha = compare.Alpha
 	b.Figures = nil
-	var regressed, judged []string
 	for _, s := range samples {
-		if len(s.Base) == 0 {
+		if len(s.Base)+s.BaseMissed == 0 && s.OtherCond == "" {
 			continue
 		}
-		f := judgeFigure(s, b.MaxRegressionPct)
-		b.Figures = append(b.Figures, f)
-		if f.P != nil {
-			judged = append(judged, f.Title)
+		b.Figures = append(b.Figures, judgeFigure(s, b.MaxRegressionPct))
+	}
+	holm(b.Figures)
+	var regressed []string
+	judged := 0
+	for i := range b.Figures {
+		f := &b.Figures[i]
+		if f.PHolm == nil {
+			continue
 		}
+		judged++
+		settle(f, b.MaxRegressionPct)
 		if f.Regressed {
-			regressed = append(regressed, fmt.Sprintf("%s %s %.1f%% (p=%.3f)", f.Title, moved(f), math.Abs(*f.DeltaPct), *f.P))
+			regressed = append(regressed, reason(f, samples))
 		}
 	}
 	switch {
@@ -82,38 +186,80 @@ func Judge(b *results.Baseline, samples []Sample) {
 		b.Verdict, b.Reason = results.BaselineNone, "the run and its baseline share no headline figure (the same step, kind and name, and metric)"
 	case len(regressed) > 0:
 		b.Verdict, b.Regressed = results.BaselineRegressed, true
-		b.Reason = fmt.Sprintf("%s: beyond the %s%% allowed, significantly (p < %g)", strings.Join(regressed, "; "), results.Num(b.MaxRegressionPct), compare.Alpha)
-	case len(judged) == 0:
+		b.Reason = fmt.Sprintf("%s: significantly (p < %g, Holm-adjusted over %s) and beyond the change allowed", strings.Join(regressed, "; "), compare.Alpha, results.Plural(judged, "figure"))
+	case judged == 0:
 		b.Verdict, b.Reason = results.BaselineNone, tooFew(b.Figures[0])
 	default:
 		b.Verdict, b.Reason = results.BaselinePass, ""
 	}
 }
 
-// judgeFigure judges one figure.
+// worst is the rank of a repeat that missed the bound: below every value
+// that met it, in the figure's bad direction.
+func worst(better string) float64 {
+	if better == results.HigherIsBetter {
+		return math.Inf(-1)
+	}
+	return math.Inf(1)
+}
+
+// ranked are the values with the repeats that missed as the worst.
+func ranked(vals []float64, missed int, better string) []float64 {
+	out := slices.Clone(vals)
+	for range missed {
+		out = append(out, worst(better))
+	}
+	return out
+}
+
+// judgeFigure judges one figure as far as it can alone: its test's
+// p-value, or why there is none. settle decides once every p is adjusted.
 func judgeFigure(s Sample, maxPct float64) results.BaselineFigure {
-	f := results.BaselineFigure{Step: s.Key.Step, Metric: s.Key.Metric, Title: s.Title, Unit: s.Unit, Better: s.Better,
-		BaseMedian: results.Median(s.Base), RunMedian: results.Median(s.Run), BaseN: len(s.Base), RunN: len(s.Run)}
-	if f.BaseMedian != 0 {
-		pct := (f.RunMedian/f.BaseMedian - 1) * 100
+	f := results.BaselineFigure{Step: s.Key.Step, Metric: s.Key.Metric, Title: s.Title, Unit: s.Unit, Better: s.Better, Bound: s.Bound,
+		RunN: len(s.Run) + s.RunMissed, BaseN: len(s.Base) + s.BaseMissed, RunMissed: s.RunMissed, BaseMissed: s.BaseMissed, AllowedPct: maxPct}
+	if len(s.Run) > 0 {
+		f.RunMedian = results.Median(s.Run)
+	}
+	if len(s.Base) > 0 {
+		f.BaseMedian = results.Median(s.Base)
+	}
+	if sp, ok := spread(s.BaseRuns); ok {
+		f.SpreadPct = &sp
+		f.AllowedPct = max(maxPct, sp*predictionFactor(len(s.BaseRuns)))
+	}
+	run, base := ranked(s.Run, s.RunMissed, s.Better), ranked(s.Base, s.BaseMissed, s.Better)
+	if m := results.Median(run); !math.IsInf(m, 0) && f.BaseMedian != 0 && len(s.Base) > 0 {
+		pct := (m/f.BaseMedian - 1) * 100
 		f.DeltaPct = &pct
 	}
 	switch {
+	case len(s.Base) == 0 && s.OtherCond != "":
+		f.Verdict = fmt.Sprintf("no verdict (the baseline measured it with %s, the run with %s: judge against runs of the same settings)", s.OtherCond, s.Cond)
+	case len(s.Base) == 0:
+		f.Verdict = fmt.Sprintf("no verdict (no baseline value met %s either)", s.Bound)
 	case f.BaseN < MinN || f.RunN < MinN:
 		f.Verdict = fmt.Sprintf("no verdict (n=%d against %d; %d a side needed)", f.RunN, f.BaseN, MinN)
-		return f
 	case compare.MinP(f.RunN, f.BaseN) >= compare.Alpha:
 		f.Verdict = fmt.Sprintf("no verdict (n=%d against %d: the U test cannot reach p < %g)", f.RunN, f.BaseN, compare.Alpha)
-		return f
-	case f.DeltaPct == nil:
+	case f.BaseMedian == 0:
 		f.Verdict = "no verdict (the baseline's median is zero)"
-		return f
+	default:
+		p := compare.UTest(base, run)
+		f.P = &p
 	}
-	p := compare.UTest(s.Base, s.Run)
-	f.P = &p
-	pct := *f.DeltaPct
-	worse := pct != 0 && (pct > 0) != (s.Better == results.HigherIsBetter)
-	significant := p < compare.Alpha
+	return f
+}
+
+// settle gives a tested figure its verdict from its adjusted p-value and
+// change: a median that missed the bound is beyond any allowance.
+func settle(f *results.BaselineFigure, maxPct float64) {
+	missedMost := f.DeltaPct == nil
+	pct := 0.0
+	if !missedMost {
+		pct = *f.DeltaPct
+	}
+	worse := missedMost || pct != 0 && (pct > 0) != (f.Better == results.HigherIsBetter)
+	significant := *f.PHolm < compare.Alpha
 	switch {
 	case !significant && worse:
 		f.Verdict = "worse within noise"
@@ -121,16 +267,97 @@ func judgeFigure(s Sample, maxPct float64) results.BaselineFigure {
 		f.Verdict = "~"
 	case !worse:
 		f.Verdict = "better"
-	case math.Abs(pct) <= maxPct:
+	case !missedMost && math.Abs(pct) <= f.AllowedPct:
 		f.Verdict = "worse within the allowance"
+		if f.AllowedPct > maxPct {
+			f.Verdict = "worse within the baseline runs' spread"
+		}
 	default:
 		f.Verdict, f.Regressed = results.BaselineRegressed, true
 	}
-	return f
 }
 
+// holm adjusts the tested figures' p-values for being tested together
+// (Holm-Bonferroni): the chance that any of them is a false alarm stays
+// at Alpha.
+func holm(figs []results.BaselineFigure) {
+	var tested []int
+	for i, f := range figs {
+		if f.P != nil {
+			tested = append(tested, i)
+		}
+	}
+	sort.SliceStable(tested, func(a, b int) bool { return *figs[tested[a]].P < *figs[tested[b]].P })
+	running := 0.0
+	for k, i := range tested {
+		adj := min(1, float64(len(tested)-k)**figs[i].P)
+		running = max(running, adj)
+		p := running
+		figs[i].PHolm = &p
+	}
+}
+
+// spread is the baseline runs' run-to-run spread in percent: the sample
+// standard deviation of their medians over their mean.
+func spread(medians []float64) (float64, bool) {
+	n := len(medians)
+	if n < 2 {
+		return 0, false
+	}
+	mean := 0.0
+	for _, m := range medians {
+		mean += m / float64(n)
+	}
+	if mean == 0 {
+		return 0, false
+	}
+	ss := 0.0
+	for _, m := range medians {
+		ss += (m - mean) * (m - mean)
+	}
+	return math.Sqrt(ss/float64(n-1)) / math.Abs(mean) * 100, true
+}
+
+// tQuantile is Student's t at 97.5% by degrees of freedom (1 to 30); more
+// take the normal's 1.96.
+var tQuantile = []float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+	2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
+
+// predictionFactor turns the spread of n runs into the 97.5% prediction
+// bound of one more run from the same storage: t(n-1)·√(1+1/n).
+func predictionFactor(n int) float64 {
+	t := 1.96
+	if n-1 <= len(tQuantile) {
+		t = tQuantile[n-2]
+	}
+	return t * math.Sqrt(1+1/float64(n))
+}
+
+// reason is a regressed figure in words, for the run's verdict.
+func reason(f *results.BaselineFigure, samples []Sample) string {
+	i := slices.IndexFunc(samples, func(s Sample) bool { return s.Key.Step == f.Step && s.Key.Metric == f.Metric })
+	base := fmt.Sprintf("the baseline's median was %s", withUnit(f.BaseMedian, f.Unit))
+	if i >= 0 && len(samples[i].BaseAt) > 0 && samples[i].Bound != "" && f.RunMissed > 0 {
+		base += " at " + results.Micros(math.Round(results.Median(samples[i].BaseAt))) + " p99"
+	}
+	p := fmt.Sprintf("p=%.3f", *f.PHolm)
+	switch {
+	case f.RunMissed == f.RunN:
+		return fmt.Sprintf("%s: no point met %s in any of the run's %s; %s (%s)", f.Title, f.Bound, results.Plural(f.RunN, "repeat"), base, p)
+	case f.DeltaPct == nil:
+		return fmt.Sprintf("%s: no point met %s in %d of the run's %d repeats; %s (%s)", f.Title, f.Bound, f.RunMissed, f.RunN, base, p)
+	}
+	allowed := fmt.Sprintf("%s%% allowed", results.Num(f.AllowedPct))
+	if f.SpreadPct != nil {
+		allowed += fmt.Sprintf(", the baseline runs' spread %s%%", results.Num(*f.SpreadPct))
+	}
+	return fmt.Sprintf("%s %s %.1f%% to %s; %s (%s; %s)", f.Title, moved(f), math.Abs(*f.DeltaPct), withUnit(f.RunMedian, f.Unit), base, p, allowed)
+}
+
+func withUnit(v float64, unit string) string { return strings.TrimSpace(results.Num(v) + " " + unit) }
+
 // moved says which way a figure moved: "fell" or "rose".
-func moved(f results.BaselineFigure) string {
+func moved(f *results.BaselineFigure) string {
 	if f.DeltaPct != nil && *f.DeltaPct < 0 {
 		return "fell"
 	}
@@ -139,7 +366,10 @@ func moved(f results.BaselineFigure) string {
 
 // tooFew says, in a sentence, why no figure could be judged.
 func tooFew(f results.BaselineFigure) string {
-	if f.RunN < MinN || f.BaseN < MinN {
+	switch {
+	case strings.HasPrefix(f.Verdict, "no verdict (the baseline measured"), strings.HasPrefix(f.Verdict, "no verdict (no baseline value"):
+		return strings.TrimSuffix(strings.TrimPrefix(f.Verdict, "no verdict ("), ")")
+	case f.RunN < MinN || f.BaseN < MinN:
 		return fmt.Sprintf("the run has %s of each figure and its baseline %d: a verdict needs %d a side (repeat the study's steps, e.g. --set KIND.repeat=3, or take more stored runs with --baseline-runs)", results.Plural(f.RunN, "value"), f.BaseN, MinN)
 	}
 	return fmt.Sprintf("with %d values against %d the U test's smallest p-value is %.2f, so no change can be significant at %g: repeat more (4 a side, or 3 against 5 or more)",

@@ -42,7 +42,9 @@ func TestJudgeFigure(t *testing.T) {
 		{"a zero baseline", sample(higher, []float64{0, 0, 0, 0, 0}, []float64{1, 2, 3}), 5, "no verdict (the baseline's median is zero)", false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := judgeFigure(tc.s, tc.maxPct)
+			b := &results.Baseline{MaxRegressionPct: tc.maxPct}
+			Judge(b, []Sample{tc.s})
+			f := b.Figures[0]
 			if f.Verdict != tc.verdict || f.Regressed != tc.regressed || (f.P != nil) != tc.tested {
 				t.Errorf("verdict %q regressed %t tested %t (p %v), want %q %t %t", f.Verdict, f.Regressed, f.P != nil, f.P, tc.verdict, tc.regressed, tc.tested)
 			}
@@ -68,7 +70,7 @@ func TestJudge(t *testing.T) {
 		reason    string
 		regressed bool
 	}{
-		{"one figure fell", []Sample{steady, fell}, results.BaselineRegressed, "NOPM fell 49.6% (p=0.024): beyond the 5% allowed", true},
+		{"one figure fell", []Sample{steady, fell}, results.BaselineRegressed, "NOPM fell 49.6% to 505; the baseline's median was 1,001 (p=0.048; 5% allowed)", true},
 		{"every figure steady", []Sample{steady, unshared}, results.BaselinePass, "", false},
 		{"nothing shared", []Sample{unshared}, results.BaselineNone, "share no headline figure", false},
 		{"too few repeats", []Sample{sample(results.HigherIsBetter, six, []float64{500})}, results.BaselineNone,
@@ -99,5 +101,103 @@ func TestRunSamples(t *testing.T) {
 	if len(got) != 1 || got[0].Key != (store.FigureKey{Step: "device/device", Metric: "4k-randread.iops_at_max_latency"}) ||
 		len(got[0].Run) != 3 || got[0].Better != results.HigherIsBetter || !strings.Contains(got[0].Title, "4k random read IOPS") {
 		t.Fatalf("%+v", got)
+	}
+}
+
+// dev is a device run of the spec 4k-randread under bound (µs), one
+// repeat a value; a value below 0 is a repeat with no point under the
+// bound.
+func dev(bound float64, iops ...float64) *results.Run {
+	r := &results.Run{}
+	for _, v := range iops {
+		sp := results.DeviceSpec{Name: "4k-randread", BlockSize: 4096, ReadPct: 100, RandomPct: 100, JudgedOn: "p99_bound"}
+		if v >= 0 {
+			sp.AtMaxLatency = &results.DeviceBest{IOPS: v, P99Us: 77}
+		}
+		r.Steps = append(r.Steps, results.Step{StepHeader: results.StepHeader{Kind: "device", Name: "device", Status: results.StatusComplete},
+			Body: &results.Device{MaxLatencyUs: bound, Specs: []results.DeviceSpec{sp}}})
+	}
+	return r
+}
+
+// A figure never vanishes from the verdict: a run on slower storage that
+// met the bound in no repeat is judged worse than every baseline value,
+// with the reason; a bound the baseline measured differently is no
+// verdict that says so, never a comparison of unlike figures.
+func TestJudgeMissedBound(t *testing.T) {
+	fast := []*results.Run{dev(1000, 17900, 17800, 18000), dev(1000, 17950, 17850, 17900), dev(1000, 17920, 17880, 17910)}
+	for _, tc := range []struct {
+		name      string
+		run       *results.Run
+		base      []*results.Run
+		verdict   string
+		reason    string
+		regressed bool
+	}{
+		{"no repeat met the bound", dev(1000, -1, -1, -1), fast, results.BaselineRegressed,
+			"no point met p99 ≤ 1 ms in any of the run's 3 repeats; the baseline's median was 17,900 IOPS at 77 µs p99 (p=0.009)", true},
+		{"four of five missed", dev(1000, 17900, -1, -1, -1, -1), fast, results.BaselineRegressed, "no point met p99 ≤ 1 ms in 4 of the run's 5 repeats", true},
+		{"two of three missed: not significant", dev(1000, 17900, -1, -1), fast, results.BaselinePass, "", false},
+		{"one of three missed: within noise", dev(1000, 17900, 17950, -1), fast, results.BaselinePass, "", false},
+		{"another bound", dev(50000, 114, 115, 113), fast, results.BaselineNone,
+			"the baseline measured it with 4096 B blocks, 100% reads, 100% random, p99 ≤ 1 ms, the run with 4096 B blocks, 100% reads, 100% random, p99 ≤ 50 ms", false},
+		{"the baseline missed too", dev(1000, -1, -1, -1), []*results.Run{dev(1000, -1, -1, -1)}, results.BaselineNone, "no baseline value met p99 ≤ 1 ms either", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			samples := RunSamples(tc.run)
+			for _, b := range tc.base {
+				AddBase(samples, b)
+			}
+			b := &results.Baseline{MaxRegressionPct: 5}
+			Judge(b, samples)
+			if b.Verdict != tc.verdict || b.Regressed != tc.regressed || !strings.Contains(b.Reason, tc.reason) || (tc.reason == "") != (b.Reason == "") {
+				t.Errorf("verdict %q regressed %t reason %q, want %q %t %q", b.Verdict, b.Regressed, b.Reason, tc.verdict, tc.regressed, tc.reason)
+			}
+		})
+	}
+}
+
+// Noise is the baseline runs' own: a change that is significant against
+// the pooled repeats but within what the runs' spread lets one more good
+// run do passes; the same change against steady runs regresses.
+func TestJudgeBaselineSpread(t *testing.T) {
+	run := dev(1000, 840, 845, 850)
+	for _, tc := range []struct {
+		name    string
+		base    []*results.Run
+		verdict string
+	}{
+		{"runs 15% apart", []*results.Run{dev(1000, 1000, 1005, 995), dev(1000, 870, 875, 865), dev(1000, 1150, 1155, 1145)}, "worse within the baseline runs' spread"},
+		{"steady runs", []*results.Run{dev(1000, 1000, 1005, 995), dev(1000, 1002, 1007, 997), dev(1000, 998, 1003, 993)}, results.BaselineRegressed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			samples := RunSamples(run)
+			for _, b := range tc.base {
+				AddBase(samples, b)
+			}
+			b := &results.Baseline{MaxRegressionPct: 5}
+			Judge(b, samples)
+			f := b.Figures[0]
+			if f.Verdict != tc.verdict || f.SpreadPct == nil || f.PHolm == nil || *f.PHolm >= 0.05 {
+				t.Errorf("verdict %q (spread %v, allowed %.1f%%, p %v), want %q", f.Verdict, f.SpreadPct, f.AllowedPct, f.PHolm, tc.verdict)
+			}
+		})
+	}
+}
+
+// Several figures tested at once: each p-value is adjusted (Holm), so
+// three falls each significant alone at p = 0.024 are not, together, a
+// regression; one such fall among steady figures is.
+func TestJudgeHolm(t *testing.T) {
+	six := []float64{1000, 1010, 990, 1005, 995, 1002}
+	fell := func(metric string) Sample {
+		s := sample(results.HigherIsBetter, six, []float64{500, 510, 505})
+		s.Key.Metric, s.Title = metric, metric
+		return s
+	}
+	b := &results.Baseline{MaxRegressionPct: 5}
+	Judge(b, []Sample{fell("a"), fell("b"), fell("c")})
+	if b.Regressed || b.Verdict != results.BaselinePass || *b.Figures[0].P >= 0.05 || *b.Figures[0].PHolm < 0.05 {
+		t.Errorf("three figures at p=%.3f: verdict %q, adjusted p %.3f", *b.Figures[0].P, b.Verdict, *b.Figures[0].PHolm)
 	}
 }

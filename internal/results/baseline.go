@@ -13,6 +13,9 @@ type Baseline struct {
 	// Labels their labels, each once.
 	Runs   []string `json:"runs"`
 	Labels []string `json:"labels,omitempty"`
+	// LeftOut are the newer stored runs of the target that regressed and
+	// no one accepted (calibra store accept): no baseline takes them.
+	LeftOut []string `json:"left_out,omitempty"`
 	// Target is what "the same target" matched, in words.
 	Target string `json:"target"`
 	// MaxRegressionPct is the change in the bad direction allowed before
@@ -47,8 +50,24 @@ type BaselineFigure struct {
 	RunMedian  float64  `json:"run_median"`
 	DeltaPct   *float64 `json:"delta_pct"` // null when the base is zero
 	P          *float64 `json:"p"`         // null without a test (n < 3 a side)
-	BaseN      int      `json:"base_n"`
-	RunN       int      `json:"run_n"`
+	// PHolm is P adjusted for the figures tested together (Holm), the one
+	// judged against Alpha.
+	PHolm *float64 `json:"p_holm"`
+	BaseN int      `json:"base_n"`
+	RunN  int      `json:"run_n"`
+	// Bound is the condition a value had to meet ("p99 ≤ 1 ms"); the
+	// Missed counts are the repeats with no point that met it, counted in
+	// the n's and ranked below every value that did. RunMedian and
+	// BaseMedian are over the values that met it.
+	Bound      string `json:"bound,omitempty"`
+	RunMissed  int    `json:"run_missed,omitempty"`
+	BaseMissed int    `json:"base_missed,omitempty"`
+	// SpreadPct is the baseline runs' own run-to-run spread (null with
+	// fewer than 2 runs); AllowedPct the change in the bad direction let
+	// pass: the larger of --max-regression and that spread's 97.5%
+	// prediction bound for one more run.
+	SpreadPct  *float64 `json:"spread_pct"`
+	AllowedPct float64  `json:"allowed_pct"`
 	Regressed  bool     `json:"regressed"`
 	// Verdict is "regressed", "worse within the allowance", "worse within
 	// noise", "better", "~" or "no verdict (...)": the figure's own.
@@ -58,7 +77,11 @@ type BaselineFigure struct {
 // Summary is the verdict in one line: what the run was judged against
 // and what came of it.
 func (b *Baseline) Summary() string {
-	s := fmt.Sprintf("against the baseline %s (%s): %s", b.Spec, Plural(len(b.Runs), "stored run"), b.Verdict)
+	runs := Plural(len(b.Runs), "stored run")
+	if len(b.LeftOut) > 0 {
+		runs += fmt.Sprintf("; %s that regressed left out until accepted, e.g. calibra store accept %s", Plural(len(b.LeftOut), "newer run"), b.LeftOut[0])
+	}
+	s := fmt.Sprintf("against the baseline %s (%s): %s", b.Spec, runs, b.Verdict)
 	if b.Reason != "" {
 		s += ": " + b.Reason
 	}
@@ -73,7 +96,7 @@ func Plural(n int, what string) string {
 }
 
 // BaselineHead is the header of the figures' table.
-var BaselineHead = []string{"figure", "run", "baseline", "change", "p", "n (run, baseline)", "verdict"}
+var BaselineHead = []string{"figure", "run", "baseline", "change", "p (Holm)", "n (run, baseline)", "verdict"}
 
 // Rows are the figures as the table's cells.
 func (b *Baseline) Rows() [][]string {
@@ -88,14 +111,21 @@ func (b *Baseline) Rows() [][]string {
 			change = fmt.Sprintf("%+.1f%%", *f.DeltaPct)
 		}
 		p := "-"
-		if f.P != nil {
-			p = fmt.Sprintf("%.3f", *f.P)
+		if f.PHolm != nil {
+			p = fmt.Sprintf("%.3f", *f.PHolm)
+		}
+		run := Num(f.RunMedian) + unit
+		if f.RunMissed > 0 {
+			run = fmt.Sprintf("%s (%d of %d missed %s)", run, f.RunMissed, f.RunN, f.Bound)
+			if f.RunMissed == f.RunN {
+				run = "none met " + f.Bound
+			}
 		}
 		title := f.Title
 		if f.Step != "" {
 			title += " [" + f.Step + "]"
 		}
-		out = append(out, []string{title, Num(f.RunMedian) + unit, Num(f.BaseMedian) + unit, change, p,
+		out = append(out, []string{title, run, Num(f.BaseMedian) + unit, change, p,
 			fmt.Sprintf("%d, %d", f.RunN, f.BaseN), f.Verdict})
 	}
 	return out

@@ -2,10 +2,13 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/lab"
 	"github.com/calibra-bench/calibra/internal/results"
 )
@@ -57,72 +60,80 @@ type BaselineQuery struct {
 	Limit   int // at most this many runs, newest first
 }
 
-// BaselineRun is a stored run of a baseline.
+// BaselineRun is a stored run of a baseline, with its results.json as the
+// store keeps it.
 type BaselineRun struct {
 	ID, Label string
 	StartedAt time.Time
+	Results   []byte
 }
 
 // FigureKey names a figure across runs: the step as compare names it
 // (kind/name) and the metric.
 type FigureKey struct{ Step, Metric string }
 
-// Baseline returns the complete runs of q's target that q selects, newest
-// first, and every value of their figures (each repeat of each run).
-func (s *Store) Baseline(ctx context.Context, q BaselineQuery) ([]BaselineRun, map[FigureKey][]float64, error) {
+// Baseline returns the good runs of q's target that q selects, newest
+// first: complete, with the store's copy of their results.json, and not
+// regressed against their own baseline unless a person accepted them
+// (Accept). leftOut are the regressed runs passed over on the way.
+func (s *Store) Baseline(ctx context.Context, q BaselineQuery) (runs []BaselineRun, leftOut []string, err error) {
 	t := q.Target
-	where := []string{"status = ?", "host = ?", "engine_name = ?", "(storage_path = ? OR storage_path = ?)", "command = ?", "study = ?", "id <> ?"}
+	where := []string{"status = ?", "host = ?", "engine_name = ?", "(storage_path = ? OR storage_path = ?)", "command = ?", "study = ?", "id <> ?", "results_gz IS NOT NULL"}
 	args := []any{results.StatusComplete, t.Host, t.Engine, t.Storage, lab.MountUnder(t.Storage), t.Command, t.Study, q.Exclude}
 	if q.Label != "" {
 		where, args = append(where, "label = ?"), append(args, q.Label)
 	} else {
 		where, args = append(where, "started_at < ?"), append(args, formatTime(q.Before))
 	}
-	rows, err := s.db.QueryContext(ctx, s.d.rebind(`SELECT id, label, started_at FROM runs WHERE `+strings.Join(where, " AND ")+
-		fmt.Sprintf(` ORDER BY started_at DESC, id DESC LIMIT %d`, max(q.Limit, 1))), args...)
+	// Newest first until enough good runs: the regressed ones met on the
+	// way are named, not taken.
+	rows, err := s.db.QueryContext(ctx, s.d.rebind(`SELECT id, label, started_at, results_gz,
+		CASE WHEN EXISTS (SELECT 1 FROM verdicts v WHERE v.run_id = runs.id AND v.kind = 'baseline' AND v.ok = 0)
+		AND NOT EXISTS (SELECT 1 FROM accepted a WHERE a.run_id = runs.id) THEN 1 ELSE 0 END
+		FROM runs WHERE `+strings.Join(where, " AND ")+` ORDER BY started_at DESC, id DESC`), args...)
 	if err != nil {
 		return nil, nil, err
-	}
-	var runs []BaselineRun
-	for rows.Next() {
-		var r BaselineRun
-		var started string
-		if err := rows.Scan(&r.ID, &r.Label, &started); err != nil {
-			rows.Close()
-			return nil, nil, err
-		}
-		r.StartedAt, _ = time.Parse(timeFormat, started)
-		runs = append(runs, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, nil, err
-	}
-	values := map[FigureKey][]float64{}
-	for _, r := range runs {
-		if err := s.figureValues(ctx, r.ID, values); err != nil {
-			return nil, nil, err
-		}
-	}
-	return runs, values, nil
-}
-
-// figureValues adds a run's figures to values.
-func (s *Store) figureValues(ctx context.Context, id string, values map[FigureKey][]float64) error {
-	rows, err := s.db.QueryContext(ctx, s.d.rebind(`SELECT step, metric, value FROM figures WHERE run_id = ? ORDER BY step_index`), id)
-	if err != nil {
-		return err
 	}
 	defer rows.Close()
-	for rows.Next() {
-		var k FigureKey
-		var v float64
-		if err := rows.Scan(&k.Step, &k.Metric, &v); err != nil {
-			return err
+	for len(runs) < max(q.Limit, 1) && rows.Next() {
+		var r BaselineRun
+		var started string
+		var gz []byte
+		var regressed int
+		if err := rows.Scan(&r.ID, &r.Label, &started, &gz, &regressed); err != nil {
+			return nil, nil, err
 		}
-		values[k] = append(values[k], v)
+		if regressed == 1 {
+			leftOut = append(leftOut, r.ID)
+			continue
+		}
+		r.StartedAt, _ = time.Parse(timeFormat, started)
+		if r.Results, err = decompress(gz, results.MaxResultsBytes, r.ID+"'s results.json"); err != nil {
+			return nil, nil, err
+		}
+		runs = append(runs, r)
 	}
-	return rows.Err()
+	return runs, leftOut, rows.Err()
+}
+
+// Accept takes run id, which regressed against its baseline, into later
+// baselines: a person's decision (by whom, when) that its storage is the
+// new normal.
+func (s *Store) Accept(ctx context.Context, id, by string, at time.Time) error {
+	var verdict string
+	err := s.db.QueryRowContext(ctx, s.d.rebind(`SELECT coalesce((SELECT max(verdict) FROM verdicts v WHERE v.run_id = runs.id AND v.kind = 'baseline'), '')
+		FROM runs WHERE id = ?`), id).Scan(&verdict)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return fault.Input("give a run id as calibra history --format csv lists it, or the run's directory", "the results store %s holds no run %s", s.Where, id)
+	case err != nil:
+		return err
+	case verdict != results.BaselineRegressed:
+		return fault.Input("accept only a run that regressed: the others are in baselines already", "run %s did not regress against its baseline", id)
+	}
+	_, err = s.db.ExecContext(ctx, s.d.rebind(`INSERT INTO accepted (run_id, accepted_by, accepted_at) VALUES (?, ?, ?)
+		ON CONFLICT (run_id) DO UPDATE SET accepted_by = excluded.accepted_by, accepted_at = excluded.accepted_at`), id, by, formatTime(at))
+	return err
 }
 
 // writeBaseline records the run's verdict against its baseline, when it
@@ -138,10 +149,15 @@ func (w *writer) writeBaseline(ctx context.Context, rec record) error {
 	if _, err := w.verdict.ExecContext(ctx, rec.id, nil, "", verdictBaseline, b.Verdict, nullOK(b.Verdict != results.BaselineNone, !b.Regressed), nil, detail); err != nil {
 		return err
 	}
+	for i, id := range b.Runs {
+		if _, err := w.baseRun.ExecContext(ctx, rec.id, i, id); err != nil {
+			return err
+		}
+	}
 	for _, f := range b.Figures {
 		p := ""
-		if f.P != nil {
-			p = fmt.Sprintf(", p=%.3g", *f.P)
+		if f.PHolm != nil {
+			p = fmt.Sprintf(", p=%.3g Holm-adjusted", *f.PHolm)
 		}
 		detail := fmt.Sprintf("%s.%s: median %s against %s (n=%d against %d%s)", strings.SplitN(f.Step, "/", 2)[0], f.Metric,
 			results.Num(f.RunMedian), results.Num(f.BaseMedian), f.RunN, f.BaseN, p)
@@ -149,7 +165,7 @@ func (w *writer) writeBaseline(ctx context.Context, rec record) error {
 		if f.DeltaPct != nil {
 			delta = *f.DeltaPct
 		}
-		if _, err := w.verdict.ExecContext(ctx, rec.id, nil, f.Step, verdictBaselineFigure, f.Verdict, nullOK(f.P != nil, !f.Regressed), delta, detail); err != nil {
+		if _, err := w.verdict.ExecContext(ctx, rec.id, nil, f.Step, verdictBaselineFigure, f.Verdict, nullOK(f.PHolm != nil, !f.Regressed), delta, detail); err != nil {
 			return err
 		}
 	}

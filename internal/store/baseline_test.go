@@ -1,12 +1,16 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/lab"
 	"github.com/calibra-bench/calibra/internal/results"
 )
@@ -14,7 +18,7 @@ import (
 // deviceRun is a stored run of the device study "ci" whose 4k random read
 // IOPS are iops, one step a value.
 func deviceRun(label string, at time.Time, iops ...float64) *results.Run {
-	r := &results.Run{Status: results.StatusComplete, StartedAt: at, Meta: results.Meta{Command: "run", Label: label,
+	r := &results.Run{Schema: results.Schema, Status: results.StatusComplete, StartedAt: at, Meta: results.Meta{Command: "run", Label: label,
 		Host: results.Host{Hostname: "ci-1"}, Storage: results.Storage{Path: "/mnt/array"},
 		Engine: &results.Engine{Name: "postgresql"}, Study: map[string]any{"name": "ci"}}}
 	for _, v := range iops {
@@ -38,7 +42,7 @@ func TestBaselineSelectsTheSameTarget(t *testing.T) {
 		if change != nil {
 			change(r)
 		}
-		runs = append(runs, newRecord("/runs/"+name, r))
+		runs = append(runs, withCopy(t, newRecord("/runs/"+name, r)))
 	}
 	add("a1", deviceRun("a", day(1), 100, 101), nil)
 	add("a2", deviceRun("a", day(2), 102, 103), nil)
@@ -54,6 +58,12 @@ func TestBaselineSelectsTheSameTarget(t *testing.T) {
 	add("command", deviceRun("a", day(6), 1), func(r *results.Run) { r.Meta.Command = "device" })
 	add("failed", deviceRun("a", day(6), 1), func(r *results.Run) { r.Status = results.StatusFailed })
 	add("later", deviceRun("a", day(9), 1), nil)
+	regressed := func(r *results.Run) {
+		r.Baseline = &results.Baseline{Spec: "last", Verdict: results.BaselineRegressed, Regressed: true}
+	}
+	add("slow", deviceRun("d", day(10), 5), regressed)
+	add("moved", deviceRun("d", day(11), 6), regressed)
+	add("old", deviceRun("d", day(12), 7), func(r *results.Run) { r.Meta.ToolVersion = "0.1" })
 	if _, err := s.Write(ctx, runs); err != nil {
 		t.Fatal(err)
 	}
@@ -66,32 +76,85 @@ func TestBaselineSelectsTheSameTarget(t *testing.T) {
 	id := func(name string) string {
 		return runs[slices.IndexFunc(runs, func(r record) bool { return r.dir == "/runs/"+name })].id
 	}
-	key := FigureKey{Step: "device/device", Metric: "4k-randread.iops_at_max_latency"}
+	// A store an older calibra filled has no copy of old's results.json:
+	// no baseline can be judged from it.
+	if _, err := s.db.Exec(`UPDATE runs SET results_gz = NULL WHERE id = ?`, id("old")); err != nil {
+		t.Fatal(err)
+	}
+	name := func(id string) string { return id[:len(id)-len("@2026-11-01T02:00:00.000000000Z")] }
 	for _, tc := range []struct {
-		name   string
-		q      BaselineQuery
-		want   []string
-		values []float64
+		name    string
+		accept  string
+		q       BaselineQuery
+		want    []string
+		leftOut []string
 	}{
-		{"last 3", BaselineQuery{Target: target, Before: day(8), Limit: 3}, []string{"lab", "b1", "a3"}, []float64{10, 50, 104, 105}},
-		{"label a", BaselineQuery{Target: target, Label: "a", Before: day(8), Limit: 5}, []string{"later", "a3", "a2", "a1"}, []float64{1, 104, 105, 102, 103, 100, 101}},
-		{"label a, the run itself excluded", BaselineQuery{Target: target, Label: "a", Exclude: id("later"), Limit: 2}, []string{"a3", "a2"}, []float64{104, 105, 102, 103}},
-		{"last before day 3", BaselineQuery{Target: target, Before: day(3), Limit: 3}, []string{"a2", "a1"}, []float64{102, 103, 100, 101}},
-		{"no such label", BaselineQuery{Target: target, Label: "nightly", Limit: 3}, nil, nil},
+		{"last 3", "", BaselineQuery{Target: target, Before: day(8), Limit: 3}, []string{"lab", "b1", "a3"}, nil},
+		{"label a", "", BaselineQuery{Target: target, Label: "a", Before: day(8), Limit: 5}, []string{"later", "a3", "a2", "a1"}, nil},
+		{"label a, the run itself excluded", "", BaselineQuery{Target: target, Label: "a", Exclude: id("later"), Limit: 2}, []string{"a3", "a2"}, nil},
+		{"last before day 3", "", BaselineQuery{Target: target, Before: day(3), Limit: 3}, []string{"a2", "a1"}, nil},
+		{"no such label", "", BaselineQuery{Target: target, Label: "nightly", Limit: 3}, nil, nil},
+		{"regressed runs left out", "", BaselineQuery{Target: target, Before: day(13), Limit: 2}, []string{"later", "lab"}, []string{"moved", "slow"}},
+		{"an accepted run taken in", "moved", BaselineQuery{Target: target, Before: day(13), Limit: 2}, []string{"moved", "later"}, []string{"slow"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, values, err := s.Baseline(ctx, tc.q)
+			if tc.accept != "" {
+				if err := s.Accept(ctx, id(tc.accept), "alice", day(12)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, leftOut, err := s.Baseline(ctx, tc.q)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var names []string
+			var names, out []string
 			for _, r := range got {
-				names = append(names, r.ID[:len(r.ID)-len("@2026-11-01T02:00:00.000000000Z")])
+				names = append(names, name(r.ID))
+				if stored, err := results.Decode(r.Results, r.ID); err != nil || stored.StartedAt != r.StartedAt {
+					t.Errorf("run %s: its stored results.json (%v)", r.ID, err)
+				}
 			}
-			if fmt.Sprint(names) != fmt.Sprint(tc.want) || fmt.Sprint(values[key]) != fmt.Sprint(tc.values) {
-				t.Errorf("runs %v values %v, want %v %v", names, values[key], tc.want, tc.values)
+			for _, id := range leftOut {
+				out = append(out, name(id))
+			}
+			if fmt.Sprint(names) != fmt.Sprint(tc.want) || fmt.Sprint(out) != fmt.Sprint(tc.leftOut) {
+				t.Errorf("runs %v left out %v, want %v %v", names, out, tc.want, tc.leftOut)
 			}
 		})
+	}
+}
+
+// withCopy gives a record the store's copy of its results.json, as a run
+// directory read by Read has.
+func withCopy(t *testing.T, rec record) record {
+	t.Helper()
+	data, err := json.Marshal(rec.run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.files.results, err = compress(bytes.NewReader(data), -1); err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// Only a run that regressed can be accepted, and only one the store
+// holds: each refusal is bad input in one sentence.
+func TestAcceptRefuses(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	ids, err := s.Write(ctx, Runs{newRecord("/runs/good", deviceRun("a", time.Now(), 1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ id, want string }{
+		{ids[0], "did not regress against its baseline"},
+		{"nothing@2026", "holds no run nothing@2026"},
+	} {
+		err := s.Accept(ctx, tc.id, "alice", time.Now())
+		if fault.Code(err) != 2 || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("accept %s: %v, want bad input saying %q", tc.id, err, tc.want)
+		}
 	}
 }
 
@@ -103,7 +166,7 @@ func TestBaselineVerdictRecorded(t *testing.T) {
 	p, pct := 0.024, -90.0
 	r.Baseline = &results.Baseline{Spec: "last", Runs: []string{"x", "y", "z"}, Verdict: results.BaselineRegressed, Regressed: true, Reason: "it fell",
 		Figures: []results.BaselineFigure{{Step: "device/device", Metric: "4k-randread.iops_at_max_latency", BaseMedian: 100, RunMedian: 11,
-			DeltaPct: &pct, P: &p, BaseN: 6, RunN: 3, Regressed: true, Verdict: results.BaselineRegressed}}}
+			DeltaPct: &pct, P: &p, PHolm: &p, BaseN: 6, RunN: 3, Regressed: true, Verdict: results.BaselineRegressed}}}
 	ids, err := s.Write(context.Background(), Runs{newRecord("/runs/c", r)})
 	if err != nil {
 		t.Fatal(err)
@@ -113,5 +176,8 @@ func TestBaselineVerdictRecorded(t *testing.T) {
 	}
 	if n := count(t, s, `SELECT count(*) FROM verdicts WHERE run_id = ? AND kind = 'baseline_figure' AND step = 'device/device' AND ok = 0 AND value = -90`, ids[0]); n != 1 {
 		t.Errorf("%d baseline figure rows", n)
+	}
+	if n := count(t, s, `SELECT count(*) FROM baseline_runs WHERE run_id = ? AND base_id IN ('x', 'y', 'z')`, ids[0]); n != 3 {
+		t.Errorf("%d of the baseline's 3 runs recorded", n)
 	}
 }

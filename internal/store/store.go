@@ -290,9 +290,9 @@ func studyName(study map[string]any) string {
 
 // writer is a transaction's prepared statements.
 type writer struct {
-	upsert, figure, verdict, warning *sql.Stmt
-	clear                            []*sql.Stmt // a run's figures, verdicts and warnings
-	all                              []*sql.Stmt
+	upsert, figure, verdict, warning, baseRun *sql.Stmt
+	clear                                     []*sql.Stmt // a run's figures, verdicts, warnings and baseline runs
+	all                                       []*sql.Stmt
 }
 
 // runColumns are the runs table's columns as write fills them, id first.
@@ -313,7 +313,9 @@ func (s *Store) prepare(ctx context.Context, tx *sql.Tx) (*writer, error) {
 		`INSERT INTO figures (run_id, step_index, kind, step, study_step, repeat, point, metric, value, unit, better) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		`INSERT INTO verdicts (run_id, step_index, step, kind, verdict, ok, value, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 		`INSERT INTO warnings (run_id, text) VALUES (?, ?)`,
-		`DELETE FROM figures WHERE run_id = ?`, `DELETE FROM verdicts WHERE run_id = ?`, `DELETE FROM warnings WHERE run_id = ?`}
+		`INSERT INTO baseline_runs (run_id, position, base_id) VALUES (?, ?, ?)`,
+		`DELETE FROM figures WHERE run_id = ?`, `DELETE FROM verdicts WHERE run_id = ?`, `DELETE FROM warnings WHERE run_id = ?`,
+		`DELETE FROM baseline_runs WHERE run_id = ?`}
 	w := &writer{}
 	for _, t := range texts {
 		st, err := tx.PrepareContext(ctx, s.d.rebind(t))
@@ -323,7 +325,7 @@ func (s *Store) prepare(ctx context.Context, tx *sql.Tx) (*writer, error) {
 		}
 		w.all = append(w.all, st)
 	}
-	w.upsert, w.figure, w.verdict, w.warning, w.clear = w.all[0], w.all[1], w.all[2], w.all[3], w.all[4:]
+	w.upsert, w.figure, w.verdict, w.warning, w.baseRun, w.clear = w.all[0], w.all[1], w.all[2], w.all[3], w.all[4], w.all[5:]
 	return w, nil
 }
 
