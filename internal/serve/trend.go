@@ -79,7 +79,7 @@ func (s *Server) trend(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.Unit, p.Better = fig.Unit, fig.Better
-	points, err := s.store.FigureTrend(r.Context(), fig.Kind, fig.Metric, p.Label)
+	points, err := s.store.FigureTrend(r.Context(), store.TrendQuery{Kind: fig.Kind, Metric: fig.Metric, Label: p.Label})
 	if err != nil {
 		s.internal(w, err)
 		return

@@ -1,10 +1,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,6 +29,31 @@ type Query struct {
 	Status  string    // complete, failed, interrupted...
 	Since   time.Time // runs started at or after it, when set
 	Until   time.Time // runs started before it, when set
+
+	IDs    []string // these runs, by id
+	Host   string // a glob the host's name matches
+	Offset int    // skip this many runs first (a page of the list)
+	// Order is a column of OrderColumns, "-" first for descending; ""
+	// is newest first. Ties go newest first.
+	Order string
+}
+
+// OrderColumns are the columns History sorts by (Query.Order), by the
+// names calibra serve's list gives them.
+var OrderColumns = map[string]string{"started": "started_at", "label": "label", "status": "status", "engine": "engine_name",
+	"host": "host", "storage": "storage_path", "study": "study", "figures": "figure_count"}
+
+// order is q's ORDER BY; an unknown column sorts newest first.
+func (q Query) order() string {
+	col, ok := OrderColumns[strings.TrimPrefix(q.Order, "-")]
+	if !ok {
+		return "started_at DESC, id DESC"
+	}
+	dir := " ASC"
+	if strings.HasPrefix(q.Order, "-") {
+		dir = " DESC"
+	}
+	return col + dir + ", started_at DESC, id DESC"
 }
 
 // Value is a metric's value in one run: the median of its steps' values
@@ -91,6 +118,16 @@ func (s *Store) where(q Query) (string, []any) {
 	if q.Status != "" {
 		add("runs.status = ?", q.Status)
 	}
+	if len(q.IDs) > 0 {
+		ids := make([]any, len(q.IDs))
+		for i, id := range q.IDs {
+			ids[i] = id
+		}
+		add("runs.id IN (?"+strings.Repeat(", ?", len(ids)-1)+")", ids...)
+	}
+	if q.Host != "" {
+		add(s.d.glob("runs.host", q.Host))
+	}
 	if !q.Since.IsZero() {
 		add("runs.started_at >= ?", formatTime(q.Since))
 	}
@@ -108,9 +145,9 @@ func (s *Store) where(q Query) (string, []any) {
 func (s *Store) History(ctx context.Context, q Query) ([]Row, error) {
 	cond, args := s.where(q)
 	text := `SELECT id, started_at, label, status, command, engine_name, engine_version, host, storage_path, storage_device,
-		study, dir, figure_count, headline FROM runs WHERE ` + cond + ` ORDER BY started_at DESC, id DESC`
-	if q.Limit > 0 {
-		text += fmt.Sprintf(" LIMIT %d", q.Limit)
+		study, dir, figure_count, headline FROM runs WHERE ` + cond + ` ORDER BY ` + q.order()
+	if q.Limit > 0 || q.Offset > 0 {
+		text += fmt.Sprintf(" LIMIT %d OFFSET %d", cmp.Or(q.Limit, math.MaxInt32), q.Offset)
 	}
 	rows, err := s.db.QueryContext(ctx, s.d.rebind(text), args...)
 	if err != nil {

@@ -101,6 +101,21 @@ var migrations = []string{
 	);
 	CREATE INDEX baseline_runs_run ON baseline_runs (run_id);
 	ALTER TABLE runs ADD COLUMN headline_rule INTEGER NOT NULL DEFAULT 0;`,
+	// 5: a run while it runs (calibra serve's live page): its heartbeat
+	// and phase, and each second of its timed load as timeseries.csv's
+	// columns give it; both go once the run is recorded as it ended.
+	`CREATE TABLE live (
+		run_id       TEXT PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+		heartbeat_at TEXT NOT NULL,
+		phase        TEXT NOT NULL DEFAULT ''
+	);
+	CREATE TABLE live_seconds (
+		run_id  TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+		seq     INTEGER NOT NULL,
+		at      TEXT NOT NULL,
+		figures TEXT NOT NULL,
+		PRIMARY KEY (run_id, seq)
+	);`,
 }
 
 // SchemaVersion is the version this calibra writes.

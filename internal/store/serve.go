@@ -107,17 +107,27 @@ func (p TrendPoint) Target() string {
 	return t
 }
 
-// FigureTrend lists the runs that measured the figure kind.metric, oldest
-// first, restricted to labels matching the glob label ("" for all). One
-// join, not History's queries by run id: the page follows a figure across
-// every run.
-func (s *Store) FigureTrend(ctx context.Context, kind, metric, label string) ([]TrendPoint, error) {
+// TrendQuery selects a figure's runs for FigureTrend: the figure
+// (KIND.METRIC as Kind and Metric), labels matching the glob Label ("" for
+// all), and runs started at Since or later (zero for all).
+type TrendQuery struct {
+	Kind, Metric, Label string
+	Since               time.Time
+}
+
+// FigureTrend lists the runs that measured the figure q names, oldest
+// first. One join, not History's queries by run id: the page follows a
+// figure across every run.
+func (s *Store) FigureTrend(ctx context.Context, tq TrendQuery) ([]TrendPoint, error) {
 	q := `SELECT r.id, r.label, r.host, r.storage_path, r.storage_device, r.engine_name, r.started_at, f.value, f.unit
 		FROM figures f JOIN runs r ON r.id = f.run_id WHERE f.kind = ? AND f.metric = ?`
-	args := []any{kind, metric}
-	if label != "" {
-		cond, arg := s.d.glob("r.label", label)
+	args := []any{tq.Kind, tq.Metric}
+	if tq.Label != "" {
+		cond, arg := s.d.glob("r.label", tq.Label)
 		q, args = q+" AND "+cond, append(args, arg)
+	}
+	if !tq.Since.IsZero() {
+		q, args = q+" AND r.started_at >= ?", append(args, formatTime(tq.Since))
 	}
 	rows, err := s.db.QueryContext(ctx, s.d.rebind(q+` ORDER BY r.started_at, r.id`), args...)
 	if err != nil {
