@@ -31,8 +31,8 @@ type Query struct {
 	Until   time.Time // runs started before it, when set
 
 	IDs    []string // these runs, by id
-	Host   string // a glob the host's name matches
-	Offset int    // skip this many runs first (a page of the list)
+	Host   string   // a glob the host's name matches
+	Offset int      // skip this many runs first (a page of the list)
 	// Order is a column of OrderColumns, "-" first for descending; ""
 	// is newest first. Ties go newest first.
 	Order string

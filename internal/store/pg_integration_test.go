@@ -286,7 +286,9 @@ func baselineAndServe(t *testing.T, url string) {
 	if i := slices.IndexFunc(names, func(f store.FigureName) bool { return f.Name() == "oltp.nopm" }); i < 0 || names[i].Runs != 3 {
 		t.Errorf("FigureNames: %+v, want oltp.nopm measured by 3 runs", names)
 	}
-	trend := same("FigureTrend", func(s *store.Store) (any, error) { return s.FigureTrend(ctx, store.TrendQuery{Kind: "oltp", Metric: "nopm", Label: "repeats-*"}) }).([]store.TrendPoint)
+	trend := same("FigureTrend", func(s *store.Store) (any, error) {
+		return s.FigureTrend(ctx, store.TrendQuery{Kind: "oltp", Metric: "nopm", Label: "repeats-*"})
+	}).([]store.TrendPoint)
 	if len(trend) != 2 || trend[0].N < 3 {
 		t.Errorf("FigureTrend: %+v, want repeats-a and repeats-b, each with its repeats", trend)
 	}
