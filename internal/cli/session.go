@@ -113,7 +113,7 @@ func (v optionValue) Type() string {
 // env is the process state a run needs.
 func (a *app) env() runner.Env {
 	e := runner.Env{Stdout: a.stdout, Stderr: a.stderr, StderrTTY: a.stderrTTY, Group: a.group, Version: Version,
-		Commit: readBuild().Commit, Record: a.record}
+		Commit: readBuild().Commit, Record: a.record, Live: a.follow}
 	if o := a.baseline; o != nil {
 		e.Baseline = func(ctx context.Context, dir string, r *results.Run) (*results.Baseline, error) {
 			return a.judge(ctx, *o, dir, r)

@@ -59,6 +59,9 @@ type RunConfig struct {
 	Driver string
 	// Watch, when set, follows the run second by second (--metrics-listen).
 	Watch Watcher
+	// OnTick, when set, is handed each second's tick as the timeline keeps
+	// it (the run's live record in the results store).
+	OnTick func(Tick)
 }
 
 // pooled says the users share fewer connections than there are users.
@@ -337,7 +340,7 @@ func drive(ctx context.Context, tg *members, cfg RunConfig, cr *crew, ed *edges,
 		}
 	}
 	tw := &timed{gates: gs, col: &collector{recs: cr.recs, users: len(cr.users), began: began, prog: prog, out: out, tick: tickStats{lat: hist.New()}, watch: cfg.Watch,
-		log: hist.NewLog(began, "calibra oltp: latency of all transaction types per 1 s tick, tagged by phase")}}
+		onTick: cfg.OnTick, log: hist.NewLog(began, "calibra oltp: latency of all transaction types per 1 s tick, tagged by phase")}}
 	if cfg.Rampup <= 0 {
 		// No ramp-up: every user holds at the window's start before its
 		// first transaction, so no commit comes before the window.
@@ -913,6 +916,8 @@ type collector struct {
 	spare *hist.Histogram // an empty tick histogram to swap into a recorder
 	watch Watcher
 	sec   Second
+
+	onTick func(Tick) // RunConfig.OnTick
 }
 
 func (c *collector) record() *Record { return &Record{Ticks: c.ticks, Histograms: c.log.Bytes()} }
@@ -951,6 +956,9 @@ func (c *collector) collect(now time.Time, phase string) {
 	}
 	c.prog.Status(fmt.Sprintf("oltp %-7s %5.0fs  tpm %8.0f  nopm %8.0f  art %7.2f ms  p90 %7.2f ms  errors %d",
 		phase, tk.ElapsedS, tk.TPM, tk.NOPMClient, tk.ARTMs, tk.P90Ms, errs))
+	if c.onTick != nil {
+		c.onTick(tk)
+	}
 }
 
 // TickColumns are the run's per-second figures as columns of the

@@ -32,6 +32,7 @@ type Printer struct {
 	lastLine time.Time
 	inStatus bool
 	log      io.Writer
+	onPhase  func(line string)
 }
 
 // LogTo also writes every phase line, time-stamped, to log (the run's
@@ -47,12 +48,23 @@ func New(w io.Writer, mode string, isTTY bool) *Printer {
 	return &Printer{w: w, tty: mode == Auto && isTTY, none: mode == None}
 }
 
+// OnPhase also hands every phase line to f (the run's live record in the
+// results store), whatever the display mode.
+func (p *Printer) OnPhase(f func(line string)) {
+	p.mu.Lock()
+	p.onPhase = f
+	p.mu.Unlock()
+}
+
 // Phase prints a line that always matters: a step starting or ending.
 func (p *Printer) Phase(format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.log != nil {
 		fmt.Fprintf(p.log, "%s %s\n", time.Now().UTC().Format(time.RFC3339Nano), fmt.Sprintf(format, args...))
+	}
+	if p.onPhase != nil {
+		p.onPhase(fmt.Sprintf(format, args...))
 	}
 	if p.none {
 		return

@@ -50,6 +50,10 @@ type Env struct {
 	// verdict goes into results.json before the run is recorded, and a
 	// regression is exit 3.
 	Baseline func(ctx context.Context, dir string, r *results.Run) (*results.Baseline, error)
+	// Live, when set, records the run directory in the results store as
+	// the run starts (status running) and keeps its progress there until
+	// it ends: calibra serve's live page.
+	Live func(ctx context.Context, dir string) (Live, error)
 }
 
 // Session is a running command: its run directory, target (nil for
@@ -72,6 +76,7 @@ type Session struct {
 	limits     *results.AppliedLimits
 	cacheBytes int64
 	cgroup     *limits.Cgroup // holds the server and fio; nil without limits
+	live       Live           // the run's live record; nil without one
 }
 
 // StepFunc does a command's work and returns its steps (also when it fails
@@ -246,8 +251,9 @@ func (e Env) Run(ctx context.Context, command string, c *Config, needs Needs, bo
 	prog := progress.New(e.Stderr, c.Progress, e.StderrTTY)
 	prog.LogTo(logFile)
 	prog.Phase("calibra %s: %s, run directory %s", e.Version, command, dir.Path)
+	live := e.follow(ctx, dir.Path, prog)
 
-	s := &Session{env: e, dir: dir, target: target, prog: prog, path: c.Path, command: command, limits: applied, cgroup: cg}
+	s := &Session{env: e, dir: dir, target: target, prog: prog, path: c.Path, command: command, limits: applied, cgroup: cg, live: live}
 	if cg != nil {
 		s.cacheBytes = needs.Limits.Spec.MemoryBytes
 	}
@@ -259,7 +265,7 @@ func (e Env) Run(ctx context.Context, command string, c *Config, needs Needs, bo
 	} else {
 		err = s.observed(ctx, body)
 	}
-	return e.finish(ctx, dir, logFile, prog, c.JSON, err)
+	return e.finish(ctx, dir, logFile, prog, live, c.JSON, err)
 }
 
 // printable is label without terminal escapes: compare and report print
@@ -342,7 +348,7 @@ func (e Env) newRun(command string, c *Config, needs Needs, applied *results.App
 // and, with --json, its results on stdout. Bad input that only the server
 // could reveal (a schema already built, none to check) leaves no run:
 // its one sentence says it all.
-func (e Env) finish(ctx context.Context, dir *results.Dir, logFile *os.File, prog *progress.Printer, asJSON bool, err error) error {
+func (e Env) finish(ctx context.Context, dir *results.Dir, logFile *os.File, prog *progress.Printer, live Live, asJSON bool, err error) error {
 	if fault.Code(err) == fault.ExitInput && ctx.Err() == nil {
 		measured := false
 		_ = dir.Update(func(r *results.Run) {
@@ -353,6 +359,9 @@ func (e Env) finish(ctx context.Context, dir *results.Dir, logFile *os.File, pro
 		if !measured {
 			// By handle, in the parent results.Create checked.
 			_ = safefs.RemoveAll(filepath.Dir(dir.Path), filepath.Base(dir.Path))
+			if live != nil {
+				live.End(true)
+			}
 			return err
 		}
 	}
@@ -373,6 +382,10 @@ func (e Env) finish(ctx context.Context, dir *results.Dir, logFile *os.File, pro
 		// However the run ended (complete, failed, interrupted): the
 		// store lists it as results.json says.
 		recorded = e.Record(context.WithoutCancel(ctx), dir.Path)
+	}
+	if live != nil {
+		// After the record: the run is never without one.
+		live.End(false)
 	}
 	if rerr := report.Write(dir.Path); rerr != nil {
 		prog.Phase("warning: report.html and report.md not written: %v (calibra report %s makes them again)", rerr, dir.Path)
