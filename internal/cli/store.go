@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/user"
 	"path"
 	"slices"
 	"strings"
@@ -165,8 +166,61 @@ Each disagreement is printed; the exit code is 1 when there is any.`,
 			return nil
 		},
 	}
-	cmd.AddCommand(imp, check)
+	cmd.AddCommand(imp, check, a.acceptCommand())
 	return cmd
+}
+
+func (a *app) acceptCommand() *cobra.Command {
+	var by string
+	cmd := &cobra.Command{
+		Use:   "accept RUN",
+		Short: "Take a run that regressed against its baseline into later baselines",
+		Long: `--baseline never takes a run that regressed against its own baseline, so a
+slower night cannot become the normal that hides the next one. When the
+change was meant (new storage, a new setting), accept the run: later
+baselines take it, and history and serve show who accepted it and when.
+RUN is the run's id (calibra history --format csv lists them) or its
+directory.`,
+		Example: `  calibra store accept calibra-runs/20261128T020000Z_nightly`,
+		Args:    wantArgs(1, 1, "the run to accept"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id := args[0]
+			if st, err := os.Stat(id); err == nil && st.IsDir() {
+				runs, err := store.Read(args)
+				if err != nil {
+					return err
+				}
+				id = runs.IDs()[0]
+			}
+			if by == "" {
+				return fault.Input("give --by NAME", "calibra cannot tell who accepts the run (no user name)")
+			}
+			s, ok, err := a.openStore(cmd.Context(), false)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return fault.Input("give the --store the run was recorded in", "the results store %s holds no run yet", a.store.Where())
+			}
+			defer s.Close()
+			now := time.Now().UTC()
+			if err := s.Accept(cmd.Context(), id, by, now); err != nil {
+				return err
+			}
+			fmt.Fprintln(a.stdout, results.TerminalLine(fmt.Sprintf("accepted %s into later baselines (by %s, %s)", id, by, now.Format(time.RFC3339))))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&by, "by", currentUser(), "who accepts the run, as history and serve show it")
+	return cmd
+}
+
+// currentUser is the account's name, "" when it has none.
+func currentUser() string {
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return ""
 }
 
 func (a *app) historyCommand() *cobra.Command {

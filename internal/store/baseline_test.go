@@ -181,3 +181,55 @@ func TestBaselineVerdictRecorded(t *testing.T) {
 		t.Errorf("%d of the baseline's 3 runs recorded", n)
 	}
 }
+
+// history --metric gives each label and target its own limit: across
+// two labels of three runs each, --limit 2 keeps each label's newest two
+// (a limit over all runs kept one label's two).
+func TestTrendLimitPerSeries(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	t0 := time.Date(2026, 11, 1, 2, 0, 0, 0, time.UTC)
+	var runs Runs
+	for i := range 6 {
+		label := []string{"a", "b"}[i%2]
+		runs = append(runs, newRecord(fmt.Sprintf("/runs/%s%d", label, i), deviceRun(label, t0.Add(time.Duration(i)*time.Hour), float64(100+i))))
+	}
+	if _, err := s.Write(ctx, runs); err != nil {
+		t.Fatal(err)
+	}
+	series, err := s.Trend(ctx, Query{Metric: "device.4k-randread.iops_at_max_latency", Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, se := range series {
+		for _, p := range se.Points {
+			got = append(got, fmt.Sprintf("%s:%g", se.Label, p.Value.Value))
+		}
+	}
+	if want := "[a:102 a:104 b:103 b:105]"; fmt.Sprint(got) != want {
+		t.Errorf("trend %v, want %s", got, want)
+	}
+}
+
+// The headline of a study step is the same figure in every run: a device
+// run on slower storage whose spec met its bound in no repeat shows that
+// spec's figure as missed, not another figure in its place.
+func TestHeadlineStable(t *testing.T) {
+	fast := deviceRun("a", time.Now(), 100, 110, 120)
+	slow := deviceRun("a", time.Now(), 1, 2, 3)
+	for _, st := range slow.Steps {
+		d := st.Body.(*results.Device)
+		d.MaxLatencyUs = 1000
+		d.Specs[0].AtMaxLatency = nil
+		d.Points = []results.DevicePoint{{Spec: "4k-randread", QD: 1, IOPS: 114}}
+	}
+	h := func(r *results.Run) []Figure { return headlineOf(r, figuresOf(r)) }
+	f, s := h(fast), h(slow)
+	if len(f) != 1 || len(s) != 1 || f[0].Name != s[0].Name || f[0].N != 3 {
+		t.Fatalf("headlines %+v and %+v, want the same figure", f, s)
+	}
+	if s[0].N != 0 || s[0].Missed != 3 || s[0].Bound != "p99 ≤ 1 ms" {
+		t.Errorf("the slow run's headline %+v, want 3 repeats that missed p99 ≤ 1 ms", s[0])
+	}
+}

@@ -67,10 +67,23 @@ type Value struct {
 	Max   float64 `json:"max"`
 }
 
-// Figure is a named Value: a run's headline figure.
+// Figure is a named Value: a run's headline figure. Missed counts the
+// repeats with no point that met the figure's Bound (then N counts only
+// those that did, and may be 0).
 type Figure struct {
 	Name string `json:"name"` // KIND.METRIC
 	Value
+	Missed int    `json:"missed,omitempty"`
+	Bound  string `json:"bound,omitempty"`
+}
+
+// RunBaseline is a run's verdict against its baseline: the runs it was
+// judged against, and who accepted it into later baselines, if anyone.
+type RunBaseline struct {
+	Verdict    string    `json:"verdict"`
+	Runs       []string  `json:"runs"`
+	AcceptedBy string    `json:"accepted_by,omitempty"`
+	AcceptedAt time.Time `json:"accepted_at,omitzero"`
 }
 
 // Row is one run in the history.
@@ -95,6 +108,8 @@ type Row struct {
 	// Thresholds judged, and how many of them failed.
 	Thresholds int `json:"thresholds"`
 	Failed     int `json:"thresholds_failed"`
+	// Baseline is the run's verdict against its baseline, when judged.
+	Baseline *RunBaseline `json:"baseline,omitempty"`
 }
 
 // where is q's condition on runs and its arguments.
@@ -173,6 +188,9 @@ func (s *Store) History(ctx context.Context, q Query) ([]Row, error) {
 	if err := s.thresholds(ctx, out); err != nil {
 		return nil, err
 	}
+	if err := s.baselines(ctx, out); err != nil {
+		return nil, err
+	}
 	if q.Metric == "" {
 		return out, nil
 	}
@@ -224,6 +242,38 @@ func (s *Store) thresholds(ctx context.Context, out []Row) error {
 		func(i int) { out[i].Thresholds, out[i].Failed = n, failed })
 }
 
+// baselines sets each judged row's Baseline: its verdict, the runs it was
+// judged against, in their order, and its acceptance.
+func (s *Store) baselines(ctx context.Context, out []Row) error {
+	var verdict string
+	err := s.byID(ctx, out, `SELECT run_id, verdict FROM verdicts WHERE kind = 'baseline' AND run_id IN ids`, nil,
+		func(rows *sql.Rows) (id string, err error) { return id, rows.Scan(&id, &verdict) },
+		func(i int) { out[i].Baseline = &RunBaseline{Verdict: verdict, Runs: []string{}} })
+	if err != nil {
+		return err
+	}
+	var base string
+	err = s.byID(ctx, out, `SELECT run_id, base_id FROM baseline_runs WHERE run_id IN ids ORDER BY run_id, position`, nil,
+		func(rows *sql.Rows) (id string, err error) { return id, rows.Scan(&id, &base) },
+		func(i int) {
+			if b := out[i].Baseline; b != nil {
+				b.Runs = append(b.Runs, base)
+			}
+		})
+	if err != nil {
+		return err
+	}
+	var by, at string
+	return s.byID(ctx, out, `SELECT run_id, accepted_by, accepted_at FROM accepted WHERE run_id IN ids`, nil,
+		func(rows *sql.Rows) (id string, err error) { return id, rows.Scan(&id, &by, &at) },
+		func(i int) {
+			if b := out[i].Baseline; b != nil {
+				b.AcceptedBy = by
+				b.AcceptedAt, _ = time.Parse(timeFormat, at)
+			}
+		})
+}
+
 // values sets each row's Metric: the median of the run's values of metric
 // (KIND.METRIC), with their range and count.
 func (s *Store) values(ctx context.Context, metric string, out []Row) error {
@@ -258,37 +308,86 @@ func aggregate(vs []float64, unit string) Value {
 	return Value{Value: m, Unit: unit, N: len(vs), Min: vs[0], Max: vs[len(vs)-1]}
 }
 
+// HeadlineRule is the rule headlineOf follows; a run whose stored
+// headline an older rule made is rebuilt (rebuildHeadlines).
+const HeadlineRule = 1
+
 // headlineOf is a run's headline: for each kind of step, in the order the
-// run first took it, the first figure of its first step, aggregated over
-// every step of that kind that measured it (its repeats). A build's speed
-// is a headline only in a run that measured nothing else.
-func headlineOf(figures []figure) []Figure {
-	var names, builds []string
-	first := map[string]int{} // kind: the step index of its first figure
-	vals := map[string][]float64{}
-	units := map[string]string{}
+// run first took it, one figure named by its first step's settings (a
+// device step's first spec at its bound, whether or not a point met it;
+// another kind's first figure), aggregated over every step of that kind
+// (its repeats), so that every run of a study step has the same. A build's
+// speed is a headline only in a run that measured nothing else.
+func headlineOf(r *results.Run, figures []figure) []Figure {
+	byStep := map[int][]figure{}
 	for _, f := range figures {
-		name := f.kind + "." + f.Name
-		if at, seen := first[f.kind]; !seen {
-			first[f.kind] = f.stepIndex
-			if f.kind == results.KindOLTPBuild || f.kind == results.KindDSSBuild {
-				builds = append(builds, name)
-			} else {
-				names = append(names, name)
-			}
-		} else if at == f.stepIndex {
-			continue // the step's other figures
+		byStep[f.stepIndex] = append(byStep[f.stepIndex], f)
+	}
+	var names, builds []string
+	seen := map[string]bool{}
+	bounds := map[string]string{}
+	for i, st := range r.Steps {
+		if seen[st.Kind] {
+			continue
 		}
-		vals[name], units[name] = append(vals[name], f.Value), f.Unit
+		name := ""
+		if d, ok := st.Body.(*results.Device); ok && len(d.Specs) > 0 {
+			name = "device." + d.Specs[0].Name + ".iops_at_max_latency"
+			if d.Specs[0].JudgedOn == "mbps" {
+				name = "device." + d.Specs[0].Name + ".max_mbps"
+			} else {
+				bounds[name] = "p99 ≤ " + results.Micros(d.MaxLatencyUs)
+			}
+		} else if fs := byStep[i]; len(fs) > 0 {
+			name = st.Kind + "." + fs[0].Name
+		}
+		if name == "" {
+			continue
+		}
+		seen[st.Kind] = true
+		if st.Kind == results.KindOLTPBuild || st.Kind == results.KindDSSBuild {
+			builds = append(builds, name)
+		} else {
+			names = append(names, name)
+		}
 	}
 	if len(names) == 0 {
 		names = builds
 	}
 	out := make([]Figure, 0, len(names))
 	for _, n := range names {
-		out = append(out, Figure{Name: n, Value: aggregate(vals[n], units[n])})
+		h := Figure{Name: n, Bound: bounds[n]}
+		var vals []float64
+		for _, f := range figures {
+			if f.kind+"."+f.Name == n {
+				vals, h.Unit = append(vals, f.Value), f.Unit
+			}
+		}
+		if len(vals) > 0 {
+			h.Value = aggregate(vals, h.Unit)
+		}
+		if h.Bound != "" {
+			h.Missed = missedBound(r, strings.TrimSuffix(strings.TrimPrefix(n, "device."), ".iops_at_max_latency"))
+		}
+		out = append(out, h)
 	}
 	return out
+}
+
+// missedBound counts the complete device steps whose spec had no point
+// under the bound.
+func missedBound(r *results.Run, spec string) int {
+	n := 0
+	for _, st := range r.Steps {
+		if d, ok := st.Body.(*results.Device); ok && st.Status == results.StatusComplete {
+			for _, sp := range d.Specs {
+				if sp.Name == spec && sp.AtMaxLatency == nil {
+					n++
+				}
+			}
+		}
+	}
+	return n
 }
 
 // Series is one figure's trend on one target: the runs of a label on one
@@ -310,12 +409,17 @@ type Point struct {
 }
 
 // Trend follows q.Metric (which it needs) across the runs q selects: one
-// series per label and target, in label order, each oldest first.
+// series per label and target, in label order, each oldest first and of
+// at most q.Limit runs, its newest.
 func (s *Store) Trend(ctx context.Context, q Query) ([]Series, error) {
 	if q.Metric == "" {
 		return nil, fault.Input("name the figure, e.g. --metric oltp.nopm", "a trend needs a metric")
 	}
-	rows, err := s.History(ctx, q)
+	// Each series keeps its own newest q.Limit runs: a limit over all of
+	// them would cut the trends of many labels to a point each.
+	all := q
+	all.Limit, all.Offset = 0, 0
+	rows, err := s.History(ctx, all)
 	if err != nil {
 		return nil, err
 	}
@@ -331,6 +435,11 @@ func (s *Store) Trend(ctx context.Context, q Query) ([]Series, error) {
 			out = append(out, Series{Label: r.Label, Host: r.Host, Storage: r.Storage, Metric: q.Metric})
 		}
 		out[k].Points = append(out[k].Points, Point{RunID: r.ID, StartedAt: r.StartedAt, Status: r.Status, Value: *r.Metric})
+	}
+	for i := range out {
+		if p := out[i].Points; q.Limit > 0 && len(p) > q.Limit {
+			out[i].Points = p[len(p)-q.Limit:]
+		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]

@@ -48,7 +48,7 @@ func WriteRuns(w io.Writer, format string, rows []Row) error {
 	if format == "csv" {
 		return runsCSV(rows).Write(w, format)
 	}
-	t := results.Table{Head: []string{"STARTED (UTC)", "LABEL", "STATUS", "ENGINE", "STORAGE", "HOST", "HEADLINE", "THRESHOLDS"}}
+	t := results.Table{Head: []string{"STARTED (UTC)", "LABEL", "STATUS", "ENGINE", "STORAGE", "HOST", "HEADLINE", "THRESHOLDS", "BASELINE"}}
 	for _, r := range rows {
 		engine := r.Engine
 		if v := strings.Fields(r.EngineVersion); len(v) > 0 {
@@ -65,15 +65,40 @@ func WriteRuns(w io.Writer, format string, rows []Row) error {
 				break
 			}
 			h := f.Name + " " + withUnit(f.Value.Value, f.Unit)
-			if f.N > 1 {
+			switch {
+			case f.N == 0:
+				h = fmt.Sprintf("%s none met %s (%s)", f.Name, f.Bound, results.Plural(f.Missed, "repeat"))
+			case f.Missed > 0:
+				h += fmt.Sprintf(" (median of %d; %d more missed %s)", f.N, f.Missed, f.Bound)
+			case f.N > 1:
 				h += fmt.Sprintf(" (median of %d)", f.N)
 			}
 			headline = append(headline, h)
 		}
 		t.Rows = append(t.Rows, []string{r.StartedAt.UTC().Format(time.DateTime), r.Label, r.Status, engine, strings.TrimSpace(storage), r.Host,
-			strings.Join(headline, "; "), thresholds(r)})
+			strings.Join(headline, "; "), thresholds(r), baseline(r.Baseline)})
 	}
 	return t.Write(w, format)
+}
+
+// baseline says how a run was judged against its baseline, and against
+// which runs (their directories' names).
+func baseline(b *RunBaseline) string {
+	if b == nil {
+		return ""
+	}
+	names := make([]string, len(b.Runs))
+	for i, id := range b.Runs {
+		names[i], _, _ = strings.Cut(id, "@")
+	}
+	s := b.Verdict
+	if len(names) > 0 {
+		s += " against " + strings.Join(names, ", ")
+	}
+	if b.AcceptedBy != "" {
+		s += "; accepted by " + b.AcceptedBy + " " + b.AcceptedAt.UTC().Format(time.DateTime)
+	}
+	return s
 }
 
 // thresholds says how a run's thresholds were judged.
@@ -89,15 +114,21 @@ func thresholds(r Row) string {
 
 func runsCSV(rows []Row) results.Table {
 	t := results.Table{Head: []string{"started_at", "id", "label", "status", "command", "engine", "engine_version", "host", "storage", "device",
-		"study", "dir", "figures", "thresholds", "thresholds_failed", "headline"}}
+		"study", "dir", "figures", "thresholds", "thresholds_failed", "headline", "baseline", "baseline_runs", "accepted_by"}}
 	for _, r := range rows {
 		var headline []string
 		for _, f := range r.Headline {
-			headline = append(headline, f.Name+"="+strconv.FormatFloat(f.Value.Value, 'g', -1, 64))
+			if f.N > 0 {
+				headline = append(headline, f.Name+"="+strconv.FormatFloat(f.Value.Value, 'g', -1, 64))
+			}
+		}
+		var verdict, runs, by string
+		if b := r.Baseline; b != nil {
+			verdict, runs, by = b.Verdict, strings.Join(b.Runs, ";"), b.AcceptedBy
 		}
 		t.Rows = append(t.Rows, []string{r.StartedAt.UTC().Format(time.RFC3339Nano), r.ID, r.Label, r.Status, r.Command, r.Engine, r.EngineVersion,
 			r.Host, r.Storage, r.Device, r.Study, r.Dir, strconv.Itoa(r.Figures), strconv.Itoa(r.Thresholds), strconv.Itoa(r.Failed),
-			strings.Join(headline, ";")})
+			strings.Join(headline, ";"), verdict, runs, by})
 	}
 	return t
 }

@@ -196,6 +196,15 @@ func Read(dirs []string) (Runs, error) {
 	return recs, nil
 }
 
+// IDs are the runs' ids, in their order.
+func (r Runs) IDs() []string {
+	ids := make([]string, len(r))
+	for i, rec := range r {
+		ids[i] = rec.id
+	}
+	return ids
+}
+
 // Write records runs in one transaction: all of them or none. A run
 // recorded before is replaced. It returns their ids, in runs' order.
 func (s *Store) Write(ctx context.Context, runs Runs) ([]string, error) {
@@ -298,7 +307,7 @@ type writer struct {
 // runColumns are the runs table's columns as write fills them, id first.
 var runColumns = []string{"id", "dir", "label", "status", "started_at", "finished_at", "error", "command",
 	"tool_version", "tool_commit", "host", "storage_path", "storage_fs", "storage_device", "engine_name", "engine_version",
-	"engine_settings", "study", "study_json", "figure_count", "recorded_at", "headline", "recorded_on", "results_gz", "timeseries_gz"}
+	"engine_settings", "study", "study_json", "figure_count", "recorded_at", "headline", "recorded_on", "results_gz", "timeseries_gz", "headline_rule"}
 
 func (s *Store) prepare(ctx context.Context, tx *sql.Tx) (*writer, error) {
 	set := make([]string, 0, len(runColumns)-1)
@@ -355,11 +364,11 @@ func (w *writer) write(ctx context.Context, rec record) error {
 			study = b
 		}
 	}
-	headline, _ := json.Marshal(headlineOf(rec.figures))
+	headline, _ := json.Marshal(headlineOf(rec.run, rec.figures))
 	st := r.Meta.Storage
 	if _, err := w.upsert.ExecContext(ctx, rec.id, rec.dir, r.Meta.Label, r.Status, formatTime(r.StartedAt), finished, r.Error, r.Meta.Command,
 		r.Meta.ToolVersion, r.Meta.ToolCommit, r.Meta.Host.Hostname, st.Path, st.FS, st.Device, engName, engVersion,
-		string(settings), studyName(r.Meta.Study), string(study), len(rec.figures), formatTime(time.Now()), string(headline), thisHost(), rec.files.results, rec.files.timeseries); err != nil {
+		string(settings), studyName(r.Meta.Study), string(study), len(rec.figures), formatTime(time.Now()), string(headline), thisHost(), rec.files.results, rec.files.timeseries, HeadlineRule); err != nil {
 		return err
 	}
 	for _, del := range w.clear {
