@@ -29,6 +29,7 @@ func TestImportsRunnerNotTheLayers(t *testing.T) {
 		"internal/store":    "the results store: recording, import, check, history",
 		"internal/regress":  "run and compare --baseline: a run judged against the store's runs",
 		"internal/serve":    "calibra serve, the web view of the store",
+		"internal/live":     "the loopback-only listener serve shares with --metrics-listen",
 	}
 	pkg, err := gobuild.ImportDir(".", 0)
 	if err != nil {

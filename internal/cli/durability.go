@@ -69,6 +69,7 @@ each, and says in one table what each cost and found.`,
 		},
 	}
 	registerCommon(cmd, &c)
+	registerLive(cmd, &c.Live)
 	f := cmd.Flags()
 	f.IntVar(&d.Clients, "clients", 4, "clients committing at once")
 	f.IntVar(&d.Cycles, "cycles", 3, "load, power cut and recovery cycles")

@@ -53,6 +53,7 @@ func (a *app) command(make newLayer) *cobra.Command {
 	c := &runner.Config{}
 	l := make(c)
 	registerCommon(l.cmd, c)
+	registerLive(l.cmd, &c.Live)
 	l.cmd.Args = noArgs
 	l.cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		needs, body, err := l.planned(cmd.Context())

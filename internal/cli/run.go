@@ -156,6 +156,7 @@ func (a *app) runCommand() *cobra.Command {
 		},
 	}
 	registerCommon(cmd, &c)
+	registerLive(cmd, &c.Live)
 	f.register(cmd)
 	bl.register(cmd)
 	return cmd

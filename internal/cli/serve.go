@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/live"
 	"github.com/calibra-bench/calibra/internal/safefs"
 	"github.com/calibra-bench/calibra/internal/serve"
 	"github.com/calibra-bench/calibra/internal/store"
@@ -64,7 +65,7 @@ work offline.`,
 			if socket != "" {
 				ln, err = safefs.ListenUnix(socket)
 			} else {
-				ln, err = listenTCP(cmd.Context(), listen, remote)
+				ln, err = live.ListenTCP(cmd.Context(), "--listen", "calibra serve", listen, remote)
 			}
 			if err != nil {
 				return err
@@ -115,45 +116,4 @@ func (a *app) serveOn(ctx context.Context, s *store.Store, ln net.Listener, unix
 		return err
 	}
 	return nil
-}
-
-// listenTCP listens on addr, which must be a loopback address unless
-// remote: every address the host name stands for, and the one bound.
-func listenTCP(ctx context.Context, addr string, remote bool) (net.Listener, error) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, fault.Input("give HOST:PORT, e.g. 127.0.0.1:8080 (port 0 picks a free one)", "--listen %q is not HOST:PORT", addr)
-	}
-	notLoopback := fault.Input("give 127.0.0.1 or [::1] (an SSH tunnel reaches them from afar), or add --allow-remote to serve other hosts", "--listen %q is not a loopback address, and calibra serve answers this host only", addr)
-	if !remote {
-		var ips []net.IP
-		if ip := net.ParseIP(host); ip != nil {
-			ips = []net.IP{ip}
-		} else if host != "" {
-			addrs, err := net.DefaultResolver.LookupIPAddr(ctx, host)
-			if err != nil {
-				return nil, fault.Input("give an IP address, e.g. 127.0.0.1:8080", "--listen %q: the host name does not resolve (%v)", addr, err)
-			}
-			for _, a := range addrs {
-				ips = append(ips, a.IP)
-			}
-		}
-		if len(ips) == 0 { // ":8080": every interface
-			return nil, notLoopback
-		}
-		for _, ip := range ips {
-			if !ip.IsLoopback() {
-				return nil, notLoopback
-			}
-		}
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fault.Input("choose another port, or port 0 for a free one", "cannot listen on %s: %v", addr, err)
-	}
-	if a, ok := ln.Addr().(*net.TCPAddr); !remote && (!ok || !a.IP.IsLoopback()) {
-		ln.Close()
-		return nil, notLoopback
-	}
-	return ln, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/live"
 	"github.com/calibra-bench/calibra/internal/progress"
 	"github.com/calibra-bench/calibra/internal/results"
 	"github.com/calibra-bench/calibra/internal/runner"
@@ -49,6 +50,18 @@ func registerCommon(cmd *cobra.Command, c *runner.Config) {
 	}
 	f.StringVar(&c.Lab, "lab", "", "build emulated storage under --path and run on it: hdd, hdd+flash-cache, throttled:read_iops=N ('calibra lab --help')")
 }
+
+// registerLive registers --metrics-listen and its protections on a
+// command that runs a load.
+func registerLive(cmd *cobra.Command, o *live.Options) {
+	f := cmd.Flags()
+	f.StringVar(&o.Listen, "metrics-listen", "", "serve the run's figures while it runs as OpenMetrics at http://HOST:PORT/metrics, for Prometheus to scrape (a loopback address; port 0: a free one)")
+	f.BoolVar(&o.AllowRemote, "allow-remote", false, "let --metrics-listen name an address other hosts reach (plain HTTP; needs --metrics-token-file)")
+	f.StringVar(&o.TokenFile, "metrics-token-file", "", "the bearer token every scrape of --metrics-listen must carry, read from this file (mode 0600), as Prometheus' authorization.credentials_file sends it")
+}
+
+// liveFlags are registerLive's: how the run is watched, not what it measures.
+var liveFlags = map[string]bool{"metrics-listen": true, "allow-remote": true, "metrics-token-file": true}
 
 // instancesValue is --instances: a count of servers, so 0 is refused as
 // it is read (a study's 0 means one; a command line's 0 asks for none,
@@ -136,7 +149,7 @@ func studyOf(cmd *cobra.Command, command string) map[string]any {
 	flags := map[string]string{}
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
 		// --store says where the run is listed, not what was measured.
-		if f.Hidden || f.Name == "help" || f.Name == "store" || f.Name == "store-file" {
+		if f.Hidden || f.Name == "help" || f.Name == "store" || f.Name == "store-file" || liveFlags[f.Name] {
 			return
 		}
 		v := f.Value.String()

@@ -61,6 +61,15 @@ type Env struct {
 	// observers.
 	Edge   func() time.Time
 	Window func(from, to time.Time) *results.Observe
+	// Point, when set, is told of each point as it starts (p nil) and
+	// with its figures once done (--metrics-listen).
+	Point func(spec string, qd int, p *results.DevicePoint)
+}
+
+func (env Env) point(r Run, p *results.DevicePoint) {
+	if env.Point != nil {
+		env.Point(r.Spec.Name, r.QD, p)
+	}
 }
 
 // Sweep probes the I/O engine, writes the test files, runs the sweep and
@@ -133,6 +142,7 @@ func measure(ctx context.Context, cfg Config, env Env, out *results.Device) erro
 		if len(reps) == 0 && env.Edge != nil {
 			from = env.Edge()
 		}
+		env.point(r, nil)
 		started := time.Now()
 		var phase atomic.Value
 		phase.Store("")
@@ -178,6 +188,7 @@ func measure(ctx context.Context, cfg Config, env Env, out *results.Device) erro
 			p.LimitedBy, p.LimitedByEvidence = verdict.DecideWith(env.Window(from, env.Edge()), nil, verdict.Options{Nearest: true})
 		}
 		out.Points = append(out.Points, p)
+		env.point(r, &p)
 		env.Prog.Phase("device: point %d/%d %s", r.Point+1, points, pointLine(p))
 		reps, raw, wall, burst, hostLimited, intervals = nil, nil, 0, nil, false, IntervalIOPS{}
 	}

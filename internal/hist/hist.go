@@ -42,6 +42,29 @@ func (h *Histogram) Record(d time.Duration) {
 // Merge adds every value of o.
 func (h *Histogram) Merge(o *Histogram) { h.h.Merge(o.h) }
 
+// AtOrBelow returns, for each bound (ascending), how many recorded values
+// are at or below it: a bucket of equivalent values (three significant
+// digits) counts below a bound its lowest value does not exceed.
+func (h *Histogram) AtOrBelow(bounds []time.Duration) []uint64 {
+	out := make([]uint64, len(bounds))
+	var below uint64
+	i := 0
+	for _, bar := range h.h.Distribution() {
+		for i < len(bounds) && bar.From > bounds[i].Microseconds() {
+			out[i] = below
+			i++
+		}
+		if i == len(bounds) {
+			return out
+		}
+		below += uint64(bar.Count)
+	}
+	for ; i < len(bounds); i++ {
+		out[i] = below
+	}
+	return out
+}
+
 // Reset empties the histogram.
 func (h *Histogram) Reset() { h.h.Reset() }
 

@@ -2,6 +2,7 @@ package hist
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 	"time"
 
@@ -85,5 +86,29 @@ func TestReadLogKeepsSpansAndTags(t *testing.T) {
 	}
 	if got[0].Tag != "rampup" || got[1].Tag != "measure" {
 		t.Errorf("tags %q %q", got[0].Tag, got[1].Tag)
+	}
+}
+
+func TestAtOrBelow(t *testing.T) {
+	bounds := []time.Duration{time.Millisecond, 10 * time.Millisecond, time.Second}
+	tests := []struct {
+		name string
+		lats []time.Duration
+		want []uint64
+	}{
+		{"empty", nil, []uint64{0, 0, 0}},
+		{"on a bound", []time.Duration{time.Millisecond}, []uint64{1, 1, 1}},
+		{"spread", []time.Duration{500 * time.Microsecond, 1001 * time.Microsecond, 9 * time.Millisecond, 2 * time.Second}, []uint64{1, 3, 3}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := New()
+			for _, d := range tc.lats {
+				h.Record(d)
+			}
+			if got := h.AtOrBelow(bounds); !slices.Equal(got, tc.want) {
+				t.Errorf("AtOrBelow = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

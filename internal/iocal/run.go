@@ -39,6 +39,9 @@ type Env struct {
 	// Device are the points of the run's device steps before this one
 	// (results.DevicePoints): each point is stated as a share of them.
 	Device []results.DevicePoint
+	// Point, when set, is told of each point as it starts (p nil) and
+	// with its figures once done (--metrics-listen).
+	Point func(test string, jobs int, p *results.IOCalPoint)
 }
 
 // cacheFactor is how much larger than every cache the data must be for the
@@ -338,6 +341,9 @@ func (r *runner) sweep(ctx context.Context, test string, points *[]results.IOCal
 			jobs[k] = &job{id: k, conn: r.pool[k], lat: hist.New(),
 				rng: rand.New(rand.NewPCG(r.cfg.Seed, uint64(i)<<32|uint64(k)))}
 		}
+		if r.env.Point != nil {
+			r.env.Point(test, n, nil)
+		}
 		op := next(n)
 		if r.cfg.Warmup > 0 {
 			r.env.Prog.Status(fmt.Sprintf("iocal: %s %d jobs: warming up", test, n))
@@ -363,6 +369,9 @@ func (r *runner) sweep(ctx context.Context, test string, points *[]results.IOCal
 		r.lastMBPS[test] = p.MBPS
 		r.out.Warnings = append(r.out.Warnings, pointWarnings(test, n, samples(jobs), elapsed.Seconds(), r.cfg.Point.Seconds(), meanOp(jobs))...)
 		*points = append(*points, p)
+		if r.env.Point != nil {
+			r.env.Point(test, n, &p)
+		}
 		r.env.Prog.Phase("iocal: %s", pointLine(test, p, r.logWord()))
 	}
 	return nil

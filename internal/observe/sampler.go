@@ -349,6 +349,25 @@ func (s *Sampler) Samples() []Sample {
 	return out
 }
 
+// Latest is the last Interval's Sample's observations (a live view, as
+// --metrics-listen exports it); nil before the second reading.
+func (s *Sampler) Latest() *results.Observe {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var last *reading
+	for i := len(s.readings) - 1; i >= 0; i-- {
+		r := &s.readings[i]
+		if !r.tick {
+			continue
+		}
+		if last != nil {
+			return s.between(*r, *last, s.pollsBetween(r.at, last.at))
+		}
+		last = r
+	}
+	return nil
+}
+
 // pollsBetween returns the polls taken in (from, to]; the caller holds mu.
 func (s *Sampler) pollsBetween(from, to time.Time) []waitPoll {
 	i := sort.Search(len(s.polls), func(i int) bool { return s.polls[i].at.After(from) })

@@ -63,6 +63,10 @@ func TestWindowUsesTheReadingsThatBracketIt(t *testing.T) {
 	if len(samples) != 3 || !samples[0].Time.Equal(sec(1)) || !samples[2].Time.Equal(sec(3)) {
 		t.Fatalf("samples at %v, want at 1, 2 and 3 s", samples)
 	}
+	// Latest is the last Sample, whatever Edge readings came after it.
+	if l := s.Latest(); l == nil || !l.To.Equal(samples[2].Observe.To) || *l.Disk.RIOPS != *samples[2].Observe.Disk.RIOPS {
+		t.Errorf("latest %+v, want the last sample %+v", l, samples[2].Observe)
+	}
 	var buf bytes.Buffer
 	if err := WriteCSV(&buf, samples); err != nil {
 		t.Fatal(err)

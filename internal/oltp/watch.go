@@ -9,12 +9,15 @@ type Watcher interface {
 	Second(s *Second)
 }
 
+// NumTxTypes is how many transaction types a run has (TxType).
+const NumTxTypes = numTxTypes
+
 // Second is one collector tick. Latencies and the Second itself are
 // reused at the next tick: a Watcher keeps nothing of them.
 type Second struct {
 	Phase string // rampup or measure
 	Users int
-	Types [numTxTypes]Outcomes
+	Types [NumTxTypes]Outcomes
 	// Latencies holds every completed transaction's latency (committed or
 	// rolled back), the values its HdrHistograms record.
 	Latencies []TxLatency

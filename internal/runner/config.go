@@ -22,6 +22,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/live"
 	"github.com/calibra-bench/calibra/internal/observe"
 	"github.com/calibra-bench/calibra/internal/progress"
 	"github.com/calibra-bench/calibra/internal/results"
@@ -51,6 +52,9 @@ type Config struct {
 	// DataChecksums: engine.Config's, for the power-loss audit's own
 	// instance.
 	DataChecksums bool
+	// Live is --metrics-listen and its protections: the run's figures
+	// exported while it runs.
+	Live live.Options
 }
 
 // MaxInstances bounds --instances: each is a whole server with its cache.

@@ -313,6 +313,9 @@ func deviceStep(ctx context.Context, s *Session, cfg device.Config) ([]results.S
 	if s.obs != nil {
 		env.Edge, env.Window = s.obs.Edge, s.obs.Window
 	}
+	if s.metrics != nil {
+		env.Point = s.metrics.DevicePoint
+	}
 	out, err := device.Sweep(ctx, cfg, env)
 	return []results.Step{newStep(results.KindDevice, "device", started, out)}, err
 }

@@ -156,6 +156,9 @@ func iocalBody(cfg iocal.Config) StepFunc {
 	return func(ctx context.Context, s *Session) ([]results.Step, error) {
 		started := time.Now()
 		env := iocal.Env{Prog: s.prog, Log: s.logWord(), CacheBytes: s.cacheBytes, Device: results.DevicePoints(s.dir.Steps())}
+		if s.metrics != nil {
+			env.Point = s.metrics.IOCalPoint
+		}
 		if s.limits != nil {
 			// The step records its own cold starts in its copy.
 			lim := *s.limits

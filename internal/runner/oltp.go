@@ -418,7 +418,7 @@ func runSteps(ctx context.Context, s *Session, cfg oltp.RunConfig, l OLTPLoad, s
 	if err != nil {
 		return steps, err
 	}
-	cfg.Edge, cfg.OnTick = s.edge(), s.onTick()
+	cfg.Edge, cfg.OnTick, cfg.Watch = s.edge(), s.onTick(), s.watch()
 	started := time.Now()
 	out, rec, err := oltp.Run(ctx, s.target, cfg, s.prog)
 	if out == nil {
@@ -477,7 +477,7 @@ func rampSteps(ctx context.Context, s *Session, cfg oltp.RampConfig, l OLTPLoad,
 	if err != nil {
 		return steps, err
 	}
-	cfg.Run.Edge, cfg.Run.OnTick = s.edge(), s.onTick()
+	cfg.Run.Edge, cfg.Run.OnTick, cfg.Run.Watch = s.edge(), s.onTick(), s.watch()
 	loads := &loadWindows{s: s}
 	cfg.OnStep = loads.keep(func(o *results.OLTP) string { return fmt.Sprintf("ramp-%du", o.Users) })
 	started := time.Now()
@@ -553,7 +553,7 @@ func scaleSteps(ctx context.Context, s *Session, cfg oltp.ScaleConfig, l OLTPLoa
 	if err != nil {
 		return steps, err
 	}
-	cfg.Run.Edge, cfg.Run.OnTick = s.edge(), s.onTick()
+	cfg.Run.Edge, cfg.Run.OnTick, cfg.Run.Watch = s.edge(), s.onTick(), s.watch()
 	loads := &loadWindows{s: s}
 	cfg.OnStep = loads.keep(func(o *results.OLTP) string { return fmt.Sprintf("scale-%ds", max(len(o.Instances), 1)) })
 	started := time.Now()

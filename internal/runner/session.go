@@ -20,6 +20,7 @@ import (
 	_ "github.com/calibra-bench/calibra/internal/engines" // every engine and its workload dialects
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/limits"
+	"github.com/calibra-bench/calibra/internal/live"
 	"github.com/calibra-bench/calibra/internal/observe"
 	"github.com/calibra-bench/calibra/internal/oltp"
 	"github.com/calibra-bench/calibra/internal/pathlock"
@@ -68,6 +69,7 @@ type Session struct {
 	command string
 	obs     *observe.Sampler // nil when the observers could not start
 	extra   []observe.Extra  // the steps' own per-second columns for timeseries.csv
+	metrics *live.Board      // --metrics-listen's figures; nil without it
 	ticks   []oltp.Tick      // the oltp load's seconds, over every oltp step
 	// rawPrefix names a study step's files under raw/ (empty for a command).
 	rawPrefix string
@@ -197,6 +199,13 @@ func (l *LimitsNeed) apply(dsn string) (*limits.Cgroup, *results.AppliedLimits, 
 // steps and the final status, and stops the managed server on every path.
 func (e Env) Run(ctx context.Context, command string, c *Config, needs Needs, body StepFunc) error {
 	c.Label = printable(c.Label)
+	ep, board, err := startMetrics(ctx, c.Live, command)
+	if err != nil {
+		return err
+	}
+	if ep != nil {
+		defer ep.Close(true)
+	}
 	if c.Lab != "" {
 		stack, err := e.labUp(ctx, c, &needs)
 		if err != nil {
@@ -253,7 +262,8 @@ func (e Env) Run(ctx context.Context, command string, c *Config, needs Needs, bo
 	prog.Phase("calibra %s: %s, run directory %s", e.Version, command, dir.Path)
 	live := e.follow(ctx, dir.Path, prog)
 
-	s := &Session{env: e, dir: dir, target: target, prog: prog, path: c.Path, command: command, limits: applied, cgroup: cg, live: live}
+	s := &Session{env: e, dir: dir, target: target, prog: prog, path: c.Path, command: command, limits: applied, cgroup: cg, live: live, metrics: board}
+	s.announceMetrics(ep)
 	if cg != nil {
 		s.cacheBytes = needs.Limits.Spec.MemoryBytes
 	}
@@ -548,6 +558,9 @@ func (s *Session) observed(ctx context.Context, body StepFunc) error {
 		s.prog.Phase("warning: observers not started: %v", err)
 	} else {
 		s.obs = obs
+		if s.metrics != nil {
+			s.metrics.Observe(obs.Latest)
+		}
 		if err := s.warnOnce(engineLimitWarnings(obs.EngineLimits())...); err != nil {
 			return err
 		}

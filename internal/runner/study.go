@@ -110,6 +110,7 @@ func (r *Study) Body() StepFunc {
 					what = fmt.Sprintf("%s, repeat %d of %d", st.Kind, rep, st.Repeat)
 				}
 				s.prog.Phase("study step %d of %d: %s", n, total, what)
+				s.metricsStep("study step %d of %d: %s", n, total, what)
 				began := time.Now()
 				steps, err := st.Body(ctx, s)
 				for i := range steps {
