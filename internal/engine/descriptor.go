@@ -110,6 +110,9 @@ type Option struct {
 	// Role is what the option does, as a sentence refusing it on
 	// another engine says: "--pg-bin ROLE, and the engine is ...".
 	Role string
+	// Nodes: the option is the number of a cluster's nodes, as a fix
+	// that resizes a cluster names it.
+	Nodes bool
 }
 
 var (
@@ -258,6 +261,18 @@ func Servers(name string, options map[string]string) int {
 		return max(d.Servers(options), 1)
 	}
 	return 1
+}
+
+// NodesKey is the study key of the option that sizes the clusters of the
+// engine called name; "" when it makes none.
+func NodesKey(name string) string {
+	d, _ := Lookup(name)
+	for _, o := range d.Options {
+		if o.Nodes {
+			return o.Key
+		}
+	}
+	return ""
 }
 
 // ParseCache reads --db-cache as the engine called name does, refusing a

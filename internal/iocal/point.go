@@ -52,7 +52,7 @@ func (r *runner) point(test string, jobs []*job, elapsed time.Duration, from, to
 	observed(&p, test, o)
 	driver := round(100*selfCPU.Seconds()/(secs*float64(runtime.NumCPU())), 2)
 	opts := verdict.Options{ServerSide: serverSide(test), Nearest: true, Writes: test == TestSeqWrite || test == TestWAL,
-		Load: share(r.env.Device, test, int64(r.data.blockSize), &p), Log: r.logWord()}
+		Load: share(r.env.Device, test, int64(r.data.blockSize), &p), Log: r.logWord(), Waits: r.env.Waits}
 	if test == TestWAL {
 		opts.Flush = flushPath(p, r.logWord())
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/progress"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/terms"
 )
 
 // Env is what a calibration runs with, from the session around it.
@@ -22,6 +23,8 @@ type Env struct {
 	// Log is the engine's name for its log of changes ("WAL", "redo
 	// log"), in the point lines and verdicts; "log" when empty.
 	Log string
+	// Waits says what the engine's waits mean to the verdicts.
+	Waits terms.WaitKinds
 	// Edge reads the observers at a window edge and Window returns what
 	// they saw between two edges; nil without observers.
 	Edge   func() time.Time

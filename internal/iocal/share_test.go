@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/hist"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/terms"
 	"github.com/calibra-bench/calibra/internal/verdict"
 )
 
@@ -104,7 +106,7 @@ func TestWritePointVerdicts(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			o := &results.Observe{WindowS: 2, CPUBusyPct: f(c.busy), Waits: c.waits, Disk: &results.ObserveDisk{WMBps: f(c.deviceMBPS), UtilPct: f(40)},
 				DB: &results.ObserveDB{DataWriteBytes: n(300e6), WALBytes: n(200e6), WALFPI: n(10)}}
-			r := &runner{data: &data{blockSize: 8192}, env: Env{Log: "WAL", Device: testDevice, Window: func(time.Time, time.Time) *results.Observe { return o }}}
+			r := &runner{data: &data{blockSize: 8192}, env: Env{Log: "WAL", Waits: terms.Of(postgres.Name).WaitKind, Device: testDevice, Window: func(time.Time, time.Time) *results.Observe { return o }}}
 			jobs := []*job{{lat: hist.New(), ops: 25, bytes: 200e6, sum: time.Second}}
 			// calibra at 40% of the machine over the 2 s: a client-side
 			// test's driver.

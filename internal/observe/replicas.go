@@ -148,7 +148,7 @@ func (s *Sampler) replicasBetween(rs []reading, missing map[string]string) []res
 		case s.db == nil:
 			missing[key+".lag"] = "the database's counters are not read: " + s.static["db"]
 		case o.Samples == 0:
-			missing[key+".lag"] = "no reading of pg_stat_replication succeeded in the window"
+			missing[key+".lag"] = "no reading of " + s.words().StandbyLag + " succeeded in the window"
 		default:
 			o.WriteLagMs, o.FlushLagMs, o.ReplayLagMs = spread(lags[0]), spread(lags[1]), spread(lags[2])
 			o.ReplayLagBytes = spread(lags[3])

@@ -1,10 +1,14 @@
 package observe
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/calibra-bench/calibra/internal/engine"
+	"github.com/calibra-bench/calibra/internal/terms"
 )
 
 func TestReplicasBetweenTakesLagsFromEverySampleAndIOFromTheEdges(t *testing.T) {
@@ -73,5 +77,25 @@ func TestReadProcIO(t *testing.T) {
 	}
 	if _, err := readProcIO(path); err == nil {
 		t.Error("a file without the counters was read without an error")
+	}
+}
+
+// standbyFixture is an engine whose words name where its standbys' lag is
+// read.
+type standbyFixture struct{ engine.Engine }
+
+func (standbyFixture) Name() string { return "standby-fixture" }
+
+// A standby never read in the window: its lag is missing, saying where
+// the engine reads it, in the engine's words.
+func TestReplicaLagMissingNamesTheEnginesView(t *testing.T) {
+	terms.Register("standby-fixture", terms.Words{StandbyLag: "the fixture's replication view"})
+	s := &Sampler{cfg: Config{Engine: standbyFixture{}}, replicas: []replicaWatch{{name: "r1"}}, db: &dbObserver{}}
+	failed := &dbReading{err: errors.New("connection refused")}
+	rs := []reading{{at: time.Unix(1000, 0), db: failed}, {at: time.Unix(1002, 0), db: failed}}
+	missing := map[string]string{}
+	s.replicasBetween(rs, missing)
+	if got := missing["replicas[0].lag"]; got != "no reading of the fixture's replication view succeeded in the window" {
+		t.Errorf("missing lag: %q", got)
 	}
 }

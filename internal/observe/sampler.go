@@ -43,14 +43,17 @@ type Config struct {
 	Roots []int
 }
 
-// logName is the engine's word for its log of changes ("WAL", "redo
-// log"), the neutral one without an engine.
-func (s *Sampler) logName() string {
+// words are the engine's terms, the neutral ones without an engine.
+func (s *Sampler) words() terms.Words {
 	if s.cfg.Engine == nil {
-		return terms.Neutral.Log
+		return terms.Neutral
 	}
-	return terms.Of(s.cfg.Engine.Name()).Log
+	return terms.Of(s.cfg.Engine.Name())
 }
+
+// logName is the engine's word for its log of changes ("WAL", "redo
+// log").
+func (s *Sampler) logName() string { return s.words().Log }
 
 // Sampler reads the OS (and the database) every Interval, and polls the
 // database's wait events every WaitInterval, from Start until Stop. It

@@ -27,8 +27,11 @@ type ScaleConfig struct {
 func Scale(ctx context.Context, e engine.Engine, cfg ScaleConfig, prog *progress.Printer) (*results.Scale, error) {
 	members := engine.MembersOf(e)
 	if g, ok := e.(engine.Group); ok && g.SharedData() {
-		return nil, fault.Input("compare clusters of each size as study variants instead (target.galera in each)",
-			"a scale step drives the first servers of independent instances, and this target's nodes share one database")
+		fix := "compare clusters of each size as study variants instead"
+		if key := engine.NodesKey(e.Name()); key != "" {
+			fix += " (target." + key + " in each)"
+		}
+		return nil, fault.Input(fix, "a scale step drives the first servers of independent instances, and this target's nodes share one database")
 	}
 	if last := cfg.Servers[len(cfg.Servers)-1]; last > len(members) {
 		return nil, fault.Input(fmt.Sprintf("give --instances %d or more (target.instances in a study)", last),

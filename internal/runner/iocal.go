@@ -155,7 +155,8 @@ func cacheLimit(p *Problems, flag, s string) int64 {
 func iocalBody(cfg iocal.Config) StepFunc {
 	return func(ctx context.Context, s *Session) ([]results.Step, error) {
 		started := time.Now()
-		env := iocal.Env{Prog: s.prog, Log: s.logWord(), CacheBytes: s.cacheBytes, Device: results.DevicePoints(s.dir.Steps())}
+		words := s.words()
+		env := iocal.Env{Prog: s.prog, Log: words.Log, Waits: words.WaitKind, CacheBytes: s.cacheBytes, Device: results.DevicePoints(s.dir.Steps())}
 		if s.metrics != nil {
 			env.Point = s.metrics.IOCalPoint
 		}

@@ -604,7 +604,7 @@ func (w *loadWindows) judge(i int, ev *results.LoadEvidence, by *string, byEv **
 	if i < len(w.windows) && w.windows[i] != nil {
 		// Judged first: that states the window's device share, which the
 		// evidence takes.
-		*by, *byEv = judgeWindow(results.KindOLTP, w.windows[i], w.drivers[i], results.DevicePoints(w.s.dir.Steps()), w.s.logWord())
+		*by, *byEv = judgeWindow(results.KindOLTP, w.windows[i], w.drivers[i], results.DevicePoints(w.s.dir.Steps()), w.s.words())
 		ev.Observed(w.windows[i])
 	}
 }

@@ -649,7 +649,7 @@ func (s *Session) keep(ctx context.Context, steps []results.Step, err error) err
 		if o, ok := st.Body.(*results.OLTP); ok && o.Driver != nil {
 			driver = &o.Driver.MachineSharePct
 		}
-		st.LimitedBy, st.LimitedByEvidence = judgeWindow(st.Kind, st.Observe, driver, results.DevicePoints(s.dir.Steps()), s.logWord())
+		st.LimitedBy, st.LimitedByEvidence = judgeWindow(st.Kind, st.Observe, driver, results.DevicePoints(s.dir.Steps()), s.words())
 		if h, ok := st.Body.(results.HeadlineLimiter); ok {
 			if by, ev, ok := h.HeadlineLimit(); ok {
 				st.LimitedBy, st.LimitedByEvidence = by, ev
@@ -722,13 +722,15 @@ func writeFile(dir *results.Dir, data []byte, parts ...string) error {
 	return results.WriteFileAtomic(path, data)
 }
 
-// logWord is the engine's name for its log of changes; the neutral word
-// for a step with no database (the device's), as terms gives it for no
-// engine.
-func (s *Session) logWord() string {
+// words are the engine's terms; the neutral ones for a step with no
+// database (the device's), as terms gives them for no engine.
+func (s *Session) words() terms.Words {
 	name := ""
 	if s.target != nil {
 		name = s.target.Name()
 	}
-	return terms.Of(name).Log
+	return terms.Of(name)
 }
+
+// logWord is the engine's name for its log of changes.
+func (s *Session) logWord() string { return s.words().Log }

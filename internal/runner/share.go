@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/terms"
 	"github.com/calibra-bench/calibra/internal/verdict"
 )
 
@@ -72,9 +73,9 @@ func nearestFor(dev []results.DevicePoint, iops, mbps *float64, queue int, match
 
 // judgeWindow is what limited an oltp window (a step's, or a load's of a
 // ramp or scale), with its share of the device layer when kind has one;
-// log is the engine's name for its log of changes.
-func judgeWindow(kind string, o *results.Observe, driver *float64, dev []results.DevicePoint, log string) (string, *results.Evidence) {
-	opts := verdict.Options{Nearest: true, Log: log}
+// words are the engine's: its log's name and what its waits mean.
+func judgeWindow(kind string, o *results.Observe, driver *float64, dev []results.DevicePoint, words terms.Words) (string, *results.Evidence) {
+	opts := verdict.Options{Nearest: true, Log: words.Log, Waits: words.WaitKind}
 	if slices.Contains(shareKinds, kind) {
 		opts.Load = windowShare(o, dev)
 	}

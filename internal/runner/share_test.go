@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/terms"
+	"github.com/calibra-bench/calibra/internal/verdict"
 )
 
 // An oltp window states its device reads and writes as shares of the
@@ -46,5 +48,18 @@ func TestWindowShare(t *testing.T) {
 		if s == nil || s.ReadOf != c.read || s.WriteOf != c.write || load == nil || !load.Floor || load.Pct != c.load {
 			t.Errorf("%s: share %+v, load %+v; want reads of %q, writes of %q, load %g", c.name, s, load, c.read, c.write, c.load)
 		}
+	}
+}
+
+// An oltp window is judged by the engine's own words for its waits: a
+// third engine's log waits make it WAL-bound, in its log's name.
+func TestWindowJudgedByTheEnginesWaits(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	words := terms.Words{Log: "journal", WaitKind: func(class, _ string) (string, terms.WaitKind) {
+		return class, map[string]terms.WaitKind{"running": terms.OnCPU, "journal-sync": terms.CommitWait}[class]
+	}}
+	o := &results.Observe{CPUBusyPct: f(40), Waits: []results.Wait{{Class: "running", SharePct: 55}, {Class: "journal-sync", SharePct: 45}}}
+	if by, ev := judgeWindow(results.KindOLTP, o, f(3), nil, words); by != verdict.WAL || !strings.Contains(ev.Rule, "journal writes and syncs took 45%") {
+		t.Errorf("limited by %s (%s), want wal by the journal's waits", by, ev.Rule)
 	}
 }

@@ -30,7 +30,31 @@ type Words struct {
 	StandbyLag string
 	// Cluster names the engine's cluster of nodes: "Galera cluster".
 	Cluster string
+	// WaitKind says what each of the engine's sampled waits means to the
+	// verdict on what limited a step; nil: no wait decides one.
+	WaitKind WaitKinds
 }
+
+// WaitKinds takes a sampled wait's class and event, as the engine's
+// observer records them, to the class the verdict sums it under (one
+// for several of the engine's, where they mean one thing) and its kind.
+type WaitKinds func(class, event string) (string, WaitKind)
+
+// WaitKind is what a wait means to the verdict.
+type WaitKind int
+
+const (
+	// OtherWait decides no verdict: the client, IPC, a timeout.
+	OtherWait WaitKind = iota
+	// OnCPU is an active session in no wait: not a wait at all.
+	OnCPU
+	// StorageWait is the data files' I/O.
+	StorageWait
+	// CommitWait is the log's writes and syncs, which commits wait for.
+	CommitWait
+	// LockWait is locks and latches.
+	LockWait
+)
 
 // Counter is one database counter shown: its name in results.json
 // (observe.db) and the head it is shown under.
@@ -76,6 +100,6 @@ func Of(engine string) Words {
 			*f.to = f.from
 		}
 	}
-	n.Counters = w.Counters
+	n.Counters, n.WaitKind = w.Counters, w.WaitKind
 	return n
 }

@@ -4,12 +4,13 @@ import (
 	"fmt"
 
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/terms"
 )
 
 // nearest names the resource whose figure came nearest its rule's
 // threshold, when none crossed it: a point at 89.6% CPU is the CPU's
 // rather than unknown. It needs NearestOfThreshold of the way at least.
-func nearest(ev *results.Evidence, opts Options) (string, string, bool) {
+func nearest(ev *results.Evidence, wait terms.WaitKind, opts Options) (string, string, bool) {
 	type cand struct {
 		by, what  string
 		v, thresh float64
@@ -34,12 +35,12 @@ func nearest(ev *results.Evidence, opts Options) (string, string, bool) {
 	if !opts.ServerSide {
 		add(Driver, ev.DriverCPUPct, DriverSharePct, "calibra itself used %.1f%% of the machine")
 	}
-	switch ev.TopWait {
-	case "WAL":
+	switch wait {
+	case terms.CommitWait:
 		add(WAL, ev.TopWaitSharePct, WaitSharePct, opts.log()+" writes and syncs took %.1f%% of the database's time")
-	case "Lock", "LWLock":
+	case terms.LockWait:
 		add(Lock, ev.TopWaitSharePct, WaitSharePct, ev.TopWait+" waits took %.1f%% of the database's time")
-	case "IO":
+	case terms.StorageWait:
 		add(Storage, ev.TopWaitSharePct, WaitSharePct, "data-file I/O took %.1f%% of the database's time")
 	}
 	var best *cand

@@ -8,7 +8,6 @@ import (
 	"cmp"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/calibra-bench/calibra/internal/results"
 	"github.com/calibra-bench/calibra/internal/terms"
@@ -76,6 +75,9 @@ type Options struct {
 	// Log is the engine's name for its log of changes ("WAL", "redo
 	// log") in the rules' words; the neutral word when empty.
 	Log string
+	// Waits says what the engine's waits mean (its terms' WaitKind);
+	// nil: no wait decides the verdict.
+	Waits terms.WaitKinds
 }
 
 // log is the engine's log in its words.
@@ -138,10 +140,10 @@ func DecideWith(o *results.Observe, driverPct *float64, opts Options) (string, *
 	if o == nil || o.CPUBusyPct == nil {
 		return Unknown, &results.Evidence{Rule: "no observations of the window"}
 	}
-	ev := evidence(o, driverPct, opts)
-	by, rule := firstRule(ev, opts)
+	ev, wait := evidence(o, driverPct, opts)
+	by, rule := firstRule(ev, wait, opts)
 	if by == "" && opts.Nearest {
-		by, rule, _ = nearest(ev, opts)
+		by, rule, _ = nearest(ev, wait, opts)
 	}
 	if by == "" {
 		by, rule = Unknown, "neither CPU, device, data-file I/O, locks, WAL nor the cache stands out"
@@ -154,8 +156,9 @@ func DecideWith(o *results.Observe, driverPct *float64, opts Options) (string, *
 	return by, ev
 }
 
-// evidence gathers the window's figures the rules read.
-func evidence(o *results.Observe, driverPct *float64, opts Options) *results.Evidence {
+// evidence gathers the window's figures the rules read, and the kind of
+// its top wait.
+func evidence(o *results.Observe, driverPct *float64, opts Options) (*results.Evidence, terms.WaitKind) {
 	ev := &results.Evidence{CPUBusyPct: o.CPUBusyPct, DriverCPUPct: driverPct, CPUOutsidePct: o.CPUOutsidePct}
 	if d := o.Disk; d != nil {
 		ev.DiskUtilPct, ev.DiskAwaitMs, ev.DiskReadIOPS = d.UtilPct, d.AwaitMs, d.RIOPS
@@ -167,7 +170,8 @@ func evidence(o *results.Observe, driverPct *float64, opts Options) *results.Evi
 			ev.DBReadsPerS = &r
 		}
 	}
-	if class, share := topWait(o.Waits); class != "" {
+	class, wait, share := topWait(o.Waits, opts.Waits)
+	if class != "" {
 		ev.TopWait, ev.TopWaitSharePct = class, &share
 	}
 	if opts.Load != nil {
@@ -177,12 +181,12 @@ func evidence(o *results.Observe, driverPct *float64, opts Options) *results.Evi
 		share := math.Round(math.Min(1000, 1000*f.FlushMs/f.CommitMs)) / 10
 		ev.FlushSharePct = &share
 	}
-	return ev
+	return ev, wait
 }
 
 // firstRule is the first rule that holds, in order, with its sentence;
-// "" when none does.
-func firstRule(ev *results.Evidence, opts Options) (string, string) {
+// "" when none does. wait is the kind of the evidence's top wait.
+func firstRule(ev *results.Evidence, wait terms.WaitKind, opts Options) (string, string) {
 	at := func(v *float64, threshold float64) bool { return v != nil && *v >= threshold }
 	// A device busy most of the window is saturated unless the device
 	// step shows it did far less than it can.
@@ -205,11 +209,11 @@ func firstRule(ev *results.Evidence, opts Options) (string, string) {
 	case at(ev.FlushSharePct, FlushSharePct):
 		return Storage, fmt.Sprintf("the %s flush took %.0f%% of a commit's time (%s %.3f ms of %.3f ms; ≥ %.0f%%): the device's flush path set the pace",
 			opts.log(), *ev.FlushSharePct, opts.Flush.Source, opts.Flush.FlushMs, opts.Flush.CommitMs, FlushSharePct)
-	case at(ev.TopWaitSharePct, WaitSharePct) && (ev.TopWait == "Lock" || ev.TopWait == "LWLock"):
+	case at(ev.TopWaitSharePct, WaitSharePct) && wait == terms.LockWait:
 		return Lock, fmt.Sprintf("%s waits took %.0f%% of the database's time (≥ %.0f%%)", ev.TopWait, *ev.TopWaitSharePct, WaitSharePct)
-	case at(ev.TopWaitSharePct, WaitSharePct) && ev.TopWait == "WAL":
+	case at(ev.TopWaitSharePct, WaitSharePct) && wait == terms.CommitWait:
 		return WAL, fmt.Sprintf("%s writes and syncs took %.0f%% of the database's time (≥ %.0f%%)", opts.log(), *ev.TopWaitSharePct, WaitSharePct)
-	case at(ev.TopWaitSharePct, WaitSharePct) && ev.TopWait == "IO":
+	case at(ev.TopWaitSharePct, WaitSharePct) && wait == terms.StorageWait:
 		return Storage, fmt.Sprintf("data-file I/O took %.0f%% of the database's time (≥ %.0f%%): the device's latency set the pace at this concurrency", *ev.TopWaitSharePct, WaitSharePct) + moreToGive(opts.Load)
 	case at(ev.HitPct, HitPct) && !opts.Writes && opts.Flush == nil:
 		return Cache, fmt.Sprintf("%.1f%% of the blocks read were found in the database cache (≥ %.0f%%), and neither CPU nor device was saturated", *ev.HitPct, HitPct)
@@ -236,31 +240,21 @@ func hostCaveat(ev *results.Evidence) string {
 	return fmt.Sprintf("; caveat: processes outside calibra and the database used %.0f%% of the machine", *ev.CPUOutsidePct)
 }
 
-// topWait sums the waits by class, WAL I/O counted apart from data-file
-// I/O, and returns the largest with its share; CPU is not a wait.
-func topWait(waits []results.Wait) (string, float64) {
-	shares := map[string]float64{}
+// topWait sums the waits by the class kindOf puts each under and returns
+// the largest, with its kind and share; a session on CPU is not waiting.
+// Without kindOf no wait is judged.
+func topWait(waits []results.Wait, kindOf terms.WaitKinds) (string, terms.WaitKind, float64) {
+	if kindOf == nil {
+		return "", terms.OtherWait, 0
+	}
+	shares, kinds := map[string]float64{}, map[string]terms.WaitKind{}
 	for _, w := range waits {
-		class := w.Class
-		switch {
-		case class == "CPU":
+		class, kind := kindOf(w.Class, w.Event)
+		if kind == terms.OnCPU {
 			continue
-		case class == "IO" && strings.HasPrefix(strings.ToUpper(w.Event), "WAL"): // WalSync from 17
-			class = "WAL"
-		// MariaDB's performance_schema: row and metadata locks, and the
-		// latches (mutexes, rw-locks) that play LWLock's part; the redo
-		// log's file I/O is its WAL.
-		// Waiting for another backend's WAL write or flush is the WAL's.
-		case class == "LWLock" && strings.HasPrefix(w.Event, "WALWrite"):
-			class = "WAL"
-		case strings.HasPrefix(class, "lock/") || strings.HasPrefix(class, "synch/"):
-			class = "Lock"
-		case class == "io/file" && strings.Contains(w.Event, "log_file"):
-			class = "WAL"
-		case class == "io/file": // the data files'
-			class = "IO"
 		}
 		shares[class] += w.SharePct
+		kinds[class] = kind
 	}
 	best, top := "", 0.0
 	for class, share := range shares {
@@ -268,5 +262,5 @@ func topWait(waits []results.Wait) (string, float64) {
 			best, top = class, share
 		}
 	}
-	return best, top
+	return best, kinds[best], top
 }

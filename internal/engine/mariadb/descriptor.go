@@ -7,6 +7,7 @@ import (
 	"log"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -49,7 +50,7 @@ func init() {
 				Holds: "a Galera cluster's nodes (--galera), each with its temporary directory"}},
 		RemoveStaleSockets: RemoveStaleSockets,
 		EphemeralSettings:  []string{"port", "innodb_log_group_home_dir", "tmpdir"},
-		Options: []engine.Option{{Flag: galeraFlag, Key: "galera", Int: true, Role: "makes a MariaDB Galera cluster",
+		Options: []engine.Option{{Flag: galeraFlag, Key: "galera", Int: true, Nodes: true, Role: "makes a MariaDB Galera cluster",
 			Usage: fmt.Sprintf("a Galera cluster of N managed nodes on this machine (1 to %d; PATH/%s-galera-K), users spread over them; needs galera-4", MaxClusterNodes, DataDirName)}},
 		CheckOptions: checkGalera,
 		Servers:      galeraNodes,
@@ -71,6 +72,24 @@ var words = terms.Words{
 		{Field: "data_writes", Head: "data file writes"}, {Field: "row_lock_waits", Head: "row lock waits"}, {Field: "row_lock_avg_ms", Head: "row lock ms"}},
 	CountersOf: "InnoDB",
 	Cluster:    "Galera cluster",
+	WaitKind:   waitKind,
+}
+
+// waitKind is what a performance_schema wait means to the verdict: row and
+// metadata locks and the latches (mutexes, rw-locks) are one class of
+// locks; the redo log's file I/O is apart from the data files'.
+func waitKind(class, event string) (string, terms.WaitKind) {
+	switch {
+	case class == "CPU":
+		return class, terms.OnCPU
+	case strings.HasPrefix(class, "lock/"), strings.HasPrefix(class, "synch/"):
+		return "Lock", terms.LockWait
+	case class == "io/file" && strings.Contains(event, "log_file"):
+		return "WAL", terms.CommitWait
+	case class == "io/file":
+		return "IO", terms.StorageWait
+	}
+	return class, terms.OtherWait
 }
 
 func open(ctx context.Context, cfg engine.Config) (engine.Engine, error) {

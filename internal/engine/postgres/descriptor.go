@@ -80,6 +80,24 @@ var words = terms.Words{
 		{Field: "hit_pct", Head: "hit %"}, {Field: "data_file_read_avg_ms", Head: "data file read ms"}, {Field: "wal_write_avg_ms", Head: "WAL write ms"},
 		{Field: "wal_sync_avg_ms", Head: "WAL sync ms"}, {Field: "checkpoints", Head: "checkpoints"}},
 	StandbyLag: "pg_stat_replication",
+	WaitKind:   waitKind,
+}
+
+// waitKind is what a pg_stat_activity wait means to the verdict: the WAL's
+// I/O (WalSync from 17) and waits for another backend's WAL write are the
+// WAL's, apart from the data files' I/O; locks and LWLocks stay apart.
+func waitKind(class, event string) (string, terms.WaitKind) {
+	switch {
+	case class == "CPU":
+		return class, terms.OnCPU
+	case class == "IO" && strings.HasPrefix(strings.ToUpper(event), "WAL"), class == "LWLock" && strings.HasPrefix(event, "WALWrite"):
+		return "WAL", terms.CommitWait
+	case class == "IO":
+		return class, terms.StorageWait
+	case class == "Lock", class == "LWLock":
+		return class, terms.LockWait
+	}
+	return class, terms.OtherWait
 }
 
 // Open prepares k's engine as cfg says; it starts nothing.
