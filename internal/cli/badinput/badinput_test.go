@@ -17,6 +17,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/cli/clitest"
 
 	"github.com/calibra-bench/calibra/internal/engine"
+	"github.com/calibra-bench/calibra/internal/engine/mariadb"
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/pathlock"
 )
@@ -31,6 +32,19 @@ type badCase struct {
 	lines int      // lines on stderr when not one
 	env   []string // KEY=VALUE set for the case
 	needs string   // "root": the answer needs root and a PostgreSQL server
+}
+
+// standbyMakers are "--replicas is" and the replication of each engine
+// that makes standbys, as the refusal on an engine that makes none names
+// them all.
+func standbyMakers() []string {
+	want := []string{"--replicas is "}
+	for _, d := range engine.Descriptors() {
+		if d.Standbys != nil {
+			want = append(want, d.Standbys.What)
+		}
+	}
+	return want
 }
 
 // fixtureRuns are the golden run directories.
@@ -154,7 +168,7 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{name: "build: wal path others can write", args: []string{"oltp", "build", "--wal-path", shared, "--path", dir}, want: []string{shared + " is writable by other accounts", "chmod go-w"}},
 		{name: "build: path others can write", args: []string{"oltp", "build", "--path", shared}, want: []string{shared + " is writable by other accounts", "chmod go-w"}},
 		{name: "run: replicas with a dsn", args: []string{"oltp", "run", "--replicas", "1", "--dsn", closed}, want: []string{"--replicas makes standbys of the managed instance", "drop --dsn"}},
-		{name: "build: replicas on mariadb", args: []string{"oltp", "build", "--replicas", "1", "--engine", "mariadb", "--path", dir}, want: []string{"--replicas is PostgreSQL streaming replication, and the engine is MariaDB"}},
+		{name: "build: replicas on mariadb", args: []string{"oltp", "build", "--replicas", "1", "--engine", "mariadb", "--path", dir}, want: append(standbyMakers(), "and the engine is "+engine.Title(mariadb.Name))},
 		{name: "run: negative replicas", args: []string{"oltp", "run", "--replicas", "-1", "--path", dir}, want: []string{"--replicas -1 is negative"}},
 		{name: "run: too many replicas", args: []string{"oltp", "run", "--replicas", "9", "--path", dir}, want: []string{"--replicas 9 is more standbys", "at most 8"}},
 		{name: "run: bad sync", args: []string{"oltp", "run", "--replicas", "1", "--sync", "quorum", "--path", dir}, want: []string{`--sync "quorum" is not a synchronous replication mode`, "off, on or remote_apply"}},

@@ -4,6 +4,8 @@
 // PostgreSQL under another name, registered with its own descriptor and
 // dialects. It passes the conformance suite and a whole oltp build and
 // run through the command line, and no file outside this one changes.
+// Its name is plainly a fixture's, so a real engine (a PostgreSQL twin
+// of its own) never meets it at registration.
 package twin
 
 import (
@@ -31,7 +33,7 @@ import (
 )
 
 // name is the third engine's.
-const name = "pgtwin"
+const name = "seamfixture"
 
 // target is PostgreSQL's, under another name: its capabilities (restart,
 // templates, kill, counters) come with it.
@@ -41,7 +43,7 @@ func (t target) Name() string { return name }
 
 // kind is PostgreSQL under the third engine's name, in directories of its
 // own and with no options: PostgreSQL keeps --pg-bin.
-var kind = postgres.Kind{Name: name, Title: "PgTwin", Dirs: postgres.Dirs{Data: "calibra-twin", WAL: "calibra-twin-wal", Replica: "calibra-twin-replica-"}}
+var kind = postgres.Kind{Name: name, Title: "SeamFixture", Dirs: postgres.Dirs{Data: "calibra-seamfixture", WAL: "calibra-seamfixture-wal", Replica: "calibra-seamfixture-replica-"}}
 
 func init() {
 	d := postgres.Descriptor(kind, func(ctx context.Context, cfg engine.Config) (engine.Engine, error) {
@@ -104,7 +106,7 @@ func TestEngineTwinRunsOLTPThroughTheCommandLine(t *testing.T) {
 		}
 	}
 	said := calibra("", "clean")
-	for _, title := range []string{"PgTwin", "PostgreSQL"} {
+	for _, title := range []string{kind.Title, "PostgreSQL"} {
 		if !strings.Contains(said, "removed the managed "+title+" instance") {
 			t.Errorf("clean did not say it removed the %s instance:\n%s", title, said)
 		}
