@@ -94,7 +94,7 @@ func TestInChromium(t *testing.T) {
 	}
 
 	var drawn []bool
-	run("draw the trend", chromedp.Navigate(f.srv.URL+base+"/trend?metric=oltp.nopm"),
+	run("draw the trend", chromedp.Navigate(f.srv.URL+base+"/trend?metric=oltp.nopm&per=run"),
 		chromedp.Poll(`document.documentElement.hasAttribute('data-points')`, nil), chromedp.Evaluate(pointsDrawnJS, &drawn))
 	if len(drawn) != 5 {
 		t.Errorf("the trend has %d points, want 5 (the runs that measured oltp.nopm)", len(drawn))

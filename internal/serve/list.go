@@ -1,14 +1,16 @@
 package serve
 
 import (
+	"cmp"
 	_ "embed"
 	"html/template"
 	"net/http"
 	"net/url"
 	"path"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/calibra-bench/calibra/internal/report/assets"
 	"github.com/calibra-bench/calibra/internal/results"
@@ -46,62 +48,66 @@ type errorPage struct {
 	Text string
 }
 
-// DefaultLimit is how many runs the list shows before "show all".
-const DefaultLimit = 500
+// DefaultLimit is how many runs a page of the list shows.
+const DefaultLimit = 100
 
-// column is a sortable column of the run list.
-type column struct {
-	Key, Title string
-	order      func(a, b *store.Row) int
-}
+// column is a sortable column of the run list: its key is the store's
+// (store.OrderColumns).
+type column struct{ Key, Title string }
 
-var columns = []column{
-	{"started", "started (UTC)", func(a, b *store.Row) int { return a.StartedAt.Compare(b.StartedAt) }},
-	{"label", "label", func(a, b *store.Row) int { return strings.Compare(a.Label, b.Label) }},
-	{"status", "status", func(a, b *store.Row) int { return strings.Compare(a.Status, b.Status) }},
-	{"engine", "engine", func(a, b *store.Row) int { return strings.Compare(a.Engine, b.Engine) }},
-	{"host", "host", func(a, b *store.Row) int { return strings.Compare(a.Host, b.Host) }},
-	{"storage", "storage", func(a, b *store.Row) int { return strings.Compare(a.Storage, b.Storage) }},
-	{"study", "study", func(a, b *store.Row) int { return strings.Compare(a.Study, b.Study) }},
-	{"figures", "figures", func(a, b *store.Row) int { return a.Figures - b.Figures }},
-}
+var columns = []column{{"started", "started (UTC)"}, {"label", "label"}, {"status", "status"}, {"engine", "engine"},
+	{"host", "host"}, {"storage", "storage"}, {"study", "study"}, {"figures", "figures"}}
 
-// listQuery is the run list's filter, sort and limit, from the URL.
+// listQuery is the run list's filters, sort and page, from the URL.
 type listQuery struct {
-	Label, Engine, Status string
-	Sort                  string // a column's key, "-" first for descending
-	Limit                 int
+	Label, Engine, Status, Host, Storage string
+	Since, Until                         string // days, 2006-01-02, both included
+	Sort                                 string // a column's key, "-" first for descending
+	Limit, Page                          int    // runs a page (0: all), from page 1
 }
+
+// day is the date format of the list's range.
+const day = "2006-01-02"
 
 func parseListQuery(v url.Values) (listQuery, string) {
-	q := listQuery{Label: v.Get("label"), Engine: v.Get("engine"), Status: v.Get("status"), Sort: v.Get("sort"), Limit: DefaultLimit}
-	if q.Sort == "" {
-		q.Sort = "-started"
+	q := listQuery{Label: v.Get("label"), Engine: v.Get("engine"), Status: v.Get("status"), Host: v.Get("host"), Storage: v.Get("storage"),
+		Since: v.Get("since"), Until: v.Get("until"), Sort: cmp.Or(v.Get("sort"), "-started"), Limit: DefaultLimit, Page: 1}
+	for what, glob := range map[string]string{"label": q.Label, "host": q.Host, "storage": q.Storage} {
+		if _, err := path.Match(glob, ""); err != nil {
+			return q, "the " + what + " " + strconv.Quote(glob) + " is not a glob: use * ? and [...] as a shell does, e.g. array-*"
+		}
 	}
-	if _, err := path.Match(q.Label, ""); err != nil {
-		return q, "the label " + strconv.Quote(q.Label) + " is not a glob: use * ? and [...] as a shell does, e.g. array-*"
+	for _, d := range []string{q.Since, q.Until} {
+		if _, err := time.Parse(day, d); d != "" && err != nil {
+			return q, strconv.Quote(d) + " is not a day: give it as 2026-03-02"
+		}
 	}
-	if columnOf(q.Sort) == nil {
+	if _, ok := store.OrderColumns[strings.TrimPrefix(q.Sort, "-")]; !ok {
 		return q, "sort " + strconv.Quote(q.Sort) + " names no column"
 	}
-	if l := v.Get("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 0 {
-			return q, "limit " + strconv.Quote(l) + " is not a number of runs (0 for all)"
+	for name, n := range map[string]*int{"limit": &q.Limit, "page": &q.Page} {
+		if l := v.Get(name); l != "" {
+			k, err := strconv.Atoi(l)
+			if err != nil || k < 0 || name == "page" && k < 1 {
+				return q, name + " " + strconv.Quote(l) + " is not a number of runs (limit 0 for all) or a page (from 1)"
+			}
+			*n = k
 		}
-		q.Limit = n
 	}
 	return q, ""
 }
 
-func columnOf(sortKey string) *column {
-	key := strings.TrimPrefix(sortKey, "-")
-	for i := range columns {
-		if columns[i].Key == key {
-			return &columns[i]
-		}
+// store is the query's selection of runs, for the store.
+func (q listQuery) store() store.Query {
+	sq := store.Query{Label: q.Label, Engine: q.Engine, Status: q.Status, Host: q.Host, Storage: q.Storage, Order: q.Sort, Limit: q.Limit}
+	if q.Limit > 0 {
+		sq.Offset = (q.Page - 1) * q.Limit
 	}
-	return nil
+	sq.Since, _ = time.Parse(day, q.Since)
+	if until, err := time.Parse(day, q.Until); err == nil {
+		sq.Until = until.AddDate(0, 0, 1)
+	}
+	return sq
 }
 
 // url is the list's address with this query, changed by set.
@@ -111,7 +117,7 @@ func (q listQuery) url(set func(*listQuery)) string {
 		set(&c)
 	}
 	v := url.Values{}
-	for k, s := range map[string]string{"label": c.Label, "engine": c.Engine, "status": c.Status} {
+	for k, s := range map[string]string{"label": c.Label, "engine": c.Engine, "status": c.Status, "host": c.Host, "storage": c.Storage, "since": c.Since, "until": c.Until} {
 		if s != "" {
 			v.Set(k, s)
 		}
@@ -122,15 +128,29 @@ func (q listQuery) url(set func(*listQuery)) string {
 	if c.Limit != DefaultLimit {
 		v.Set("limit", strconv.Itoa(c.Limit))
 	}
+	if c.Page > 1 {
+		v.Set("page", strconv.Itoa(c.Page))
+	}
 	if len(v) == 0 {
 		return "/"
 	}
 	return "/?" + v.Encode()
 }
 
+// listRow is a run as the list, its JSON and its CSV give it. Status is
+// "stopped" for a run recorded as running whose heartbeat stopped.
 type listRow struct {
-	ID, URL, Started, Label, Status, Engine, Host, Storage, Study string
-	Figures                                                       int
+	ID      string `json:"id"`
+	URL     string `json:"url"`
+	Started string `json:"started"`
+	Label   string `json:"label"`
+	Status  string `json:"status"`
+	Engine  string `json:"engine"`
+	Host    string `json:"host"`
+	Storage string `json:"storage"`
+	Study   string `json:"study"`
+	Figures int    `json:"figures"`
+	Phase   string `json:"phase,omitempty"`
 }
 
 type headCell struct{ Title, URL, Arrow string }
@@ -138,49 +158,58 @@ type headCell struct{ Title, URL, Arrow string }
 type listPage struct {
 	frame
 	listQuery
-	Engines, Statuses     []string
-	Columns               []headCell
-	Rows                  []listRow
-	Shown, Matched, Total int
-	AllURL                string
+	store.Choices
+	Columns                  []headCell
+	Running, Rows            []listRow
+	Shown, Matched, Pages    int
+	AllURL, PrevURL, NextURL string
+	JSONURL, CSVURL          string
 }
 
-func (s *Server) list(w http.ResponseWriter, r *http.Request) {
+// listView is the run list: the runs recorded as running first (those
+// that stopped without a finish say so), then a page of the runs the
+// filters select, in the order asked.
+func (s *Server) listView(r *http.Request) (view, error) {
 	q, bad := parseListQuery(r.URL.Query())
 	if bad != "" {
-		s.fail(w, http.StatusBadRequest, "%s", bad)
-		return
+		return view{}, badRequest(bad)
 	}
-	all, err := s.store.History(r.Context(), store.Query{Label: q.Label})
-	if err != nil {
-		s.internal(w, err)
-		return
-	}
+	ctx := r.Context()
 	p := listPage{frame: s.frame("Runs"), listQuery: q}
-	engines, statuses := map[string]bool{}, map[string]bool{}
-	var rows []*store.Row
-	for i := range all {
-		row := &all[i]
-		engines[row.Engine], statuses[row.Status] = true, true
-		if (q.Engine == "" || row.Engine == q.Engine) && (q.Status == "" || row.Status == q.Status) {
-			rows = append(rows, row)
-		}
+	var err error
+	if p.Choices, err = s.store.Choices(ctx); err != nil {
+		return view{}, err
 	}
-	p.Engines, p.Statuses = sortedKeys(engines), sortedKeys(statuses)
-	col := columnOf(q.Sort)
-	desc := strings.HasPrefix(q.Sort, "-")
-	sort.SliceStable(rows, func(i, j int) bool {
-		if desc {
-			return col.order(rows[j], rows[i]) < 0
-		}
-		return col.order(rows[i], rows[j]) < 0
-	})
-	p.Total, p.Matched = len(all), len(rows)
-	if q.Limit > 0 && len(rows) > q.Limit {
-		rows = rows[:q.Limit]
-		p.AllURL = s.base + q.url(func(c *listQuery) { c.Limit = 0 })
+	if p.Matched, err = s.store.Matching(ctx, q.store()); err != nil {
+		return view{}, err
 	}
+	rows, err := s.store.History(ctx, q.store())
+	if err != nil {
+		return view{}, err
+	}
+	running, err := s.store.History(ctx, store.Query{Status: results.StatusRunning})
+	if err != nil {
+		return view{}, err
+	}
+	states, err := s.store.LiveStates(ctx)
+	if err != nil {
+		return view{}, err
+	}
+	p.Running = s.listRows(running, states)
+	p.Rows = s.listRows(rows, states)
 	p.Shown = len(rows)
+	if q.Limit > 0 {
+		p.Pages = max(1, (p.Matched+q.Limit-1)/q.Limit)
+		if p.Matched > q.Limit {
+			p.AllURL = s.base + q.url(func(c *listQuery) { c.Limit, c.Page = 0, 1 })
+		}
+		if q.Page > 1 {
+			p.PrevURL = s.base + q.url(func(c *listQuery) { c.Page-- })
+		}
+		if q.Page < p.Pages {
+			p.NextURL = s.base + q.url(func(c *listQuery) { c.Page++ })
+		}
+	}
 	for _, c := range columns {
 		h := headCell{Title: c.Title}
 		next := c.Key
@@ -190,20 +219,43 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 		case "-" + c.Key:
 			h.Arrow = " ↓"
 		}
-		h.URL = s.base + q.url(func(c *listQuery) { c.Sort = next })
+		h.URL = s.base + q.url(func(c *listQuery) { c.Sort, c.Page = next, 1 })
 		p.Columns = append(p.Columns, h)
 	}
-	p.Rows = make([]listRow, len(rows))
+	p.JSONURL, p.CSVURL = s.apiURL("runs", r), s.apiURL("runs.csv", r)
+	table := [][]string{{"id", "started", "label", "status", "engine", "host", "storage", "study", "figures"}}
+	for _, row := range append(slices.Clone(p.Running), p.Rows...) {
+		table = append(table, []string{row.ID, row.Started, row.Label, row.Status, row.Engine, row.Host, row.Storage, row.Study, strconv.Itoa(row.Figures)})
+	}
+	return view{name: "list", page: p, data: map[string]any{"running": p.Running, "runs": p.Rows, "matched": p.Matched, "page": q.Page, "pages": p.Pages}, table: table}, nil
+}
+
+// listRows are rows as the list shows them: a run recorded as running
+// whose heartbeat stopped is "stopped", without a finish.
+func (s *Server) listRows(rows []store.Row, states map[string]store.LiveState) []listRow {
+	out := make([]listRow, len(rows))
+	now := s.now()
 	for i, row := range rows {
 		engine := row.Engine
 		if v := strings.Fields(row.EngineVersion); len(v) > 0 {
 			engine += " " + v[0]
 		}
-		p.Rows[i] = listRow{ID: row.ID, URL: s.runURL(row.ID), Started: row.StartedAt.UTC().Format("2006-01-02 15:04:05"), Label: orDash(row.Label),
-			Status: row.Status, Engine: orDash(engine), Host: orDash(row.Host), Storage: orDash(row.Storage), Study: orDash(row.Study), Figures: row.Figures}
+		out[i] = listRow{ID: row.ID, URL: s.runURL(row.ID), Started: row.StartedAt.UTC().Format(time.DateTime), Label: orDash(row.Label),
+			Status: row.Status, Engine: orDash(engine), Host: orDash(row.Host), Storage: orDash(cmp.Or(row.Storage, row.Device)), Study: orDash(row.Study), Figures: row.Figures}
+		if row.Status == results.StatusRunning {
+			st := states[row.ID]
+			out[i].URL, out[i].Phase = s.base+"/live?run="+url.QueryEscape(row.ID), st.Phase
+			if st.Stopped(now) {
+				out[i].Status = statusStopped
+			}
+		}
 	}
-	s.render(w, "list", p)
+	return out
 }
+
+// statusStopped is how serve shows a run recorded as running whose
+// heartbeat stopped (store.StaleAfter): killed, or its host gone.
+const statusStopped = "stopped"
 
 // runURL is a run's report.
 func (s *Server) runURL(id string) string { return s.base + "/runs/" + url.PathEscape(id) + "/" }
@@ -213,23 +265,4 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		if k != "" {
-			out = append(out, k)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// render writes one of the pages.
-func (s *Server) render(w http.ResponseWriter, name string, data any) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	// A failure midway (the client went away) has no one left to tell:
-	// the status line is sent already.
-	_ = pages.ExecuteTemplate(w, name, data)
 }

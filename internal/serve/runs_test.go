@@ -108,7 +108,7 @@ func TestCompare(t *testing.T) {
 // per target, each repeated run with its median and range.
 func TestTrend(t *testing.T) {
 	f := newFixture(t)
-	resp, body := f.get(t, "/trend?metric=oltp.nopm", false)
+	resp, body := f.get(t, "/trend?metric=oltp.nopm&per=run", false)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET /trend: %d\n%.300s", resp.StatusCode, body)
 	}
@@ -132,7 +132,7 @@ func TestTrend(t *testing.T) {
 		strings.Join(got["vm:/var/tmp/calibra postgresql"], "|") != "lead-a" {
 		t.Errorf("the trend's lines: %q, want %q", got, want)
 	}
-	if _, body := f.get(t, "/trend?metric=oltp.nopm&label=repeats-*&target=vm:/var/tmp/report-a+postgresql", false); strings.Count(body, "<tr><td>2026") != 2 {
+	if _, body := f.get(t, "/trend?metric=oltp.nopm&per=run&label=repeats-*&target=vm:/var/tmp/report-a+postgresql", false); strings.Count(body, "<tr><td>2026") != 2 {
 		t.Errorf("label and target narrow the trend to repeats-a and repeats-b:\n%s", body)
 	}
 	if resp, _ := f.get(t, "/trend?metric=oltp.nothing", false); resp.StatusCode != http.StatusNotFound {

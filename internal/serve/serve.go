@@ -38,6 +38,7 @@ func Path(token string) string { return "/t/" + token + "/" }
 // Server answers the pages of one store.
 type Server struct {
 	store *store.Store
+	now   func() time.Time // the clock a heartbeat's age is read by
 	token []byte
 	base  string          // /t/TOKEN, before every address serve makes
 	hosts map[string]bool // the Host headers it answers
@@ -48,13 +49,15 @@ type Server struct {
 // in its path and name addr in its Host header (or localhost, or, when
 // listening on every interface, this host's name, or one of names).
 func New(st *store.Store, token string, addr net.Addr, names ...string) *Server {
-	s := &Server{store: st, token: []byte(token), base: strings.TrimSuffix(Path(token), "/"), hosts: hostsOf(addr, names)}
+	s := &Server{store: st, now: time.Now, token: []byte(token), base: strings.TrimSuffix(Path(token), "/"), hosts: hostsOf(addr, names)}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", s.list)
+	s.page(mux, "/{$}", "runs", s.listView)
+	s.page(mux, "/dashboard", "dashboard", s.dashboardView)
+	s.page(mux, "/live", "live", s.liveView)
+	s.page(mux, "/trend", "trend", s.trendView)
+	s.page(mux, "/regressions", "regressions", s.regressionsView)
 	mux.HandleFunc("GET /runs/{id}/{file...}", s.runFile)
 	mux.HandleFunc("GET /compare", s.compare)
-	mux.HandleFunc("GET /trend", s.trend)
-	mux.HandleFunc("GET /regressions", s.regressions)
 	mux.HandleFunc("GET /static/{name}", s.static)
 	s.pages = http.StripPrefix(s.base, mux)
 	return s
@@ -88,8 +91,9 @@ func hostsOf(addr net.Addr, names []string) map[string]bool {
 }
 
 // ownPolicy lets calibra serve's own pages run and style only its
-// embedded files, and reach nothing outside.
-const ownPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+// embedded files, and reach nothing outside: the live page's script asks
+// serve alone for the run's new seconds.
+const ownPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
 // ServeHTTP checks the Host, where the request comes from, the method and
 // the token, then answers.
@@ -149,31 +153,40 @@ func (s *Server) internal(w http.ResponseWriter, err error) {
 const MaxRegressions = 200
 
 type regressionRun struct {
-	URL, Label, Started, Verdict, Class, Detail string
-	Figures                                     []regressionFigure
+	URL     string             `json:"url"`
+	Label   string             `json:"label"`
+	Started string             `json:"started"`
+	Verdict string             `json:"verdict"`
+	Class   string             `json:"-"`
+	Detail  string             `json:"detail"`
+	Figures []regressionFigure `json:"figures"`
 }
 
 type regressionFigure struct {
-	Step, Detail, Change, Verdict string
-	Regressed                     bool
+	Step      string `json:"step"`
+	Detail    string `json:"detail"`
+	Change    string `json:"change"`
+	Verdict   string `json:"verdict"`
+	Regressed bool   `json:"regressed"`
 }
 
 type regressionsPage struct {
 	frame
-	All  bool
-	Runs []regressionRun
+	All             bool
+	Runs            []regressionRun
+	JSONURL, CSVURL string
 }
 
-// regressions lists the runs that regressed against their baseline
+// regressionsView lists the runs that regressed against their baseline
 // (calibra run --baseline), newest first, with the figures judged; all=1
 // lists every verdict.
-func (s *Server) regressions(w http.ResponseWriter, r *http.Request) {
-	p := regressionsPage{frame: s.frame("Regressions"), All: r.URL.Query().Get("all") != ""}
+func (s *Server) regressionsView(r *http.Request) (view, error) {
+	p := regressionsPage{frame: s.frame("Regressions"), All: r.URL.Query().Get("all") != "", JSONURL: s.apiURL("regressions", r), CSVURL: s.apiURL("regressions.csv", r)}
 	verdicts, err := s.store.Regressions(r.Context(), p.All, MaxRegressions)
 	if err != nil {
-		s.internal(w, err)
-		return
+		return view{}, err
 	}
+	table := [][]string{{"started", "label", "verdict", "step", "figure", "change", "figure verdict"}}
 	for _, v := range verdicts {
 		run := regressionRun{URL: s.runURL(v.ID), Label: orDash(v.Label), Started: v.StartedAt.UTC().Format(time.DateTime), Verdict: v.Verdict, Detail: v.Detail}
 		switch v.Verdict {
@@ -188,8 +201,12 @@ func (s *Server) regressions(w http.ResponseWriter, r *http.Request) {
 				change = strconv.FormatFloat(*f.DeltaPct, 'f', 1, 64) + "%"
 			}
 			run.Figures = append(run.Figures, regressionFigure{Step: f.Step, Detail: f.Detail, Change: change, Verdict: f.Verdict, Regressed: f.Regressed})
+			table = append(table, []string{run.Started, run.Label, run.Verdict, f.Step, f.Detail, change, f.Verdict})
+		}
+		if len(v.Figures) == 0 {
+			table = append(table, []string{run.Started, run.Label, run.Verdict, "", "", "", ""})
 		}
 		p.Runs = append(p.Runs, run)
 	}
-	s.render(w, "regressions", p)
+	return view{name: "regressions", page: p, data: p.Runs, table: table}, nil
 }

@@ -246,7 +246,7 @@ func labels(body string) []string {
 // trend's data only as JSON escapes.
 func TestHostileLabelEscaped(t *testing.T) {
 	f := newFixture(t)
-	for _, path := range []string{"/", "/trend?metric=oltp.nopm"} {
+	for _, path := range []string{"/", "/trend?metric=oltp.nopm&per=run"} {
 		_, body := f.get(t, path, false)
 		if strings.Contains(body, "<script>alert(1)") {
 			t.Errorf("GET %s carries the label as markup", path)
@@ -255,7 +255,7 @@ func TestHostileLabelEscaped(t *testing.T) {
 			t.Errorf("GET %s does not show the label as text", path)
 		}
 	}
-	_, body := f.get(t, "/trend?metric=oltp.nopm", false)
+	_, body := f.get(t, "/trend?metric=oltp.nopm&per=run", false)
 	if !strings.Contains(body, `\u003cscript\u003ealert(1)\u003c/script\u003e`) {
 		t.Errorf("the trend's data does not carry the label JSON-escaped")
 	}

@@ -1,5 +1,6 @@
 // calibra serve's trend chart: one figure across runs over time, a line
-// of medians per target and each run's repeats as a bar from min to max.
+// of medians per target (a day's runs, or each run), its spread as a bar
+// from min to max, the regressed ones marked, zoomed by a slider.
 // Text goes to canvas only (richText tooltips): no label is parsed as HTML.
 (function () {
   'use strict';
@@ -15,13 +16,18 @@
     var series = [];
     data.series.forEach(function (s, i) {
       var color = palette[i % palette.length];
+      // A run (or a day with a run) that regressed against its baseline: a red mark.
+      series.push({name: s.name, type: 'scatter', symbolSize: 13, symbol: 'diamond', itemStyle: {color: '#c0504d'}, z: 5,
+        data: s.points.filter(function (p) { return p[5] > 0; }).map(function (p) { return [p[0], p[1], p[5]]; }),
+        tooltip: {formatter: function (p) { return p.value[2] + ' regressed against its baseline'; }}});
       series.push({name: s.name, type: 'line', data: s.points.map(function (p) { return [p[0], p[1]]; }),
         showSymbol: true, symbol: 'circle', symbolSize: 7, itemStyle: {color: color},
         tooltip: {formatter: function (p) {
           var q = s.points[p.dataIndex];
           var text = s.labels[p.dataIndex] + ' (' + s.name + ')\n' + new Date(q[0]).toISOString().replace('T', ' ').slice(0, 19) +
             ' UTC\nmedian ' + fmt(q[1]) + ' ' + data.unit;
-          if (q[4] > 1) text += '\nrange ' + fmt(q[2]) + ' to ' + fmt(q[3]) + ' over ' + q[4] + ' repeats';
+          if (q[4] > 1) text += '\nrange ' + fmt(q[2]) + ' to ' + fmt(q[3]) + ' over ' + q[4] + (data.per_day ? ' runs' : ' repeats');
+          if (q[5] > 0) text += '\n' + q[5] + ' regressed against its baseline';
           return text;
         }}});
       // The range of a run's repeats: a vertical bar with caps.
@@ -42,7 +48,8 @@
       animation: false,
       tooltip: {trigger: 'item', renderMode: 'richText'},
       legend: {top: 0, type: 'scroll'},
-      grid: {left: 80, right: 30, top: 40, bottom: 50},
+      grid: {left: 80, right: 30, top: 40, bottom: 90},
+      dataZoom: [{type: 'inside', xAxisIndex: 0}, {type: 'slider', xAxisIndex: 0, bottom: 10}],
       xAxis: {type: 'time', name: 'run started', nameLocation: 'middle', nameGap: 30},
       yAxis: {type: 'value', name: data.metric + (data.unit ? ' (' + data.unit + ')' : ''), nameLocation: 'middle', nameGap: 60,
         scale: true, splitLine: {lineStyle: {color: '#eee'}}},

@@ -63,9 +63,12 @@ type Latest struct {
 // Latest lists the newest run of every target (host, storage path or
 // device, engine), newest first.
 func (s *Store) Latest(ctx context.Context) ([]Latest, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT r.id FROM runs r JOIN (SELECT host, storage_path, storage_device, engine_name, max(started_at) AS newest
-		FROM runs GROUP BY host, storage_path, storage_device, engine_name) t ON r.host = t.host AND r.storage_path = t.storage_path
-		AND r.storage_device = t.storage_device AND r.engine_name = t.engine_name AND r.started_at = t.newest`)
+	// The storage is its path, or its device when it has none (as
+	// TrendPoint.Target names it): a lab's loop device changes every run.
+	rows, err := s.db.QueryContext(ctx, `SELECT r.id FROM runs r JOIN (SELECT host, storage_path,
+		CASE WHEN storage_path = '' THEN storage_device ELSE '' END AS device, engine_name, max(started_at) AS newest
+		FROM runs GROUP BY 1, 2, 3, 4) t ON r.host = t.host AND r.storage_path = t.storage_path
+		AND (t.storage_path <> '' OR r.storage_device = t.device) AND r.engine_name = t.engine_name AND r.started_at = t.newest`)
 	if err != nil {
 		return nil, err
 	}
