@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/calibra-bench/calibra/internal/report/browsertest"
+	"github.com/calibra-bench/calibra/internal/results"
 )
 
 // In headless Chromium (one for the whole test): the list loads with the
@@ -132,3 +134,87 @@ const pointsDrawnJS = `(function () {
   });
   return out;
 })()`
+
+// In Chromium: the dashboard draws a card a target with its small trend
+// and links to the runs; the live page of a run writing its seconds to
+// the store shows its counter move as they come, under serve's policy
+// (a refused request is a console error); the trend a day at a time
+// draws its points with a zoom slider.
+func TestLiveInChromium(t *testing.T) {
+	browser := browsertest.New(t)
+	f := newFixture(t)
+	ctx, cancel := chromedp.NewContext(browser.Context())
+	defer cancel()
+	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	defer cancelTimeout()
+	var errs []string
+	chromedp.ListenTarget(ctx, func(ev any) {
+		switch e := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			errs = append(errs, e.ExceptionDetails.Text)
+		case *log.EventEntryAdded:
+			if e.Entry.Level == log.LevelError {
+				errs = append(errs, e.Entry.Text)
+			}
+		}
+	})
+	var cards, sparks int
+	if err := chromedp.Run(ctx, log.Enable(), chromedp.Navigate(f.srv.URL+base+"/dashboard"),
+		chromedp.Evaluate(`document.querySelectorAll('.card').length`, &cards),
+		chromedp.Evaluate(`document.querySelectorAll('.card svg.spark polyline').length`, &sparks)); err != nil {
+		t.Fatal(err)
+	}
+	if cards < 3 || sparks == 0 {
+		t.Errorf("the dashboard shows %d targets and %d small trends", cards, sparks)
+	}
+
+	dir := copyFixture(t, "oltp-base", func(r *results.Run) {
+		r.Meta.Label, r.StartedAt, r.Steps, r.Status, r.FinishedAt = "live-b", time.Now().UTC(), nil, "", nil
+	})
+	l, err := f.store.Follow(context.Background(), dir.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.End(context.Background(), true)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		cols := []string{"oltp_phase", "oltp_tpm_client", "oltp_nopm_client", "oltp_art_ms", "oltp_p90_ms", "oltp_errors", "oltp_users"}
+		for i := 1; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(300 * time.Millisecond):
+			}
+			l.Second(time.Now(), cols, []string{"measure", strconv.Itoa(1000 + i), "450.0", "2.5", "4.0", "0", "8"})
+		}
+	}()
+	var seen []string
+	if err := chromedp.Run(ctx, chromedp.Navigate(f.srv.URL+base+"/live?run="+url.QueryEscape(l.ID))); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); len(seen) < 3 && time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
+		var tpm string
+		if err := chromedp.Run(ctx, chromedp.Evaluate(`document.getElementById('tpm').textContent`, &tpm)); err != nil {
+			t.Fatal(err)
+		}
+		if tpm != "-" && (len(seen) == 0 || seen[len(seen)-1] != tpm) {
+			seen = append(seen, tpm)
+		}
+	}
+	if len(seen) < 3 {
+		t.Errorf("the live counter showed %q: want it to move as the seconds come", seen)
+	}
+	var zooms int
+	if err := chromedp.Run(ctx, chromedp.Navigate(f.srv.URL+base+"/trend?metric=oltp.nopm"),
+		chromedp.Poll(`document.documentElement.hasAttribute('data-points')`, nil),
+		chromedp.Evaluate(`echarts.getInstanceByDom(document.getElementById('trend')).getOption().dataZoom.length`, &zooms)); err != nil {
+		t.Fatal(err)
+	}
+	if zooms != 2 {
+		t.Errorf("the trend has %d zooms, want the slider and the wheel", zooms)
+	}
+	if len(errs) > 0 {
+		t.Errorf("a script failed or the policy refused a request: %q", errs)
+	}
+}

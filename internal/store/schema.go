@@ -116,6 +116,12 @@ var migrations = []string{
 		figures TEXT NOT NULL,
 		PRIMARY KEY (run_id, seq)
 	);`,
+	// 6: serve's filters and dashboard read indexes, not the runs' rows
+	// (which hold their results.json): the statuses, engines and hosts
+	// offered, the running runs, and each target's newest run.
+	`CREATE INDEX runs_status ON runs (status, started_at);
+	CREATE INDEX runs_engine ON runs (engine_name);
+	CREATE INDEX runs_target ON runs (host, storage_path, storage_device, engine_name, started_at);`,
 }
 
 // SchemaVersion is the version this calibra writes.
