@@ -75,16 +75,6 @@ func Run(ctx context.Context, e engine.Engine, cfg Config, env Env) (*results.IO
 	return out, err
 }
 
-// CheckRights verifies that the role of a server calibra does not manage
-// may create the calibration schema, or owns it already.
-func CheckRights(ctx context.Context, e engine.Engine) error {
-	d, err := Dialects.For(e)
-	if err != nil {
-		return err
-	}
-	return d.CheckRights(ctx)
-}
-
 type runner struct {
 	d     Dialect
 	cfg   Config

@@ -53,7 +53,7 @@ func PlanDSSBuild(ctx context.Context, c *Config, b DSSBuild) (Needs, StepFunc, 
 	if err != nil {
 		return Needs{}, nil, err
 	}
-	return Needs{Database: true, MaxConns: b.Workers + 10, Bytes: need}, dssBuildBody(b.config()), nil
+	return Needs{Database: true, MaxConns: b.Workers + 10, Bytes: need, Rights: rightsOf(dss.Dialects)}, dssBuildBody(b.config()), nil
 }
 
 // PlanDSSRun checks a power test, a throughput test or both.

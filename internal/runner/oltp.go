@@ -88,7 +88,7 @@ func PlanOLTPBuild(c *Config, b OLTPBuild) (Needs, StepFunc, error) {
 	if err != nil {
 		return Needs{}, nil, err
 	}
-	return Needs{Database: true, MaxConns: b.Workers + 10, Bytes: need}, func(ctx context.Context, s *Session) ([]results.Step, error) {
+	return Needs{Database: true, MaxConns: b.Workers + 10, Bytes: need, Rights: rightsOf(oltp.Dialects)}, func(ctx context.Context, s *Session) ([]results.Step, error) {
 		st, err := buildStep(ctx, s, b, c.Seed)
 		return []results.Step{st}, err
 	}, nil

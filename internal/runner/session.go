@@ -106,6 +106,9 @@ type Needs struct {
 	Flags func() map[string]any
 	// Limits, when set, bound the managed server's caches and I/O.
 	Limits *LimitsNeed
+	// Rights, when set, checks a --dsn server's account before the run
+	// directory exists (engine.CheckRights).
+	Rights func(ctx context.Context, e engine.Engine) error
 }
 
 // BuildNeed is the build a command makes when it finds no schema: the
@@ -230,6 +233,11 @@ func (e Env) Run(ctx context.Context, command string, c *Config, needs Needs, bo
 		cfg.MaxConnections, cfg.Cgroup = needs.MaxConns, cg
 		if target, err = openTarget(ctx, c, cfg); err != nil {
 			return err
+		}
+		if c.DSN != "" && needs.Rights != nil {
+			if err := needs.Rights(ctx, target); err != nil {
+				return err
+			}
 		}
 	}
 	if onPath {

@@ -400,3 +400,8 @@ func (c *conn) refresh(ctx context.Context, pick, orders, lines string) (changed
 }
 
 func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
+
+// CheckRights: a build makes its database beside the DSN's.
+func (d dialect) CheckRights(ctx context.Context) error {
+	return d.t.CheckGrants(ctx, database(d.t.Config()), mariadb.Privileges, nil, "dss build makes its tables in")
+}

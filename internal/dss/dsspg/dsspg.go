@@ -158,3 +158,6 @@ func (c conn) DeleteCopied(ctx context.Context, shift, n int64) (int64, error) {
 	DELETE FROM lineitem WHERE l_orderkey IN (SELECT o_orderkey FROM victim)`,
 		shift, limit))
 }
+
+// CheckRights: a build makes the workload's schema.
+func (d dialect) CheckRights(ctx context.Context) error { return d.t.CheckCreate(ctx, dss.Schema) }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/limits"
 	"github.com/calibra-bench/calibra/internal/proc"
@@ -76,6 +77,15 @@ func Prepare(ctx context.Context, cfg TargetConfig) (*Target, error) {
 			return nil, fmt.Errorf("read server settings: %w", err)
 		}
 		t.exactTx = transactionsInstrumented(ctx, db)
+		// This session closes before the command opens its own.
+		var free int
+		if err := db.QueryRowContext(ctx, `SELECT @@max_connections - CAST(VARIABLE_VALUE AS UNSIGNED) + 1
+			FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'THREADS_CONNECTED'`).Scan(&free); err != nil {
+			return nil, fmt.Errorf("read the server's free connections: %w", err)
+		}
+		if err := engine.CheckConnections(free, cfg.MaxConnections); err != nil {
+			return nil, err
+		}
 		return t, nil
 	}
 	bin, err := FindBinaries(cfg.Bin)

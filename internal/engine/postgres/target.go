@@ -75,6 +75,15 @@ func Prepare(ctx context.Context, cfg TargetConfig) (*Target, error) {
 		if t.Info.Version, t.Info.Settings, err = Describe(ctx, conn); err != nil {
 			return nil, fmt.Errorf("read server settings: %w", err)
 		}
+		// This session closes before the command opens its own.
+		var free int
+		if err := conn.QueryRow(ctx, `SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int
+			- (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend') + 1`).Scan(&free); err != nil {
+			return nil, fmt.Errorf("read the server's free connections: %w", err)
+		}
+		if err := engine.CheckConnections(free, cfg.MaxConnections); err != nil {
+			return nil, err
+		}
 		return t, nil
 	}
 	bin, err := findBinaries(cfg.PGBin, cfg.Kind.BinFlag)

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -63,26 +64,11 @@ func (d dialect) Connect(ctx context.Context) (iocal.Conn, error) {
 	return conn{db}, nil
 }
 
-// CheckRights tries what the calibration does first, creating its
-// database (a no-op when it exists): the grants that allow it can be
-// global, per database or by wildcard, which only the server resolves.
+// CheckRights: the calibration makes its own database and flushes its
+// data to the files (FLUSH TABLES ... FOR EXPORT, which needs RELOAD and
+// LOCK TABLES).
 func (d dialect) CheckRights(ctx context.Context) error {
-	db, err := d.open(ctx)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	_, err = db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS "+iocal.Schema)
-	var myErr *mysql.MySQLError
-	if errors.As(err, &myErr) && (myErr.Number == 1044 || myErr.Number == 1142) {
-		cfg := d.t.Config()
-		return fault.Input(fmt.Sprintf("run 'GRANT ALL ON %s.* TO %s' on the server, or use an account that has it", iocal.Schema, cfg.User),
-			"the --dsn account %s may not create the database %s beside %s", cfg.User, iocal.Schema, cfg.DBName)
-	}
-	if err != nil {
-		return fmt.Errorf("check the rights of --dsn: %w", err)
-	}
-	return nil
+	return d.t.CheckGrants(ctx, iocal.Schema, append(slices.Clip(mariadb.Privileges), "LOCK TABLES"), []string{"RELOAD"}, "iocal makes its data in and flushes to the storage")
 }
 
 func (dialect) Methods() iocal.Methods {

@@ -16,7 +16,6 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
-	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/iocal"
 )
 
@@ -42,24 +41,10 @@ func (d dialect) Connect(ctx context.Context) (iocal.Conn, error) {
 }
 
 func (d dialect) CheckRights(ctx context.Context) error {
-	c, err := postgres.Connect(ctx, d.t.ConnConfig())
-	if err != nil {
+	if err := d.t.CheckCreate(ctx, iocal.Schema); err != nil {
 		return err
 	}
-	defer c.Close(context.Background())
-	var ok bool
-	var role, db string
-	err = c.QueryRow(ctx, `SELECT has_database_privilege(current_database(), 'CREATE')
-	    OR EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1 AND pg_has_role(nspowner, 'USAGE')),
-	  current_user, current_database()`, iocal.Schema).Scan(&ok, &role, &db)
-	if err != nil {
-		return fmt.Errorf("check the rights of --dsn: %w", err)
-	}
-	if !ok {
-		return fault.Input(fmt.Sprintf("run 'GRANT CREATE ON DATABASE %s TO %s' on the server, or use a role that has it", db, role),
-			"the --dsn role %s may not create the schema %s in the database %s (it needs CREATE on the database)", role, iocal.Schema, db)
-	}
-	return nil
+	return d.t.CheckCheckpoint(ctx)
 }
 
 func (dialect) Methods() iocal.Methods {

@@ -156,3 +156,9 @@ func mysqlErr(err error) (*mysql.MySQLError, bool) {
 	ok := errors.As(err, &e)
 	return e, ok
 }
+
+// CheckRights: a build makes its tables and procedures in the DSN's
+// database.
+func (d dialect) CheckRights(ctx context.Context) error {
+	return d.t.CheckGrants(ctx, d.t.Config().DBName, mariadb.Privileges, nil, "oltp build makes its tables and procedures in")
+}

@@ -65,3 +65,6 @@ func (d dialect) Templates() engine.Resetter {
 	}
 	return d.t
 }
+
+// CheckRights: a build makes the workload's schema.
+func (d dialect) CheckRights(ctx context.Context) error { return d.t.CheckCreate(ctx, oltp.Schema) }

@@ -26,7 +26,7 @@ func TestNoCommandLineHoldsThePassword(t *testing.T) {
 	if err := os.WriteFile(dsnFile, []byte(clitest.ExistingServer(t, path)("calibra:"+password, "calibra")), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd, lines, seen := clitest.StartUntil(t, "iocal: loading", "iocal", "--dsn-file", dsnFile, "--size", "64MiB", "--progress", "plain",
+	cmd, lines, seen := clitest.StartUntil(t, "iocal: loading", "iocal", "--dsn-file", dsnFile, "--size", "64MiB", "--jobs", "1,2", "--progress", "plain",
 		"--out", filepath.Join(t.TempDir(), "run"))
 	if len(seen) == 0 || !strings.HasPrefix(seen[len(seen)-1], "iocal: loading") {
 		t.Fatalf("iocal never started loading:\n%s", strings.Join(seen, "\n"))

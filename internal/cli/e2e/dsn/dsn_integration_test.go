@@ -1,0 +1,89 @@
+//go:build integration
+
+package dsn
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/calibra-bench/calibra/internal/cli/clitest"
+	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/oltp/oltptest"
+	"github.com/calibra-bench/calibra/internal/results"
+)
+
+var shipped = map[string]func(*testing.T) server{"postgresql": postgresAsShipped, "mariadb": mariadbAsShipped}
+
+// Every command that takes --dsn, as a least-privilege account of a
+// server with the settings it ships with: oltp build, run (with the
+// database's own transaction count, which MariaDB without
+// performance_schema reads from its handler counters) and check, and
+// iocal. The counters of these servers are young; the reads of counters
+// past 2^31 are tested on literal values beside each engine's query
+// (mariadb's TestTheHandlerCountReadsLargeCounters).
+func TestEveryDSNPathOnServersAsShipped(t *testing.T) {
+	for name, start := range shipped {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s := start(t)
+			outs := t.TempDir()
+			run := filepath.Join(outs, "run")
+			for _, args := range [][]string{
+				{"oltp", "build", "--warehouses", "1", "--out", filepath.Join(outs, "build")},
+				append([]string{"oltp", "run", "--users", "2", "--rampup", "1s", "--out", run}, oltptest.Paced("procedures")...),
+				{"oltp", "check", "--out", filepath.Join(outs, "check")},
+				{"iocal", "--size", "64MiB", "--jobs", "1,2", "--tests", "random,wal", "--point", "2s", "--out", filepath.Join(outs, "iocal")},
+			} {
+				clitest.MustRun(t, 0, append(args, "--dsn-file", s.dsnFile, "--progress", "none")...)
+			}
+			if _, o := clitest.LastStep[*results.OLTP](t, run); o.NOPM == nil || *o.NOPM <= 0 || o.TPMDB == nil || *o.TPMDB <= 0 {
+				t.Errorf("oltp run: nopm %v, tpm_db %v (missing %v): want both measured", o.NOPM, o.TPMDB, o.Missing)
+			}
+		})
+	}
+}
+
+// A --dsn account without a grant a command needs, or a server with too
+// few connections for it, is refused before the run starts: exit 2, one
+// sentence naming what is missing and the statement that gives it, and
+// no run directory.
+func TestAMissingGrantIsNamedBeforeTheRun(t *testing.T) {
+	cases := []struct {
+		engine string
+		revoke string
+		args   []string
+		want   string
+	}{
+		{"postgresql", "REVOKE CREATE ON DATABASE bench FROM bench", []string{"oltp", "build", "--warehouses", "1"}, "'GRANT CREATE ON DATABASE bench TO bench'"},
+		{"postgresql", "REVOKE CREATE ON DATABASE bench FROM bench", []string{"dss", "build", "--sf", "0.01"}, "'GRANT CREATE ON DATABASE bench TO bench'"},
+		{"postgresql", "REVOKE pg_checkpoint FROM bench", []string{"iocal", "--size", "64MiB", "--jobs", "1,2"}, "'GRANT pg_checkpoint TO bench'"},
+		// iocal's default sweep, to 256 jobs, on a server's default 100
+		// (PostgreSQL) or 151 (MariaDB) connections.
+		{"postgresql", "", []string{"iocal", "--size", "64MiB"}, "raise max_connections"},
+		{"mariadb", "REVOKE CREATE ROUTINE, ALTER ROUTINE ON bench.* FROM bench@localhost", []string{"oltp", "build", "--warehouses", "1"}, "lacks CREATE ROUTINE, ALTER ROUTINE on the database bench"},
+		{"mariadb", "REVOKE ALL ON bench_tpch.* FROM bench@localhost", []string{"dss", "build", "--sf", "0.01"}, "'GRANT ALL ON bench_tpch.* TO 'bench'@'localhost''"},
+		{"mariadb", "REVOKE RELOAD ON *.* FROM bench@localhost", []string{"iocal", "--size", "64MiB", "--jobs", "1,2"}, "'GRANT RELOAD ON *.* TO 'bench'@'localhost''"},
+		{"mariadb", "", []string{"iocal", "--size", "64MiB"}, "raise max_connections"},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%s %s %s", c.engine, c.args[0], c.revoke), func(t *testing.T) {
+			t.Parallel()
+			s := shipped[c.engine](t)
+			if c.revoke != "" {
+				s.admin(t, c.revoke)
+			}
+			out := filepath.Join(t.TempDir(), "run")
+			code, _, stderr := clitest.Run(t, append(c.args, "--dsn-file", s.dsnFile, "--progress", "none", "--out", out)...)
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
+			if code != fault.ExitInput || len(lines) != 1 || !strings.Contains(lines[0], c.want) {
+				t.Errorf("exit %d, want %d with one sentence holding %s:\n%s", code, fault.ExitInput, c.want, stderr)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("the refused run made its run directory %s (%v)", out, err)
+			}
+		})
+	}
+}
