@@ -182,7 +182,7 @@ writes results.json and a report to a run directory.`,
 	})
 	root.AddCommand(a.runCommand(), a.planCommand(), a.versionCommand(), a.oltpCommand(), a.cleanCommand(), a.deviceCommand(), a.iocalCommand(),
 		a.dssCommand(), a.reportCommand(), a.compareCommand(), a.mergeCommand())
-	root.AddCommand(a.labCommand(), a.durabilityCommand(), a.storeCommand(), a.historyCommand(), a.serveCommand())
+	root.AddCommand(a.labCommand(), a.durabilityCommand(), a.storeCommand(), a.historyCommand(), a.serveCommand(), a.profileCommand())
 	for _, cmd := range root.Commands() {
 		if cmd.HasSubCommands() && !cmd.Runnable() {
 			group(cmd)

@@ -25,6 +25,8 @@ type studyFlags struct {
 	thresholds   []string
 	osCacheLimit string
 	coldStart    bool
+	// replay is --profile's study: one replay step of the profile.
+	replay replayFlags
 }
 
 func (f *studyFlags) register(cmd *cobra.Command) {
@@ -35,6 +37,7 @@ func (f *studyFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.thresholds, "threshold", nil, "add a threshold: 'KIND.METRIC OP NUMBER', e.g. 'oltp.nopm > 20000' (repeatable)")
 	fl.StringVar(&f.osCacheLimit, "os-cache-limit", "", "bound the server's page cache with a memory cgroup, e.g. 1GiB")
 	fl.BoolVar(&f.coldStart, "cold-start", false, "restart the server and drop the OS cache before every step and repeat")
+	f.replay.register(fl)
 }
 
 // studyEnv are the environment variables a study reads, between the file
@@ -199,6 +202,7 @@ func (a *app) layers() map[string]newLayer {
 		results.KindIOCal:     a.iocalLayer,
 		results.KindDSSBuild:  a.dssBuildLayer,
 		results.KindDSS:       a.dssRunLayer("run"),
+		results.KindReplay:    a.replayLayer,
 	}
 }
 
@@ -207,7 +211,10 @@ func (a *app) layers() map[string]newLayer {
 // it resolves the study as that variant runs: its target settings over
 // the study's (flags still win), under PATH/NAME, labelled with its name.
 func (a *app) resolveStudy(ctx context.Context, cmd *cobra.Command, c *runner.Config, f studyFlags, variant *study.Variant) (*runner.Study, error) {
-	st, name, err := runner.ReadStudy(ctx, f.preset, f.file)
+	st, name, err := f.replay.study(ctx, cmd, c, f)
+	if st == nil && err == nil {
+		st, name, err = runner.ReadStudy(ctx, f.preset, f.file)
+	}
 	if st == nil {
 		return nil, err
 	}

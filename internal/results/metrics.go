@@ -49,6 +49,11 @@ func Metrics(st Step) []Metric {
 		if b.Flush != nil {
 			m.add("fsyncs_per_s", b.Flush.FsyncsPerS, "/s", "")
 		}
+	case *Replay:
+		m.opt("headroom_x", b.HeadroomX, "x", HigherIsBetter)
+		for _, r := range b.Rates {
+			m.opt(r.Name+".ratio_1x", r.Ratio1x, "x", "")
+		}
 	case *Scale:
 		m.opt("max_nopm", b.MaxNOPM, "", HigherIsBetter)
 	case *OLTPBuild:
