@@ -124,7 +124,9 @@ func (b *Board) Collect(ch chan<- prometheus.Metric) {
 	defer b.mu.Unlock()
 	e := emitter{ch}
 	e.gauge(stepInfo, 1, b.step)
-	e.gauge(phaseInfo, 1, b.phase)
+	if b.phase != "" {
+		e.gauge(phaseInfo, 1, b.phase)
+	}
 	if b.oltp {
 		b.collectOLTP(e)
 	}

@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -123,3 +124,46 @@ func TestEndpointAnswers(t *testing.T) {
 }
 
 func port(e *Endpoint) string { return e.Addr()[strings.LastIndex(e.Addr(), ":")+1:] }
+
+// A scraper that has been scraping reads the run's last figures: Close
+// waits for a scrape that started after them before it stops serving.
+func TestCloseServesTheLastFigures(t *testing.T) {
+	b := NewBoard()
+	b.Step("oltp run")
+	e, err := Start(context.Background(), Options{Listen: "127.0.0.1:0"}, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func() (string, error) {
+		resp, err := http.Get("http://" + e.Addr() + "/metrics")
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		return string(body), err
+	}
+	if _, err := get(); err != nil {
+		t.Fatal(err)
+	}
+	b.Step("finished")
+	closed := make(chan error, 1)
+	go func() { closed <- e.Close(true) }()
+	var last string
+	for {
+		select {
+		case err := <-closed:
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(last, `step="finished"`) {
+				t.Errorf("the last scrape before Close returned did not hold the final figures:\n%s", last)
+			}
+			return
+		default:
+		}
+		if body, err := get(); err == nil {
+			last = body
+		}
+	}
+}
