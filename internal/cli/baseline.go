@@ -57,7 +57,7 @@ func (f *baselineFlags) options() regress.Options {
 // judge judges the run in dir against its baseline in the results store;
 // a store that does not exist yet holds no baseline.
 func (a *app) judge(ctx context.Context, o regress.Options, dir string, r *results.Run) (*results.Baseline, error) {
-	s, err := store.OpenSpec(ctx, a.store, false)
+	s, err := a.openSpec(ctx, store.ReadOnly)
 	switch {
 	case errors.Is(err, store.ErrNoStore):
 		s = nil

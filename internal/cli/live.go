@@ -14,7 +14,7 @@ func (a *app) follow(ctx context.Context, dir string) (runner.Live, error) {
 	if a.store.None {
 		return nil, nil
 	}
-	s, err := store.OpenSpec(ctx, a.store, true)
+	s, err := a.openSpec(ctx, store.Create)
 	if err != nil {
 		return nil, err
 	}

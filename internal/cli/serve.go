@@ -53,7 +53,7 @@ work offline.`,
 			if socket != "" && cmd.Flags().Changed("listen") {
 				return fault.Input("give one of them", "--listen and --socket both say where to serve")
 			}
-			s, ok, err := a.openStore(cmd.Context(), false)
+			s, ok, err := a.openStore(cmd.Context(), store.ReadOnly)
 			if err != nil {
 				return err
 			}

@@ -61,7 +61,7 @@ func (a *app) record(ctx context.Context, dir string) string {
 		return ""
 	}
 	err := func() error {
-		s, err := store.OpenSpec(ctx, a.store, true)
+		s, err := a.openSpec(ctx, store.Create)
 		if err != nil {
 			return err
 		}
@@ -73,18 +73,36 @@ func (a *app) record(ctx context.Context, dir string) string {
 	if err != nil {
 		msg := strings.Join(strings.Fields(err.Error()), " ")
 		msg = a.store.Unnamed(msg) // the sentence names the store once
-		return results.TerminalLine(fmt.Sprintf("calibra: warning: the run was not recorded in %s (%s); record it later with 'calibra store import %s'", where, msg, dir))
+		later := "record it later with"
+		if errors.Is(err, store.ErrDamaged) {
+			later = "the run directory keeps it: once the store is repaired or replaced, record it with"
+		}
+		if strings.Contains(msg, a.store.Where()) {
+			// The store's own sentence, which names it.
+			return results.TerminalLine(fmt.Sprintf("calibra: warning: the run was not recorded: %s; %s 'calibra store import %s'", msg, later, dir))
+		}
+		return results.TerminalLine(fmt.Sprintf("calibra: warning: the run was not recorded in %s (%s); %s 'calibra store import %s'", where, msg, later, dir))
 	}
 	return "recorded in " + where + " (calibra history lists it)"
 }
 
+// openSpec opens the store for access and says on stderr what a
+// migration did to it.
+func (a *app) openSpec(ctx context.Context, access store.Access) (*store.Store, error) {
+	s, err := store.OpenSpec(ctx, a.store, access)
+	if err == nil && s.Migrated != "" {
+		fmt.Fprintln(a.stderr, results.TerminalLine(s.Migrated))
+	}
+	return s, err
+}
+
 // openStore opens the store for the store and history commands; exists
 // is false when no store file exists yet (then nothing is made).
-func (a *app) openStore(ctx context.Context, create bool) (s *store.Store, exists bool, err error) {
+func (a *app) openStore(ctx context.Context, access store.Access) (s *store.Store, exists bool, err error) {
 	if a.store.None {
 		return nil, false, fault.Input("give --store sqlite:PATH, or unset CALIBRA_STORE", "the results store is off (--store none)")
 	}
-	s, err = store.OpenSpec(ctx, a.store, create)
+	s, err = a.openSpec(ctx, access)
 	if errors.Is(err, store.ErrNoStore) {
 		return nil, false, nil
 	}
@@ -118,7 +136,7 @@ and nothing is recorded.`,
 			if err != nil {
 				return err
 			}
-			s, _, err := a.openStore(cmd.Context(), true)
+			s, _, err := a.openStore(cmd.Context(), store.Create)
 			if err != nil {
 				return err
 			}
@@ -137,13 +155,15 @@ and nothing is recorded.`,
 	check := &cobra.Command{
 		Use:   "check",
 		Short: "Check that every recorded run's directory still exists and agrees with the store",
-		Long: `Check every run in the results store: its run directory must still exist
-and its results.json must have the recorded status and number of figures.
-Each disagreement is printed; the exit code is 1 when there is any.`,
+		Long: `Check the results store: a SQLite file must pass SQLite's integrity check
+(a damaged one is named with its remedy, exit 2), and every run's directory
+must still exist with results.json at the recorded status and number of
+figures. Each disagreement is printed; the exit code is 1 when there is any.
+It only reads the store, which may lie on a read-only file system.`,
 		Example: `  calibra store check`,
 		Args:    wantArgs(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, ok, err := a.openStore(cmd.Context(), false)
+			s, ok, err := a.openStore(cmd.Context(), store.ReadOnly)
 			if err != nil {
 				return err
 			}
@@ -152,9 +172,12 @@ Each disagreement is printed; the exit code is 1 when there is any.`,
 				return nil
 			}
 			defer s.Close()
+			if err := s.CheckFile(cmd.Context()); err != nil {
+				return err
+			}
 			n, bad, err := s.Check(cmd.Context())
 			if err != nil {
-				return err
+				return s.Explain(err)
 			}
 			for _, d := range bad {
 				fmt.Fprintln(a.stdout, results.TerminalLine(d.String()))
@@ -195,7 +218,7 @@ directory.`,
 			if by == "" {
 				return fault.Input("give --by NAME", "calibra cannot tell who accepts the run (no user name)")
 			}
-			s, ok, err := a.openStore(cmd.Context(), false)
+			s, ok, err := a.openStore(cmd.Context(), store.ReadWrite)
 			if err != nil {
 				return err
 			}
@@ -279,7 +302,7 @@ take a time (2026-03-02, 2026-03-02T14:00:00Z) or an age (36h, 7d).`,
 // printHistory prints the runs q selects, or with q.Metric that figure's
 // trend, in format.
 func (a *app) printHistory(ctx context.Context, q store.Query, format string) error {
-	s, ok, err := a.openStore(ctx, false)
+	s, ok, err := a.openStore(ctx, store.ReadOnly)
 	if err != nil {
 		return err
 	}
@@ -290,7 +313,7 @@ func (a *app) printHistory(ctx context.Context, q store.Query, format string) er
 		var series []store.Series
 		if ok {
 			if series, err = s.Trend(ctx, q); err != nil {
-				return err
+				return s.Explain(err)
 			}
 		}
 		if len(series) == 0 && format != "json" {
@@ -302,7 +325,7 @@ func (a *app) printHistory(ctx context.Context, q store.Query, format string) er
 	var rows []store.Row
 	if ok {
 		if rows, err = s.History(ctx, q); err != nil {
-			return err
+			return s.Explain(err)
 		}
 	}
 	if len(rows) == 0 && format != "json" {

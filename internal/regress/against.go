@@ -41,10 +41,11 @@ func Against(ctx context.Context, s *store.Store, r *results.Run, id string, o O
 	}
 	var runs []store.BaselineRun
 	if s != nil {
-		var err error
-		if runs, b.LeftOut, err = s.Baseline(ctx, q); err != nil {
+		p, err := s.Baseline(ctx, q)
+		if err != nil {
 			return nil, err
 		}
+		runs, b.LeftOut, b.NoCopy = p.Runs, p.LeftOut, p.NoCopy
 	}
 	if len(runs) == 0 {
 		b.Verdict, b.Reason = results.BaselineNone, fmt.Sprintf("the results store holds no complete %s run of the same target (%s) that did not regress", which, t)

@@ -16,6 +16,9 @@ type Baseline struct {
 	// LeftOut are the newer stored runs of the target that regressed and
 	// no one accepted (calibra store accept): no baseline takes them.
 	LeftOut []string `json:"left_out,omitempty"`
+	// NoCopy counts the stored runs of the target passed over because the
+	// store kept no copy of their results.json (recorded before it did).
+	NoCopy int `json:"skipped_no_copy,omitempty"`
 	// Target is what "the same target" matched, in words.
 	Target string `json:"target"`
 	// MaxRegressionPct is the change in the bad direction allowed before
@@ -80,6 +83,9 @@ func (b *Baseline) Summary() string {
 	runs := Plural(len(b.Runs), "stored run")
 	if len(b.LeftOut) > 0 {
 		runs += fmt.Sprintf("; %s that regressed left out until accepted, e.g. calibra store accept %s", Plural(len(b.LeftOut), "newer run"), b.LeftOut[0])
+	}
+	if b.NoCopy > 0 {
+		runs += fmt.Sprintf("; %s skipped, recorded before the store kept results.json (calibra store import DIR keeps it)", Plural(b.NoCopy, "run"))
 	}
 	s := fmt.Sprintf("against the baseline %s (%s): %s", b.Spec, runs, b.Verdict)
 	if b.Reason != "" {

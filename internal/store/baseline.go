@@ -72,13 +72,23 @@ type BaselineRun struct {
 // (kind/name) and the metric.
 type FigureKey struct{ Step, Metric string }
 
+// Picked is what Baseline found: the runs, the regressed runs passed over
+// on the way (LeftOut), and how many runs it skipped on the way for want
+// of the store's copy of their results.json (recorded before schema 3).
+type Picked struct {
+	Runs    []BaselineRun
+	LeftOut []string
+	NoCopy  int
+}
+
 // Baseline returns the good runs of q's target that q selects, newest
 // first: complete, with the store's copy of their results.json, and not
 // regressed against their own baseline unless a person accepted them
-// (Accept). leftOut are the regressed runs passed over on the way.
-func (s *Store) Baseline(ctx context.Context, q BaselineQuery) (runs []BaselineRun, leftOut []string, err error) {
+// (Accept).
+func (s *Store) Baseline(ctx context.Context, q BaselineQuery) (Picked, error) {
+	var p Picked
 	t := q.Target
-	where := []string{"status = ?", "host = ?", "engine_name = ?", "(storage_path = ? OR storage_path = ?)", "command = ?", "study = ?", "id <> ?", "results_gz IS NOT NULL"}
+	where := []string{"status = ?", "host = ?", "engine_name = ?", "(storage_path = ? OR storage_path = ?)", "command = ?", "study = ?", "id <> ?"}
 	args := []any{results.StatusComplete, t.Host, t.Engine, t.Storage, lab.MountUnder(t.Storage), t.Command, t.Study, q.Exclude}
 	if q.Label != "" {
 		where, args = append(where, "label = ?"), append(args, q.Label)
@@ -92,28 +102,32 @@ func (s *Store) Baseline(ctx context.Context, q BaselineQuery) (runs []BaselineR
 		AND NOT EXISTS (SELECT 1 FROM accepted a WHERE a.run_id = runs.id) THEN 1 ELSE 0 END
 		FROM runs WHERE `+strings.Join(where, " AND ")+` ORDER BY started_at DESC, id DESC`), args...)
 	if err != nil {
-		return nil, nil, err
+		return p, s.Explain(err)
 	}
 	defer rows.Close()
-	for len(runs) < max(q.Limit, 1) && rows.Next() {
+	for len(p.Runs) < max(q.Limit, 1) && rows.Next() {
 		var r BaselineRun
 		var started string
 		var gz []byte
 		var regressed int
 		if err := rows.Scan(&r.ID, &r.Label, &started, &gz, &regressed); err != nil {
-			return nil, nil, err
+			return p, s.Explain(err)
 		}
-		if regressed == 1 {
-			leftOut = append(leftOut, r.ID)
+		switch {
+		case regressed == 1:
+			p.LeftOut = append(p.LeftOut, r.ID)
+			continue
+		case gz == nil:
+			p.NoCopy++
 			continue
 		}
 		r.StartedAt, _ = time.Parse(timeFormat, started)
 		if r.Results, err = decompress(gz, results.MaxResultsBytes, r.ID+"'s results.json"); err != nil {
-			return nil, nil, err
+			return p, err
 		}
-		runs = append(runs, r)
+		p.Runs = append(p.Runs, r)
 	}
-	return runs, leftOut, rows.Err()
+	return p, s.Explain(rows.Err())
 }
 
 // Accept takes run id, which regressed against its baseline, into later
@@ -127,13 +141,13 @@ func (s *Store) Accept(ctx context.Context, id, by string, at time.Time) error {
 	case errors.Is(err, sql.ErrNoRows):
 		return fault.Input("give a run id as calibra history --format csv lists it, or the run's directory", "the results store %s holds no run %s", s.Where, id)
 	case err != nil:
-		return err
+		return s.Explain(err)
 	case verdict != results.BaselineRegressed:
 		return fault.Input("accept only a run that regressed: the others are in baselines already", "run %s did not regress against its baseline", id)
 	}
 	_, err = s.db.ExecContext(ctx, s.d.rebind(`INSERT INTO accepted (run_id, accepted_by, accepted_at) VALUES (?, ?, ?)
 		ON CONFLICT (run_id) DO UPDATE SET accepted_by = excluded.accepted_by, accepted_at = excluded.accepted_at`), id, by, formatTime(at))
-	return err
+	return s.Explain(err)
 }
 
 // writeBaseline records the run's verdict against its baseline, when it

@@ -77,7 +77,7 @@ func TestBaselineSelectsTheSameTarget(t *testing.T) {
 		return runs[slices.IndexFunc(runs, func(r record) bool { return r.dir == "/runs/"+name })].id
 	}
 	// A store an older calibra filled has no copy of old's results.json:
-	// no baseline can be judged from it.
+	// no baseline can be judged from it, and the verdict counts it.
 	if _, err := s.db.Exec(`UPDATE runs SET results_gz = NULL WHERE id = ?`, id("old")); err != nil {
 		t.Fatal(err)
 	}
@@ -88,14 +88,15 @@ func TestBaselineSelectsTheSameTarget(t *testing.T) {
 		q       BaselineQuery
 		want    []string
 		leftOut []string
+		noCopy  int
 	}{
-		{"last 3", "", BaselineQuery{Target: target, Before: day(8), Limit: 3}, []string{"lab", "b1", "a3"}, nil},
-		{"label a", "", BaselineQuery{Target: target, Label: "a", Before: day(8), Limit: 5}, []string{"later", "a3", "a2", "a1"}, nil},
-		{"label a, the run itself excluded", "", BaselineQuery{Target: target, Label: "a", Exclude: id("later"), Limit: 2}, []string{"a3", "a2"}, nil},
-		{"last before day 3", "", BaselineQuery{Target: target, Before: day(3), Limit: 3}, []string{"a2", "a1"}, nil},
-		{"no such label", "", BaselineQuery{Target: target, Label: "nightly", Limit: 3}, nil, nil},
-		{"regressed runs left out", "", BaselineQuery{Target: target, Before: day(13), Limit: 2}, []string{"later", "lab"}, []string{"moved", "slow"}},
-		{"an accepted run taken in", "moved", BaselineQuery{Target: target, Before: day(13), Limit: 2}, []string{"moved", "later"}, []string{"slow"}},
+		{"last 3", "", BaselineQuery{Target: target, Before: day(8), Limit: 3}, []string{"lab", "b1", "a3"}, nil, 0},
+		{"label a", "", BaselineQuery{Target: target, Label: "a", Before: day(8), Limit: 5}, []string{"later", "a3", "a2", "a1"}, nil, 0},
+		{"label a, the run itself excluded", "", BaselineQuery{Target: target, Label: "a", Exclude: id("later"), Limit: 2}, []string{"a3", "a2"}, nil, 0},
+		{"last before day 3", "", BaselineQuery{Target: target, Before: day(3), Limit: 3}, []string{"a2", "a1"}, nil, 0},
+		{"no such label", "", BaselineQuery{Target: target, Label: "nightly", Limit: 3}, nil, nil, 0},
+		{"regressed runs left out", "", BaselineQuery{Target: target, Before: day(13), Limit: 2}, []string{"later", "lab"}, []string{"moved", "slow"}, 1},
+		{"an accepted run taken in", "moved", BaselineQuery{Target: target, Before: day(13), Limit: 2}, []string{"moved", "later"}, []string{"slow"}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.accept != "" {
@@ -103,22 +104,22 @@ func TestBaselineSelectsTheSameTarget(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			got, leftOut, err := s.Baseline(ctx, tc.q)
+			got, err := s.Baseline(ctx, tc.q)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var names, out []string
-			for _, r := range got {
+			for _, r := range got.Runs {
 				names = append(names, name(r.ID))
 				if stored, err := results.Decode(r.Results, r.ID); err != nil || stored.StartedAt != r.StartedAt {
 					t.Errorf("run %s: its stored results.json (%v)", r.ID, err)
 				}
 			}
-			for _, id := range leftOut {
+			for _, id := range got.LeftOut {
 				out = append(out, name(id))
 			}
-			if fmt.Sprint(names) != fmt.Sprint(tc.want) || fmt.Sprint(out) != fmt.Sprint(tc.leftOut) {
-				t.Errorf("runs %v left out %v, want %v %v", names, out, tc.want, tc.leftOut)
+			if fmt.Sprint(names) != fmt.Sprint(tc.want) || fmt.Sprint(out) != fmt.Sprint(tc.leftOut) || got.NoCopy != tc.noCopy {
+				t.Errorf("runs %v left out %v, %d without a copy; want %v %v %d", names, out, got.NoCopy, tc.want, tc.leftOut, tc.noCopy)
 			}
 		})
 	}

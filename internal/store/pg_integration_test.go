@@ -48,7 +48,7 @@ func TestPostgresStore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = store.OpenSpec(ctx, spec, true)
+		_, err = store.OpenSpec(ctx, spec, store.Create)
 		if err == nil || strings.Contains(err.Error(), store.StorePassword) || !strings.Contains(err.Error(), "bench:xxxxx@") {
 			t.Errorf("a wrong password: %v; want a refusal naming the store without its password", err)
 		}
@@ -67,7 +67,7 @@ func TestPostgresStore(t *testing.T) {
 			t.Fatal(err)
 		}
 		old.Close()
-		s, err := store.OpenSpec(ctx, store.Spec{URL: url("results_v1")}, true)
+		s, err := store.OpenSpec(ctx, store.Spec{URL: url("results_v1")}, store.Create)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +98,7 @@ func concurrentWriters(t *testing.T, withPassword, noPassword string) {
 			dirs = append(dirs, store.CopyRun(t, sub, name))
 		}
 		wg.Go(func() {
-			s, err := store.OpenSpec(ctx, store.Spec{URL: specs[i]}, true)
+			s, err := store.OpenSpec(ctx, store.Spec{URL: specs[i]}, store.Create)
 			if err != nil {
 				errs <- err
 				return
@@ -118,7 +118,7 @@ func concurrentWriters(t *testing.T, withPassword, noPassword string) {
 		t.Fatal(err)
 	}
 
-	s, err := store.OpenSpec(ctx, store.Spec{URL: noPassword}, false)
+	s, err := store.OpenSpec(ctx, store.Spec{URL: noPassword}, store.ReadOnly)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func twoCommands(t *testing.T, withPassword, noPassword string) {
 // --baseline's query and calibra serve's: the answers are the same.
 func baselineAndServe(t *testing.T, url string) {
 	ctx := context.Background()
-	pg, err := store.OpenSpec(ctx, store.Spec{URL: url}, true)
+	pg, err := store.OpenSpec(ctx, store.Spec{URL: url}, store.Create)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,11 +261,10 @@ func baselineAndServe(t *testing.T, url string) {
 		{Target: store.TargetOf(r), Label: "repeats-a", Exclude: ids[4], Limit: 3},
 	} {
 		got := same(fmt.Sprintf("the baseline %+v", q), func(s *store.Store) (any, error) {
-			runs, values, err := s.Baseline(ctx, q)
-			return []any{runs, values}, err
-		}).([]any)
-		if len(got[0].([]store.BaselineRun)) == 0 || len(got[1].(map[store.FigureKey][]float64)) == 0 {
-			t.Errorf("the baseline %+v: no runs or no values", q)
+			return s.Baseline(ctx, q)
+		}).(store.Picked)
+		if len(got.Runs) == 0 {
+			t.Errorf("the baseline %+v: no runs", q)
 		}
 	}
 
@@ -346,7 +345,7 @@ func BenchmarkPostgresRecord(b *testing.B) {
 	ctx := context.Background()
 	rd := store.CopyRun(b, b.TempDir(), "quick")
 	for b.Loop() {
-		s, err := store.OpenSpec(ctx, store.Spec{URL: url("results")}, true)
+		s, err := store.OpenSpec(ctx, store.Spec{URL: url("results")}, store.Create)
 		if err != nil {
 			b.Fatal(err)
 		}

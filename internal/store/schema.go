@@ -129,20 +129,25 @@ var SchemaVersion = len(migrations)
 
 // migrate takes the database to version to, each step in its own
 // transaction with the version it reaches, so a store is always at one
-// version whatever stops the migration. A store newer than this calibra
-// is refused: its schema may mean things this version does not know.
-func migrate(ctx context.Context, db *sql.DB, d dialect, to int) error {
+// version whatever stops the migration; from is the version it found. A
+// store newer than this calibra is refused: its schema may mean things
+// this version does not know.
+func migrate(ctx context.Context, db *sql.DB, d dialect, to int) (from int, err error) {
+	from = -1
 	for {
-		done, err := migrateOne(ctx, db, d, to)
+		cur, done, err := migrateOne(ctx, db, d, to)
+		if from < 0 {
+			from = cur
+		}
 		if err != nil || done {
-			return err
+			return from, err
 		}
 	}
 }
 
-// migrateOne takes the store one version on; done is true when it is at
-// version to.
-func migrateOne(ctx context.Context, db *sql.DB, d dialect, to int) (done bool, err error) {
+// migrateOne takes the store one version on from cur, the version it
+// found; done is true when it is at version to.
+func migrateOne(ctx context.Context, db *sql.DB, d dialect, to int) (cur int, done bool, err error) {
 	unreadable := func(err error) error {
 		if d.postgres {
 			return err // a server that cannot be reached, or a role without rights
@@ -151,38 +156,38 @@ func migrateOne(ctx context.Context, db *sql.DB, d dialect, to int) (done bool, 
 	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return false, unreadable(err)
+		return cur, false, unreadable(err)
 	}
 	defer tx.Rollback()
 	// Read inside the transaction, under the lock: another calibra may
 	// have migrated since.
 	if l := d.lock(); l != "" {
 		if _, err := tx.ExecContext(ctx, l); err != nil {
-			return false, err
+			return cur, false, err
 		}
 	}
 	var v sql.NullInt64
 	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
-		return false, unreadable(err)
+		return cur, false, unreadable(err)
 	}
 	if err := tx.QueryRowContext(ctx, `SELECT max(version) FROM schema_version`).Scan(&v); err != nil {
-		return false, unreadable(err)
+		return cur, false, unreadable(err)
 	}
-	cur := int(v.Int64)
+	cur = int(v.Int64)
 	if cur > len(migrations) {
-		return false, fmt.Errorf("the store has schema version %d, newer than this calibra's %d; use a newer calibra", cur, len(migrations))
+		return cur, false, fmt.Errorf("the store has schema version %d, newer than this calibra's %d; use a newer calibra", cur, len(migrations))
 	}
 	if cur >= to {
-		return true, tx.Commit()
+		return cur, true, tx.Commit()
 	}
 	if _, err := tx.ExecContext(ctx, d.schema(migrations[cur])); err != nil {
-		return false, fmt.Errorf("migrate the store to version %d: %w", cur+1, err)
+		return cur, false, fmt.Errorf("migrate the store to version %d: %w", cur+1, err)
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM schema_version`); err != nil {
-		return false, err
+		return cur, false, err
 	}
 	if _, err := tx.ExecContext(ctx, d.rebind(`INSERT INTO schema_version (version) VALUES (?)`), cur+1); err != nil {
-		return false, err
+		return cur, false, err
 	}
-	return false, tx.Commit()
+	return cur, false, tx.Commit()
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
+	"golang.org/x/sys/unix"
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver: no cgo
 
 	"github.com/calibra-bench/calibra/internal/fault"
@@ -37,25 +38,43 @@ type Store struct {
 	// Path is the SQLite file; Where names the store in a sentence (the
 	// file, or the PostgreSQL URL without its password).
 	Path, Where string
+	// Migrated is the line on stderr that says what opening the store
+	// did to it, when it migrated an older schema; "" when nothing.
+	Migrated string
 }
+
+// Access is what a command does with the store.
+type Access int
+
+const (
+	// ReadOnly: history, serve, store check and --baseline, which work on
+	// a store on a read-only file system.
+	ReadOnly Access = iota
+	// ReadWrite an existing store: store accept.
+	ReadWrite
+	// Create the store when there is none, and write it: a run's record
+	// and store import.
+	Create
+)
 
 // Open opens the SQLite store at path, making its directory (0700, as
 // calibra's own: safefs.MkdirAllOwn) and the file when they do not exist,
 // and brings its schema to this calibra's version.
 func Open(ctx context.Context, path string) (*Store, error) {
-	return open(ctx, path, true, SchemaVersion)
+	return open(ctx, path, Create, SchemaVersion)
 }
 
-// OpenExisting opens the store at path for reading and checking; a store
-// that does not exist yet is ErrNoStore (nothing is made).
+// OpenExisting opens the store at path read-only, for reading and
+// checking; a store that does not exist yet is ErrNoStore (nothing is
+// made).
 func OpenExisting(ctx context.Context, path string) (*Store, error) {
-	return open(ctx, path, false, SchemaVersion)
+	return open(ctx, path, ReadOnly, SchemaVersion)
 }
 
-// OpenSpec opens the store spec names: a SQLite file as Open does (as
-// OpenExisting without create), or a PostgreSQL database, whose tables
-// are made on first use whatever create says.
-func OpenSpec(ctx context.Context, spec Spec, create bool) (*Store, error) {
+// OpenSpec opens the store spec names for access: a SQLite file, or a
+// PostgreSQL database, whose tables are made on first use whatever access
+// says.
+func OpenSpec(ctx context.Context, spec Spec, access Access) (*Store, error) {
 	switch {
 	case spec.None:
 		return nil, errors.New("the results store is off (--store none)")
@@ -63,10 +82,8 @@ func OpenSpec(ctx context.Context, spec Spec, create bool) (*Store, error) {
 		return nil, spec.Err
 	case spec.URL != "":
 		return openPostgres(ctx, spec.URL, SchemaVersion)
-	case create:
-		return Open(ctx, spec.Path)
 	}
-	return OpenExisting(ctx, spec.Path)
+	return open(ctx, spec.Path, access, SchemaVersion)
 }
 
 // ConnectTimeout bounds the wait for a PostgreSQL store that does not
@@ -88,8 +105,16 @@ func openPostgres(ctx context.Context, dsn string, to int) (*Store, error) {
 	if cfg.RuntimeParams["application_name"] == "" {
 		cfg.RuntimeParams["application_name"] = "calibra store"
 	}
+	// A lock held by another session (the migration's, a run's record)
+	// is waited for as long as SQLite's busy timeout, then named.
+	if cfg.RuntimeParams["lock_timeout"] == "" {
+		cfg.RuntimeParams["lock_timeout"] = fmt.Sprint(BusyTimeout.Milliseconds())
+	}
 	db := stdlib.OpenDB(*cfg)
 	hide := func(err error) error {
+		if e := explain(where, true, err); e != err {
+			return e
+		}
 		text := err.Error()
 		if cfg.Password != "" {
 			text = strings.ReplaceAll(text, cfg.Password, "xxxxx")
@@ -97,25 +122,45 @@ func openPostgres(ctx context.Context, dsn string, to int) (*Store, error) {
 		// pgx gives each address tried a line: one sentence.
 		return fmt.Errorf("the PostgreSQL store %s: %s", where, strings.Join(strings.Fields(text), " "))
 	}
-	if err := migrate(ctx, db, dialect{postgres: true}, to); err != nil {
+	s := &Store{db: db, d: dialect{postgres: true}, Where: where}
+	if err := s.migrate(ctx, to); err != nil {
 		db.Close()
 		return nil, hide(err)
 	}
-	return &Store{db: db, d: dialect{postgres: true}, Where: where}, nil
+	return s, nil
 }
 
-func open(ctx context.Context, path string, create bool, to int) (*Store, error) {
+// migrate brings s's schema to version to; a store that was at an older
+// version (not a new one) gets its runs' headlines rebuilt and s.Migrated
+// says what happened.
+func (s *Store) migrate(ctx context.Context, to int) error {
+	from, err := migrate(ctx, s.db, s.d, to)
+	if err != nil || from == 0 || from >= to {
+		return err
+	}
+	rebuilt, lacking, err := rebuildHeadlines(ctx, s.db, s.d)
+	if err != nil {
+		return err
+	}
+	s.Migrated = upgraded(s.Where, from, to, rebuilt, lacking)
+	return nil
+}
+
+func open(ctx context.Context, path string, access Access, to int) (*Store, error) {
 	path, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
 	}
 	dir := filepath.Dir(path)
-	if !create {
-		if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
-			return nil, ErrNoStore
+	_, err = os.Lstat(path)
+	missing := errors.Is(err, os.ErrNotExist)
+	switch {
+	case missing && access != Create:
+		return nil, ErrNoStore
+	case access == Create:
+		if _, err := safefs.MkdirAllOwn(dir, 0o700); err != nil {
+			return nil, explain(path, false, err)
 		}
-	} else if _, err := safefs.MkdirAllOwn(dir, 0o700); err != nil {
-		return nil, err
 	}
 	// Another account must not be able to swap the file (or its -wal and
 	// -shm companions) for a link: the directory passes the rule, and
@@ -124,26 +169,158 @@ func open(ctx context.Context, path string, create bool, to int) (*Store, error)
 	if err := safefs.CheckDir(dir, "give --store sqlite:PATH in a directory only calibra's account (or root) can change"); err != nil {
 		return nil, err
 	}
-	f, err := safefs.OpenWrite(path, os.O_CREATE, 0o600)
+	if access == ReadOnly {
+		return openRead(ctx, path, to)
+	}
+	if missing {
+		if err := create(ctx, path, to); err != nil {
+			return nil, explain(path, false, err)
+		}
+	}
+	f, err := safefs.OpenWrite(path, 0, 0o600)
+	if err != nil {
+		return nil, explain(path, false, err)
+	}
+	f.Close()
+	s := &Store{db: sqliteDB(path, false, false), Path: path, Where: path}
+	// A damaged store takes no record: one that touches no damaged page
+	// would succeed, and be lost with the rest.
+	if !missing {
+		if err := checkIntegrity(ctx, s.db, path); err != nil {
+			s.db.Close()
+			return nil, err
+		}
+	}
+	if err := s.migrate(ctx, to); err != nil {
+		s.db.Close()
+		if e := explain(path, false, err); e != err {
+			return nil, e
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// sqliteDB is the SQLite file at path, for writing (in WAL mode, so
+// readers never wait for a writer) or read-only: immutable on a read-only
+// file system.
+func sqliteDB(path string, readOnly, immutable bool) *sql.DB {
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", BusyTimeout.Milliseconds()))
+	q.Add("_pragma", "foreign_keys(1)")
+	if readOnly {
+		q.Set("mode", "ro")
+		if immutable {
+			q.Set("immutable", "1")
+		}
+	} else {
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", "synchronous(NORMAL)")
+		q.Set("_txlock", "immediate") // a writer waits for the lock at BEGIN, not at its first write
+	}
+	db, _ := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q.Encode()) // connects at first use: no error here
+	return db
+}
+
+// create makes a new store at path whole or not at all: its schema is
+// made in a file beside it, which then takes the name. A full disk leaves
+// no empty results.db that later commands would take for a store.
+func create(ctx context.Context, path string, to int) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".new-*") // O_EXCL, 0600, in a directory CheckDir passed
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	f.Close()
+	defer func() {
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			_ = safefs.Remove(dir, filepath.Base(tmp)+suffix)
+		}
+	}()
+	db := sqliteDB(tmp, false, false)
+	_, err = migrate(ctx, db, dialect{}, to)
+	// Closing the last connection checkpoints the WAL into the file.
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := os.Lstat(tmp + "-wal"); err == nil {
+		return fmt.Errorf("the new store's log %s-wal was not written into it", tmp)
+	}
+	// A link, not a rename: another calibra that made the store meanwhile
+	// keeps it.
+	if err := os.Link(tmp, path); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	return nil
+}
+
+// openRead opens the store at path read-only. One at an older version is
+// migrated first, when its file system can be written.
+func openRead(ctx context.Context, path string, to int) (*Store, error) {
+	f, err := safefs.OpenInput(path)
 	if err != nil {
 		return nil, err
 	}
 	f.Close()
-	q := url.Values{}
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", BusyTimeout.Milliseconds()))
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "foreign_keys(1)")
-	q.Add("_pragma", "synchronous(NORMAL)")
-	q.Set("_txlock", "immediate") // a writer waits for the lock at BEGIN, not at its first write
-	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q.Encode())
+	s := &Store{db: sqliteDB(path, true, immutable(path)), Path: path, Where: path}
+	cur, err := s.version(ctx)
+	switch {
+	case err != nil:
+		s.db.Close()
+		return nil, explain(path, false, err)
+	case cur == to:
+		return s, nil
+	}
+	s.db.Close()
+	if cur < to && readOnlyFS(path) {
+		return nil, fault.Input("mount it read-write once and run calibra store check there (which migrates it), or read it with the calibra that recorded it",
+			"the results store %s has schema version %d, older than this calibra's %d, and lies on a read-only file system, where calibra cannot migrate it", path, cur, to)
+	}
+	w, err := open(ctx, path, ReadWrite, to)
 	if err != nil {
 		return nil, err
 	}
-	if err := migrate(ctx, db, dialect{}, to); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
+	w.Close()
+	r, err := openRead(ctx, path, to)
+	if err != nil {
+		return nil, err
 	}
-	return &Store{db: db, Path: path, Where: path}, nil
+	r.Migrated = w.Migrated
+	return r, nil
+}
+
+// version is the store's schema version; 0 for an empty file.
+func (s *Store) version(ctx context.Context) (int, error) {
+	var tables int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'schema_version'`).Scan(&tables); err != nil || tables == 0 {
+		return 0, err
+	}
+	var v sql.NullInt64
+	err := s.db.QueryRowContext(ctx, `SELECT max(version) FROM schema_version`).Scan(&v)
+	return int(v.Int64), err
+}
+
+// readOnlyFS says whether path's file system is mounted read-only.
+func readOnlyFS(path string) bool {
+	var st unix.Statfs_t
+	return unix.Statfs(filepath.Dir(path), &st) == nil && st.Flags&unix.ST_RDONLY != 0
+}
+
+// immutable says whether a reader takes the store at path as a file no
+// one changes: on a file system that is read-only or full, SQLite cannot
+// make the -shm file a reader of a WAL store needs, and no writer can
+// change it there either; a -wal file beside it that holds anything
+// (what the file lacks) rules it out.
+func immutable(path string) bool {
+	if !readOnlyFS(path) && !noRoom(path) {
+		return false
+	}
+	st, err := os.Lstat(path + "-wal")
+	return errors.Is(err, os.ErrNotExist) || err == nil && st.Size() == 0
 }
 
 // Close closes the store.
@@ -207,7 +384,8 @@ func (r Runs) IDs() []string {
 
 // Write records runs in one transaction: all of them or none. A run
 // recorded before is replaced. It returns their ids, in runs' order.
-func (s *Store) Write(ctx context.Context, runs Runs) ([]string, error) {
+func (s *Store) Write(ctx context.Context, runs Runs) (_ []string, err error) {
+	defer func() { err = s.Explain(err) }()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err

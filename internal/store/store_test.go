@@ -124,7 +124,7 @@ func TestMigrations(t *testing.T) {
 	for from := 0; from <= SchemaVersion; from++ {
 		path := filepath.Join(t.TempDir(), "results.db")
 		if from > 0 {
-			s, err := open(ctx, path, true, from)
+			s, err := open(ctx, path, Create, from)
 			if err != nil {
 				t.Fatalf("to version %d: %v", from, err)
 			}

@@ -46,6 +46,9 @@ func Main(m *testing.M, main func(args []string, stdout, stderr io.Writer) int) 
 	if _, ok := os.LookupEnv("CALIBRA_STORE"); !ok {
 		os.Setenv("CALIBRA_STORE", "none")
 	}
+	if path := os.Getenv(holdStore); path != "" {
+		os.Exit(holdWriteLock(path))
+	}
 	if os.Getenv(asCalibra) == "1" {
 		os.Exit(main(os.Args[1:], os.Stdout, os.Stderr))
 	}
