@@ -5,6 +5,7 @@ package store_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/cli"
 	"github.com/calibra-bench/calibra/internal/cli/clitest"
+	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/results"
 	"github.com/calibra-bench/calibra/internal/store"
 )
@@ -37,7 +39,7 @@ func TestMain(m *testing.M) { clitest.Main(m, cli.Main) }
 // nowhere; a store at schema version 1 migrates; --baseline's query and
 // calibra serve's answer as on SQLite.
 func TestPostgresStore(t *testing.T) {
-	url := store.PGStore(t, "results", "commands", "results_v1", "queries")
+	url := store.PGStore(t, "results", "commands", "results_v1", "queries", "locks")
 	ctx := context.Background()
 	withPassword := func(db string) string {
 		return strings.Replace(url(db), "bench@", "bench:"+store.StorePassword+"@", 1)
@@ -60,6 +62,7 @@ func TestPostgresStore(t *testing.T) {
 	t.Run("concurrent writers", func(t *testing.T) { concurrentWriters(t, withPassword("results"), url("results")) })
 	t.Run("two commands at once", func(t *testing.T) { twoCommands(t, withPassword("commands"), url("commands")) })
 	t.Run("baseline and serve", func(t *testing.T) { baselineAndServe(t, url("queries")) })
+	t.Run("locks held too long", func(t *testing.T) { locksHeld(t, url("locks")) })
 
 	t.Run("from version 1", func(t *testing.T) {
 		old, err := store.OpenPostgresAt(ctx, url("results_v1"), 1)
@@ -74,6 +77,9 @@ func TestPostgresStore(t *testing.T) {
 		defer s.Close()
 		if v := store.Count(t, s, `SELECT max(version) FROM schema_version`); v != store.SchemaVersion {
 			t.Errorf("at version %d, want %d", v, store.SchemaVersion)
+		}
+		if want := fmt.Sprintf("calibra: migrated the results store %s from schema version 1 to %d (new tables accepted, baseline_runs", url("results_v1"), store.SchemaVersion); !strings.HasPrefix(s.Migrated, want) {
+			t.Errorf("the migration said %q, want %q first", s.Migrated, want)
 		}
 		if _, err := s.Record(ctx, store.CopyRun(t, t.TempDir(), "quick")); err != nil {
 			t.Error(err)
@@ -299,6 +305,94 @@ func baselineAndServe(t *testing.T, url string) {
 	if all := same("every verdict", func(s *store.Store) (any, error) { return s.Regressions(ctx, true, 0) }).([]store.RegressionVerdict); len(all) != 2 {
 		t.Errorf("every verdict: %+v, want device-b's and the regressed run's", all)
 	}
+
+	// Schema 4's tables: a person's acceptance, each verdict's baseline
+	// runs and the stable headline read the same from both.
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	for _, s := range []*store.Store{pg, sqlite} {
+		if err := s.Accept(ctx, ids[0], "alice", at); fault.Code(err) != fault.ExitInput || !strings.Contains(err.Error(), "did not regress against its baseline") {
+			t.Errorf("%s: accepting a run that did not regress: %v", s.Where, err)
+		}
+		if err := s.Accept(ctx, ids[5], "alice", at); err != nil {
+			t.Fatalf("%s: accept: %v", s.Where, err)
+		}
+	}
+	rows := same("History after accept", func(s *store.Store) (any, error) { return s.History(ctx, store.Query{}) }).([]store.Row)
+	i := slices.IndexFunc(rows, func(r store.Row) bool { return r.ID == ids[5] })
+	if i < 0 || rows[i].Baseline == nil || rows[i].Baseline.AcceptedBy != "alice" || !rows[i].Baseline.AcceptedAt.Equal(at) || len(rows[i].Headline) != 1 {
+		t.Errorf("the accepted run in history: %+v, want accepted by alice at %s, with its one headline figure", rows[i], at)
+	}
+	dev, err := results.Load(dirs[5])
+	if err != nil {
+		t.Fatal(err)
+	}
+	picked := same("the baseline after accept", func(s *store.Store) (any, error) {
+		return s.Baseline(ctx, store.BaselineQuery{Target: store.TargetOf(dev), Before: time.Now(), Limit: 6})
+	}).(store.Picked)
+	var taken []string
+	for _, b := range picked.Runs {
+		taken = append(taken, b.ID)
+	}
+	if !slices.Contains(taken, ids[5]) || len(picked.LeftOut) != 0 {
+		t.Errorf("the baseline after accept: %v, left out %v; want the accepted run %s in it", taken, picked.LeftOut, ids[5])
+	}
+}
+
+// locksHeld: another session holding calibra's migration lock, or the row
+// of the run being recorded, past the lock timeout: a sentence naming the
+// store (exit 1), never a wait without end; reading goes on meanwhile.
+func locksHeld(t *testing.T, url string) {
+	ctx := context.Background()
+	s, err := store.OpenSpec(ctx, store.Spec{URL: url}, store.Create)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	run := store.CopyRun(t, t.TempDir(), "oltp-base")
+	id, err := s.Record(ctx, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	want := "the PostgreSQL store " + url + " is locked: another session has held calibra's migration lock, or this run's record, for more than 5s"
+	for _, c := range []struct {
+		name, hold string
+		args       []any
+		then       func() error
+	}{
+		{"the migration lock", `SELECT pg_advisory_xact_lock(4242370037)`, nil, func() error {
+			s, err := store.OpenSpec(ctx, store.Spec{URL: url}, store.Create)
+			if err == nil {
+				s.Close()
+			}
+			return err
+		}},
+		{"the run's record", `SELECT id FROM runs WHERE id = $1 FOR UPDATE`, []any{id}, func() error {
+			_, err := s.Record(ctx, run)
+			return err
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tx, err := other.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback()
+			if _, err := tx.ExecContext(ctx, c.hold, c.args...); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.then(); err == nil || fault.Code(err) != fault.ExitRuntime || !strings.Contains(err.Error(), want) {
+				t.Errorf("with %s held: %v; want exit 1 and %q", c.name, err, want)
+			}
+			if rows, err := s.History(ctx, store.Query{}); err != nil || len(rows) != 1 {
+				t.Errorf("history with %s held: %d runs, %v", c.name, len(rows), err)
+			}
+		})
+	}
 }
 
 // regressedRun writes a run directory in dir: device-b an hour later,
@@ -320,8 +414,8 @@ func regressedRun(t *testing.T, dir string) string {
 	b["verdict"], b["regressed"], b["reason"] = "regressed", true, "4k random read IOPS fell 12.5%"
 	fig := b["figures"].([]any)[0].(map[string]any)
 	other := maps.Clone(fig)
-	fig["p"], fig["delta_pct"], fig["regressed"], fig["verdict"] = 0.024, -12.5, true, "regressed"
-	other["metric"], other["p"], other["delta_pct"], other["verdict"] = "4k-randread.mbps_at_max_latency", 0.4, 1.5, "~"
+	fig["p"], fig["p_holm"], fig["delta_pct"], fig["regressed"], fig["verdict"] = 0.024, 0.024, -12.5, true, "regressed"
+	other["metric"], other["p"], other["p_holm"], other["delta_pct"], other["verdict"] = "4k-randread.mbps_at_max_latency", 0.4, 0.4, 1.5, "~"
 	b["figures"] = []any{fig, other}
 	out := filepath.Join(dir, "device-regressed")
 	if data, err = json.Marshal(r); err != nil {
