@@ -38,6 +38,10 @@ type Descriptor struct {
 	// ServerMemory is the server's own memory beyond its cache and its
 	// connections', which a memory limit must leave room for.
 	ServerMemory int64
+	// ServerDisk is the disk a managed server takes beyond its data at a
+	// cache of cacheBytes (its log and system files), for the free-space
+	// checks; nil: the runner's own allowance.
+	ServerDisk func(cacheBytes uint64) uint64
 	// CheckSettings refuses, before anything starts, the engine settings
 	// calibra owns on the managed instance; nil: none are refused early.
 	CheckSettings func(settings map[string]string) error

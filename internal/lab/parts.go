@@ -13,8 +13,10 @@ package lab
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/calibra-bench/calibra/internal/fault"
@@ -413,4 +415,19 @@ func (p Parts) Chain() string {
 		parts = append(parts, "errors "+p.ErrorRate)
 	}
 	return strings.Join(append(parts, "platter file"), " -> ")
+}
+
+// Usable is about what the lab's file system gives the server's account:
+// the platter less the file system's own metadata and the blocks ext4
+// keeps for root (5%), which an unprivileged server cannot use.
+func (p Parts) Usable() uint64 { return uint64(p.SizeBytes) / 100 * 92 }
+
+// HostBytes is what the platter may still take on the storage under path:
+// it is sparse, and grows to its size as the lab is written.
+func (p Parts) HostBytes(path string) uint64 {
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Join(path, DirName, platterName), &st); err == nil {
+		return uint64(max(p.SizeBytes-st.Blocks*512, 0))
+	}
+	return uint64(p.SizeBytes)
 }

@@ -71,8 +71,11 @@ type state struct {
 	CacheDir string `json:"cache_dir,omitempty"`
 }
 
+// platterName is the platter's file in calibra-lab.
+const platterName = "platter.img"
+
 func (s *Stack) socket() string    { return filepath.Join(s.Root, "nbd.sock") }
-func (s *Stack) platter() string   { return filepath.Join(s.Root, "platter.img") }
+func (s *Stack) platter() string   { return filepath.Join(s.Root, platterName) }
 func (s *Stack) fuseDir() string   { return filepath.Join(s.Root, "fuse") }
 func (s *Stack) fuseFile() string  { return filepath.Join(s.Root, "fuse", "disk") }
 func statePath(root string) string { return filepath.Join(root, "lab.json") }

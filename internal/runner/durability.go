@@ -75,7 +75,8 @@ func (e Env) PlanDurability(ctx context.Context, c *Config, d Durability) (needs
 	p.most("--clients", clients, MaxWorkers)
 	p.most("--cycles", cycles, MaxRepeat)
 	p.longest("--load", load, MaxWindow)
-	if _, err := spaceFor("--warehouses", float64(warehouses), bytesPerWarehouse); err != nil {
+	need, err := spaceFor("--warehouses", float64(warehouses), bytesPerWarehouse)
+	if err != nil {
 		p = append(p, err)
 	}
 	var ths []study.Threshold
@@ -92,7 +93,7 @@ func (e Env) PlanDurability(ctx context.Context, c *Config, d Durability) (needs
 	if err := p.Err(); err != nil {
 		return Needs{}, nil, nil, err
 	}
-	needs = Needs{Database: true, MaxConns: clients + 2}
+	needs = Needs{Database: true, MaxConns: clients + 2, Bytes: need}
 	done = func() {}
 	var stack *lab.Stack
 	if c.Lab != "" {
@@ -100,7 +101,7 @@ func (e Env) PlanDurability(ctx context.Context, c *Config, d Durability) (needs
 		if d.Matrix {
 			c.Lab = withTorn(c.Lab, matrixCuts[0].unit)
 		}
-		if stack, err = e.labUp(ctx, c, &needs); err != nil {
+		if stack, err = e.labUp(ctx, "durability", c, &needs); err != nil {
 			return Needs{}, nil, nil, err
 		}
 		done = func() { e.labDown(stack) }

@@ -14,7 +14,7 @@ import (
 // labUp builds the stack --lab asks for under --path and points the
 // session at its file system: the path, the storage record and, for a
 // throttled stack, the block-I/O limits on its loop device.
-func (e Env) labUp(ctx context.Context, c *Config, needs *Needs) (*lab.Stack, error) {
+func (e Env) labUp(ctx context.Context, command string, c *Config, needs *Needs) (*lab.Stack, error) {
 	if c.DSN != "" && needs.Database {
 		return nil, fault.Input("drop --dsn, or drop --lab", "--lab builds storage for the managed instance, and --dsn names another server")
 	}
@@ -23,6 +23,9 @@ func (e Env) labUp(ctx context.Context, c *Config, needs *Needs) (*lab.Stack, er
 		return nil, err
 	}
 	if err := CheckPath(c.Path, 0, "the lab"); err != nil {
+		return nil, err
+	}
+	if err := checkLabSpace(command, c, *needs, parts); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(e.Stderr, "calibra: building the storage lab %s under %s\n", parts.Spec, c.Path)

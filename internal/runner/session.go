@@ -210,7 +210,7 @@ func (e Env) Run(ctx context.Context, command string, c *Config, needs Needs, bo
 		defer ep.Close(true)
 	}
 	if c.Lab != "" {
-		stack, err := e.labUp(ctx, c, &needs)
+		stack, err := e.labUp(ctx, command, c, &needs)
 		if err != nil {
 			return err
 		}
@@ -283,7 +283,7 @@ func (e Env) Run(ctx context.Context, command string, c *Config, needs Needs, bo
 	} else {
 		err = s.observed(ctx, body)
 	}
-	return e.finish(ctx, dir, logFile, prog, live, c.JSON, err)
+	return e.finish(ctx, dir, logFile, prog, live, c.JSON, fullDisk(err, s.path, command, c, needs))
 }
 
 // printable is label without terminal escapes: compare and report print
@@ -304,11 +304,7 @@ func checkPathFor(command string, c *Config, needs Needs) (bool, error) {
 	if needs.Storage != nil || (c.DSN != "" && needs.Database) {
 		return false, nil
 	}
-	need, what := needs.Bytes, command
-	if b := needs.Build; b != nil && needs.Database && c.DSN == "" && !managedDataUnder(c) {
-		// No data directory: the command certainly builds first.
-		need, what = max(need, b.Bytes), b.sentence(command)
-	}
+	need, what := spaceNeed(command, c, needs)
 	return true, CheckPath(c.Path, need, what)
 }
 

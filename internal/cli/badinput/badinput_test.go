@@ -189,6 +189,14 @@ func TestBadInputExitsTwoWithOneClearSentence(t *testing.T) {
 		{name: "build: run-as root", args: []string{"oltp", "build", "--run-as", "root", "--path", dir}, want: []string{"calibra runs PostgreSQL as an unprivileged account, not root (--run-as root)"}, needs: "root"},
 		{name: "build: unknown lab", args: []string{"oltp", "build", "--lab", "ssd", "--path", dir}, want: []string{`--lab "ssd" names no lab preset`}},
 		{name: "build: lab size not a size", args: []string{"oltp", "build", "--lab", "hdd:size=big", "--path", dir}, want: []string{`"big" is not a size`}},
+		{name: "build: lab too small for the build", args: []string{"oltp", "build", "--lab", "hdd:size=512M", "--path", dir},
+			want: []string{"the lab hdd:size=512M holds about 471.0 MiB for the database, and oltp build needs about 576.0 MiB", "give the lab a larger size= in --lab (size=627M or more)"}},
+		{name: "build: lab too small for instances", args: []string{"oltp", "build", "--instances", "3", "--lab", "hdd:size=1G", "--path", dir},
+			want: []string{"and oltp build on 3 servers needs about 1.7 GiB", "(size=1879M or more)"}},
+		// A 3-node audit on a 4 GiB lab at the default 1 GiB cache filled
+		// it building the nodes' redo logs.
+		{name: "durability: lab too small for a cluster", args: []string{"durability", "--engine", "mariadb", "--galera", "3", "--lab", "hdd:size=4G", "--path", dir},
+			want: []string{"the lab hdd:size=4G holds about 3.7 GiB for the database, and durability on 3 servers needs about 4.7 GiB", "(size=6G or more), or a smaller --db-cache"}},
 		{name: "build: seed negative", args: []string{"oltp", "build", "--seed", "-1", "--path", dir}, want: []string{`invalid argument "-1" for "--seed"`}},
 		{name: "build: bad progress mode", args: []string{"oltp", "build", "--progress", "loud", "--path", dir}, want: []string{`--progress "loud" is not a progress mode`, "auto, plain or none"}},
 		{name: "build: json not a bool", args: []string{"oltp", "build", "--json=yes please", "--path", dir}, want: []string{`invalid argument "yes please" for "--json"`}},

@@ -36,6 +36,7 @@ func init() {
 			return uint64(n), err == nil
 		}, Min: 2 << 20, Example: "256M or 8G"},
 		ServerMemory:  ServerMemory,
+		ServerDisk:    serverDisk,
 		CheckSettings: CheckSettings,
 		CheckServer: func(cfg engine.Config) error {
 			if _, err := FindBinaries(""); err != nil {

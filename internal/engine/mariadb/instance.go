@@ -57,6 +57,13 @@ const ServerMemory = 256 << 20
 // 128 MiB here.
 func redoLogSize(pool int64) int64 { return min(max(pool, 96<<20), 1<<30) }
 
+// serverDisk is the redo log at a pool of cacheBytes and 256 MiB for the
+// system and undo tablespaces, Aria's logs and, in a cluster, Galera's
+// write-set cache (128 MiB).
+func serverDisk(cacheBytes uint64) uint64 {
+	return uint64(redoLogSize(int64(min(cacheBytes, 1<<40)))) + 256<<20
+}
+
 // InstanceConfig describes a managed instance.
 type InstanceConfig struct {
 	Path           string   // storage under test; the data directory goes under it
@@ -219,7 +226,11 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 	cmd := exec.Command(in.cfg.Bin.InstallDB, args...)
 	out, err := in.Account.Run(ctx, group, "mariadb-install-db", cmd)
 	if err != nil {
-		return fmt.Errorf("mariadb-install-db into %s: %w: %s", in.DataDir, err, server.LastLines(out, 2, " | "))
+		// Its last lines ask for a bug report; its errors say why (a
+		// redo log the file system has no room for).
+		var tail server.Tail
+		_, _ = tail.Write([]byte(out))
+		return fmt.Errorf("mariadb-install-db into %s: %w: %s", in.DataDir, err, tail.Matching(serverError))
 	}
 	if err := in.writeRedoLog(ctx, group); err != nil {
 		return err

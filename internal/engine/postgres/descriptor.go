@@ -49,6 +49,9 @@ func Descriptor(k Kind, open engine.Opener) engine.Descriptor {
 		DSNPassword: "PGPASSWORD or ~/.pgpass",
 		Cache: engine.Cache{Setting: "shared_buffers", Default: DefaultDBCache, Parse: memoryBytes,
 			Min: 16 * 8 << 10, Example: "256MB or 8GB"},
+		// The cluster's own files and the WAL a run keeps (min_wal_size is
+		// a floor for recycling, not made ahead).
+		ServerDisk:    func(uint64) uint64 { return 256 << 20 },
 		CheckSettings: checkSettings,
 		CheckServer: func(cfg engine.Config) error {
 			bin, err := findBinaries(cfg.Options[k.BinFlag], k.BinFlag)
