@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,6 +89,19 @@ func TestStoreOnReadOnlyFileSystem(t *testing.T) {
 	db := filepath.Join(fs, "store", "results.db")
 	run := copyRun(t, "oltp-base")
 	clitest.MustRun(t, 0, "store", "import", "--store", "sqlite:"+db, run)
+	// A store an older calibra left at schema version 3.
+	old := filepath.Join(fs, "old", "results.db")
+	if err := os.Mkdir(filepath.Dir(old), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sqlDB, err := sql.Open("sqlite", old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sqlDB.Exec(`CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (3)`); err != nil {
+		t.Fatal(err)
+	}
+	sqlDB.Close()
 	remountReadOnly(t, fs)
 
 	code, stdout, stderr := clitest.Run(t, "history", "--json", "--store", "sqlite:"+db)
@@ -108,6 +123,9 @@ func TestStoreOnReadOnlyFileSystem(t *testing.T) {
 
 	code, stdout, stderr = clitest.Run(t, "store", "import", "--store", "sqlite:"+db, copyRun(t, "device-a"))
 	oneLine(t, "store import into it", code, stdout, stderr, fault.ExitInput, "the results store "+db+" cannot be written: its file system is read-only", "give --store sqlite:PATH on a file system calibra can write")
+	code, stdout, stderr = clitest.Run(t, "history", "--store", "sqlite:"+old)
+	oneLine(t, "history of an older store there", code, stdout, stderr, fault.ExitInput,
+		fmt.Sprintf("the results store %s has schema version 3, older than this calibra's %d, and lies on a read-only file system, where calibra cannot migrate it; mount it read-write once", old, store.SchemaVersion))
 }
 
 // A full disk is named as one, with the store's path: a new store leaves
