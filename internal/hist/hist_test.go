@@ -89,7 +89,7 @@ func TestReadLogKeepsSpansAndTags(t *testing.T) {
 	}
 }
 
-func TestAtOrBelow(t *testing.T) {
+func TestBucketsCountWhatAHistogramRecords(t *testing.T) {
 	bounds := []time.Duration{time.Millisecond, 10 * time.Millisecond, time.Second}
 	tests := []struct {
 		name string
@@ -98,16 +98,18 @@ func TestAtOrBelow(t *testing.T) {
 	}{
 		{"empty", nil, []uint64{0, 0, 0}},
 		{"on a bound", []time.Duration{time.Millisecond}, []uint64{1, 1, 1}},
+		{"below a microsecond, recorded as one", []time.Duration{0, 300 * time.Nanosecond}, []uint64{2, 2, 2}},
+		{"within a microsecond above a bound", []time.Duration{time.Millisecond + 999*time.Nanosecond}, []uint64{1, 1, 1}},
 		{"spread", []time.Duration{500 * time.Microsecond, 1001 * time.Microsecond, 9 * time.Millisecond, 2 * time.Second}, []uint64{1, 3, 3}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h := New()
+			b := NewBuckets(bounds)
 			for _, d := range tc.lats {
-				h.Record(d)
+				b.Record(d)
 			}
-			if got := h.AtOrBelow(bounds); !slices.Equal(got, tc.want) {
-				t.Errorf("AtOrBelow = %v, want %v", got, tc.want)
+			if got := b.Cumulative(); !slices.Equal(got, tc.want) {
+				t.Errorf("Cumulative = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -35,7 +35,7 @@ type Board struct {
 	users   int
 	oltp    bool // an oltp load has reported
 	types   [oltp.NumTxTypes]oltp.Outcomes
-	lat     [oltp.NumTxTypes]*hist.Histogram // since the first second
+	lat     [oltp.NumTxTypes]*hist.Buckets // since the first second
 	observe func() *results.Observe
 	device  map[[2]string]results.DevicePoint // by spec and queue depth
 	iocal   map[[2]string]results.IOCalPoint  // by test and jobs
@@ -45,7 +45,7 @@ type Board struct {
 func NewBoard() *Board {
 	b := &Board{device: map[[2]string]results.DevicePoint{}, iocal: map[[2]string]results.IOCalPoint{}}
 	for i := range b.lat {
-		b.lat[i] = hist.New()
+		b.lat[i] = hist.NewBuckets(LatencyBuckets)
 	}
 	return b
 }
@@ -149,7 +149,7 @@ func (b *Board) collectOLTP(e emitter) {
 		e.counter(transactions, float64(t.Count-t.Rollbacks), name, "commit")
 		e.counter(transactions, float64(t.Rollbacks), name, "rollback")
 		e.counter(transactions, float64(t.Errors), name, "error")
-		counts := b.lat[i].AtOrBelow(LatencyBuckets)
+		counts := b.lat[i].Cumulative()
 		buckets := make(map[float64]uint64, len(counts))
 		for j, n := range counts {
 			buckets[LatencyBuckets[j].Seconds()] = n

@@ -14,7 +14,7 @@ var (
 	users        = desc("calibra_oltp_users", "Users (terminals) the oltp load drives now.")
 	newOrders    = desc("calibra_oltp_new_orders_total", "New-Order transactions committed (the client's count: NOPM's).")
 	transactions = desc("calibra_oltp_transactions_total", "Transactions ended, by type and outcome (commit, rollback, error).", "type", "outcome")
-	latency      = desc("calibra_oltp_transaction_duration_seconds", "Latency of completed transactions (committed or rolled back), by type: the HdrHistogram calibra records, in fixed buckets.", "type")
+	latency      = desc("calibra_oltp_transaction_duration_seconds", "Latency of completed transactions (committed or rolled back), by type: the values calibra's HdrHistograms record, counted at fixed bounds.", "type")
 
 	cpuBusy   = desc("calibra_cpu_busy_ratio", "Share of all CPUs' time busy (not idle, not iowait) over the observers' last interval.")
 	cpuIOWait = desc("calibra_cpu_iowait_ratio", "Share of all CPUs' time in iowait over the observers' last interval.")
