@@ -15,6 +15,10 @@
 #   THREADS  (environment) polling threads to alternate in each mode on
 #            the polling driver, such as "1 2" (default: calibra's)
 #   FLAGS    (environment) more flags for calibra oltp run
+#   METRICS  (environment) a loopback HOST:PORT: each run is paired in its
+#            round with one exporting --metrics-listen METRICS, scraped
+#            every second as Prometheus would (label MODE+metrics; which
+#            of the two runs first alternates by round)
 #   TERMINALS (environment) when set, e.g. 100000, runs instead that many
 #            spec-timed terminals (--keying-thinking 1) on CONNECTIONS
 #            pooled connections (default 32) against a null server of
@@ -63,6 +67,16 @@ PY
 	tail -1 "$results" >&2
 }
 
+# scraped MODE LABEL [FLAGS...]: run with --metrics-listen METRICS while
+# curl scrapes it every second.
+scraped() {
+	(while :; do curl -s -o /dev/null "http://$METRICS/metrics" || true; sleep 1; done) &
+	scraper=$!
+	run "$@" --metrics-listen "$METRICS"
+	kill "$scraper"
+	wait "$scraper" 2>/dev/null || true
+}
+
 if [ -n "${TERMINALS:-}" ]; then
 	for round in $(seq "$ROUNDS"); do
 		out="$DIR/terminals-$round"
@@ -98,7 +112,16 @@ for round in $(seq "$ROUNDS"); do
 			for k in ${THREADS:-0}; do
 				label=$mode
 				[ -z "${THREADS:-}" ] || label="$mode-k$k"
-				run "$mode" "$label" --driver-threads "$k"
+				base=$label # run sets label
+				if [ -z "${METRICS:-}" ]; then
+					run "$mode" "$base" --driver-threads "$k"
+				elif [ $((round % 2)) -eq 1 ]; then
+					run "$mode" "$base" --driver-threads "$k"
+					scraped "$mode" "$base+metrics" --driver-threads "$k"
+				else
+					scraped "$mode" "$base+metrics" --driver-threads "$k"
+					run "$mode" "$base" --driver-threads "$k"
+				fi
 			done
 			;;
 		esac
