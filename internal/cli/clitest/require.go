@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calibra-bench/calibra/internal/dss"
 	"github.com/calibra-bench/calibra/internal/engine"
 	"github.com/calibra-bench/calibra/internal/engine/mariadb"
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
@@ -44,6 +45,18 @@ func RequirePostgres18(t *testing.T) *postgres.Binaries {
 // RequireMariaDB skips a test when no MariaDB server is installed, saying
 // how to install one, unless CI requires it.
 func RequireMariaDB(t *testing.T) { t.Helper(); RequireEngine(t, mariadb.Name) }
+
+// RequireTpchgen skips a test when the TPC-H generator is missing, saying
+// how to install it, unless CI requires it.
+func RequireTpchgen(t *testing.T) {
+	t.Helper()
+	if _, err := dss.FindGenerator(context.Background(), ""); err != nil {
+		if testenv.Required("tpchgen") {
+			t.Fatalf("tpchgen-cli is required here: %v", err)
+		}
+		t.Skipf("no TPC-H generator: %v", err)
+	}
+}
 
 // RequireEngine skips a test when the registered engine's server is not
 // installed, in the words of its descriptor's CheckServer (which say how

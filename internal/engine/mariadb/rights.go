@@ -85,6 +85,6 @@ func lacking(want []string, global, onDB map[string]bool) []string {
 
 // quoteAccount writes user@host as a GRANT names it: 'user'@'host'.
 func quoteAccount(userHost string) string {
-	user, host, _ := strings.Cut(userHost, "@")
-	return fmt.Sprintf("'%s'@'%s'", user, host)
+	at := strings.LastIndex(userHost, "@")
+	return fmt.Sprintf("'%s'@'%s'", userHost[:max(at, 0)], userHost[at+1:])
 }

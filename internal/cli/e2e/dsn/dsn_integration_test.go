@@ -3,6 +3,7 @@
 package dsn
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,8 +21,8 @@ var shipped = map[string]func(*testing.T) server{"postgresql": postgresAsShipped
 // Every command that takes --dsn, as a least-privilege account of a
 // server with the settings it ships with: oltp build, run (with the
 // database's own transaction count, which MariaDB without
-// performance_schema reads from its handler counters) and check, and
-// iocal. The counters of these servers are young; the reads of counters
+// performance_schema reads from its handler counters) and check, iocal,
+// dss build and power, and profile where the engine has it. The counters of these servers are young; the reads of counters
 // past 2^31 are tested on literal values beside each engine's query
 // (mariadb's TestTheHandlerCountReadsLargeCounters).
 func TestEveryDSNPathOnServersAsShipped(t *testing.T) {
@@ -42,6 +43,15 @@ func TestEveryDSNPathOnServersAsShipped(t *testing.T) {
 			if _, o := clitest.LastStep[*results.OLTP](t, run); o.NOPM == nil || *o.NOPM <= 0 || o.TPMDB == nil || *o.TPMDB <= 0 {
 				t.Errorf("oltp run: nopm %v, tpm_db %v (missing %v): want both measured", o.NOPM, o.TPMDB, o.Missing)
 			}
+			if name == "postgresql" { // MariaDB's profile is not yet
+				clitest.MustRun(t, 0, "profile", "--duration", "2s", "--out", filepath.Join(outs, "profile.yaml"), "--dsn-file", s.dsnFile, "--progress", "none")
+			}
+			t.Run("dss", func(t *testing.T) {
+				clitest.RequireTpchgen(t)
+				for _, args := range [][]string{{"dss", "build", "--sf", "0.01"}, {"dss", "power"}} {
+					clitest.MustRun(t, 0, append(args, "--dsn-file", s.dsnFile, "--progress", "none", "--out", filepath.Join(outs, args[0]+args[1]))...)
+				}
+			})
 		})
 	}
 }
@@ -60,6 +70,7 @@ func TestAMissingGrantIsNamedBeforeTheRun(t *testing.T) {
 		{"postgresql", "REVOKE CREATE ON DATABASE bench FROM bench", []string{"oltp", "build", "--warehouses", "1"}, "'GRANT CREATE ON DATABASE bench TO bench'"},
 		{"postgresql", "REVOKE CREATE ON DATABASE bench FROM bench", []string{"dss", "build", "--sf", "0.01"}, "'GRANT CREATE ON DATABASE bench TO bench'"},
 		{"postgresql", "REVOKE pg_checkpoint FROM bench", []string{"iocal", "--size", "64MiB", "--jobs", "1,2"}, "'GRANT pg_checkpoint TO bench'"},
+		{"postgresql", "REVOKE pg_monitor FROM bench", []string{"profile", "--duration", "2s"}, "'GRANT pg_monitor TO bench'"},
 		// iocal's default sweep, to 256 jobs, on a server's default 100
 		// (PostgreSQL) or 151 (MariaDB) connections.
 		{"postgresql", "", []string{"iocal", "--size", "64MiB"}, "raise max_connections"},
@@ -69,7 +80,7 @@ func TestAMissingGrantIsNamedBeforeTheRun(t *testing.T) {
 		{"mariadb", "", []string{"iocal", "--size", "64MiB"}, "raise max_connections"},
 	}
 	for _, c := range cases {
-		t.Run(fmt.Sprintf("%s %s %s", c.engine, c.args[0], c.revoke), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s %s %s", c.engine, c.args[0], cmp.Or(c.revoke, "max_connections")), func(t *testing.T) {
 			t.Parallel()
 			s := shipped[c.engine](t)
 			if c.revoke != "" {

@@ -78,15 +78,17 @@ func postgresAsShipped(t *testing.T) server {
 		t.Fatal(err)
 	}
 	admin(t, "CREATE ROLE bench LOGIN PASSWORD '"+password+"'", "CREATE DATABASE bench",
-		"REVOKE ALL ON DATABASE bench FROM PUBLIC", postgresGrant, postgresCheckpoint, "SELECT pg_reload_conf()")
+		"REVOKE ALL ON DATABASE bench FROM PUBLIC", postgresGrant, postgresCheckpoint, postgresMonitor, "SELECT pg_reload_conf()")
 	return server{admin: admin, dsnFile: writeDSN(t, fmt.Sprintf("postgres://bench:%s@/bench?host=%s&port=%d&sslmode=disable", password, in.SocketDir, in.Port))}
 }
 
-// postgresGrant and postgresCheckpoint are what docs/engines.md says a
-// --dsn role needs (the second for iocal).
+// postgresGrant, postgresCheckpoint and postgresMonitor are what
+// docs/engines.md says a --dsn role needs (the second for iocal, the third
+// for profile).
 const (
 	postgresGrant      = "GRANT CONNECT, CREATE ON DATABASE bench TO bench"
 	postgresCheckpoint = "GRANT pg_checkpoint TO bench"
+	postgresMonitor    = "GRANT pg_monitor TO bench"
 )
 
 // mariadbAsShipped is MariaDB with performance_schema off, as it ships

@@ -3,7 +3,6 @@
 package layers
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,22 +11,8 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/cli/clitest"
 
-	"github.com/calibra-bench/calibra/internal/dss"
 	"github.com/calibra-bench/calibra/internal/results"
-	"github.com/calibra-bench/calibra/internal/testenv"
 )
-
-// requireTpchgen skips a test when the TPC-H generator is missing, saying
-// how to install it, unless CI requires it.
-func requireTpchgen(t *testing.T) {
-	t.Helper()
-	if _, err := dss.FindGenerator(context.Background(), ""); err != nil {
-		if testenv.Required("tpchgen") {
-			t.Fatalf("tpchgen-cli is required here: %v", err)
-		}
-		t.Skipf("no TPC-H generator: %v", err)
-	}
-}
 
 // TestDSSOnAManagedInstance runs 'dss run' on an empty managed instance
 // (it builds SF 0.01 first), then the bad cases that need a server.
@@ -37,7 +22,7 @@ func TestDSSOnAManagedInstance(t *testing.T) {
 		t.Skip("builds and queries a TPC-H-like database on a real PostgreSQL; run without -short")
 	}
 	clitest.RequirePostgres(t)
-	requireTpchgen(t)
+	clitest.RequireTpchgen(t)
 	path, out := clitest.Dirs(t)
 
 	stderr := clitest.MustRun(t, 0, "dss", "run", "--sf", "0.01", "--streams", "2", "--dop", "1", "--path", path,
@@ -114,7 +99,7 @@ func TestDSSInterruptStopsTheGenerators(t *testing.T) {
 		t.Skip("loads a TPC-H-like database on a real PostgreSQL; run without -short")
 	}
 	clitest.RequirePostgres(t)
-	requireTpchgen(t)
+	clitest.RequireTpchgen(t)
 	path := clitest.StorageDir(t)
 	out := filepath.Join(t.TempDir(), "build")
 	code, stderr := clitest.InterruptChild(t, "dss build: streaming", time.Second, "dss", "build", "--sf", "0.1",
