@@ -142,7 +142,7 @@ func (s *Store) migrate(ctx context.Context, to int) error {
 	if err != nil {
 		return err
 	}
-	s.Migrated = upgraded(s.Where, from, to, rebuilt, lacking)
+	s.Migrated = upgraded(s.Where, s.d, from, to, rebuilt, lacking)
 	return nil
 }
 

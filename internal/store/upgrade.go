@@ -71,8 +71,8 @@ func rebuildHeadlines(ctx context.Context, db *sql.DB, d dialect) (rebuilt, lack
 
 // upgraded is the line a migration from version from to to prints: what
 // it added to the schema, and what became of the older runs' headlines.
-func upgraded(where string, from, to, rebuilt, lacking int) string {
-	s := fmt.Sprintf("calibra: migrated the results store %s from schema version %d to %d (%s)", where, from, to, schemaChanges(from, to))
+func upgraded(where string, d dialect, from, to, rebuilt, lacking int) string {
+	s := fmt.Sprintf("calibra: migrated the results store %s from schema version %d to %d (%s)", where, from, to, schemaChanges(d, from, to))
 	if rebuilt > 0 {
 		s += fmt.Sprintf("; rebuilt the headlines of %s from the store's copy of their results.json", results.Plural(rebuilt, "run"))
 	}
@@ -87,13 +87,17 @@ var (
 	newTable  = regexp.MustCompile(`(?i)CREATE TABLE (?:IF NOT EXISTS )?(\w+)`)
 	newColumn = regexp.MustCompile(`(?i)ALTER TABLE (\w+) ADD COLUMN (\w+)`)
 	newIndex  = regexp.MustCompile(`(?i)CREATE (?:UNIQUE )?INDEX (\w+)`)
+	// sqlComment is a comment line of DDL.
+	sqlComment = regexp.MustCompile(`(?m)^\s*--.*$`)
 )
 
 // schemaChanges says what the migrations from version from to to add, in
-// words read from their DDL: the tables, columns and indexes.
-func schemaChanges(from, to int) string {
+// words read from their DDL as d runs it (a line only PostgreSQL runs is
+// a comment to SQLite): the tables, columns and indexes.
+func schemaChanges(d dialect, from, to int) string {
 	var tables, columns, indexes []string
 	for _, ddl := range migrations[from:to] {
+		ddl = sqlComment.ReplaceAllString(d.schema(ddl), "")
 		for _, m := range newTable.FindAllStringSubmatch(ddl, -1) {
 			tables = append(tables, m[1])
 		}

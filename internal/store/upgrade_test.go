@@ -84,3 +84,19 @@ func TestMigrationRebuildsHeadlines(t *testing.T) {
 		t.Errorf("a new store said %q, want nothing", s.Migrated)
 	}
 }
+
+// What a migration says it added is what the dialect ran: PostgreSQL's
+// own line of version 2 is a comment to SQLite.
+func TestSchemaChanges(t *testing.T) {
+	for _, c := range []struct {
+		d    dialect
+		want string
+	}{
+		{dialect{}, "new columns runs.headline, runs.recorded_on; new indexes figures_metric, runs_started_id"},
+		{dialect{postgres: true}, "new columns runs.headline, runs.recorded_on, verdicts.rowid; new indexes figures_metric, runs_started_id"},
+	} {
+		if got := schemaChanges(c.d, 1, 2); got != c.want {
+			t.Errorf("postgres %v: %q, want %q", c.d.postgres, got, c.want)
+		}
+	}
+}
