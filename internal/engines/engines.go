@@ -14,6 +14,8 @@ import (
 	_ "github.com/calibra-bench/calibra/internal/observe/observepg"
 	_ "github.com/calibra-bench/calibra/internal/oltp/oltpmy"
 	_ "github.com/calibra-bench/calibra/internal/oltp/oltppg"
+	_ "github.com/calibra-bench/calibra/internal/profile/profilemy"
 	_ "github.com/calibra-bench/calibra/internal/profile/profilepg"
+	_ "github.com/calibra-bench/calibra/internal/replay/replaymy"
 	_ "github.com/calibra-bench/calibra/internal/replay/replaypg"
 )

@@ -23,12 +23,13 @@ type Dialect interface {
 
 // Conn is one committer's session.
 type Conn interface {
-	// Prepare creates (anew) the pool of random bytes the payloads are cut
-	// from, and the paced loop Commits calls.
+	// Prepare creates (anew) the paced loop Commits calls, and the pool of
+	// random bytes the payloads are cut from where the server keeps one
+	// for every session.
 	Prepare(ctx context.Context) error
 	// Commits has the server make n commits on a schedule, the i-th due at
 	// start + i*every (it waits for a commit not yet due, and starts a late
-	// one at once: an open loop), each inserting a row of width random
+	// one at once: an open loop), each writing width random
 	// bytes to the WAL (redo log) and committed synchronously. It returns each commit's latency
 	// from its due time to its COMMIT's return, as the server timed it.
 	Commits(ctx context.Context, committer int, first int64, n int, start time.Time, every time.Duration, width int) ([]time.Duration, error)

