@@ -227,18 +227,9 @@ func (e Env) Run(ctx context.Context, command string, c *Config, needs Needs, bo
 	if cg != nil {
 		defer cg.Close()
 	}
-	var target engine.Engine
-	if needs.Database {
-		cfg := c.engineConfig()
-		cfg.MaxConnections, cfg.Cgroup = needs.MaxConns, cg
-		if target, err = openTarget(ctx, c, cfg); err != nil {
-			return err
-		}
-		if c.DSN != "" && needs.Rights != nil {
-			if err := needs.Rights(ctx, target); err != nil {
-				return err
-			}
-		}
+	target, err := needs.open(ctx, c, cg)
+	if err != nil {
+		return err
 	}
 	if onPath {
 		lock, err := lockPath(c.Path, command)
@@ -247,14 +238,7 @@ func (e Env) Run(ctx context.Context, command string, c *Config, needs Needs, bo
 		}
 		defer lock.Release()
 	}
-	run := e.newRun(command, c, needs, applied, target)
-	out := c.Out
-	if out == "" {
-		if out, err = results.DefaultPath(run.StartedAt, c.Label); err != nil {
-			return err
-		}
-	}
-	dir, err := results.Create(out, run)
+	dir, err := createRunDir(c.Out, e.newRun(command, c, needs, applied, target))
 	if err != nil {
 		return err
 	}
@@ -284,6 +268,38 @@ func (e Env) Run(ctx context.Context, command string, c *Config, needs Needs, bo
 		err = s.observed(ctx, body)
 	}
 	return e.finish(ctx, dir, logFile, prog, live, c.JSON, fullDisk(err, s.path, command, c, needs))
+}
+
+// open opens the database the command needs (none: nil), and checks
+// that a --dsn account may do what the command does.
+func (needs Needs) open(ctx context.Context, c *Config, cg *limits.Cgroup) (engine.Engine, error) {
+	if !needs.Database {
+		return nil, nil
+	}
+	cfg := c.engineConfig()
+	cfg.MaxConnections, cfg.Cgroup = needs.MaxConns, cg
+	target, err := openTarget(ctx, c, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if c.DSN != "" && needs.Rights != nil {
+		if err := needs.Rights(ctx, target); err != nil {
+			return nil, err
+		}
+	}
+	return target, nil
+}
+
+// createRunDir makes the run directory at out, or at the default path
+// for the run's start and label when out is "".
+func createRunDir(out string, run *results.Run) (*results.Dir, error) {
+	if out == "" {
+		var err error
+		if out, err = results.DefaultPath(run.StartedAt, run.Meta.Label); err != nil {
+			return nil, err
+		}
+	}
+	return results.Create(out, run)
 }
 
 // printable is label without terminal escapes: compare and report print
