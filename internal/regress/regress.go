@@ -223,9 +223,10 @@ func judgeFigure(s Sample, maxPct float64) results.BaselineFigure {
 	if len(s.Base) > 0 {
 		f.BaseMedian = results.Median(s.Base)
 	}
-	if sp, ok := spread(s.BaseRuns); ok {
+	if sd, ok := logSpread(s.BaseRuns); ok {
+		sp := (math.Exp(sd) - 1) * 100
 		f.SpreadPct = &sp
-		f.AllowedPct = max(maxPct, sp*predictionFactor(len(s.BaseRuns)))
+		f.AllowedPct = max(maxPct, allowedBy(sd*predictionFactor(len(s.BaseRuns)), s.Better))
 	}
 	run, base := ranked(s.Run, s.RunMissed, s.Better), ranked(s.Base, s.BaseMissed, s.Better)
 	if m := results.Median(run); !math.IsInf(m, 0) && f.BaseMedian != 0 && len(s.Base) > 0 {
@@ -297,25 +298,40 @@ func holm(figs []results.BaselineFigure) {
 	}
 }
 
-// spread is the baseline runs' run-to-run spread in percent: the sample
-// standard deviation of their medians over their mean.
-func spread(medians []float64) (float64, bool) {
+// logSpread is the baseline runs' run-to-run spread: the sample standard
+// deviation of their medians' logarithms. On the log scale a spread is a
+// ratio, so the bound built from it never allows a figure to fall past
+// zero: on a straight scale 20% of spread among three runs allowed a fall
+// of more than 100%, and no fall could regress.
+func logSpread(medians []float64) (float64, bool) {
 	n := len(medians)
 	if n < 2 {
 		return 0, false
 	}
+	logs := make([]float64, n)
 	mean := 0.0
-	for _, m := range medians {
-		mean += m / float64(n)
-	}
-	if mean == 0 {
-		return 0, false
+	for i, m := range medians {
+		if m <= 0 {
+			return 0, false
+		}
+		logs[i] = math.Log(m)
+		mean += logs[i] / float64(n)
 	}
 	ss := 0.0
-	for _, m := range medians {
-		ss += (m - mean) * (m - mean)
+	for _, l := range logs {
+		ss += (l - mean) * (l - mean)
 	}
-	return math.Sqrt(ss/float64(n-1)) / math.Abs(mean) * 100, true
+	return math.Sqrt(ss / float64(n-1)), true
+}
+
+// allowedBy is the change in percent, in the figure's bad direction, that
+// a log-scale bound k allows: a fall of 1-e^-k for a figure where higher
+// is better, a rise of e^k-1 otherwise.
+func allowedBy(k float64, better string) float64 {
+	if better == results.HigherIsBetter {
+		return (1 - math.Exp(-k)) * 100
+	}
+	return (math.Exp(k) - 1) * 100
 }
 
 // tQuantile is Student's t at 97.5% by degrees of freedom (1 to 30); more

@@ -160,18 +160,24 @@ func TestJudgeMissedBound(t *testing.T) {
 // Noise is the baseline runs' own: a change that is significant against
 // the pooled repeats but within what the runs' spread lets one more good
 // run do passes; the same change against steady runs regresses.
+//
+// However wide the spread, a fall to a few per cent of the baseline is a
+// regression: the spread is a ratio (log scale), where a straight one let
+// three runs 20% apart allow any fall, and hid the hdd tier's -99.5%.
 func TestJudgeBaselineSpread(t *testing.T) {
-	run := dev(1000, 840, 845, 850)
+	near := dev(1000, 840, 845, 850)
 	for _, tc := range []struct {
 		name    string
+		run     *results.Run
 		base    []*results.Run
 		verdict string
 	}{
-		{"runs 15% apart", []*results.Run{dev(1000, 1000, 1005, 995), dev(1000, 870, 875, 865), dev(1000, 1150, 1155, 1145)}, "worse within the baseline runs' spread"},
-		{"steady runs", []*results.Run{dev(1000, 1000, 1005, 995), dev(1000, 1002, 1007, 997), dev(1000, 998, 1003, 993)}, results.BaselineRegressed},
+		{"runs 15% apart", near, []*results.Run{dev(1000, 1000, 1005, 995), dev(1000, 870, 875, 865), dev(1000, 1150, 1155, 1145)}, "worse within the baseline runs' spread"},
+		{"steady runs", near, []*results.Run{dev(1000, 1000, 1005, 995), dev(1000, 1002, 1007, 997), dev(1000, 998, 1003, 993)}, results.BaselineRegressed},
+		{"a fall of 99% against runs 25% apart", dev(1000, 90, 95, 100), []*results.Run{dev(1000, 17900, 17950, 17850), dev(1000, 12500, 12550, 12450), dev(1000, 21000, 21050, 20950)}, results.BaselineRegressed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			samples := RunSamples(run)
+			samples := RunSamples(tc.run)
 			for _, b := range tc.base {
 				AddBase(samples, b)
 			}
