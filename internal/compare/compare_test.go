@@ -38,8 +38,9 @@ func load(t *testing.T, names ...string) []Run {
 
 // The pairs: real oltp and device runs, every hand-made layer with an
 // interrupted run and another engine version, repeated steps, and two
-// real quick studies on the same disk with another load on the host.
-var pairs = [][2]string{{"oltp-base", "oltp-xss"}, {"device-a", "device-b"}, {"study-a", "study-b"}, {"repeats-a", "repeats-b"}, {"quick-a", "quick-b"}}
+// real quick studies on the same disk with another load on the host, and
+// two real replays of one profile.
+var pairs = [][2]string{{"oltp-base", "oltp-xss"}, {"device-a", "device-b"}, {"study-a", "study-b"}, {"repeats-a", "repeats-b"}, {"quick-a", "quick-b"}, {"replay-a", "replay-b"}}
 
 // quickRuns are the two recorded quick studies.
 const quickRuns = "testdata/runs"

@@ -57,7 +57,7 @@ var evidence = map[string]bool{"cpu_busy_pct": true, "cpu_iowait_pct": true}
 
 // Headline says whether a metric is one the studies headline: 002's max
 // TPS and users within the SLA (ART at a load is added by extract), NOPM,
-// each device spec's answer, iocal's maxima, QphH.
+// each device spec's answer, iocal's maxima, QphH, a replay's headroom.
 func Headline(kind, name string) bool {
 	switch kind {
 	case results.KindRamp:
@@ -70,6 +70,8 @@ func Headline(kind, name string) bool {
 		return name == "max_iops" || name == "seq_read_max_mbps" || name == "seq_write_max_mbps"
 	case results.KindDSS:
 		return name == "qphh"
+	case results.KindReplay:
+		return name == "headroom_x"
 	}
 	return false
 }
@@ -87,6 +89,7 @@ var titles = map[string]string{
 	"throughput_at_size": "Throughput@Size", "mb_per_s": "Load MB/s", "total_s": "Build time",
 	"lost_acknowledged": "Lost acknowledged commits", "unverifiable_acknowledged": "Unverifiable acknowledged commits", "recovery_s": "Recovery time", "pages_damaged": "Pages damaged",
 	"cpu_busy_pct": "CPU busy", "cpu_iowait_pct": "I/O wait", "disk_await_ms": "Disk await",
+	"headroom_x": "Headroom (multiple of the profile within the SLA)",
 }
 
 // deviceTitles name the parts of a device metric after its spec.

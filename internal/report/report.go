@@ -209,6 +209,8 @@ func (b *builder) body() {
 		b.dss(body)
 	case *results.Durability:
 		b.durability(body)
+	case *results.Replay:
+		b.replay(body)
 	default:
 		b.sec.Notes = append(b.sec.Notes, fmt.Sprintf("This calibra does not know step kind %q; its keys are in results.json.", b.step.Kind))
 	}

@@ -226,3 +226,26 @@ func TestIOCalCommitAndClientReadTables(t *testing.T) {
 		}
 	}
 }
+
+// A replay's section sets each rate of the profile beside the replay at
+// 1x and at the headroom, charts each multiple's latencies against the
+// SLA, and says the verdict; its card is the headroom.
+func TestReplaySection(t *testing.T) {
+	r := build(t, "replay-a")
+	if len(r.Cards) == 0 || r.Cards[0].Name != "headroom" || r.Cards[0].Value != "2" {
+		t.Fatalf("cards %+v", r.Cards)
+	}
+	sec := r.Sections[0]
+	var rates, chart bool
+	for _, b := range sec.Blocks {
+		if b.Table != nil && len(b.Table.Rows) > 1 && b.Table.Rows[1][0].Text == "commits_ps" {
+			rates = b.Table.Rows[1][1].Text == "911" && b.Table.Rows[1][2].Text == "1,088" && b.Table.Rows[1][5].Text == "2.47"
+		}
+		for _, c := range b.Charts {
+			chart = chart || strings.HasPrefix(c.Title, "Read and commit latency")
+		}
+	}
+	if !rates || !chart || !slices.ContainsFunc(sec.Notes, func(n string) bool { return strings.HasPrefix(n, "Verdict: headroom at least 2x") }) {
+		t.Errorf("rates %v, latency chart %v, notes %q", rates, chart, sec.Notes)
+	}
+}
