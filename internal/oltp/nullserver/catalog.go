@@ -78,6 +78,8 @@ var catalog = []stmt{
 	{match: "SHOW server_version", cols: []col{{"server_version", oidText}}, kind: kConst, consts: []any{"16.0 (calibra null server)"}, tag: "SHOW"},
 	{match: "FROM pg_settings", cols: []col{{"name", oidText}, {"current_setting", oidText}}, tag: "SELECT 0"},
 	{match: "server_version_num", cols: []col{{"current_setting", oidInt4}}, kind: kConst, consts: []any{int64(160000)}, tag: "SELECT 1"},
+	// The connections a --dsn server has free (postgres.Prepare): plenty.
+	{match: "current_setting('max_connections')", cols: []col{{"?column?", oidInt4}}, kind: kConst, consts: []any{int64(10000)}, tag: "SELECT 1"},
 	{match: "to_regclass($1)", params: []uint32{oidText}, cols: []col{{"?column?", oidBool}}, kind: kConst, consts: []any{true}, tag: "SELECT 1"},
 	{match: "FROM build_info", cols: []col{{"key", oidText}, {"value", oidText}}, kind: kBuildInfo},
 	{match: "SELECT (SELECT sum(d_next_o_id) FROM district), xact_commit", kind: kCounters, tag: "SELECT 1",

@@ -26,7 +26,8 @@ func nullRun(t testing.TB, cfg oltp.RunConfig) *results.OLTP {
 	}
 	defer srv.Close()
 	ctx := context.Background()
-	target, err := postgres.Prepare(ctx, postgres.TargetConfig{DSN: srv.DSN()})
+	// As the command asks: the connections it opens must be free.
+	target, err := postgres.Prepare(ctx, postgres.TargetConfig{DSN: srv.DSN(), MaxConnections: cfg.Users + 2})
 	if err != nil {
 		t.Fatal(err)
 	}
