@@ -107,21 +107,9 @@ func Capture(ctx context.Context, e engine.Engine, d time.Duration, env Env) (*P
 		return nil, err
 	}
 	start := time.Now()
-	var samples, sum, most int
-	tick := time.NewTicker(SampleEvery)
-	defer tick.Stop()
-	for end := start.Add(d); time.Now().Before(end); {
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-tick.C:
-		}
-		n, err := conn.Active(ctx)
-		if err != nil {
-			return nil, err
-		}
-		samples, sum, most = samples+1, sum+n, max(most, n)
-		env.Prog.Status(fmt.Sprintf("profile: %s of %s, %d active", time.Since(start).Round(time.Second), d, n))
+	act, err := sampleActive(ctx, conn, d, env)
+	if err != nil {
+		return nil, err
 	}
 	b, err := conn.Counters(ctx)
 	if err != nil {
@@ -139,9 +127,9 @@ func Capture(ctx context.Context, e engine.Engine, d time.Duration, env Env) (*P
 	w := Between(a, b, secs)
 	p.Captured.DurationS = round(secs, 2)
 	p.Rates = w.Rates
-	p.Shape = Shape{PageBytes: srv.PageBytes, DataBytes: srv.DataBytes, CacheBytes: srv.CacheBytes, ConcurrencyMax: most, SequentialPct: w.SeqPct}
-	if samples > 0 {
-		p.Shape.Concurrency = round(float64(sum)/float64(samples), 2)
+	p.Shape = Shape{PageBytes: srv.PageBytes, DataBytes: srv.DataBytes, CacheBytes: srv.CacheBytes, ConcurrencyMax: act.most, SequentialPct: w.SeqPct}
+	if act.samples > 0 {
+		p.Shape.Concurrency = round(float64(act.sum)/float64(act.samples), 2)
 	}
 	if w.HitPct != nil {
 		p.Shape.CacheHitPct = *w.HitPct
@@ -160,6 +148,32 @@ func Capture(ctx context.Context, e engine.Engine, d time.Duration, env Env) (*P
 		p.Missing = w.Missing
 	}
 	return p, nil
+}
+
+// active is what the samples of the sessions at work saw: how many
+// samples, their sum and the most at once.
+type active struct{ samples, sum, most int }
+
+// sampleActive counts the sessions at work every SampleEvery for d.
+func sampleActive(ctx context.Context, conn Conn, d time.Duration, env Env) (active, error) {
+	var a active
+	start := time.Now()
+	tick := time.NewTicker(SampleEvery)
+	defer tick.Stop()
+	for end := start.Add(d); time.Now().Before(end); {
+		select {
+		case <-ctx.Done():
+			return a, ctx.Err()
+		case <-tick.C:
+		}
+		n, err := conn.Active(ctx)
+		if err != nil {
+			return a, err
+		}
+		a.samples, a.sum, a.most = a.samples+1, a.sum+n, max(a.most, n)
+		env.Prog.Status(fmt.Sprintf("profile: %s of %s, %d active", time.Since(start).Round(time.Second), d, n))
+	}
+	return a, nil
 }
 
 // hotSet estimates the pages the load touches again and again: the
