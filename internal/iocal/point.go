@@ -27,22 +27,22 @@ func (r *runner) point(test string, jobs []*job, elapsed time.Duration, from, to
 		bytes += j.bytes
 		sum += j.sum
 	}
-	p := results.IOCalPoint{Jobs: len(jobs), Seconds: round(secs, 3), MBPS: round(float64(bytes)/1e6/secs, 2)}
+	p := results.IOCalPoint{Jobs: len(jobs), Seconds: results.Round(secs, 3), MBPS: results.Round(float64(bytes)/1e6/secs, 2)}
 	// Latency per read or commit: a call of the random test holds many,
 	// read one after another by its backend.
 	if per := max(units, ops); per > 0 {
-		p.LatMs = &results.IOCalLatency{Mean: round(sum.Seconds()*1000/float64(per), 3), P99: all.QuantileMs(99)}
+		p.LatMs = &results.IOCalLatency{Mean: results.Round(sum.Seconds()*1000/float64(per), 3), P99: all.QuantileMs(99)}
 	}
 	switch test {
 	case TestRandom:
-		p.IOPS = round(float64(units)/secs, 1)
+		p.IOPS = results.Round(float64(units)/secs, 1)
 		p.RowsPS = p.IOPS
 	case TestClientRead:
-		p.IOPS = round(float64(ops)/secs, 1)
+		p.IOPS = results.Round(float64(ops)/secs, 1)
 	case TestSeqWrite:
-		p.DBPS = round(float64(bytes)/float64(r.data.blockSize)/secs, 1)
+		p.DBPS = results.Round(float64(bytes)/float64(r.data.blockSize)/secs, 1)
 	case TestWAL:
-		p.CommitsPS = round(float64(units)/secs, 1)
+		p.CommitsPS = results.Round(float64(units)/secs, 1)
 	}
 	if r.env.Window == nil {
 		share(r.env.Device, test, int64(r.data.blockSize), &p)
@@ -50,7 +50,7 @@ func (r *runner) point(test string, jobs []*job, elapsed time.Duration, from, to
 	}
 	o := r.env.Window(from, to)
 	observed(&p, test, o)
-	driver := round(100*selfCPU.Seconds()/(secs*float64(runtime.NumCPU())), 2)
+	driver := results.Round(100*selfCPU.Seconds()/(secs*float64(runtime.NumCPU())), 2)
 	opts := verdict.Options{ServerSide: serverSide(test), Nearest: true, Writes: test == TestSeqWrite || test == TestWAL,
 		Load: share(r.env.Device, test, int64(r.data.blockSize), &p), Log: r.logWord(), Waits: r.env.Waits}
 	if test == TestWAL {
@@ -116,10 +116,10 @@ func observed(p *results.IOCalPoint, test string, o *results.Observe) {
 		reads = db.DataReads
 	}
 	if test != TestSeqWrite && test != TestWAL && reads != nil && o.WindowS > 0 {
-		p.DBPS = round(float64(*reads)/o.WindowS, 1)
+		p.DBPS = results.Round(float64(*reads)/o.WindowS, 1)
 	}
 	if (test == TestRandom || test == TestClientRead) && db.BlksRead != nil && o.WindowS > 0 {
-		p.ServerReadsPS = ptr(round(float64(*db.BlksRead)/o.WindowS, 1))
+		p.ServerReadsPS = ptr(results.Round(float64(*db.BlksRead)/o.WindowS, 1))
 		p.ServerReadMs = db.DataFileReadAvgMs
 	}
 }
@@ -143,11 +143,11 @@ func committed(p *results.IOCalPoint, o *results.Observe) {
 		if n == nil {
 			return nil
 		}
-		return ptr(round(float64(*n)/o.WindowS, 1))
+		return ptr(results.Round(float64(*n)/o.WindowS, 1))
 	}
 	p.WALWritesPS, p.WALSyncsPS = rate(db.WALWrites), rate(db.WALSyncs)
 	if db.WALBytes != nil {
-		p.WALMBPS = ptr(round(float64(*db.WALBytes)/1e6/o.WindowS, 3))
+		p.WALMBPS = ptr(results.Round(float64(*db.WALBytes)/1e6/o.WindowS, 3))
 	}
 	p.ServerSyncMs = db.WALSyncAvgMs
 }
@@ -164,7 +164,7 @@ func written(p *results.IOCalPoint, o *results.Observe) {
 		if n == nil {
 			return nil
 		}
-		return ptr(round(float64(*n)/per/o.WindowS, places))
+		return ptr(results.Round(float64(*n)/per/o.WindowS, places))
 	}
 	p.DataWMBPS, p.WALMBPS, p.WALFPIPS = rate(db.DataWriteBytes, 1e6, 2), rate(db.WALBytes, 1e6, 2), rate(db.WALFPI, 1, 1)
 }

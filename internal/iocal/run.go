@@ -127,7 +127,7 @@ func (r *runner) run(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("load the calibration data: %w", err)
 		}
-		r.out.LoadMBPS = ptr(round(float64(r.data.total*int64(blockSize))/1e6/took, 1))
+		r.out.LoadMBPS = ptr(results.Round(float64(r.data.total*int64(blockSize))/1e6/took, 1))
 		r.env.Prog.Phase("iocal: loaded %d blocks in %.1f s (%.0f MB/s)", r.data.total, took, *r.out.LoadMBPS)
 	}
 	r.out.Tables = len(r.data.blocks)
@@ -445,14 +445,6 @@ func statusLoop(prog *progress.Printer, start time.Time, line func(time.Duration
 
 // DefaultLoaders is the parallel loaders when the study does not say.
 func DefaultLoaders() int { return min(runtime.NumCPU(), 8) }
-
-func round(x float64, places int) float64 {
-	f := 1.0
-	for range places {
-		f *= 10
-	}
-	return float64(int64(x*f+0.5)) / f
-}
 
 func human(b int64) string {
 	switch {

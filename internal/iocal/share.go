@@ -37,15 +37,15 @@ func share(dev []results.DevicePoint, test string, block int64, p *results.IOCal
 	}
 	at := fmt.Sprintf("the %s it did at %d outstanding", d.Spec, d.OutstandingIOs)
 	if random {
-		p.DeviceSharePct = ptr(round(100*p.IOPS/d.IOPS, 1))
+		p.DeviceSharePct = ptr(results.Round(100*p.IOPS/d.IOPS, 1))
 		p.DeviceShareOf = fmt.Sprintf("%s at %d outstanding: %.0f IOPS", d.Spec, d.OutstandingIOs, d.IOPS)
 		if p.DiskRIOPS == nil {
 			return nil
 		}
-		return &verdict.Load{Pct: round(100**p.DiskRIOPS/d.IOPS, 1),
+		return &verdict.Load{Pct: results.Round(100**p.DiskRIOPS/d.IOPS, 1),
 			What: fmt.Sprintf("%.0f reads/s reached the device: %.0f%% of %s (%.0f IOPS)", *p.DiskRIOPS, 100**p.DiskRIOPS/d.IOPS, at, d.IOPS)}
 	}
-	p.DeviceSharePct = ptr(round(100*p.MBPS/d.MBps, 1))
+	p.DeviceSharePct = ptr(results.Round(100*p.MBPS/d.MBps, 1))
 	p.DeviceShareOf = fmt.Sprintf("%s at %d outstanding: %.1f MB/s", d.Spec, d.OutstandingIOs, d.MBps)
 	// The device's own MB/s: a write point writes its WAL besides the table.
 	mbps, what := p.DiskRMBPS, "read from"
@@ -56,9 +56,9 @@ func share(dev []results.DevicePoint, test string, block int64, p *results.IOCal
 		return nil
 	}
 	if !read {
-		p.DiskWSharePct = ptr(round(100**mbps/d.MBps, 1))
+		p.DiskWSharePct = ptr(results.Round(100**mbps/d.MBps, 1))
 	}
-	return &verdict.Load{Pct: round(100**mbps/d.MBps, 1),
+	return &verdict.Load{Pct: results.Round(100**mbps/d.MBps, 1),
 		What: fmt.Sprintf("%.1f MB/s %s the device: %.0f%% of %s (%.1f MB/s)", *mbps, what, 100**mbps/d.MBps, at, d.MBps)}
 }
 

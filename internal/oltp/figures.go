@@ -87,8 +87,8 @@ func driverFigures(out *results.OLTP, cr *crew, tw *timed, cfg RunConfig) *resul
 		return nil
 	}
 	cpu := (tw.cpu1 - tw.cpu0).Seconds()
-	d := &results.DriverCPU{Model: tw.model, Threads: tw.threads, CPUS: round(cpu, 3), CPUUsPerTxn: round(cpu/completed*1e6, 1),
-		MachineSharePct: round(100*cpu/(win.Seconds()*float64(runtime.NumCPU())), 2)}
+	d := &results.DriverCPU{Model: tw.model, Threads: tw.threads, CPUS: results.Round(cpu, 3), CPUUsPerTxn: results.Round(cpu/completed*1e6, 1),
+		MachineSharePct: results.Round(100*cpu/(win.Seconds()*float64(runtime.NumCPU())), 2)}
 	if kb, why := memPerUserKB(cr.heap0, cr.heap1, len(cr.users)); why != "" {
 		out.Missing = results.SetMissing(out.Missing, "driver.mem_per_user_kb", why)
 	} else {
@@ -98,10 +98,10 @@ func driverFigures(out *results.OLTP, cr *crew, tw *timed, cfg RunConfig) *resul
 		d.Reason = unpolledReason(cr.sessions)
 	}
 	if cpu, wakes := pollingCPU(cr.pollers); cpu > 0 {
-		d.PollingCPUUsPerTxn = round(cpu.Seconds()/completed*1e6, 1)
+		d.PollingCPUUsPerTxn = results.Round(cpu.Seconds()/completed*1e6, 1)
 		if wakes > 0 {
-			d.TxnPerWakeup = round(completed/float64(wakes), 2)
-			d.PollingCPUUsPerWakeup = round(cpu.Seconds()/float64(wakes)*1e6, 1)
+			d.TxnPerWakeup = results.Round(completed/float64(wakes), 2)
+			d.PollingCPUUsPerWakeup = results.Round(cpu.Seconds()/float64(wakes)*1e6, 1)
 		}
 	}
 	if cfg.KeyingThinking > 0 || cfg.RatePerUser > 0 {
@@ -215,7 +215,7 @@ func summarise(out *results.OLTP, recs []*recorder, users int, win time.Duration
 			ts.LatMs = lats[i].Summary(float64(s.sumNs) / float64(s.count) / 1e6)
 		}
 		out.Transactions[TxType(i).String()] = ts
-		out.MixPct[TxType(i).String()] = round(mix[i], 2)
+		out.MixPct[TxType(i).String()] = results.Round(mix[i], 2)
 		completed += s.count
 	}
 	out.NewOrderCommits = types[NewOrder].count - types[NewOrder].rollbacks
@@ -241,7 +241,7 @@ func summarise(out *results.OLTP, recs []*recorder, users int, win time.Duration
 		out.QueueMs = &q
 	}
 	if a := art(types); !math.IsNaN(a) {
-		out.ARTMs = round(a, 3)
+		out.ARTMs = results.Round(a, 3)
 		l := all.Summary(a)
 		out.LatMs = &l
 	} else {

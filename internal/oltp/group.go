@@ -305,7 +305,7 @@ func (tg *members) clientFigures(ms []results.OLTPInstance, recs []*recorder, wi
 	for k := range ms {
 		ms[k].TPMClient = perMinute(float64(n[k]), win)
 		if n[k] > 0 {
-			ms[k].ARTMs = round(float64(sumNs[k])/float64(n[k])/1e6, 3)
+			ms[k].ARTMs = results.Round(float64(sumNs[k])/float64(n[k])/1e6, 3)
 		}
 	}
 }

@@ -47,7 +47,7 @@ func Merge(parts []MergePart) *results.OLTP {
 		m.add(p)
 	}
 	slices.SortFunc(out.Partitions, func(a, b results.PartitionPart) int { return a.Index - b.Index })
-	out.TPMClient = round(out.TPMClient, 1)
+	out.TPMClient = results.Round(out.TPMClient, 1)
 	out.Missing["driver"] = "each partition's driver ran in its own process, maybe on its own host: see driver in the partitions' run directories"
 	m.finish()
 	return out
@@ -137,7 +137,7 @@ func (m *merger) finish() {
 			ts.LatMs = m.lats[i].Summary(m.sumMs[i] / float64(s.count))
 		}
 		out.Transactions[TxType(i).String()] = ts
-		out.MixPct[TxType(i).String()] = round(mix[i], 2)
+		out.MixPct[TxType(i).String()] = results.Round(mix[i], 2)
 		n += s.count
 		sum += m.sumMs[i]
 	}
@@ -152,7 +152,7 @@ func (m *merger) finish() {
 	}
 	if n > 0 {
 		// Each partition's means are exact to the microsecond it rounds to.
-		out.ARTMs = round(sum/float64(n), 3)
+		out.ARTMs = results.Round(sum/float64(n), 3)
 		l := m.all.Summary(out.ARTMs)
 		out.LatMs = &l
 		delete(out.Missing, "art_ms")

@@ -120,7 +120,7 @@ func Ramp(ctx context.Context, e engine.Engine, cfg RampConfig, prog *progress.P
 
 // rampStep reads one load's figures from its timed run.
 func rampStep(o *results.OLTP, cfg RampConfig) results.RampStep {
-	st := results.RampStep{Users: o.Users, TPS: round(o.TPMClient/60, 2), NOPM: o.NOPM, ARTMs: o.ARTMs, P90Ms: o.LatMs.P90}
+	st := results.RampStep{Users: o.Users, TPS: results.Round(o.TPMClient/60, 2), NOPM: o.NOPM, ARTMs: o.ARTMs, P90Ms: o.LatMs.P90}
 	for _, tx := range o.Transactions {
 		st.Errors += tx.Errors
 	}
@@ -136,7 +136,7 @@ func rampStep(o *results.OLTP, cfg RampConfig) results.RampStep {
 	if cfg.Run.KeyingThinking > 0 {
 		think = MeanPacingSeconds(o.MixPct, cfg.Run.KeyingThinking)
 	}
-	l := round(st.TPS*(st.ARTMs/1000+think), 2)
+	l := results.Round(st.TPS*(st.ARTMs/1000+think), 2)
 	st.LittleUsers = &l
 	return st
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/calibra-bench/calibra/internal/engine"
@@ -217,11 +216,6 @@ func newOutput(cfg RunConfig, statsNote string) *results.OLTP {
 		}
 	}
 	return out
-}
-
-func round(v float64, digits int) float64 {
-	p := math.Pow(10, float64(digits))
-	return math.Round(v*p) / p
 }
 
 // edge calls the observers' edge hook, if any.

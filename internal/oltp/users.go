@@ -12,6 +12,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/oltp/tpcc"
 	"github.com/calibra-bench/calibra/internal/progress"
+	"github.com/calibra-bench/calibra/internal/results"
 )
 
 // crew is a run's users with their connections, and how they are driven.
@@ -78,7 +79,7 @@ func memPerUserKB(heap0, heap1 uint64, users int) (float64, string) {
 	case heap1 <= heap0:
 		return 0, fmt.Sprintf("the process's Go heap did not grow while the users connected (%d bytes before, %d after, each after a GC): other work in the process freed more than they took", heap0, heap1)
 	}
-	kb := round(float64(heap1-heap0)/float64(users)/1024, 2)
+	kb := results.Round(float64(heap1-heap0)/float64(users)/1024, 2)
 	if kb <= 0 {
 		return 0, fmt.Sprintf("the process's Go heap grew by %d bytes while %d users connected, under 0.01 KB a user: other work in the process freed about what they took", heap1-heap0, users)
 	}

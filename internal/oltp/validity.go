@@ -99,7 +99,7 @@ func check(types [numTxTypes]typeStats, in inputCounts, p Profile, users, wareho
 		share := float64(cards[t]) / float64(deck)
 		slack := sigmas * math.Sqrt(float64(users)*float64(deck)/2*share*(1-share)) / float64(total) * 100
 		c := results.BandCheck{Name: "mix." + t.String(), Clause: "5.2.3", Count: types[t].count, Of: total,
-			Pct: pct(types[t].count, total), Target: fmt.Sprintf(">= %g%%", mixMinimums[t]), LowPct: round(mixMinimums[t]-slack, 2)}
+			Pct: pct(types[t].count, total), Target: fmt.Sprintf(">= %g%%", mixMinimums[t]), LowPct: results.Round(mixMinimums[t]-slack, 2)}
 		c.OK = c.Pct >= c.LowPct
 		out = append(out, c)
 	}
@@ -111,8 +111,8 @@ func check(types [numTxTypes]typeStats, in inputCounts, p Profile, users, wareho
 			return
 		}
 		noise := sigmas * 100 * math.Sqrt(b.nominal/100*(1-b.nominal/100)/float64(of))
-		c.LowPct = round(math.Max(0, math.Min(b.lo, b.nominal-noise)), 2)
-		c.HighPct = round(math.Max(b.hi, b.nominal+noise), 2)
+		c.LowPct = results.Round(math.Max(0, math.Min(b.lo, b.nominal-noise)), 2)
+		c.HighPct = results.Round(math.Max(b.hi, b.nominal+noise), 2)
 		c.OK = note != "" || c.Pct >= c.LowPct && c.Pct <= c.HighPct
 		out = append(out, c)
 	}
@@ -149,7 +149,7 @@ func deliverySkips(deliveries, skipped int64) (*results.DeliverySkips, string) {
 		return nil, ""
 	}
 	d := &results.DeliverySkips{Deliveries: deliveries, SkippedDistricts: skipped,
-		SkippedPct: round(100*float64(skipped)/float64(deliveries*10), 3)}
+		SkippedPct: results.Round(100*float64(skipped)/float64(deliveries*10), 3)}
 	if d.SkippedPct > 1 {
 		return d, fmt.Sprintf("%.2f%% of the districts the Deliveries processed had no undelivered order (clause 2.7.4.2 flags more than 1%%): the New-Orders do not keep up with the Deliveries", d.SkippedPct)
 	}
@@ -160,5 +160,5 @@ func pct(n, of int64) float64 {
 	if of == 0 {
 		return 0
 	}
-	return round(100*float64(n)/float64(of), 3)
+	return results.Round(100*float64(n)/float64(of), 3)
 }

@@ -47,30 +47,30 @@ func Between(a, b Counters, secs float64) Window {
 		return float64(*y - *x), true
 	}
 	if n, ok := d(a.PageReads, b.PageReads); ok {
-		w.Rates.PageReadsPS = round(n/secs, 1)
+		w.Rates.PageReadsPS = results.Round(n/secs, 1)
 		if h, ok := d(a.PageHits, b.PageHits); ok && n+h > 0 {
-			w.HitPct = ptr(round(100*h/(n+h), 2))
+			w.HitPct = ptr(results.Round(100*h/(n+h), 2))
 		}
 	}
 	if n, ok := d(a.PageWrites, b.PageWrites); ok {
-		w.Rates.PageWritesPS = round(n/secs, 1)
+		w.Rates.PageWritesPS = results.Round(n/secs, 1)
 	}
 	commits, okC := d(a.Commits, b.Commits)
 	if okC {
-		w.Rates.CommitsPS = round(commits/secs, 1)
+		w.Rates.CommitsPS = results.Round(commits/secs, 1)
 	}
 	if n, ok := d(a.WALBytes, b.WALBytes); ok {
 		w.Rates.WALBytesPS = int64(math.Round(n / secs))
 		if okC && commits > 0 {
-			w.WALPerCommit = ptr(round(n/commits, 0))
+			w.WALPerCommit = ptr(results.Round(n/commits, 0))
 		}
 	}
 	if n, ok := d(a.WALSyncs, b.WALSyncs); ok {
-		w.Rates.WALSyncsPS = round(n/secs, 1)
+		w.Rates.WALSyncsPS = results.Round(n/secs, 1)
 	}
 	if s, ok := d(a.SeqReads, b.SeqReads); ok {
 		if all, ok := d(a.IOReads, b.IOReads); ok && all > 0 {
-			w.SeqPct = ptr(round(100*s/all, 1))
+			w.SeqPct = ptr(results.Round(100*s/all, 1))
 		}
 	}
 	return w
@@ -125,11 +125,11 @@ func Capture(ctx context.Context, e engine.Engine, d time.Duration, env Env) (*P
 		return nil, err
 	}
 	w := Between(a, b, secs)
-	p.Captured.DurationS = round(secs, 2)
+	p.Captured.DurationS = results.Round(secs, 2)
 	p.Rates = w.Rates
 	p.Shape = Shape{PageBytes: srv.PageBytes, DataBytes: srv.DataBytes, CacheBytes: srv.CacheBytes, ConcurrencyMax: act.most, SequentialPct: w.SeqPct}
 	if act.samples > 0 {
-		p.Shape.Concurrency = round(float64(act.sum)/float64(act.samples), 2)
+		p.Shape.Concurrency = results.Round(float64(act.sum)/float64(act.samples), 2)
 	}
 	if w.HitPct != nil {
 		p.Shape.CacheHitPct = *w.HitPct
@@ -139,7 +139,7 @@ func Capture(ctx context.Context, e engine.Engine, d time.Duration, env Env) (*P
 	}
 	p.Shape.HotSetBytes = hotSet(p.Shape)
 	if rw := p.Rates.PageReadsPS + p.Rates.PageWritesPS; rw > 0 {
-		p.Shape.ReadSharePct = round(100*p.Rates.PageReadsPS/rw, 1)
+		p.Shape.ReadSharePct = results.Round(100*p.Rates.PageReadsPS/rw, 1)
 	}
 	if env.Window != nil {
 		p.Device = device(env.Window(from, to), w.Missing)
@@ -198,11 +198,3 @@ func device(o *results.Observe, missing map[string]string) *Device {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-func round(x float64, places int) float64 {
-	f := 1.0
-	for range places {
-		f *= 10
-	}
-	return float64(int64(x*f+0.5)) / f
-}

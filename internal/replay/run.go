@@ -225,11 +225,11 @@ func (r *runner) step(ctx context.Context, mult float64) (results.ReplayStep, er
 	p := r.cfg.Profile
 	r.env.Prog.Phase("replay: %gx the profile: %d readers, %d committers, %.0f page reads/s and %.0f commits/s asked", mult, l.readers, l.committers, p.Rates.PageReadsPS*mult, p.Rates.CommitsPS*mult)
 	m, err := r.phase(ctx, l, r.cfg.Warmup, r.cfg.Window)
-	st := results.ReplayStep{Multiple: mult, Seconds: round(m.secs, 3), Readers: l.readers, Committers: l.committers,
-		AskedPageReadsPS: round(p.Rates.PageReadsPS*mult, 1), AskedCommitsPS: round(p.Rates.CommitsPS*mult, 1),
+	st := results.ReplayStep{Multiple: mult, Seconds: results.Round(m.secs, 3), Readers: l.readers, Committers: l.committers,
+		AskedPageReadsPS: results.Round(p.Rates.PageReadsPS*mult, 1), AskedCommitsPS: results.Round(p.Rates.CommitsPS*mult, 1),
 		PageReadsPS: m.w.Rates.PageReadsPS, PageWritesPS: m.w.Rates.PageWritesPS, CommitsPS: m.w.Rates.CommitsPS,
 		WALBytesPS: float64(m.w.Rates.WALBytesPS), WALSyncsPS: m.w.Rates.WALSyncsPS, CacheHitPct: m.w.HitPct, WALBytesPerCommit: m.w.WALPerCommit,
-		Concurrency: round(m.active, 2), DriverCPUPct: round(m.driver, 2)}
+		Concurrency: results.Round(m.active, 2), DriverCPUPct: results.Round(m.driver, 2)}
 	if err != nil {
 		return st, err
 	}

@@ -30,13 +30,13 @@ func summarise(out *results.Replay, p *profile.Profile) {
 		if at1 != nil {
 			rr.At1x = of(at1)
 			if rr.At1x != nil && prof > 0 {
-				rr.Ratio1x = ptr(round(*rr.At1x/prof, 3))
+				rr.Ratio1x = ptr(results.Round(*rr.At1x/prof, 3))
 			}
 		}
 		if head != nil {
 			rr.AtHeadroom = of(head)
 			if rr.AtHeadroom != nil && prof > 0 {
-				rr.HeadroomX = ptr(round(*rr.AtHeadroom/prof, 3))
+				rr.HeadroomX = ptr(results.Round(*rr.AtHeadroom/prof, 3))
 			}
 		}
 		return rr
@@ -103,11 +103,3 @@ func joinWords(parts []string) string { return strings.Join(parts, "; ") }
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func ptr[T any](v T) *T { return &v }
-
-func round(x float64, places int) float64 {
-	f := 1.0
-	for range places {
-		f *= 10
-	}
-	return float64(int64(x*f+0.5)) / f
-}

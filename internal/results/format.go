@@ -62,3 +62,10 @@ func group(s string) string {
 	}
 	return b.String()
 }
+
+// Round rounds v to places decimal places, half away from zero: the one
+// rounding of a recorded figure.
+func Round(v float64, places int) float64 {
+	p := math.Pow10(places)
+	return math.Round(v*p) / p
+}
