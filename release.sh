@@ -40,8 +40,16 @@ if [ "${1:-}" = image ]; then
 	build_image
 	exit
 fi
+# The image's base alone (Debian and image/spec's packages), when missing:
+# .ci/setup makes it once in the image test's store, as a machine
+# dependency.
+if [ "${1:-}" = image-base ]; then
+	. ./image/build.sh
+	ensure_base
+	exit
+fi
 if [ $# -gt 0 ]; then
-	echo "release.sh: unknown argument $1; run ./release.sh for the binaries or ./release.sh image for the image" >&2
+	echo "release.sh: unknown argument $1; run ./release.sh for the binaries, ./release.sh image for the image, or ./release.sh image-base for its base" >&2
 	exit 2
 fi
 

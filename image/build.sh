@@ -11,25 +11,8 @@
 # SOURCE_DATE_EPOCH (the commit's time by default).
 
 build_image() {
-	. ./image/spec
-	# The store podman and buildah use by default (overlay where the
-	# kernel mounts it), or IMAGE_STORE's: "--storage-driver vfs" where it
-	# cannot (vfs copies every layer), "--root DIR" for another.
-	buildah="buildah ${IMAGE_STORE:-}"
-	SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}
-	export SOURCE_DATE_EPOCH
+	ensure_base
 	tags=${IMAGE_TAGS:-localhost/calibra:$version localhost/calibra:latest}
-	tmp=$(mktemp -d)
-	trap 'rm -rf "$tmp"' EXIT
-
-	base=localhost/calibra-base:$(cat image/spec image/build.sh | sha256sum | cut -c1-16)
-	if [ -n "${FRESH_BASE:-}" ] || ! $buildah inspect --type image "$base" >/dev/null 2>&1; then
-		echo "building $base (mmdebstrap $SUITE: $PACKAGES)" >&2
-		build_base "$base" "$tmp/rootfs.tar"
-		# The bases of older specs, but those an image still stands on.
-		$buildah images --format '{{.Name}}:{{.Tag}}' | grep '^localhost/calibra-base:' | grep -vxF "$base" |
-			while read -r old; do $buildah rmi "$old" >/dev/null 2>&1 || true; done
-	fi
 
 	echo "building $tags" >&2
 	build_binary linux "$(go env GOARCH)" "$tmp/calibra"
@@ -43,6 +26,28 @@ build_image() {
 		$buildah tag "$1" "$t"
 	done
 	echo "$1 $($buildah inspect --type image --format '{{.FromImageDigest}}' "$1")" >&2
+}
+
+# ensure_base sets buildah, base and tmp, and builds the base when it is
+# missing from the store (or FRESH_BASE asks).
+ensure_base() {
+	. ./image/spec
+	# The store podman and buildah use by default (overlay where the
+	# kernel mounts it), or IMAGE_STORE's: "--storage-driver vfs" where it
+	# cannot (vfs copies every layer), "--root DIR" for another.
+	buildah="buildah ${IMAGE_STORE:-}"
+	SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}
+	export SOURCE_DATE_EPOCH
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	base=localhost/calibra-base:$(cat image/spec image/build.sh | sha256sum | cut -c1-16)
+	if [ -n "${FRESH_BASE:-}" ] || ! $buildah inspect --type image "$base" >/dev/null 2>&1; then
+		echo "building $base (mmdebstrap $SUITE: $PACKAGES)" >&2
+		build_base "$base" "$tmp/rootfs.tar"
+		# The bases of older specs, but those an image still stands on.
+		$buildah images --format '{{.Name}}:{{.Tag}}' | grep '^localhost/calibra-base:' | grep -vxF "$base" |
+			while read -r old; do $buildah rmi "$old" >/dev/null 2>&1 || true; done
+	fi
 }
 
 # build_base IMAGE TARFILE: Debian's minimal base with the packages and

@@ -47,7 +47,7 @@ func build(t *testing.T) checkout {
 		sum := sha256.Sum256([]byte(status + git(t, "-C", c.root, "diff", "HEAD")))
 		c.image += "-" + hex.EncodeToString(sum[:6])
 	}
-	pickStore(t)
+	pickStore(t, c.root)
 	if podman(t, "image", "exists", c.image).Run() == nil {
 		return c
 	}
@@ -69,35 +69,22 @@ func build(t *testing.T) checkout {
 // testImage is the name of an image build gave.
 var testImage = regexp.MustCompile(`^localhost/calibra:[0-9a-f]{40}(-[0-9a-f]{12})?$`)
 
-// store is the test's own image store (podman's and buildah's flags),
-// root's, kept from run to run with the image it built, never the default
-// store a user's podman may keep with another driver: with overlay where
-// the kernel mounts it, in which a container shares the image's files;
-// else with vfs, which copies the image's 276 MB for every container.
+// store is the test's own image store (podman's and buildah's flags), as
+// image/test-store.sh chooses it, where .ci/setup built the image's base.
 var (
 	store     []string
 	storeOnce sync.Once
 )
 
-func pickStore(t *testing.T) {
+func pickStore(t *testing.T, root string) {
 	storeOnce.Do(func() {
-		at := func(driver string) []string {
-			return []string{"--storage-driver", driver, "--root", "/var/cache/calibra-image/test-" + driver, "--runroot", "/run/calibra-image-test-" + driver}
+		cmd := exec.Command("sh", "image/test-store.sh")
+		cmd.Dir = root
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("image/test-store.sh: %v", err)
 		}
-		store = at("vfs")
-		probe := func(args ...string) string {
-			out, err := exec.Command("buildah", append(at("overlay"), args...)...).Output()
-			if err != nil {
-				return ""
-			}
-			return strings.TrimSpace(string(out))
-		}
-		if c := probe("from", "scratch"); c != "" {
-			if probe("mount", c) != "" {
-				store = at("overlay")
-			}
-			probe("rm", c)
-		}
+		store = strings.Fields(string(out))
 		t.Logf("image store: %s", strings.Join(store, " "))
 	})
 }
