@@ -28,9 +28,9 @@ type Binaries struct {
 	// flag is the option that chose them, for fixes; "" when the engine
 	// has none.
 	flag string
-	// programs are the real paths of the programs calibra runs from Dir,
-	// each checked by describe with the rule for what calibra runs.
-	programs map[string]string
+	// programs are the programs calibra runs from Dir, each found and
+	// checked by describe with the rule for what calibra runs.
+	programs map[string]proc.Program
 }
 
 // programs are the installation's programs calibra runs (pg_basebackup
@@ -134,19 +134,19 @@ func describe(dir, what string) (Binaries, error) {
 	if err := safefs.CheckTrustedDir(dir, what); err != nil {
 		return Binaries{}, err
 	}
-	b := Binaries{Dir: dir, programs: map[string]string{}}
+	b := Binaries{Dir: dir, programs: map[string]proc.Program{}}
 	for _, name := range programs {
 		p := filepath.Join(dir, name)
 		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
 			continue // hasServer saw initdb and postgres
 		}
-		real, err := safefs.CheckTrusted(p, what)
+		prog, err := proc.Find(p, what)
 		if err != nil {
 			return Binaries{}, err
 		}
-		b.programs[name] = real
+		b.programs[name] = prog
 	}
-	out, err := proc.Probe(exec.Command(b.Path("postgres"), "--version")).Output()
+	out, err := proc.Probe(b.Command("postgres", "--version")).Output()
 	if err != nil {
 		return Binaries{}, fault.Input(installHint, "%s/postgres --version failed: %v", dir, err)
 	}
@@ -169,13 +169,13 @@ func parseVersion(out []byte) (string, int, error) {
 	return v, major, nil
 }
 
-// Path returns the checked real path of one of the installation's
-// programs; one the installation lacks is named in Dir, where it fails.
-func (b Binaries) Path(name string) string {
+// Command runs one of the installation's programs, the checked one; one
+// the installation lacks is named in Dir, where it fails to start.
+func (b Binaries) Command(name string, args ...string) *exec.Cmd {
 	if p, ok := b.programs[name]; ok {
-		return p
+		return p.Command(args...)
 	}
-	return filepath.Join(b.Dir, name)
+	return exec.Command(filepath.Join(b.Dir, name), args...)
 }
 
 // CheckSettingNames refuses, before anything runs, a setting this server
@@ -185,7 +185,7 @@ func (b Binaries) CheckSettingNames(settings map[string]string) error {
 	if len(settings) == 0 {
 		return nil
 	}
-	out, err := exec.Command(b.Path("postgres"), "--describe-config").Output()
+	out, err := b.Command("postgres", "--describe-config").Output()
 	if err != nil {
 		return nil // the server's start will judge them
 	}

@@ -203,7 +203,7 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 		}
 		args = append(args, "--waldir="+wal)
 	}
-	cmd := exec.Command(in.cfg.Bin.Path("initdb"), args...)
+	cmd := in.cfg.Bin.Command("initdb", args...)
 	out, err := in.Account.Run(ctx, group, "initdb", cmd)
 	if err != nil {
 		return fmt.Errorf("initdb into %s: %w: %s", in.DataDir, err, server.LastLines(out, 1, "\n"))
@@ -342,7 +342,7 @@ func (in *Instance) command() *exec.Cmd {
 	for _, k := range keys {
 		args = append(args, "-c", k+"="+settings[k])
 	}
-	return exec.Command(in.cfg.Bin.Path("postgres"), args...)
+	return in.cfg.Bin.Command("postgres", args...)
 }
 
 // ready reports whether the server accepts a connection. Any answer but

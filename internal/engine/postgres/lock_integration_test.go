@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -53,7 +52,7 @@ func TestAnotherAccountCannotLogIn(t *testing.T) {
 // directory and port, with conn's further connection settings (the
 // database, or replication=true), and returns what it printed.
 func loginAs(uid, gid int, bin Binaries, sock string, port int, conn string) (string, error) {
-	cmd := exec.Command(bin.Path("psql"), "-w", "-Atc", "SELECT 'in as ' || current_user",
+	cmd := bin.Command("psql", "-w", "-Atc", "SELECT 'in as ' || current_user",
 		fmt.Sprintf("host=%s port=%d user=%s %s", sock, port, Superuser, conn))
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/", "LC_ALL=C"}
 	cmd.Dir = "/"

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -216,7 +215,7 @@ func (r *replicaSet) baseBackup(ctx context.Context, group *proc.Group, conn *pg
 	if _, err := r.primary.Account.Mkdir(filepath.Dir(partial), filepath.Base(partial)); err != nil {
 		return err
 	}
-	cmd := exec.Command(r.primary.cfg.Bin.Path("pg_basebackup"), "-D", partial, "-h", r.primary.SocketDir,
+	cmd := r.primary.cfg.Bin.Command("pg_basebackup", "-D", partial, "-h", r.primary.SocketDir,
 		"-p", strconv.Itoa(r.primary.Port), "-U", Superuser, "-w", "-X", "stream", "-c", "fast", "-C", "-S", replicaName(k), "-R")
 	if out, err := r.primary.Account.Run(ctx, group, "pg_basebackup", cmd); err != nil {
 		return fmt.Errorf("pg_basebackup into %s: %w: %s", partial, err, server.LastLines(out, 3, " | "))
