@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"path/filepath"
 
 	"golang.org/x/sys/unix"
 
@@ -39,7 +40,39 @@ func IsStdin(path string) bool {
 // nothing of what a read returns. Each refusal is one sentence that never
 // quotes the file's content.
 func OpenInput(path string) (*os.File, error) {
-	f, err := openRegular(path, unix.O_RDONLY, 0, "give the file itself", "calibra does not follow as an input", "give a regular file")
+	return openInputAt(unix.AT_FDCWD, path, path)
+}
+
+// OpenInputDir opens a directory of inputs calibra did not write (a run
+// directory given to import) once, without following a final link: its
+// files are then opened beneath the handle (OpenInputAt), so a directory
+// swapped for a link while they are read gives nothing of another's.
+func OpenInputDir(path string) (*os.File, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// OpenInputAt is OpenInput for name beneath the directory dir
+// (OpenInputDir).
+func OpenInputAt(dir *os.File, name string) (*os.File, error) {
+	return openInputAt(int(dir.Fd()), name, filepath.Join(dir.Name(), name))
+}
+
+// ReadInputAt is ReadInput for name beneath the directory dir.
+func ReadInputAt(dir *os.File, name string, most int64, tooLarge error) ([]byte, error) {
+	f, err := OpenInputAt(dir, name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readAtMost(f, most, tooLarge)
+}
+
+func openInputAt(dirfd int, name, path string) (*os.File, error) {
+	f, err := openRegularAt(dirfd, name, path, unix.O_RDONLY, 0, "give the file itself", "calibra does not follow as an input", "give a regular file")
 	if err != nil {
 		return nil, err
 	}

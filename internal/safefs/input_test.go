@@ -147,3 +147,55 @@ func TestReadInputOfStandardInputEndsWithTheContext(t *testing.T) {
 		t.Errorf("ReadInput(-) of a silent pipe, cancelled = %v, want %v", err, context.Canceled)
 	}
 }
+
+// Beneath a directory handle the same rule holds, and a directory swapped
+// for a link after it was opened leads nowhere else: the handle still
+// names the directory it opened.
+func TestReadInputAtReadsBeneathTheHandle(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "run")
+	other := filepath.Join(base, "other")
+	for _, d := range []string{dir, other} {
+		if err := os.Mkdir(d, 0o700); err != nil { // safefs: in t.TempDir, the test's own
+			t.Fatal(err)
+		}
+	}
+	for d, text := range map[string]string{dir: "mine", other: "theirs"} {
+		if err := os.WriteFile(filepath.Join(d, "results.json"), []byte(text), 0o600); err != nil { // safefs: in t.TempDir, the test's own
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(other, "results.json"), filepath.Join(dir, "link.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d, err := OpenInputDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	// The directory is swapped for a link to another after it was opened.
+	if err := os.Rename(dir, dir+".old"); err != nil { // safefs: in t.TempDir, the test's own
+		t.Fatal(err)
+	}
+	if err := os.Symlink(other, dir); err != nil {
+		t.Fatal(err)
+	}
+	tooLarge := errors.New("too large")
+	if got, err := ReadInputAt(d, "results.json", 100, tooLarge); err != nil || string(got) != "mine" {
+		t.Errorf("results.json beneath the handle: %q, %v; want the opened directory's", got, err)
+	}
+	if _, err := ReadInputAt(d, "results.json", 2, tooLarge); err != tooLarge {
+		t.Errorf("past the bound: %v, want the bound's error", err)
+	}
+	for _, name := range []string{"link.json", "fifo"} {
+		if got, err := ReadInputAt(d, name, 100, tooLarge); err == nil || !isInput(err) {
+			t.Errorf("%s: read %q (%v), want a refusal in one sentence", name, got, err)
+		}
+	}
+	if _, err := OpenInputDir(dir); err == nil {
+		t.Error("a link given as the directory was opened")
+	}
+}

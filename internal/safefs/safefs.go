@@ -231,7 +231,13 @@ func CreateFile(path string, perm os.FileMode) (*os.File, error) {
 // never blocking on a FIFO, and keeps it only when it is a regular file;
 // the refusals are one sentence each, with the fixes given.
 func openRegular(path string, flag int, perm os.FileMode, linkFix, linkWhy, otherFix string) (*os.File, error) {
-	fd, err := unix.Open(path, flag|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
+	return openRegularAt(unix.AT_FDCWD, path, path, flag, perm, linkFix, linkWhy, otherFix)
+}
+
+// openRegularAt is openRegular for name beneath the directory dirfd
+// (unix.AT_FDCWD: the working directory), path naming it in refusals.
+func openRegularAt(dirfd int, name, path string, flag int, perm os.FileMode, linkFix, linkWhy, otherFix string) (*os.File, error) {
+	fd, err := unix.Openat(dirfd, name, flag|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
 	switch {
 	case errors.Is(err, unix.ELOOP):
 		return nil, fault.Input(linkFix, "%s is a symbolic link, which %s", path, linkWhy)

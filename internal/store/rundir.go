@@ -13,6 +13,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/safefs"
 )
 
 // MaxStoredTimeseries bounds a run's timeseries.csv as the store keeps it
@@ -33,33 +34,25 @@ type stored struct {
 // another account swaps for a link while it is read gives nothing of
 // another directory's.
 func readRunDir(dir string) (*results.Run, stored, error) {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	d, err := safefs.OpenInputDir(dir)
 	switch {
 	case errors.Is(err, unix.ENOENT):
 		return nil, stored{}, fault.Input("give the run directory that calibra wrote (it holds results.json)", "%s holds no results.json", dir)
 	case errors.Is(err, unix.ELOOP), errors.Is(err, unix.ENOTDIR):
 		return nil, stored{}, fault.Input("give the run directory itself", "%s is not a directory (calibra follows no link to a run directory)", dir)
 	case err != nil:
-		return nil, stored{}, fault.Input("check the path and its permissions", "cannot open %s: %v", dir, err)
+		return nil, stored{}, fault.Input("check the path and its permissions", "cannot open %s: %v", dir, unwrapPath(err))
 	}
-	d := os.NewFile(uintptr(fd), dir)
 	defer d.Close()
 	file := filepath.Join(dir, "results.json")
-	f, err := openBeneath(d, "results.json")
+	tooLarge := fault.Input("give the run directory calibra wrote, or restore the file: no run writes one that large",
+		"%s is larger than the %d MiB calibra reads", file, results.MaxResultsBytes>>20)
+	data, err := safefs.ReadInputAt(d, "results.json", results.MaxResultsBytes, tooLarge)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, stored{}, fault.Input("give the run directory that calibra wrote (it holds results.json)", "%s holds no results.json", dir)
 	}
 	if err != nil {
 		return nil, stored{}, err
-	}
-	data, err := io.ReadAll(io.LimitReader(f, results.MaxResultsBytes+1))
-	f.Close()
-	if err != nil {
-		return nil, stored{}, fault.Input("check the path and its permissions", "cannot read %s: %v", file, err)
-	}
-	if len(data) > results.MaxResultsBytes {
-		return nil, stored{}, fault.Input("give the run directory calibra wrote, or restore the file: no run writes one that large",
-			"%s is larger than the %d MiB calibra reads", file, results.MaxResultsBytes>>20)
 	}
 	run, err := results.Decode(data, file)
 	if err != nil {
@@ -72,7 +65,7 @@ func readRunDir(dir string) (*results.Run, stored, error) {
 	// A timeseries that cannot be kept (none, not a regular file, too
 	// large) leaves the run without one in the store: its figures and
 	// report stand without it, as a run stopped before its observers.
-	if f, err := openBeneath(d, results.TimeseriesFile); err == nil {
+	if f, err := safefs.OpenInputAt(d, results.TimeseriesFile); err == nil {
 		lr := &io.LimitedReader{R: f, N: results.MaxTimeseriesBytes + 1}
 		if z, err := compress(lr, MaxStoredTimeseries); err == nil && lr.N > 0 {
 			st.timeseries = z
@@ -82,23 +75,14 @@ func readRunDir(dir string) (*results.Run, stored, error) {
 	return run, st, nil
 }
 
-// openBeneath opens the regular file name in the directory d: no link
-// followed, no FIFO waited on.
-func openBeneath(d *os.File, name string) (*os.File, error) {
-	path := filepath.Join(d.Name(), name)
-	fd, err := unix.Openat(int(d.Fd()), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		if errors.Is(err, unix.ELOOP) {
-			return nil, fault.Input("give the run directory calibra wrote, with the file itself", "%s is a symbolic link, which calibra does not follow in a run directory", path)
-		}
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+// unwrapPath is the error behind a *os.PathError, whose path the sentence
+// names already.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
 	}
-	f := os.NewFile(uintptr(fd), path)
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		f.Close()
-		return nil, fault.Input("give the run directory calibra wrote", "%s is not a regular file", path)
-	}
-	return f, nil
+	return err
 }
 
 // errTooLarge ends a compression past its bound.
