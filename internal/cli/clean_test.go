@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"github.com/calibra-bench/calibra/internal/cli/clitest"
 	"os"
 	"path/filepath"
@@ -129,11 +128,15 @@ func TestCleanAfterAKill(t *testing.T) {
 		if own == "" {
 			return nil
 		}
-		// The killed child's: this test process's own runs (calibra-PID-N)
-		// may hold theirs for as long as it lives.
+		// The dead runs' (calibra-PID-N): a live calibra beside this
+		// test (this process's own runs, another package's, a user's)
+		// holds its cgroups for as long as it lives, and clean keeps them.
 		m, _ := filepath.Glob(filepath.Join(own, "calibra-*"))
-		mine := fmt.Sprintf("calibra-%d-", os.Getpid())
-		return slices.DeleteFunc(m, func(c string) bool { return strings.HasPrefix(filepath.Base(c), mine) })
+		return slices.DeleteFunc(m, func(c string) bool {
+			pid, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(c), "calibra-"), "-")
+			n, err := strconv.Atoi(pid)
+			return err != nil || syscall.Kill(n, 0) != syscall.ESRCH
+		})
 	}
 	before := len(cgroups())
 	code, out := clitest.SignalChild(t, "iocal: loading", 0, []syscall.Signal{syscall.SIGKILL},
