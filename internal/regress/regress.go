@@ -21,6 +21,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/compare"
 	"github.com/calibra-bench/calibra/internal/results"
 	"github.com/calibra-bench/calibra/internal/store"
+	"github.com/calibra-bench/calibra/internal/verdict"
 )
 
 // MinN is the fewest values a side needs for a verdict.
@@ -49,6 +50,11 @@ type Sample struct {
 	BaseAt []float64
 	// BaseRuns is each baseline run's median, for their spread.
 	BaseRuns []float64
+	// RunHost and BaseHost are the shares of the machine that processes
+	// outside calibra used in each repeat another load on the host
+	// limited (verdict's "host"): that repeat measured the host, not the
+	// storage.
+	RunHost, BaseHost []float64
 	// OtherCond is a baseline run's Cond that differed from the run's.
 	OtherCond string
 }
@@ -60,6 +66,9 @@ type value struct {
 	cond, bound         string
 	v, at               float64
 	missed              bool
+	// host is the outside share of the machine when another load on the
+	// host limited the value's point; nil otherwise.
+	host *float64
 }
 
 // headlineValues are a run's headline figures over its complete steps,
@@ -79,9 +88,10 @@ func headlineValues(r *results.Run) []value {
 			}
 			continue
 		}
+		host := hostShare(stepLimit(st))
 		for _, m := range results.Metrics(st) {
 			if compare.Headline(st.Kind, m.Name) && m.Better != "" {
-				out = append(out, value{key: store.FigureKey{Step: step, Metric: m.Name}, title: compare.Title(st, m.Name), unit: m.Unit, better: m.Better, v: m.Value})
+				out = append(out, value{key: store.FigureKey{Step: step, Metric: m.Name}, title: compare.Title(st, m.Name), unit: m.Unit, better: m.Better, v: m.Value, host: host})
 			}
 		}
 	}
@@ -102,12 +112,48 @@ func deviceValue(st results.Step, step string, d *results.Device, sp results.Dev
 	switch b := sp.AtMaxLatency; {
 	case b == nil:
 		v.missed = true
+		v.host = hostShare(nearestPoint(d, sp.Name))
 	case sp.JudgedOn == "mbps":
-		v.v, v.at = b.MBps, b.P99Us
+		v.v, v.at, v.host = b.MBps, b.P99Us, hostShare(b.LimitedBy, b.LimitedByEvidence)
 	default:
-		v.v, v.at = b.IOPS, b.P99Us
+		v.v, v.at, v.host = b.IOPS, b.P99Us, hostShare(b.LimitedBy, b.LimitedByEvidence)
 	}
 	return v
+}
+
+// nearestPoint is what limited the spec's point nearest to its bound (the
+// lowest p99), for a spec with no point under it.
+func nearestPoint(d *results.Device, spec string) (string, *results.Evidence) {
+	var best *results.DevicePoint
+	for i, p := range d.Points {
+		if p.Spec == spec && p.LatUs != nil && (best == nil || p.LatUs.P99 < best.LatUs.P99) {
+			best = &d.Points[i]
+		}
+	}
+	if best == nil {
+		return "", nil
+	}
+	return best.LimitedBy, best.LimitedByEvidence
+}
+
+// stepLimit is what limited a step's headline: its body's headline point
+// where it has one, else the step's window.
+func stepLimit(st results.Step) (string, *results.Evidence) {
+	if h, ok := st.Body.(results.HeadlineLimiter); ok {
+		if by, ev, ok := h.HeadlineLimit(); ok {
+			return by, ev
+		}
+	}
+	return st.LimitedBy, st.LimitedByEvidence
+}
+
+// hostShare is the outside share of the machine when another load on the
+// host limited a point (verdict.Host), nil otherwise.
+func hostShare(by string, ev *results.Evidence) *float64 {
+	if by != verdict.Host || ev == nil || ev.CPUOutsidePct == nil {
+		return nil
+	}
+	return ev.CPUOutsidePct
 }
 
 // RunSamples are a run's headline figures, each with its values over the
@@ -126,6 +172,9 @@ func RunSamples(r *results.Run) []Sample {
 			out[i].RunMissed++
 		} else {
 			out[i].Run = append(out[i].Run, v.v)
+		}
+		if v.host != nil {
+			out[i].RunHost = append(out[i].RunHost, *v.host)
 		}
 	}
 	return out
@@ -150,6 +199,9 @@ func AddBase(samples []Sample, base *results.Run) {
 		default:
 			s.Base, s.BaseAt, own[i] = append(s.Base, v.v), append(s.BaseAt, v.at), append(own[i], v.v)
 		}
+		if v.cond == s.Cond && v.host != nil {
+			s.BaseHost = append(s.BaseHost, *v.host)
+		}
 	}
 	for i, vs := range own {
 		samples[i].BaseRuns = append(samples[i].BaseRuns, results.Median(vs))
@@ -168,7 +220,7 @@ func Judge(b *results.Baseline, samples []Sample) {
 		b.Figures = append(b.Figures, judgeFigure(s, b.MaxRegressionPct))
 	}
 	holm(b.Figures)
-	var regressed []string
+	var regressed, hostBusy []string
 	judged := 0
 	for i := range b.Figures {
 		f := &b.Figures[i]
@@ -178,6 +230,12 @@ func Judge(b *results.Baseline, samples []Sample) {
 		judged++
 		settle(f, b.MaxRegressionPct)
 		if f.Regressed {
+			if why, ok := hostLimited(f, samples); ok {
+				f.Regressed, f.HostLimited = false, true
+				f.Verdict = "no verdict (" + why + ")"
+				hostBusy = append(hostBusy, f.Title+": "+why)
+				continue
+			}
 			regressed = append(regressed, reason(f, samples))
 		}
 	}
@@ -187,11 +245,45 @@ func Judge(b *results.Baseline, samples []Sample) {
 	case len(regressed) > 0:
 		b.Verdict, b.Regressed = results.BaselineRegressed, true
 		b.Reason = fmt.Sprintf("%s: significantly (p < %g, Holm-adjusted over %s) and beyond the change allowed", strings.Join(regressed, "; "), compare.Alpha, results.Plural(judged, "figure"))
+	case len(hostBusy) > 0:
+		b.Verdict = results.BaselineHostBusy
+		b.Reason = strings.Join(hostBusy, "; ") + ": so the storage was not judged; rerun with the host otherwise idle, or judge a bound the host's load cannot reach (e.g. max_latency: 5ms)"
 	case judged == 0:
 		b.Verdict, b.Reason = results.BaselineNone, tooFew(b.Figures[0])
 	default:
 		b.Verdict, b.Reason = results.BaselinePass, ""
 	}
+}
+
+// hostLimited says why a figure that would regress is not judged: another
+// load on the host limited most of the run's repeats and few of the
+// baseline's, so the change is the host's, not the storage's. A figure
+// whose storage was saturated is limited by storage, not host, however
+// busy the host (verdict's order of rules), and still regresses.
+func hostLimited(f *results.BaselineFigure, samples []Sample) (string, bool) {
+	i := slices.IndexFunc(samples, func(s Sample) bool { return s.Key.Step == f.Step && s.Key.Metric == f.Metric })
+	if i < 0 {
+		return "", false
+	}
+	s := samples[i]
+	if 2*len(s.RunHost) <= f.RunN || 2*len(s.BaseHost) > f.BaseN {
+		return "", false
+	}
+	base := "none of the baseline's"
+	if len(s.BaseHost) > 0 {
+		base = fmt.Sprintf("%d of the baseline's %d, at most %.0f%%", len(s.BaseHost), f.BaseN, slices.Max(s.BaseHost))
+	}
+	return fmt.Sprintf("another load on the host limited %d of the run's %d repeats, not its storage: processes outside calibra used %s of the machine (%s)",
+		len(s.RunHost), f.RunN, pctRange(s.RunHost), base), true
+}
+
+// pctRange is a set of shares in words: "85%" or "85-91%".
+func pctRange(v []float64) string {
+	lo, hi := math.Round(slices.Min(v)), math.Round(slices.Max(v))
+	if lo == hi {
+		return fmt.Sprintf("%.0f%%", lo)
+	}
+	return fmt.Sprintf("%.0f-%.0f%%", lo, hi)
 }
 
 // worst is the rank of a repeat that missed the bound: below every value

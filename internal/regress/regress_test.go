@@ -6,6 +6,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/results"
 	"github.com/calibra-bench/calibra/internal/store"
+	"github.com/calibra-bench/calibra/internal/verdict"
 )
 
 func sample(better string, base, run []float64) Sample {
@@ -205,5 +206,66 @@ func TestJudgeHolm(t *testing.T) {
 	Judge(b, []Sample{fell("a"), fell("b"), fell("c")})
 	if b.Regressed || b.Verdict != results.BaselinePass || *b.Figures[0].P >= 0.05 || *b.Figures[0].PHolm < 0.05 {
 		t.Errorf("three figures at p=%.3f: verdict %q, adjusted p %.3f", *b.Figures[0].P, b.Verdict, *b.Figures[0].PHolm)
+	}
+}
+
+// limitedDev is dev whose every repeat's point (the nearest to the bound,
+// for a repeat that missed it) was limited by what limit names, with
+// processes outside calibra at outside percent of the machine.
+func limitedDev(limit string, outside float64, iops ...float64) *results.Run {
+	r := dev(1000, iops...)
+	for i := range r.Steps {
+		d := r.Steps[i].Body.(*results.Device)
+		ev := &results.Evidence{CPUOutsidePct: &outside}
+		if b := d.Specs[0].AtMaxLatency; b != nil {
+			b.LimitedBy, b.LimitedByEvidence = limit, ev
+		}
+		// Two points; the one nearer the bound decides.
+		d.Points = []results.DevicePoint{
+			{Spec: "4k-randread", QD: 4, LatUs: &results.DeviceLatency{P99: 9000}, LimitedBy: verdict.Storage, LimitedByEvidence: ev},
+			{Spec: "4k-randread", QD: 1, LatUs: &results.DeviceLatency{P99: 1400}, LimitedBy: limit, LimitedByEvidence: ev},
+		}
+	}
+	return r
+}
+
+// A busy host is not slow storage: a run whose repeats another load on
+// the host limited (verdict "host") is not judged where it would have
+// regressed, and says why; a run whose storage limited it regresses
+// however busy the host; a baseline as host-limited as the run is judged
+// like with like.
+func TestJudgeHostBusy(t *testing.T) {
+	good := []*results.Run{limitedDev(verdict.Storage, 3, 17900, 17800, 18000), limitedDev(verdict.Storage, 2, 17950, 17850, 17900),
+		limitedDev(verdict.Storage, 4, 17920, 17880, 17910)}
+	busyBase := []*results.Run{limitedDev(verdict.Host, 80, 9000, 9100, 8900), limitedDev(verdict.Host, 85, 9050, 9150, 8950)}
+	for _, tc := range []struct {
+		name    string
+		run     *results.Run
+		base    []*results.Run
+		verdict string
+		reason  string
+	}{
+		{"missed the bound on a busy host", limitedDev(verdict.Host, 88, -1, -1, -1), good, results.BaselineHostBusy,
+			"another load on the host limited 3 of the run's 3 repeats, not its storage: processes outside calibra used 88% of the machine (none of the baseline's)"},
+		{"fell on a busy host", limitedDev(verdict.Host, 91, 7100, 8000, 7500), good, results.BaselineHostBusy, "rerun with the host otherwise idle"},
+		{"missed the bound on slow storage beside the same load", limitedDev(verdict.Storage, 88, -1, -1, -1), good, results.BaselineRegressed,
+			"no point met p99 ≤ 1 ms in any of the run's 3 repeats"},
+		{"a busy baseline too: like with like", limitedDev(verdict.Host, 88, 100, 110, 120), busyBase, results.BaselineRegressed, "fell"},
+		{"met the bound on a busy host", limitedDev(verdict.Host, 88, 17900, 17850, 17950), good, results.BaselinePass, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			samples := RunSamples(tc.run)
+			for _, b := range tc.base {
+				AddBase(samples, b)
+			}
+			b := &results.Baseline{MaxRegressionPct: 5}
+			Judge(b, samples)
+			if b.Verdict != tc.verdict || b.Regressed != (tc.verdict == results.BaselineRegressed) || !strings.Contains(b.Reason, tc.reason) || (tc.reason == "") != (b.Reason == "") {
+				t.Errorf("verdict %q regressed %t reason %q, want %q %q", b.Verdict, b.Regressed, b.Reason, tc.verdict, tc.reason)
+			}
+			if host := tc.verdict == results.BaselineHostBusy; b.Figures[0].HostLimited != host || host && !strings.HasPrefix(b.Figures[0].Verdict, "no verdict (another load") {
+				t.Errorf("figure %q host_limited %t", b.Figures[0].Verdict, b.Figures[0].HostLimited)
+			}
+		})
 	}
 }

@@ -38,6 +38,10 @@ const (
 	BaselineRegressed = "regressed"
 	BaselinePass      = "pass"
 	BaselineNone      = "no verdict"
+	// BaselineHostBusy: a figure would have regressed, but another load
+	// on the host limited the run, so its storage was not judged. Such a
+	// run enters no later baseline until accepted.
+	BaselineHostBusy = "host busy"
 )
 
 // BaselineFigure is one headline figure against the baseline. Values are
@@ -72,6 +76,9 @@ type BaselineFigure struct {
 	SpreadPct  *float64 `json:"spread_pct"`
 	AllowedPct float64  `json:"allowed_pct"`
 	Regressed  bool     `json:"regressed"`
+	// HostLimited: the figure would have regressed, but another load on
+	// the host limited most of the run's repeats (verdict "host").
+	HostLimited bool `json:"host_limited,omitempty"`
 	// Verdict is "regressed", "worse within the allowance", "worse within
 	// noise", "better", "~" or "no verdict (...)": the figure's own.
 	Verdict string `json:"verdict"`
@@ -82,7 +89,7 @@ type BaselineFigure struct {
 func (b *Baseline) Summary() string {
 	runs := Plural(len(b.Runs), "stored run")
 	if len(b.LeftOut) > 0 {
-		runs += fmt.Sprintf("; %s that regressed left out until accepted, e.g. calibra store accept %s", Plural(len(b.LeftOut), "newer run"), b.LeftOut[0])
+		runs += fmt.Sprintf("; %s that regressed or ran on a busy host left out until accepted, e.g. calibra store accept %s", Plural(len(b.LeftOut), "newer run"), b.LeftOut[0])
 	}
 	if b.NoCopy > 0 {
 		runs += fmt.Sprintf("; %s skipped, recorded before the store kept results.json (calibra store import DIR keeps it)", Plural(b.NoCopy, "run"))

@@ -453,6 +453,9 @@ func (e Env) judgeBaseline(ctx context.Context, dir *results.Dir, prog *progress
 	if err := dir.Update(func(r *results.Run) { r.Baseline = b }); err != nil {
 		return err
 	}
+	if b.Verdict == results.BaselineHostBusy {
+		prog.Phase("warning: the run's storage was not judged against its baseline: %s", b.Reason)
+	}
 	if b.Regressed {
 		return &fault.RegressionError{Reason: b.Reason}
 	}

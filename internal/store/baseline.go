@@ -72,8 +72,8 @@ type BaselineRun struct {
 // (kind/name) and the metric.
 type FigureKey struct{ Step, Metric string }
 
-// Picked is what Baseline found: the runs, the regressed runs passed over
-// on the way (LeftOut), and how many runs it skipped on the way for want
+// Picked is what Baseline found: the runs, the runs that regressed or ran
+// on a busy host passed over on the way (LeftOut), and how many runs it skipped on the way for want
 // of the store's copy of their results.json (recorded before schema 3).
 type Picked struct {
 	Runs    []BaselineRun
@@ -82,9 +82,9 @@ type Picked struct {
 }
 
 // Baseline returns the good runs of q's target that q selects, newest
-// first: complete, with the store's copy of their results.json, and not
-// regressed against their own baseline unless a person accepted them
-// (Accept).
+// first: complete, with the store's copy of their results.json, and
+// neither regressed against their own baseline nor judged on a busy host
+// (whose figures are the host's) unless a person accepted them (Accept).
 func (s *Store) Baseline(ctx context.Context, q BaselineQuery) (Picked, error) {
 	var p Picked
 	t := q.Target
@@ -130,9 +130,9 @@ func (s *Store) Baseline(ctx context.Context, q BaselineQuery) (Picked, error) {
 	return p, s.Explain(rows.Err())
 }
 
-// Accept takes run id, which regressed against its baseline, into later
-// baselines: a person's decision (by whom, when) that its storage is the
-// new normal.
+// Accept takes run id, which regressed against its baseline or ran on a
+// busy host, into later baselines: a person's decision (by whom, when)
+// that its figures are the new normal.
 func (s *Store) Accept(ctx context.Context, id, by string, at time.Time) error {
 	var verdict string
 	err := s.db.QueryRowContext(ctx, s.d.rebind(`SELECT coalesce((SELECT max(verdict) FROM verdicts v WHERE v.run_id = runs.id AND v.kind = 'baseline'), '')
@@ -142,8 +142,8 @@ func (s *Store) Accept(ctx context.Context, id, by string, at time.Time) error {
 		return fault.Input("give a run id as calibra history --format csv lists it, or the run's directory", "the results store %s holds no run %s", s.Where, id)
 	case err != nil:
 		return s.Explain(err)
-	case verdict != results.BaselineRegressed:
-		return fault.Input("accept only a run that regressed: the others are in baselines already", "run %s did not regress against its baseline", id)
+	case verdict != results.BaselineRegressed && verdict != results.BaselineHostBusy:
+		return fault.Input("accept only a run that regressed or ran on a busy host: the others are in baselines already", "run %s did not regress against its baseline", id)
 	}
 	_, err = s.db.ExecContext(ctx, s.d.rebind(`INSERT INTO accepted (run_id, accepted_by, accepted_at) VALUES (?, ?, ?)
 		ON CONFLICT (run_id) DO UPDATE SET accepted_by = excluded.accepted_by, accepted_at = excluded.accepted_at`), id, by, formatTime(at))
@@ -152,7 +152,7 @@ func (s *Store) Accept(ctx context.Context, id, by string, at time.Time) error {
 
 // writeBaseline records the run's verdict against its baseline, when it
 // has one: a row of kind "baseline" for the whole (its verdict, ok unless
-// it regressed, the reason) and one of kind "baseline_figure" per figure
+// it regressed or the host was too busy to judge it, the reason) and one of kind "baseline_figure" per figure
 // (its verdict, ok unless it regressed, the change in percent).
 func (w *writer) writeBaseline(ctx context.Context, rec record) error {
 	b := rec.run.Baseline
@@ -160,7 +160,7 @@ func (w *writer) writeBaseline(ctx context.Context, rec record) error {
 		return nil
 	}
 	detail := strings.TrimSpace(fmt.Sprintf("against %s (%d runs): %s", b.Spec, len(b.Runs), b.Reason))
-	if _, err := w.verdict.ExecContext(ctx, rec.id, nil, "", verdictBaseline, b.Verdict, nullOK(b.Verdict != results.BaselineNone, !b.Regressed), nil, detail); err != nil {
+	if _, err := w.verdict.ExecContext(ctx, rec.id, nil, "", verdictBaseline, b.Verdict, nullOK(b.Verdict != results.BaselineNone, !b.Regressed && b.Verdict != results.BaselineHostBusy), nil, detail); err != nil {
 		return err
 	}
 	for i, id := range b.Runs {

@@ -63,6 +63,10 @@ func TestBaselineSelectsTheSameTarget(t *testing.T) {
 	}
 	add("slow", deviceRun("d", day(10), 5), regressed)
 	add("moved", deviceRun("d", day(11), 6), regressed)
+	// Judged on a busy host: its figures are the host's, not the storage's.
+	add("busy", deviceRun("d", day(10).Add(12*time.Hour), 4), func(r *results.Run) {
+		r.Baseline = &results.Baseline{Spec: "last", Verdict: results.BaselineHostBusy}
+	})
 	add("old", deviceRun("d", day(12), 7), func(r *results.Run) { r.Meta.ToolVersion = "0.1" })
 	if _, err := s.Write(ctx, runs); err != nil {
 		t.Fatal(err)
@@ -95,8 +99,9 @@ func TestBaselineSelectsTheSameTarget(t *testing.T) {
 		{"label a, the run itself excluded", "", BaselineQuery{Target: target, Label: "a", Exclude: id("later"), Limit: 2}, []string{"a3", "a2"}, nil, 0},
 		{"last before day 3", "", BaselineQuery{Target: target, Before: day(3), Limit: 3}, []string{"a2", "a1"}, nil, 0},
 		{"no such label", "", BaselineQuery{Target: target, Label: "nightly", Limit: 3}, nil, nil, 0},
-		{"regressed runs left out", "", BaselineQuery{Target: target, Before: day(13), Limit: 2}, []string{"later", "lab"}, []string{"moved", "slow"}, 1},
-		{"an accepted run taken in", "moved", BaselineQuery{Target: target, Before: day(13), Limit: 2}, []string{"moved", "later"}, []string{"slow"}, 1},
+		{"regressed and host-busy runs left out", "", BaselineQuery{Target: target, Before: day(13), Limit: 2}, []string{"later", "lab"}, []string{"moved", "busy", "slow"}, 1},
+		{"an accepted run taken in", "moved", BaselineQuery{Target: target, Before: day(13), Limit: 2}, []string{"moved", "later"}, []string{"busy", "slow"}, 1},
+		{"an accepted host-busy run taken in", "busy", BaselineQuery{Target: target, Before: day(13), Limit: 2}, []string{"moved", "busy"}, nil, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.accept != "" {
