@@ -141,8 +141,9 @@ func TestTrend(t *testing.T) {
 }
 
 // The regressions page lists the runs calibra run --baseline found
-// regressed (the verdict rows it records), with the figures judged, and
-// says so when there is none.
+// regressed (the verdict rows it records), with the figures judged and
+// the runs its baseline took (each a link to its report), and says so
+// when there is none.
 func TestRegressions(t *testing.T) {
 	f := newFixture(t)
 	if _, body := f.get(t, "/regressions", false); !strings.Contains(body, "No recorded run regressed against its baseline.") {
@@ -166,8 +167,12 @@ func TestRegressions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if _, err := db.Exec(`INSERT INTO baseline_runs (run_id, position, base_id) VALUES (?, 0, ?)`, f.ids["oltp-xss"], f.ids["oltp-base"]); err != nil {
+		t.Fatal(err)
+	}
 	_, body := f.get(t, "/regressions", false)
-	for _, want := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", "oltp.nopm: median 900 against 1000", `<td class="bad">-10.0%</td>`} {
+	baseLink := `Its baseline: <a href="` + base + `/runs/` + url.PathEscape(f.ids["oltp-base"]) + `/">`
+	for _, want := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", "oltp.nopm: median 900 against 1000", `<td class="bad">-10.0%</td>`, baseLink} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the regressions page does not show %q:\n%s", want, body)
 		}

@@ -160,6 +160,15 @@ type regressionRun struct {
 	Class   string             `json:"-"`
 	Detail  string             `json:"detail"`
 	Figures []regressionFigure `json:"figures"`
+	// Base are the runs the baseline took, each with its report's URL;
+	// Accepted says who took this run into later baselines, and when.
+	Base     []baseRun `json:"baseline_runs"`
+	Accepted string    `json:"accepted,omitempty"`
+}
+
+type baseRun struct {
+	ID  string `json:"id"`
+	URL string `json:"url"`
 }
 
 type regressionFigure struct {
@@ -194,6 +203,14 @@ func (s *Server) regressionsView(r *http.Request) (view, error) {
 			run.Class = "failed"
 		case results.BaselinePass:
 			run.Class = "complete"
+		}
+		if b := v.Baseline; b != nil {
+			for _, id := range b.Runs {
+				run.Base = append(run.Base, baseRun{ID: id, URL: s.runURL(id)})
+			}
+			if b.AcceptedBy != "" {
+				run.Accepted = "accepted into later baselines by " + b.AcceptedBy + " at " + b.AcceptedAt.UTC().Format(time.DateTime)
+			}
 		}
 		for _, f := range v.Figures {
 			change := "-"

@@ -168,11 +168,14 @@ const (
 )
 
 // RegressionVerdict is a run judged against its baseline: the verdict
-// ("regressed", "pass" or "no verdict"), its sentence, and its figures.
+// ("regressed", "host busy", "pass" or "no verdict"), its sentence, its
+// figures and its baseline's runs.
 type RegressionVerdict struct {
 	ID, Label, Verdict, Detail string
 	StartedAt                  time.Time
 	Figures                    []RegressionFigure
+	// Baseline is the runs it was judged against and its acceptance.
+	Baseline *RunBaseline
 }
 
 // RegressionFigure is one figure judged against the baseline: its
@@ -215,10 +218,18 @@ func (s *Store) Regressions(ctx context.Context, all bool, limit int) ([]Regress
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	rowsOf := make([]Row, len(out))
 	for i := range out {
 		if out[i].Figures, err = s.regressionFigures(ctx, out[i].ID); err != nil {
 			return nil, err
 		}
+		rowsOf[i].ID = out[i].ID
+	}
+	if err := s.baselines(ctx, rowsOf); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].Baseline = rowsOf[i].Baseline
 	}
 	return out, nil
 }
