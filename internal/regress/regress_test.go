@@ -211,12 +211,16 @@ func TestJudgeHolm(t *testing.T) {
 
 // limitedDev is dev whose every repeat's point (the nearest to the bound,
 // for a repeat that missed it) was limited by what limit names, with
-// processes outside calibra at outside percent of the machine.
-func limitedDev(limit string, outside float64, iops ...float64) *results.Run {
+// processes outside calibra at outside percent of the machine and the
+// device's await at await ms (not measured when 0).
+func limitedDev(limit string, outside, await float64, iops ...float64) *results.Run {
 	r := dev(1000, iops...)
 	for i := range r.Steps {
 		d := r.Steps[i].Body.(*results.Device)
 		ev := &results.Evidence{CPUOutsidePct: &outside}
+		if await > 0 {
+			ev.DiskAwaitMs = &await
+		}
 		if b := d.Specs[0].AtMaxLatency; b != nil {
 			b.LimitedBy, b.LimitedByEvidence = limit, ev
 		}
@@ -230,14 +234,17 @@ func limitedDev(limit string, outside float64, iops ...float64) *results.Run {
 }
 
 // A busy host is not slow storage: a run whose repeats another load on
-// the host limited (verdict "host") is not judged where it would have
-// regressed, and says why; a run whose storage limited it regresses
-// however busy the host; a baseline as host-limited as the run is judged
-// like with like.
+// the host limited (verdict "host"), while the device's own await stayed
+// as the baseline's, is not judged where it would have regressed, and
+// says why. Slower storage regresses however busy the host: limited by
+// storage, or limited by host with the device's await up (the lab's hdd
+// tier beside three busy loops: 94% outside, await 9 ms), or with no
+// await to tell; a baseline as host-limited as the run is judged like with
+// like.
 func TestJudgeHostBusy(t *testing.T) {
-	good := []*results.Run{limitedDev(verdict.Storage, 3, 17900, 17800, 18000), limitedDev(verdict.Storage, 2, 17950, 17850, 17900),
-		limitedDev(verdict.Storage, 4, 17920, 17880, 17910)}
-	busyBase := []*results.Run{limitedDev(verdict.Host, 80, 9000, 9100, 8900), limitedDev(verdict.Host, 85, 9050, 9150, 8950)}
+	good := []*results.Run{limitedDev(verdict.Storage, 3, 0.041, 17900, 17800, 18000), limitedDev(verdict.Storage, 2, 0.042, 17950, 17850, 17900),
+		limitedDev(verdict.Storage, 4, 0.041, 17920, 17880, 17910)}
+	busyBase := []*results.Run{limitedDev(verdict.Host, 80, 0.05, 9000, 9100, 8900), limitedDev(verdict.Host, 85, 0.05, 9050, 9150, 8950)}
 	for _, tc := range []struct {
 		name    string
 		run     *results.Run
@@ -245,13 +252,16 @@ func TestJudgeHostBusy(t *testing.T) {
 		verdict string
 		reason  string
 	}{
-		{"missed the bound on a busy host", limitedDev(verdict.Host, 88, -1, -1, -1), good, results.BaselineHostBusy,
-			"another load on the host limited 3 of the run's 3 repeats, not its storage: processes outside calibra used 88% of the machine (none of the baseline's)"},
-		{"fell on a busy host", limitedDev(verdict.Host, 91, 7100, 8000, 7500), good, results.BaselineHostBusy, "rerun with the host otherwise idle"},
-		{"missed the bound on slow storage beside the same load", limitedDev(verdict.Storage, 88, -1, -1, -1), good, results.BaselineRegressed,
+		{"missed the bound on a busy host", limitedDev(verdict.Host, 88, 0.053, -1, -1, -1), good, results.BaselineHostBusy,
+			"another load on the host limited 3 of the run's 3 repeats, not its storage: processes outside calibra used 88% of the machine (none of the baseline's), and the device's own await stayed at 0.053 ms against the baseline's 0.041 ms"},
+		{"fell on a busy host", limitedDev(verdict.Host, 91, 0.045, 7100, 8000, 7500), good, results.BaselineHostBusy, "rerun with the host otherwise idle"},
+		{"missed the bound on slow storage beside the same load", limitedDev(verdict.Storage, 88, 9, -1, -1, -1), good, results.BaselineRegressed,
 			"no point met p99 ≤ 1 ms in any of the run's 3 repeats"},
-		{"a busy baseline too: like with like", limitedDev(verdict.Host, 88, 100, 110, 120), busyBase, results.BaselineRegressed, "fell"},
-		{"met the bound on a busy host", limitedDev(verdict.Host, 88, 17900, 17850, 17950), good, results.BaselinePass, ""},
+		{"slow storage that the host's load limited", limitedDev(verdict.Host, 94, 9.1, -1, -1, -1), good, results.BaselineRegressed,
+			"no point met p99 ≤ 1 ms in any of the run's 3 repeats"},
+		{"a busy host and no await to tell", limitedDev(verdict.Host, 88, 0, -1, -1, -1), good, results.BaselineRegressed, "no point met"},
+		{"a busy baseline too: like with like", limitedDev(verdict.Host, 88, 0.05, 100, 110, 120), busyBase, results.BaselineRegressed, "fell"},
+		{"met the bound on a busy host", limitedDev(verdict.Host, 88, 0.05, 17900, 17850, 17950), good, results.BaselinePass, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			samples := RunSamples(tc.run)
