@@ -121,6 +121,17 @@ func dev(bound float64, iops ...float64) *results.Run {
 	return r
 }
 
+// judged is run judged against the baseline runs base at a 5% allowance.
+func judged(run *results.Run, base []*results.Run) *results.Baseline {
+	samples := RunSamples(run)
+	for _, b := range base {
+		AddBase(samples, b)
+	}
+	b := &results.Baseline{MaxRegressionPct: 5}
+	Judge(b, samples)
+	return b
+}
+
 // A figure never vanishes from the verdict: a run on slower storage that
 // met the bound in no repeat is judged worse than every baseline value,
 // with the reason; a bound the baseline measured differently is no
@@ -145,12 +156,7 @@ func TestJudgeMissedBound(t *testing.T) {
 		{"the baseline missed too", dev(1000, -1, -1, -1), []*results.Run{dev(1000, -1, -1, -1)}, results.BaselineNone, "no baseline value met p99 ≤ 1 ms either", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			samples := RunSamples(tc.run)
-			for _, b := range tc.base {
-				AddBase(samples, b)
-			}
-			b := &results.Baseline{MaxRegressionPct: 5}
-			Judge(b, samples)
+			b := judged(tc.run, tc.base)
 			if b.Verdict != tc.verdict || b.Regressed != tc.regressed || !strings.Contains(b.Reason, tc.reason) || (tc.reason == "") != (b.Reason == "") {
 				t.Errorf("verdict %q regressed %t reason %q, want %q %t %q", b.Verdict, b.Regressed, b.Reason, tc.verdict, tc.regressed, tc.reason)
 			}
@@ -178,12 +184,7 @@ func TestJudgeBaselineSpread(t *testing.T) {
 		{"a fall of 99% against runs 25% apart", dev(1000, 90, 95, 100), []*results.Run{dev(1000, 17900, 17950, 17850), dev(1000, 12500, 12550, 12450), dev(1000, 21000, 21050, 20950)}, results.BaselineRegressed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			samples := RunSamples(tc.run)
-			for _, b := range tc.base {
-				AddBase(samples, b)
-			}
-			b := &results.Baseline{MaxRegressionPct: 5}
-			Judge(b, samples)
+			b := judged(tc.run, tc.base)
 			f := b.Figures[0]
 			if f.Verdict != tc.verdict || f.SpreadPct == nil || f.PHolm == nil || *f.PHolm >= 0.05 {
 				t.Errorf("verdict %q (spread %v, allowed %.1f%%, p %v), want %q", f.Verdict, f.SpreadPct, f.AllowedPct, f.PHolm, tc.verdict)
@@ -264,12 +265,7 @@ func TestJudgeHostBusy(t *testing.T) {
 		{"met the bound on a busy host", limitedDev(verdict.Host, 88, 0.05, 17900, 17850, 17950), good, results.BaselinePass, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			samples := RunSamples(tc.run)
-			for _, b := range tc.base {
-				AddBase(samples, b)
-			}
-			b := &results.Baseline{MaxRegressionPct: 5}
-			Judge(b, samples)
+			b := judged(tc.run, tc.base)
 			if b.Verdict != tc.verdict || b.Regressed != (tc.verdict == results.BaselineRegressed) || !strings.Contains(b.Reason, tc.reason) || (tc.reason == "") != (b.Reason == "") {
 				t.Errorf("verdict %q regressed %t reason %q, want %q %q", b.Verdict, b.Regressed, b.Reason, tc.verdict, tc.reason)
 			}
