@@ -124,9 +124,14 @@ func samplerOnPostgreSQL(t *testing.T, pgBin string) {
 	}
 	// Each commit syncs, by its backend or by the WAL writer, whose counts
 	// reach pg_stat_wal later; on a loaded machine some are still unreported
-	// at the edge (239 of 300 seen), so a third is the floor.
-	if o.DB.WALSyncs == nil || *o.DB.WALSyncs < 100 || o.DB.WALSyncAvgMs == nil {
-		t.Errorf("300 commits: wal syncs %v, avg %v, missing %v", o.DB.WALSyncs, o.DB.WALSyncAvgMs, o.Missing)
+	// at the edge (239 of 300 seen), so a third is the floor. The loop
+	// commits what its 1.5 s allow (58 at 27 ms a sync on a loaded CI disk).
+	var commits int64
+	if err := conns[0].QueryRow(ctx, "SELECT count(*) FROM w").Scan(&commits); err != nil || commits == 0 {
+		t.Fatalf("the committing loop committed %d rows (%v)", commits, err)
+	}
+	if o.DB.WALSyncs == nil || o.DB.WALSyncAvgMs == nil || *o.DB.WALSyncs < commits/3 {
+		t.Errorf("%d commits: wal syncs and their average missing or too few (%s), missing %v", commits, js, o.Missing)
 	}
 	// What a write point weighs, read from each version's own views
 	// (pg_stat_io's relation writes from 16, pg_stat_bgwriter before).
