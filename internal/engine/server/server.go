@@ -417,25 +417,35 @@ func (t *Tail) Write(p []byte) (int, error) {
 // String is the last five lines, joined by " | ".
 func (t *Tail) String() string { return t.Matching(nil) }
 
-// Matching is the last five lines that keep accepts (all lines when keep
-// is nil or accepts none), joined by " | ": a server that logs much
-// around its error says it in the lines keep picks.
+// Matching is up to five lines that keep accepts (the last five lines
+// when keep is nil or accepts none), joined by " | ": a server that logs
+// much around its error says it in the lines keep picks. Of more than
+// five it keeps the first, which names the cause (a Galera joiner's
+// "failed to open gcomm backend connection: 3: ..."), and the last four.
 func (t *Tail) Matching(keep func(line string) bool) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return LastWords(string(t.b), keep)
+}
+
+// LastWords picks from a server's output as Tail.Matching does.
+func LastWords(out string, keep func(line string) bool) string {
 	var all, kept []string
-	sc := bufio.NewScanner(strings.NewReader(string(t.b)))
+	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
 		all = append(all, sc.Text())
 		if keep != nil && keep(sc.Text()) {
 			kept = append(kept, sc.Text())
 		}
 	}
-	if len(kept) == 0 {
+	switch {
+	case len(kept) == 0:
 		kept = all
-	}
-	if len(kept) > 5 {
-		kept = kept[len(kept)-5:]
+		if len(kept) > 5 {
+			kept = kept[len(kept)-5:]
+		}
+	case len(kept) > 5:
+		kept = append(kept[:1:1], kept[len(kept)-4:]...)
 	}
 	return strings.Join(kept, " | ")
 }

@@ -31,6 +31,11 @@ func TestTailKeepsTheLastWords(t *testing.T) {
 	if got := tail.Matching(func(string) bool { return false }); got != tail.String() {
 		t.Errorf("Matching nothing = %q, want the last lines", got)
 	}
+	// Of many matching lines, the first (the cause) and the last four.
+	if got, want := tail.Matching(func(l string) bool { return strings.HasPrefix(l, "note 29") }),
+		"note 2900 | note 2996 | note 2997 | note 2998 | note 2999"; got != want {
+		t.Errorf("Matching many = %q, want %q", got, want)
+	}
 }
 
 func TestLastLines(t *testing.T) {
