@@ -24,3 +24,20 @@ func TestOnlyAJoinerWithoutStateIsCopied(t *testing.T) {
 		}
 	}
 }
+
+// A joiner that never reached the cluster starts once more; one that
+// reached it and failed there keeps its failure.
+func TestAJoinerThatNeverReachedTheClusterStartsAgain(t *testing.T) {
+	for _, c := range []struct {
+		words string
+		again bool
+	}{
+		{"the Galera node 2 of 3 did not join the cluster: the MariaDB server exited while starting: [ERROR] WSREP: failed to open gcomm backend connection: 3: x | [ERROR] WSREP: ./gcs/src/gcs_core.cpp:gcs_core_open():256: Failed to open backend connection: -3 (No such process) | [ERROR] Aborting", true},
+		{"the Galera node 3 of 3 did not join the cluster: the MariaDB server exited while starting: [ERROR] WSREP: ./gcs/src/gcs_group.cpp:gcs_group_handle_join_msg():1225: Will never receive state. Need to abort.", false},
+		{"the Galera node 2 of 3 did not join the cluster: the MariaDB server exited while starting: [ERROR] InnoDB: Tablespace 5 was not found at ./calibra/stock.ibd", false},
+	} {
+		if got := unreached(errors.New(c.words)); got != c.again {
+			t.Errorf("unreached(%q) = %v, want %v", c.words, got, c.again)
+		}
+	}
+}
