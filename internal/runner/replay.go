@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -116,12 +117,51 @@ func replayBody(cfg replay.Config) StepFunc {
 	}
 }
 
+// attachRunning opens the engine c names and reaches its server. With
+// neither --engine nor --dsn given, the managed instance running under
+// --path may be any engine's: the others are tried when the default's
+// is not running there.
+func attachRunning(ctx context.Context, c *Config, named bool) (engine.Engine, error) {
+	e, err := attach(ctx, c)
+	var notRunning *fault.InputError
+	if err == nil || named || !errors.As(err, &notRunning) {
+		return e, err
+	}
+	for _, name := range engine.Names() {
+		if name == c.Engine {
+			continue
+		}
+		other := *c
+		other.Engine = name
+		if e, otherErr := attach(ctx, &other); otherErr == nil {
+			*c = other
+			return e, nil
+		}
+	}
+	return nil, err
+}
+
+func attach(ctx context.Context, c *Config) (engine.Engine, error) {
+	e, err := engine.Open(ctx, c.Engine, c.engineConfig())
+	if err != nil {
+		return nil, err
+	}
+	if a, ok := e.(engine.Attacher); ok {
+		return e, a.Attach(ctx)
+	}
+	if e.Local() != nil {
+		return nil, fault.Input("give --dsn for it", "calibra profile cannot reach a running managed instance of %s", c.Engine)
+	}
+	return e, nil
+}
+
 // Profile captures the I/O shape of the server c names (a --dsn server,
 // or the managed instance another command runs under --path) over d and
 // writes it to out (stdout when empty). It starts nothing and changes
 // nothing on the server.
 func Profile(ctx context.Context, env Env, c *Config, d time.Duration, out string) error {
 	var p Problems
+	named := c.Engine != "" || c.DSN != ""
 	c.Validate(&p)
 	if d < time.Second || d > MaxWindow {
 		p.Add("give a duration such as 20s or 5m", "--duration %s is not from 1s to %s", d, MaxWindow)
@@ -134,16 +174,9 @@ func Profile(ctx context.Context, env Env, c *Config, d time.Duration, out strin
 	if err := p.Err(); err != nil {
 		return err
 	}
-	e, err := engine.Open(ctx, c.Engine, c.engineConfig())
+	e, err := attachRunning(ctx, c, named)
 	if err != nil {
 		return err
-	}
-	if a, ok := e.(engine.Attacher); ok {
-		if err := a.Attach(ctx); err != nil {
-			return err
-		}
-	} else if e.Local() != nil {
-		return fault.Input("give --dsn for it", "calibra profile cannot reach a running managed instance of %s", c.Engine)
 	}
 	pe := profile.Env{Prog: progress.New(env.Stderr, c.Progress, env.StderrTTY), Tool: env.Version}
 	if local := e.Local(); local != nil {
