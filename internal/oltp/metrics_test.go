@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/calibra-bench/calibra/internal/results"
 )
 
 func TestMetricFormulas(t *testing.T) {
@@ -126,6 +128,28 @@ func TestAutovacuumXacts(t *testing.T) {
 		n, ok := AutovacuumXacts(c.c0, c.c1)
 		if n != c.want || ok != c.ok {
 			t.Errorf("%s: %d, %v; want %d, %v", c.name, n, ok, c.want, c.ok)
+		}
+	}
+}
+
+// The window's checkpoints are the count's rise; a count that went back
+// (InnoDB's log_checkpoints is a value) is missing, never negative.
+func TestCheckpointsInTheWindow(t *testing.T) {
+	for _, c := range []struct {
+		at0, at1 int64
+		want     *int64
+		warned   bool
+	}{
+		{40, 43, new(int64(3)), false},
+		{40, 40, new(int64(0)), true},
+		{45, 23, nil, false},
+	} {
+		out := &results.OLTP{Missing: map[string]string{}}
+		noteCheckpoints(out, c.at0, c.at1)
+		got := out.CheckpointsInWindow
+		if (got == nil) != (c.want == nil) || got != nil && *got != *c.want || (len(out.Warnings) > 0) != c.warned ||
+			(got == nil) != (out.Missing["checkpoints_in_window"] != "") {
+			t.Errorf("from %d to %d: %v, warnings %q, missing %q", c.at0, c.at1, got, out.Warnings, out.Missing)
 		}
 	}
 }
