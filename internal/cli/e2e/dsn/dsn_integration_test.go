@@ -22,7 +22,7 @@ var shipped = map[string]func(*testing.T) server{"postgresql": postgresAsShipped
 // server with the settings it ships with: oltp build, run (with the
 // database's own transaction count, which MariaDB without
 // performance_schema reads from its handler counters) and check, iocal,
-// dss build and power, and profile where the engine has it. These
+// dss build and power, and profile. These
 // servers' counters are young, none past 2^31: MariaDB's fallback count is
 // tested on literal values past it (mariadb's
 // TestTheHandlerCountReadsLargeCounters); PostgreSQL's counters are bigint
@@ -46,9 +46,7 @@ func TestEveryDSNPathOnServersAsShipped(t *testing.T) {
 			if _, o := clitest.LastStep[*results.OLTP](t, run); o.NOPM == nil || *o.NOPM <= 0 || o.TPMDB == nil || *o.TPMDB <= 0 {
 				t.Errorf("oltp run: nopm %v, tpm_db %v (missing %v): want both measured", o.NOPM, o.TPMDB, o.Missing)
 			}
-			if name == "postgresql" { // MariaDB's profile is not yet
-				clitest.MustRun(t, 0, "profile", "--duration", "2s", "--out", filepath.Join(outs, "profile.yaml"), "--dsn-file", s.dsnFile, "--progress", "none")
-			}
+			clitest.MustRun(t, 0, "profile", "--duration", "2s", "--out", filepath.Join(outs, "profile.yaml"), "--dsn-file", s.dsnFile, "--progress", "none")
 			t.Run("dss", func(t *testing.T) {
 				clitest.RequireTpchgen(t)
 				for _, args := range [][]string{{"dss", "build", "--sf", "0.01"}, {"dss", "power"}} {
@@ -80,6 +78,7 @@ func TestAMissingGrantIsNamedBeforeTheRun(t *testing.T) {
 		{"mariadb", "REVOKE CREATE ROUTINE, ALTER ROUTINE ON bench.* FROM bench@localhost", []string{"oltp", "build", "--warehouses", "1"}, "lacks CREATE ROUTINE, ALTER ROUTINE on the database bench"},
 		{"mariadb", "REVOKE ALL ON bench_tpch.* FROM bench@localhost", []string{"dss", "build", "--sf", "0.01"}, "'GRANT ALL ON bench_tpch.* TO 'bench'@'localhost''"},
 		{"mariadb", "REVOKE RELOAD ON *.* FROM bench@localhost", []string{"iocal", "--size", "64MiB", "--jobs", "1,2"}, "'GRANT RELOAD ON *.* TO 'bench'@'localhost''"},
+		{"mariadb", "REVOKE PROCESS ON *.* FROM bench@localhost", []string{"profile", "--duration", "2s"}, "PROCESS"},
 		{"mariadb", "", []string{"iocal", "--size", "64MiB"}, "raise max_connections"},
 	}
 	for _, c := range cases {

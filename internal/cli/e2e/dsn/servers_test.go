@@ -120,6 +120,7 @@ func mariadbAsShipped(t *testing.T) server {
 }
 
 // mariadbGrants are what docs/engines.md says a --dsn account needs: on
-// the DSN's database (oltp), the one dss makes beside it, and iocal's.
+// the DSN's database (oltp), the one dss makes beside it, iocal's, and
+// PROCESS for profile.
 var mariadbGrants = []string{"GRANT ALL ON bench.* TO bench@localhost", "GRANT ALL ON bench_tpch.* TO bench@localhost",
-	"GRANT ALL ON calibra_iocal.* TO bench@localhost", "GRANT RELOAD ON *.* TO bench@localhost"}
+	"GRANT ALL ON calibra_iocal.* TO bench@localhost", "GRANT RELOAD, PROCESS ON *.* TO bench@localhost"}
