@@ -82,9 +82,11 @@ func humanSize(b uint64) string {
 
 // fullDiskWords are how the kernel and the servers say that a file
 // system is full (a redo log's fallocate that fails says "Can't change
-// size of file", with a garbled error code, or "Cannot set log file").
+// size of file", with a garbled error code, or "Cannot set log file";
+// mariadb-install-db's first words, "preallocating ... failed with error
+// 28", ENOSPC).
 var fullDiskWords = []string{"no space left on device", "disk full", "disk under the database is full", "errcode: 28",
-	"can't change size of file", "cannot set log file"}
+	"can't change size of file", "cannot set log file", "failed with error 28"}
 
 // fullDisk names the full file system under path, what command needed on
 // it and the fix, in front of err, when err says a file system is full.

@@ -27,7 +27,7 @@ func TestAFullLabIsNamedWithItsFix(t *testing.T) {
 	last := lines[len(lines)-1]
 	mount := filepath.Join(path, "calibra-lab", "fs")
 	for _, want := range []string{"calibra: the file system of " + mount + " ran out of space (", "and oltp build needs about 672.0 MiB",
-		"Cannot set log file", "; give the lab a larger size= in --lab, or a smaller --db-cache"} {
+		"ib_logfile101 failed with error 28", "; give the lab a larger size= in --lab, or a smaller --db-cache"} {
 		if !strings.Contains(last, want) {
 			t.Errorf("the last line does not say %q:\n%s", want, stderr)
 		}
