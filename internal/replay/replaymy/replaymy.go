@@ -1,18 +1,20 @@
 // Package replaymy is MariaDB's commit path for the profile replay:
 // calibra paces each committer's commits, each one autocommitted
 // statement that updates its committer's one row with a payload cut from
-// a pool of random bytes the session holds, so that the redo log a
-// commit writes is the profile's and the server syncs it as it syncs an
-// application's commits (concurrent ones share a sync: group commit). An
-// update of one row a committer, not an insert: the table stays a few
-// pages, where inserts at the profile's redo rate would grow it by
-// megabytes a second.
+// a pool of random bytes the session holds (a user variable), so that the
+// redo log a commit writes is the profile's and the server syncs it as it
+// syncs an application's commits. An update of one row a committer, not
+// an insert: the table stays a few pages, where inserts at the profile's
+// redo rate would grow it by megabytes a second.
 //
-// Not a stored procedure's loop, as PostgreSQL's path is: a COMMIT inside
-// a procedure does not wait for the redo sync, and waiting for it with
-// FLUSH LOCAL ENGINE LOGS after each made every commit sync alone. That
-// replayed about 0.3 of a TPC-C-like profile's 1,558 commits/s, and more
-// committers did worse (64 made 98/s, the CPU busy with their flushes).
+// Not a stored procedure's loop, as PostgreSQL's path is. A COMMIT inside
+// a procedure does not wait for the redo sync (it needs FLUSH LOCAL ENGINE
+// LOGS after it), and a statement in a procedure that reads a local
+// variable is logged with the variable's value inlined: cutting the
+// payload from a 1 MiB local pool made the server escape the whole pool
+// at every commit (escape_string_for_mysql under Item_splocal's
+// append_for_log, the top of perf's profile), both cores busy for 106
+// commits/s of a TPC-C-like profile's 1,558.
 package replaymy
 
 import (
