@@ -12,7 +12,7 @@ import (
 // failure, which a copy would hide from the power-loss audit.
 func TestWhatAJoinersFailureLeadsTo(t *testing.T) {
 	for _, c := range []struct {
-		words       string
+		words         string
 		again, copied bool
 	}{
 		{"the Galera node 2 of 3 did not join the cluster: the MariaDB server exited while starting: [ERROR] WSREP: failed to open gcomm backend connection: 3: x | [ERROR] WSREP: ./gcs/src/gcs_core.cpp:gcs_core_open():256: Failed to open backend connection: -3 (No such process) | [ERROR] Aborting", true, false},
