@@ -23,15 +23,16 @@ type Dialect interface {
 
 // Conn is one committer's session.
 type Conn interface {
-	// Prepare creates (anew) the paced loop Commits calls, and the pool of
-	// random bytes the payloads are cut from where the server keeps one
-	// for every session.
+	// Prepare creates (anew) the replay's schema: what the commits write,
+	// and, where the server paces them, the loop Commits calls and the
+	// pool of random bytes it cuts payloads from.
 	Prepare(ctx context.Context) error
-	// Commits has the server make n commits on a schedule, the i-th due at
-	// start + i*every (it waits for a commit not yet due, and starts a late
-	// one at once: an open loop), each writing width random
-	// bytes to the WAL (redo log) and committed synchronously. It returns each commit's latency
-	// from its due time to its COMMIT's return, as the server timed it.
+	// Commits makes n commits on a schedule, the i-th due at start +
+	// i*every (a commit not yet due waits, a late one starts at once: an
+	// open loop), each writing width random bytes to the WAL (redo log)
+	// and committed synchronously, paced by the server (PostgreSQL) or by
+	// calibra (MariaDB). It returns each commit's latency from its due
+	// time to its commit's return.
 	Commits(ctx context.Context, committer int, first int64, n int, start time.Time, every time.Duration, width int) ([]time.Duration, error)
 	// Drop removes the schema.
 	Drop(ctx context.Context) error

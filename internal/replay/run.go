@@ -370,7 +370,7 @@ func (r *runner) phase(ctx context.Context, l load, warm, win time.Duration) (me
 	a, edge0, cpu0, err := r.edge(ctx, from)
 	var samples, active int
 	for err == nil && time.Now().Add(profile.SampleEvery).Before(to) {
-		if err = sleepUntil(ctx, time.Now().Add(profile.SampleEvery)); err == nil {
+		if err = SleepUntil(ctx, time.Now().Add(profile.SampleEvery)); err == nil {
 			var n int
 			if n, err = r.counters.Active(ctx); err == nil {
 				samples, active = samples+1, active+n
@@ -402,7 +402,7 @@ func (r *runner) phase(ctx context.Context, l load, warm, win time.Duration) (me
 // edge waits until at, then reads the counters, the observers and
 // calibra's CPU there.
 func (r *runner) edge(ctx context.Context, at time.Time) (profile.Counters, time.Time, time.Duration, error) {
-	if err := sleepUntil(ctx, at); err != nil {
+	if err := SleepUntil(ctx, at); err != nil {
 		return profile.Counters{}, at, 0, err
 	}
 	now := time.Now()
@@ -427,7 +427,7 @@ func (r *runner) read(ctx context.Context, j int, l load, t0, from, to time.Time
 		if !due.Before(to) || !time.Now().Before(to) {
 			return nil
 		}
-		if err := sleepUntil(ctx, due); err != nil {
+		if err := SleepUntil(ctx, due); err != nil {
 			return err
 		}
 		start := time.Now()
@@ -502,7 +502,8 @@ func (r *runner) cleanup() {
 	_ = r.data.Drop(ctx)
 }
 
-func sleepUntil(ctx context.Context, t time.Time) error {
+// SleepUntil waits until t, or until ctx ends (its error then).
+func SleepUntil(ctx context.Context, t time.Time) error {
 	d := time.Until(t)
 	if d <= 0 {
 		return ctx.Err()

@@ -124,14 +124,8 @@ func (c *conn) Commits(ctx context.Context, committer int, first int64, n int, s
 	lats := make([]time.Duration, n)
 	for i := range n {
 		due := start.Add(every * time.Duration(i))
-		if d := time.Until(due); d > 0 {
-			t := time.NewTimer(d)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return nil, ctx.Err()
-			case <-t.C:
-			}
+		if err := replay.SleepUntil(ctx, due); err != nil {
+			return nil, err
 		}
 		at := (first+int64(i))*7919%int64(poolBytes-width) + 1
 		if _, err := c.commit.ExecContext(ctx, committer, at, width); err != nil {
