@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/calibra-bench/calibra/internal/fault"
 )
@@ -71,5 +72,22 @@ func TestBetween(t *testing.T) {
 	}
 	if *w.HitPct != 90 || *w.WALPerCommit != 2000 || w.SeqPct != nil {
 		t.Errorf("hit %v, WAL a commit %v, sequential %v", *w.HitPct, *w.WALPerCommit, w.SeqPct)
+	}
+}
+
+// The active sessions are counted at random gaps around SampleEvery, so
+// that a load paced at a period dividing it is not seen at one phase.
+func TestSampleGapsVaryAroundTheirMean(t *testing.T) {
+	lo, hi, sum := time.Hour, time.Duration(0), time.Duration(0)
+	const n = 1000
+	for range n {
+		g := SampleGap()
+		lo, hi, sum = min(lo, g), max(hi, g), sum+g
+	}
+	if lo < SampleEvery/2 || hi >= SampleEvery*3/2 || hi-lo < SampleEvery/2 {
+		t.Errorf("gaps from %v to %v: want them spread over [%v, %v)", lo, hi, SampleEvery/2, SampleEvery*3/2)
+	}
+	if mean := sum / n; mean < SampleEvery*9/10 || mean > SampleEvery*11/10 {
+		t.Errorf("mean gap %v, want about %v", mean, SampleEvery)
 	}
 }

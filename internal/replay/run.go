@@ -369,8 +369,8 @@ func (r *runner) phase(ctx context.Context, l load, warm, win time.Duration) (me
 	}
 	a, edge0, cpu0, err := r.edge(ctx, from)
 	var samples, active int
-	for err == nil && time.Now().Add(profile.SampleEvery).Before(to) {
-		if err = SleepUntil(ctx, time.Now().Add(profile.SampleEvery)); err == nil {
+	for next := time.Now().Add(profile.SampleGap()); err == nil && next.Before(to); next = time.Now().Add(profile.SampleGap()) {
+		if err = SleepUntil(ctx, next); err == nil {
 			var n int
 			if n, err = r.counters.Active(ctx); err == nil {
 				samples, active = samples+1, active+n
