@@ -135,7 +135,7 @@ func TestDockerfileBuildsTheExamplesImage(t *testing.T) {
 		t.Fatal("the Dockerfile documents no 'docker build -t IMAGE ... .' command")
 	}
 	image := tag.FindStringSubmatch(documented)[1]
-	example, err := os.ReadFile("k8s/oltp-partitions-job.yaml")
+	example, err := os.ReadFile(jobYAML)
 	if err != nil {
 		t.Fatal(err)
 	}

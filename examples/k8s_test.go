@@ -2,6 +2,7 @@ package examples_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,34 +12,209 @@ import (
 	"testing"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
+	"go.yaml.in/yaml/v4"
 
 	"github.com/calibra-bench/calibra/internal/cli"
 )
 
-// loadJob decodes the Kubernetes example with the API's own types,
-// refusing any field batch/v1 does not define (a misspelt or misplaced
-// key, which kubectl would refuse at apply time).
-func loadJob(t *testing.T) *batchv1.Job {
+// job is what the tests read of the Kubernetes example: the fields its
+// checks need, each named as batch/v1 names it. Every key of the file is
+// checked against batch/v1's own fields first (jobFieldErrors).
+type job struct {
+	APIVersion string `yaml:"apiVersion"`
+	Kind       string `yaml:"kind"`
+	Metadata   struct {
+		Name string `yaml:"name"`
+	} `yaml:"metadata"`
+	Spec struct {
+		CompletionMode *string `yaml:"completionMode"`
+		Completions    *int32  `yaml:"completions"`
+		Parallelism    *int32  `yaml:"parallelism"`
+		Template       struct {
+			Spec podSpec `yaml:"spec"`
+		} `yaml:"template"`
+	} `yaml:"spec"`
+}
+
+type podSpec struct {
+	RestartPolicy   string `yaml:"restartPolicy"`
+	SecurityContext *struct {
+		RunAsNonRoot *bool  `yaml:"runAsNonRoot"`
+		RunAsUser    *int64 `yaml:"runAsUser"`
+	} `yaml:"securityContext"`
+	Containers []container `yaml:"containers"`
+	Volumes    []struct {
+		Name   string `yaml:"name"`
+		Secret *struct {
+			DefaultMode *int32 `yaml:"defaultMode"`
+		} `yaml:"secret"`
+		PersistentVolumeClaim *struct {
+			ClaimName string `yaml:"claimName"`
+		} `yaml:"persistentVolumeClaim"`
+	} `yaml:"volumes"`
+}
+
+type container struct {
+	Name    string   `yaml:"name"`
+	Image   string   `yaml:"image"`
+	Command []string `yaml:"command"`
+	Args    []string `yaml:"args"`
+	Env     []struct {
+		Name  string `yaml:"name"`
+		Value string `yaml:"value"`
+	} `yaml:"env"`
+	SecurityContext *struct {
+		AllowPrivilegeEscalation *bool `yaml:"allowPrivilegeEscalation"`
+		Capabilities             *struct {
+			Drop []string `yaml:"drop"`
+		} `yaml:"capabilities"`
+	} `yaml:"securityContext"`
+	VolumeMounts []struct {
+		Name      string `yaml:"name"`
+		MountPath string `yaml:"mountPath"`
+	} `yaml:"volumeMounts"`
+}
+
+const jobYAML = "k8s/oltp-partitions-job.yaml"
+
+// loadJob reads the Kubernetes example, refusing any key batch/v1 does not
+// define or a value of another type (a misspelt or misplaced key, which
+// kubectl would refuse at apply time).
+func loadJob(t *testing.T) *job {
 	t.Helper()
-	data, err := os.ReadFile("k8s/oltp-partitions-job.yaml")
+	data, err := os.ReadFile(jobYAML)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var j batchv1.Job
-	if err := yaml.UnmarshalStrict(data, &j); err != nil {
-		t.Fatalf("not a Job as batch/v1 defines it: %v", err)
+	if errs := jobFieldErrors(t, data); len(errs) > 0 {
+		t.Fatalf("not a Job as batch/v1 defines it: %s", strings.Join(errs, "; "))
+	}
+	var j job
+	if err := yaml.Unmarshal(data, &j); err != nil {
+		t.Fatal(err)
 	}
 	return &j
+}
+
+// jobFields are batch/v1 Job's fields and every object they reach, as
+// k8s.io/api defines them: written by examples/k8s/jobschema from the
+// types themselves, so that this test does not compile k8s.io/api.
+type jobFields struct {
+	Source  string                       `json:"source"`
+	Root    string                       `json:"root"`
+	Objects map[string]map[string]string `json:"objects"`
+}
+
+// jobFieldErrors checks every key and value of a Job's YAML against
+// batch/v1's fields.
+func jobFieldErrors(t *testing.T, data []byte) []string {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/k8s-job-fields.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f jobFields
+	if err := json.Unmarshal(raw, &f); err != nil || f.Objects[f.Root] == nil {
+		t.Fatalf("testdata/k8s-job-fields.json: %v (run examples/k8s/jobschema)", err)
+	}
+	var v any
+	if err := yaml.Unmarshal(data, &v); err != nil {
+		return []string{err.Error()}
+	}
+	return f.errors(f.Root, v, "")
+}
+
+// errors says where v, at path, is not of type typ (a jobFields type).
+func (f *jobFields) errors(typ string, v any, path string) []string {
+	if v == nil {
+		return nil // an empty field, as omitted
+	}
+	wrong := []string{fmt.Sprintf("%s: %v is not of type %s", path, v, typ)}
+	if elem, ok := strings.CutPrefix(typ, "[]"); ok {
+		list, ok := v.([]any)
+		if !ok {
+			return wrong
+		}
+		var errs []string
+		for i, e := range list {
+			errs = append(errs, f.errors(elem, e, fmt.Sprintf("%s[%d]", path, i))...)
+		}
+		return errs
+	}
+	object, isObject := v.(map[string]any)
+	if elem, ok := strings.CutPrefix(typ, "map[]"); ok {
+		if !isObject {
+			return wrong
+		}
+		var errs []string
+		for k, e := range object {
+			errs = append(errs, f.errors(elem, e, path+"."+k)...)
+		}
+		return errs
+	}
+	if fields, ok := f.Objects[typ]; ok {
+		if !isObject {
+			return wrong
+		}
+		var errs []string
+		for k, e := range object {
+			ft, ok := fields[k]
+			if !ok {
+				errs = append(errs, fmt.Sprintf("%s.%s: %s has no field %q", path, k, typ, k))
+				continue
+			}
+			errs = append(errs, f.errors(ft, e, strings.TrimPrefix(path+"."+k, "."))...)
+		}
+		return errs
+	}
+	ok := false
+	switch v.(type) {
+	case string:
+		ok = typ == "string" || typ == "scalar"
+	case bool:
+		ok = typ == "boolean"
+	case int, int64, uint64:
+		ok = typ == "integer" || typ == "number" || typ == "scalar"
+	case float64:
+		ok = typ == "number" || typ == "scalar"
+	}
+	if !ok {
+		return wrong
+	}
+	return nil
+}
+
+// The field check refuses what kubectl would: a misspelt key, a key in
+// the wrong object, a value of another type.
+func TestJobFieldsRefuseWhatKubernetesWould(t *testing.T) {
+	data, err := os.ReadFile(jobYAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ from, to, want string }{
+		{"restartPolicy: Never", "restartPolcy: Never", `spec.template.spec.restartPolcy: api/core/v1.PodSpec has no field "restartPolcy"`},
+		{"completions: 3", "completions: three", "spec.completions: three is not of type integer"},
+		{"imagePullPolicy: IfNotPresent", "imagePullPolicy: [IfNotPresent]", "spec.template.spec.containers[0].imagePullPolicy"},
+		{"      restartPolicy: Never", "      restartPolicy: Never\n      fsGroup: 10001", `api/core/v1.PodSpec has no field "fsGroup"`},
+	} {
+		changed := strings.Replace(string(data), c.from, c.to, 1)
+		if changed == string(data) {
+			t.Fatalf("%q is not in %s", c.from, jobYAML)
+		}
+		if errs := jobFieldErrors(t, []byte(changed)); !strings.Contains(strings.Join(errs, "; "), c.want) {
+			t.Errorf("%q as %q: %q, want %q", c.from, c.to, errs, c.want)
+		}
+	}
+	if errs := jobFieldErrors(t, data); len(errs) > 0 {
+		t.Errorf("the example itself: %q", errs)
+	}
 }
 
 func TestKubernetesPartitionsJob(t *testing.T) {
 	j := loadJob(t)
 	s := j.Spec
-	if j.APIVersion != "batch/v1" || j.Kind != "Job" || j.Name == "" || s.CompletionMode == nil || *s.CompletionMode != batchv1.IndexedCompletion ||
-		s.Completions == nil || s.Parallelism == nil || *s.Completions != *s.Parallelism || s.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
+	if j.APIVersion != "batch/v1" || j.Kind != "Job" || j.Metadata.Name == "" || s.CompletionMode == nil || *s.CompletionMode != "Indexed" ||
+		s.Completions == nil || s.Parallelism == nil || *s.Completions != *s.Parallelism || s.Template.Spec.RestartPolicy != "Never" {
 		t.Fatalf("want an Indexed batch/v1 Job whose pods all run at once and are not restarted: %+v", j)
 	}
 	pod := s.Template.Spec
@@ -50,20 +226,20 @@ func TestKubernetesPartitionsJob(t *testing.T) {
 	}
 	c := pod.Containers[0]
 	if sc := c.SecurityContext; sc == nil || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation || sc.Capabilities == nil ||
-		!slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
+		!slices.Equal(sc.Capabilities.Drop, []string{"ALL"}) {
 		t.Errorf("calibra runs with no capability and no privilege escalation, as the image test runs it: %+v", sc)
 	}
-	mounts := map[string]corev1.VolumeMount{}
+	mounts := map[string]string{}
 	for _, m := range c.VolumeMounts {
-		mounts[m.Name] = m
+		mounts[m.Name] = m.MountPath
 	}
 	var dsnDir, runsDir string
 	for _, v := range pod.Volumes {
 		switch {
 		case v.Secret != nil && v.Secret.DefaultMode != nil && *v.Secret.DefaultMode&0o077 == 0:
-			dsnDir = mounts[v.Name].MountPath
+			dsnDir = mounts[v.Name]
 		case v.PersistentVolumeClaim != nil:
-			runsDir = mounts[v.Name].MountPath
+			runsDir = mounts[v.Name]
 		}
 	}
 	if dsnDir == "" || runsDir == "" {
@@ -111,7 +287,7 @@ func TestKubernetesPartitionsJob(t *testing.T) {
 // container's command and args run by sh, with the Job's index and the
 // start in its environment, and a calibra on PATH that prints its
 // arguments.
-func podArgs(t *testing.T, c corev1.Container, index int, startAt string) []string {
+func podArgs(t *testing.T, c container, index int, startAt string) []string {
 	t.Helper()
 	bin := t.TempDir()
 	if err := os.WriteFile(filepath.Join(bin, "calibra"), []byte("#!/bin/sh\nprintf '%s\\0' \"$@\"\n"), 0o755); err != nil { // safefs: in t.TempDir
