@@ -51,7 +51,9 @@ func profileThenReplay(t *testing.T, engine string) {
 	clitest.RequireEngine(t, engine)
 	tmp := t.TempDir()
 	path := clitest.StorageDir(t)
-	cmd, lines, seen := clitest.StartUntil(t, "oltp run: 4 users", "oltp", "run", "--engine", engine, "--path", path, "--warehouses", "1", "--users", "4",
+	// 128 MB of cache, which a warehouse fits: MariaDB's default 1 GB
+	// would first write a 1 GiB redo log.
+	cmd, lines, seen := clitest.StartUntil(t, "oltp run: 4 users", "oltp", "run", "--engine", engine, "--path", path, "--warehouses", "1", "--users", "4", "--db-cache", "128MB",
 		"--rampup", "0s", "--duration", "12s", "--rate-per-user", fmt.Sprint(oltptest.PacedRate), "--progress", "plain", "--store", "none",
 		"--out", filepath.Join(tmp, "oltp"))
 	drained := make(chan struct{})
