@@ -141,7 +141,7 @@ func partitions(t *testing.T, ctrs *containers, uid int) {
 	runs := volume(t, uid)
 	mounts := []string{"-v", secrets + ":/etc/calibra:ro", "-v", socket + ":/run/postgresql/" + filepath.Base(socket), "-v", runs + ":/runs"}
 	const n = 3
-	runPartitions(t, ctrs, n, mounts, "--users", "6", "--duration", "5s")
+	runPartitions(t, ctrs, n, mounts, "--users", "6", "--duration", "5s", "--rate-per-user", fmt.Sprint(oltptest.PacedRate))
 	gained := clitest.NewOrders(t, db) - before
 
 	ctrs.run(t, "merge", mounts, "merge", "/runs/p2", "/runs/p3", "/runs/p1", "--out", "/runs/merged")
