@@ -215,22 +215,38 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 			return err
 		}
 	}
-	args := []string{"--no-defaults", "--datadir=" + in.DataDir,
+	args := []string{"--no-defaults",
 		"--auth-root-authentication-method=socket", "--auth-root-socket-user=" + in.client,
-		"--skip-test-db", "--skip-name-resolve", "--tmpdir=" + in.TmpDir(),
+		"--skip-test-db", "--skip-name-resolve",
 		"--debug-no-sync", // mark flushes it all at once
-		"--innodb-log-group-home-dir=" + in.RedoDir(), "--innodb-log-file-size=" + in.Settings()["innodb_log_file_size"]}
+		"--innodb-log-file-size=" + in.Settings()["innodb_log_file_size"]}
 	if in.cfg.Bin.Basedir != "" {
 		args = append(args, "--basedir="+in.cfg.Bin.Basedir)
 	}
-	cmd := exec.Command(in.cfg.Bin.InstallDB, args...)
-	out, err := in.Account.Run(ctx, group, "mariadb-install-db", cmd)
+	install := func(dir string) error {
+		redo := in.RedoDir()
+		if redo == in.DataDir {
+			redo = dir
+		}
+		cmd := exec.Command(in.cfg.Bin.InstallDB, append([]string{"--datadir=" + dir, "--tmpdir=" + in.TmpDir(), "--innodb-log-group-home-dir=" + redo}, args...)...)
+		out, err := in.Account.Run(ctx, group, "mariadb-install-db", cmd)
+		if err != nil {
+			// Its last lines ask for a bug report; its errors say why (a
+			// redo log the file system has no room for).
+			var tail server.Tail
+			_, _ = tail.Write([]byte(out))
+			return fmt.Errorf("mariadb-install-db into %s: %w: %s", in.DataDir, err, tail.Matching(serverError))
+		}
+		return nil
+	}
+	var err error
+	if in.RedoDir() != in.DataDir {
+		err = install(in.DataDir) // it writes outside the data directory
+	} else {
+		err = server.Initialise(ctx, in.Account, group, in.DataDir, in.cfg.Bin.InstallDB, args, install)
+	}
 	if err != nil {
-		// Its last lines ask for a bug report; its errors say why (a
-		// redo log the file system has no room for).
-		var tail server.Tail
-		_, _ = tail.Write([]byte(out))
-		return fmt.Errorf("mariadb-install-db into %s: %w: %s", in.DataDir, err, tail.Matching(serverError))
+		return err
 	}
 	if err := in.writeRedoLog(ctx, group); err != nil {
 		return err

@@ -188,10 +188,19 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 	if _, err := in.Account.Mkdir(filepath.Dir(in.DataDir), filepath.Base(in.DataDir)); err != nil {
 		return err
 	}
-	args := []string{"-D", in.DataDir, "-U", Superuser, "--auth-local=peer", "--auth-host=reject", "--encoding=UTF8", "--locale=C", "--no-sync"}
+	args := []string{"-U", Superuser, "--auth-local=peer", "--auth-host=reject", "--encoding=UTF8", "--locale=C", "--no-sync"}
 	if in.cfg.DataChecksums {
 		args = append(args, "--data-checksums")
 	}
+	initdb := func(dir string) error {
+		cmd := in.cfg.Bin.Command("initdb", append([]string{"-D", dir}, args...)...)
+		out, err := in.Account.Run(ctx, group, "initdb", cmd)
+		if err != nil {
+			return fmt.Errorf("initdb into %s: %w: %s", in.DataDir, err, server.LastLines(out, 1, "\n"))
+		}
+		return nil
+	}
+	var err error
 	if wal := in.WALDir(); wal != in.defaultWALDir() {
 		// initdb takes an existing empty directory; the account may not
 		// be allowed to create one under the user's path.
@@ -202,11 +211,12 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 			return err
 		}
 		args = append(args, "--waldir="+wal)
+		err = initdb(in.DataDir) // it writes outside the data directory
+	} else {
+		err = server.Initialise(ctx, in.Account, group, in.DataDir, in.cfg.Bin.Command("initdb").Path, args, initdb)
 	}
-	cmd := in.cfg.Bin.Command("initdb", args...)
-	out, err := in.Account.Run(ctx, group, "initdb", cmd)
 	if err != nil {
-		return fmt.Errorf("initdb into %s: %w: %s", in.DataDir, err, server.LastLines(out, 1, "\n"))
+		return err
 	}
 	return server.MarkInitialised(nil, in.DataDir, in.WALDir())
 }

@@ -102,3 +102,18 @@ func TestEveryStartEndsCleanly(t *testing.T) {
 		})
 	}
 }
+
+// Only a test may replace Initialise (internal/testenv copies data
+// directories): calibra's binary links no package that imports testing,
+// so nothing in it can.
+func TestCalibraLinksNoTestPackage(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "github.com/calibra-bench/calibra/cmd/calibra").Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./cmd/calibra: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if pkg == "testing" || strings.HasSuffix(pkg, "test") && strings.Contains(pkg, "calibra-bench/calibra/") {
+			t.Errorf("cmd/calibra links %s", pkg)
+		}
+	}
+}

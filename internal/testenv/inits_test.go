@@ -1,0 +1,84 @@
+package testenv
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/calibra-bench/calibra/internal/engine/server"
+	"github.com/calibra-bench/calibra/internal/proc"
+)
+
+// A data directory on the cache's file system is a copy of the
+// initialiser's first run with the same program and arguments, which runs
+// once; other arguments run it again; a data directory on other storage
+// (/dev/shm) is the initialiser's own run there; a cache entry another
+// account could change is refused.
+func TestDataDirectoriesAreCopiesOfOneRunPerArguments(t *testing.T) {
+	parent := initsParent
+	initsParent = t.TempDir()
+	t.Cleanup(func() { initsParent = parent })
+	ctx, self := context.Background(), server.Account{UID: -1, GID: -1}
+	program, runs := os.Args[0], 0
+	run := func(dir string) error {
+		runs++
+		return os.WriteFile(filepath.Join(dir, "made-in"), []byte(dir), 0o600) // safefs: the directory the test's initialiser was given
+	}
+	// initialise makes a data directory in storage with args and says
+	// where the initialiser ran for it.
+	initialise := func(storage string, args ...string) string {
+		t.Helper()
+		dataDir, err := os.MkdirTemp(storage, "data")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := copyInit(ctx, self, proc.NewGroup(), dataDir, program, args, run); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dataDir, "made-in"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+
+	first := initialise(t.TempDir(), "--a")
+	if again := initialise(t.TempDir(), "--a"); runs != 1 || again != first || !strings.HasPrefix(first, filepath.Join(initsParent, InitsDirName)) {
+		t.Errorf("two data directories with the same arguments: %d runs, made in %s and %s; want one run, in the cache", runs, first, again)
+	}
+	if other := initialise(t.TempDir(), "--b"); runs != 2 || other == first {
+		t.Errorf("other arguments: %d runs, made in %s; want a second run", runs, other)
+	}
+
+	var tmp, shm unix.Stat_t
+	if unix.Stat(initsParent, &tmp) != nil || unix.Stat("/dev/shm", &shm) != nil || tmp.Dev == shm.Dev {
+		t.Skip("no /dev/shm on a file system of its own here")
+	}
+	elsewhere, err := os.MkdirTemp("/dev/shm", "calibra-inits-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(elsewhere) // safefs: the test's own MkdirTemp
+	if at := initialise(elsewhere, "--a"); runs != 3 || !strings.HasPrefix(at, elsewhere) {
+		t.Errorf("a data directory on other storage: %d runs, made in %s; want the initialiser's own run there", runs, at)
+	}
+
+	key, err := initKey(self, program, []string{"--c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(initsParent, InitsDirName, key), 0o777); err != nil { // safefs: the test's own t.TempDir
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(initsParent, InitsDirName, key), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	dataDir := t.TempDir()
+	if err := copyInit(ctx, self, proc.NewGroup(), dataDir, program, []string{"--c"}, run); err == nil || !strings.Contains(err.Error(), "not a private directory") {
+		t.Errorf("a cache entry others can write was taken: %v", err)
+	}
+}
