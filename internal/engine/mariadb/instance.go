@@ -237,7 +237,7 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 			_, _ = tail.Write([]byte(out))
 			return fmt.Errorf("mariadb-install-db into %s: %w: %s", in.DataDir, err, tail.Matching(serverError))
 		}
-		return nil
+		return in.writeRedoLog(ctx, group, redo)
 	}
 	var err error
 	if in.RedoDir() != in.DataDir {
@@ -246,9 +246,6 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 		err = server.Initialise(ctx, in.Account, group, in.DataDir, in.cfg.Bin.InstallDB, args, install)
 	}
 	if err != nil {
-		return err
-	}
-	if err := in.writeRedoLog(ctx, group); err != nil {
 		return err
 	}
 	return in.mark()
@@ -264,8 +261,8 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 // either way. PostgreSQL fills its WAL segments with zeros before use for
 // the same reason (wal_init_zero). Unwritten extents read as zeros, so the
 // file's contents stay as they were; 1 GiB took 0.9-3.4 s here.
-func (in *Instance) writeRedoLog(ctx context.Context, group *proc.Group) error {
-	log := filepath.Join(in.RedoDir(), "ib_logfile0")
+func (in *Instance) writeRedoLog(ctx context.Context, group *proc.Group, redoDir string) error {
+	log := filepath.Join(redoDir, "ib_logfile0")
 	cmd := in.cfg.Bin.DD.Command("if="+log, "of="+log, "bs=1M", "conv=notrunc", "status=none")
 	if out, err := in.Account.Run(ctx, group, "dd", cmd); err != nil {
 		return fmt.Errorf("write the new redo log %s: %w: %s", log, err, server.LastLines(out, 2, " | "))
