@@ -92,6 +92,9 @@ func serverSide(test string) bool {
 // observed adds to p what the observers saw over its window.
 func observed(p *results.IOCalPoint, test string, o *results.Observe) {
 	p.CPUBusyPct, p.CPUSysPct = o.CPUBusyPct, o.CPUSysPct
+	if why := o.Missing["db"]; why != "" {
+		p.Missing = map[string]string{"db": why}
+	}
 	if d := o.Disk; d != nil {
 		p.DiskRIOPS, p.DiskRMBPS, p.DiskWMBPS = d.RIOPS, d.RMBps, d.WMBps
 		if test != TestSeqWrite && test != TestWAL {

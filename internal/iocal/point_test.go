@@ -74,6 +74,24 @@ func TestCommitPointTakesTheWALDevice(t *testing.T) {
 	}
 }
 
+// A write point whose window's database counters could not be read has
+// none of the server's figures and says why, in the observer's words.
+func TestAPointWithoutTheServersCountersSaysWhy(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	o := &results.Observe{WindowS: 1, CPUBusyPct: f(90), Disk: &results.ObserveDisk{WMBps: f(600)},
+		DB: &results.ObserveDB{}, Missing: map[string]string{"db": "read the counters: timeout: context deadline exceeded"}}
+	r := &runner{data: &data{blockSize: 8192}, env: Env{Window: func(time.Time, time.Time) *results.Observe { return o }}}
+	jobs := []*job{{lat: hist.New(), ops: 10, units: 10, bytes: 80 << 20, sum: time.Second}}
+	p := r.point(TestSeqWrite, jobs, time.Second, time.Time{}, time.Time{}, 0)
+	if p.WALMBPS != nil || p.DataWMBPS != nil || p.Missing["db"] != o.Missing["db"] {
+		t.Errorf("wal %v, data %v, missing %v: want no server figures, and why", p.WALMBPS, p.DataWMBPS, p.Missing)
+	}
+	o.Missing = nil
+	if p := r.point(TestSeqWrite, jobs, time.Second, time.Time{}, time.Time{}, 0); p.Missing != nil {
+		t.Errorf("a point with every counter read says %v is missing", p.Missing)
+	}
+}
+
 // TestRecordTakesTheServersTimes: an op whose units the server timed
 // records each unit's own latency, not the op's time over its units.
 func TestRecordTakesTheServersTimes(t *testing.T) {

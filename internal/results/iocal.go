@@ -127,6 +127,10 @@ type IOCalPoint struct {
 	// observations of its own window.
 	LimitedBy         string    `json:"limited_by,omitempty"`
 	LimitedByEvidence *Evidence `json:"limited_by_evidence,omitempty"`
+	// Missing says why the point lacks the server's own figures, when
+	// its window's database counters could not be read ("db": the
+	// observer's error).
+	Missing map[string]string `json:"missing,omitempty"`
 }
 
 // HeadlineLimit is what limited the point of the calibration's headline
