@@ -288,11 +288,11 @@ func Initialised(dataDir string) bool {
 }
 
 // Initialise makes dataDir, an empty directory of a's, a new data
-// directory: run(dir) runs the engine's initialiser (initdb,
-// mariadb-install-db) into dir, as program with args (all but the
-// directory) would, and writes nothing outside dir. calibra runs it into
+// directory: run(dir) initialises dir (initdb; mariadb-install-db and the
+// redo log's first write) as program with args (all but the directory)
+// does, and writes nothing that stays outside dir. calibra runs it into
 // dataDir. Its tests (internal/testenv) copy one run per program,
-// arguments and account instead, as a test suite starts some 85 data
+// arguments and account instead, as the suite starts some 120 data
 // directories; only a package that imports testing may replace it, and
 // cmd/calibra links none (TestCalibraLinksNoTestPackage).
 var Initialise = func(ctx context.Context, a Account, group *proc.Group, dataDir, program string, args []string, run func(dir string) error) error {
