@@ -167,15 +167,18 @@ func openDB(ctx context.Context, src DBSource, proc string) (*dbObserver, error)
 }
 
 // withConn runs f on the connection, reconnecting first if an earlier
-// error closed it; an error from f closes it.
-func (d *dbObserver) withConn(ctx context.Context, f func(DBConn) error) error {
+// error closed it: at most once per reconnectEvery, but at once for an
+// edge, whose reading bounds a window: a tick's failed read a moment
+// before must not cost a 3 s point its every server figure; an error from
+// f closes it.
+func (d *dbObserver) withConn(ctx context.Context, edge bool, f func(DBConn) error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.restarting {
 		return errRestarting
 	}
 	if d.conn == nil {
-		if time.Since(d.lastAttempt) < reconnectEvery {
+		if !edge && time.Since(d.lastAttempt) < reconnectEvery {
 			return fmt.Errorf("the database sampler is disconnected")
 		}
 		d.lastAttempt = time.Now()
@@ -194,9 +197,9 @@ func (d *dbObserver) withConn(ctx context.Context, f func(DBConn) error) error {
 	return nil
 }
 
-func (d *dbObserver) counters(ctx context.Context) dbReading {
+func (d *dbObserver) counters(ctx context.Context, edge bool) dbReading {
 	var r dbReading
-	r.err = d.withConn(ctx, func(conn DBConn) error {
+	r.err = d.withConn(ctx, edge, func(conn DBConn) error {
 		var err error
 		if r.DBCounters, err = conn.Counters(ctx); err != nil {
 			return fmt.Errorf("read the database counters: %w", err)
@@ -208,7 +211,7 @@ func (d *dbObserver) counters(ctx context.Context) dbReading {
 
 func (d *dbObserver) waits(ctx context.Context) ([]WaitCount, error) {
 	var out []WaitCount
-	err := d.withConn(ctx, func(conn DBConn) error {
+	err := d.withConn(ctx, false, func(conn DBConn) error {
 		var err error
 		if out, err = conn.Waits(ctx); err != nil {
 			return fmt.Errorf("sample %s: %w", d.info.WaitView, err)

@@ -250,7 +250,7 @@ func (s *Sampler) take(tick bool) time.Time {
 	r.replicas = s.readReplicas(procs)
 	if s.db != nil {
 		ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
-		c := s.db.counters(ctx)
+		c := s.db.counters(ctx, !tick)
 		cancel()
 		r.db = &c
 	}

@@ -253,3 +253,33 @@ func TestDBRatesOfInnoDBCounters(t *testing.T) {
 		t.Errorf("a reset of the wait counters: %+v, missing %v", db.TimedWaits, missing)
 	}
 }
+
+// oneConn is a source whose connections read 42 blocks, counting how
+// often it was asked for one.
+type oneConn struct {
+	DBSource
+	connects *int
+}
+
+func (s oneConn) Connect(context.Context) (DBConn, error) { *s.connects++; return blocksConn{}, nil }
+
+type blocksConn struct{ DBConn }
+
+func (blocksConn) Counters(context.Context) (DBCounters, error) {
+	return DBCounters{BlksRead: ptr(int64(42))}, nil
+}
+func (blocksConn) Close() {}
+
+// A read that failed a moment ago closed the connection: the next tick
+// waits out the second before it reconnects (a server that is down costs
+// nothing), but a window's edge reconnects at once and reads.
+func TestAnEdgeReconnectsAtOnce(t *testing.T) {
+	connects := 0
+	d := &dbObserver{src: oneConn{connects: &connects}, lastAttempt: time.Now()}
+	if r := d.counters(context.Background(), false); r.err == nil || connects != 0 {
+		t.Fatalf("a tick a moment after a failed read: %+v, %d connects; want it to wait", r, connects)
+	}
+	if r := d.counters(context.Background(), true); r.err != nil || connects != 1 || *r.BlksRead != 42 {
+		t.Fatalf("an edge a moment after a failed read: %+v, %d connects; want a reading", r, connects)
+	}
+}
