@@ -8,8 +8,8 @@
 #             directory, an empty Go build cache (GOCACHE), no image
 #             store (the image test's, /var/cache/calibra-image/test-*,
 #             is removed: it is a cache, rebuilt by the test), no cache
-#             of the tests' data directories (calibra-test-inits in the
-#             temporary directory) and no managed instance under
+#             of the tests' data directories (calibra-test-inits-UID in
+#             the temporary directory) and no managed instance under
 #             /var/tmp/calibra; then the README's
 #             main job line first, timed and recorded too, as a newcomer
 #             runs it before the tests (setup's packages must be installed
@@ -56,8 +56,8 @@ conditions="a fresh clone"
 machine_cache=$(go env GOCACHE)
 if [ -n "$fresh" ]; then
 	export GOCACHE="$work/gocache"
-	rm -rf /var/cache/calibra-image/test-* "${TMPDIR:-/tmp}/calibra-test-inits"
-	conditions="a new machine: a fresh clone, an empty Go cache, no image store"
+	rm -rf /var/cache/calibra-image/test-* "${TMPDIR:-/tmp}"/calibra-test-inits-*
+	conditions="a new machine: a fresh clone, an empty Go cache, no image store, no cached data directories"
 fi
 loop=""
 if [ -n "$busy" ]; then

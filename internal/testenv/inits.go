@@ -17,12 +17,13 @@ import (
 	"github.com/calibra-bench/calibra/internal/safefs"
 )
 
-// InitsDirName is the directory, in the system's temporary directory,
+// initsDirName is the directory, in the system's temporary directory,
 // where the tests keep the data directories they copy (copyInit): one per
 // initialiser, its arguments and account, kept for later runs as Go's
-// build cache is. bench/test-times.sh --fresh removes it, as a new machine
-// has none.
-const InitsDirName = "calibra-test-inits"
+// build cache is, and one per account that runs the tests (its UID
+// follows), which must own it. bench/test-times.sh --fresh removes it, as
+// a new machine has none.
+var initsDirName = fmt.Sprintf("calibra-test-inits-%d", os.Geteuid())
 
 // initsParent is the temporary directory when the test binary started: a
 // test that sets TMPDIR does not move the cache.
@@ -44,7 +45,7 @@ func init() { server.Initialise = copyInit }
 // copyInit copies the cached run of the initialiser into dataDir, as the
 // server's account, making the cached run first where there is none.
 func copyInit(ctx context.Context, a server.Account, group *proc.Group, dataDir, program string, args []string, run func(dir string) error) error {
-	top, err := safefs.MkdirOwn(initsParent, InitsDirName, 0o755)
+	top, err := safefs.MkdirOwn(initsParent, initsDirName, 0o755)
 	if err != nil {
 		return fmt.Errorf("the tests' cache of data directories: %w", err)
 	}

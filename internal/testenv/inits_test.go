@@ -47,7 +47,7 @@ func TestDataDirectoriesAreCopiesOfOneRunPerArguments(t *testing.T) {
 	}
 
 	first := initialise(t.TempDir(), "--a")
-	if again := initialise(t.TempDir(), "--a"); runs != 1 || again != first || !strings.HasPrefix(first, filepath.Join(initsParent, InitsDirName)) {
+	if again := initialise(t.TempDir(), "--a"); runs != 1 || again != first || !strings.HasPrefix(first, filepath.Join(initsParent, initsDirName)) {
 		t.Errorf("two data directories with the same arguments: %d runs, made in %s and %s; want one run, in the cache", runs, first, again)
 	}
 	if other := initialise(t.TempDir(), "--b"); runs != 2 || other == first {
@@ -71,10 +71,10 @@ func TestDataDirectoriesAreCopiesOfOneRunPerArguments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Mkdir(filepath.Join(initsParent, InitsDirName, key), 0o777); err != nil { // safefs: the test's own t.TempDir
+	if err := os.Mkdir(filepath.Join(initsParent, initsDirName, key), 0o777); err != nil { // safefs: the test's own t.TempDir
 		t.Fatal(err)
 	}
-	if err := os.Chmod(filepath.Join(initsParent, InitsDirName, key), 0o777); err != nil {
+	if err := os.Chmod(filepath.Join(initsParent, initsDirName, key), 0o777); err != nil {
 		t.Fatal(err)
 	}
 	dataDir := t.TempDir()
