@@ -17,10 +17,10 @@ import (
 
 // Binaries is one MariaDB server installation.
 type Binaries struct {
-	Server    string // mariadbd
-	InstallDB string // mariadb-install-db
-	Basedir   string // given to both when the installation is not the system's
-	Version   string // e.g. "10.11.19"
+	Server    string       // mariadbd
+	InstallDB proc.Program // mariadb-install-db
+	Basedir   string       // given to both when the installation is not the system's
+	Version   string       // e.g. "10.11.19"
 	// DD is dd, with which the server's account writes the new redo log
 	// over (writeRedoLog).
 	DD proc.Program
@@ -31,9 +31,10 @@ const installHint = "install the server package (Debian/Ubuntu: apt-get install 
 // FindBinaries locates mariadbd and mariadb-install-db: in dir when given
 // (a bin directory, or an installation's base directory), else where the
 // system's package puts them. Each, dir and dd pass the rule for what
-// calibra runs before any runs; Server and InstallDB are their real paths.
+// calibra runs before any runs; Server is its real path.
 func FindBinaries(dir string) (Binaries, error) {
 	var b Binaries
+	var installDB string
 	what := "the MariaDB server found here"
 	if dir != "" {
 		abs, err := filepath.Abs(dir)
@@ -45,9 +46,9 @@ func FindBinaries(dir string) (Binaries, error) {
 			return b, err
 		}
 		b.Server = firstExecutable(filepath.Join(abs, "mariadbd"), filepath.Join(abs, "bin", "mariadbd"), filepath.Join(abs, "sbin", "mariadbd"), filepath.Join(abs, "..", "sbin", "mariadbd"))
-		b.InstallDB = firstExecutable(filepath.Join(abs, "mariadb-install-db"), filepath.Join(abs, "scripts", "mariadb-install-db"),
+		installDB = firstExecutable(filepath.Join(abs, "mariadb-install-db"), filepath.Join(abs, "scripts", "mariadb-install-db"),
 			filepath.Join(abs, "bin", "mariadb-install-db"), filepath.Join(abs, "..", "scripts", "mariadb-install-db"))
-		if b.Server == "" || b.InstallDB == "" {
+		if b.Server == "" || installDB == "" {
 			return b, fault.Input(installHint, "%s holds no mariadbd and mariadb-install-db", dir)
 		}
 		if base := filepath.Dir(filepath.Dir(b.Server)); base != "/usr" {
@@ -55,16 +56,17 @@ func FindBinaries(dir string) (Binaries, error) {
 		}
 	} else {
 		b.Server = firstExecutable(lookPath("mariadbd"), "/usr/sbin/mariadbd", "/usr/local/sbin/mariadbd", "/usr/local/mysql/bin/mariadbd")
-		b.InstallDB = firstExecutable(lookPath("mariadb-install-db"), "/usr/bin/mariadb-install-db", "/usr/local/bin/mariadb-install-db")
-		if b.Server == "" || b.InstallDB == "" {
+		installDB = firstExecutable(lookPath("mariadb-install-db"), "/usr/bin/mariadb-install-db", "/usr/local/bin/mariadb-install-db")
+		if b.Server == "" || installDB == "" {
 			return b, fault.Input(installHint, "no MariaDB server (mariadbd, mariadb-install-db) was found")
 		}
 	}
 	var err error
-	for _, p := range []*string{&b.Server, &b.InstallDB} {
-		if *p, err = safefs.CheckTrusted(*p, what); err != nil {
-			return b, err
-		}
+	if b.Server, err = safefs.CheckTrusted(b.Server, what); err != nil {
+		return b, err
+	}
+	if b.InstallDB, err = proc.Find(installDB, what); err != nil {
+		return b, err
 	}
 	if b.DD, err = proc.Need("dd", "dd on PATH", fault.Input("install coreutils", "dd, with which calibra writes MariaDB's new redo log, is not on PATH")); err != nil {
 		return b, err

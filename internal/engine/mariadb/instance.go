@@ -228,7 +228,7 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 		if redo == in.DataDir {
 			redo = dir
 		}
-		cmd := exec.Command(in.cfg.Bin.InstallDB, append([]string{"--datadir=" + dir, "--tmpdir=" + in.TmpDir(), "--innodb-log-group-home-dir=" + redo}, args...)...)
+		cmd := in.cfg.Bin.InstallDB.Command(append([]string{"--datadir=" + dir, "--tmpdir=" + in.TmpDir(), "--innodb-log-group-home-dir=" + redo}, args...)...)
 		out, err := in.Account.Run(ctx, group, "mariadb-install-db", cmd)
 		if err != nil {
 			// Its last lines ask for a bug report; its errors say why (a
@@ -243,7 +243,7 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 	if in.RedoDir() != in.DataDir {
 		err = install(in.DataDir) // it writes outside the data directory
 	} else {
-		err = server.Initialise(ctx, in.Account, group, in.DataDir, in.cfg.Bin.InstallDB, args, install)
+		err = server.Initialise(ctx, in.Account, group, in.DataDir, in.cfg.Bin.InstallDB.Path, args, install)
 	}
 	if err != nil {
 		return err
