@@ -40,3 +40,37 @@ func TestRemoveStaysInsideItsParent(t *testing.T) {
 		t.Errorf("the file outside the parent is gone: %v", err)
 	}
 }
+
+// Rename renames inside its parent, and neither takes nor puts a file
+// outside it through ".." or a link.
+func TestRenameStaysInsideItsParent(t *testing.T) {
+	top := t.TempDir()
+	parent := filepath.Join(top, "own")
+	outside := filepath.Join(top, "outside")
+	if err := os.WriteFile(outside, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(parent, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(parent, "new"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(top, filepath.Join(parent, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := Rename(parent, "new", "made"); err != nil {
+		t.Fatalf("Rename(new, made): %v", err)
+	}
+	if fi, err := os.Stat(filepath.Join(parent, "made")); err != nil || !fi.IsDir() {
+		t.Errorf("made after the rename: %v, %v", fi, err)
+	}
+	for _, c := range [][2]string{{"../outside", "taken"}, {"link/outside", "taken"}, {"made", "../put"}, {"made", "link/put"}} {
+		if err := Rename(parent, c[0], c[1]); err == nil {
+			t.Errorf("Rename(%s, %s) crossed its parent", c[0], c[1])
+		}
+	}
+	if _, err := os.Stat(outside); err != nil {
+		t.Errorf("the file outside the parent is gone: %v", err)
+	}
+}

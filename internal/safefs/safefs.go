@@ -289,6 +289,17 @@ func Remove(parent, name string) error {
 	return root.Remove(name)
 }
 
+// Rename renames oldname to newname, both inside parent, by handle
+// (parent opened once, the rename relative to it), as Remove unlinks.
+func Rename(parent, oldname, newname string) error {
+	root, err := os.OpenRoot(parent)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return root.Rename(oldname, newname)
+}
+
 func or(fix, usual string) string {
 	if fix != "" {
 		return fix

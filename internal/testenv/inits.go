@@ -97,7 +97,7 @@ func cachedInit(a server.Account, top, program string, args []string, run func(d
 	}
 	err = run(made)
 	if err == nil {
-		err = os.Rename(made, entry) // safefs: both in top, calibra's own that no other account can write (MkdirOwn)
+		err = safefs.Rename(top, name, key)
 		if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
 			err = nil // another test binary's came first
 		}
