@@ -2,7 +2,6 @@ package testenv
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -87,17 +86,16 @@ func cachedInit(a server.Account, top, program string, args []string, run func(d
 	if ok, err := cachedEntry(a, entry); ok || err != nil {
 		return entry, err
 	}
-	name, err := randomName(key + ".new-")
+	made, err := safefs.PrivateTemp(top, key+".new-")
 	if err != nil {
 		return "", err
 	}
-	made, err := a.Mkdir(top, name)
-	if err != nil {
-		return "", err
-	}
-	err = run(made)
+	err = a.Chown(made)
 	if err == nil {
-		err = safefs.Rename(top, name, key)
+		err = run(made)
+	}
+	if err == nil {
+		err = safefs.Rename(top, filepath.Base(made), key)
 		if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
 			err = nil // another test binary's came first
 		}
@@ -141,13 +139,4 @@ func initKey(a server.Account, program string, args []string) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%d\x00%d\x00%d\x00%s", program, st.Size(), st.ModTime().UnixNano(), a.UID, strings.Join(args, "\x00"))
 	return fmt.Sprintf("%x", h.Sum(nil))[:24], nil
-}
-
-// randomName is prefix and 16 random hex digits.
-func randomName(prefix string) (string, error) {
-	b := make([]byte, 8)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("%s%x", prefix, b), nil
 }
