@@ -10,19 +10,8 @@ import (
 // Remove unlinks a file inside its parent and nothing outside it, and says
 // when the name is not there.
 func TestRemoveStaysInsideItsParent(t *testing.T) {
-	top := t.TempDir()
-	parent := filepath.Join(top, "own")
-	outside := filepath.Join(top, "outside")
-	if err := os.WriteFile(outside, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Mkdir(parent, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	parent, outside := parentBesideAFile(t)
 	if err := os.WriteFile(filepath.Join(parent, "record"), nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(top, filepath.Join(parent, "link")); err != nil {
 		t.Fatal(err)
 	}
 	if err := Remove(parent, "record"); err != nil {
@@ -44,19 +33,8 @@ func TestRemoveStaysInsideItsParent(t *testing.T) {
 // Rename renames inside its parent, and neither takes nor puts a file
 // outside it through ".." or a link.
 func TestRenameStaysInsideItsParent(t *testing.T) {
-	top := t.TempDir()
-	parent := filepath.Join(top, "own")
-	outside := filepath.Join(top, "outside")
-	if err := os.WriteFile(outside, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Mkdir(parent, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	parent, outside := parentBesideAFile(t)
 	if err := os.Mkdir(filepath.Join(parent, "new"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(top, filepath.Join(parent, "link")); err != nil {
 		t.Fatal(err)
 	}
 	if err := Rename(parent, "new", "made"); err != nil {
@@ -73,4 +51,22 @@ func TestRenameStaysInsideItsParent(t *testing.T) {
 	if _, err := os.Stat(outside); err != nil {
 		t.Errorf("the file outside the parent is gone: %v", err)
 	}
+}
+
+// parentBesideAFile makes a directory, a file beside it (outside) and, in
+// the directory, a link ("link") to their common parent.
+func parentBesideAFile(t *testing.T) (parent, outside string) {
+	t.Helper()
+	top := t.TempDir()
+	parent, outside = filepath.Join(top, "own"), filepath.Join(top, "outside")
+	if err := os.WriteFile(outside, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(parent, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(top, filepath.Join(parent, "link")); err != nil {
+		t.Fatal(err)
+	}
+	return parent, outside
 }
