@@ -19,11 +19,13 @@ import (
 
 // A server as users have it, reached by --dsn as a least-privilege
 // account: admin runs statements as its superuser (to take a grant away),
-// dsnFile holds the account's DSN, password included (a 0600 file, as
+// newOrders reads the New-Orders its TPC-C-like tables hold, and dsnFile
+// holds the account's DSN, password included (a 0600 file, as
 // docs/engines.md says to keep one).
 type server struct {
-	admin   func(t *testing.T, stmts ...string)
-	dsnFile string
+	admin     func(t *testing.T, stmts ...string)
+	newOrders func(t *testing.T) int64
+	dsnFile   string
 }
 
 const password = "s3cret-Pw" // the test's own server, private to it
@@ -79,7 +81,17 @@ func postgresAsShipped(t *testing.T) server {
 	}
 	admin(t, "CREATE ROLE bench LOGIN PASSWORD '"+password+"'", "CREATE DATABASE bench",
 		"REVOKE ALL ON DATABASE bench FROM PUBLIC", postgresGrant, postgresCheckpoint, postgresMonitor, "SELECT pg_reload_conf()")
-	return server{admin: admin, dsnFile: writeDSN(t, fmt.Sprintf("postgres://bench:%s@/bench?host=%s&port=%d&sslmode=disable", password, in.SocketDir, in.Port))}
+	newOrders := func(t *testing.T) int64 {
+		t.Helper()
+		conn, err := pgx.Connect(context.Background(), in.ConnString("bench"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(context.Background())
+		return clitest.NewOrders(t, conn)
+	}
+	return server{admin: admin, newOrders: newOrders,
+		dsnFile: writeDSN(t, fmt.Sprintf("postgres://bench:%s@/bench?host=%s&port=%d&sslmode=disable", password, in.SocketDir, in.Port))}
 }
 
 // postgresGrant, postgresCheckpoint and postgresMonitor are what
@@ -116,7 +128,16 @@ func mariadbAsShipped(t *testing.T) server {
 		}
 	}
 	admin(t, append([]string{"CREATE DATABASE bench", "CREATE USER bench@localhost IDENTIFIED BY '" + password + "'"}, mariadbGrants...)...)
-	return server{admin: admin, dsnFile: writeDSN(t, fmt.Sprintf("mysql://bench:%s@localhost/bench?socket=%s", password, cfg.Addr))}
+	newOrders := func(t *testing.T) int64 {
+		t.Helper()
+		bench := cfg.Clone()
+		bench.DBName = "bench"
+		db := mariadb.Open(bench)
+		defer db.Close()
+		return clitest.NewOrdersSQL(t, db)
+	}
+	return server{admin: admin, newOrders: newOrders,
+		dsnFile: writeDSN(t, fmt.Sprintf("mysql://bench:%s@localhost/bench?socket=%s", password, cfg.Addr))}
 }
 
 // mariadbGrants are what docs/engines.md says a --dsn account needs: on
