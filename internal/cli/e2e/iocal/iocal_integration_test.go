@@ -25,14 +25,14 @@ func TestIOCalOnAManagedInstance(t *testing.T) {
 	clitest.RequirePostgres(t)
 	path := clitest.StorageDir(t)
 	out := filepath.Join(t.TempDir(), "run")
-	clitest.MustRun(t, 0, "iocal", "--path", path, "--out", out, "--progress", "none", "--size", "512MiB", "--jobs", "1,4",
-		"--point", "3s", "--warmup", "0s", "--db-cache", "32MB", "--os-cache-limit", "64MiB")
+	clitest.MustRun(t, 0, "iocal", "--path", path, "--out", out, "--progress", "none", "--size", "448MiB", "--jobs", "1,4",
+		"--point", "2s", "--warmup", "0s", "--db-cache", "32MB", "--os-cache-limit", "64MiB")
 	clitest.NoServerLeft(t, path)
 	st, io := clitest.LastStep[*results.IOCal](t, out)
 	if st.Kind != results.KindIOCal || st.Status != results.StatusComplete {
 		t.Fatalf("step %s is %s", st.Kind, st.Status)
 	}
-	if io.BlockSizeBytes != 8192 || io.DataBytes < 500<<20 || io.ColdStarts != 3 {
+	if io.BlockSizeBytes != 8192 || io.DataBytes < 440<<20 || io.ColdStarts != 3 {
 		t.Errorf("block size %d, data %d bytes, %d cold starts", io.BlockSizeBytes, io.DataBytes, io.ColdStarts)
 	}
 	r := io.RandomRead

@@ -57,7 +57,7 @@ func TestIOCalServerSideReadsAndCommits(t *testing.T) {
 	path := clitest.StorageDir(t)
 	out := filepath.Join(t.TempDir(), "run")
 	clitest.MustRun(t, 0, "iocal", "--engine", "mariadb", "--path", path, "--out", out, "--progress", "none", "--size", "256MiB",
-		"--jobs", "1,4", "--tests", "random,seqwrite,wal", "--point", "3s", "--warmup", "0s", "--db-cache", "32MB", "--os-cache-limit", "64MiB")
+		"--jobs", "1,4", "--tests", "random,seqwrite,wal", "--point", "2s", "--warmup", "0s", "--db-cache", "32MB", "--os-cache-limit", "64MiB")
 	clitest.NoServerLeft(t, path)
 	_, io := clitest.LastStep[*results.IOCal](t, out)
 	checkServerSide(t, "mariadb", io)
