@@ -27,6 +27,7 @@ func TestMain(m *testing.M) {
 // headless Chromium with no console error, no script of the data run, and
 // every chart drawn; on quick's, the ramp's SLA line is on its chart.
 func TestReportRendersInChromium(t *testing.T) {
+	t.Parallel() // a tab of its own in the shared Chromium
 	browser := browsertest.Shared(t)
 	for _, name := range []string{"device-steady", "study-a", "quick"} {
 		t.Run(name, func(t *testing.T) {
@@ -79,6 +80,7 @@ func checkPage(t *testing.T, res browsertest.Result, charts int) {
 
 // The label <script>alert(1)</script> is shown as text, never run.
 func TestLabelIsShownNotRun(t *testing.T) {
+	t.Parallel()
 	browser := browsertest.Shared(t)
 	dir := t.TempDir()
 	for _, f := range []string{"results.json", results.TimeseriesFile} {
@@ -105,6 +107,7 @@ func TestLabelIsShownNotRun(t *testing.T) {
 // An hour of one-second samples: report.html stays under 5 MB. The render
 // time is logged (go test -v), not asserted: timings are noisy here.
 func TestHourLongRunStaysSmall(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds an hour-long run; skipped under -short")
 	}
@@ -187,6 +190,7 @@ func checkSLALine(t *testing.T, r *Report, res browsertest.Result) {
 // On a 400 px screen the page does not scroll sideways: wide tables scroll
 // in their own box, and every chart is drawn.
 func TestTheReportReadsOnAPhone(t *testing.T) {
+	t.Parallel()
 	browser := browsertest.Shared(t).Sized(400, 900)
 	r := build(t, "quick")
 	file := filepath.Join(t.TempDir(), "report.html")

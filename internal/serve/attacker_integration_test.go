@@ -118,6 +118,7 @@ func serveStore(t *testing.T, dirs ...string) (*store.Store, []string, *httptest
 // listener receives nothing at all, and no page shows a control or bidi
 // character of the run's fields raw.
 func TestHostileImportedRunInChromium(t *testing.T) {
+	t.Parallel() // a Chromium of its own
 	browser := browsertest.New(t)
 	a := testenv.NewAttacker(t)
 	listener, got := listen(t)

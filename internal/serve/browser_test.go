@@ -23,6 +23,7 @@ import (
 // symbol at each of its five runs, and a run's report draws its charts;
 // no page's policy refuses anything of its own (a console error).
 func TestInChromium(t *testing.T) {
+	t.Parallel() // a Chromium of its own
 	browser := browsertest.New(t)
 	f := newFixture(t)
 	ctx, cancel := chromedp.NewContext(browser.Context()) // a tab
@@ -141,6 +142,7 @@ const pointsDrawnJS = `(function () {
 // (a refused request is a console error); the trend a day at a time
 // draws its points with a zoom slider.
 func TestLiveInChromium(t *testing.T) {
+	t.Parallel() // a Chromium of its own
 	browser := browsertest.New(t)
 	f := newFixture(t)
 	ctx, cancel := chromedp.NewContext(browser.Context())

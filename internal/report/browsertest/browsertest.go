@@ -88,8 +88,9 @@ func start(bin string) (*Browser, func(), error) {
 	return &Browser{ctx: ctx, width: windowWidth, height: windowHeight}, stop, chromedp.Run(ctx)
 }
 
-// shared is the one Chromium of a test binary whose tests open pages one
-// after another (Shared): a start costs about as much CPU as a page.
+// shared is the one Chromium of a test binary whose tests each open their
+// pages in tabs of their own (Shared): a start costs about as much CPU as
+// a page.
 var shared struct {
 	sync.Mutex
 	b    *Browser
