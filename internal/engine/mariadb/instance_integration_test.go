@@ -296,6 +296,7 @@ var errCut = errors.New("cut")
 // would cut it, leaves the loaded data and the template whole at the next
 // start, which clears the leftovers.
 func TestSwapsSurviveAnInterruption(t *testing.T) {
+	t.Parallel() // an instance of its own, cut through its own hook
 	target, group := startManaged(t, TargetConfig{})
 	ctx := context.Background()
 	rows := func() int {
@@ -320,7 +321,7 @@ func TestSwapsSurviveAnInterruption(t *testing.T) {
 	}
 	restart := func() {
 		t.Helper()
-		swapHook = func(string) {}
+		target.swapHook = func(string) {}
 		if err := target.Stop(); err != nil {
 			t.Fatal(err)
 		}
@@ -328,9 +329,8 @@ func TestSwapsSurviveAnInterruption(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Cleanup(func() { swapHook = func(string) {} })
 	cutAt := func(step string) {
-		swapHook = func(at string) {
+		target.swapHook = func(at string) {
 			if at == step {
 				panic(errCut)
 			}
@@ -545,6 +545,7 @@ func TestTheRedoLogIsWritten(t *testing.T) {
 // instruments off, as distributions ship MariaDB) must read such counters
 // as integers, exactly.
 func TestTheHandlerCountReadsLargeCounters(t *testing.T) {
+	t.Parallel()
 	target := sharedManaged(t)
 	db := Open(target.Managed.Config(""))
 	defer db.Close()

@@ -55,7 +55,8 @@ type Target struct {
 	exactTx bool
 	// cluster is the Galera cluster the target is a node of; nil for a
 	// single server.
-	cluster *Cluster
+	cluster  *Cluster
+	swapHook func(at string) // a test's, see swapStep
 }
 
 // Prepare checks everything that can be checked before a run directory
@@ -302,9 +303,14 @@ const (
 	stagingOld    = Database + "_old"
 )
 
-// swapHook is called between the steps of a save or a reset; tests use it
-// to cut one short as a signal would.
-var swapHook = func(string) {}
+// swapStep marks the end of a step of a template save or a reset: a test
+// cuts the swap short there, as a signal would, through the target's own
+// hook, so that tests of other targets run beside it.
+func (t *Target) swapStep(at string) {
+	if t.swapHook != nil {
+		t.swapHook(at)
+	}
+}
 
 // SaveTemplate copies calibra's database into the template, replacing an
 // older one, and labels it with note. Nobody may be writing to calibra's
@@ -337,11 +343,11 @@ func (t *Target) SaveTemplate(ctx context.Context, note string) (string, error) 
 	if err := t.copySchema(ctx, conn, Database, next); err != nil {
 		return "", fmt.Errorf("copy the loaded database: %w", err)
 	}
-	swapHook("template copied")
+	t.swapStep("template copied")
 	if _, err := conn.ExecContext(ctx, "REPLACE INTO "+templateTable+" VALUES (1, ?, ?)", next, note); err != nil {
 		return "", err
 	}
-	swapHook("template switched")
+	t.swapStep("template switched")
 	if exists && current != next {
 		if err := t.dropSchema(ctx, conn, current); err != nil {
 			return "", err
@@ -405,7 +411,7 @@ func (t *Target) RestoreTemplate(ctx context.Context) error {
 	if err := t.copySchema(ctx, conn, slot, stagingNew); err != nil {
 		return fmt.Errorf("copy the template: %w", err)
 	}
-	swapHook("database copied")
+	t.swapStep("database copied")
 	if err := t.recreate(ctx, conn, stagingOld); err != nil {
 		return err
 	}
@@ -437,7 +443,7 @@ func (t *Target) RestoreTemplate(ctx context.Context) error {
 			return fmt.Errorf("swap in the template's tables: %w", err)
 		}
 	}
-	swapHook("tables swapped")
+	t.swapStep("tables swapped")
 	for _, s := range []string{stagingOld, stagingNew} {
 		if err := t.dropSchema(ctx, conn, s); err != nil {
 			return err
@@ -524,7 +530,7 @@ func (t *Target) copySchema(ctx context.Context, conn *sql.Conn, from, to string
 	if copied != nil {
 		return copied
 	}
-	swapHook("files copied")
+	t.swapStep("files copied")
 	for _, tb := range files {
 		if _, err := conn.ExecContext(ctx, "ALTER TABLE "+qualified(to, tb)+" IMPORT TABLESPACE"); err != nil {
 			return fmt.Errorf("import %s.%s: %w", to, tb, err)

@@ -22,6 +22,7 @@ var errCut = errors.New("cut")
 // would cut it, leaves the loaded data and the template usable at the
 // next start.
 func TestSwapsSurviveAnInterruption(t *testing.T) {
+	t.Parallel() // an instance of its own, cut through its own hook
 	target, group := startManaged(t)
 	ctx := context.Background()
 	exec := func(db, sql string) {
@@ -56,7 +57,7 @@ func TestSwapsSurviveAnInterruption(t *testing.T) {
 	}
 	restart := func() {
 		t.Helper()
-		swapHook = func(string) {}
+		target.swapHook = func(string) {}
 		if err := target.Stop(); err != nil {
 			t.Fatal(err)
 		}
@@ -64,9 +65,8 @@ func TestSwapsSurviveAnInterruption(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Cleanup(func() { swapHook = func(string) {} })
 	cutAt := func(step string) {
-		swapHook = func(at string) {
+		target.swapHook = func(at string) {
 			if at == step {
 				panic(errCut)
 			}

@@ -50,6 +50,7 @@ type Target struct {
 	replicas *replicaSet // nil without --replicas
 	conn     *pgx.ConnConfig
 	Info     results.Engine
+	swapHook func(at string) // a test's, see swapStep
 }
 
 // Prepare checks everything that can be checked before a run directory
@@ -278,11 +279,11 @@ func (t *Target) SaveTemplate(ctx context.Context, note string) (string, error) 
 	if _, err := conn.Exec(ctx, "COMMENT ON DATABASE "+templateNew+" IS "+quoteLiteral(note)); err != nil {
 		return "", err
 	}
-	swapHook("template copied")
+	t.swapStep("template copied")
 	if err := renameIfExists(ctx, conn, TemplateDatabase, templateOld); err != nil {
 		return "", err
 	}
-	swapHook("old template aside")
+	t.swapStep("old template aside")
 	if err := rename(ctx, conn, templateNew, TemplateDatabase); err != nil {
 		return "", err
 	}
@@ -329,11 +330,11 @@ func (t *Target) RestoreTemplate(ctx context.Context) error {
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+databaseNew+" TEMPLATE "+TemplateDatabase+t.copyStrategy()); err != nil {
 		return err
 	}
-	swapHook("database copied")
+	t.swapStep("database copied")
 	if err := dropDatabase(ctx, conn, Database); err != nil {
 		return err
 	}
-	swapHook("old database dropped")
+	t.swapStep("old database dropped")
 	return rename(ctx, conn, databaseNew, Database)
 }
 
@@ -344,9 +345,14 @@ const (
 	databaseNew = Database + "_new"
 )
 
-// swapHook is called between the steps of a swap; tests use it to cut one
-// short as a signal would.
-var swapHook = func(string) {}
+// swapStep marks the end of a step of a template save or a reset: a test
+// cuts the swap short there, as a signal would, through the target's own
+// hook, so that tests of other targets run beside it.
+func (t *Target) swapStep(at string) {
+	if t.swapHook != nil {
+		t.swapHook(at)
+	}
+}
 
 // repair finishes or undoes a swap that a signal or a crash cut short, and
 // drops what an interrupted DROP DATABASE left invalid, so that the loaded
