@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -64,7 +65,7 @@ func copyInit(ctx context.Context, a server.Account, group *proc.Group, dataDir,
 	if err != nil {
 		return err
 	}
-	cp, err := proc.Need("cp", "cp on PATH", errors.New("cp, which copies the tests' cached data directories, is not on PATH"))
+	cp, err := findCp()
 	if err != nil {
 		return err
 	}
@@ -73,6 +74,11 @@ func copyInit(ctx context.Context, a server.Account, group *proc.Group, dataDir,
 	}
 	return nil
 }
+
+// findCp finds cp once for the suite's hundred-odd copies.
+var findCp = sync.OnceValues(func() (proc.Program, error) {
+	return proc.Need("cp", "cp on PATH", errors.New("cp, which copies the tests' cached data directories, is not on PATH"))
+})
 
 // cachedInit is the cached run of program with args as a in top, made by
 // run where there is none yet. Test binaries side by side may both make it:
