@@ -43,8 +43,12 @@ var initsParent = os.TempDir()
 func init() { server.Initialise = copyInit }
 
 // copyInit copies the cached run of the initialiser into dataDir, as the
-// server's account, making the cached run first where there is none.
-func copyInit(ctx context.Context, a server.Account, group *proc.Group, dataDir, program string, args []string, run func(dir string) error) error {
+// server's account, making the cached run first where there is none. An
+// initialiser that writes outside the data directory runs there itself.
+func copyInit(ctx context.Context, a server.Account, group *proc.Group, dataDir string, initialiser server.Initialiser) error {
+	if initialiser.Outside != "" {
+		return initialiser.Run(dataDir)
+	}
 	top, err := safefs.MkdirOwn(initsParent, initsDirName, 0o755)
 	if err != nil {
 		return fmt.Errorf("the tests' cache of data directories: %w", err)
@@ -59,9 +63,9 @@ func copyInit(ctx context.Context, a server.Account, group *proc.Group, dataDir,
 	if cache.Dev != data.Dev {
 		// A lab or a loop device: the storage under test, where the
 		// initialiser's own run is what a test may look at (a full one).
-		return run(dataDir)
+		return initialiser.Run(dataDir)
 	}
-	entry, err := cachedInit(a, top, program, args, run)
+	entry, err := cachedInit(a, top, initialiser)
 	if err != nil {
 		return err
 	}
@@ -80,11 +84,11 @@ var findCp = sync.OnceValues(func() (proc.Program, error) {
 	return proc.Need("cp", "cp on PATH", errors.New("cp, which copies the tests' cached data directories, is not on PATH"))
 })
 
-// cachedInit is the cached run of program with args as a in top, made by
-// run where there is none yet. Test binaries side by side may both make it:
+// cachedInit is the cached run of initialiser as a in top, made by its Run
+// where there is none yet. Test binaries side by side may both make it:
 // the first rename wins, and the other's copy goes.
-func cachedInit(a server.Account, top, program string, args []string, run func(dir string) error) (string, error) {
-	key, err := initKey(a, program, args)
+func cachedInit(a server.Account, top string, initialiser server.Initialiser) (string, error) {
+	key, err := initKey(a, initialiser.Program, initialiser.Args)
 	if err != nil {
 		return "", err
 	}
@@ -98,7 +102,7 @@ func cachedInit(a server.Account, top, program string, args []string, run func(d
 	}
 	err = a.Chown(made)
 	if err == nil {
-		err = run(made)
+		err = initialiser.Run(made)
 	}
 	if err == nil {
 		err = safefs.Rename(top, filepath.Base(made), key)

@@ -16,8 +16,9 @@ import (
 // A data directory on the cache's file system is a copy of the
 // initialiser's first run with the same program and arguments, which runs
 // once; other arguments run it again; a data directory on other storage
-// (/dev/shm) is the initialiser's own run there; a cache entry another
-// account could change is refused.
+// (/dev/shm), or one whose initialiser writes outside it, is the
+// initialiser's own run there; a cache entry another account could change
+// is refused.
 func TestDataDirectoriesAreCopiesOfOneRunPerArguments(t *testing.T) {
 	parent := initsParent
 	initsParent = t.TempDir()
@@ -30,13 +31,13 @@ func TestDataDirectoriesAreCopiesOfOneRunPerArguments(t *testing.T) {
 	}
 	// initialise makes a data directory in storage with args and says
 	// where the initialiser ran for it.
-	initialise := func(storage string, args ...string) string {
+	initialise := func(storage, outside string, args ...string) string {
 		t.Helper()
 		dataDir, err := os.MkdirTemp(storage, "data")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := copyInit(ctx, self, proc.NewGroup(), dataDir, program, args, run); err != nil {
+		if err := copyInit(ctx, self, proc.NewGroup(), dataDir, server.Initialiser{Program: program, Args: args, Outside: outside, Run: run}); err != nil {
 			t.Fatal(err)
 		}
 		b, err := os.ReadFile(filepath.Join(dataDir, "made-in"))
@@ -46,12 +47,16 @@ func TestDataDirectoriesAreCopiesOfOneRunPerArguments(t *testing.T) {
 		return string(b)
 	}
 
-	first := initialise(t.TempDir(), "--a")
-	if again := initialise(t.TempDir(), "--a"); runs != 1 || again != first || !strings.HasPrefix(first, filepath.Join(initsParent, initsDirName)) {
+	first := initialise(t.TempDir(), "", "--a")
+	if again := initialise(t.TempDir(), "", "--a"); runs != 1 || again != first || !strings.HasPrefix(first, filepath.Join(initsParent, initsDirName)) {
 		t.Errorf("two data directories with the same arguments: %d runs, made in %s and %s; want one run, in the cache", runs, first, again)
 	}
-	if other := initialise(t.TempDir(), "--b"); runs != 2 || other == first {
+	if other := initialise(t.TempDir(), "", "--b"); runs != 2 || other == first {
 		t.Errorf("other arguments: %d runs, made in %s; want a second run", runs, other)
+	}
+	own := t.TempDir()
+	if at := initialise(own, t.TempDir(), "--a"); runs != 3 || !strings.HasPrefix(at, own) {
+		t.Errorf("an initialiser that writes outside the data directory: %d runs, made in %s; want its own run there", runs, at)
 	}
 
 	var tmp, shm unix.Stat_t
@@ -63,7 +68,7 @@ func TestDataDirectoriesAreCopiesOfOneRunPerArguments(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(elsewhere) // safefs: the test's own MkdirTemp
-	if at := initialise(elsewhere, "--a"); runs != 3 || !strings.HasPrefix(at, elsewhere) {
+	if at := initialise(elsewhere, "", "--a"); runs != 4 || !strings.HasPrefix(at, elsewhere) {
 		t.Errorf("a data directory on other storage: %d runs, made in %s; want the initialiser's own run there", runs, at)
 	}
 
@@ -78,7 +83,7 @@ func TestDataDirectoriesAreCopiesOfOneRunPerArguments(t *testing.T) {
 		t.Fatal(err)
 	}
 	dataDir := t.TempDir()
-	if err := copyInit(ctx, self, proc.NewGroup(), dataDir, program, []string{"--c"}, run); err == nil || !strings.Contains(err.Error(), "not a private directory") {
+	if err := copyInit(ctx, self, proc.NewGroup(), dataDir, server.Initialiser{Program: program, Args: []string{"--c"}, Run: run}); err == nil || !strings.Contains(err.Error(), "not a private directory") {
 		t.Errorf("a cache entry others can write was taken: %v", err)
 	}
 }

@@ -239,13 +239,11 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 		}
 		return in.writeRedoLog(ctx, group, redo)
 	}
-	var err error
+	initialiser := server.Initialiser{Program: in.cfg.Bin.InstallDB.Path, Args: args, Run: install}
 	if in.RedoDir() != in.DataDir {
-		err = install(in.DataDir) // it writes outside the data directory
-	} else {
-		err = server.Initialise(ctx, in.Account, group, in.DataDir, in.cfg.Bin.InstallDB.Path, args, install)
+		initialiser.Outside = in.RedoDir()
 	}
-	if err != nil {
+	if err := server.Initialise(ctx, in.Account, group, in.DataDir, initialiser); err != nil {
 		return err
 	}
 	return in.mark()

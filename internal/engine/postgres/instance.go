@@ -200,7 +200,7 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 		}
 		return nil
 	}
-	var err error
+	outside := ""
 	if wal := in.WALDir(); wal != in.defaultWALDir() {
 		// initdb takes an existing empty directory; the account may not
 		// be allowed to create one under the user's path.
@@ -211,11 +211,10 @@ func (in *Instance) Init(ctx context.Context, group *proc.Group) error {
 			return err
 		}
 		args = append(args, "--waldir="+wal)
-		err = initdb(in.DataDir) // it writes outside the data directory
-	} else {
-		err = server.Initialise(ctx, in.Account, group, in.DataDir, in.cfg.Bin.Command("initdb").Path, args, initdb)
+		outside = wal
 	}
-	if err != nil {
+	initialiser := server.Initialiser{Program: in.cfg.Bin.Command("initdb").Path, Args: args, Outside: outside, Run: initdb}
+	if err := server.Initialise(ctx, in.Account, group, in.DataDir, initialiser); err != nil {
 		return err
 	}
 	return server.MarkInitialised(nil, in.DataDir, in.WALDir())

@@ -287,14 +287,23 @@ func Initialised(dataDir string) bool {
 	return err == nil
 }
 
+// An Initialiser makes a new data directory: Run(dir) initialises dir
+// (initdb; mariadb-install-db and the redo log's first write) as Program
+// with Args (all but the directory) does. Outside is a directory it also
+// writes into (a WAL or redo log on storage of its own), "" when all it
+// writes stays in dir.
+type Initialiser struct {
+	Program string
+	Args    []string
+	Outside string
+	Run     func(dir string) error
+}
+
 // Initialise makes dataDir, an empty directory of a's, a new data
-// directory: run(dir) initialises dir (initdb; mariadb-install-db and the
-// redo log's first write) as program with args (all but the directory)
-// does, and writes nothing that stays outside dir. calibra runs it into
-// dataDir. Its tests (internal/testenv) copy one run per program,
-// arguments and account instead, as the suite starts some 120 data
-// directories; only a package that imports testing may replace it, and
-// cmd/calibra links none (TestCalibraLinksNoTestPackage).
-var Initialise = func(ctx context.Context, a Account, group *proc.Group, dataDir, program string, args []string, run func(dir string) error) error {
-	return run(dataDir)
+// directory: calibra runs initialiser into it. Its tests (internal/testenv) copy
+// one run per program, arguments and account instead, as the suite starts
+// some 120 data directories; only a package that imports testing may
+// replace it, and cmd/calibra links none (TestCalibraLinksNoTestPackage).
+var Initialise = func(ctx context.Context, a Account, group *proc.Group, dataDir string, initialiser Initialiser) error {
+	return initialiser.Run(dataDir)
 }
