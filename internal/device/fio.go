@@ -14,6 +14,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/safefs"
 )
 
 // Fio is the fio binary calibra drives.
@@ -89,7 +90,7 @@ func (f Fio) run(ctx context.Context, env Env, name string, job Job) (*Report, e
 	}
 	data, rerr := os.ReadFile(tmp)
 	if rerr == nil {
-		rerr = os.Rename(tmp, base+".json") // safefs: both in raw/, calibra's own; rename follows no link
+		rerr = safefs.Rename(rawDir, filepath.Base(tmp), name+".json")
 	}
 	if rerr != nil || len(data) == 0 {
 		return nil, fmt.Errorf("fio %s wrote no report (%s): %s", name, exitText(p.Err()), lastLine(log.String()))

@@ -257,7 +257,7 @@ func (t *Tier) compact(journalPath string) error {
 		f.Close()
 		return err
 	}
-	if err := os.Rename(tmp, journalPath); err != nil { // safefs: both in the cache directory checked by Own in openCache
+	if err := safefs.Rename(filepath.Dir(journalPath), filepath.Base(tmp), filepath.Base(journalPath)); err != nil {
 		f.Close()
 		return err
 	}

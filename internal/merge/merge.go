@@ -105,7 +105,7 @@ func Merge(cfg Config) (string, error) {
 	if err := os.Chmod(stage, 0o755); err != nil {
 		return "", err
 	}
-	if err := os.Rename(stage, out); err != nil { // safefs: the 0700 stage to --out, whose parent passed CheckParent
+	if err := safefs.Rename(filepath.Dir(stage), filepath.Base(stage), filepath.Base(filepath.Clean(out))); err != nil {
 		return "", fmt.Errorf("move the merged run into %s: %w", out, err)
 	}
 	return filepath.Abs(out)

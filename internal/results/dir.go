@@ -265,5 +265,5 @@ func WriteFileAtomic(path string, data []byte) error {
 	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), path) // safefs: in the run directory, calibra's own; rename follows no link
+	return safefs.Rename(filepath.Dir(path), filepath.Base(tmp.Name()), filepath.Base(path))
 }

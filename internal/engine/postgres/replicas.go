@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 	"github.com/calibra-bench/calibra/internal/engine/server"
 	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/results"
+	"github.com/calibra-bench/calibra/internal/safefs"
 )
 
 // Standbys of the managed instance (--replicas). Each is made once by
@@ -223,7 +223,7 @@ func (r *replicaSet) baseBackup(ctx context.Context, group *proc.Group, conn *pg
 	if err := r.primary.Account.WriteFile(filepath.Join(partial, standbyMarker), []byte(sysID+"\n"), 0o600); err != nil {
 		return err
 	}
-	return os.Rename(partial, dir) // safefs: both names calibra's, in the parent Mkdir checked above, which no other account can change
+	return safefs.Rename(filepath.Dir(dir), filepath.Base(partial), filepath.Base(dir))
 }
 
 // waitStreaming waits until every standby streams (and, with sync, is
@@ -481,7 +481,7 @@ func writeReplicaList(in *Instance, dirs []string) error {
 	if err := in.Account.WriteFile(tmp, []byte(text), 0o600); err != nil {
 		return fmt.Errorf("record the standbys: %w", err)
 	}
-	return os.Rename(tmp, path) // safefs: rename follows no final link; the data directory's parent no other account can change
+	return safefs.Rename(in.DataDir, filepath.Base(tmp), replicaList)
 }
 
 // removeReplicas stops and removes the standbys recorded in dataDir and
