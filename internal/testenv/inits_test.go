@@ -18,7 +18,8 @@ import (
 // once; other arguments run it again; a data directory on other storage
 // (/dev/shm), or one whose initialiser writes outside it, is the
 // initialiser's own run there; a cache entry another account could change
-// is refused.
+// is refused. The zeros an initialiser wrote (MariaDB's redo log) are
+// holes in the cache and in each copy.
 func TestDataDirectoriesAreCopiesOfOneRunPerArguments(t *testing.T) {
 	parent := initsParent
 	initsParent = t.TempDir()
@@ -27,7 +28,19 @@ func TestDataDirectoriesAreCopiesOfOneRunPerArguments(t *testing.T) {
 	program, runs := os.Args[0], 0
 	run := func(dir string) error {
 		runs++
+		if err := os.WriteFile(filepath.Join(dir, "zeros"), make([]byte, 1<<20), 0o600); err != nil { // safefs: the directory the test's initialiser was given
+			return err
+		}
 		return os.WriteFile(filepath.Join(dir, "made-in"), []byte(dir), 0o600) // safefs: the directory the test's initialiser was given
+	}
+	// allocated is the bytes the file system holds for a data directory's zeros.
+	allocated := func(dir string) int64 {
+		t.Helper()
+		var st unix.Stat_t
+		if err := unix.Stat(filepath.Join(dir, "zeros"), &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Blocks * 512
 	}
 	// initialise makes a data directory in storage with args and says
 	// where the initialiser ran for it.
@@ -44,12 +57,18 @@ func TestDataDirectoriesAreCopiesOfOneRunPerArguments(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if copied := strings.HasPrefix(string(b), filepath.Join(initsParent, initsDirName)); copied && allocated(dataDir) != 0 {
+			t.Errorf("a copy holds %d bytes for the initialiser's 1 MiB of zeros, want none", allocated(dataDir))
+		}
 		return string(b)
 	}
 
 	first := initialise(t.TempDir(), "", "--a")
 	if again := initialise(t.TempDir(), "", "--a"); runs != 1 || again != first || !strings.HasPrefix(first, filepath.Join(initsParent, initsDirName)) {
 		t.Errorf("two data directories with the same arguments: %d runs, made in %s and %s; want one run, in the cache", runs, first, again)
+	}
+	if entries, _ := filepath.Glob(filepath.Join(initsParent, initsDirName, "*")); len(entries) != 1 || allocated(entries[0]) != 0 {
+		t.Errorf("the cache holds %v, its zeros not holes: want one entry, sparse", entries)
 	}
 	if other := initialise(t.TempDir(), "", "--b"); runs != 2 || other == first {
 		t.Errorf("other arguments: %d runs, made in %s; want a second run", runs, other)
