@@ -16,6 +16,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/calibra-bench/calibra/internal/engine"
+	"github.com/calibra-bench/calibra/internal/engine/server"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/limits"
 	"github.com/calibra-bench/calibra/internal/proc"
@@ -56,7 +57,7 @@ type Target struct {
 	// cluster is the Galera cluster the target is a node of; nil for a
 	// single server.
 	cluster  *Cluster
-	swapHook func(at string) // a test's, see swapStep
+	swapHook server.SwapHook // a test's
 }
 
 // Prepare checks everything that can be checked before a run directory
@@ -303,15 +304,6 @@ const (
 	stagingOld    = Database + "_old"
 )
 
-// swapStep marks the end of a step of a template save or a reset: a test
-// cuts the swap short there, as a signal would, through the target's own
-// hook, so that tests of other targets run beside it.
-func (t *Target) swapStep(at string) {
-	if t.swapHook != nil {
-		t.swapHook(at)
-	}
-}
-
 // SaveTemplate copies calibra's database into the template, replacing an
 // older one, and labels it with note. Nobody may be writing to calibra's
 // database.
@@ -343,11 +335,11 @@ func (t *Target) SaveTemplate(ctx context.Context, note string) (string, error) 
 	if err := t.copySchema(ctx, conn, Database, next); err != nil {
 		return "", fmt.Errorf("copy the loaded database: %w", err)
 	}
-	t.swapStep("template copied")
+	t.swapHook.Step("template copied")
 	if _, err := conn.ExecContext(ctx, "REPLACE INTO "+templateTable+" VALUES (1, ?, ?)", next, note); err != nil {
 		return "", err
 	}
-	t.swapStep("template switched")
+	t.swapHook.Step("template switched")
 	if exists && current != next {
 		if err := t.dropSchema(ctx, conn, current); err != nil {
 			return "", err
@@ -411,7 +403,7 @@ func (t *Target) RestoreTemplate(ctx context.Context) error {
 	if err := t.copySchema(ctx, conn, slot, stagingNew); err != nil {
 		return fmt.Errorf("copy the template: %w", err)
 	}
-	t.swapStep("database copied")
+	t.swapHook.Step("database copied")
 	if err := t.recreate(ctx, conn, stagingOld); err != nil {
 		return err
 	}
@@ -443,7 +435,7 @@ func (t *Target) RestoreTemplate(ctx context.Context) error {
 			return fmt.Errorf("swap in the template's tables: %w", err)
 		}
 	}
-	t.swapStep("tables swapped")
+	t.swapHook.Step("tables swapped")
 	for _, s := range []string{stagingOld, stagingNew} {
 		if err := t.dropSchema(ctx, conn, s); err != nil {
 			return err
@@ -530,7 +522,7 @@ func (t *Target) copySchema(ctx context.Context, conn *sql.Conn, from, to string
 	if copied != nil {
 		return copied
 	}
-	t.swapStep("files copied")
+	t.swapHook.Step("files copied")
 	for _, tb := range files {
 		if _, err := conn.ExecContext(ctx, "ALTER TABLE "+qualified(to, tb)+" IMPORT TABLESPACE"); err != nil {
 			return fmt.Errorf("import %s.%s: %w", to, tb, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/calibra-bench/calibra/internal/engine"
+	"github.com/calibra-bench/calibra/internal/engine/server"
 	"github.com/calibra-bench/calibra/internal/fault"
 	"github.com/calibra-bench/calibra/internal/limits"
 	"github.com/calibra-bench/calibra/internal/secret"
@@ -50,7 +51,7 @@ type Target struct {
 	replicas *replicaSet // nil without --replicas
 	conn     *pgx.ConnConfig
 	Info     results.Engine
-	swapHook func(at string) // a test's, see swapStep
+	swapHook server.SwapHook // a test's
 }
 
 // Prepare checks everything that can be checked before a run directory
@@ -279,11 +280,11 @@ func (t *Target) SaveTemplate(ctx context.Context, note string) (string, error) 
 	if _, err := conn.Exec(ctx, "COMMENT ON DATABASE "+templateNew+" IS "+quoteLiteral(note)); err != nil {
 		return "", err
 	}
-	t.swapStep("template copied")
+	t.swapHook.Step("template copied")
 	if err := renameIfExists(ctx, conn, TemplateDatabase, templateOld); err != nil {
 		return "", err
 	}
-	t.swapStep("old template aside")
+	t.swapHook.Step("old template aside")
 	if err := rename(ctx, conn, templateNew, TemplateDatabase); err != nil {
 		return "", err
 	}
@@ -330,11 +331,11 @@ func (t *Target) RestoreTemplate(ctx context.Context) error {
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+databaseNew+" TEMPLATE "+TemplateDatabase+t.copyStrategy()); err != nil {
 		return err
 	}
-	t.swapStep("database copied")
+	t.swapHook.Step("database copied")
 	if err := dropDatabase(ctx, conn, Database); err != nil {
 		return err
 	}
-	t.swapStep("old database dropped")
+	t.swapHook.Step("old database dropped")
 	return rename(ctx, conn, databaseNew, Database)
 }
 
@@ -344,15 +345,6 @@ const (
 	templateOld = TemplateDatabase + "_old"
 	databaseNew = Database + "_new"
 )
-
-// swapStep marks the end of a step of a template save or a reset: a test
-// cuts the swap short there, as a signal would, through the target's own
-// hook, so that tests of other targets run beside it.
-func (t *Target) swapStep(at string) {
-	if t.swapHook != nil {
-		t.swapHook(at)
-	}
-}
 
 // repair finishes or undoes a swap that a signal or a crash cut short, and
 // drops what an interrupted DROP DATABASE left invalid, so that the loaded

@@ -307,3 +307,16 @@ type Initialiser struct {
 var Initialise = func(ctx context.Context, a Account, group *proc.Group, dataDir string, initialiser Initialiser) error {
 	return initialiser.Run(dataDir)
 }
+
+// A SwapHook is called at the end of each step of a template save or a
+// reset: a test cuts the swap short there, as a signal would. Each target
+// has its own, so that tests of other targets run beside it; nil does
+// nothing.
+type SwapHook func(at string)
+
+// Step calls the hook, if any, at the end of step at.
+func (h SwapHook) Step(at string) {
+	if h != nil {
+		h(at)
+	}
+}
