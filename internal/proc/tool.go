@@ -52,7 +52,7 @@ func (t Tool) Find(ctx context.Context, explicit string) (path, version string, 
 			return "", "", err
 		}
 	}
-	out, err := Probe(exec.CommandContext(ctx, path, "--version")).Output()
+	out, err := VersionOutput(exec.CommandContext(ctx, path, "--version"))
 	if err != nil {
 		return "", "", fault.Input(t.Hint, "'%s --version' failed: %v", path, err)
 	}

@@ -71,7 +71,7 @@ func FindBinaries(dir string) (Binaries, error) {
 	if b.DD, err = proc.Need("dd", "dd on PATH", fault.Input("install coreutils", "dd, with which calibra writes MariaDB's new redo log, is not on PATH")); err != nil {
 		return b, err
 	}
-	out, err := proc.Probe(exec.Command(b.Server, "--version")).Output()
+	out, err := proc.VersionOutput(exec.Command(b.Server, "--version"))
 	if err != nil {
 		return b, fault.Input(installHint, "%s --version failed: %v", b.Server, err)
 	}

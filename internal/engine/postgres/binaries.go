@@ -146,7 +146,7 @@ func describe(dir, what string) (Binaries, error) {
 		}
 		b.programs[name] = prog
 	}
-	out, err := proc.Probe(b.Command("postgres", "--version")).Output()
+	out, err := proc.VersionOutput(b.Command("postgres", "--version"))
 	if err != nil {
 		return Binaries{}, fault.Input(installHint, "%s/postgres --version failed: %v", dir, err)
 	}
