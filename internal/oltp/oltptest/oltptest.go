@@ -126,11 +126,14 @@ func Window(mode string) time.Duration {
 // takes every cycle the machine gives it, and beside other tests it
 // starves their servers and builds (a MariaDB test's two closed windows
 // cost 43 s of CPU alone, paced 20 s). Three users at this rate complete
-// MinMixTransactions in a Window several times over; a machine too busy
-// to keep up runs the loop back to back, as a closed one would, which is
-// why a statement at a time keeps its longer Window (72 transactions in
-// 3 s paced beside other tests' loads).
-const PacedRate = 40
+// MinMixTransactions in a Window more than twice over (225 in 3 s): each
+// transaction costs the suite's CPU-bound run about a millisecond of CPU
+// (server and driver), and at 40 a second the windows ran 60% more of
+// them for no check they lack now. A machine
+// too busy to keep up runs the loop back to back, as a closed one would,
+// which is why a statement at a time keeps its longer Window (72
+// transactions in 3 s paced beside other tests' loads).
+const PacedRate = 25
 
 // Paced is the flags of a paced window of mode: its Window at PacedRate.
 func Paced(mode string) []string {

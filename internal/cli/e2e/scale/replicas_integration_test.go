@@ -4,6 +4,7 @@ package scale
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
+	"github.com/calibra-bench/calibra/internal/oltp/oltptest"
 	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/results"
 )
@@ -82,9 +84,10 @@ func TestOLTPWithASynchronousStandby(t *testing.T) {
 	checkStandbyRows(t, path)
 	clitest.NoServerLeft(t, path)
 
-	// Ctrl-C mid-run stops the standby too.
+	// Ctrl-C mid-run stops the standby too; paced, as what stops does not
+	// depend on how fast the users ran.
 	code, stderr := clitest.InterruptChild(t, "oltp run: 2 users", 2*time.Second, append([]string{"oltp", "run", "--users", "2",
-		"--rampup", "1s", "--duration", "5m", "--out", out("interrupted")}, common[:len(common)-2]...)...)
+		"--rampup", "1s", "--duration", "5m", "--rate-per-user", fmt.Sprint(oltptest.PacedRate), "--out", out("interrupted")}, common[:len(common)-2]...)...)
 	if code != 130 {
 		t.Fatalf("exit %d, want 130\n%s", code, stderr)
 	}
