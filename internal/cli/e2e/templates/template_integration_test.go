@@ -4,6 +4,7 @@ package templates
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
 	"github.com/calibra-bench/calibra/internal/oltp"
+	"github.com/calibra-bench/calibra/internal/oltp/oltptest"
 	"github.com/calibra-bench/calibra/internal/proc"
 	"github.com/calibra-bench/calibra/internal/results"
 )
@@ -43,7 +45,7 @@ func TestAnImplicitBuildNeverReplacesALargerTemplate(t *testing.T) {
 	// The benchmark database loses its schema; the template stays.
 	sql(t, path, "DROP SCHEMA "+oltp.Schema+" CASCADE")
 
-	stderr = clitest.MustRun(t, 0, append([]string{"oltp", "run", "--users", "1", "--rampup", "0s", "--duration", "1s", "--out", out("implicit")}, common...)...)
+	stderr = clitest.MustRun(t, 0, append([]string{"oltp", "run", "--users", "1", "--rampup", "0s", "--duration", "1s", "--rate-per-user", fmt.Sprint(oltptest.PacedRate), "--out", out("implicit")}, common...)...)
 	if !strings.Contains(stderr, "kept the loaded template of 2 warehouses: this implicit build of 1 does not replace it") {
 		t.Errorf("the implicit build did not say it kept the template:\n%s", stderr)
 	}
@@ -55,7 +57,7 @@ func TestAnImplicitBuildNeverReplacesALargerTemplate(t *testing.T) {
 		t.Errorf("the implicit build's record: %+v", r.Steps[0].Body)
 	}
 
-	clitest.MustRun(t, 0, append([]string{"oltp", "run", "--reset", "--users", "1", "--rampup", "0s", "--duration", "1s", "--out", out("reset")}, common...)...)
+	clitest.MustRun(t, 0, append([]string{"oltp", "run", "--reset", "--users", "1", "--rampup", "0s", "--duration", "1s", "--rate-per-user", fmt.Sprint(oltptest.PacedRate), "--out", out("reset")}, common...)...)
 	if _, o := clitest.LastStep[*results.OLTP](t, out("reset")); o.Warehouses != 2 {
 		t.Errorf("after the implicit build a reset found %d warehouses, want the 2 loaded", o.Warehouses)
 	}
@@ -101,7 +103,7 @@ func TestABuildInterruptedBeforeItsTemplateSaysHowToMendIt(t *testing.T) {
 	if code != 130 {
 		t.Fatalf("the interrupted build: exit %d\n%s", code, stderr)
 	}
-	reset := []string{"oltp", "run", "--reset", "--users", "1", "--rampup", "0s", "--duration", "1s", "--path", path, "--progress", "none"}
+	reset := []string{"oltp", "run", "--reset", "--users", "1", "--rampup", "0s", "--duration", "1s", "--rate-per-user", fmt.Sprint(oltptest.PacedRate), "--path", path, "--progress", "none"}
 	code, _, stderr = clitest.Run(t, append(reset, "--out", out("reset"))...)
 	if code == 0 {
 		t.Skip("the template copy finished before the signal landed: nothing to mend")
