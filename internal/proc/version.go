@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"bytes"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -16,21 +17,21 @@ var versions sync.Map
 // VersionOutput is the standard output of cmd, a program asked its
 // version (postgres --version, fio --version), run as Probe runs it and
 // remembered for this process by the program's file (device, inode, size,
-// times), arguments and environment. calibra's commands, run many times in
-// one process (a test binary runs some 500 of them), ask the same
-// programs again and again; mariadbd takes 30 ms of CPU to answer. A
-// program replaced or upgraded since is another file, asked anew; a
-// failure is not remembered.
+// times), arguments and environment. A study's steps, and the tests that
+// run calibra's commands in-process (some 500 asks a run of the suite),
+// find the same programs again and again; mariadbd takes 30 ms of CPU to
+// answer. A program replaced or upgraded since is another file, asked
+// anew; a failure is not remembered. Each caller gets its own copy.
 func VersionOutput(cmd *exec.Cmd) ([]byte, error) {
 	key, ok := versionKey(cmd)
 	if ok {
 		if out, found := versions.Load(key); found {
-			return out.([]byte), nil
+			return bytes.Clone(out.([]byte)), nil
 		}
 	}
 	out, err := Probe(cmd).Output()
 	if err == nil && ok {
-		versions.Store(key, out)
+		versions.Store(key, bytes.Clone(out))
 	}
 	return out, err
 }

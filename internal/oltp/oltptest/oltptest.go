@@ -129,10 +129,10 @@ func Window(mode string) time.Duration {
 // MinMixTransactions in a Window more than twice over (225 in 3 s): each
 // transaction costs the suite's CPU-bound run about a millisecond of CPU
 // (server and driver), and at 40 a second the windows ran 60% more of
-// them for no check they lack now. A machine
-// too busy to keep up runs the loop back to back, as a closed one would,
-// which is why a statement at a time keeps its longer Window (72
-// transactions in 3 s paced beside other tests' loads).
+// them for no check they lack now. A machine too busy to keep up runs the
+// loop back to back, as a closed one would, which is why a statement at a
+// time keeps its longer Window (72 transactions in 3 s paced beside other
+// tests' loads).
 const PacedRate = 25
 
 // Paced is the flags of a paced window of mode: its Window at PacedRate.
