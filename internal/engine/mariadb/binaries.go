@@ -61,17 +61,18 @@ func FindBinaries(dir string) (Binaries, error) {
 			return b, fault.Input(installHint, "no MariaDB server (mariadbd, mariadb-install-db) was found")
 		}
 	}
-	var err error
-	if b.Server, err = safefs.CheckTrusted(b.Server, what); err != nil {
+	server, err := proc.Find(b.Server, what)
+	if err != nil {
 		return b, err
 	}
+	b.Server = server.Path
 	if b.InstallDB, err = proc.Find(installDB, what); err != nil {
 		return b, err
 	}
 	if b.DD, err = proc.Need("dd", "dd on PATH", fault.Input("install coreutils", "dd, with which calibra writes MariaDB's new redo log, is not on PATH")); err != nil {
 		return b, err
 	}
-	out, err := proc.VersionOutput(exec.Command(b.Server, "--version"))
+	out, err := proc.VersionOutput(server.Command("--version"))
 	if err != nil {
 		return b, fault.Input(installHint, "%s --version failed: %v", b.Server, err)
 	}
