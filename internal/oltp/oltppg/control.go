@@ -55,6 +55,7 @@ func (c *control) CreateSchema(ctx context.Context) error {
 		}
 	}
 	stmts := append([]string{"CREATE SCHEMA " + oltp.Schema}, tableDDL...)
+	stmts = append(stmts, statisticsDDL()...)
 	stmts = append(stmts, functionDDL...)
 	for _, s := range stmts {
 		if _, err := c.conn.Exec(ctx, s); err != nil {

@@ -4,6 +4,7 @@ package oltppg
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/calibra-bench/calibra/internal/engine/postgres"
@@ -47,6 +48,19 @@ func TestLoadLeavesNoEmptyPages(t *testing.T) {
 		}
 		if pages != used {
 			t.Errorf("PostgreSQL %d: %s has %d pages, %d of them with rows", newest.Major, tb, pages, used)
+		}
+	}
+	// The build's ANALYZE left statistics on the columns plans read, and
+	// only on those.
+	for _, tb := range tpcc.Tables() {
+		var got []string
+		if err := conn.QueryRow(ctx, `SELECT coalesce(array_agg(attname::text ORDER BY attname), '{}') FROM pg_stats
+			WHERE schemaname = current_schema() AND tablename = $1`, tb.String()).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		want := slices.Sorted(slices.Values(planned[tb]))
+		if !slices.Equal(got, want) {
+			t.Errorf("PostgreSQL %d: %s has statistics on %v, want %v", newest.Major, tb, got, want)
 		}
 	}
 }
