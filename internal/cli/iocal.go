@@ -26,7 +26,7 @@ const iocalHelp = `Calibrate the storage's I/O through the database, the open co
 Oracle's CALIBRATE_IO, SLOB and the peakmarks storage tests: load calibration
 data (one row per database block) on the storage under test, then sweep each
 test over parallel jobs (one connection each), with a cold start before each
-read test (restart, OS page cache dropped where permitted):
+read test (restart, the server's files evicted from the OS page cache):
 
   random      random single-block reads issued by the server: each call
               reads --reads-per-call uniformly random blocks in one query

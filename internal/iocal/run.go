@@ -208,13 +208,13 @@ func (r *runner) cacheVerdict() {
 	}
 }
 
-// coldStart restarts the server with the page cache dropped, before a test.
+// coldStart restarts the server with its files out of the page cache, before a test.
 func (r *runner) coldStart(ctx context.Context, test string) error {
 	if r.env.ColdStart == nil {
 		return nil
 	}
 	r.closePool()
-	r.env.Prog.Phase("iocal: %s: cold start (restart, drop the OS page cache)", test)
+	r.env.Prog.Phase("iocal: %s: cold start (restart, the server's files out of the OS page cache)", test)
 	dropped, err := r.env.ColdStart(ctx)
 	if err != nil {
 		return fmt.Errorf("cold start before %s: %w", test, err)
@@ -225,7 +225,7 @@ func (r *runner) coldStart(ctx context.Context, test string) error {
 		r.out.Limits.OSCacheDropped = ptr(dropped)
 	}
 	if !dropped {
-		r.out.Missing["limits.os_cache_dropped"] = "the OS page cache could not be dropped (needs root outside a restricted container): tests start with what the cache holds"
+		r.out.Missing["limits.os_cache_dropped"] = "some of the server's files could not be evicted from the OS page cache (calibra may not open them): tests start with what the cache holds"
 	}
 	return nil
 }

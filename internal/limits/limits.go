@@ -375,25 +375,6 @@ func (c *Cgroup) Close() error {
 	return errors.Join(errs...)
 }
 
-// DropCaches writes out the dirty pages of the file systems holding dirs
-// and empties the OS page cache of clean pages (echo 3 >
-// /proc/sys/vm/drop_caches). It reports whether it was permitted: only
-// root outside a restricted container may.
-func DropCaches(dirs ...string) (bool, error) {
-	if err := SyncFS(dirs...); err != nil {
-		return false, err
-	}
-	err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("3"), 0o200) // safefs: a kernel file in procfs, no one's to plant
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, os.ErrPermission), errors.Is(err, syscall.EROFS), errors.Is(err, syscall.EACCES):
-		return false, nil
-	default:
-		return false, fmt.Errorf("drop the page cache: %w", err)
-	}
-}
-
 // SyncFS writes out the dirty pages of the file systems holding dirs
 // (syncfs), and no other's: sync() would also flush every other file
 // system on the host, and make durable there what another program (a

@@ -32,8 +32,8 @@ type IOCal struct {
 	LoadMBPS *float64 `json:"load_mbps,omitempty"`
 	PointS   float64  `json:"point_s"`  // timed window of each point
 	WarmupS  float64  `json:"warmup_s"` // unmeasured run before each point
-	// ColdStarts counts the restarts (with the page cache dropped where
-	// permitted) made before each test.
+	// ColdStarts counts the restarts (with the server's files evicted from
+	// the OS page cache) made before each test.
 	ColdStarts int `json:"cold_starts"`
 	// CacheDominated is set, with the reason, when reads may have been
 	// served from a cache rather than the storage.

@@ -687,7 +687,7 @@ func (s *Session) keep(ctx context.Context, steps []results.Step, err error) err
 	return kerr
 }
 
-// restartCold restarts the managed server with the OS page cache dropped,
+// restartCold restarts the managed server with its files out of the OS page cache,
 // reporting whether it could be; the database observer holds its polls
 // meanwhile (they are not failures) and reconnects at the next edge.
 func (s *Session) restartCold(ctx context.Context) (dropped bool, err error) {

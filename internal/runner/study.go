@@ -216,16 +216,16 @@ func stepsOf(run *results.Run, index int, kind string) []results.Step {
 	return out
 }
 
-// coldStart makes the next step start cold: the server restarted and the
-// OS page cache dropped where permitted.
+// coldStart makes the next step start cold: the server restarted and its
+// files evicted from the OS page cache.
 func (s *Session) coldStart(ctx context.Context) error {
 	if s.target == nil || s.target.Local() == nil {
 		return nil
 	}
-	s.prog.Phase("cold start: restarting the server and dropping the OS page cache")
+	s.prog.Phase("cold start: restarting the server with its files out of the OS page cache")
 	dropped, err := s.restartCold(ctx)
 	if err == nil && !dropped {
-		s.prog.Phase("cold start: the OS page cache could not be dropped (not permitted here); the next step may start warm")
+		s.prog.Phase("cold start: some of the server's files could not be evicted from the OS page cache (calibra may not open them); the next step may start warm")
 	}
 	return err
 }

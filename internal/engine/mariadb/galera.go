@@ -524,8 +524,8 @@ func (c *Cluster) Kill() {
 	}
 }
 
-// Restart stops every node (node 1 last), drops the OS page cache where
-// permitted, and starts the cluster again on the same sockets: a cold
+// Restart stops every node (node 1 last), evicts their files from the OS
+// page cache, and starts the cluster again on the same sockets: a cold
 // start of every node.
 func (c *Cluster) Restart(ctx context.Context, group *proc.Group) (bool, error) {
 	for i := len(c.nodes) - 1; i >= 0; i-- {
@@ -533,9 +533,9 @@ func (c *Cluster) Restart(ctx context.Context, group *proc.Group) (bool, error) 
 			return false, fmt.Errorf("the Galera node %d: %w", i+1, err)
 		}
 	}
-	dirs := make([]string, len(c.nodes))
-	for i, n := range c.nodes {
-		dirs[i] = n.Managed.DataDir
+	var dirs []string
+	for _, n := range c.nodes {
+		dirs = append(dirs, n.Managed.storageDirs()...)
 	}
 	dropped, err := limits.DropCaches(dirs...)
 	if err != nil {

@@ -168,6 +168,15 @@ func (in *Instance) RedoDir() string {
 	return in.DataDir
 }
 
+// storageDirs are the directories of the instance's files: the data
+// directory, and the redo log's when it lives apart (--wal-path).
+func (in *Instance) storageDirs() []string {
+	if in.cfg.WALPath != "" {
+		return []string{in.DataDir, in.RedoDir()}
+	}
+	return []string{in.DataDir}
+}
+
 // Exists reports whether the data directory has been fully initialised;
 // its marker (server.InitialisedMarker) holds the redo log's directory.
 func (in *Instance) Exists() bool { return server.Initialised(in.DataDir) }
@@ -522,16 +531,16 @@ func (in *Instance) Config(db string) *mysql.Config {
 	return cfg
 }
 
-// Restart stops the server, drops the OS page cache where permitted, and
-// starts it again on the same socket, so that connections made from the
-// same settings (the observers') find it again: a cold start, as the
-// buffer pool is neither dumped nor loaded. It reports whether the page
-// cache was dropped.
+// Restart stops the server, evicts its files from the OS page cache
+// (limits.DropCaches), and starts it again on the same socket, so that
+// connections made from the same settings (the observers') find it again:
+// a cold start, as the buffer pool is neither dumped nor loaded. It
+// reports whether every file was evicted.
 func (in *Instance) Restart(ctx context.Context, group *proc.Group) (bool, error) {
 	if err := in.Halt(); err != nil {
 		return false, err
 	}
-	dropped, err := limits.DropCaches(in.DataDir)
+	dropped, err := limits.DropCaches(in.storageDirs()...)
 	if err != nil {
 		return false, err
 	}

@@ -142,6 +142,15 @@ func (in *Instance) WALDir() string {
 
 func (in *Instance) defaultWALDir() string { return filepath.Join(in.DataDir, "pg_wal") }
 
+// storageDirs are the directories of the instance's files: the data
+// directory, and the WAL's when it lives apart (--wal-path).
+func (in *Instance) storageDirs() []string {
+	if in.cfg.WALPath != "" {
+		return []string{in.DataDir, in.WALDir()}
+	}
+	return []string{in.DataDir}
+}
+
 // checkWAL refuses an existing data directory whose WAL is not where the
 // command asks: moving it would be a rebuild, not a setting.
 func (in *Instance) checkWAL() error {
@@ -371,15 +380,15 @@ func (in *Instance) ready(ctx context.Context) error {
 	return err
 }
 
-// Restart stops the server, drops the OS page cache where permitted, and
-// starts it again on the same port and socket, so that connections made
+// Restart stops the server, evicts its files from the OS page cache
+// (limits.DropCaches), and starts it again on the same port and socket, so that connections made
 // from the same settings (the observers') find it again: a cold start.
-// It reports whether the page cache was dropped.
+// It reports whether every file was evicted.
 func (in *Instance) Restart(ctx context.Context, group *proc.Group) (bool, error) {
 	if err := in.Halt(); err != nil {
 		return false, err
 	}
-	dropped, err := limits.DropCaches(in.DataDir)
+	dropped, err := limits.DropCaches(in.storageDirs()...)
 	if err != nil {
 		return false, err
 	}

@@ -35,6 +35,10 @@ func TestIOCalOnAManagedInstance(t *testing.T) {
 	if io.BlockSizeBytes != 8192 || io.DataBytes < 440<<20 || io.ColdStarts != 3 {
 		t.Errorf("block size %d, data %d bytes, %d cold starts", io.BlockSizeBytes, io.DataBytes, io.ColdStarts)
 	}
+	// Each cold start evicted every file of the instance from the page cache.
+	if io.Limits == nil || io.Limits.OSCacheDropped == nil || !*io.Limits.OSCacheDropped {
+		t.Errorf("the cold starts' page cache: %+v (missing %v)", io.Limits, io.Missing)
+	}
 	r := io.RandomRead
 	if r == nil || len(r.Points) != 2 {
 		t.Fatalf("random_read: %+v", r)
