@@ -36,7 +36,7 @@ func (f *studyFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.sets, "set", nil, "override a setting of every step of a kind: KIND.KEY=VALUE, e.g. oltp.users=16 (repeatable)")
 	fl.StringArrayVar(&f.thresholds, "threshold", nil, "add a threshold: 'KIND.METRIC OP NUMBER', e.g. 'oltp.nopm > 20000' (repeatable)")
 	fl.StringVar(&f.osCacheLimit, "os-cache-limit", "", "bound the server's page cache with a memory cgroup, e.g. 1GiB")
-	fl.BoolVar(&f.coldStart, "cold-start", false, "restart the server and drop the OS cache before every step and repeat")
+	fl.BoolVar(&f.coldStart, "cold-start", false, "restart the server, its files out of the OS page cache, before every step and repeat")
 	f.replay.register(fl)
 }
 

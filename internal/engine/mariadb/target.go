@@ -173,8 +173,8 @@ func (t *Target) Cluster() *Cluster { return t.cluster }
 // ErrNoRestart is Restart's answer for a server calibra does not manage.
 var ErrNoRestart = errors.New("calibra cannot restart a server it does not manage (--dsn)")
 
-// Restart is a cold start of the managed instance: stop, drop the OS page
-// cache where permitted (reported), start on the same socket with an
+// Restart is a cold start of the managed instance: stop, evict its files
+// from the OS page cache (reported), start on the same socket with an
 // empty buffer pool.
 func (t *Target) Restart(ctx context.Context, group *proc.Group) (cacheDropped bool, err error) {
 	if t.Managed == nil {
