@@ -51,8 +51,8 @@ type Local struct {
 	Repairs []string
 }
 
-// ColdRestarter restarts a managed instance with the OS page cache
-// dropped where permitted (reported): a cold start.
+// ColdRestarter restarts a managed instance with its files evicted from
+// the OS page cache (reported: false when some could not be): a cold start.
 type ColdRestarter interface {
 	Restart(ctx context.Context, group *proc.Group) (cacheDropped bool, err error)
 }
