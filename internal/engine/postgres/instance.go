@@ -381,9 +381,9 @@ func (in *Instance) ready(ctx context.Context) error {
 }
 
 // Restart stops the server, evicts its files from the OS page cache
-// (limits.DropCaches), and starts it again on the same port and socket, so that connections made
-// from the same settings (the observers') find it again: a cold start.
-// It reports whether every file was evicted.
+// (limits.DropCaches), and starts it again on the same port and socket,
+// so that connections made from the same settings (the observers') find
+// it again: a cold start. It reports whether every file was evicted.
 func (in *Instance) Restart(ctx context.Context, group *proc.Group) (bool, error) {
 	if err := in.Halt(); err != nil {
 		return false, err
