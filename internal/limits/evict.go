@@ -6,6 +6,9 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/calibra-bench/calibra/internal/fault"
+	"github.com/calibra-bench/calibra/internal/safefs"
 )
 
 // DropCaches makes the next reads of the files under dirs come from the
@@ -25,11 +28,11 @@ func DropCaches(dirs ...string) (bool, error) {
 	}
 	all := true
 	for _, dir := range dirs {
-		fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		d, err := safefs.OpenInputDir(dir)
 		if err != nil {
 			return false, fmt.Errorf("drop the page cache of %s: %w", dir, err)
 		}
-		ok, err := evictTree(fd, dir)
+		ok, err := evictTree(d)
 		if err != nil {
 			return false, err
 		}
@@ -38,54 +41,47 @@ func DropCaches(dirs ...string) (bool, error) {
 	return all, nil
 }
 
-// evictTree evicts the regular files beneath the open directory dirfd
-// (path names it in errors), each opened beneath its parent's handle
-// without following a link, so that a name swapped for a link reaches
-// nothing outside; it closes dirfd.
-func evictTree(dirfd int, path string) (bool, error) {
-	dir := os.NewFile(uintptr(dirfd), path)
+// evictTree evicts the regular files beneath the open directory dir, each
+// opened beneath its parent's handle without following a link
+// (safefs.OpenInputAt), so that a name swapped for a link reaches nothing
+// outside; it closes dir.
+func evictTree(dir *os.File) (bool, error) {
 	defer dir.Close()
 	entries, err := dir.ReadDir(-1)
 	if err != nil {
-		return false, fmt.Errorf("drop the page cache of %s: %w", path, err)
+		return false, fmt.Errorf("drop the page cache of %s: %w", dir.Name(), err)
 	}
 	all := true
 	for _, e := range entries {
-		name := e.Name()
 		switch e.Type() {
 		case os.ModeDir:
-			fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			fd, err := unix.Openat(int(dir.Fd()), e.Name(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 			if err != nil {
 				all = all && gone(err)
 				continue
 			}
-			ok, err := evictTree(fd, path+"/"+name)
+			ok, err := evictTree(os.NewFile(uintptr(fd), dir.Name()+"/"+e.Name()))
 			if err != nil {
 				return false, err
 			}
 			all = all && ok
 		case 0: // a regular file
-			all = all && evictFile(dirfd, name)
+			f, err := safefs.OpenInputAt(dir, e.Name())
+			if err != nil {
+				all = all && gone(err)
+				continue
+			}
+			all = all && unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED) == nil
+			f.Close()
 		}
 	}
 	return all, nil
 }
 
-// evictFile evicts the regular file name beneath dirfd; O_NONBLOCK keeps
-// a FIFO that took its name from blocking the open.
-func evictFile(dirfd int, name string) bool {
-	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return gone(err)
-	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return err == nil
-	}
-	return unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED) == nil
+// gone says an entry went, or became a link or another kind of file,
+// between the listing and its open (a server's temporary file): nothing of
+// the storage's to evict.
+func gone(err error) bool {
+	var refused *fault.InputError
+	return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ELOOP) || errors.As(err, &refused)
 }
-
-// gone says an entry went between the listing and its open (a server's
-// temporary file), which leaves nothing to evict.
-func gone(err error) bool { return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ELOOP) }
