@@ -12,7 +12,6 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -99,7 +98,7 @@ func TestEngineTwinRunsOLTPThroughTheCommandLine(t *testing.T) {
 	}
 	calibra("twin-build", append([]string{"oltp", "build"}, on(name)...)...)
 	calibra("pg-build", append([]string{"oltp", "build"}, on(postgres.Name)...)...)
-	calibra("twin-run", append([]string{"oltp", "run", "--users", "2", "--rampup", "0s", "--duration", "3s", "--rate-per-user", fmt.Sprint(oltptest.PacedRate)}, on(name)...)...)
+	calibra("twin-run", append([]string{"oltp", "run", "--users", "2", "--rampup", "0s", "--duration", "3s", oltptest.PacedFlag}, on(name)...)...)
 	for out, want := range map[string]string{"pg-build": postgres.DataDirName, "twin-build": kind.Dirs.Data, "twin-run": kind.Dirs.Data} {
 		if got := load(t, filepath.Join(runs, out)).Meta.Engine.Target; got != filepath.Join(dir, want) {
 			t.Errorf("%s ran on the instance in %s, want %s", out, got, filepath.Join(dir, want))

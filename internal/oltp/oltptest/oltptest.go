@@ -135,7 +135,10 @@ func Window(mode string) time.Duration {
 // tests' loads).
 const PacedRate = 25
 
+// PacedFlag is --rate-per-user at PacedRate, for a command line.
+var PacedFlag = fmt.Sprintf("--rate-per-user=%d", PacedRate)
+
 // Paced is the flags of a paced window of mode: its Window at PacedRate.
 func Paced(mode string) []string {
-	return []string{"--duration", Window(mode).String(), "--rate-per-user", fmt.Sprint(PacedRate)}
+	return []string{"--duration", Window(mode).String(), PacedFlag}
 }

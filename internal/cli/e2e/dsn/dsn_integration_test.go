@@ -58,7 +58,7 @@ func TestEveryDSNPathOnServersAsShipped(t *testing.T) {
 			part := func(i int) string { return filepath.Join(outs, fmt.Sprintf("p%d", i)) }
 			before := s.newOrders(t)
 			clitest.RunPartitions(t, 2, part, "--dsn-file", s.dsnFile, "--users", "4", "--rampup", "0s", "--duration", "3s",
-				"--rate-per-user", fmt.Sprint(oltptest.PacedRate))
+				oltptest.PacedFlag)
 			gained := s.newOrders(t) - before
 			clitest.MustRun(t, 0, "merge", part(2), part(1), "--out", filepath.Join(outs, "merged"))
 			// The merged tpm_db is not checked (CheckMergedTPMDB): a MariaDB

@@ -61,7 +61,7 @@ func TestGaleraFromTheCommandLine(t *testing.T) {
 	}
 
 	dir := filepath.Join(outs, "run")
-	clitest.MustRun(t, 0, append([]string{"oltp", "run", "--users", "6", "--rampup", "1s", "--duration", "6s", "--rate-per-user", fmt.Sprint(oltptest.PacedRate), "--out", dir}, common...)...)
+	clitest.MustRun(t, 0, append([]string{"oltp", "run", "--users", "6", "--rampup", "1s", "--duration", "6s", oltptest.PacedFlag, "--out", dir}, common...)...)
 	st, o := clitest.LastStep[*results.OLTP](t, dir)
 	if st.Status != results.StatusComplete || o.NOPM == nil || *o.NOPM <= 0 || o.Consistency == nil || !o.Consistency.OK {
 		t.Fatalf("run: status %s, NOPM %v, consistency %+v (%v)", st.Status, o.NOPM, o.Consistency, o.Missing)
@@ -126,7 +126,7 @@ func TestGaleraFromTheCommandLine(t *testing.T) {
 	})
 
 	code, _ := clitest.InterruptChild(t, "oltp run: 6 users", 2*time.Second, append([]string{"oltp", "run", "--users", "6", "--rampup", "1s",
-		"--duration", "1m", "--rate-per-user", fmt.Sprint(oltptest.PacedRate), "--progress", "plain", "--out", filepath.Join(outs, "cut")}, cluster...)...)
+		"--duration", "1m", oltptest.PacedFlag, "--progress", "plain", "--out", filepath.Join(outs, "cut")}, cluster...)...)
 	if code != 130 {
 		t.Errorf("Ctrl-C: exit %d, want 130", code)
 	}

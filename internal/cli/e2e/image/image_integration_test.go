@@ -141,7 +141,7 @@ func partitions(t *testing.T, ctrs *containers, uid int) {
 	runs := volume(t, uid)
 	mounts := []string{"-v", secrets + ":/etc/calibra:ro", "-v", socket + ":/run/postgresql/" + filepath.Base(socket), "-v", runs + ":/runs"}
 	const n = 3
-	runPartitions(t, ctrs, n, mounts, "--users", "6", "--duration", "5s", "--rate-per-user", fmt.Sprint(oltptest.PacedRate))
+	runPartitions(t, ctrs, n, mounts, "--users", "6", "--duration", "5s", oltptest.PacedFlag)
 	gained := clitest.NewOrders(t, db) - before
 
 	ctrs.run(t, "merge", mounts, "merge", "/runs/p2", "/runs/p3", "/runs/p1", "--out", "/runs/merged")
@@ -189,7 +189,7 @@ func partitionsMariaDB(t *testing.T, ctrs *containers, uid int) {
 	secrets := secretDir(t, uid, fmt.Appendf(nil, "mysql://bench:%s@localhost/%s?socket=/run/mysqld/mysqld.sock\n", password, cfg.DBName))
 	runs := volume(t, uid)
 	mounts := []string{"-v", secrets + ":/etc/calibra:ro", "-v", cfg.Addr + ":/run/mysqld/mysqld.sock", "-v", runs + ":/runs"}
-	runPartitions(t, ctrs, 2, mounts, "--users", "4", "--duration", "3s", "--rate-per-user", fmt.Sprint(oltptest.PacedRate))
+	runPartitions(t, ctrs, 2, mounts, "--users", "4", "--duration", "3s", oltptest.PacedFlag)
 	gained := clitest.NewOrdersSQL(t, db) - before
 	ctrs.run(t, "merge-mariadb", mounts, "merge", "/runs/p2", "/runs/p1", "--out", "/runs/merged")
 	clitest.CheckMerge(t, filepath.Join(runs, "merged"), []string{filepath.Join(runs, "p1"), filepath.Join(runs, "p2")}, gained)

@@ -3,7 +3,6 @@
 package lab
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,7 +45,7 @@ func TestAFullDiskFailsTheRun(t *testing.T) {
 	go func() {
 		// Paced: each New-Order still extends the tables within the second.
 		code, _, stderr := clitest.Run(t, "oltp", "run", "--users", "4", "--rampup", "0s", "--duration", "90s",
-			"--rate-per-user", fmt.Sprint(oltptest.PacedRate), "--path", path, "--progress", "none", "--out", out)
+			oltptest.PacedFlag, "--path", path, "--progress", "none", "--out", out)
 		done <- outcome{code, stderr}
 	}()
 	time.Sleep(5 * time.Second)

@@ -6,7 +6,6 @@ package live
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
@@ -43,7 +42,7 @@ func TestLivePageFollowsARealRun(t *testing.T) {
 		// beside it: the rate a minute is then steady, the New-Orders
 		// among it (the mix is dealt at random) are not.
 		code, _, _ := clitest.Run(t, "oltp", "run", "--users", "2", "--rampup", "0s", "--duration", "15s", "--path", path,
-			"--rate-per-user", fmt.Sprint(oltptest.PacedRate), "--progress", "none", "--store", "sqlite:"+db, "--out", filepath.Join(tmp, "run"))
+			oltptest.PacedFlag, "--progress", "none", "--store", "sqlite:"+db, "--out", filepath.Join(tmp, "run"))
 		done <- code
 	}()
 	ctx := context.Background()

@@ -3,7 +3,6 @@
 package mariadb
 
 import (
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -57,7 +56,7 @@ func TestOLTPOnManagedMariaDB(t *testing.T) {
 	}
 
 	code, stderr := clitest.InterruptChild(t, "oltp measure", time.Second, append([]string{"oltp", "run", "--users", "2",
-		"--rampup", "1s", "--duration", "5m", "--rate-per-user", fmt.Sprint(oltptest.PacedRate), "--progress", "plain",
+		"--rampup", "1s", "--duration", "5m", oltptest.PacedFlag, "--progress", "plain",
 		"--out", filepath.Join(outs, "cut")}, common[:6]...)...)
 	if code != 130 {
 		t.Fatalf("interrupted run: exit %d\n%s", code, stderr)

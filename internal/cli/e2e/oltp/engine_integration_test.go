@@ -3,7 +3,6 @@
 package oltp
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,7 +40,7 @@ func TestWALOnItsOwnStorage(t *testing.T) {
 	}
 	path := clitest.StorageDir(t)
 	out := filepath.Join(t.TempDir(), "run")
-	clitest.MustRun(t, 0, "oltp", "run", "--warehouses", "1", "--users", "2", "--rampup", "0s", "--duration", "3s", "--rate-per-user", fmt.Sprint(oltptest.PacedRate),
+	clitest.MustRun(t, 0, "oltp", "run", "--warehouses", "1", "--users", "2", "--rampup", "0s", "--duration", "3s", oltptest.PacedFlag,
 		"--wal-path", wal, "--path", path, "--progress", "none", "--out", out)
 
 	link, err := os.Readlink(filepath.Join(path, postgres.DataDirName, "pg_wal"))
@@ -86,7 +85,7 @@ func TestPostgreSQL18WithEngineSettings(t *testing.T) {
 	path := clitest.StorageDir(t)
 	out := filepath.Join(t.TempDir(), "run")
 	clitest.MustRun(t, 0, "oltp", "run", "--pg-bin", pg18.Dir, "--engine-setting", "io_method=sync", "--warehouses", "1", "--users", "2",
-		"--rampup", "0s", "--duration", "3s", "--rate-per-user", fmt.Sprint(oltptest.PacedRate), "--path", path, "--progress", "none", "--out", out)
+		"--rampup", "0s", "--duration", "3s", oltptest.PacedFlag, "--path", path, "--progress", "none", "--out", out)
 	st, _ := clitest.LastStep[*results.OLTP](t, out)
 	r, err := results.Load(out)
 	if err != nil {

@@ -4,7 +4,6 @@ package oltp
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -37,7 +36,7 @@ func TestOLTPOnAManagedInstance(t *testing.T) {
 	// A run on an empty instance builds first, says so, and then runs; a
 	// relative --path works as well as an absolute one.
 	code, stderr := clitest.RunIn(t, filepath.Dir(path), "oltp", "run", "--warehouses", "1", "--users", "1", "--rampup", "0s",
-		"--duration", "1s", "--rate-per-user", fmt.Sprint(oltptest.PacedRate), "--out", out("first"), "--path", filepath.Base(path), "--progress", "none")
+		"--duration", "1s", oltptest.PacedFlag, "--out", out("first"), "--path", filepath.Base(path), "--progress", "none")
 	if code != 0 {
 		t.Fatalf("the first run: exit %d\n%s", code, stderr)
 	}
@@ -117,7 +116,7 @@ func TestOLTPOnAManagedInstance(t *testing.T) {
 
 	t.Run("reset from the template", func(t *testing.T) {
 		clitest.MustRun(t, 0, append([]string{"oltp", "run", "--reset", "--users", "1", "--rampup", "0s", "--duration", "1s",
-			"--rate-per-user", fmt.Sprint(oltptest.PacedRate), "--out", out("reset")}, common...)...)
+			oltptest.PacedFlag, "--out", out("reset")}, common...)...)
 	})
 
 	t.Run("clean removes the instance and device leftovers", func(t *testing.T) {
@@ -179,7 +178,7 @@ func TestOLTPTerminalsAndProfiles(t *testing.T) {
 		// Paced: twelve terminals' transactions still queue for three
 		// connections, and the closed loop is the next subtest's.
 		clitest.MustRun(t, 0, append([]string{"oltp", "run", "--users", "12", "--connections", "3", "--rampup", "1s",
-			"--duration", "3s", "--rate-per-user", fmt.Sprint(oltptest.PacedRate), "--out", out("pooled")}, common...)...)
+			"--duration", "3s", oltptest.PacedFlag, "--out", out("pooled")}, common...)...)
 		clitest.CheckRun(t, out("pooled"), "procedures")
 		_, o := clitest.LastStep[*results.OLTP](t, out("pooled"))
 		if o.Users != 12 || o.Connections != 3 || o.QueueMs == nil || o.QueueMs.Mean <= 0 || o.QueueMs.Mean > o.ARTMs {
@@ -222,7 +221,7 @@ func TestOLTPOnAnExistingServer(t *testing.T) {
 		if err := os.WriteFile(dsnFile, []byte(dsn+"\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		clitest.MustRun(t, 0, "oltp", "run", "--dsn-file", dsnFile, "--users", "2", "--rampup", "0s", "--duration", "2s", "--rate-per-user", fmt.Sprint(oltptest.PacedRate),
+		clitest.MustRun(t, 0, "oltp", "run", "--dsn-file", dsnFile, "--users", "2", "--rampup", "0s", "--duration", "2s", oltptest.PacedFlag,
 			"--progress", "none", "--out", out("dsn"))
 		r, err := results.Load(out("dsn"))
 		if err != nil {

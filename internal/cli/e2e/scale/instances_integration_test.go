@@ -3,7 +3,6 @@
 package scale
 
 import (
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -108,7 +107,7 @@ func TestInstancesOnTheSameStorage(t *testing.T) {
 	}
 
 	code, _ = clitest.InterruptChild(t, "oltp run: 4 users", 2*time.Second, "oltp", "run", "--users", "4", "--rampup", "1s", "--duration", "1m",
-		"--rate-per-user", fmt.Sprint(oltptest.PacedRate), "--out", filepath.Join(outs, "cut"), "--path", path, "--instances", "2", "--progress", "plain")
+		oltptest.PacedFlag, "--out", filepath.Join(outs, "cut"), "--path", path, "--instances", "2", "--progress", "plain")
 	if code != 130 {
 		t.Errorf("Ctrl-C: exit %d, want 130", code)
 	}

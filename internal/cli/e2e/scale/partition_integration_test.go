@@ -56,7 +56,7 @@ func TestPartitionsMergeToTheDatabasesCount(t *testing.T) {
 
 	const n = 3
 	clitest.RunPartitions(t, n, func(i int) string { return out(fmt.Sprintf("p%d", i)) }, "--dsn-file", dsnFile,
-		"--users", "6", "--rampup", "0s", "--duration", "3s", "--rate-per-user", fmt.Sprint(oltptest.PacedRate))
+		"--users", "6", "--rampup", "0s", "--duration", "3s", oltptest.PacedFlag)
 	gained := clitest.NewOrders(t, db) - before
 
 	clitest.MustRun(t, 0, "merge", out("p3"), out("p1"), out("p2"), "--out", out("merged"))

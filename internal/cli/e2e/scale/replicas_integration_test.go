@@ -4,7 +4,6 @@ package scale
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -87,7 +86,7 @@ func TestOLTPWithASynchronousStandby(t *testing.T) {
 	// Ctrl-C mid-run stops the standby too; paced, as what stops does not
 	// depend on how fast the users ran.
 	code, stderr := clitest.InterruptChild(t, "oltp run: 2 users", 2*time.Second, append([]string{"oltp", "run", "--users", "2",
-		"--rampup", "1s", "--duration", "5m", "--rate-per-user", fmt.Sprint(oltptest.PacedRate), "--out", out("interrupted")}, common[:len(common)-2]...)...)
+		"--rampup", "1s", "--duration", "5m", oltptest.PacedFlag, "--out", out("interrupted")}, common[:len(common)-2]...)...)
 	if code != 130 {
 		t.Fatalf("exit %d, want 130\n%s", code, stderr)
 	}

@@ -3,7 +3,6 @@
 package signals
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -30,7 +29,7 @@ func TestInterruptKeepsWhatWasMeasured(t *testing.T) {
 	// Paced (oltptest.PacedRate): what a signal keeps does not depend on
 	// how fast the users ran.
 	code, stderr := clitest.InterruptChild(t, "oltp run: 2 users", 3*time.Second, "oltp", "run", "--users", "2",
-		"--rampup", "1s", "--duration", "5m", "--rate-per-user", fmt.Sprint(oltptest.PacedRate), "--path", path, "--out", out, "--progress", "plain")
+		"--rampup", "1s", "--duration", "5m", oltptest.PacedFlag, "--path", path, "--out", out, "--progress", "plain")
 	if code != 130 {
 		t.Fatalf("exit %d, want 130\n%s", code, stderr)
 	}
@@ -69,7 +68,7 @@ func TestSecondSignalAndHangupStillFinishTheRun(t *testing.T) {
 			path := clitest.StorageDir(t)
 			out := filepath.Join(t.TempDir(), "run")
 			code, stderr := clitest.SignalChild(t, "oltp run: 2 users", 3*time.Second, sigs, "oltp", "run", "--users", "2",
-				"--rampup", "1s", "--duration", "5m", "--rate-per-user", fmt.Sprint(oltptest.PacedRate), "--path", path, "--out", out, "--progress", "plain")
+				"--rampup", "1s", "--duration", "5m", oltptest.PacedFlag, "--path", path, "--out", out, "--progress", "plain")
 			if code != 130 {
 				t.Fatalf("exit %d, want 130\n%s", code, stderr)
 			}

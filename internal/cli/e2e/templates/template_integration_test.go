@@ -4,7 +4,6 @@ package templates
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -45,7 +44,7 @@ func TestAnImplicitBuildNeverReplacesALargerTemplate(t *testing.T) {
 	// The benchmark database loses its schema; the template stays.
 	sql(t, path, "DROP SCHEMA "+oltp.Schema+" CASCADE")
 
-	stderr = clitest.MustRun(t, 0, append([]string{"oltp", "run", "--users", "1", "--rampup", "0s", "--duration", "1s", "--rate-per-user", fmt.Sprint(oltptest.PacedRate), "--out", out("implicit")}, common...)...)
+	stderr = clitest.MustRun(t, 0, append([]string{"oltp", "run", "--users", "1", "--rampup", "0s", "--duration", "1s", oltptest.PacedFlag, "--out", out("implicit")}, common...)...)
 	if !strings.Contains(stderr, "kept the loaded template of 2 warehouses: this implicit build of 1 does not replace it") {
 		t.Errorf("the implicit build did not say it kept the template:\n%s", stderr)
 	}
@@ -57,7 +56,7 @@ func TestAnImplicitBuildNeverReplacesALargerTemplate(t *testing.T) {
 		t.Errorf("the implicit build's record: %+v", r.Steps[0].Body)
 	}
 
-	clitest.MustRun(t, 0, append([]string{"oltp", "run", "--reset", "--users", "1", "--rampup", "0s", "--duration", "1s", "--rate-per-user", fmt.Sprint(oltptest.PacedRate), "--out", out("reset")}, common...)...)
+	clitest.MustRun(t, 0, append([]string{"oltp", "run", "--reset", "--users", "1", "--rampup", "0s", "--duration", "1s", oltptest.PacedFlag, "--out", out("reset")}, common...)...)
 	if _, o := clitest.LastStep[*results.OLTP](t, out("reset")); o.Warehouses != 2 {
 		t.Errorf("after the implicit build a reset found %d warehouses, want the 2 loaded", o.Warehouses)
 	}
@@ -103,7 +102,7 @@ func TestABuildInterruptedBeforeItsTemplateSaysHowToMendIt(t *testing.T) {
 	if code != 130 {
 		t.Fatalf("the interrupted build: exit %d\n%s", code, stderr)
 	}
-	reset := []string{"oltp", "run", "--reset", "--users", "1", "--rampup", "0s", "--duration", "1s", "--rate-per-user", fmt.Sprint(oltptest.PacedRate), "--path", path, "--progress", "none"}
+	reset := []string{"oltp", "run", "--reset", "--users", "1", "--rampup", "0s", "--duration", "1s", oltptest.PacedFlag, "--path", path, "--progress", "none"}
 	code, _, stderr = clitest.Run(t, append(reset, "--out", out("reset"))...)
 	if code == 0 {
 		t.Skip("the template copy finished before the signal landed: nothing to mend")
