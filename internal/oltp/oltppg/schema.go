@@ -47,7 +47,7 @@ var planned = map[tpcc.Table][]string{
 	tpcc.District:  {"d_w_id", "d_id"},
 	tpcc.Customer:  {"c_w_id", "c_d_id", "c_id", "c_last", "c_first"},
 	tpcc.History:   {"h_c_w_id", "h_c_d_id", "h_c_id"},
-	tpcc.Orders:    {"o_w_id", "o_d_id", "o_id", "o_c_id", "o_carrier_id"},
+	tpcc.Orders:    {"o_w_id", "o_d_id", "o_id", "o_c_id"},
 	tpcc.NewOrder:  {"no_w_id", "no_d_id", "no_o_id"},
 	tpcc.OrderLine: {"ol_w_id", "ol_d_id", "ol_o_id", "ol_number", "ol_i_id"},
 	tpcc.Item:      {"i_id"},
